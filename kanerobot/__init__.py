@@ -1,0 +1,19 @@
+"""kanerobot: symbolic modelling of robots.
+
+>>> import kanerobot as kr
+>>> robot = kr.load(kr.frames_path("rx90.par"))
+>>> robot.dof, robot.structure
+(6, 'serial')
+"""
+
+from kanerobot.errors import (
+    DescriptionError,
+    ExpressionError,
+    KaneRobotError,
+    ParameterError,
+    RobotFileError,
+    SingularityError,
+)
+from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
+
+__version__ = "0.1.0"

@@ -1,0 +1,12 @@
+"""Robot descriptions and their file formats."""
+
+from kanerobot.robot.description import (
+    BASE,
+    Base,
+    Frame,
+    GeneralPlacement,
+    KKPlacement,
+    Robot,
+)
+
+__all__ = ["BASE", "Base", "Frame", "GeneralPlacement", "KKPlacement", "Robot"]

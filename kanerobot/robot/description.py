@@ -1,0 +1,611 @@
+"""The robot description: an immutable tree of frames with its parameters.
+
+A :class:`Robot` is what every model of kanerobot is computed from.  It is
+built once, from a file (:func:`kanerobot.load`) or in Python, validated on
+construction, and never changed afterwards; :meth:`Robot.subs` returns a new
+robot with some parameters bound to values.
+
+Frames are numbered in SYMORO's way (Khalil and Kleinfinger; SYMORO+ section
+2.1): frame j is fixed to link j, a(j) is its antecedent and ``'0'`` is the
+base.  A closed-loop robot is described by its equivalent tree, each loop cut
+at a passive joint k, plus a fixed frame k + B on the other link that
+coincides with frame k when the loop is closed (NF = NL + 2B).
+"""
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping, Optional, Tuple, Union
+
+import sympy
+
+from kanerobot.errors import DescriptionError
+from kanerobot.robot import joints
+from kanerobot.robot.expressions import parse_expression, symbol
+
+BASE = "0"
+
+#: Inertial, friction and external-wrench parameters of a link, SYMORO names.
+INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA")
+FRICTION_NAMES = ("FV", "FS")
+WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
+DYNAMIC_NAMES = INERTIAL_NAMES + FRICTION_NAMES + WRENCH_NAMES
+#: Per-joint parameters: velocity, acceleration, torque, flexibility flag, stiffness.
+JOINT_NAMES = ("QP", "QDP", "GAM", "eta", "k")
+BASE_VECTOR_NAMES = ("W0", "WP0", "V0", "VP0", "G")
+STRUCTURES = ("serial", "tree", "closed loop")
+
+
+def _expr(value, key, label):
+    try:
+        return parse_expression(value)
+    except Exception as exc:  # ExpressionError, or a sympy error on odd input
+        raise DescriptionError(f"{key} of {label}: {exc}", key=key, label=label) from None
+
+
+def _vector(values, size, key, label):
+    values = list(values) if not isinstance(values, sympy.MatrixBase) else list(values)
+    if len(values) != size:
+        raise DescriptionError(f"{key} of {label} needs {size} values, got {len(values)}", key=key, label=label)
+    return sympy.ImmutableMatrix([_expr(v, key, label) for v in values])
+
+
+@dataclass(frozen=True)
+class KKPlacement:
+    """Khalil-Kleinfinger parameters of a frame relative to its antecedent."""
+
+    gamma: sympy.Expr = sympy.S.Zero
+    b: sympy.Expr = sympy.S.Zero
+    alpha: sympy.Expr = sympy.S.Zero
+    d: sympy.Expr = sympy.S.Zero
+    theta: sympy.Expr = sympy.S.Zero
+    r: sympy.Expr = sympy.S.Zero
+
+    KEYS = ("gamma", "b", "alpha", "d", "theta", "r")
+
+    def transform(self):
+        return joints.kk_transform(self.gamma, self.b, self.alpha, self.d, self.theta, self.r)
+
+    def joint_variable(self, sigma):
+        return {joints.REVOLUTE: self.theta, joints.PRISMATIC: self.r}.get(sigma)
+
+    @property
+    def axis(self):
+        return sympy.ImmutableMatrix([0, 0, 1])
+
+
+@dataclass(frozen=True)
+class GeneralPlacement:
+    """A frame given by its rotation ``R0`` and position ``P`` at q = 0 and its
+    joint axis ``axis`` (unit, in the frame itself), as in the Krang report."""
+
+    R0: sympy.ImmutableMatrix
+    P: sympy.ImmutableMatrix
+    axis: sympy.ImmutableMatrix
+    q: sympy.Expr = sympy.S.Zero
+
+    def transform(self, sigma):
+        return joints.general_transform(self.R0, self.P, self.axis, sigma, self.q)
+
+    def joint_variable(self, sigma):
+        return self.q if sigma in (joints.REVOLUTE, joints.PRISMATIC) else None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Frame ``label`` on its antecedent ``antecedent``.
+
+    ``sigma`` is 0 (revolute), 1 (prismatic) or 2 (fixed); ``mu`` is 1 for an
+    active (actuated) joint and 0 for a passive one.
+    """
+
+    label: str
+    antecedent: str
+    sigma: int
+    mu: int
+    placement: Union[KKPlacement, GeneralPlacement]
+
+    @property
+    def is_joint(self):
+        return self.sigma != joints.FIXED
+
+    @property
+    def q(self):
+        """Joint variable (theta or r, or the general frame's q); None if fixed."""
+        return self.placement.joint_variable(self.sigma)
+
+    @property
+    def axis(self):
+        """Unit joint axis in this frame, 3x1 (z for Khalil-Kleinfinger frames)."""
+        return self.placement.axis
+
+    @property
+    def is_kk(self):
+        return isinstance(self.placement, KKPlacement)
+
+    def transform(self):
+        """4x4 transform aT_j of this frame in its antecedent, a function of q."""
+        if self.is_kk:
+            return self.placement.transform()
+        return self.placement.transform(self.sigma)
+
+    def motion_subspace(self):
+        """6x1 ``[sigma e; sigma_bar e]`` in this frame (zero if fixed)."""
+        return joints.motion_subspace(self.sigma, self.axis)
+
+
+@dataclass(frozen=True)
+class Base:
+    """Placement and motion of the base frame 0.
+
+    ``Z`` is the 4x4 transform of frame 0 in the world frame (SYMORO's fT0);
+    ``W0, WP0, V0, VP0`` its angular and linear velocity and acceleration and
+    ``G`` the gravity acceleration, all 3x1 in frame 0.
+    """
+
+    Z: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix(sympy.eye(4)))
+    W0: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix([0, 0, 0]))
+    WP0: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix([0, 0, 0]))
+    V0: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix([0, 0, 0]))
+    VP0: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix([0, 0, 0]))
+    G: sympy.ImmutableMatrix = field(default_factory=lambda: sympy.ImmutableMatrix([0, 0, symbol("G3")]))
+
+    @classmethod
+    def from_values(cls, **values):
+        """Build from plain lists; ``Z`` may be 16 values (row by row) or 4x4."""
+        kwargs = {}
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key == "Z":
+                flat = [v for row in value for v in row] if _is_nested(value) else list(value)
+                kwargs["Z"] = sympy.ImmutableMatrix(4, 4, list(_vector(flat, 16, "Z", "the base")))
+            elif key in BASE_VECTOR_NAMES:
+                kwargs[key] = _vector(value, 3, key, "the base")
+            else:
+                raise DescriptionError(f"unknown base parameter {key!r}; known: Z, {', '.join(BASE_VECTOR_NAMES)}", key=key)
+        return cls(**kwargs)
+
+
+def _is_nested(value):
+    return len(value) > 0 and isinstance(value[0], (list, tuple, sympy.MatrixBase))
+
+
+def default_dynamics(label):
+    """SYMORO's default symbols for link ``label``: XX3, ..., M3, IA3, FV3, FS3,
+    and no external wrench."""
+    values = {name: symbol(name + label) for name in INERTIAL_NAMES + FRICTION_NAMES}
+    values.update({name: sympy.S.Zero for name in WRENCH_NAMES})
+    return values
+
+
+def default_joint_parameters(label):
+    """QP3, QDP3, GAM3 symbols, a rigid joint (eta = 0) and stiffness k3."""
+    return {
+        "QP": symbol("QP" + label),
+        "QDP": symbol("QDP" + label),
+        "GAM": symbol("GAM" + label),
+        "eta": sympy.S.Zero,
+        "k": symbol("k" + label),
+    }
+
+
+def _frozen_table(table):
+    return MappingProxyType({label: MappingProxyType(dict(values)) for label, values in table.items()})
+
+
+@dataclass(frozen=True, eq=True)
+class Robot:
+    """An immutable robot description.
+
+    Parameters
+    ----------
+    name : str
+    frames : sequence of Frame
+        In an order where every antecedent comes before its successors.
+    links : sequence of str, optional
+        Labels of the frames that carry a link (with inertial parameters).
+        Default: every joint frame that does not cut a loop; ``'0'`` is added
+        for a floating or wheeled base.
+    dynamics : mapping label -> {name: value}, optional
+        Dynamic parameters per link (:data:`DYNAMIC_NAMES`); names left out
+        take SYMORO's default symbols (``XX3`` ...; external wrench 0).
+    joint_parameters : mapping label -> {name: value}, optional
+        Per joint: :data:`JOINT_NAMES`; defaults ``QP3``, ``QDP3``, ``GAM3``,
+        rigid, ``k3``.
+    base : Base, optional
+    loops : sequence of (cut, closing) label pairs, optional
+        Frame ``cut`` is the joint where a loop is opened; the fixed frame
+        ``closing`` coincides with it when the loop is closed.
+    floating, wheeled : bool
+        Flags for a floating base and a wheeled mobile base.
+
+    Examples
+    --------
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> import sympy
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> arm.dof, arm.joint_labels, arm.structure
+    (2, ('1', '2'), 'serial')
+    """
+
+    name: str
+    frames: Tuple[Frame, ...]
+    links: Tuple[str, ...]
+    dynamics: Mapping[str, Mapping[str, sympy.Expr]]
+    joint_parameters: Mapping[str, Mapping[str, sympy.Expr]]
+    base: Base
+    loops: Tuple[Tuple[str, str], ...]
+    floating: bool = False
+    wheeled: bool = False
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def create(
+        cls,
+        name,
+        frames,
+        links=None,
+        dynamics=None,
+        joint_parameters=None,
+        base=None,
+        loops=(),
+        floating=False,
+        wheeled=False,
+    ):
+        """Validate the parts and build a robot, filling SYMORO's defaults."""
+        frames = tuple(frames)
+        loops = tuple((str(cut), str(closing)) for cut, closing in loops)
+        _check_frames(frames)
+        labels = {f.label for f in frames}
+        for cut, closing in loops:
+            _check_loop(frames, labels, cut, closing)
+        cut_labels = {cut for cut, _ in loops}
+        closing_labels = {closing for _, closing in loops}
+        if links is None:
+            links = [f.label for f in frames if f.is_joint and f.label not in cut_labels]
+            if floating or wheeled:
+                links = [BASE] + links
+        links = tuple(str(label) for label in links)
+        for label in links:
+            if label != BASE and label not in labels:
+                raise DescriptionError(f"link {label} is not a frame of the robot", key="links", label=label)
+            if label in cut_labels or label in closing_labels:
+                raise DescriptionError(
+                    f"frame {label} closes a loop and cannot carry a link", key="links", label=label
+                )
+        if len(set(links)) != len(links):
+            raise DescriptionError("a link is listed twice", key="links")
+        dynamics = dict(dynamics or {})
+        table = {}
+        for label in links:
+            values = default_dynamics(label)
+            for key, value in dict(dynamics.pop(label, {})).items():
+                if key not in DYNAMIC_NAMES:
+                    raise DescriptionError(
+                        f"unknown dynamic parameter {key!r} for link {label}; known: {', '.join(DYNAMIC_NAMES)}",
+                        key=key,
+                        label=label,
+                    )
+                values[key] = _expr(value, key, f"link {label}")
+            table[label] = values
+        if dynamics:
+            extra = ", ".join(sorted(dynamics))
+            raise DescriptionError(f"dynamic parameters given for {extra}, which are not links", key="dynamics", label=extra)
+        joint_parameters = dict(joint_parameters or {})
+        jtable = {}
+        for frame in frames:
+            if not frame.is_joint:
+                continue
+            values = default_joint_parameters(frame.label)
+            for key, value in dict(joint_parameters.pop(frame.label, {})).items():
+                if key not in JOINT_NAMES:
+                    raise DescriptionError(
+                        f"unknown joint parameter {key!r} for joint {frame.label}; known: {', '.join(JOINT_NAMES)}",
+                        key=key,
+                        label=frame.label,
+                    )
+                values[key] = _expr(value, key, f"joint {frame.label}")
+            if values["eta"] not in (0, 1):
+                raise DescriptionError(
+                    f"eta of joint {frame.label} must be 0 (rigid) or 1 (flexible), got {values['eta']}",
+                    key="eta",
+                    label=frame.label,
+                )
+            jtable[frame.label] = values
+        if joint_parameters:
+            extra = ", ".join(sorted(joint_parameters))
+            raise DescriptionError(f"joint parameters given for {extra}, which are not joints", key="joint_parameters", label=extra)
+        return cls(
+            name=str(name),
+            frames=frames,
+            links=links,
+            dynamics=_frozen_table(table),
+            joint_parameters=_frozen_table(jtable),
+            base=base if base is not None else Base(),
+            loops=loops,
+            floating=bool(floating),
+            wheeled=bool(wheeled),
+        )
+
+    def __hash__(self):
+        return hash((self.name, self.frames, self.links, self.loops))
+
+    # -------------------------------------------------------------- structure
+    @property
+    def structure(self):
+        """``'serial'``, ``'tree'`` or ``'closed loop'``."""
+        if self.loops:
+            return "closed loop"
+        children = {}
+        for f in self.frames:
+            if f.is_joint:
+                children[f.antecedent] = children.get(f.antecedent, 0) + 1
+        return "tree" if any(n > 1 for n in children.values()) else "serial"
+
+    @property
+    def labels(self):
+        """Frame labels in order (the base ``'0'`` not included)."""
+        return tuple(f.label for f in self.frames)
+
+    def frame(self, label):
+        """The :class:`Frame` called ``label``."""
+        label = str(label)
+        for f in self.frames:
+            if f.label == label:
+                return f
+        known = ", ".join(self.labels)
+        raise DescriptionError(f"robot {self.name} has no frame {label!r}; frames are 0, {known}", label=label)
+
+    def antecedent(self, label):
+        return self.frame(label).antecedent
+
+    def children(self, label):
+        """Labels of the frames whose antecedent is ``label``."""
+        return tuple(f.label for f in self.frames if f.antecedent == str(label))
+
+    def root_path(self, label):
+        """Labels from the base (excluded) down to ``label`` (included)."""
+        path = []
+        label = str(label)
+        while label != BASE:
+            path.append(label)
+            label = self.antecedent(label)
+        return tuple(reversed(path))
+
+    def path(self, start, end):
+        """Frames between ``start`` and ``end`` through their common ancestor.
+
+        Returns ``(up, down)``: ``up`` from ``start`` climbing to (excluding)
+        the common ancestor, ``down`` from below the ancestor to ``end``.
+        """
+        a, b = self.root_path(start), self.root_path(end)
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return tuple(reversed(a[n:])), tuple(b[n:])
+
+    @property
+    def nl(self):
+        """Number of moving links (the floating or wheeled base not counted)."""
+        return sum(1 for label in self.links if label != BASE)
+
+    @property
+    def nj(self):
+        """Number of joints, loop-cut joints included."""
+        return sum(1 for f in self.frames if f.is_joint)
+
+    @property
+    def nf(self):
+        return len(self.frames)
+
+    @property
+    def joint_labels(self):
+        """Labels of the joints (revolute and prismatic frames), in order."""
+        return tuple(f.label for f in self.frames if f.is_joint)
+
+    @property
+    def cut_joints(self):
+        return tuple(cut for cut, _ in self.loops)
+
+    @property
+    def active_joints(self):
+        """Actuated joints: all joints of an open chain, mu = 1 ones in a loop."""
+        if not self.loops:
+            return self.joint_labels
+        return tuple(f.label for f in self.frames if f.is_joint and f.mu == 1)
+
+    @property
+    def passive_joints(self):
+        active = set(self.active_joints)
+        return tuple(label for label in self.joint_labels if label not in active)
+
+    @property
+    def dof(self):
+        """Degrees of freedom: the joints of an open chain, the active joints of
+        a closed loop, plus 6 for a floating base.  (A wheeled base's mobility
+        comes from its wheel constraints, handled with its dynamics.)"""
+        return len(self.active_joints) + (6 if self.floating else 0)
+
+    @property
+    def q(self):
+        """Joint variables in joint order, as a sympy column."""
+        return sympy.Matrix([self.frame(label).q for label in self.joint_labels])
+
+    @property
+    def qd(self):
+        """Joint velocities QP in joint order (a customised 0 stays 0)."""
+        return sympy.Matrix([self.joint_parameters[label]["QP"] for label in self.joint_labels])
+
+    @property
+    def qdd(self):
+        """Joint accelerations QDP in joint order."""
+        return sympy.Matrix([self.joint_parameters[label]["QDP"] for label in self.joint_labels])
+
+    @property
+    def joint_symbols(self):
+        """The free symbols of the joint variables."""
+        out = set()
+        for f in self.frames:
+            if f.is_joint:
+                out |= sympy.sympify(f.q).free_symbols
+        return out
+
+    @property
+    def geometric_parameters(self):
+        """Names of the free symbols of the geometry that are not joint variables."""
+        names = set()
+        for f in self.frames:
+            names |= {str(s) for s in f.transform().free_symbols}
+        for entry in self.base.Z:
+            names |= {str(s) for s in entry.free_symbols}
+        return sorted(names - {str(s) for s in self.joint_symbols})
+
+    # ------------------------------------------------------------ derivation
+    def subs(self, values):
+        """A new robot with the symbols named in ``values`` replaced.
+
+        ``values`` maps names (or symbols) to numbers or expressions.  Joint
+        variables may not be substituted: they stay the robot's coordinates.
+        """
+        mapping = {}
+        joint_names = {str(s) for s in self.joint_symbols}
+        for key, value in values.items():
+            name = str(key)
+            if name in joint_names:
+                raise DescriptionError(f"{name} is a joint variable of {self.name} and cannot be given a value", label=name)
+            mapping[symbol(name)] = parse_expression(value)
+
+        def sub(expr):
+            return sympy.sympify(expr).xreplace(mapping)
+
+        def sub_matrix(m):
+            return sympy.ImmutableMatrix(m.xreplace(mapping))
+
+        frames = []
+        for f in self.frames:
+            p = f.placement
+            if isinstance(p, KKPlacement):
+                p = KKPlacement(*(sub(getattr(p, k)) for k in KKPlacement.KEYS))
+            else:
+                p = GeneralPlacement(sub_matrix(p.R0), sub_matrix(p.P), sub_matrix(p.axis), p.q)
+            frames.append(replace(f, placement=p))
+        base = Base(**{k: sub_matrix(getattr(self.base, k)) for k in ("Z",) + BASE_VECTOR_NAMES})
+        return Robot(
+            name=self.name,
+            frames=tuple(frames),
+            links=self.links,
+            dynamics=_frozen_table({l: {k: sub(v) for k, v in d.items()} for l, d in self.dynamics.items()}),
+            joint_parameters=_frozen_table({l: {k: sub(v) for k, v in d.items()} for l, d in self.joint_parameters.items()}),
+            base=base,
+            loops=self.loops,
+            floating=self.floating,
+            wheeled=self.wheeled,
+        )
+
+    def __repr__(self):
+        return (
+            f"<Robot {self.name!r}: {self.structure}, {self.nl} links, {self.nj} joints, "
+            f"{self.nf} frames, {self.dof} DOF>"
+        )
+
+
+def _check_frames(frames):
+    seen = {BASE}
+    by_label = {}
+    for f in frames:
+        if not isinstance(f, Frame):
+            raise DescriptionError(f"expected a Frame, got {f!r}")
+        if not f.label or not f.label.replace("_", "").isalnum():
+            raise DescriptionError(f"frame label {f.label!r} must be letters and digits", key="label", label=f.label)
+        if f.label in by_label or f.label == BASE:
+            raise DescriptionError(f"frame label {f.label} is used twice (0 is the base)", key="label", label=f.label)
+        by_label[f.label] = f
+    for f in frames:
+        if f.sigma not in (0, 1, 2):
+            raise DescriptionError(
+                f"sigma of frame {f.label} is {f.sigma}: use 0 (revolute), 1 (prismatic) or 2 (fixed)",
+                key="sigma",
+                label=f.label,
+            )
+        if f.mu not in (0, 1):
+            raise DescriptionError(f"mu of frame {f.label} is {f.mu}: use 1 (active) or 0 (passive)", key="mu", label=f.label)
+        if f.antecedent not in seen:
+            raise DescriptionError(_antecedent_message(f, by_label), key="ant", label=f.label)
+        seen.add(f.label)
+        _check_placement(f)
+
+
+def _antecedent_message(frame, by_label):
+    if frame.antecedent not in by_label:
+        known = ", ".join(["0"] + list(by_label))
+        return f"antecedent {frame.antecedent} of frame {frame.label} is not a frame (known: {known})"
+    chain, label = [frame.label], frame.antecedent
+    while label in by_label and label not in chain:
+        chain.append(label)
+        label = by_label[label].antecedent
+    if label in chain:
+        cycle = " -> ".join(chain[chain.index(label):] + [label])
+        return f"antecedent cycle {cycle}: every frame must descend from the base 0"
+    return (
+        f"antecedent {frame.antecedent} of frame {frame.label} comes after it: list frames so that "
+        f"a(j) comes before j (for numbered frames, a(j) < j)"
+    )
+
+
+def _check_placement(f):
+    p = f.placement
+    if isinstance(p, KKPlacement):
+        if f.sigma == joints.REVOLUTE and p.theta == 0:
+            raise DescriptionError(f"frame {f.label} is revolute but its theta is 0: theta holds the joint variable", key="theta", label=f.label)
+        if f.sigma == joints.PRISMATIC and p.r == 0:
+            raise DescriptionError(f"frame {f.label} is prismatic but its r is 0: r holds the joint variable", key="r", label=f.label)
+        return
+    if not isinstance(p, GeneralPlacement):
+        raise DescriptionError(f"frame {f.label}: placement must be KKPlacement or GeneralPlacement", label=f.label)
+    if p.R0.shape != (3, 3) or p.P.shape != (3, 1) or p.axis.shape != (3, 1):
+        raise DescriptionError(f"frame {f.label}: R0 must be 3x3, P and axis 3x1", key="R0", label=f.label)
+    norm = sympy.simplify(sum(e**2 for e in p.axis) - 1)
+    if f.is_joint and norm != 0:
+        raise DescriptionError(
+            f"axis of frame {f.label} is {list(p.axis)}, not a unit vector (|e|^2 - 1 = {norm}): normalise it",
+            key="axis",
+            label=f.label,
+        )
+    if all(e.is_number for e in p.R0):
+        R = sympy.Matrix(p.R0)
+        ortho = max(abs(float(v)) for v in (R.T * R - sympy.eye(3)))
+        if ortho > 1e-9 or abs(float(R.det()) - 1) > 1e-9:
+            raise DescriptionError(
+                f"R0 of frame {f.label} is not a rotation (orthonormal with det +1): check its rows and signs",
+                key="R0",
+                label=f.label,
+            )
+    if f.is_joint and not isinstance(f.q, sympy.Symbol):
+        raise DescriptionError(f"joint variable of frame {f.label} must be a name, got {f.q}", key="q", label=f.label)
+
+
+def _check_loop(frames, labels, cut, closing):
+    by_label = {f.label: f for f in frames}
+    if cut not in labels or closing not in labels:
+        missing = cut if cut not in labels else closing
+        raise DescriptionError(
+            f"loop ({cut}, {closing}) does not close: frame {missing} does not exist", key="loops", label=missing
+        )
+    if not by_label[cut].is_joint:
+        raise DescriptionError(f"loop ({cut}, {closing}): the cut frame {cut} must be a joint (sigma 0 or 1)", key="sigma", label=cut)
+    if by_label[closing].is_joint:
+        raise DescriptionError(
+            f"loop ({cut}, {closing}) does not close: the closing frame {closing} must be fixed (sigma = 2)",
+            key="sigma",
+            label=closing,
+        )
+    if by_label[cut].antecedent == by_label[closing].antecedent:
+        raise DescriptionError(
+            f"loop ({cut}, {closing}) does not close: frames {cut} and {closing} hang on the same frame "
+            f"{by_label[cut].antecedent}; the closing frame must be on the other link of the cut joint",
+            key="ant",
+            label=closing,
+        )

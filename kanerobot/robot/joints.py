@@ -1,0 +1,96 @@
+"""Joint models: the one place that knows what sigma means.
+
+A frame j is placed on its antecedent i = a(j) by a fixed transform followed
+by the joint motion about (sigma = 0) or along (sigma = 1) a unit axis e
+expressed in frame j; sigma = 2 is a fixed frame.  Every algorithm asks this
+module for ``iT_j(q)``, the axis and the motion subspace instead of testing
+sigma itself (the role of ``jcalc`` in Featherstone's spatial_v2).
+
+Khalil-Kleinfinger parameters give (SYMORO+ eq. 1-b)::
+
+    iT_j = Rot(z, gamma) Trans(z, b) Rot(x, alpha) Trans(x, d) Rot(z, theta) Trans(z, r)
+
+with the joint variable q = theta (revolute) or r (prismatic) and e = z_j.
+A general frame gives ``iT_j = [R0, P; 0 1] * Motion(e, q)``: R0 and P are
+the rotation and position at q = 0 and e is the joint axis in frame j (the
+form of the Krang report, seed 001).
+"""
+
+import sympy
+
+REVOLUTE, PRISMATIC, FIXED = 0, 1, 2
+JOINT_TYPES = {REVOLUTE: "revolute", PRISMATIC: "prismatic", FIXED: "fixed"}
+
+
+def rot_x(angle):
+    c, s = sympy.cos(angle), sympy.sin(angle)
+    return sympy.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_z(angle):
+    c, s = sympy.cos(angle), sympy.sin(angle)
+    return sympy.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def rot_axis(axis, angle):
+    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues).
+
+    Axes along a coordinate direction give the plain elementary rotation,
+    without the (1 - cos) terms that Rodrigues' formula would leave in.
+    """
+    e = sympy.Matrix(axis)
+    c, s = sympy.cos(angle), sympy.sin(angle)
+    skew = hat(e)
+    return sympy.eye(3) * c + skew * s + (e * e.T) * (1 - c)
+
+
+def hat(v):
+    """Skew-symmetric matrix of a 3-vector: ``hat(a) * b == a x b``."""
+    return sympy.Matrix([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+
+
+def homogeneous(R, P):
+    """4x4 homogeneous transform from a 3x3 rotation and a 3-vector."""
+    T = sympy.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = sympy.Matrix(P)
+    return T
+
+
+def kk_transform(gamma, b, alpha, d, theta, r):
+    """Khalil-Kleinfinger transform iT_j (SYMORO+ eq. 1-b)."""
+    cg, sg = sympy.cos(gamma), sympy.sin(gamma)
+    ca, sa = sympy.cos(alpha), sympy.sin(alpha)
+    ct, st = sympy.cos(theta), sympy.sin(theta)
+    return sympy.Matrix(
+        [
+            [cg * ct - sg * ca * st, -cg * st - sg * ca * ct, sg * sa, d * cg + r * sg * sa],
+            [sg * ct + cg * ca * st, -sg * st + cg * ca * ct, -cg * sa, d * sg - r * cg * sa],
+            [sa * st, sa * ct, ca, r * ca + b],
+            [0, 0, 0, 1],
+        ]
+    )
+
+
+def general_transform(R0, P, axis, sigma, q):
+    """iT_j of a general frame: fixed placement (R0, P) then the joint motion."""
+    R0, P, e = sympy.Matrix(R0), sympy.Matrix(P), sympy.Matrix(axis)
+    if sigma == REVOLUTE:
+        return homogeneous(R0 * rot_axis(e, q), P)
+    if sigma == PRISMATIC:
+        return homogeneous(R0, P + R0 * e * q)
+    return homogeneous(R0, P)
+
+
+def motion_subspace(sigma, axis):
+    """6-vector ``[sigma e; (1 - sigma) e]`` of a joint in its own frame.
+
+    Linear part first, as in Khalil's ``j a_j = [0 0 sigma 0 0 sigma_bar]``.
+    A fixed frame has the zero vector.
+    """
+    e = sympy.Matrix(axis)
+    if sigma == REVOLUTE:
+        return sympy.Matrix.vstack(sympy.zeros(3, 1), e)
+    if sigma == PRISMATIC:
+        return sympy.Matrix.vstack(e, sympy.zeros(3, 1))
+    return sympy.zeros(6, 1)
