@@ -1,0 +1,76 @@
+"""Loading and saving robot files, whatever their format.
+
+:func:`load` picks the reader by the file's extension; :func:`save` the
+writer.  Writing goes to a temporary file in the same folder that is renamed
+over the target only once complete, so an error never leaves a half-written
+file behind.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from kanerobot.errors import RobotFileError
+
+
+def _readers():
+    from kanerobot.robot import frames_toml, par
+
+    return {".par": (par.read_par, par.write_par), ".toml": (frames_toml.read_frames, frames_toml.write_frames)}
+
+
+def _codec(path):
+    suffix = Path(path).suffix.lower()
+    codecs = _readers()
+    if suffix not in codecs:
+        raise RobotFileError(path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree)")
+    return codecs[suffix]
+
+
+def load(path):
+    """Read a robot from a ``.par`` (SYMORO) or ``.toml`` (frame tree) file.
+
+    Raises :class:`~kanerobot.errors.RobotFileError` naming the file and line
+    for anything wrong in it.
+    """
+    path = Path(path)
+    reader, _ = _codec(path)
+    if not path.is_file():
+        raise RobotFileError(path, None, "no such file")
+    return reader(path)
+
+
+def save(robot, path):
+    """Write ``robot`` to ``path`` in the format its extension names."""
+    path = Path(path)
+    _, writer = _codec(path)
+    atomic_write_text(path, writer(robot, path))
+
+
+def read_text(path):
+    """The text of a robot file, with a clear error for unreadable bytes."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RobotFileError(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
+    except OSError as exc:
+        raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise RobotFileError(path, None, f"folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
