@@ -13,18 +13,18 @@ from pathlib import Path
 from kanerobot.errors import RobotFileError
 
 
-def _readers():
-    from kanerobot.robot import frames_toml, par
-
-    return {".par": (par.read_par, par.write_par), ".toml": (frames_toml.read_frames, frames_toml.write_frames)}
-
-
 def _codec(path):
+    """(reader, writer) for the file's extension; modules are imported lazily."""
     suffix = Path(path).suffix.lower()
-    codecs = _readers()
-    if suffix not in codecs:
-        raise RobotFileError(path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree)")
-    return codecs[suffix]
+    if suffix == ".par":
+        from kanerobot.robot import par
+
+        return par.read_par, par.write_par
+    if suffix == ".toml":
+        from kanerobot.robot import frames_toml
+
+        return frames_toml.read_frames, frames_toml.write_frames
+    raise RobotFileError(path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree)")
 
 
 def load(path):
