@@ -62,6 +62,12 @@ class KKPlacement:
 
     KEYS = ("gamma", "b", "alpha", "d", "theta", "r")
 
+    def __post_init__(self):
+        # Numbers and strings become sympy, so equal robots compare equal
+        # however they were built.
+        for key in self.KEYS:
+            object.__setattr__(self, key, _expr(getattr(self, key), key, "a KK frame"))
+
     def transform(self):
         return joints.kk_transform(self.gamma, self.b, self.alpha, self.d, self.theta, self.r)
 
@@ -82,6 +88,15 @@ class GeneralPlacement:
     P: sympy.ImmutableMatrix
     axis: sympy.ImmutableMatrix
     q: sympy.Expr = sympy.S.Zero
+
+    def __post_init__(self):
+        for key, rows, cols in (("R0", 3, 3), ("P", 3, 1), ("axis", 3, 1)):
+            value = getattr(self, key)
+            flat = [v for row in value for v in row] if _is_nested(value) else list(value)
+            if len(flat) != rows * cols:
+                raise DescriptionError(f"{key} needs {rows}x{cols} values, got {len(flat)}", key=key)
+            object.__setattr__(self, key, sympy.ImmutableMatrix(rows, cols, [_expr(v, key, "a frame") for v in flat]))
+        object.__setattr__(self, "q", _expr(self.q, "q", "a frame"))
 
     def transform(self, sigma):
         return joints.general_transform(self.R0, self.P, self.axis, sigma, self.q)
@@ -523,6 +538,16 @@ def _check_frames(frames):
         if f.label in by_label or f.label == BASE:
             raise DescriptionError(f"frame label {f.label} is used twice (0 is the base)", key="label", label=f.label)
         by_label[f.label] = f
+    variables = {}
+    for f in frames:
+        if f.is_joint and isinstance(f.q, sympy.Symbol):
+            if f.q in variables:
+                raise DescriptionError(
+                    f"frames {variables[f.q]} and {f.label} use the same joint variable {f.q}: give each joint its own",
+                    key="theta" if f.is_kk and f.sigma == 0 else ("r" if f.is_kk else "q"),
+                    label=f.label,
+                )
+            variables[f.q] = f.label
     for f in frames:
         if f.sigma not in (0, 1, 2):
             raise DescriptionError(
@@ -574,6 +599,8 @@ def _check_placement(f):
             key="axis",
             label=f.label,
         )
+    if any(e.is_number and not e.is_real for e in list(p.R0) + list(p.P) + list(p.axis)):
+        raise DescriptionError(f"frame {f.label}: R0, P and axis must be real", key="R0", label=f.label)
     if all(e.is_number for e in p.R0):
         R = sympy.Matrix(p.R0)
         ortho = max(abs(float(v)) for v in (R.T * R - sympy.eye(3)))

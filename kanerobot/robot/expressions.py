@@ -128,7 +128,7 @@ def _translate(node):
         left, right = _translate(node.left), _translate(node.right)
         if isinstance(node.op, ast.Pow) and right.is_number and abs(right) > _MAX_EXPONENT:
             raise ExpressionError(f"exponent {right} is too large (at most {_MAX_EXPONENT})", node.col_offset + 1)
-        if isinstance(node.op, ast.Div) and right == 0:
+        if isinstance(node.op, ast.Div) and right.is_zero:
             raise ExpressionError("division by zero", node.col_offset + 1)
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.Call):

@@ -1,0 +1,661 @@
+"""Frame-tree robot files in TOML (``.toml``), read and written.
+
+A frame-tree file lists the frames of a robot one ``[[frame]]`` table each,
+in an order where every antecedent comes first.  A frame is placed on its
+antecedent either by Khalil-Kleinfinger parameters (``gamma b alpha d theta
+r``) or, as in the Krang report (seed 001), by a general placement: the
+rotation ``R0`` (row by row) and position ``P`` at q = 0, the joint axis
+``axis`` in the frame itself and the joint variable ``q``.  The format is
+described in ``docs/frames-format.md``::
+
+    name = "planar2"
+
+    [[frame]]
+    label = "1"
+    antecedent = "0"
+    sigma = 0
+    theta = "th1"
+
+    [[frame]]
+    label = "2"
+    antecedent = "1"
+    sigma = 0
+    R0 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    P = ["L1", 0, 0]
+    axis = [0, 0, 1]
+    q = "th2"
+
+Every value is a number or an expression read by
+:func:`~kanerobot.robot.expressions.parse_expression`, never evaluated.  Any
+mistake in a file is reported as one :class:`~kanerobot.errors.RobotFileError`
+``path:line: what is wrong and what to do``.
+
+>>> import sympy
+>>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+>>> L0, th1 = sympy.symbols("L0 th1")
+>>> arm = Robot.create("planar1", [Frame("1", "0", 0, 1, KKPlacement(d=L0, theta=th1))])
+>>> print(write_frames(arm), end="")
+# kanerobot frame tree, see docs/frames-format.md
+name = "planar1"
+floating = false
+wheeled = false
+<BLANKLINE>
+[[frame]]
+label = "1"
+antecedent = "0"
+sigma = 0
+gamma = 0
+b = 0
+alpha = 0
+d = "L0"
+theta = "th1"
+r = 0
+>>> frames_from_text(write_frames(arm)) == arm
+True
+"""
+
+import difflib
+import re
+import tomllib
+from pathlib import Path
+
+import sympy
+
+from kanerobot.errors import DescriptionError, RobotFileError
+from kanerobot.robot import joints
+from kanerobot.robot.description import (
+    BASE,
+    BASE_VECTOR_NAMES,
+    DYNAMIC_NAMES,
+    JOINT_NAMES,
+    Base,
+    Frame,
+    GeneralPlacement,
+    KKPlacement,
+    Robot,
+    default_dynamics,
+    default_joint_parameters,
+)
+from kanerobot.robot.expressions import format_expression, parse_expression
+from kanerobot.robot.io import read_text
+
+TOP_KEYS = ("name", "floating", "wheeled", "base", "frame")
+BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES + ("link", "dynamics")
+KK_KEYS = KKPlacement.KEYS
+GENERAL_KEYS = ("R0", "P", "axis", "q")
+FRAME_KEYS = ("label", "antecedent", "sigma", "mu", "link", "closes") + KK_KEYS + GENERAL_KEYS + ("dynamics", "joint")
+
+_IDENTITY3 = sympy.ImmutableMatrix(sympy.eye(3))
+_ZERO3 = sympy.ImmutableMatrix([0, 0, 0])
+_Z_AXIS = sympy.ImmutableMatrix([0, 0, 1])
+_TOML_INT = 2**63
+
+
+# ---------------------------------------------------------------- line finder
+_ARRAY_HEADER = re.compile(r"^\s*\[\[\s*(.+?)\s*\]\]\s*(?:#.*)?$")
+_TABLE_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+_KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
+_KEY_LINE = re.compile(r"^\s*(" + _KEY_PART + r"(?:\s*\.\s*" + _KEY_PART + r")*)\s*=")
+_TOML_ERROR_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
+
+
+def _key_parts(text):
+    return [p[1:-1] if p[:1] in "\"'" else p for p in re.findall(_KEY_PART, text)]
+
+
+def _scan_brackets(line, depth, in_multiline):
+    """Bracket depth and open multi-line string after ``line`` (strings and
+    comments skipped), so that continuation lines of arrays are not taken
+    for keys or table headers."""
+    i = 0
+    while i < len(line):
+        if in_multiline:
+            end = line.find(in_multiline, i)
+            if end < 0:
+                return depth, in_multiline
+            i, in_multiline = end + 3, None
+            continue
+        if line.startswith('"""', i) or line.startswith("'''", i):
+            in_multiline = line[i : i + 3]
+            i += 3
+            continue
+        ch = line[i]
+        if ch == '"':
+            i += 1
+            while i < len(line) and line[i] != '"':
+                i += 2 if line[i] == "\\" else 1
+            i += 1
+            continue
+        if ch == "'":
+            end = line.find("'", i + 1)
+            i = len(line) if end < 0 else end + 1
+            continue
+        if ch == "#":
+            break
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return depth, in_multiline
+
+
+class _Lines:
+    """Where things are in the text: a path such as ``('frame', 3, 'R0')``
+    (the fourth ``[[frame]]``'s R0) maps to the line that defines it."""
+
+    def __init__(self, text):
+        self.where = {}
+        table = ()
+        frames = -1
+        depth, multiline = 0, None
+        for number, line in enumerate(text.splitlines(), 1):
+            if depth == 0 and multiline is None:
+                array, plain = _ARRAY_HEADER.match(line), _TABLE_HEADER.match(line)
+                if array:
+                    parts = _key_parts(array.group(1))
+                    if parts == ["frame"]:
+                        frames += 1
+                        table = ("frame", frames)
+                    else:
+                        table = tuple(parts)
+                    self._add(table, number)
+                elif plain:
+                    parts = _key_parts(plain.group(1))
+                    if parts[:1] == ["frame"] and len(parts) > 1 and frames >= 0:
+                        table = ("frame", frames) + tuple(parts[1:])
+                    else:
+                        table = tuple(parts)
+                    self._add(table, number)
+                else:
+                    key = _KEY_LINE.match(line)
+                    if key:
+                        parts = _key_parts(key.group(1))
+                        for n in range(1, len(parts) + 1):
+                            self._add(table + tuple(parts[:n]), number)
+            depth, multiline = _scan_brackets(line, depth, multiline)
+
+    def _add(self, path, number):
+        self.where.setdefault(path, number)
+
+    def line(self, *path):
+        """Line of ``path``, or of its nearest enclosing table or key."""
+        for n in range(len(path), 0, -1):
+            if path[:n] in self.where:
+                return self.where[path[:n]]
+        return None
+
+
+# --------------------------------------------------------------------- reader
+def read_frames(path):
+    """Read a robot from a frame-tree TOML file.
+
+    Raises :class:`~kanerobot.errors.RobotFileError` (``path:line: message``)
+    for anything wrong in the file.
+    """
+    return frames_from_text(read_text(path), path)
+
+
+def frames_from_text(text, path="<string>"):
+    """Read a robot from the text of a frame-tree TOML file."""
+    lines = _Lines(text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _TOML_ERROR_AT.search(message)
+        line = None
+        if match:
+            message = message[: match.start()]
+            line = int(match.group(1)) if match.group(1) else max(1, len(text.splitlines()))
+        raise RobotFileError(path, line, f"TOML syntax error: {message}") from None
+    return _Reader(path, lines, data).robot()
+
+
+def _close(word, known):
+    same = [k for k in known if k.lower() == str(word).lower()]
+    guess = same or difflib.get_close_matches(str(word), known, n=1)
+    return f" (did you mean {guess[0]!r}?)" if guess else ""
+
+
+class _Reader:
+    def __init__(self, path, lines, data):
+        self.path = path
+        self.lines = lines
+        self.data = data
+        self.labels = []  # frame labels in file order
+
+    # ------------------------------------------------------------- helpers
+    def fail(self, where, message):
+        raise RobotFileError(self.path, self.lines.line(*where), message)
+
+    def check_keys(self, table, known, where, what):
+        for key in table:
+            if key not in known:
+                self.fail(
+                    where + (key,),
+                    f"unknown key {key!r} in {what}{_close(key, known)}; known keys: {', '.join(known)}",
+                )
+
+    def table(self, value, where, what):
+        if not isinstance(value, dict):
+            self.fail(where, f"{what} must be a table of keys and values, got {value!r}")
+        return value
+
+    def expr(self, value, where, what):
+        if isinstance(value, (list, dict)):
+            self.fail(where, f"{what} must be a number or an expression in quotes, got {value!r}")
+        try:
+            result = parse_expression(value)
+        except Exception as exc:  # ExpressionError, or sympy failing on odd input
+            self.fail(where, f"{what}: {exc}")
+        if result.has(sympy.nan, sympy.oo, -sympy.oo, sympy.zoo):
+            self.fail(where, f"{what} is {result}, not a finite number")
+        if result.is_number and result.is_real is False:
+            self.fail(where, f"{what} is {result}, not a real number")
+        return result
+
+    def vector(self, value, size, where, what):
+        if not isinstance(value, list) or len(value) != size or any(isinstance(v, (list, dict)) for v in value):
+            self.fail(where, f"{what} must be a list of {size} values, like [0, 0, 1]; got {value!r}")
+        return sympy.ImmutableMatrix([self.expr(v, where, what) for v in value])
+
+    def matrix(self, value, size, where, what):
+        example = "[[1, 0, 0], [0, 1, 0], [0, 0, 1]]" if size == 3 else "[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]"
+        rows_ok = isinstance(value, list) and len(value) == size
+        if rows_ok:
+            rows_ok = all(isinstance(row, list) and len(row) == size for row in value)
+        if not rows_ok:
+            shape = _shape(value)
+            self.fail(where, f"{what} must be {size} rows of {size} values, written row by row like {example}; got {shape}")
+        entries = [self.expr(v, where, what) for row in value for v in row]
+        return sympy.ImmutableMatrix(size, size, entries)
+
+    def label(self, value, where, what):
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            self.fail(where, f"{what} must be a frame label such as \"3\" or \"4l\", got {value!r}")
+        label = str(value).strip()
+        if not label:
+            self.fail(where, f"{what} is empty: write a frame label such as \"3\" or \"4l\" (\"0\" is the base)")
+        return label
+
+    def integer(self, value, allowed, where, what, meaning):
+        if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+            self.fail(where, f"{what} is {value!r}: use {meaning}")
+        return value
+
+    def boolean(self, value, where, what):
+        if not isinstance(value, bool):
+            self.fail(where, f"{what} must be true or false, got {value!r}")
+        return value
+
+    # --------------------------------------------------------------- build
+    def robot(self):
+        data = self.data
+        self.check_keys(data, TOP_KEYS, (), "the file (top level)")
+        name = data.get("name", Path(str(self.path)).stem)
+        if not isinstance(name, str) or not name.strip():
+            self.fail(("name",), f"name must be a non-empty string in quotes, got {name!r}")
+        floating = self.boolean(data.get("floating", False), ("floating",), "floating")
+        wheeled = self.boolean(data.get("wheeled", False), ("wheeled",), "wheeled")
+        if "frame" not in data:
+            self.fail((), "no frames: describe each frame in a [[frame]] table (see docs/frames-format.md)")
+        raw_frames = data["frame"]
+        if not isinstance(raw_frames, list):
+            self.fail(("frame",), "frames are written [[frame]] (double brackets), one table per frame")
+        if not raw_frames:
+            self.fail(("frame",), "no frames: describe each frame in a [[frame]] table")
+        frames, overrides, dynamics, joint_parameters, loops = [], {}, {}, {}, []
+        for index, raw in enumerate(raw_frames):
+            where = ("frame", index)
+            raw = self.table(raw, where, "a frame")
+            frame, link, closes = self.frame(index, raw)
+            if frame.label in self.labels:
+                self.fail(where + ("label",), f"frame label {frame.label} is used twice: every frame needs its own label")
+            self.labels.append(frame.label)
+            frames.append(frame)
+            if link is not None:
+                overrides[frame.label] = link
+            if closes is not None:
+                loops.append((closes, frame.label))
+            if "dynamics" in raw:
+                dynamics[frame.label] = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), f"dynamics of frame {frame.label}")
+            if "joint" in raw:
+                if not frame.is_joint:
+                    self.fail(where + ("joint",), f"frame {frame.label} is fixed (sigma = 2), so it has no joint parameters: remove [frame.joint]")
+                joint_parameters[frame.label] = self.parameters(raw["joint"], JOINT_NAMES, where + ("joint",), f"joint of frame {frame.label}")
+        self.check_joint_variables(frames)
+        self.check_loops(frames, loops)
+        base, base_link, base_dynamics = self.base(data.get("base", {}))
+        if base_link is not None:
+            overrides[BASE] = base_link
+        if base_dynamics is not None:
+            dynamics[BASE] = base_dynamics
+        links = default_links(frames, loops, floating, wheeled)
+        if overrides:
+            chosen = {label: (label in links) for label in [BASE] + self.labels}
+            chosen.update(overrides)
+            links = [label for label in [BASE] + self.labels if chosen[label]]
+        for label in dynamics:
+            if label not in links:
+                where = ("base", "dynamics") if label == BASE else ("frame", self.labels.index(label), "dynamics")
+                what = "the base" if label == BASE else f"frame {label}"
+                self.fail(where, f"{what} carries no link, so it has no dynamics: remove the table or set link = true")
+        try:
+            return Robot.create(
+                name,
+                frames,
+                links=links,
+                dynamics=dynamics,
+                joint_parameters=joint_parameters,
+                base=base,
+                loops=loops,
+                floating=floating,
+                wheeled=wheeled,
+            )
+        except DescriptionError as exc:
+            raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
+        except Exception as exc:  # sympy failing on an odd value: still the file's fault
+            raise RobotFileError(self.path, None, f"cannot build the robot: {exc}") from None
+
+    def frame(self, index, raw):
+        where = ("frame", index)
+        named = raw.get("label")
+        what = f"frame {named}" if isinstance(named, (str, int)) and not isinstance(named, bool) else f"frame number {index + 1}"
+        self.check_keys(raw, FRAME_KEYS, where, what)
+        for key in ("label", "antecedent", "sigma"):
+            if key not in raw:
+                self.fail(where, f"frame number {index + 1} has no {key}: every [[frame]] needs label, antecedent and sigma")
+        label = self.label(raw["label"], where + ("label",), "label")
+        antecedent = self.label(raw["antecedent"], where + ("antecedent",), f"antecedent of frame {label}")
+        sigma = self.integer(raw["sigma"], (0, 1, 2), where + ("sigma",), f"sigma of frame {label}", "0 (revolute), 1 (prismatic) or 2 (fixed)")
+        mu = self.integer(raw.get("mu", 1), (0, 1), where + ("mu",), f"mu of frame {label}", "1 (active) or 0 (passive)")
+        link = self.boolean(raw["link"], where + ("link",), f"link of frame {label}") if "link" in raw else None
+        closes = self.label(raw["closes"], where + ("closes",), f"closes of frame {label}") if "closes" in raw else None
+        kk = [k for k in KK_KEYS if k in raw]
+        general = [k for k in GENERAL_KEYS if k in raw]
+        if kk and general:
+            later = max(kk[0], general[0], key=lambda k: self.lines.line(*where, k) or 0)
+            self.fail(
+                where + (later,),
+                f"frame {label} mixes Khalil-Kleinfinger parameters ({', '.join(kk)}) with a general placement "
+                f"({', '.join(general)}): use one or the other",
+            )
+        if general:
+            R0 = self.matrix(raw["R0"], 3, where + ("R0",), f"R0 of frame {label}") if "R0" in raw else _IDENTITY3
+            P = self.vector(raw["P"], 3, where + ("P",), f"P of frame {label}") if "P" in raw else _ZERO3
+            axis = self.vector(raw["axis"], 3, where + ("axis",), f"axis of frame {label}") if "axis" in raw else _Z_AXIS
+            if "q" in raw:
+                q = self.expr(raw["q"], where + ("q",), f"q of frame {label}")
+            elif sigma != joints.FIXED:
+                self.fail(where, f"frame {label} is a joint (sigma = {sigma}) with a general placement: give its joint variable, e.g. q = \"q{label}\"")
+            else:
+                q = sympy.S.Zero
+            placement = GeneralPlacement(R0=R0, P=P, axis=axis, q=q)
+        else:
+            placement = KKPlacement(*(self.expr(raw.get(k, 0), where + (k,), f"{k} of frame {label}") for k in KK_KEYS))
+        return Frame(label, antecedent, sigma, mu, placement), link, closes
+
+    def parameters(self, raw, known, where, what):
+        raw = self.table(raw, where, what)
+        self.check_keys(raw, known, where, what)
+        return {key: self.expr(value, where + (key,), f"{key} in {what}") for key, value in raw.items()}
+
+    def base(self, raw):
+        where = ("base",)
+        raw = self.table(raw, where, "base")
+        self.check_keys(raw, BASE_KEYS, where, "[base]")
+        values = {}
+        if "Z" in raw:
+            values["Z"] = self.matrix(raw["Z"], 4, where + ("Z",), "Z of the base")
+        for key in BASE_VECTOR_NAMES:
+            if key in raw:
+                values[key] = self.vector(raw[key], 3, where + (key,), f"{key} of the base")
+        link = self.boolean(raw["link"], where + ("link",), "link of the base") if "link" in raw else None
+        dynamics = None
+        if "dynamics" in raw:
+            dynamics = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), "dynamics of the base")
+        return Base(**values), link, dynamics
+
+    def joint_key(self, frame):
+        if frame.is_kk:
+            return "theta" if frame.sigma == joints.REVOLUTE else "r"
+        return "q"
+
+    def check_joint_variables(self, frames):
+        owner = {}
+        for index, frame in enumerate(frames):
+            if not frame.is_joint:
+                continue
+            for s in sorted(sympy.sympify(frame.q).free_symbols, key=str):
+                if s in owner:
+                    self.fail(
+                        ("frame", index, self.joint_key(frame)),
+                        f"joint variable {s} of frame {frame.label} is already the joint variable of frame "
+                        f"{owner[s]}: every joint needs its own variable",
+                    )
+                owner[s] = frame.label
+
+    def check_loops(self, frames, loops):
+        by_label = {f.label: f for f in frames}
+        cuts = {}
+        for cut, closing in loops:
+            where = ("frame", self.labels.index(closing), "closes")
+            frame = by_label[closing]
+            if frame.is_joint:
+                self.fail(
+                    where,
+                    f"frame {closing} closes a loop but is a joint (sigma = {frame.sigma}): the frame that closes "
+                    f"a loop must be fixed (sigma = 2); put closes on that fixed frame",
+                )
+            if cut not in by_label:
+                self.fail(
+                    where,
+                    f"loop does not close: closes = {cut!r} names no frame (frames are {', '.join(self.labels)}); "
+                    f"name the joint where the loop is cut",
+                )
+            if not by_label[cut].is_joint:
+                self.fail(
+                    where,
+                    f"loop does not close: frame {cut} is fixed (sigma = 2), but closes must name the joint "
+                    f"(sigma 0 or 1) where the loop is cut",
+                )
+            if cut == closing:
+                self.fail(where, f"frame {closing} cannot close a loop on itself")
+            if by_label[cut].antecedent == frame.antecedent:
+                self.fail(
+                    where,
+                    f"loop does not close: frames {cut} and {closing} both hang on frame {frame.antecedent}; "
+                    f"the closing frame must be on the other link of the cut joint {cut}",
+                )
+            if cut in cuts:
+                self.fail(where, f"joint {cut} is already closed by frame {cuts[cut]}: each cut joint closes one loop")
+            cuts[cut] = closing
+
+    def description_line(self, exc):
+        key, label = exc.key, exc.label
+        if label == BASE or label == "the base":
+            if key in DYNAMIC_NAMES:
+                return self.lines.line("base", "dynamics", key)
+            return self.lines.line("base", key) if key else self.lines.line("base")
+        if label not in self.labels:
+            return self.lines.line("frame", 0) if key in (None, "links", "dynamics", "joint_parameters") else None
+        index = len(self.labels) - 1 - self.labels[::-1].index(label)
+        where = ("frame", index)
+        names = {"ant": ("antecedent",), "links": ("link",), "loops": ("closes",)}
+        if key in names:
+            return self.lines.line(*where, *names[key])
+        if key in DYNAMIC_NAMES:
+            return self.lines.line(*where, "dynamics", key)
+        if key in JOINT_NAMES:
+            return self.lines.line(*where, "joint", key)
+        if key in FRAME_KEYS:
+            return self.lines.line(*where, key)
+        return self.lines.line(*where)
+
+
+def _shape(value):
+    if not isinstance(value, list):
+        return repr(value)
+    if value and all(isinstance(row, list) for row in value):
+        sizes = sorted({len(row) for row in value})
+        return f"{len(value)} rows of {' or '.join(str(n) for n in sizes)} values"
+    return f"{len(value)} values"
+
+
+def default_links(frames, loops, floating, wheeled):
+    """The links :meth:`Robot.create` gives by default: every joint frame that
+    does not cut a loop, and the base for a floating or wheeled robot."""
+    cut = {c for c, _ in loops}
+    links = [f.label for f in frames if f.is_joint and f.label not in cut]
+    return ([BASE] if floating or wheeled else []) + links
+
+
+# --------------------------------------------------------------------- writer
+def write_frames(robot, path=None):
+    """The TOML text of ``robot`` (``kanerobot.robot.io.save`` writes it).
+
+    Only what differs from the defaults is written for the base, the links'
+    dynamic parameters and the joint parameters; ``read_frames`` of the text
+    gives back an equal robot.
+    """
+    return _Writer(robot, path).text()
+
+
+class _Writer:
+    def __init__(self, robot, path):
+        self.robot = robot
+        self.path = path if path is not None else "<string>"
+        self.out = []
+
+    def fail(self, message):
+        raise RobotFileError(self.path, None, f"cannot write robot {self.robot.name}: {message}")
+
+    def value(self, expr, what):
+        expr = sympy.sympify(expr)
+        if isinstance(expr, sympy.Integer) and abs(int(expr)) < _TOML_INT:
+            text, back = str(int(expr)), parse_expression(int(expr))
+        elif isinstance(expr, sympy.Float) and sympy.Float(float(expr)) == expr and abs(float(expr)) != float("inf"):
+            text, back = repr(float(expr)), parse_expression(float(expr))
+        else:
+            source = format_expression(expr)
+            text = _string(source)
+            try:
+                back = parse_expression(source)
+            except Exception as exc:
+                self.fail(f"{what} = {source} cannot be read back ({exc})")
+        if back != expr:
+            self.fail(f"{what} = {expr} would read back as {back}")
+        return text
+
+    def vector(self, values, what):
+        return "[" + ", ".join(self.value(v, what) for v in values) + "]"
+
+    def matrix(self, m, what):
+        return "[" + ", ".join(self.vector(m.row(i), what) for i in range(m.rows)) + "]"
+
+    def put(self, key, text):
+        self.out.append(f"{key} = {text}")
+
+    def text(self):
+        robot = self.robot
+        loops = robot.loops
+        position = {label: n for n, label in enumerate(robot.labels)}
+        closing = {close: cut for cut, close in loops}
+        if len(closing) != len(loops) or list(loops) != sorted(loops, key=lambda loop: position.get(loop[1], -1)):
+            self.fail("its loops must be listed in the order of their closing frames, one loop per closing frame")
+        canonical = [label for label in (BASE,) + robot.labels if label in robot.links]
+        if list(robot.links) != canonical:
+            self.fail(f"its links {', '.join(robot.links)} must be in frame order ({', '.join(canonical)})")
+        defaults = set(default_links(robot.frames, loops, robot.floating, robot.wheeled))
+        links = set(robot.links)
+
+        self.out.append("# kanerobot frame tree, see docs/frames-format.md")
+        self.put("name", _string(robot.name))
+        self.put("floating", _bool(robot.floating))
+        self.put("wheeled", _bool(robot.wheeled))
+        self.write_base((BASE in links) != (BASE in defaults))
+        for frame in robot.frames:
+            self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
+        return "\n".join(self.out) + "\n"
+
+    def write_base(self, link_differs):
+        base, default = self.robot.base, Base()
+        lines = []
+        if base.Z != default.Z:
+            lines.append(("Z", self.matrix(base.Z, "Z of the base")))
+        for key in BASE_VECTOR_NAMES:
+            if getattr(base, key) != getattr(default, key):
+                lines.append((key, self.vector(getattr(base, key), f"{key} of the base")))
+        if link_differs:
+            lines.append(("link", _bool(BASE in self.robot.links)))
+        dynamics = self.changed(self.robot.dynamics.get(BASE), default_dynamics(BASE), "the base")
+        if lines or dynamics:
+            self.out.extend(["", "[base]"])
+            for key, text in lines:
+                self.put(key, text)
+        if dynamics:
+            self.out.extend(["", "[base.dynamics]"])
+            for key, text in dynamics:
+                self.put(key, text)
+
+    def changed(self, values, defaults, what):
+        if values is None:
+            return []
+        return [
+            (key, self.value(values[key], f"{key} of {what}"))
+            for key in defaults
+            if key in values and values[key] != defaults[key]
+        ]
+
+    def write_frame(self, frame, is_link, default_link, closes):
+        label = frame.label
+        what = f"frame {label}"
+        self.out.extend(["", "[[frame]]"])
+        self.put("label", _string(label))
+        self.put("antecedent", _string(frame.antecedent))
+        self.put("sigma", str(frame.sigma))
+        if frame.mu != 1:
+            self.put("mu", str(frame.mu))
+        p = frame.placement
+        if frame.is_kk:
+            for key in KK_KEYS:
+                self.put(key, self.value(getattr(p, key), f"{key} of {what}"))
+        else:
+            self.put("R0", self.matrix(p.R0, f"R0 of {what}"))
+            self.put("P", self.vector(p.P, f"P of {what}"))
+            if frame.is_joint or p.axis != _Z_AXIS:
+                self.put("axis", self.vector(p.axis, f"axis of {what}"))
+            if frame.is_joint or sympy.sympify(p.q) != 0:
+                self.put("q", self.value(p.q, f"q of {what}"))
+        if is_link != default_link:
+            self.put("link", _bool(is_link))
+        if closes is not None:
+            self.put("closes", _string(closes))
+        dynamics = self.changed(self.robot.dynamics.get(label), default_dynamics(label), f"link {label}")
+        if dynamics:
+            self.out.append("[frame.dynamics]")
+            for key, text in dynamics:
+                self.put(key, text)
+        joint = self.changed(self.robot.joint_parameters.get(label), default_joint_parameters(label), f"joint {label}")
+        if joint:
+            self.out.append("[frame.joint]")
+            for key, text in joint:
+                self.put(key, text)
+
+
+def _string(text):
+    """A TOML basic string."""
+    out = []
+    for ch in str(text):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _bool(flag):
+    return "true" if flag else "false"
