@@ -1,0 +1,5 @@
+import sys
+
+from kanerobot.cli import main
+
+sys.exit(main())

@@ -1,0 +1,285 @@
+"""The ``kanerobot`` command line.
+
+::
+
+    kanerobot list                       # the robots shipped in frames/
+    kanerobot info rx90                  # tables, structure, DOF
+    kanerobot model rx90 fgm             # fast geometric model 0T6
+    kanerobot model rx90 jac --frame 6 --projection 0 -o rx90_jac.txt
+    kanerobot convert SR400.par sr400.toml
+
+ROBOT is a file (.par or .toml) or the name of a robot in frames/.  Errors in
+what the user wrote are printed on one line, ``kanerobot: error: ...``, with
+exit status 2 and no traceback.
+"""
+
+import argparse
+import sys
+import time
+
+from kanerobot import __version__
+from kanerobot.errors import KaneRobotError
+from kanerobot.library import resolve, robot_names
+from kanerobot.report import model_text, robot_tables, summary
+from kanerobot.robot.io import atomic_write_text, load, save
+
+
+class Progress:
+    """Stage messages on standard error, so that long work is seen to move.
+
+    Shown when standard error is a terminal or with ``--progress``; quiet
+    otherwise so that scripts and tests read clean output.
+    """
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self.start = time.perf_counter()
+
+    def __call__(self, message):
+        if self.enabled:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ models
+def _model_trm(robot, args, progress):
+    from kanerobot.geometry import transform
+    from kanerobot.symbolic.printing import format_matrix
+
+    i, j = args.start, args.frame or _terminal(robot)
+    progress(f"transformation matrix {i}T{j}")
+    title = f"Geometric model: transformation matrix {i}T{j}"
+    return title, format_matrix(f"T{i}T{j}_", transform(robot, i, j))
+
+
+def _model_fgm(robot, args, progress):
+    from kanerobot.geometry import fast_geometric_model
+    from kanerobot.symbolic.printing import format_program
+
+    i, j = args.start, args.frame or _terminal(robot)
+    progress(f"fast geometric model {i}T{j} with intermediate variables")
+    program = fast_geometric_model(robot, i, j)
+    return f"Fast geometric model {i}T{j}", format_program(program)
+
+
+def _model_jac(robot, args, progress):
+    from kanerobot.kinematics import jacobian
+    from kanerobot.symbolic.printing import format_matrix
+
+    frame = args.frame or _terminal(robot)
+    progress(f"Jacobian of frame {frame} projected in frame {args.projection}")
+    J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
+    title = f"Jacobian matrix for frame {frame}\nProjection frame {args.projection}, intermediate frame {args.intermediate or args.projection}"
+    return title, format_matrix("J", J)
+
+
+def _model_det(robot, args, progress):
+    from kanerobot.kinematics import jacobian_determinant
+    from kanerobot.symbolic.printing import format_assignments
+
+    frame = args.frame or _terminal(robot)
+    progress(f"determinant of the Jacobian of frame {frame}")
+    det = jacobian_determinant(robot, frame, projection=args.projection, intermediate=args.intermediate)
+    return f"Determinant of the Jacobian of frame {frame}", format_assignments([("DETJ", det)])
+
+
+def _model_vel(robot, args, progress):
+    from kanerobot.kinematics import link_velocities
+    from kanerobot.symbolic.printing import format_assignments
+
+    progress("link velocities (recursive)")
+    rows = []
+    for label, (w, v) in link_velocities(robot).items():
+        rows += [(f"W{axis}{label}", w[k]) for k, axis in enumerate("123")]
+        rows += [(f"V{axis}{label}", v[k]) for k, axis in enumerate("123")]
+    return "Velocities of links (angular W, linear V, in their own frames)", format_assignments(rows)
+
+
+def _model_acc(robot, args, progress):
+    from kanerobot.kinematics import link_accelerations
+    from kanerobot.symbolic.printing import format_assignments
+
+    progress("link accelerations (recursive)")
+    rows = []
+    for label, (wp, vp) in link_accelerations(robot).items():
+        rows += [(f"WP{axis}{label}", wp[k]) for k, axis in enumerate("123")]
+        rows += [(f"VP{axis}{label}", vp[k]) for k, axis in enumerate("123")]
+    return "Accelerations of links (angular WP, linear VP, in their own frames)", format_assignments(rows)
+
+
+def _model_jpqp(robot, args, progress):
+    from kanerobot.kinematics import jdot_qdot
+    from kanerobot.symbolic.printing import format_matrix
+
+    frame = args.frame or _terminal(robot)
+    progress(f"J-dot q-dot of frame {frame}")
+    return f"JPQP of frame {frame} projected in frame {args.projection}", format_matrix(
+        "JPQP", jdot_qdot(robot, frame, projection=args.projection)
+    )
+
+
+def _model_loops(robot, args, progress):
+    from kanerobot.geometry import loop_constraints
+    from kanerobot.symbolic.printing import format_assignments
+
+    _need_loops(robot)
+    progress("geometric constraint equations of the loops")
+    rows = [(f"EQ{n}", eq) for n, eq in enumerate(loop_constraints(robot), 1)]
+    return "Geometric constraint equations of loops (each = 0 when the loops are closed)", format_assignments(rows)
+
+
+def _model_loopvel(robot, args, progress):
+    from kanerobot.kinematics import loop_velocity_constraints
+    from kanerobot.symbolic.printing import format_matrix
+
+    _need_loops(robot)
+    progress("kinematic constraint equations of the loops")
+    constraints = loop_velocity_constraints(robot)
+    text = format_matrix("WA", constraints.Wa) + format_matrix("WP", constraints.Wp).replace("Equations:\n", "")
+    note = (
+        "Active joints: " + ", ".join(constraints.active) + "; passive joints: " + ", ".join(constraints.passive)
+        + "; cut joints: " + ", ".join(constraints.cut)
+        + "\nWA qd_active + WP qd_passive = 0, so qd_passive = W qd_active with W = -WP^-1 WA"
+    )
+    return "Kinematic constraint equations of loops\n" + note, text
+
+
+MODELS = {
+    "trm": ("transformation matrix between two frames (--start, --frame)", _model_trm),
+    "fgm": ("fast geometric model with intermediate variables (--start, --frame)", _model_fgm),
+    "jac": ("Jacobian matrix of a frame, Renaud's form (--frame, --projection, --intermediate)", _model_jac),
+    "det": ("determinant of the Jacobian (--frame, --projection)", _model_det),
+    "vel": ("velocities of all links, recursive", _model_vel),
+    "acc": ("accelerations of all links, recursive", _model_acc),
+    "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
+    "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
+    "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
+}
+
+
+def _terminal(robot):
+    """The last link frame: the end effector of a serial robot."""
+    links = [label for label in robot.links if label != "0"]
+    return links[-1] if links else robot.labels[-1]
+
+
+def _need_loops(robot):
+    if not robot.loops:
+        raise KaneRobotError(f"{robot.name} has no closed loop: loop constraints exist only for closed-loop robots")
+
+
+# ---------------------------------------------------------------- commands
+def _write(text, output):
+    if output:
+        atomic_write_text(output, text)
+        print(f"written {output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_list(args):
+    for name in robot_names():
+        robot = load(resolve(name))
+        print(f"{name:12s} {robot.structure:12s} {robot.dof:3d} DOF  {resolve(name).name}")
+
+
+def cmd_info(args):
+    robot = load(resolve(args.robot))
+    _write(summary(robot) + "\n" + robot_tables(robot), args.output)
+
+
+def cmd_model(args):
+    progress = Progress(args.progress or sys.stderr.isatty())
+    progress(f"loading {args.robot}")
+    robot = load(resolve(args.robot))
+    if args.values:
+        robot = robot.subs(_parse_values(args.values))
+    for option in ("start", "frame", "projection", "intermediate"):
+        label = getattr(args, option)
+        if label not in (None, "0"):
+            robot.frame(label)  # a clear error for an unknown frame
+    title, equations = MODELS[args.model][1](robot, args, progress)
+    progress("done")
+    _write(model_text(title, robot, equations), args.output)
+
+
+def cmd_convert(args):
+    robot = load(resolve(args.source))
+    save(robot, args.target)
+    print(f"written {args.target}", file=sys.stderr)
+
+
+def _parse_values(items):
+    values = {}
+    for item in items:
+        if "=" not in item:
+            raise KaneRobotError(f"--set takes NAME=VALUE, got {item!r}")
+        name, value = item.split("=", 1)
+        values[name.strip()] = value.strip()
+    return values
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="kanerobot",
+        description=(
+            "Symbolic models of robots described by a Khalil-Kleinfinger table (.par, SYMORO's format) "
+            "or a tree of frames (.toml). ROBOT is a file or the name of a robot shipped in frames/ "
+            "(see 'kanerobot list')."
+        ),
+        epilog="Example: kanerobot model rx90 fgm    |    kanerobot model sr400 loops -o sr400_loops.txt",
+    )
+    parser.add_argument("--version", action="version", version=f"kanerobot {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("list", help="list the robots shipped in frames/")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("info", help="print a robot's parameter tables, structure and DOF")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(func=cmd_info)
+
+    models = "\n".join(f"  {name:8s} {help_}" for name, (help_, _) in MODELS.items())
+    p = sub.add_parser(
+        "model",
+        help="generate a geometric or kinematic model as SYMORO-style text",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Generate a model of ROBOT. Models:\n" + models,
+        epilog="Frames are named by their labels ('6', '10l'); 0 is the base.",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("model", metavar="MODEL", choices=sorted(MODELS), help="one of: " + ", ".join(MODELS))
+    p.add_argument("--frame", metavar="J", help="frame of interest (default: the terminal link)")
+    p.add_argument("--start", metavar="I", default="0", help="first frame of trm/fgm (default 0, the base)")
+    p.add_argument("--projection", metavar="R", default="0", help="frame the Jacobian is projected into (default 0)")
+    p.add_argument("--intermediate", metavar="I", help="intermediate frame of Renaud's Jacobian (default: projection)")
+    p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="bind a parameter, e.g. --set D3=0.45")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--progress", action="store_true", help="show progress on standard error")
+    p.set_defaults(func=cmd_model)
+
+    p = sub.add_parser("convert", help="convert a robot file between .par and .toml")
+    p.add_argument("source", metavar="ROBOT")
+    p.add_argument("target", metavar="FILE", help="output file; its extension picks the format")
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except KaneRobotError as exc:
+        print(f"kanerobot: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kanerobot: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

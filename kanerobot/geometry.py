@@ -1,0 +1,713 @@
+"""Geometric models: transforms between frames, the direct geometric model,
+the geometric constraint equations of closed loops and their numeric solution
+(SYMORO+ section 3).
+
+Every transform is built from the joint models of
+:mod:`kanerobot.robot.joints` through :meth:`Frame.transform`, so this module
+never looks at sigma.  Notation (SYMORO+ eq. 1-a)::
+
+    iT_j = [ iA_j  iP_j ]     iA_j: 3x3 orientation of frame j in frame i
+           [ 0 0 0   1  ]     iP_j: 3x1 position of the origin of j in frame i
+
+and, for a frame j on its antecedent a(j), ``a(j)T_j(q_j)`` from the frame's
+placement.  Labels are strings; ``'0'`` is the base.
+"""
+
+import numpy
+import sympy
+
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.robot import joints
+from kanerobot.robot.description import BASE
+
+__all__ = [
+    "transform",
+    "rotation",
+    "position",
+    "inverse_transform",
+    "direct_geometric_model",
+    "fast_geometric_model",
+    "loop_constraints",
+    "loop_constraint_matrices",
+    "solve_loops",
+    "loop_solver",
+    "numeric_transform",
+    "numeric_function",
+    "terminal_frame",
+]
+
+
+# ----------------------------------------------------------------- symbolic
+def inverse_transform(T):
+    """Inverse of a 4x4 homogeneous transform without a matrix inversion.
+
+    Parameters
+    ----------
+    T : sympy.Matrix, shape (4, 4)
+        ``[R P; 0 1]`` with R a rotation.
+
+    Returns
+    -------
+    sympy.Matrix, shape (4, 4)
+        ``[R^T, -R^T P; 0 1]``.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.joints import homogeneous, rot_z
+    >>> t = sympy.Symbol("t")
+    >>> T = homogeneous(rot_z(t), [1, 2, 3])
+    >>> sympy.simplify(inverse_transform(T) * T) == sympy.eye(4)
+    True
+    """
+    T = sympy.Matrix(T)
+    R, P = T[:3, :3], T[:3, 3]
+    out = sympy.eye(4)
+    out[:3, :3] = R.T
+    out[:3, 3] = -R.T * P
+    return out
+
+
+def _label(label):
+    return str(label)
+
+
+def transform(robot, i, j, simplify=False):
+    """Transform iT_j between any two frames of the tree.
+
+    The path goes from frame ``i`` up to the common ancestor of ``i`` and
+    ``j`` (multiplying by the inverses ``(a(k)T_k)^-1`` of the frames climbed)
+    and then down to ``j``::
+
+        iT_j = (a(i)T_i)^-1 ... (a(c)T_c)^-1 * c'T_.. ... a(j)T_j
+
+    Parameters
+    ----------
+    robot : Robot
+    i, j : str or int
+        Frame labels; ``'0'`` is the base.
+    simplify : bool, optional
+        Apply :func:`sympy.trigsimp` to each entry (slow for long chains).
+
+    Returns
+    -------
+    sympy.Matrix, shape (4, 4)
+        Function of the joint variables on the path and of the geometric
+        parameters.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> transform(arm, "0", "2", simplify=True)[:2, 3].T
+    Matrix([[L1*cos(th1), L1*sin(th1)]])
+    >>> transform(arm, "2", "1", simplify=True)[:2, 3].T
+    Matrix([[-L1*cos(th2), L1*sin(th2)]])
+    """
+    i, j = _label(i), _label(j)
+    up, down = robot.path(i, j)
+    T = sympy.eye(4)
+    for label in up:
+        T = T * inverse_transform(robot.frame(label).transform())
+    for label in down:
+        T = T * sympy.Matrix(robot.frame(label).transform())
+    if simplify:
+        T = T.applyfunc(sympy.trigsimp)
+    return T
+
+
+def rotation(robot, i, j):
+    """Orientation iA_j of frame j in frame i: the top-left 3x3 block of iT_j.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1 = sympy.Symbol("th1")
+    >>> arm = Robot.create("one", [Frame("1", "0", 0, 1, KKPlacement(alpha=sympy.pi/2, theta=th1))])
+    >>> rotation(arm, "0", "1")
+    Matrix([
+    [cos(th1), -sin(th1),  0],
+    [       0,         0, -1],
+    [sin(th1),  cos(th1),  0]])
+    """
+    return transform(robot, i, j)[:3, :3]
+
+
+def position(robot, i, j):
+    """Position iP_j (3x1) of the origin of frame j in frame i: the last column of iT_j.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, L = sympy.symbols("th1 L")
+    >>> arm = Robot.create("one", [Frame("1", "0", 0, 1, KKPlacement(d=L, theta=th1)),
+    ...                            Frame("2", "1", 2, 0, KKPlacement(d=L))])
+    >>> position(arm, "0", "2").T
+    Matrix([[L*cos(th1) + L, L*sin(th1), 0]])
+    """
+    return transform(robot, i, j)[:3, 3]
+
+
+def terminal_frame(robot):
+    """The end frame of a robot: the only leaf that neither cuts nor closes a loop.
+
+    Raises
+    ------
+    KaneRobotError
+        When the tree has several such leaves (a tree robot): name the frame.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2 = sympy.symbols("th1 th2")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=1, theta=th2))])
+    >>> terminal_frame(arm)
+    '2'
+    """
+    loop_frames = {label for pair in robot.loops for label in pair}
+    leaves = [
+        f.label for f in robot.frames if not robot.children(f.label) and f.label not in loop_frames
+    ]
+    if len(leaves) == 1:
+        return leaves[0]
+    raise KaneRobotError(
+        f"robot {robot.name} has several end frames ({', '.join(leaves)}): "
+        f"say which one with end=..."
+    )
+
+
+def direct_geometric_model(robot, end=None, world=False, simplify=False):
+    """Direct geometric model 0T_end (SYMORO+ section 3.1).
+
+    Parameters
+    ----------
+    robot : Robot
+    end : str, optional
+        The terminal frame; default: :func:`terminal_frame` (the last frame of
+        a serial robot, the end of the direct path of a closed-loop robot).
+    world : bool, optional
+        Prepend the base placement ``Z`` (SYMORO's fT0): ``fT_end = Z 0T_end``.
+    simplify : bool, optional
+        trigsimp each entry.
+
+    Returns
+    -------
+    sympy.Matrix, shape (4, 4)
+
+    Notes
+    -----
+    For a closed-loop robot the result depends on the passive joints of the
+    direct path too; :func:`solve_loops` gives them from the active ones.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement, Base
+    >>> th1 = sympy.Symbol("th1")
+    >>> arm = Robot.create("one", [Frame("1", "0", 0, 1, KKPlacement(d=2, theta=th1))],
+    ...                    base=Base.from_values(Z=[1, 0, 0, 5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]))
+    >>> direct_geometric_model(arm)[:3, 3].T
+    Matrix([[2, 0, 0]])
+    >>> direct_geometric_model(arm, world=True)[:3, 3].T
+    Matrix([[7, 0, 0]])
+    """
+    end = terminal_frame(robot) if end is None else _label(end)
+    T = transform(robot, BASE, end, simplify=simplify)
+    if world:
+        T = sympy.Matrix(robot.base.Z) * T
+    return T
+
+
+def fast_geometric_model(robot, i=BASE, j=None, trig=True):
+    """Fast geometric model: iT_j as a program of intermediate variables
+    (SYMORO+ section 3.2).
+
+    The transforms of the path from ``i`` to ``j`` (see :func:`transform`)
+    are multiplied one at a time; ``C1 = cos(th1)``, ``S1 = sin(th1)`` are
+    named once, each partial product ``iT_k`` is named entry by entry
+    (``T0T2_11`` ...; zeros and ones stay numbers), and the 12 entries of
+    the top three rows of iT_j are the outputs ``T{i}T{j}_11 ... _34``.
+
+    Parameters
+    ----------
+    robot : Robot
+    i : str, optional
+        Start frame, default the base.
+    j : str, optional
+        End frame, default :func:`terminal_frame`.
+    trig : bool, optional
+        Apply the program's trigonometric rules (``C23 = C2*C3 - S2*S3``).
+
+    Returns
+    -------
+    kanerobot.symbolic.program.Program
+        Pruned to what the outputs need.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> program = fast_geometric_model(arm, "0", "2")
+    >>> print(program)
+    C1 = cos(th1)
+    S1 = sin(th1)
+    C2 = cos(th2)
+    S2 = sin(th2)
+    C12 = C1*C2 - S1*S2
+    S12 = C1*S2 + C2*S1
+    T0T2_11 = C12
+    T0T2_12 = -S12
+    T0T2_13 = 0
+    T0T2_14 = C1*L1
+    T0T2_21 = S12
+    T0T2_22 = C12
+    T0T2_23 = 0
+    T0T2_24 = L1*S1
+    T0T2_31 = 0
+    T0T2_32 = 0
+    T0T2_33 = 1
+    T0T2_34 = 0
+    """
+    from kanerobot.symbolic.program import Program
+
+    i = _label(i)
+    j = terminal_frame(robot) if j is None else _label(j)
+    up, down = robot.path(i, j)
+    steps = [(label, True) for label in up] + [(label, False) for label in down]
+    inputs = list(robot.q) + sorted(
+        (sympy.Symbol(name) for name in robot.geometric_parameters), key=str
+    )
+    program = Program(inputs=[s for s in inputs if isinstance(s, sympy.Symbol)], trig=trig)
+    T = sympy.eye(4)
+    for n, (label, climbing) in enumerate(steps):
+        A = sympy.Matrix(robot.frame(label).transform())
+        if climbing:
+            A = inverse_transform(A)
+        reached = robot.antecedent(label) if climbing else label
+        T = sympy.Matrix(T * program.replace_sin_cos(A))
+        if n < len(steps) - 1:
+            T[:3, :] = program.assign_matrix(lambda r, c: f"T{i}T{reached}_{r}{c}", T[:3, :])
+    program.set_output_matrix(lambda r, c: f"T{i}T{j}_{r}{c}", T[:3, :])
+    program.prune()
+    return program
+
+
+def loop_constraint_matrices(robot):
+    """Loop closure matrices ``k+B T_k`` for each loop, in the order of ``robot.loops``.
+
+    A loop (k, k+B) is closed when ``k+B T_k = I4`` (SYMORO+ eq. 2): the
+    product of the transforms around the loop, from the closing frame k+B
+    down to its common ancestor with k, and from there up to k.
+
+    Returns
+    -------
+    list of sympy.Matrix, shape (4, 4) each
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
+    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> [T] = loop_constraint_matrices(fourbar)   # 5T_4 = 5T_2 2T_1 (0T_1)^-1 0T_3 3T_4
+    >>> T.subs({t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2})
+    Matrix([
+    [1, 0, 0, 0],
+    [0, 1, 0, 0],
+    [0, 0, 1, 0],
+    [0, 0, 0, 1]])
+    """
+    return [transform(robot, closing, cut) for cut, closing in robot.loops]
+
+
+def loop_constraints(robot):
+    """Geometric constraint equations of the loops (SYMORO+ eq. 2).
+
+    For each loop (k, k+B) of ``robot.loops``, the 12 entries of the top three
+    rows of ``k+B T_k - I4`` (row by row: ``s_x n_x a_x P_x  s_y ...``), so
+    that the list is ``12 B`` expressions whose common zero set is the set of
+    configurations where every loop is closed (``0T_k = 0T_{k+B}``).  Only the
+    joints of the loop appear (the transform goes through the loop's root, not
+    through the base).
+
+    Returns
+    -------
+    list of sympy.Expr, length 12 B
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
+    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> eqs = loop_constraints(fourbar)
+    >>> closed = {t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2}  # a square
+    >>> len(eqs), [e.subs(closed) for e in eqs] == [0] * 12
+    (12, True)
+    """
+    out = []
+    for T in loop_constraint_matrices(robot):
+        D = T - sympy.eye(4)
+        out.extend(D[r, c] for r in range(3) for c in range(4))
+    return out
+
+
+# ------------------------------------------------------------------ numeric
+def _symbols_of(exprs):
+    out = set()
+    for e in exprs:
+        out |= sympy.sympify(e).free_symbols
+    return out
+
+
+def _bind(robot, exprs, values, variables):
+    """Substitute ``values`` (name -> number) into ``exprs``; every free symbol
+    that is not in ``variables`` must have a value."""
+    values = dict(values or {})
+    names = {str(k): v for k, v in values.items()}
+    variable_names = {str(s) for s in variables}
+    clash = sorted(set(names) & variable_names)
+    if clash:
+        raise ParameterError(
+            f"{', '.join(clash)} are variables of the model (joint positions, velocities or "
+            f"accelerations) and cannot be given in values"
+        )
+    needed = {s for s in _symbols_of(exprs) if str(s) not in variable_names}
+    missing = sorted(str(s) for s in needed if str(s) not in names)
+    if missing:
+        raise ParameterError(
+            f"robot {robot.name}: no value for {', '.join(missing)}; give them in values "
+            f"(a dict name -> number)"
+        )
+    mapping = {}
+    for s in needed:
+        try:
+            mapping[s] = sympy.Float(float(names[str(s)]))
+        except (TypeError, ValueError):
+            raise ParameterError(f"value of {s} is {names[str(s)]!r}, not a number") from None
+    return mapping
+
+
+def _variables(robot, which):
+    table = {"q": robot.q, "qd": robot.qd, "qdd": robot.qdd}
+    out = []
+    for name in which:
+        if name not in table:
+            raise KaneRobotError(f"unknown variable set {name!r}; use 'q', 'qd' or 'qdd'")
+        out.append(list(table[name]))
+    return out
+
+
+def numeric_function(robot, expr, values, variables=("q",)):
+    """Compile a symbolic matrix into a numpy function of the joint vectors.
+
+    Parameters
+    ----------
+    robot : Robot
+    expr : sympy.Matrix or sequence of sympy.Expr
+    values : dict str -> float
+        Values of every other symbol in ``expr`` (geometric lengths, base
+        velocities ...).  Names not used by ``expr`` are ignored.
+    variables : tuple of str, optional
+        Positional arguments of the function, each a vector in
+        ``robot.joint_labels`` order: ``'q'`` (positions), ``'qd'`` (QP),
+        ``'qdd'`` (QDP).
+
+    Returns
+    -------
+    callable
+        ``f(q[, qd[, qdd]]) -> numpy.ndarray`` of the shape of ``expr``
+        (a 1-d array for a list).
+
+    Raises
+    ------
+    ParameterError
+        Listing the symbols without a value.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, L = sympy.symbols("th1 L")
+    >>> arm = Robot.create("one", [Frame("1", "0", 0, 1, KKPlacement(d=L, theta=th1))])
+    >>> f = numeric_function(arm, sympy.Matrix([L * sympy.cos(th1)]), {"L": 2.0})
+    >>> f([0.0])
+    array([[2.]])
+    >>> numeric_function(arm, sympy.Matrix([L]), {})
+    Traceback (most recent call last):
+    ...
+    kanerobot.errors.ParameterError: robot one: no value for L; give them in values (a dict name -> number)
+    """
+    groups = _variables(robot, variables)
+    flat = [s for g in groups for s in g]
+    if isinstance(expr, sympy.MatrixBase):
+        shape, items = expr.shape, list(expr)
+    else:
+        items = [sympy.sympify(e) for e in expr]
+        shape = (len(items),)
+    mapping = _bind(robot, items, values, flat)
+    items = [sympy.sympify(e).xreplace(mapping) for e in items]
+    # dummy names keep lambdify independent of how the user named joints
+    dummies = [[sympy.Dummy(f"x{k}_{n}") for n in range(len(g))] for k, g in enumerate(groups)]
+    replace = {s: d for g, dg in zip(groups, dummies) for s, d in zip(g, dg) if isinstance(s, sympy.Symbol)}
+    items = [e.xreplace(replace) for e in items]
+    compiled = sympy.lambdify(dummies, items, modules="numpy", cse=True)
+
+    def function(*args):
+        if len(args) != len(groups):
+            raise KaneRobotError(f"expected {len(groups)} vector(s) ({', '.join(variables)}), got {len(args)}")
+        vectors = []
+        for name, g, a in zip(variables, groups, args):
+            a = numpy.asarray(a, dtype=float).reshape(-1)
+            if a.size != len(g):
+                raise KaneRobotError(f"{name} needs {len(g)} values (joints {', '.join(robot.joint_labels)}), got {a.size}")
+            vectors.append(a)
+        return numpy.array(compiled(*vectors), dtype=float).reshape(shape)
+
+    return function
+
+
+def numeric_transform(robot, i, j, values):
+    """Numeric iT_j: a function of the joint vector q.
+
+    Parameters
+    ----------
+    robot : Robot
+    i, j : str
+        Frame labels (``'0'`` the base).
+    values : dict str -> float
+        Values of the geometric symbols used by iT_j.
+
+    Returns
+    -------
+    callable
+        ``f(q) -> numpy.ndarray`` of shape (4, 4); ``q`` has one value per
+        joint of ``robot.joint_labels`` (all of them, even those off the path).
+
+    Raises
+    ------
+    ParameterError
+        When a geometric symbol of iT_j has no value (the message lists them).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> T = numeric_transform(arm, "0", "2", {"L1": 0.5})
+    >>> T([0.0, 0.0])[:3, 3]
+    array([0.5, 0. , 0. ])
+    """
+    return numeric_function(robot, transform(robot, i, j), values, ("q",))
+
+
+def _joint_vector(robot, given, labels, what):
+    """A dict label -> value from a dict or a sequence in ``labels`` order."""
+    if isinstance(given, dict):
+        out = {str(k): float(v) for k, v in given.items()}
+        unknown = sorted(set(out) - set(robot.joint_labels))
+        if unknown:
+            raise KaneRobotError(f"{what}: {', '.join(unknown)} are not joints of {robot.name}")
+        return out
+    given = numpy.asarray(given, dtype=float).reshape(-1)
+    if given.size != len(labels):
+        raise KaneRobotError(
+            f"{what} needs {len(labels)} values (joints {', '.join(labels)}), got {given.size}"
+        )
+    return dict(zip(labels, given.tolist()))
+
+
+def loop_solver(robot, values, known=()):
+    """Compile the loop closure of ``robot`` once, for repeated :func:`solve_loops`.
+
+    Parameters
+    ----------
+    robot : Robot
+    values : dict str -> float
+        Geometric parameters.
+    known : sequence of str, optional
+        Passive joints that are in no loop and will be given with the active
+        ones.
+
+    Returns
+    -------
+    callable
+        ``solve(q_active, guess=None, tol=1e-10) -> numpy.ndarray (nj,)``,
+        with the arguments and result of :func:`solve_loops`; its attribute
+        ``unknown`` lists the joints solved for (the order of ``guess``).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4, L = sympy.symbols("t1:5 L")
+    >>> fourbar = Robot.create("fourbar", [    # links of length L, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=L, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=L, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=L, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=L))], loops=[("4", "5")])
+    >>> solve = loop_solver(fourbar, {"L": 0.5})
+    >>> solve.unknown
+    ('2', '3', '4')
+    >>> [solve([a], guess=[-a, a, -a]).round(8).tolist() for a in (1.0, 1.2)]
+    [[1.0, -1.0, 1.0, -1.0], [1.2, -1.2, 1.2, -1.2]]
+    """
+    from scipy.optimize import least_squares
+
+    if not robot.loops:
+        raise KaneRobotError(f"robot {robot.name} has no loops to solve")
+    given_labels = set(robot.active_joints) | {str(k) for k in known}
+    equations = loop_constraints(robot)
+    in_loops = _symbols_of(equations)
+    unknown = [
+        label for label in robot.joint_labels
+        if label not in given_labels and robot.frame(label).q in in_loops
+    ]
+    free = [label for label in robot.joint_labels if label not in given_labels and label not in unknown]
+    if free:
+        raise KaneRobotError(
+            f"joint(s) {', '.join(free)} are passive but in no loop: give their values in q_active (a dict)"
+        )
+    if not unknown:
+        raise KaneRobotError("every joint of the loops has a value: nothing to solve")
+    residual = numeric_function(robot, sympy.Matrix(equations), values, ("q",))
+    jac_sym = sympy.Matrix(equations).jacobian([robot.frame(label).q for label in unknown])
+    jacobian = numeric_function(robot, jac_sym, values, ("q",))
+    index = {label: n for n, label in enumerate(robot.joint_labels)}
+    cols = [index[label] for label in unknown]
+    revolute = numpy.array([robot.frame(label).sigma == joints.REVOLUTE for label in unknown])
+    method = "lm" if len(equations) >= len(unknown) else "trf"
+
+    def solve(q_active, guess=None, tol=1e-10, max_nfev=2000):
+        given = _joint_vector(robot, q_active, robot.active_joints, "q_active")
+        missing = [label for label in sorted(given_labels, key=index.get) if label not in given]
+        if missing:
+            raise KaneRobotError(f"q_active has no value for joint(s) {', '.join(missing)}")
+        q = numpy.zeros(len(robot.joint_labels))
+        for label, v in given.items():
+            q[index[label]] = v
+        if guess is None:
+            x0 = numpy.zeros(len(unknown))
+        elif isinstance(guess, dict):
+            g = {str(k): float(v) for k, v in guess.items()}
+            x0 = numpy.array([g.get(label, 0.0) for label in unknown])
+        else:
+            x0 = numpy.asarray(guess, dtype=float).reshape(-1)
+            if x0.size != len(unknown):
+                raise KaneRobotError(
+                    f"guess needs {len(unknown)} values (passive joints {', '.join(unknown)}), got {x0.size}"
+                )
+
+        def full(x):
+            out = q.copy()
+            out[cols] = x
+            return out
+
+        def fun(x):
+            return residual(full(x)).reshape(-1)
+
+        result = least_squares(
+            fun, x0, jac=lambda x: jacobian(full(x)), method=method,
+            xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=max_nfev,
+        )
+        worst = float(numpy.max(numpy.abs(fun(result.x))))
+        if not numpy.isfinite(worst) or worst > tol:
+            raise KaneRobotError(
+                f"the loops of {robot.name} do not close: largest residual {worst:.3g} > {tol:g} after "
+                f"{result.nfev} evaluations ({result.message.rstrip('.')}); the active joints may be out of "
+                f"reach of the loops, or try another guess for {', '.join(unknown)}"
+            )
+        x = result.x.copy()
+        # revolute joints: the turn nearest to the guess
+        x[revolute] = x0[revolute] + numpy.mod(x[revolute] - x0[revolute] + numpy.pi, 2 * numpy.pi) - numpy.pi
+        return full(x)
+
+    solve.unknown = tuple(unknown)
+    return solve
+
+
+def solve_loops(robot, values, q_active, guess=None, tol=1e-10):
+    """Solve the geometric constraint equations of the loops numerically.
+
+    Given the geometric parameters and the active joints, find the passive
+    joints (cut joints included) that close every loop, by
+    :func:`scipy.optimize.least_squares` (Levenberg-Marquardt with the exact
+    Jacobian) on the residuals of :func:`loop_constraints`.  For many
+    solutions with the same ``values`` compile once with :func:`loop_solver`.
+
+    Parameters
+    ----------
+    robot : Robot
+        A closed-loop robot.
+    values : dict str -> float
+        Geometric parameters.
+    q_active : dict label -> float, or sequence
+        Active joint values; a sequence follows ``robot.active_joints``.  A
+        dict may also fix passive joints that appear in no loop.
+    guess : dict label -> float, or sequence, optional
+        Starting point for the unknown passive joints (sequence in the order of
+        the passive joints that appear in the loops); default 0.  A loop has
+        several assembly modes: the solution found is the one the guess leads
+        to, and revolute joints are returned within half a turn of the guess.
+    tol : float, optional
+        Largest accepted absolute residual.
+
+    Returns
+    -------
+    numpy.ndarray, shape (nj,)
+        All joint values in ``robot.joint_labels`` order.
+
+    Raises
+    ------
+    KaneRobotError
+        When the solver does not close the loops within ``tol`` (the active
+        values are out of the loops' workspace, or the guess is too far).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
+    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> q = solve_loops(fourbar, {}, [1.5], guess=[-1.5, 1.5, -1.5])
+    >>> q.round(8).tolist()   # the parallelogram: t2 = -t1, t3 = t1, t4 = -t1
+    [1.5, -1.5, 1.5, -1.5]
+    >>> solve_loops(fourbar, {}, [1.5], guess=[-1.5, 1.5, -1.5, 0])
+    Traceback (most recent call last):
+    ...
+    kanerobot.errors.KaneRobotError: guess needs 3 values (passive joints 2, 3, 4), got 4
+    """
+    known = [str(k) for k in q_active if str(k) not in robot.active_joints] if isinstance(q_active, dict) else ()
+    return loop_solver(robot, values, known)(q_active, guess=guess, tol=tol)

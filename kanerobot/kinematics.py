@@ -1,0 +1,884 @@
+"""Kinematic models (SYMORO+ section 4): Jacobian in Renaud's form, its
+determinant and inverse, recursive link velocities and accelerations,
+J-dot q-dot and the kinematic constraint equations of closed loops.
+
+Conventions
+-----------
+* A twist or a Jacobian row block is ``[V; w]``: the 3 linear rows first
+  (velocity of the frame's origin), then the 3 angular rows, as in SYMORO+
+  eq. 3.
+* ``jV_j``, ``jw_j`` ... are vectors of link j expressed in frame j; a
+  Jacobian ``rJ_n`` is projected into frame r.
+* Joint velocities are ``robot.qd`` (the QP symbols) and accelerations
+  ``robot.qdd`` (QDP), in ``robot.joint_labels`` order.  Every 6 x nj
+  Jacobian has one column per joint of ``robot.joint_labels``; joints that
+  do not move the frame have a zero column.
+* Joint types enter only through :meth:`Frame.motion_subspace`,
+  ``[sigma_j ja_j; sigmabar_j ja_j]`` (zero for a fixed frame).
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+import numpy
+import sympy
+
+from kanerobot.errors import KaneRobotError, SingularityError
+from kanerobot.geometry import numeric_function, position, rotation
+from kanerobot.robot.description import BASE
+from kanerobot.robot.joints import hat
+
+__all__ = [
+    "path_joints",
+    "renaud_factors",
+    "jacobian",
+    "jacobian_determinant",
+    "inverse_kinematic_model",
+    "link_kinematics",
+    "link_velocities",
+    "link_accelerations",
+    "jdot_qdot",
+    "LinkKinematics",
+    "LoopVelocityConstraints",
+    "loop_velocity_constraints",
+]
+
+#: Default symbols of the twist given to :func:`inverse_kinematic_model`.
+TWIST_SYMBOLS = sympy.symbols("VX VY VZ WX WY WZ")
+
+
+# ------------------------------------------------------------------ helpers
+def _split(xi):
+    """``(sigma_j ja_j, sigmabar_j ja_j)`` from a 6x1 motion subspace."""
+    return sympy.Matrix(xi[:3, 0]), sympy.Matrix(xi[3:, 0])
+
+
+def _joint_values(robot, given, default, what):
+    if given is None:
+        return {label: v for label, v in zip(robot.joint_labels, default)}
+    values = list(given)
+    if len(values) != robot.nj:
+        raise KaneRobotError(f"{what} needs {robot.nj} values (joints {', '.join(robot.joint_labels)}), got {len(values)}")
+    return {label: sympy.sympify(v) for label, v in zip(robot.joint_labels, values)}
+
+
+def _simplify(M, simplify):
+    return M.applyfunc(sympy.trigsimp) if simplify else M
+
+
+def path_joints(robot, frame):
+    """Labels of the joints that move ``frame``: the joints on its path from the base.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3 = sympy.symbols("t1 t2 t3")
+    >>> tree = Robot.create("y", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "1", 0, 1, KKPlacement(d=1, theta=t3))])
+    >>> path_joints(tree, "3")
+    ('1', '3')
+    """
+    return tuple(label for label in robot.root_path(str(frame)) if robot.frame(label).is_joint)
+
+
+def _column(robot, f, point, i):
+    """Renaud's column of joint f for the point O_point, projected in frame i
+    (SYMORO+ eq. 5): ``[iA_f (sigma_f a_f + sigmabar_f a_f x fP_point); iA_f sigmabar_f a_f]``."""
+    sigma_a, sigmabar_a = _split(robot.frame(f).motion_subspace())
+    fP_point = position(robot, f, point)
+    iA_f = rotation(robot, i, f)
+    return sympy.Matrix.vstack(iA_f * (sigma_a + sigmabar_a.cross(fP_point)), iA_f * sigmabar_a)
+
+
+# ---------------------------------------------------------------- Jacobian
+def renaud_factors(robot, frame, projection=BASE, intermediate=None, computation=None):
+    """The three factors of Renaud's Jacobian (SYMORO+ eq. 4-5)::
+
+        rJ_n = [rA_i 0; 0 rA_i] * [I3 -hat(iL_jn); 0 I3] * iJ_nj
+
+    with n = ``frame``, r = ``projection``, j = ``intermediate`` (the point
+    O_j at which the columns are written) and i = ``computation`` (the frame
+    the columns are projected in).  Column f of ``iJ_nj`` is, for a joint f
+    on the path from the base to n::
+
+        [ sigma_f ia_f + sigmabar_f (ia_f x iL_fj) ;  sigmabar_f ia_f ]
+
+    where ``iL_fj`` is the vector from O_f to O_j; it is zero for the other
+    joints.
+
+    Parameters
+    ----------
+    robot : Robot
+    frame : str
+        n, the frame whose origin's velocity is wanted.
+    projection : str, optional
+        r, default the base ``'0'``.
+    intermediate : str, optional
+        j, default n (then the middle factor is the identity).
+    computation : str, optional
+        i, default r (then the first factor is the identity).
+
+    Returns
+    -------
+    (sympy.Matrix, sympy.Matrix, sympy.Matrix)
+        Shapes (6, 6), (6, 6) and (6, nj).
+
+    Examples
+    --------
+    The RX-90 factor for n = 6, r = i = j = 0 is the one printed by
+    OpenSYMORO in ``RX90_jac.txt`` (column 3: ``J13 = D3*sin(th2)*cos(th1)``):
+
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th = sympy.symbols("th1:7"); D3, RL4 = sympy.symbols("D3 RL4")
+    >>> pi = sympy.pi
+    >>> rx90 = Robot.create("RX90", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th[0])),
+    ...     Frame("2", "1", 0, 1, KKPlacement(alpha=pi/2, theta=th[1])),
+    ...     Frame("3", "2", 0, 1, KKPlacement(d=D3, theta=th[2])),
+    ...     Frame("4", "3", 0, 1, KKPlacement(alpha=-pi/2, theta=th[3], r=RL4)),
+    ...     Frame("5", "4", 0, 1, KKPlacement(alpha=pi/2, theta=th[4])),
+    ...     Frame("6", "5", 0, 1, KKPlacement(alpha=-pi/2, theta=th[5]))])
+    >>> _, _, J = renaud_factors(rx90, "6", "0", "0")
+    >>> sympy.simplify(J[:, 2].T)
+    Matrix([[D3*sin(th2)*cos(th1), D3*sin(th1)*sin(th2), -D3*cos(th2), sin(th1), -cos(th1), 0]])
+    """
+    n = str(frame)
+    r = str(projection)
+    j = n if intermediate is None else str(intermediate)
+    i = r if computation is None else str(computation)
+    for label in {n, j, i, r} - {BASE}:
+        robot.frame(label)  # a clear DescriptionError for an unknown frame
+    moving = set(path_joints(robot, n))
+    columns = [
+        _column(robot, f, j, i) if f in moving else sympy.zeros(6, 1) for f in robot.joint_labels
+    ]
+    iJ_nj = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
+    rA_i = rotation(robot, r, i) if i != r else sympy.eye(3)
+    rotate = sympy.diag(rA_i, rA_i)
+    iL_jn = rotation(robot, i, j) * position(robot, j, n) if j != n else sympy.zeros(3, 1)
+    shift = sympy.eye(6)
+    shift[:3, 3:] = -hat(iL_jn)
+    return rotate, shift, iJ_nj
+
+
+def jacobian(robot, frame, projection=BASE, intermediate=None, computation=None, simplify=False):
+    """Jacobian rJ_n of the origin of ``frame`` (SYMORO+ eq. 3-5).
+
+    ``[rV_n; rw_n] = rJ_n qd``: 6 x nj, linear rows first, one column per
+    joint of ``robot.joint_labels`` (zero for the joints not between the
+    base and ``frame``), projected into frame ``projection``.  The result
+    is the product of :func:`renaud_factors`; ``intermediate`` and
+    ``computation`` change only the form of the expressions.
+
+    Parameters
+    ----------
+    robot : Robot
+    frame : str
+        n.
+    projection : str, optional
+        r, default ``'0'``.
+    intermediate, computation : str, optional
+        j and i of Renaud's form, see :func:`renaud_factors`.
+    simplify : bool, optional
+        trigsimp each entry.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, nj)
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> jacobian(arm, "2", simplify=True)
+    Matrix([
+    [-L1*sin(th1), 0],
+    [ L1*cos(th1), 0],
+    [           0, 0],
+    [           0, 0],
+    [           0, 0],
+    [           1, 1]])
+    """
+    rotate, shift, iJ_nj = renaud_factors(robot, frame, projection, intermediate, computation)
+    J = iJ_nj
+    if shift != sympy.eye(6):
+        J = shift * J
+    if rotate != sympy.eye(6):
+        J = rotate * J
+    return _simplify(J, simplify)
+
+
+def _default_intermediate(robot, frame):
+    """The frame k of the path (or the base) for which i = j = k gives the
+    fewest operations in iJ_nj."""
+    best = None
+    for k in (BASE,) + robot.root_path(str(frame)):
+        _, _, J = renaud_factors(robot, frame, k, k, k)
+        cost = sympy.count_ops(J, visual=False)
+        if best is None or cost < best[0]:
+            best = (cost, k)
+    return best[1]
+
+
+def _square(robot, frame, rows):
+    cols = [robot.joint_labels.index(label) for label in path_joints(robot, frame)]
+    nrows = 6 if rows is None else len(rows)
+    if nrows != len(cols):
+        raise KaneRobotError(
+            f"the Jacobian of frame {frame} is {nrows} x {len(cols)} ({len(cols)} joints "
+            f"{', '.join(path_joints(robot, frame))} move it): it is not square; choose "
+            f"{len(cols)} task rows with rows=[...] (0-2 linear, 3-5 angular)"
+        )
+    return cols
+
+
+def jacobian_determinant(robot, frame, projection=BASE, intermediate=None, computation=None, rows=None, simplify=True):
+    """Determinant of the Jacobian of ``frame`` restricted to its joints.
+
+    With all 6 rows, ``det(rJ_n) = det(iJ_nj)`` (the two other factors of
+    Renaud's form have determinant 1), so it is computed on the simplest
+    factor: by default i = j = the frame of the path that makes iJ_nj
+    shortest.  With ``rows`` (e.g. ``[0, 1, 5]`` for a planar robot), the
+    determinant of those rows of rJ_n projected in ``projection``.
+
+    Parameters
+    ----------
+    robot : Robot
+    frame : str
+    projection, intermediate, computation : str, optional
+        See :func:`renaud_factors`.
+    rows : sequence of int, optional
+        Task rows to keep (0-2: V, 3-5: w); their number must equal the number
+        of joints moving ``frame``.
+    simplify : bool, optional
+        Apply :func:`sympy.simplify` (default) to the result.
+
+    Returns
+    -------
+    sympy.Expr
+        Zero exactly at the singular configurations.
+
+    Raises
+    ------
+    KaneRobotError
+        When the (selected) Jacobian is not square.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1, L2 = sympy.symbols("th1 th2 L1 L2")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2)),
+    ...     Frame("3", "2", 2, 0, KKPlacement(d=L2))])
+    >>> jacobian_determinant(arm, "3", rows=[0, 1])
+    L1*L2*sin(th2)
+    >>> jacobian_determinant(arm, "3")
+    Traceback (most recent call last):
+    ...
+    kanerobot.errors.KaneRobotError: the Jacobian of frame 3 is 6 x 2 (2 joints 1, 2 move it): it is not square; choose 2 task rows with rows=[...] (0-2 linear, 3-5 angular)
+    """
+    frame = str(frame)
+    cols = _square(robot, frame, rows)
+    if rows is None:
+        if intermediate is None and computation is None:
+            intermediate = computation = _default_intermediate(robot, frame)
+        _, _, J = renaud_factors(robot, frame, projection, intermediate, computation)
+    else:
+        J = jacobian(robot, frame, projection, intermediate, computation)
+        J = J.extract(list(rows), list(range(J.cols)))
+    det = J.extract(list(range(J.rows)), cols).det(method="berkowitz")
+    return sympy.simplify(det) if simplify else det
+
+
+def inverse_kinematic_model(
+    robot, frame, twist=None, projection=BASE, intermediate=None, computation=None, rows=None, simplify=False
+):
+    """Inverse kinematic model: joint velocities from the twist of ``frame``.
+
+    Solves ``rJ_n qd = [rV_n; rw_n]`` through Renaud's factors (SYMORO+
+    section 4.6)::
+
+        qd = iJ_nj^-1 [I3 hat(iL_jn); 0 I3] [iA_r 0; 0 iA_r] [rV_n; rw_n]
+
+    so that only iJ_nj, the simplest factor, is inverted (as its adjugate
+    divided by its determinant).
+
+    Parameters
+    ----------
+    robot : Robot
+    frame : str
+    twist : sequence of 6 (or len(rows)) expressions, optional
+        ``[V; w]`` in frame ``projection``; default the symbols
+        ``VX VY VZ WX WY WZ``.
+    projection, intermediate, computation : str, optional
+        See :func:`renaud_factors`; with ``intermediate=None`` the frame of
+        the path giving the shortest iJ_nj is used.
+    rows : sequence of int, optional
+        Task rows for a robot with fewer than 6 joints; the Jacobian rows
+        are then taken from rJ_n directly.
+    simplify : bool, optional
+
+    Returns
+    -------
+    sympy.Matrix, shape (nj, 1)
+        qd in ``robot.joint_labels`` order; joints that do not move
+        ``frame`` get 0.
+
+    Notes
+    -----
+    The expressions are divided by :func:`jacobian_determinant`: they are
+    not defined at the singular configurations, where the determinant
+    vanishes.  For the RX-90 (frame 6) the determinant is
+    ``D3*RL4*(D3*cos(th2) - RL4*sin(th2 + th3))*sin(th5)*cos(th3)``:
+    ``sin(th5) = 0``, wrist axes 4 and 6 aligned; ``cos(th3) = 0``, arm
+    stretched or folded; ``D3*cos(th2) - RL4*sin(th2 + th3) = 0``, wrist
+    centre on axis 1.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1, L2 = sympy.symbols("th1 th2 L1 L2")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2)),
+    ...     Frame("3", "2", 2, 0, KKPlacement(d=L2))])
+    >>> vx, vy = sympy.symbols("vx vy")
+    >>> qd = inverse_kinematic_model(arm, "3", [vx, vy], rows=[0, 1], simplify=True)
+    >>> J = jacobian(arm, "3").extract([0, 1], [0, 1])
+    >>> sympy.simplify(J * qd - sympy.Matrix([vx, vy]))
+    Matrix([
+    [0],
+    [0]])
+    """
+    frame = str(frame)
+    cols = _square(robot, frame, rows)
+    n_task = 6 if rows is None else len(rows)
+    if twist is None:
+        twist = TWIST_SYMBOLS if rows is None else [TWIST_SYMBOLS[k] for k in rows]
+    twist = sympy.Matrix(list(twist))
+    if twist.rows != n_task:
+        raise KaneRobotError(f"twist needs {n_task} values, got {twist.rows}")
+    if rows is None:
+        if intermediate is None and computation is None:
+            intermediate = computation = _default_intermediate(robot, frame)
+        rotate, shift, iJ_nj = renaud_factors(robot, frame, projection, intermediate, computation)
+        rhs = rotate.T * twist
+        unshift = sympy.eye(6)
+        unshift[:3, 3:] = -shift[:3, 3:]
+        rhs = unshift * rhs
+        A = iJ_nj.extract(list(range(6)), cols)
+    else:
+        J = jacobian(robot, frame, projection, intermediate, computation)
+        A = J.extract(list(rows), cols)
+        rhs = twist
+    # adjugate over the (factored) determinant: valid wherever det != 0,
+    # unlike an LU solution whose pivots may vanish at regular points
+    det = sympy.factor(A.det(method="berkowitz"))
+    if det == 0:
+        raise SingularityError(f"the Jacobian of frame {frame} is singular at every configuration")
+    solution = A.adjugate(method="berkowitz") * rhs / det
+    qd = sympy.zeros(robot.nj, 1)
+    for k, c in enumerate(cols):
+        qd[c, 0] = solution[k, 0]
+    return qd.applyfunc(sympy.simplify) if simplify else qd
+
+
+# ------------------------------------------------------------- recursions
+@dataclass(frozen=True)
+class LinkKinematics:
+    """Velocities and accelerations of link j, all 3x1 in frame j.
+
+    ``U`` is SYMORO's ``jU_j = hat(jwdot_j) + hat(jw_j) hat(jw_j)`` (eq. 9),
+    3x3; the accelerations are None when only velocities were asked.
+    """
+
+    w: sympy.Matrix
+    V: sympy.Matrix
+    wdot: Optional[sympy.Matrix] = None
+    Vdot: Optional[sympy.Matrix] = None
+    U: Optional[sympy.Matrix] = None
+
+
+def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, frames=None):
+    """Recursive link velocities and accelerations (SYMORO+ eq. 6, 8-10).
+
+    From the base to the leaves, for each frame j with antecedent i = a(j)::
+
+        jw_i    = jA_i iw_i                                                  (6a)
+        jw_j    = jw_i + sigmabar_j qd_j ja_j                                 (6b)
+        jV_j    = jA_i (iV_i + iw_i x iP_j) + sigma_j qd_j ja_j               (6c)
+        jwdot_j = jA_i iwdot_i + sigmabar_j (qdd_j ja_j + jw_i x qd_j ja_j)   (8)
+        jU_j    = hat(jwdot_j) + hat(jw_j) hat(jw_j)                          (9)
+        jVdot_j = jA_i (iVdot_i + iU_i iP_j) + sigma_j (qdd_j ja_j + 2 jw_i x qd_j ja_j)   (10)
+
+    Parameters
+    ----------
+    robot : Robot
+    qd, qdd : sequence of nj expressions, optional
+        Joint velocities and accelerations; default ``robot.qd`` (QP) and
+        ``robot.qdd`` (QDP).
+    base : bool, optional
+        Start from the base motion ``W0, V0, WP0, VP0`` of ``robot.base``
+        (default) or from a base at rest.  Gravity is not included.
+    accelerations : bool, optional
+        Also run eq. 8-10.
+    frames : sequence of str, optional
+        Only these frames (and their ancestors); default all.
+
+    Returns
+    -------
+    dict str -> LinkKinematics
+        For ``'0'`` and every frame (fixed and cut frames included).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1 = sympy.Symbol("th1")
+    >>> arm = Robot.create("one", [Frame("1", "0", 0, 1, KKPlacement(theta=th1))])
+    >>> link_kinematics(arm)["1"].U
+    Matrix([
+    [-QP1**2,   -QDP1, 0],
+    [   QDP1, -QP1**2, 0],
+    [      0,       0, 0]])
+    """
+    qd_j = _joint_values(robot, qd, robot.qd, "qd")
+    qdd_j = _joint_values(robot, qdd, robot.qdd, "qdd")
+    if frames is None:
+        wanted = set(robot.labels)
+    else:
+        wanted = {label for f in frames for label in robot.root_path(str(f))}
+    zero = sympy.zeros(3, 1)
+    b = robot.base
+    w = {BASE: sympy.Matrix(b.W0) if base else zero}
+    V = {BASE: sympy.Matrix(b.V0) if base else zero}
+    wdot = {BASE: sympy.Matrix(b.WP0) if base else zero}
+    Vdot = {BASE: sympy.Matrix(b.VP0) if base else zero}
+    U = {BASE: hat(wdot[BASE]) + hat(w[BASE]) * hat(w[BASE])}
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        if j not in wanted:
+            continue
+        iT_j = sympy.Matrix(frame.transform())
+        jA_i = iT_j[:3, :3].T
+        iP_j = iT_j[:3, 3]
+        sigma_a, sigmabar_a = _split(frame.motion_subspace())  # sigma_j ja_j, sigmabar_j ja_j
+        qdj = qd_j.get(j, sympy.S.Zero)
+        qddj = qdd_j.get(j, sympy.S.Zero)
+        jw_i = jA_i * w[i]  # (6a)
+        w[j] = jw_i + qdj * sigmabar_a  # (6b)
+        V[j] = jA_i * (V[i] + w[i].cross(iP_j)) + qdj * sigma_a  # (6c)
+        if not accelerations:
+            continue
+        wdot[j] = jA_i * wdot[i] + qddj * sigmabar_a + jw_i.cross(qdj * sigmabar_a)  # (8)
+        U[j] = hat(wdot[j]) + hat(w[j]) * hat(w[j])  # (9)
+        Vdot[j] = jA_i * (Vdot[i] + U[i] * iP_j) + qddj * sigma_a + 2 * jw_i.cross(qdj * sigma_a)  # (10)
+    out = {}
+    for label in w:
+        if accelerations:
+            out[label] = LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label])
+        else:
+            out[label] = LinkKinematics(w[label], V[label])
+    return out
+
+
+def link_velocities(robot, qd=None, base=True):
+    """Link velocities by the recursion of SYMORO+ eq. 6.
+
+    Parameters
+    ----------
+    robot : Robot
+    qd : sequence of nj expressions, optional
+        Default ``robot.qd`` (QP1, QP2 ...).
+    base : bool, optional
+        Use the base velocities W0, V0 of ``robot.base`` (default) or zero.
+
+    Returns
+    -------
+    dict str -> (sympy.Matrix, sympy.Matrix)
+        ``label -> (jw_j, jV_j)``, both 3x1 in frame j, for ``'0'`` and
+        every frame: angular velocity of link j and linear velocity of O_j.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
+    >>> arm = Robot.create("planar2", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> w2, V2 = link_velocities(arm)["2"]
+    >>> w2.T, sympy.simplify(V2.T)
+    (Matrix([[0, 0, QP1 + QP2]]), Matrix([[L1*QP1*sin(th2), L1*QP1*cos(th2), 0]]))
+    """
+    states = link_kinematics(robot, qd=qd, base=base, accelerations=False)
+    return {label: (s.w, s.V) for label, s in states.items()}
+
+
+def link_accelerations(robot, qd=None, qdd=None, base=True):
+    """Link accelerations by the recursion of SYMORO+ eq. 8-10.
+
+    Parameters
+    ----------
+    robot : Robot
+    qd, qdd : sequence of nj expressions, optional
+        Default ``robot.qd`` and ``robot.qdd``.
+    base : bool, optional
+        Use the base motion W0, V0, WP0, VP0 of ``robot.base`` (default) or a
+        base at rest.  Gravity is NOT included (the dynamic models subtract
+        it from VP0 themselves).
+
+    Returns
+    -------
+    dict str -> (sympy.Matrix, sympy.Matrix)
+        ``label -> (jwdot_j, jVdot_j)``, 3x1 in frame j: angular
+        acceleration of link j and linear acceleration of O_j.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, L1 = sympy.symbols("th1 L1")
+    >>> arm = Robot.create("one", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 2, 0, KKPlacement(d=L1))])
+    >>> wd2, Vd2 = link_accelerations(arm)["2"]
+    >>> wd2.T, Vd2.T
+    (Matrix([[0, 0, QDP1]]), Matrix([[-L1*QP1**2, L1*QDP1, 0]]))
+    """
+    states = link_kinematics(robot, qd=qd, qdd=qdd, base=base)
+    return {label: (s.wdot, s.Vdot) for label, s in states.items()}
+
+
+def jdot_qdot(robot, frame, projection=BASE, qd=None):
+    """``Jdot qd`` of the origin of ``frame`` (SYMORO+ section 4.4).
+
+    The acceleration recursion (eq. 8-10) run with ``qdd = 0`` and the base
+    at rest gives ``[rVdot_n; rwdot_n] = rA_0 (d/dt 0J_n) qd``: the part of
+    the acceleration of frame n that does not depend on qdd, projected into
+    frame ``projection`` (for r = 0, ``d/dt(0J_n) qd`` exactly).
+
+    Parameters
+    ----------
+    robot : Robot
+    frame : str
+    projection : str, optional
+        Default ``'0'``.
+    qd : sequence of nj expressions, optional
+        Default ``robot.qd``.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, 1)
+        Linear part first.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> th1, L1 = sympy.symbols("th1 L1")
+    >>> arm = Robot.create("one", [
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
+    ...     Frame("2", "1", 2, 0, KKPlacement(d=L1))])
+    >>> jdot_qdot(arm, "2").T
+    Matrix([[-L1*QP1**2*cos(th1), -L1*QP1**2*sin(th1), 0, 0, 0, 0]])
+    """
+    frame = str(frame)
+    states = link_kinematics(robot, qd=qd, qdd=[0] * robot.nj, base=False, frames=[frame])
+    s = states[frame]
+    rA_n = rotation(robot, projection, frame)
+    return sympy.Matrix.vstack(rA_n * s.Vdot, rA_n * s.wdot)
+
+
+# ------------------------------------------------------ loop constraints
+@dataclass(frozen=True)
+class LoopVelocityConstraints:
+    """Kinematic constraint equations of the loops (SYMORO+ eq. 11-13).
+
+    Attributes
+    ----------
+    J : sympy.Matrix, shape (6B, nj)
+        For loop b (rows 6b..6b+5): ``[V; w]`` of frame k relative to the
+        closing frame k+B, projected in frame k, as a function of all joint
+        velocities: ``kJ_k qd_1 - kJ_{k+B} qd_2`` of eq. 11, with each side's
+        joints from the loop's root (the common ancestor of k and k+B) and
+        each side's own origin.  ``J qd = 0`` on a closed loop.
+    active, passive, cut : tuple of str
+        Joint labels of q_a, q_p (passive, not cut) and q_c (cut joints).
+    rows : tuple of int
+        Rows of J kept in the first block of eq. 12: not along a cut joint's
+        axis, and not identically zero.
+    zero_rows : tuple of int
+        Rows of J that vanish identically (e.g. rows 2, 3, 4 -- Vz, wx, wy --
+        of a planar loop of revolute joints with parallel z axes).
+    cut_rows : tuple of int
+        For each cut joint, the row of J along its axis (2 for a prismatic
+        joint, 5 for a revolute one, in frame k): the second block of eq. 12.
+    Wa, Wp, Wac, Wpc, Wc : sympy.Matrix
+        Blocks of eq. 12 (``Wa``: rows x active joints, ...).  The block of
+        the first rows for the cut joints is zero by construction.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
+    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> c = loop_velocity_constraints(fourbar)
+    >>> c.J.shape, c.Wa.shape, c.Wp.shape, c.Wc.shape
+    ((6, 4), (2, 1), (2, 2), (1, 1))
+    >>> c.G({}, [1.5, -1.5, 1.5, -1.5]).round(12) + 0.0   # dq/dq1 for q1, q2, q3, q4
+    array([[ 1.],
+           [-1.],
+           [ 1.],
+           [-1.]])
+    """
+
+    robot: object
+    J: sympy.Matrix
+    active: Tuple[str, ...]
+    passive: Tuple[str, ...]
+    cut: Tuple[str, ...]
+    rows: Tuple[int, ...]
+    zero_rows: Tuple[int, ...]
+    cut_rows: Tuple[int, ...]
+    Wa: sympy.Matrix
+    Wp: sympy.Matrix
+    Wac: sympy.Matrix
+    Wpc: sympy.Matrix
+    Wc: sympy.Matrix
+    _compiled: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _columns(self, labels):
+        return [self.robot.joint_labels.index(label) for label in labels]
+
+    def W_symbolic(self, simplify=False):
+        """``W = -Wp^-1 Wa`` (eq. 13), symbolic, when Wp is square.
+
+        Returns
+        -------
+        sympy.Matrix, shape (len(passive), len(active))
+
+        Raises
+        ------
+        KaneRobotError
+            When Wp is not square after the elimination of the zero rows: use
+            :meth:`W` at a configuration.
+        """
+        if self.Wp.rows != self.Wp.cols:
+            raise KaneRobotError(
+                f"Wp is {self.Wp.rows} x {self.Wp.cols} after removing identically zero rows: "
+                f"not square, use W(values, q) at a configuration (rows chosen numerically)"
+            )
+        # adjugate over determinant: defined wherever det(Wp) != 0 (an LU
+        # factorisation would divide by pivots that vanish at some points)
+        det = self.Wp.det(method="berkowitz")
+        W = -(self.Wp.adjugate(method="berkowitz") * self.Wa) / det
+        return W.applyfunc(sympy.simplify) if simplify else W
+
+    def numeric(self, values):
+        """A function ``q -> J(q)`` (numpy, 6B x nj) with ``values`` bound
+        (compiled once per set of values)."""
+        key = tuple(sorted((str(k), repr(v)) for k, v in dict(values or {}).items()))
+        if key not in self._compiled:
+            self._compiled[key] = numeric_function(self.robot, self.J, values, ("q",))
+        return self._compiled[key]
+
+    def G(self, values, q, rtol=1e-9):
+        """``dq / dq_a`` at a closed configuration q, numerically.
+
+        Solves ``J qd = 0`` for all the non-active joints (passive and cut)
+        by least squares on all 6B rows, so that redundant rows (planar loops,
+        dependent equations at this q) need no elimination: the numerical
+        rank of the passive columns must be their number.
+
+        Parameters
+        ----------
+        values : dict str -> float
+            Geometric parameters.
+        q : sequence of nj floats
+            A configuration that closes the loops (see
+            :func:`kanerobot.geometry.solve_loops`).
+        rtol : float, optional
+            Relative threshold on the singular values for the rank.
+
+        Returns
+        -------
+        numpy.ndarray, shape (nj, len(active))
+            Row per joint of ``robot.joint_labels``: identity rows for the
+            active joints.
+
+        Raises
+        ------
+        SingularityError
+            When the passive velocities are not determined by the active ones
+            (a singular configuration of the loops) or the active velocities
+            are constrained (q does not close the loops, or a singularity).
+        """
+        Jq = numpy.asarray(self.numeric(values)(q), dtype=float)
+        a = self._columns(self.active)
+        others = [c for c in range(self.robot.nj) if c not in a]
+        Ja, Jo = Jq[:, a], Jq[:, others]
+        if others:
+            s = numpy.linalg.svd(Jo, compute_uv=False)
+            scale = max(float(numpy.max(numpy.abs(Jq))), 1.0)
+            rank = int(numpy.sum(s > rtol * scale))
+            if rank < len(others):
+                raise SingularityError(
+                    f"the velocities of the passive joints {', '.join(self.robot.joint_labels[c] for c in others)} "
+                    f"are not determined by the active ones at this configuration (rank {rank} < {len(others)})"
+                )
+            X = -numpy.linalg.lstsq(Jo, Ja, rcond=None)[0]
+            residual = float(numpy.max(numpy.abs(Jo @ X + Ja))) if Ja.size else 0.0
+            if residual > 1e3 * rtol * scale:
+                raise SingularityError(
+                    f"the active joint velocities are constrained at this configuration (residual {residual:.3g}): "
+                    f"q may not close the loops"
+                )
+        else:
+            X = numpy.zeros((0, len(a)))
+        G = numpy.zeros((self.robot.nj, len(a)))
+        G[a, :] = numpy.eye(len(a))
+        G[others, :] = X
+        return G
+
+    def W(self, values, q):
+        """``W`` of eq. 13 at a configuration: ``qd_p = W qd_a`` for the passive
+        (not cut) joints, numpy array of shape (len(passive), len(active))."""
+        return self.G(values, q)[self._columns(self.passive), :]
+
+
+def _loop_columns(robot, cut, closing):
+    """Columns of kJ_k qd_1 - kJ_{k+B} qd_2 for one loop, 6 x nj, in frame k."""
+    up, down = robot.path(cut, closing)
+    side_k = [label for label in up if robot.frame(label).is_joint]
+    side_kB = [label for label in down if robot.frame(label).is_joint]
+    columns = []
+    for f in robot.joint_labels:
+        if f in side_k:
+            columns.append(_column(robot, f, cut, cut))
+        elif f in side_kB:
+            columns.append(-_column(robot, f, closing, cut))
+        else:
+            columns.append(sympy.zeros(6, 1))
+    return sympy.Matrix.hstack(*columns)
+
+
+def _identically_zero(expr, rng, symbols, trials=3):
+    """Zero at random points, then confirmed by sympy.simplify."""
+    if expr == 0:
+        return True
+    f = sympy.lambdify(symbols, expr, modules="numpy")
+    for _ in range(trials):
+        if abs(complex(f(*rng.uniform(0.3, 1.7, len(symbols))))) > 1e-10:
+            return False
+    return sympy.simplify(expr) == 0
+
+
+def loop_velocity_constraints(robot):
+    """Kinematic constraint equations of the loops (SYMORO+ eq. 11-13).
+
+    For each loop (k, k+B) the velocity of frame k is written along both
+    sides of the loop, from the loop's root, and projected in frame k (eq.
+    11); ``J qd = 0`` stacks the 6 rows of every loop.  Split by the joint
+    kinds (eq. 12)::
+
+        [ Wa   Wp   0  ] [qd_a]
+        [ Wac  Wpc  Wc ] [qd_p] = 0,      qd_p = -Wp^-1 Wa qd_a = W qd_a   (13)
+                         [qd_c]
+
+    The second block is the row of each loop along its cut joint's axis (the
+    only row where the cut joint appears, projected in frame k).
+
+    Redundant rows, rank rule: a row of the first block is dropped when it
+    vanishes identically (for a planar loop of revolute joints: Vz, wx, wy);
+    any remaining dependence (at a configuration) is handled numerically by
+    :meth:`LoopVelocityConstraints.G` / :meth:`LoopVelocityConstraints.W`,
+    which solve all rows by least squares after a rank check.
+
+    Parameters
+    ----------
+    robot : Robot
+        A closed-loop robot.
+
+    Returns
+    -------
+    LoopVelocityConstraints
+
+    Examples
+    --------
+    >>> import sympy
+    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
+    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
+    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
+    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
+    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
+    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
+    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
+    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> c = loop_velocity_constraints(fourbar)
+    >>> c.active, c.passive, c.cut, c.rows, c.zero_rows, c.cut_rows
+    (('1',), ('2', '3'), ('4',), (0, 1), (2, 3, 4), (5,))
+    >>> square = {t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2}
+    >>> c.W_symbolic().subs(square)   # parallelogram: qd2 = -qd1, qd3 = qd1
+    Matrix([
+    [-1],
+    [ 1]])
+    >>> c.W({}, [1.5, -1.5, 1.5, -1.5]).round(12) + 0.0
+    array([[-1.],
+           [ 1.]])
+    """
+    if not robot.loops:
+        raise KaneRobotError(f"robot {robot.name} has no loops")
+    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing) for cut, closing in robot.loops])
+    active = tuple(robot.active_joints)
+    cut = tuple(k for k in robot.cut_joints if k not in active)
+    passive = tuple(p for p in robot.passive_joints if p not in cut)
+    cut_rows = []
+    for b, (k, _) in enumerate(robot.loops):
+        if k not in cut:
+            continue
+        column = J[6 * b:6 * b + 6, robot.joint_labels.index(k)]
+        nonzero = [r for r in range(6) if column[r] != 0]
+        cut_rows.extend(6 * b + r for r in nonzero)
+    rng = numpy.random.default_rng(0)
+    symbols = sorted(J.free_symbols, key=str)
+    zero_rows = tuple(
+        r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
+    )
+    rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in zero_rows)
+
+    def block(rs, labels):
+        return J.extract(list(rs), [robot.joint_labels.index(label) for label in labels])
+
+    return LoopVelocityConstraints(
+        robot=robot,
+        J=J,
+        active=active,
+        passive=passive,
+        cut=cut,
+        rows=rows,
+        zero_rows=zero_rows,
+        cut_rows=tuple(cut_rows),
+        Wa=block(rows, active),
+        Wp=block(rows, passive),
+        Wac=block(cut_rows, active),
+        Wpc=block(cut_rows, passive),
+        Wc=block(cut_rows, cut),
+    )
