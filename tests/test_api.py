@@ -1,0 +1,106 @@
+"""The public API on every robot file we ship and every file of the corpus."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+
+import kanerobot as kr
+from kanerobot.geometry import transform
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
+FILES = sorted((ROOT / "frames").glob("*.par")) + sorted((ROOT / "frames").glob("*.toml")) + sorted(CORPUS.glob("*.par"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_load_save_dof_labels(path, tmp_path):
+    robot = kr.load(path)
+    assert robot.dof >= 1
+    assert len(robot.joint_labels) == robot.nj >= robot.dof
+    assert all(robot.frame(label).is_joint for label in robot.joint_labels)
+    for suffix in (".toml",) + ((".par",) if path.suffix == ".par" else ()):
+        target = tmp_path / f"copy{suffix}"
+        kr.save(robot, target)
+        assert kr.load(target) == robot
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_frame_transform_is_a_rigid_motion(path):
+    """At random joint values and lengths, each aT_j has R^T R = I, det R = +1."""
+    robot = kr.load(path)
+    rng = np.random.default_rng(7)
+    names = sorted({str(s) for f in robot.frames for s in f.transform().free_symbols})
+    values = {sympy.Symbol(n): rng.uniform(-2, 2) for n in names}
+    for f in robot.frames:
+        T = np.array(transform(robot, f.antecedent, f.label).xreplace(values).evalf(), dtype=float)
+        R = T[:3, :3]
+        assert np.allclose(R.T @ R, np.eye(3), atol=1e-12)
+        assert np.isclose(np.linalg.det(R), 1.0)
+        assert np.allclose(T[3], [0, 0, 0, 1])
+
+
+def test_library_names():
+    names = kr.robot_names()
+    for required in ("rx90", "stanford", "puma560", "sr400", "krang"):
+        assert required in names
+    assert kr.frames_path("krang").name == "krang.toml"
+    with pytest.raises(kr.RobotFileError, match="no robot 'nope'"):
+        kr.frames_path("nope")
+
+
+def test_robot_is_immutable_and_subs_returns_a_new_robot():
+    robot = kr.load(kr.frames_path("rx90"))
+    with pytest.raises(AttributeError):
+        robot.name = "other"
+    with pytest.raises(TypeError):
+        robot.dynamics["1"]["M"] = 3
+    bound = robot.subs({"D3": 0.45, "RL4": "0.5"})
+    assert robot.geometric_parameters == ["D3", "RL4"] and bound.geometric_parameters == []
+    assert bound.frame("3").placement.d == sympy.Float(0.45)
+    with pytest.raises(kr.DescriptionError, match="joint variable"):
+        robot.subs({"th1": 0.3})
+
+
+def test_python_built_robot_equals_file_robot():
+    """Strings and numbers given in Python become the same sympy values a file gives."""
+    from kanerobot.robot.description import Frame, KKPlacement, Robot
+
+    rx90 = kr.load(kr.frames_path("rx90"))
+    alphas = ["0", "pi/2", "0", "-pi/2", "pi/2", "-pi/2"]
+    frames = [
+        Frame(str(j), str(j - 1), 0, 1, KKPlacement(alpha=alphas[j - 1], d="D3" if j == 3 else 0, r="RL4" if j == 4 else 0, theta=f"th{j}"))
+        for j in range(1, 7)
+    ]
+    wrench = {"6": {k: k + "6" for k in ("FX", "FY", "FZ", "CX", "CY", "CZ")}}
+    assert Robot.create("RX90", frames, dynamics=wrench) == rx90
+
+
+@pytest.mark.parametrize(
+    "frames, words",
+    [
+        ([("1", "0", 0, "q1"), ("2", "1", 0, "q1")], "same joint variable"),
+        ([("1", "2", 0, "q1"), ("2", "1", 0, "q2")], "antecedent cycle 1 -> 2 -> 1"),
+        ([("1", "0", 3, "q1")], r"use 0 \(revolute\), 1 \(prismatic\) or 2 \(fixed\)"),
+        ([("1", "0", 0, "q1"), ("1", "0", 0, "q2")], "used twice"),
+    ],
+)
+def test_description_errors_name_the_problem(frames, words):
+    from kanerobot.robot.description import Frame, KKPlacement, Robot
+
+    built = [Frame(label, ant, sigma, 1, KKPlacement(theta=q)) for label, ant, sigma, q in frames]
+    with pytest.raises(kr.DescriptionError, match=words):
+        Robot.create("bad", built)
+
+
+def test_general_frame_errors():
+    from kanerobot.robot.description import Frame, GeneralPlacement, Robot
+
+    eye = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    with pytest.raises(kr.DescriptionError, match="not a unit vector"):
+        Robot.create("bad", [Frame("1", "0", 0, 1, GeneralPlacement(eye, [0, 0, 0], [1, 1, 0], "q"))])
+    with pytest.raises(kr.DescriptionError, match="not a rotation"):
+        Robot.create("bad", [Frame("1", "0", 0, 1, GeneralPlacement([[1, 0, 0], [0, 1, 0], [0, 0, -1]], [0, 0, 0], [0, 0, 1], "q"))])
+    with pytest.raises(kr.DescriptionError, match="R0 needs 3x3"):
+        GeneralPlacement([[1, 0], [0, 1]], [0, 0, 0], [0, 0, 1], "q")
