@@ -158,9 +158,14 @@ MODELS = {
 
 
 def _terminal(robot):
-    """The last link frame: the end effector of a serial robot."""
-    links = [label for label in robot.links if label != "0"]
-    return links[-1] if links else robot.labels[-1]
+    """The end frame of a robot with a single one; trees must name theirs."""
+    from kanerobot.geometry import terminal_frame
+
+    leaves = [f.label for f in robot.frames if not robot.children(f.label)]
+    try:
+        return terminal_frame(robot)
+    except KaneRobotError:
+        raise KaneRobotError(f"{robot.name} has several end frames ({', '.join(leaves)}): choose one with --frame") from None
 
 
 def _need_loops(robot):

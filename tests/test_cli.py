@@ -110,5 +110,7 @@ def test_unknown_robot_and_frame(capsys):
     assert "no robot 'no_such_robot'" in capsys.readouterr().err
     assert main(["model", "rx90", "jac", "--frame", "9"]) == 2
     assert "has no frame '9'" in capsys.readouterr().err
+    assert main(["model", "krang", "jac"]) == 2
+    assert "several end frames (10l, 10r): choose one with --frame" in capsys.readouterr().err
     assert main(["model", "rx90", "loops"]) == 2
     assert "no closed loop" in capsys.readouterr().err
