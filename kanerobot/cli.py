@@ -119,13 +119,17 @@ def _model_jpqp(robot, args, progress):
 
 
 def _model_loops(robot, args, progress):
-    from kanerobot.geometry import loop_constraints
-    from kanerobot.symbolic.printing import format_assignments
+    from kanerobot.geometry import fast_geometric_model
+    from kanerobot.symbolic.printing import format_program
 
     _need_loops(robot)
-    progress("geometric constraint equations of the loops")
-    rows = [(f"EQ{n}", eq) for n, eq in enumerate(loop_constraints(robot), 1)]
-    return "Geometric constraint equations of loops (each = 0 when the loops are closed)", format_assignments(rows)
+    parts = []
+    for cut, closing in robot.loops:
+        progress(f"loop closed by frame {closing}: {closing}T{cut} with intermediate variables")
+        program = fast_geometric_model(robot, closing, cut)
+        parts.append(f"Loop cut at joint {cut}: {closing}T{cut} = I4 when the loop is closed\n" + format_program(program))
+    title = "Geometric constraint equations of loops (SYMORO+ eq. 2)"
+    return title, "\n".join(parts)
 
 
 def _model_loopvel(robot, args, progress):

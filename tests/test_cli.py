@@ -48,7 +48,7 @@ def test_list_and_info(capsys):
         (["rx90", "jpqp", "--frame", "6"], ["JPQP"]),
         (["rx90", "vel"], ["W36 =", "V36 ="]),
         (["stanford", "acc"], ["WP36 =", "VP36 ="]),
-        (["sr400", "loops"], ["EQ1 ="]),
+        (["sr400", "loops"], ["10T9 = I4 when the loop is closed", "T10T9_33 = 1"]),
         (["sr400", "loopvel"], ["passive joints: 3, 8; cut joints: 9", "WA11 ="]),
         (["krang", "trm", "--start", "3", "--frame", "10l"], ["3T10l"]),
     ],
