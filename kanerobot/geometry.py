@@ -68,11 +68,7 @@ def inverse_transform(T):
     return out
 
 
-def _label(label):
-    return str(label)
-
-
-def transform(robot, i, j, simplify=False):
+def transform(robot, i, j, simplify=False, cache=None):
     """Transform iT_j between any two frames of the tree.
 
     The path goes from frame ``i`` up to the common ancestor of ``i`` and
@@ -88,6 +84,11 @@ def transform(robot, i, j, simplify=False):
         Frame labels; ``'0'`` is the base.
     simplify : bool, optional
         Apply :func:`sympy.trigsimp` to each entry (slow for long chains).
+    cache : dict, optional
+        A dict that the caller keeps for many calls on one robot (the
+        columns of a Jacobian): every partial product ``iT_k`` of the path is
+        stored in it and reused by the next calls, which return the same
+        expressions as without it.
 
     Returns
     -------
@@ -108,20 +109,43 @@ def transform(robot, i, j, simplify=False):
     >>> transform(arm, "2", "1", simplify=True)[:2, 3].T
     Matrix([[-L1*cos(th2), L1*sin(th2)]])
     """
-    i, j = _label(i), _label(j)
-    up, down = robot.path(i, j)
-    T = sympy.eye(4)
-    for label in up:
-        T = T * inverse_transform(robot.frame(label).transform())
-    for label in down:
-        T = T * sympy.Matrix(robot.frame(label).transform())
-    if simplify:
-        T = T.applyfunc(sympy.trigsimp)
-    return T
+    T = _path_product(robot, str(i), str(j), {} if cache is None else cache)
+    return T.applyfunc(sympy.trigsimp) if simplify else T.copy()
 
 
-def rotation(robot, i, j):
-    """Orientation iA_j of frame j in frame i: the top-left 3x3 block of iT_j.
+def _path_product(robot, i, j, cache):
+    """iT_j, the product of :func:`transform` taken left to right; ``cache``
+    keeps each partial product iT_k under ``(i, k)`` and each frame's a(k)T_k
+    under ``k``."""
+    if (i, j) not in cache:
+        up, down = robot.path(i, j)
+        if down:  # iT_j = iT_a(j) a(j)T_j
+            k = down[-1]
+            T = _path_product(robot, i, robot.antecedent(k), cache) * _frame_transform(robot, k, cache)
+        elif up:  # iT_j = iT_k (jT_k)^-1, k the last frame climbed (a(k) = j)
+            k = up[-1]
+            T = _path_product(robot, i, k, cache) * inverse_transform(_frame_transform(robot, k, cache))
+        else:
+            T = sympy.eye(4)
+        cache[(i, j)] = T
+    return cache[(i, j)]
+
+
+def _frame_transform(robot, k, cache):
+    """a(k)T_k of frame k, kept in ``cache`` under ``k``."""
+    if k not in cache:
+        cache[k] = sympy.Matrix(robot.frame(k).transform())
+    return cache[k]
+
+
+def rotation(robot, i, j, cache=None):
+    """Orientation iA_j of frame j in frame i: the top-left 3x3 block of
+    iT_j = ``transform(robot, i, j, cache=cache)``.
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 3)
+        Its columns are the unit vectors x_j, y_j, z_j in frame i.
 
     Examples
     --------
@@ -135,11 +159,16 @@ def rotation(robot, i, j):
     [       0,         0, -1],
     [sin(th1),  cos(th1),  0]])
     """
-    return transform(robot, i, j)[:3, :3]
+    return transform(robot, i, j, cache=cache)[:3, :3]
 
 
-def position(robot, i, j):
-    """Position iP_j (3x1) of the origin of frame j in frame i: the last column of iT_j.
+def position(robot, i, j, cache=None):
+    """Position iP_j of the origin of frame j in frame i: the last column of
+    iT_j = ``transform(robot, i, j, cache=cache)``.
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 1)
 
     Examples
     --------
@@ -151,16 +180,23 @@ def position(robot, i, j):
     >>> position(arm, "0", "2").T
     Matrix([[L*cos(th1) + L, L*sin(th1), 0]])
     """
-    return transform(robot, i, j)[:3, 3]
+    return transform(robot, i, j, cache=cache)[:3, 3]
 
 
 def terminal_frame(robot):
     """The end frame of a robot: the only leaf that neither cuts nor closes a loop.
 
+    Returns
+    -------
+    str
+        Its label.
+
     Raises
     ------
     KaneRobotError
-        When the tree has several such leaves (a tree robot): name the frame.
+        When the tree has several such leaves (a tree robot), or none (a
+        closed loop without a tool, such as ``frames/fourbar.toml``): name
+        the frame.
 
     Examples
     --------
@@ -179,10 +215,8 @@ def terminal_frame(robot):
     ]
     if len(leaves) == 1:
         return leaves[0]
-    raise KaneRobotError(
-        f"robot {robot.name} has several end frames ({', '.join(leaves)}): "
-        f"say which one with end=..."
-    )
+    which = f"several end frames ({', '.join(leaves)})" if leaves else "no end frame outside its loops"
+    raise KaneRobotError(f"robot {robot.name} has {which}: say which one with end=...")
 
 
 def direct_geometric_model(robot, end=None, world=False, simplify=False):
@@ -220,7 +254,7 @@ def direct_geometric_model(robot, end=None, world=False, simplify=False):
     >>> direct_geometric_model(arm, world=True)[:3, 3].T
     Matrix([[7, 0, 0]])
     """
-    end = terminal_frame(robot) if end is None else _label(end)
+    end = terminal_frame(robot) if end is None else str(end)
     T = transform(robot, BASE, end, simplify=simplify)
     if world:
         T = sympy.Matrix(robot.base.Z) * T
@@ -283,8 +317,8 @@ def fast_geometric_model(robot, i=BASE, j=None, trig=True):
     """
     from kanerobot.symbolic.program import Program
 
-    i = _label(i)
-    j = terminal_frame(robot) if j is None else _label(j)
+    i = str(i)
+    j = terminal_frame(robot) if j is None else str(j)
     up, down = robot.path(i, j)
     steps = [(label, True) for label in up] + [(label, False) for label in down]
     inputs = list(robot.q) + sorted(
@@ -319,16 +353,11 @@ def loop_constraint_matrices(robot):
     Examples
     --------
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
-    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
     >>> [T] = loop_constraint_matrices(fourbar)   # 5T_4 = 5T_2 2T_1 (0T_1)^-1 0T_3 3T_4
-    >>> T.subs({t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2})
+    >>> square = dict(zip(fourbar.q, [sympy.pi/2, -sympy.pi/2, sympy.pi/2, -sympy.pi/2]))
+    >>> T.subs(square)
     Matrix([
     [1, 0, 0, 0],
     [0, 1, 0, 0],
@@ -355,17 +384,11 @@ def loop_constraints(robot):
     Examples
     --------
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
-    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
     >>> eqs = loop_constraints(fourbar)
-    >>> closed = {t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2}  # a square
-    >>> len(eqs), [e.subs(closed) for e in eqs] == [0] * 12
+    >>> square = dict(zip(fourbar.q, [sympy.pi/2, -sympy.pi/2, sympy.pi/2, -sympy.pi/2]))
+    >>> len(eqs), [e.subs(square) for e in eqs] == [0] * 12
     (12, True)
     """
     out = []
@@ -384,10 +407,10 @@ def _symbols_of(exprs):
 
 
 def _bind(robot, exprs, values, variables):
-    """Substitute ``values`` (name -> number) into ``exprs``; every free symbol
-    that is not in ``variables`` must have a value."""
-    values = dict(values or {})
-    names = {str(k): v for k, v in values.items()}
+    """The substitution ``{symbol: Float}`` that gives ``values`` (name ->
+    number) to the free symbols of ``exprs``: every one that is not in
+    ``variables`` must have a value, and no variable may be given one."""
+    names = {str(k): v for k, v in (values or {}).items()}
     variable_names = {str(s) for s in variables}
     clash = sorted(set(names) & variable_names)
     if clash:
@@ -409,6 +432,12 @@ def _bind(robot, exprs, values, variables):
         except (TypeError, ValueError):
             raise ParameterError(f"value of {s} is {names[str(s)]!r}, not a number") from None
     return mapping
+
+
+def _check_count(values, labels, what, kind="joints"):
+    """A KaneRobotError unless ``values`` has one entry per label of ``labels``."""
+    if len(values) != len(labels):
+        raise KaneRobotError(f"{what} needs {len(labels)} values ({kind} {', '.join(labels)}), got {len(values)}")
 
 
 def _variables(robot, which):
@@ -462,29 +491,20 @@ def numeric_function(robot, expr, values, variables=("q",)):
     kanerobot.errors.ParameterError: robot one: no value for L; give them in values (a dict name -> number)
     """
     groups = _variables(robot, variables)
-    flat = [s for g in groups for s in g]
-    if isinstance(expr, sympy.MatrixBase):
-        shape, items = expr.shape, list(expr)
-    else:
-        items = [sympy.sympify(e) for e in expr]
-        shape = (len(items),)
-    mapping = _bind(robot, items, values, flat)
-    items = [sympy.sympify(e).xreplace(mapping) for e in items]
+    items = [sympy.sympify(e) for e in expr]  # a matrix row by row
+    shape = expr.shape if isinstance(expr, sympy.MatrixBase) else (len(items),)
+    mapping = _bind(robot, items, values, [s for g in groups for s in g])
     # dummy names keep lambdify independent of how the user named joints
     dummies = [[sympy.Dummy(f"x{k}_{n}") for n in range(len(g))] for k, g in enumerate(groups)]
-    replace = {s: d for g, dg in zip(groups, dummies) for s, d in zip(g, dg) if isinstance(s, sympy.Symbol)}
-    items = [e.xreplace(replace) for e in items]
-    compiled = sympy.lambdify(dummies, items, modules="numpy", cse=True)
+    mapping.update({s: d for g, dg in zip(groups, dummies) for s, d in zip(g, dg) if isinstance(s, sympy.Symbol)})
+    compiled = sympy.lambdify(dummies, [e.xreplace(mapping) for e in items], modules="numpy", cse=True)
 
     def function(*args):
         if len(args) != len(groups):
             raise KaneRobotError(f"expected {len(groups)} vector(s) ({', '.join(variables)}), got {len(args)}")
-        vectors = []
-        for name, g, a in zip(variables, groups, args):
-            a = numpy.asarray(a, dtype=float).reshape(-1)
-            if a.size != len(g):
-                raise KaneRobotError(f"{name} needs {len(g)} values (joints {', '.join(robot.joint_labels)}), got {a.size}")
-            vectors.append(a)
+        vectors = [numpy.asarray(a, dtype=float).reshape(-1) for a in args]
+        for name, v in zip(variables, vectors):
+            _check_count(v, robot.joint_labels, name)
         return numpy.array(compiled(*vectors), dtype=float).reshape(shape)
 
     return function
@@ -536,10 +556,7 @@ def _joint_vector(robot, given, labels, what):
             raise KaneRobotError(f"{what}: {', '.join(unknown)} are not joints of {robot.name}")
         return out
     given = numpy.asarray(given, dtype=float).reshape(-1)
-    if given.size != len(labels):
-        raise KaneRobotError(
-            f"{what} needs {len(labels)} values (joints {', '.join(labels)}), got {given.size}"
-        )
+    _check_count(given, labels, what)
     return dict(zip(labels, given.tolist()))
 
 
@@ -558,22 +575,16 @@ def loop_solver(robot, values, known=()):
     Returns
     -------
     callable
-        ``solve(q_active, guess=None, tol=1e-10) -> numpy.ndarray (nj,)``,
-        with the arguments and result of :func:`solve_loops`; its attribute
-        ``unknown`` lists the joints solved for (the order of ``guess``).
+        ``solve(q_active, guess=None, tol=1e-10, max_nfev=2000) -> numpy.ndarray (nj,)``,
+        with the arguments and result of :func:`solve_loops` (``max_nfev``:
+        the most residual evaluations allowed); its attribute ``unknown``
+        lists the joints solved for (the order of ``guess``).
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4, L = sympy.symbols("t1:5 L")
-    >>> fourbar = Robot.create("fourbar", [    # links of length L, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=L, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=L, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=L, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=L))], loops=[("4", "5")])
-    >>> solve = loop_solver(fourbar, {"L": 0.5})
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
+    >>> solve = loop_solver(fourbar, {})
     >>> solve.unknown
     ('2', '3', '4')
     >>> [solve([a], guess=[-a, a, -a]).round(8).tolist() for a in (1.0, 1.2)]
@@ -597,9 +608,9 @@ def loop_solver(robot, values, known=()):
         )
     if not unknown:
         raise KaneRobotError("every joint of the loops has a value: nothing to solve")
-    residual = numeric_function(robot, sympy.Matrix(equations), values, ("q",))
-    jac_sym = sympy.Matrix(equations).jacobian([robot.frame(label).q for label in unknown])
-    jacobian = numeric_function(robot, jac_sym, values, ("q",))
+    E = sympy.Matrix(equations)
+    residual = numeric_function(robot, E, values, ("q",))
+    jacobian = numeric_function(robot, E.jacobian([robot.frame(label).q for label in unknown]), values, ("q",))
     index = {label: n for n, label in enumerate(robot.joint_labels)}
     cols = [index[label] for label in unknown]
     revolute = numpy.array([robot.frame(label).sigma == joints.REVOLUTE for label in unknown])
@@ -620,10 +631,7 @@ def loop_solver(robot, values, known=()):
             x0 = numpy.array([g.get(label, 0.0) for label in unknown])
         else:
             x0 = numpy.asarray(guess, dtype=float).reshape(-1)
-            if x0.size != len(unknown):
-                raise KaneRobotError(
-                    f"guess needs {len(unknown)} values (passive joints {', '.join(unknown)}), got {x0.size}"
-                )
+            _check_count(x0, unknown, "guess", "passive joints")
 
         def full(x):
             out = q.copy()
@@ -692,17 +700,10 @@ def solve_loops(robot, values, q_active, guess=None, tol=1e-10):
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
-    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
     >>> q = solve_loops(fourbar, {}, [1.5], guess=[-1.5, 1.5, -1.5])
-    >>> q.round(8).tolist()   # the parallelogram: t2 = -t1, t3 = t1, t4 = -t1
+    >>> q.round(8).tolist()   # the parallelogram: th2 = -th1, th3 = th1, th4 = -th1
     [1.5, -1.5, 1.5, -1.5]
     >>> solve_loops(fourbar, {}, [1.5], guess=[-1.5, 1.5, -1.5, 0])
     Traceback (most recent call last):

@@ -24,7 +24,7 @@ import numpy
 import sympy
 
 from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.geometry import numeric_function, position, rotation
+from kanerobot.geometry import _check_count, numeric_function, position, rotation
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
 
@@ -54,20 +54,21 @@ def _split(xi):
 
 
 def _joint_values(robot, given, default, what):
+    """label -> value of each joint, from ``given`` (nj expressions) or ``default``."""
     if given is None:
-        return {label: v for label, v in zip(robot.joint_labels, default)}
+        return dict(zip(robot.joint_labels, default))
     values = list(given)
-    if len(values) != robot.nj:
-        raise KaneRobotError(f"{what} needs {robot.nj} values (joints {', '.join(robot.joint_labels)}), got {len(values)}")
+    _check_count(values, robot.joint_labels, what)
     return {label: sympy.sympify(v) for label, v in zip(robot.joint_labels, values)}
-
-
-def _simplify(M, simplify):
-    return M.applyfunc(sympy.trigsimp) if simplify else M
 
 
 def path_joints(robot, frame):
     """Labels of the joints that move ``frame``: the joints on its path from the base.
+
+    Returns
+    -------
+    tuple of str
+        From the base down to ``frame``; fixed frames left out.
 
     Examples
     --------
@@ -84,13 +85,47 @@ def path_joints(robot, frame):
     return tuple(label for label in robot.root_path(str(frame)) if robot.frame(label).is_joint)
 
 
-def _column(robot, f, point, i):
+def _column(robot, f, point, i, cache):
     """Renaud's column of joint f for the point O_point, projected in frame i
-    (SYMORO+ eq. 5): ``[iA_f (sigma_f a_f + sigmabar_f a_f x fP_point); iA_f sigmabar_f a_f]``."""
+    (SYMORO+ eq. 5): ``[iA_f (sigma_f a_f + sigmabar_f a_f x fP_point); iA_f sigmabar_f a_f]``;
+    ``cache`` as in :func:`kanerobot.geometry.transform`."""
     sigma_a, sigmabar_a = _split(robot.frame(f).motion_subspace())
-    fP_point = position(robot, f, point)
-    iA_f = rotation(robot, i, f)
+    fP_point = position(robot, f, point, cache)
+    iA_f = rotation(robot, i, f, cache)
     return sympy.Matrix.vstack(iA_f * (sigma_a + sigmabar_a.cross(fP_point)), iA_f * sigmabar_a)
+
+
+def _renaud_frames(robot, frame, projection, intermediate, computation):
+    """n, r, j, i of Renaud's form (see :func:`renaud_factors`), defaults
+    applied, each checked to be a frame of ``robot``."""
+    n = str(frame)
+    r = str(projection)
+    j = n if intermediate is None else str(intermediate)
+    i = r if computation is None else str(computation)
+    for label in {n, j, i, r} - {BASE}:
+        robot.frame(label)  # a clear DescriptionError for an unknown frame
+    return n, r, j, i
+
+
+def _rotate(robot, r, i, cache):
+    """``[rA_i 0; 0 rA_i]``, 6x6."""
+    rA_i = rotation(robot, r, i, cache) if i != r else sympy.eye(3)
+    return sympy.diag(rA_i, rA_i)
+
+
+def _shift(robot, n, j, i, cache):
+    """``[I3 -hat(iL_jn); 0 I3]``, 6x6, with iL_jn = iA_j jP_n the vector from O_j to O_n."""
+    iL_jn = rotation(robot, i, j, cache) * position(robot, j, n, cache) if j != n else sympy.zeros(3, 1)
+    shift = sympy.eye(6)
+    shift[:3, 3:] = -hat(iL_jn)
+    return shift
+
+
+def _iJ_nj(robot, n, j, i, cache):
+    """``iJ_nj``, 6 x nj: the column of each joint moving n (:func:`_column`), zero for the others."""
+    moving = set(path_joints(robot, n))
+    columns = [_column(robot, f, j, i, cache) if f in moving else sympy.zeros(6, 1) for f in robot.joint_labels]
+    return sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
 
 
 # ---------------------------------------------------------------- Jacobian
@@ -146,23 +181,9 @@ def renaud_factors(robot, frame, projection=BASE, intermediate=None, computation
     >>> sympy.simplify(J[:, 2].T)
     Matrix([[D3*sin(th2)*cos(th1), D3*sin(th1)*sin(th2), -D3*cos(th2), sin(th1), -cos(th1), 0]])
     """
-    n = str(frame)
-    r = str(projection)
-    j = n if intermediate is None else str(intermediate)
-    i = r if computation is None else str(computation)
-    for label in {n, j, i, r} - {BASE}:
-        robot.frame(label)  # a clear DescriptionError for an unknown frame
-    moving = set(path_joints(robot, n))
-    columns = [
-        _column(robot, f, j, i) if f in moving else sympy.zeros(6, 1) for f in robot.joint_labels
-    ]
-    iJ_nj = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
-    rA_i = rotation(robot, r, i) if i != r else sympy.eye(3)
-    rotate = sympy.diag(rA_i, rA_i)
-    iL_jn = rotation(robot, i, j) * position(robot, j, n) if j != n else sympy.zeros(3, 1)
-    shift = sympy.eye(6)
-    shift[:3, 3:] = -hat(iL_jn)
-    return rotate, shift, iJ_nj
+    n, r, j, i = _renaud_frames(robot, frame, projection, intermediate, computation)
+    cache = {}
+    return _rotate(robot, r, i, cache), _shift(robot, n, j, i, cache), _iJ_nj(robot, n, j, i, cache)
 
 
 def jacobian(robot, frame, projection=BASE, intermediate=None, computation=None, simplify=False):
@@ -213,19 +234,24 @@ def jacobian(robot, frame, projection=BASE, intermediate=None, computation=None,
         J = shift * J
     if rotate != sympy.eye(6):
         J = rotate * J
-    return _simplify(J, simplify)
+    return J.applyfunc(sympy.trigsimp) if simplify else J
 
 
-def _default_intermediate(robot, frame):
-    """The frame k of the path (or the base) for which i = j = k gives the
-    fewest operations in iJ_nj."""
+def _shortest_factors(robot, frame, projection, intermediate, computation):
+    """:func:`renaud_factors`; when neither j nor i is given, with i = j = the
+    frame k of the path (or the base) whose kJ_nk has the fewest operations."""
+    if intermediate is not None or computation is not None:
+        return renaud_factors(robot, frame, projection, intermediate, computation)
+    n, r, _, _ = _renaud_frames(robot, frame, projection, None, None)
+    cache = {}  # shared by the candidates: kT_f and fT_k grow along the path
     best = None
-    for k in (BASE,) + robot.root_path(str(frame)):
-        _, _, J = renaud_factors(robot, frame, k, k, k)
-        cost = sympy.count_ops(J, visual=False)
+    for k in (BASE,) + robot.root_path(n):
+        kJ_nk = _iJ_nj(robot, n, k, k, cache)
+        cost = sympy.count_ops(kJ_nk, visual=False)
         if best is None or cost < best[0]:
-            best = (cost, k)
-    return best[1]
+            best = (cost, k, kJ_nk)
+    _, k, kJ_nk = best
+    return _rotate(robot, r, k, cache), _shift(robot, n, k, k, cache), kJ_nk
 
 
 def _square(robot, frame, rows):
@@ -290,9 +316,7 @@ def jacobian_determinant(robot, frame, projection=BASE, intermediate=None, compu
     frame = str(frame)
     cols = _square(robot, frame, rows)
     if rows is None:
-        if intermediate is None and computation is None:
-            intermediate = computation = _default_intermediate(robot, frame)
-        _, _, J = renaud_factors(robot, frame, projection, intermediate, computation)
+        _, _, J = _shortest_factors(robot, frame, projection, intermediate, computation)
     else:
         J = jacobian(robot, frame, projection, intermediate, computation)
         J = J.extract(list(rows), list(range(J.cols)))
@@ -370,9 +394,7 @@ def inverse_kinematic_model(
     if twist.rows != n_task:
         raise KaneRobotError(f"twist needs {n_task} values, got {twist.rows}")
     if rows is None:
-        if intermediate is None and computation is None:
-            intermediate = computation = _default_intermediate(robot, frame)
-        rotate, shift, iJ_nj = renaud_factors(robot, frame, projection, intermediate, computation)
+        rotate, shift, iJ_nj = _shortest_factors(robot, frame, projection, intermediate, computation)
         rhs = rotate.T * twist
         unshift = sympy.eye(6)
         unshift[:3, 3:] = -shift[:3, 3:]
@@ -484,13 +506,9 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
         wdot[j] = jA_i * wdot[i] + qddj * sigmabar_a + jw_i.cross(qdj * sigmabar_a)  # (8)
         U[j] = hat(wdot[j]) + hat(w[j]) * hat(w[j])  # (9)
         Vdot[j] = jA_i * (Vdot[i] + U[i] * iP_j) + qddj * sigma_a + 2 * jw_i.cross(qdj * sigma_a)  # (10)
-    out = {}
-    for label in w:
-        if accelerations:
-            out[label] = LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label])
-        else:
-            out[label] = LinkKinematics(w[label], V[label])
-    return out
+    if not accelerations:
+        return {label: LinkKinematics(w[label], V[label]) for label in w}
+    return {label: LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label]) for label in w}
 
 
 def link_velocities(robot, qd=None, base=True):
@@ -631,15 +649,8 @@ class LoopVelocityConstraints:
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
-    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
     >>> c = loop_velocity_constraints(fourbar)
     >>> c.J.shape, c.Wa.shape, c.Wp.shape, c.Wc.shape
     ((6, 4), (2, 1), (2, 2), (1, 1))
@@ -693,8 +704,15 @@ class LoopVelocityConstraints:
         return W.applyfunc(sympy.simplify) if simplify else W
 
     def numeric(self, values):
-        """A function ``q -> J(q)`` (numpy, 6B x nj) with ``values`` bound
-        (compiled once per set of values)."""
+        """``J`` compiled with ``values`` (dict str -> float, the geometric
+        parameters) bound, once per set of values.
+
+        Returns
+        -------
+        callable
+            ``f(q) -> numpy.ndarray`` of shape (6B, nj), see
+            :func:`kanerobot.geometry.numeric_function`.
+        """
         key = tuple(sorted((str(k), repr(v)) for k, v in dict(values or {}).items()))
         if key not in self._compiled:
             self._compiled[key] = numeric_function(self.robot, self.J, values, ("q",))
@@ -764,17 +782,15 @@ class LoopVelocityConstraints:
         return self.G(values, q)[self._columns(self.passive), :]
 
 
-def _loop_columns(robot, cut, closing):
+def _loop_columns(robot, cut, closing, cache):
     """Columns of kJ_k qd_1 - kJ_{k+B} qd_2 for one loop, 6 x nj, in frame k."""
     up, down = robot.path(cut, closing)
-    side_k = [label for label in up if robot.frame(label).is_joint]
-    side_kB = [label for label in down if robot.frame(label).is_joint]
     columns = []
     for f in robot.joint_labels:
-        if f in side_k:
-            columns.append(_column(robot, f, cut, cut))
-        elif f in side_kB:
-            columns.append(-_column(robot, f, closing, cut))
+        if f in up:
+            columns.append(_column(robot, f, cut, cut, cache))
+        elif f in down:
+            columns.append(-_column(robot, f, closing, cut, cache))
         else:
             columns.append(sympy.zeros(6, 1))
     return sympy.Matrix.hstack(*columns)
@@ -824,18 +840,12 @@ def loop_velocity_constraints(robot):
     Examples
     --------
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> t1, t2, t3, t4 = sympy.symbols("t1:5")
-    >>> fourbar = Robot.create("fourbar", [    # unit links, cut at joint 4
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=t1)),
-    ...     Frame("2", "1", 0, 0, KKPlacement(d=1, theta=t2)),
-    ...     Frame("3", "0", 0, 0, KKPlacement(d=1, theta=t3)),
-    ...     Frame("4", "3", 0, 0, KKPlacement(d=1, theta=t4)),
-    ...     Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    >>> import kanerobot as kr
+    >>> fourbar = kr.load(kr.frames_path("fourbar"))   # unit links, cut at joint 4
     >>> c = loop_velocity_constraints(fourbar)
     >>> c.active, c.passive, c.cut, c.rows, c.zero_rows, c.cut_rows
     (('1',), ('2', '3'), ('4',), (0, 1), (2, 3, 4), (5,))
-    >>> square = {t1: sympy.pi/2, t2: -sympy.pi/2, t3: sympy.pi/2, t4: -sympy.pi/2}
+    >>> square = dict(zip(fourbar.q, [sympy.pi/2, -sympy.pi/2, sympy.pi/2, -sympy.pi/2]))
     >>> c.W_symbolic().subs(square)   # parallelogram: qd2 = -qd1, qd3 = qd1
     Matrix([
     [-1],
@@ -846,7 +856,8 @@ def loop_velocity_constraints(robot):
     """
     if not robot.loops:
         raise KaneRobotError(f"robot {robot.name} has no loops")
-    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing) for cut, closing in robot.loops])
+    cache = {}
+    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
     active = tuple(robot.active_joints)
     cut = tuple(k for k in robot.cut_joints if k not in active)
     passive = tuple(p for p in robot.passive_joints if p not in cut)

@@ -4,6 +4,7 @@ import numpy
 import pytest
 import sympy
 
+import kanerobot as kr
 from kanerobot import geometry
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import Base, Frame, KKPlacement, Robot
@@ -70,6 +71,18 @@ def test_transform_between_the_sides_of_a_loop(sr400, rng):
     T010 = geometry.numeric_transform(sr400, "0", "10", values)
     q = rng.uniform(-2, 2, sr400.nj)
     numpy.testing.assert_allclose(T(q), numpy.linalg.inv(T09(q)) @ T010(q), atol=1e-12)
+
+
+def test_transform_with_a_shared_cache_gives_the_same_expressions(tree, sr400):
+    for robot in (tree, sr400):
+        cache = {}
+        labels = ("0",) + robot.labels
+        for i in labels:
+            for j in labels:
+                T = geometry.transform(robot, i, j, cache=cache)
+                assert T == geometry.transform(robot, i, j)
+                T[0, 0] = sympy.Symbol("changed")  # the result is the caller's, not the cache's
+                assert geometry.transform(robot, i, j, cache=cache) == geometry.transform(robot, i, j)
 
 
 def test_inverse_transform_is_exact():
@@ -148,6 +161,25 @@ def test_solve_loops_reports_a_loop_that_cannot_close():
                                           loops=far.loops), {}, [0.3])
     with pytest.raises(KaneRobotError, match="no loops"):
         geometry.solve_loops(Robot.create("open", far.frames[:2]), {}, [0.3])
+
+
+def test_shipped_four_bar_is_the_unit_parallelogram():
+    # the robot of the docstring examples of geometry and kinematics
+    th = sympy.symbols("th1:5")
+    built = Robot.create("fourbar", [
+        Frame("1", "0", 0, 1, KKPlacement(theta=th[0])),
+        Frame("2", "1", 0, 0, KKPlacement(d=1, theta=th[1])),
+        Frame("3", "0", 0, 0, KKPlacement(d=1, theta=th[2])),
+        Frame("4", "3", 0, 0, KKPlacement(d=1, theta=th[3])),
+        Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
+    fourbar = kr.load(kr.frames_path("fourbar"))
+    assert fourbar == built
+    for a in (0.4, 1.5, 2.5):
+        q = geometry.solve_loops(fourbar, {}, [a], guess=[-a, a, -a])
+        numpy.testing.assert_allclose(q, [a, -a, a, -a], atol=1e-9)
+        assert _closing_error(fourbar, {}, q) < 1e-10
+    with pytest.raises(KaneRobotError, match="no end frame outside its loops"):
+        geometry.terminal_frame(fourbar)
 
 
 @pytest.mark.parametrize("name,i,j", [("rx90", "0", "6"), ("tree", "3", "7"), ("sr400", "10", "9")])
