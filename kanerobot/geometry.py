@@ -98,12 +98,8 @@ def transform(robot, i, j, simplify=False, cache=None):
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> transform(arm, "0", "2", simplify=True)[:2, 3].T
     Matrix([[L1*cos(th1), L1*sin(th1)]])
     >>> transform(arm, "2", "1", simplify=True)[:2, 3].T
@@ -200,12 +196,8 @@ def terminal_frame(robot):
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2 = sympy.symbols("th1 th2")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> terminal_frame(arm)
     '2'
     """
@@ -288,12 +280,8 @@ def fast_geometric_model(robot, i=BASE, j=None, trig=True):
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> program = fast_geometric_model(arm, "0", "2")
     >>> print(program)
     C1 = cos(th1)
@@ -534,12 +522,8 @@ def numeric_transform(robot, i, j, values):
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> T = numeric_transform(arm, "0", "2", {"L1": 0.5})
     >>> T([0.0, 0.0])[:3, 3]
     array([0.5, 0. , 0. ])

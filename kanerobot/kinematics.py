@@ -167,16 +167,8 @@ def renaud_factors(robot, frame, projection=BASE, intermediate=None, computation
     OpenSYMORO in ``RX90_jac.txt`` (column 3: ``J13 = D3*sin(th2)*cos(th1)``):
 
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th = sympy.symbols("th1:7"); D3, RL4 = sympy.symbols("D3 RL4")
-    >>> pi = sympy.pi
-    >>> rx90 = Robot.create("RX90", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th[0])),
-    ...     Frame("2", "1", 0, 1, KKPlacement(alpha=pi/2, theta=th[1])),
-    ...     Frame("3", "2", 0, 1, KKPlacement(d=D3, theta=th[2])),
-    ...     Frame("4", "3", 0, 1, KKPlacement(alpha=-pi/2, theta=th[3], r=RL4)),
-    ...     Frame("5", "4", 0, 1, KKPlacement(alpha=pi/2, theta=th[4])),
-    ...     Frame("6", "5", 0, 1, KKPlacement(alpha=-pi/2, theta=th[5]))])
+    >>> import kanerobot as kr
+    >>> rx90 = kr.load(kr.frames_path("rx90"))
     >>> _, _, J = renaud_factors(rx90, "6", "0", "0")
     >>> sympy.simplify(J[:, 2].T)
     Matrix([[D3*sin(th2)*cos(th1), D3*sin(th1)*sin(th2), -D3*cos(th2), sin(th1), -cos(th1), 0]])
@@ -213,12 +205,8 @@ def jacobian(robot, frame, projection=BASE, intermediate=None, computation=None,
 
     Examples
     --------
-    >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> jacobian(arm, "2", simplify=True)
     Matrix([
     [-L1*sin(th1), 0],
@@ -299,13 +287,14 @@ def jacobian_determinant(robot, frame, projection=BASE, intermediate=None, compu
 
     Examples
     --------
+    The planar arm of ``frames/planar2.par`` with a tool frame 3 fixed on
+    link 2 at distance L2:
+
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1, L2 = sympy.symbols("th1 th2 L1 L2")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2)),
-    ...     Frame("3", "2", 2, 0, KKPlacement(d=L2))])
+    >>> import kanerobot as kr
+    >>> planar2 = kr.load(kr.frames_path("planar2"))
+    >>> tool = kr.Frame("3", "2", 2, 0, kr.KKPlacement(d=sympy.Symbol("L2")))
+    >>> arm = kr.Robot.create("planar2", [*planar2.frames, tool])
     >>> jacobian_determinant(arm, "3", rows=[0, 1])
     L1*L2*sin(th2)
     >>> jacobian_determinant(arm, "3")
@@ -370,14 +359,14 @@ def inverse_kinematic_model(
 
     Examples
     --------
+    Joint rates that move the tool frame 3 of the planar arm of
+    ``frames/planar2.par`` (fixed on link 2 at distance L2) at (vx, vy):
+
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1, L2 = sympy.symbols("th1 th2 L1 L2")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2)),
-    ...     Frame("3", "2", 2, 0, KKPlacement(d=L2))])
-    >>> vx, vy = sympy.symbols("vx vy")
+    >>> import kanerobot as kr
+    >>> L2, vx, vy = sympy.symbols("L2 vx vy")
+    >>> planar2 = kr.load(kr.frames_path("planar2"))
+    >>> arm = kr.Robot.create("planar2", [*planar2.frames, kr.Frame("3", "2", 2, 0, kr.KKPlacement(d=L2))])
     >>> qd = inverse_kinematic_model(arm, "3", [vx, vy], rows=[0, 1], simplify=True)
     >>> J = jacobian(arm, "3").extract([0, 1], [0, 1])
     >>> sympy.simplify(J * qd - sympy.Matrix([vx, vy]))
@@ -531,11 +520,8 @@ def link_velocities(robot, qd=None, base=True):
     Examples
     --------
     >>> import sympy
-    >>> from kanerobot.robot.description import Robot, Frame, KKPlacement
-    >>> th1, th2, L1 = sympy.symbols("th1 th2 L1")
-    >>> arm = Robot.create("planar2", [
-    ...     Frame("1", "0", 0, 1, KKPlacement(theta=th1)),
-    ...     Frame("2", "1", 0, 1, KKPlacement(d=L1, theta=th2))])
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
     >>> w2, V2 = link_velocities(arm)["2"]
     >>> w2.T, sympy.simplify(V2.T)
     (Matrix([[0, 0, QP1 + QP2]]), Matrix([[L1*QP1*sin(th2), L1*QP1*cos(th2), 0]]))
