@@ -79,7 +79,7 @@ def _model_det(robot, args, progress):
 
     frame = args.frame or _terminal(robot)
     progress(f"determinant of the Jacobian of frame {frame}")
-    det = jacobian_determinant(robot, frame, projection=args.projection, intermediate=args.intermediate)
+    det = jacobian_determinant(robot, frame, projection=args.projection, intermediate=args.intermediate, rows=args.rows)
     return f"Determinant of the Jacobian of frame {frame}", format_assignments([("DETJ", det)])
 
 
@@ -152,7 +152,7 @@ MODELS = {
     "trm": ("transformation matrix between two frames (--start, --frame)", _model_trm),
     "fgm": ("fast geometric model with intermediate variables (--start, --frame)", _model_fgm),
     "jac": ("Jacobian matrix of a frame, Renaud's form (--frame, --projection, --intermediate)", _model_jac),
-    "det": ("determinant of the Jacobian (--frame, --projection)", _model_det),
+    "det": ("determinant of the Jacobian (--frame, --projection; --rows for fewer than 6 joints)", _model_det),
     "vel": ("velocities of all links, recursive", _model_vel),
     "acc": ("accelerations of all links, recursive", _model_acc),
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
@@ -218,6 +218,16 @@ def cmd_convert(args):
     print(f"written {args.target}", file=sys.stderr)
 
 
+def _rows(text):
+    try:
+        rows = [int(item) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rows takes row numbers 0-5 separated by commas, got {text!r}") from None
+    if not rows or any(not 0 <= r <= 5 for r in rows) or len(set(rows)) != len(rows):
+        raise argparse.ArgumentTypeError(f"--rows takes distinct row numbers 0-5, got {text!r}")
+    return rows
+
+
 def _parse_values(items):
     values = {}
     for item in items:
@@ -264,6 +274,9 @@ def build_parser():
     p.add_argument("--start", metavar="I", default="0", help="first frame of trm/fgm (default 0, the base)")
     p.add_argument("--projection", metavar="R", default="0", help="frame the Jacobian is projected into (default 0)")
     p.add_argument("--intermediate", metavar="I", help="intermediate frame of Renaud's Jacobian (default: projection)")
+    p.add_argument(
+        "--rows", metavar="R,R,...", type=_rows, help="task rows of det for a frame moved by fewer than 6 joints (0-2 linear, 3-5 angular)"
+    )
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="bind a parameter, e.g. --set D3=0.45")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")

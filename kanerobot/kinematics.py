@@ -245,13 +245,15 @@ def _shortest_factors(robot, frame, projection, intermediate, computation):
 def _square(robot, frame, rows):
     cols = [robot.joint_labels.index(label) for label in path_joints(robot, frame)]
     nrows = 6 if rows is None else len(rows)
-    if nrows != len(cols):
+    if nrows == len(cols):
+        return cols
+    size = f"the Jacobian of frame {frame} is {nrows} x {len(cols)} ({len(cols)} joints {', '.join(path_joints(robot, frame))} move it)"
+    if len(cols) > 6:
         raise KaneRobotError(
-            f"the Jacobian of frame {frame} is {nrows} x {len(cols)} ({len(cols)} joints "
-            f"{', '.join(path_joints(robot, frame))} move it): it is not square; choose "
-            f"{len(cols)} task rows with rows=[...] (0-2 linear, 3-5 angular)"
+            f"{size}: the frame is redundantly actuated, a twist has only 6 components, so there is no square "
+            f"Jacobian and no determinant"
         )
-    return cols
+    raise KaneRobotError(f"{size}: it is not square; choose {len(cols)} task rows with rows=[...] (0-2 linear, 3-5 angular)")
 
 
 def jacobian_determinant(robot, frame, projection=BASE, intermediate=None, computation=None, rows=None, simplify=True):

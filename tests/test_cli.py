@@ -61,6 +61,18 @@ def test_models_print_symoro_layout(args, words, capsys):
         assert word in out
 
 
+def test_det_with_task_rows(capsys):
+    """Planar 2R arm, origin of frame 2 (on joint 2): V = L1 qd1 (-S1, C1, 0) in
+    frame 0 and wz = qd1 + qd2, so det of rows (Vy, wz) is L1*C1; in frame 1,
+    V = (0, L1 qd1, 0) and the determinant is L1."""
+    assert main(["model", "planar2", "det", "--rows", "1,5"]) == 0
+    assert "DETJ = L1*cos(th1)" in capsys.readouterr().out
+    assert main(["model", "planar2", "det", "--rows", "1,5", "--projection", "1"]) == 0
+    assert "DETJ = L1\n" in capsys.readouterr().out
+    assert main(["model", "planar2", "det"]) == 2
+    assert "choose 2 task rows" in capsys.readouterr().err
+
+
 def test_output_file(tmp_path, capsys):
     target = tmp_path / "jac.txt"
     assert main(["model", "rx90", "jac", "-o", str(target)]) == 0
@@ -112,5 +124,7 @@ def test_unknown_robot_and_frame(capsys):
     assert "has no frame '9'" in capsys.readouterr().err
     assert main(["model", "krang", "jac"]) == 2
     assert "several end frames (10l, 10r): choose one with --frame" in capsys.readouterr().err
+    assert main(["model", "krang", "det", "--frame", "10l"]) == 2
+    assert "redundantly actuated" in capsys.readouterr().err
     assert main(["model", "rx90", "loops"]) == 2
     assert "no closed loop" in capsys.readouterr().err
