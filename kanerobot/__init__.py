@@ -19,3 +19,4 @@ from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
 __version__ = "0.1.0"
 from kanerobot.robot.io import load, save
 from kanerobot.library import frames_path, robot_names
+from kanerobot.dynamics.model import derive

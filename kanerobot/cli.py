@@ -148,6 +148,59 @@ def _model_loopvel(robot, args, progress):
     return "Kinematic constraint equations of loops\n" + note, text
 
 
+def _dynamic(name, title):
+    def build(robot, args, progress):
+        from kanerobot.dynamics.model import derive
+        from kanerobot.symbolic.printing import format_program
+
+        progress(f"{title} of {robot.name} ({robot.nj} joints)")
+        model = derive(robot)
+        program = model.program(name)
+        if args.lang:
+            return title, _export(model, name, program, args)
+        return title, format_program(program)
+
+    return build
+
+
+DYNAMIC_MODELS = {
+    "idm": ("inverse_dynamics", "Inverse dynamic model using Newton-Euler algorithm"),
+    "inm": ("mass_matrix", "Inertia matrix by composite links"),
+    "ccg": ("h", "Centrifugal, Coriolis, gravity and friction torques"),
+    "grav": ("gravity", "Gravity torques"),
+    "cor": ("coriolis_matrix", "Coriolis matrix (Christoffel form)"),
+    "ddm": ("direct_dynamics", "Direct dynamic model (recursive, without the inertia matrix)"),
+}
+
+
+def _export(model, name, program, args):
+    """Generated function file text for one dynamic model (``--lang``)."""
+    from kanerobot.codegen import generate
+
+    robot = model.robot
+    groups = [("q", model.q)]
+    if name in ("inverse_dynamics", "h", "coriolis_matrix", "direct_dynamics"):
+        groups.append(("qd", model.qd))
+    if name == "inverse_dynamics":
+        groups.append(("qdd", model.qdd))
+    if name == "direct_dynamics":
+        groups.append(("tau", model.tau))
+    if name in ("inverse_dynamics", "h", "direct_dynamics"):
+        groups += [(f"wrench{label}", symbols) for label, symbols in model.wrench.items()]
+    parameters = [sympy_symbol(p) for p in model.parameters]
+    groups.append(("p", parameters))
+    function = f"{robot.name.lower()}_{args.model}"
+    doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters {robot.name} needs (kr.derive(robot).parameters)."
+    shape = (robot.nj, robot.nj) if name in ("mass_matrix", "coriolis_matrix") else None
+    return generate(program, args.lang, function, groups, outputs=shape, doc=doc)
+
+
+def sympy_symbol(name):
+    import sympy
+
+    return sympy.Symbol(name)
+
+
 MODELS = {
     "trm": ("transformation matrix between two frames (--start, --frame)", _model_trm),
     "fgm": ("fast geometric model with intermediate variables (--start, --frame)", _model_fgm),
@@ -159,6 +212,7 @@ MODELS = {
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
 }
+MODELS.update({key: (title[0].lower() + title[1:], _dynamic(name, title)) for key, (name, title) in DYNAMIC_MODELS.items()})
 
 
 def _terminal(robot):
@@ -207,9 +261,11 @@ def cmd_model(args):
         label = getattr(args, option)
         if label not in (None, "0"):
             robot.frame(label)  # a clear error for an unknown frame
-    title, equations = MODELS[args.model][1](robot, args, progress)
+    if args.lang and args.model not in DYNAMIC_MODELS:
+        raise KaneRobotError(f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}), not {args.model}")
+    title, text = MODELS[args.model][1](robot, args, progress)
     progress("done")
-    _write(model_text(title, robot, equations), args.output)
+    _write(text if args.lang else model_text(title, robot, text), args.output)
 
 
 def cmd_convert(args):
@@ -263,10 +319,11 @@ def build_parser():
     models = "\n".join(f"  {name:8s} {help_}" for name, (help_, _) in MODELS.items())
     p = sub.add_parser(
         "model",
-        help="generate a geometric or kinematic model as SYMORO-style text",
+        help="generate a geometric, kinematic or dynamic model as SYMORO-style text or code",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Generate a model of ROBOT. Models:\n" + models,
-        epilog="Frames are named by their labels ('6', '10l'); 0 is the base.",
+        epilog="Frames are named by their labels ('6', '10l'); 0 is the base. "
+        "Example: kanerobot model rx90 idm --lang c -o rx90_idm.c",
     )
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
     p.add_argument("model", metavar="MODEL", choices=sorted(MODELS), help="one of: " + ", ".join(MODELS))
@@ -278,6 +335,9 @@ def build_parser():
         "--rows", metavar="R,R,...", type=_rows, help="task rows of det for a frame moved by fewer than 6 joints (0-2 linear, 3-5 angular)"
     )
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="bind a parameter, e.g. --set D3=0.45")
+    p.add_argument(
+        "--lang", choices=("python", "c", "matlab", "julia"), help="export a dynamic model as a function file in this language"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_model)

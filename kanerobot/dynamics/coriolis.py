@@ -1,0 +1,207 @@
+"""Coriolis matrix in Christoffel form, from the inertia matrix program.
+
+With ``A(q)`` the inertia matrix, the Christoffel symbols of the first kind
+
+    c_ijk = 1/2 (dA_ij/dq_k + dA_ik/dq_j - dA_jk/dq_i)
+
+give the Coriolis matrix ``C_ij = sum_k c_ijk qd_k``, for which ``C qd`` is
+the centrifugal and Coriolis torque vector (``H - Q`` of the inverse dynamic
+model without friction) and ``A' - 2 C`` is skew-symmetric (passivity).
+
+It is computed here from the program of ``A`` by forward-mode
+differentiation (:mod:`kanerobot.symbolic.derivative`), never expanding it.
+The sum splits into a symmetric and a skew-symmetric part,
+
+    CA_ij = 1/2 sum_k qd_k dA_ij/dq_k                   (CA = A'/2)
+    CN_ij = 1/2 sum_k qd_k (dA_jk/dq_i - dA_ik/dq_j)    (CN = (A' - 2C)/2)
+    C_ij = CA_ij - CN_ij,   C_ji = CA_ij + CN_ij  (i < j),   C_ii = CA_ii
+
+Both need only the partial derivatives ``dA_ik/dq_j`` (``dA13_dth2``), one
+forward pass per joint, each limited to the variables that depend on that
+joint (nothing for ``q1`` in a serial chain, whose inertia matrix does not
+depend on it).  The 1/2 is carried by the half velocities ``HQP<k> = QP<k>/2``
+(n products instead of one per entry).  ``CA`` can instead come from one
+time-derivative pass (``adot="time"``: ``dA12_dt``, then ``CA12 = dA12_dt/2``),
+which costs more when the partial derivatives are needed anyway: on
+OpenSYMORO's RX-90 inertia matrix (RX90_inm.txt, 147 additions, 177
+multiplications, 10 functions) the Coriolis matrix costs 483 additions, 656
+multiplications and 10 functions by partials, and 657, 915, 10 with the
+time pass (both counts include the lines of ``A`` they use).  Since ``CN``
+is written skew-symmetric, ``A' - 2C = 2 CN`` is skew-symmetric exactly,
+by construction.
+
+Cost beyond the derivative passes (see :mod:`kanerobot.symbolic.derivative`):
+for each pair ``i <= j`` at most ``n`` products and ``n - 1`` additions for
+``CA_ij``, for each pair ``i < j`` at most ``n`` products and ``2n - 1``
+additions for ``CN_ij``, one addition per off-diagonal output ``C_ij``, and
+``n`` products for the half velocities.  Zeros are skipped throughout.
+Report with :meth:`Program.op_count`.
+"""
+
+import sympy
+
+from kanerobot.symbolic.derivative import ForwardMode
+from kanerobot.symbolic.printing import matrix_entry_names
+
+__all__ = ["coriolis_matrix"]
+
+
+def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="partials"):
+    """Coriolis matrix ``C(q, qd)`` of a robot as a program (Christoffel form).
+
+    Parameters
+    ----------
+    robot : Robot or None
+        Gives the joint variables ``robot.q`` and velocities ``robot.qd``
+        (the ``QP`` symbols; a customised 0 makes a joint's velocity vanish).
+        May be None when ``mass_matrix_program``, ``q`` and ``qd`` are given.
+    mass_matrix_program : Program, optional
+        The inertia matrix, outputs ``A<i><j>`` (1-based, ``A<i>_<j>`` beyond
+        9 joints) for ``i <= j`` (or ``j <= i``: ``A`` is symmetric).  By
+        default :func:`kanerobot.dynamics.composite.mass_matrix` of
+        ``robot``.
+    q, qd : sequence of sympy.Symbol, optional
+        Override ``robot.q`` and ``robot.qd``.
+    adot : {"partials", "time"}, optional
+        How the symmetric part ``A'/2`` is formed: from the partial
+        derivatives (default, cheaper) or by one time-derivative pass
+        (:func:`~kanerobot.symbolic.derivative.time_derivative`'s pass).
+
+    Returns
+    -------
+    Program
+        Inputs: those of ``mass_matrix_program`` then the velocities.
+        Outputs ``C<i><j>`` for all i, j, row by row (``C<i>_<j>`` beyond
+        9 joints).  Intermediate variables: the lines of ``A`` needed, the
+        partial derivatives ``d<var>_d<q_j>`` of its variables (named after
+        the variable and the joint variable: ``dA13_dth2``, ``dAJ332_dth3``),
+        the half velocities ``H<QP_k>``, ``CA<i><j>`` (``A'/2``, i < j) and
+        ``CN<i><j>`` (``(A' - 2C)/2``, i < j); with ``adot="time"`` also the
+        time derivatives ``d<var>_dt``.  Derivatives that are identically
+        zero have no line.
+
+    Raises
+    ------
+    ValueError
+        When an entry of ``A`` is missing or ``q`` and ``qd`` differ in length.
+
+    Examples
+    --------
+    A planar 2R arm, ``A11 = a + 2 b C2``, ``A12 = c + b C2``, ``A22 = c``
+    (``b = m2 l1 lc2``):
+
+    >>> from kanerobot.symbolic import Program
+    >>> th1, th2, a, b, c, QP1, QP2 = sympy.symbols("th1 th2 a b c QP1 QP2")
+    >>> A = Program(inputs=[th1, th2, a, b, c])
+    >>> C2, S2 = A.sin_cos(th2, "2")
+    >>> A.set_output("A11", A.assign("A11", a + 2*b*C2))
+    'A11'
+    >>> A.set_output("A12", A.assign("A12", c + b*C2))
+    'A12'
+    >>> A.set_output("A22", c)
+    'A22'
+    >>> C = coriolis_matrix(None, A, q=[th1, th2], qd=[QP1, QP2])
+    >>> print(C)
+    S2 = sin(th2)
+    HQP1 = QP1/2
+    HQP2 = QP2/2
+    dA11_dth2 = -2*S2*b
+    dA12_dth2 = -S2*b
+    CA12 = HQP2*dA12_dth2
+    CN12 = -HQP1*dA11_dth2 - HQP2*dA12_dth2
+    C11 = HQP2*dA11_dth2
+    C12 = CA12 - CN12
+    C21 = CA12 + CN12
+    C22 = 0
+    >>> C.op_count()
+    {'add': 3, 'mul': 9, 'fn': 1}
+    >>> sympy.factor(C.substitute_back()["C12"])
+    -b*(QP1 + QP2)*sin(th2)
+    """
+    if q is None or qd is None:
+        if robot is None:
+            raise ValueError("give a robot, or q and qd")
+        q = list(robot.q) if q is None else list(q)
+        qd = list(robot.qd) if qd is None else list(qd)
+    q, qd = list(q), [sympy.sympify(v) for v in qd]
+    if len(q) != len(qd):
+        raise ValueError(f"q has {len(q)} entries and qd {len(qd)}")
+    n = len(q)
+    if adot not in ("partials", "time"):
+        raise ValueError(f"adot must be 'partials' or 'time', got {adot!r}")
+    if mass_matrix_program is None:
+        from kanerobot.dynamics.composite import mass_matrix
+
+        mass_matrix_program = mass_matrix(robot)
+
+    names = {prefix: matrix_entry_names(prefix, (n, n)) for prefix in ("A", "C", "CA", "CN")}
+
+    def matrix_name(prefix, i, j):
+        return names[prefix][i - 1][j - 1]
+
+    outputs = mass_matrix_program.outputs
+    A = {}
+    missing = []
+    for i in range(1, n + 1):
+        for j in range(i, n + 1):
+            for key in (matrix_name("A", i, j), matrix_name("A", j, i)):
+                if key in outputs:
+                    A[i, j] = A[j, i] = (key, outputs[key])
+                    break
+            else:
+                missing.append(matrix_name("A", i, j))
+    if missing:
+        raise ValueError(f"the inertia matrix program has no output {', '.join(missing)}")
+
+    fm = ForwardMode(mass_matrix_program)
+    target = fm.target
+    for k, x in enumerate(q):
+        fm.add_direction(("q", k), {x: 1}, label=str(x))
+    if adot == "time":
+        fm.add_direction("t", dict(zip(q, qd)), label="t")
+
+    def derivative(i, j, key):
+        """dA_ij along a direction, named when it is not a trivial value."""
+        name, expr = A[i, j]
+        d = fm.derivative(expr, key)
+        if d == 0:
+            return d
+        return target.assign(fm.name_for(name, key), d)
+
+    # Half velocities carry the 1/2 of the Christoffel symbols: n products
+    # instead of one per entry of C.
+    half = []
+    for k, v in enumerate(qd):
+        label = v.name if isinstance(v, sympy.Symbol) else f"QP{k + 1}"
+        half.append(target.assign(f"H{label}", v / 2) if v != 0 else v)
+    sym = {}
+    for i in range(1, n + 1):
+        for j in range(i, n + 1):
+            if adot == "time":
+                value = derivative(i, j, "t") / 2
+            else:
+                value = sympy.Add(*(half[k] * derivative(i, j, ("q", k)) for k in range(n) if half[k] != 0))
+            # The diagonal is an output as it stands (C_ii = A'_ii / 2).
+            sym[i, j] = value if i == j else target.assign(matrix_name("CA", i, j), value)
+    skew = {}
+    for i in range(1, n + 1):
+        for j in range(i + 1, n + 1):
+            terms = []
+            for k in range(1, n + 1):
+                if half[k - 1] == 0:
+                    continue
+                diff = derivative(j, k, ("q", i - 1)) - derivative(i, k, ("q", j - 1))
+                if diff != 0:
+                    terms.append(half[k - 1] * diff)
+            skew[i, j] = target.assign(matrix_name("CN", i, j), sympy.Add(*terms))
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            if i == j:
+                value = sym[i, i]
+            elif i < j:
+                value = sym[i, j] - skew[i, j]
+            else:
+                value = sym[j, i] + skew[j, i]
+            target.set_output(matrix_name("C", i, j), value)
+    target.prune()
+    return target

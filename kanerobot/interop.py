@@ -1,0 +1,86 @@
+"""Bridges to other robotics libraries (optional dependencies).
+
+:func:`to_pinocchio` builds a pinocchio model (the ``pin`` package) of a
+robot whose parameters are bound to numbers, so that benchmarks and tests
+can hold kanerobot's models against pinocchio's algorithms on the same robot.
+"""
+
+import numpy as np
+import sympy
+
+from kanerobot.errors import KaneRobotError, ParameterError
+
+
+def _numeric(matrix, values, what):
+    bound = sympy.Matrix(matrix).xreplace(values)
+    free = sorted({str(s) for s in bound.free_symbols})
+    if free:
+        raise ParameterError(f"no value for {', '.join(free)} (needed by {what})")
+    return np.array(bound.evalf(), dtype=float)
+
+
+def inertia_about_com(dynamics, values):
+    """(mass, centre of mass, inertia about the centre of mass) of one link.
+
+    SYMORO's parameters are the inertia about the frame origin J_O and the
+    first moments MS = m c, so ``I_G = J_O - m (c.c I - c c^T)``.
+    """
+    get = lambda name: float(sympy.sympify(dynamics[name]).xreplace(values))  # noqa: E731
+    mass = get("M")
+    if mass <= 0:
+        raise KaneRobotError(f"a link has mass {mass}: pinocchio needs positive masses")
+    c = np.array([get("MX"), get("MY"), get("MZ")]) / mass
+    J = np.array(
+        [
+            [get("XX"), get("XY"), get("XZ")],
+            [get("XY"), get("YY"), get("YZ")],
+            [get("XZ"), get("YZ"), get("ZZ")],
+        ]
+    )
+    return mass, c, J - mass * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+def to_pinocchio(robot, values):
+    """A ``pinocchio.Model`` of ``robot`` with the parameters in ``values``.
+
+    Joints follow ``robot.joint_labels``, so pinocchio's q, v, a and tau line
+    up with kanerobot's.  Fixed frames are folded into the placement of their
+    successors.  Rotor inertia and friction are not represented: compare with
+    IA = FV = FS = 0.
+
+    Raises
+    ------
+    KaneRobotError
+        If ``pin`` is not installed, or the robot has loops or a free base.
+    """
+    try:
+        import pinocchio as pin
+    except ImportError:
+        raise KaneRobotError("pinocchio is not installed: pip install 'kanerobot[bench]' (the pin package)") from None
+    if robot.loops or robot.floating or robot.wheeled:
+        raise KaneRobotError("to_pinocchio handles serial and tree robots with a fixed base")
+    symbols = {sympy.Symbol(str(k)): v for k, v in values.items()}
+    zero_q = {q: 0 for q in robot.joint_symbols}
+    model = pin.Model()
+    model.gravity.linear = _numeric(robot.base.G, symbols, "gravity").ravel()
+    joint_id = {"0": 0}
+    placement_to_joint = {"0": np.eye(4)}  # frame label -> (parent joint frame) T (this frame at q = 0)
+    for frame in robot.frames:
+        parent = frame.antecedent
+        T = placement_to_joint[parent] @ _numeric(frame.transform().xreplace(zero_q), symbols, f"frame {frame.label}")
+        if not frame.is_joint:
+            joint_id[frame.label] = joint_id[parent]
+            placement_to_joint[frame.label] = T
+            if frame.label in robot.dynamics:  # a link rigidly fixed to its antecedent
+                mass, c, I_G = inertia_about_com(robot.dynamics[frame.label], symbols)
+                model.appendBodyToJoint(joint_id[parent], pin.Inertia(mass, c, I_G), pin.SE3(T[:3, :3], T[:3, 3]))
+            continue
+        axis = _numeric(frame.axis, symbols, f"axis of {frame.label}").ravel()
+        joint = pin.JointModelRevoluteUnaligned(*axis) if frame.sigma == 0 else pin.JointModelPrismaticUnaligned(*axis)
+        placement = pin.SE3(T[:3, :3], T[:3, 3])
+        joint_id[frame.label] = model.addJoint(joint_id[parent], joint, placement, f"joint{frame.label}")
+        placement_to_joint[frame.label] = np.eye(4)
+        if frame.label in robot.dynamics:
+            mass, c, I_G = inertia_about_com(robot.dynamics[frame.label], symbols)
+            model.appendBodyToJoint(joint_id[frame.label], pin.Inertia(mass, c, I_G), pin.SE3.Identity())
+    return model

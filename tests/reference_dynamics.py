@@ -1,0 +1,278 @@
+"""Independent numeric dynamics for the tests: Featherstone's recursive
+Newton-Euler algorithm with spatial vectors, in plain numpy.
+
+Nothing here comes from kanerobot's dynamics.  From kanerobot it takes only
+the robot description: each frame's numeric transform ``a(j)T_j(q)``
+(:func:`kanerobot.geometry.numeric_transform`), its joint axis and type, and
+the values of its parameters.
+
+Conventions (Featherstone, *Rigid Body Dynamics Algorithms*, 2008):
+
+* a spatial motion vector is ``[w; v]`` (angular part first), ``v`` the
+  velocity of the body-fixed point at the frame origin; a spatial
+  acceleration is ``[wdot; vdot - w x v]`` (not the classical acceleration);
+* a spatial force is ``[n; f]``, ``n`` the moment about the frame origin;
+* ``jX_i`` maps motion vectors from frame i to frame j, and ``jX_i^T``
+  maps forces from j back to i;
+* the spatial inertia of a link about its frame origin is
+  ``[[J_O, hat(MS)], [hat(MS)^T, m 1]]`` with SYMORO's parameters
+  ``J_O`` (XX .. ZZ), ``MS = m c`` (MX MY MZ) and ``m`` (M).
+
+The torque of joint j is ``S_j^T f_j + IA_j qdd_j + FV_j qd_j + FS_j sign(qd_j)``
+where ``f_j`` includes the wrench ``[CX CY CZ FX FY FZ]`` that link j exerts
+on the environment (SYMORO's sign convention).
+"""
+
+import numpy
+import sympy
+
+from kanerobot.geometry import numeric_transform
+
+INERTIA = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+WRENCH = ("FX", "FY", "FZ", "CX", "CY", "CZ")
+
+
+# ------------------------------------------------------------ spatial algebra
+def hat(v):
+    return numpy.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def motion_transform(T):
+    """jX_i from iT_j = [R p; 0 1]: ``[[R^T, 0], [-R^T hat(p), R^T]]``."""
+    R, p = T[:3, :3], T[:3, 3]
+    X = numpy.zeros((6, 6))
+    X[:3, :3] = X[3:, 3:] = R.T
+    X[3:, :3] = -R.T @ hat(p)
+    return X
+
+
+def crm(v):
+    """Spatial cross product for motion vectors: ``crm(v) u = v x u``."""
+    out = numpy.zeros((6, 6))
+    out[:3, :3] = out[3:, 3:] = hat(v[:3])
+    out[3:, :3] = hat(v[3:])
+    return out
+
+
+def crf(v):
+    """Spatial cross product for force vectors: ``crf(v) = -crm(v)^T``."""
+    return -crm(v).T
+
+
+def spatial_inertia(m, MS, J):
+    out = numpy.zeros((6, 6))
+    out[:3, :3] = J
+    out[:3, 3:] = hat(MS)
+    out[3:, :3] = hat(MS).T
+    out[3:, 3:] = m * numpy.eye(3)
+    return out
+
+
+# ------------------------------------------------------- random parameters
+def random_rotation(rng):
+    Q, R = numpy.linalg.qr(rng.normal(size=(3, 3)))
+    Q = Q @ numpy.diag(numpy.sign(numpy.diag(R)))
+    if numpy.linalg.det(Q) < 0:
+        Q[:, 0] = -Q[:, 0]
+    return Q
+
+
+def random_link(rng):
+    """SYMORO parameters ``{XX .. ZZ, MX, MY, MZ, M}`` of a physically consistent link.
+
+    Mass m > 0, centre of mass c, and an inertia about the centre of mass
+    ``J_G = R diag(I1, I2, I3) R^T`` whose principal moments come from
+    positive second moments of the mass distribution (``I1 = s2 + s3``,
+    ...), so they are positive and satisfy the triangle inequalities.  Then
+    ``J_O = J_G + m (c.c 1 - c c^T)`` and ``MS = m c``.
+    """
+    m = rng.uniform(0.5, 4.0)
+    c = rng.uniform(-0.4, 0.4, 3)
+    s = m * rng.uniform(0.005, 0.1, 3)  # integral of x_k^2 dm about the centre of mass
+    principal = numpy.array([s[1] + s[2], s[0] + s[2], s[0] + s[1]])
+    R = random_rotation(rng)
+    J_G = R @ numpy.diag(principal) @ R.T
+    J_O = J_G + m * (c @ c * numpy.eye(3) - numpy.outer(c, c))
+    MS = m * c
+    return {
+        "XX": J_O[0, 0], "XY": J_O[0, 1], "XZ": J_O[0, 2], "YY": J_O[1, 1], "YZ": J_O[1, 2], "ZZ": J_O[2, 2],
+        "MX": MS[0], "MY": MS[1], "MZ": MS[2], "M": m,
+    }
+
+
+def is_physically_consistent(p, tol=1e-12):
+    """True when ``p`` (``XX .. M``) is the inertia of a real body: m > 0 and
+    J_G positive definite with its eigenvalues satisfying the triangle inequalities."""
+    m = p["M"]
+    if m <= 0:
+        return False
+    J_O = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
+    c = numpy.array([p["MX"], p["MY"], p["MZ"]]) / m
+    J_G = J_O - m * (c @ c * numpy.eye(3) - numpy.outer(c, c))
+    e = numpy.linalg.eigvalsh(J_G)
+    return bool(e[0] > tol and e[0] + e[1] >= e[2] - tol)
+
+
+def _set(values, expr, number):
+    """Give ``number`` to ``expr`` when it is a plain symbol (a customized 0 stays 0)."""
+    expr = sympy.sympify(expr)
+    if isinstance(expr, sympy.Symbol):
+        values[expr.name] = float(number)
+
+
+def random_parameters(robot, rng, gravity=9.81):
+    """Random values for every symbol of ``robot`` except the joint variables,
+    velocities and accelerations: a dict name -> float.
+
+    Geometric lengths in [0.2, 1.2], each link's inertial parameters from
+    :func:`random_link`, IA, FV, FS > 0, wrench components in [-2, 2], base
+    velocity and acceleration components in [-1, 1] and a gravity vector of
+    norm ``gravity`` in a random direction (only the symbolic components of
+    each are set).
+    """
+    values = {name: float(rng.uniform(0.2, 1.2)) for name in robot.geometric_parameters}
+    for label in robot.links:
+        table = robot.dynamics[label]
+        for name, number in random_link(rng).items():
+            _set(values, table[name], number)
+        _set(values, table["IA"], rng.uniform(0.01, 0.5))
+        _set(values, table["FV"], rng.uniform(0.01, 0.5))
+        _set(values, table["FS"], rng.uniform(0.01, 0.5))
+        for name in WRENCH:
+            _set(values, table[name], rng.uniform(-2, 2))
+    b = robot.base
+    for vector in (b.W0, b.WP0, b.V0, b.VP0):
+        for component in vector:
+            _set(values, component, rng.uniform(-1, 1))
+    direction = rng.normal(size=3)
+    direction *= gravity / numpy.linalg.norm(direction)
+    for component, number in zip(b.G, direction):
+        _set(values, component, number)
+    return values
+
+
+# ------------------------------------------------------------------- model
+class ReferenceModel:
+    """Numeric inverse dynamics of ``robot`` with the parameter ``values``.
+
+    Parameters
+    ----------
+    robot : kanerobot Robot
+        Serial or tree (no loops), fixed or moving base.
+    values : dict name -> float
+        Every symbol of the robot but the joint variables, QP and QDP.
+    """
+
+    def __init__(self, robot, values):
+        self.robot = robot
+        self.values = dict(values)
+        self.index = {label: k for k, label in enumerate(robot.joint_labels)}
+        self.frames = []
+        for frame in robot.frames:
+            axis = self._vector(frame.axis)
+            S = numpy.zeros(6)
+            if frame.sigma == 0:
+                S[:3] = axis
+            elif frame.sigma == 1:
+                S[3:] = axis
+            transform = numeric_transform(robot, frame.antecedent, frame.label, self.values)
+            self.frames.append((frame.label, frame.antecedent, S, transform))
+        self.links = {}
+        for label in robot.links:
+            d = robot.dynamics[label]
+            p = {name: self._number(d[name]) for name in d}
+            J = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
+            MS = numpy.array([p["MX"], p["MY"], p["MZ"]])
+            self.links[label] = {
+                "I": spatial_inertia(p["M"], MS, J),
+                "wrench": numpy.array([p["CX"], p["CY"], p["CZ"], p["FX"], p["FY"], p["FZ"]]),
+                "IA": p["IA"],
+                "FV": p["FV"],
+                "FS": p["FS"],
+            }
+        b = robot.base
+        self.W0, self.WP0, self.V0, self.VP0, self.G = (self._vector(v) for v in (b.W0, b.WP0, b.V0, b.VP0, b.G))
+
+    def _number(self, expr):
+        expr = sympy.sympify(expr)
+        missing = sorted(s.name for s in expr.free_symbols if s.name not in self.values)
+        if missing:
+            raise KeyError(f"no value for {', '.join(missing)}")
+        return float(expr.xreplace({s: self.values[s.name] for s in expr.free_symbols}))
+
+    def _vector(self, v):
+        return numpy.array([self._number(e) for e in v], dtype=float)
+
+    def inverse_dynamics(self, q, qd, qdd, gravity=True, friction=True, rotor=True, wrench=True, base=True):
+        """Joint torques, in ``robot.joint_labels`` order.
+
+        ``base=False`` puts the base at rest (no W0, WP0, V0, VP0).
+        """
+        q, qd, qdd = (numpy.asarray(x, dtype=float).reshape(-1) for x in (q, qd, qdd))
+        W0, WP0, V0, VP0 = (x if base else numpy.zeros(3) for x in (self.W0, self.WP0, self.V0, self.VP0))
+        if gravity:
+            VP0 = VP0 - self.G
+        v = {"0": numpy.concatenate([W0, V0])}
+        a = {"0": numpy.concatenate([WP0, VP0 - numpy.cross(W0, V0)])}  # spatial, from the classical VP0
+        f, X = {}, {}
+        for label, parent, S, transform in self.frames:
+            k = self.index.get(label)
+            qd_j = qd[k] if k is not None else 0.0
+            qdd_j = qdd[k] if k is not None else 0.0
+            X[label] = motion_transform(transform(q))
+            vJ = S * qd_j
+            v[label] = X[label] @ v[parent] + vJ
+            a[label] = X[label] @ a[parent] + S * qdd_j + crm(v[label]) @ vJ
+            link = self.links.get(label)
+            f[label] = numpy.zeros(6)
+            if link is not None:
+                I = link["I"]
+                f[label] = I @ a[label] + crf(v[label]) @ I @ v[label]
+                if wrench:
+                    f[label] = f[label] + link["wrench"]
+        tau = numpy.zeros(len(self.index))
+        for label, parent, S, _ in reversed(self.frames):
+            k = self.index.get(label)
+            if k is not None:
+                tau[k] = S @ f[label]
+                link = self.links.get(label)
+                if link is not None:
+                    if rotor:
+                        tau[k] += link["IA"] * qdd[k]
+                    if friction:
+                        tau[k] += link["FV"] * qd[k] + link["FS"] * numpy.sign(qd[k])
+            if parent != "0":
+                f[parent] = f[parent] + X[label].T @ f[label]
+        return tau
+
+    def mass_matrix(self, q, rotor=True):
+        """See :func:`mass_matrix_by_unit_accelerations`."""
+        n = len(self.index)
+        zero = numpy.zeros(n)
+        columns = [
+            self.inverse_dynamics(q, zero, e, gravity=False, friction=False, rotor=rotor, wrench=False, base=False)
+            for e in numpy.eye(n)
+        ]
+        return numpy.array(columns).T
+
+
+def mass_matrix_by_unit_accelerations(robot, values, q, rotor=True):
+    """Inertia matrix A(q) of ``robot``, column j = the torques for qdd = e_j.
+
+    The reference RNEA with qd = 0, no gravity, friction, wrench nor base
+    motion (SYMORO+ eq. 26); with ``rotor`` the rotor inertias IA are on the
+    diagonal, as in SYMORO's A.
+
+    Parameters
+    ----------
+    robot : kanerobot Robot
+    values : dict name -> float
+        Parameter values, e.g. from :func:`random_parameters`.
+    q : sequence of float
+        Joint variables in ``robot.joint_labels`` order.
+
+    Returns
+    -------
+    numpy.ndarray, shape (nj, nj)
+    """
+    return ReferenceModel(robot, values).mass_matrix(q, rotor=rotor)

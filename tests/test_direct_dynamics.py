@@ -1,0 +1,259 @@
+"""Recursive direct dynamic model, checked by inverse dynamics.
+
+The independent path is a plain numpy recursive Newton-Euler written here
+(link velocities and accelerations forward, wrenches backward; gravity as
+a base acceleration, rotor inertia, viscous and Coulomb friction, external
+wrenches).  For random physically consistent parameters and random states
+the accelerations of the direct model must give back the torques::
+
+    RNEA(q, qd, qdd_ddm(q, qd, tau)) = tau,
+
+and, with the inertia matrix of :mod:`kanerobot.dynamics.composite`,
+``A(q) qdd_ddm + H(q, qd) = tau`` where ``H = RNEA(q, qd, 0)``.
+"""
+
+import re
+import time
+
+import numpy
+import pytest
+import sympy
+
+import kanerobot as kr
+from kanerobot.dynamics.composite import mass_matrix
+from kanerobot.dynamics.direct import direct_dynamics
+from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, KKPlacement, Robot, WRENCH_NAMES
+from kanerobot.robot.expressions import parse_expression
+from kanerobot.symbolic import count_ops
+
+from conftest import CORPUS
+from test_composite import mass_matrix_function, numeric_link, random_values
+
+ROBOTS = ["rx90", "stanford", "puma560", "krang"]
+
+
+# ------------------------------------------------- independent inverse dynamics
+class NumericRobot:
+    """The robot with every parameter bound: frame transforms as numpy
+    functions of q, axes, link inertias, friction, wrenches, base motion."""
+
+    def __init__(self, robot, values):
+        self.robot = robot
+        named = {k: v for k, v in values.items()}
+        self.index = {label: k for k, label in enumerate(robot.joint_labels)}
+        self.frames = []
+        for frame in robot.frames:
+            T = sympy.Matrix(frame.transform()).xreplace(named)
+            variable = [frame.q] if frame.is_joint else []
+            f = sympy.lambdify(variable, T, modules="numpy")
+            axis = numpy.array([float(e) for e in frame.axis])
+            self.frames.append((frame.label, frame.antecedent, frame.sigma, axis, f))
+        self.links = {}
+        for label in robot.links:
+            J, MS, M, IA = numeric_link(robot, named, label)
+            p = {name: float(sympy.sympify(robot.dynamics[label][name]).xreplace(named)) for name in ("FV", "FS") + WRENCH_NAMES}
+            wrench = numpy.array([p[name] for name in WRENCH_NAMES])
+            self.links[label] = (J, MS, M, IA, p["FV"], p["FS"], wrench)
+
+        def vector(key):
+            return numpy.array([float(sympy.sympify(e).xreplace(named)) for e in getattr(robot.base, key)])
+
+        self.w0, self.wd0 = vector("W0"), vector("WP0")
+        self.vd0 = vector("VP0") - vector("G")
+
+    def inverse_dynamics(self, q, qd, qdd):
+        w, wd, vd = {BASE: self.w0}, {BASE: self.wd0}, {BASE: self.vd0}
+        placement = {}
+        for label, parent, sigma, e, f in self.frames:
+            k = self.index.get(label)
+            T = numpy.asarray(f(q[k]) if k is not None else f(), dtype=float)
+            R, P = T[:3, :3], T[:3, 3]
+            placement[label] = (parent, R, P)
+            qj, qdj, qddj = (q[k], qd[k], qdd[k]) if k is not None else (0.0, 0.0, 0.0)
+            revolute, prismatic = float(sigma == 0), float(sigma == 1)
+            w_i = R.T @ w[parent]
+            w[label] = w_i + revolute * qdj * e
+            wd[label] = R.T @ wd[parent] + revolute * (qddj * e + numpy.cross(w_i, qdj * e))
+            vd[label] = R.T @ (vd[parent] + numpy.cross(wd[parent], P) + numpy.cross(w[parent], numpy.cross(w[parent], P)))
+            vd[label] += prismatic * (qddj * e + 2 * numpy.cross(w_i, qdj * e))
+        force = {label: numpy.zeros(3) for label in placement}
+        moment = {label: numpy.zeros(3) for label in placement}
+        tau = numpy.zeros(len(self.index))
+        for label, parent, sigma, e, _ in reversed(self.frames):
+            if label in self.links:
+                J, MS, M, IA, FV, FS, wrench = self.links[label]
+                force[label] += M * vd[label] + numpy.cross(wd[label], MS) + numpy.cross(w[label], numpy.cross(w[label], MS))
+                moment[label] += J @ wd[label] + numpy.cross(w[label], J @ w[label]) + numpy.cross(MS, vd[label])
+                force[label] += wrench[:3]
+                moment[label] += wrench[3:]
+            k = self.index.get(label)
+            if k is not None:
+                tau[k] = e @ (force[label] if sigma == 1 else moment[label])
+                if label in self.links:
+                    J, MS, M, IA, FV, FS, wrench = self.links[label]
+                    tau[k] += IA * qdd[k] + FV * qd[k] + FS * numpy.sign(qd[k])
+            if parent != BASE:
+                _, R, P = placement[label]
+                f_parent = R @ force[label]
+                force[parent] += f_parent
+                moment[parent] += R @ moment[label] + numpy.cross(P, f_parent)
+        return tau
+
+
+def ddm_function(robot, program, values):
+    """(q, qd, tau) -> qdd of the direct model's program."""
+    tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
+    state = list(robot.q) + list(robot.qd) + tau
+    parameters = sorted(set(program.inputs) - set(state), key=str)
+    f = program.to_function(args=state + parameters)
+    assert f.outputs == tuple(f"QDP{label}" for label in robot.joint_labels)
+    fixed = [values[s] for s in parameters]
+    return lambda q, qd, t: f(*q, *qd, *t, *fixed)
+
+
+def check_inverts_inverse_dynamics(robot, rng, program=None, states=3, composite=True):
+    program = direct_dynamics(robot) if program is None else program
+    values = random_values(robot, rng)
+    numeric = NumericRobot(robot, values)
+    qdd_of = ddm_function(robot, program, values)
+    A = mass_matrix_function(robot, mass_matrix(robot), values) if composite else None
+    n = robot.nj
+    for _ in range(states):
+        q = rng.uniform(-numpy.pi, numpy.pi, n)
+        qd = rng.uniform(-2, 2, n)
+        tau = rng.uniform(-5, 5, n)
+        qdd = qdd_of(q, qd, tau)
+        scale = max(1.0, numpy.abs(tau).max())
+        numpy.testing.assert_allclose(numeric.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * scale)
+        if composite:
+            H = numeric.inverse_dynamics(q, qd, numpy.zeros(n))
+            numpy.testing.assert_allclose(A(q) @ qdd + H, tau, rtol=0, atol=1e-9 * scale)
+    return program
+
+
+def library(name):
+    return kr.load(kr.frames_path(name))
+
+
+# ------------------------------------------------------------------- tests
+def test_the_numpy_inverse_dynamics_is_the_kinetic_energy_model(rng):
+    """The reference itself: its qdd-linear part is the composite inertia
+    matrix (checked against the kinetic energy in test_composite), column by
+    column, and the static torques with qd = 0 are gravity and wrenches."""
+    robot = library("puma560")
+    values = random_values(robot, rng)
+    numeric = NumericRobot(robot, values)
+    A = mass_matrix_function(robot, mass_matrix(robot), values)
+    q, qd = rng.uniform(-2, 2, robot.nj), rng.uniform(-2, 2, robot.nj)
+    H = numeric.inverse_dynamics(q, qd, numpy.zeros(robot.nj))
+    columns = numpy.array([numeric.inverse_dynamics(q, qd, e) - H for e in numpy.eye(robot.nj)]).T
+    numpy.testing.assert_allclose(columns, A(q), atol=1e-12)
+
+
+def check_against_reference_rnea(robot, program, rng, states=2):
+    """Also invert tests/reference_dynamics.py (Featherstone's spatial RNEA,
+    its own parameter generator), when that module is there."""
+    reference = pytest.importorskip("reference_dynamics")
+    named = reference.random_parameters(robot, rng)
+    qdd_of = ddm_function(robot, program, {sympy.Symbol(k): v for k, v in named.items()})
+    model = reference.ReferenceModel(robot, named)
+    n = robot.nj
+    for _ in range(states):
+        q, qd, tau = rng.uniform(-numpy.pi, numpy.pi, n), rng.uniform(-2, 2, n), rng.uniform(-5, 5, n)
+        numpy.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd_of(q, qd, tau)), tau, rtol=0, atol=1e-9 * max(1.0, numpy.abs(tau).max()))
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_direct_dynamics_inverts_inverse_dynamics(name, rng):
+    robot = library(name)
+    program = check_inverts_inverse_dynamics(robot, rng)
+    check_against_reference_rnea(robot, program, rng)
+
+
+def test_tree_with_moving_base_and_oblique_axes(tree, rng):
+    """KK frames with gamma and b, oblique revolute and prismatic axes, a
+    fixed leaf; the base turns and accelerates (W0, WP0, VP0)."""
+    W0, WP0, VP0 = (sympy.symbols(f"{key}x {key}y {key}z") for key in ("W0", "WP0", "VP0"))
+    moving = Robot.create(
+        "moving tree", tree.frames, base=Base.from_values(W0=W0, WP0=WP0, VP0=VP0, G=sympy.symbols("G1 G2 G3"))
+    )
+    program = check_inverts_inverse_dynamics(moving, rng)
+    check_against_reference_rnea(moving, program, rng)
+
+
+def test_fixed_frames_carrying_links_and_wrenches(rng):
+    """A fixed frame inside the tree that carries a link with an external
+    wrench, with a prismatic joint and a revolute joint hanging on it."""
+    q1, q2, q3, L, b = sympy.symbols("q1 q2 q3 L b")
+    wrench = {name: sympy.Symbol(name + "p") for name in WRENCH_NAMES}
+    robot = Robot.create(
+        "plate",
+        [
+            Frame("1", "0", 0, 1, KKPlacement(theta=q1)),
+            Frame("p", "1", 2, 0, KKPlacement(alpha=sympy.pi / 3, d=L, theta=0.4)),
+            Frame("2", "p", 1, 1, GeneralPlacement(sympy.eye(3), [0, b, 0], [0, 0.6, 0.8], q2)),
+            Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
+        ],
+        links=["1", "p", "2", "3"],
+        dynamics={"p": wrench},
+        base=Base.from_values(G=sympy.symbols("G1 G2 G3")),
+    )
+    check_inverts_inverse_dynamics(robot, rng)
+
+
+def test_without_rotor_inertia_friction_or_gravity(rng):
+    """Customised zeros: no IA (H_j is the articulated inertia alone and the
+    row and column of K along the axis vanish), no friction, no gravity."""
+    arm = library("puma560")
+    dynamics = {label: {"IA": 0, "FV": 0, "FS": 0} for label in arm.joint_labels}
+    robot = Robot.create("bare", arm.frames, dynamics=dynamics, base=Base.from_values(G=[0, 0, 0]))
+    program = check_inverts_inverse_dynamics(robot, rng)
+    assert not [s for s in program.inputs if re.fullmatch(r"(IA|FV|FS)\d|G\d", str(s))]
+    assert sum(program.op_count().values()) < sum(direct_dynamics(arm).op_count().values())
+
+
+def test_trig_rules_do_not_change_the_values(rng):
+    robot = library("rx90")
+    values = random_values(robot, rng)
+    q, qd, tau = rng.uniform(-2, 2, 6), rng.uniform(-2, 2, 6), rng.uniform(-5, 5, 6)
+    plain = ddm_function(robot, direct_dynamics(robot, trig=False), values)(q, qd, tau)
+    numpy.testing.assert_allclose(ddm_function(robot, direct_dynamics(robot), values)(q, qd, tau), plain, rtol=1e-11)
+
+
+def test_krang_derivation_time(rng):
+    robot = library("krang")
+    start = time.perf_counter()
+    program = direct_dynamics(robot)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 30, f"Krang's direct dynamic model took {elapsed:.1f} s"
+    assert list(program.outputs) == [f"QDP{label}" for label in robot.joint_labels]
+
+
+def test_inputs_are_q_qd_tau_and_parameters():
+    robot = library("rx90")
+    program = direct_dynamics(robot)
+    names = {str(s) for s in program.inputs}
+    assert {"GAM1", "QP6", "th6", "G3", "FX6", "CZ6", "IA3", "FS2", "FV2", "D3", "RL4"} <= names
+    assert not any(name.startswith("QDP") for name in names)
+
+
+def test_rx90_cheaper_than_opensymoro():
+    ours = direct_dynamics(library("rx90")).op_count()
+    path = CORPUS / "RX90_ddm.txt"
+    if not path.is_file():
+        pytest.skip("RX90_ddm.txt is not beside this checkout")
+    reference = 0
+    for line in path.read_text().split("Equations:", 1)[1].splitlines():
+        name, _, expr = line.partition(" = ")
+        if expr:
+            reference += sum(count_ops(parse_expression(expr)).values())
+    assert sum(ours.values()) < reference
+
+
+def test_only_serial_and_tree_robots_with_a_fixed_base(sr400):
+    with pytest.raises(KaneRobotError, match="closed loops"):
+        direct_dynamics(sr400)
+    arm = library("planar2")
+    with pytest.raises(KaneRobotError, match="floating"):
+        direct_dynamics(Robot.create("f", arm.frames, floating=True))

@@ -1,0 +1,133 @@
+"""kr.derive and the numeric API: the models hold together as dynamics must.
+
+Each identity below links two models computed by different algorithms
+(Newton-Euler, composite links, program differentiation, the recursive
+direct model), on random states and random physically consistent
+parameters:  Gamma = A qdd + H,  H = C qd + Q + friction,  A symmetric
+positive definite,  A-dot - 2C skew-symmetric (A-dot by finite differences),
+direct dynamics inverts inverse dynamics.
+"""
+
+import numpy as np
+import pytest
+
+import kanerobot as kr
+from kanerobot.dynamics.parameters import random_parameters
+
+ROBOTS = ["rx90", "stanford", "puma560", "krang"]
+
+
+@pytest.fixture(scope="module", params=ROBOTS)
+def case(request):
+    robot = kr.load(kr.frames_path(request.param))
+    model = kr.derive(robot)
+    rng = np.random.default_rng(ROBOTS.index(request.param) + 10)
+    values = random_parameters(robot, rng)
+    fn = model.numeric({name: values[name] for name in model.parameters})
+    return robot, model, fn, values, rng
+
+
+def _close(a, b, rtol=1e-9):
+    return np.allclose(a, b, rtol=rtol, atol=rtol * (1 + np.abs(b).max()))
+
+
+def _friction(robot, values, qd):
+    fv = np.array([values[str(robot.dynamics[l]["FV"])] for l in robot.joint_labels])
+    fs = np.array([values[str(robot.dynamics[l]["FS"])] for l in robot.joint_labels])
+    return fv * qd + fs * np.sign(qd)
+
+
+def _rotor(robot, values):
+    return np.array([values[str(robot.dynamics[l]["IA"])] for l in robot.joint_labels])
+
+
+def test_models_agree_with_each_other(case):
+    robot, model, fn, values, rng = case
+    n = robot.nj
+    for _ in range(3):
+        q, qd, qdd = rng.uniform(-np.pi, np.pi, n), rng.uniform(-2, 2, n), rng.uniform(-3, 3, n)
+        A, H, Q, C = fn.mass_matrix(q), fn.h(q, qd), fn.gravity(q), fn.coriolis_matrix(q, qd)
+        tau = fn.inverse_dynamics(q, qd, qdd)
+        assert _close(A, A.T, 1e-12)
+        assert np.linalg.eigvalsh(A).min() > 0
+        assert _close(tau, A @ qdd + H)
+        assert _close(H, C @ qd + Q + _friction(robot, values, qd))
+        assert _close(fn.direct_dynamics(q, qd, tau), qdd, 1e-8)
+        # Rotor inertia sits on the diagonal of A only.
+        assert _close(np.diag(A) - _rotor(robot, values), np.diag(A) - _rotor(robot, values))
+
+
+def test_adot_minus_2c_is_skew_symmetric(case):
+    robot, model, fn, values, rng = case
+    n = robot.nj
+    q, qd = rng.uniform(-np.pi, np.pi, n), rng.uniform(-2, 2, n)
+    h = 1e-6
+    A_dot = (fn.mass_matrix(q + h * qd) - fn.mass_matrix(q - h * qd)) / (2 * h)
+    N = A_dot - 2 * fn.coriolis_matrix(q, qd)
+    assert np.abs(N + N.T).max() < 1e-6 * (1 + np.abs(A_dot).max())
+
+
+def test_batches_equal_single_states(case):
+    robot, model, fn, values, rng = case
+    n, N = robot.nj, 7
+    q, qd, qdd = rng.uniform(-1, 1, (N, n)), rng.uniform(-1, 1, (N, n)), rng.uniform(-1, 1, (N, n))
+    tau = fn.inverse_dynamics(q, qd, qdd)
+    A = fn.mass_matrix(q)
+    assert tau.shape == (N, n) and A.shape == (N, n, n)
+    for k in range(N):
+        assert _close(tau[k], fn.inverse_dynamics(q[k], qd[k], qdd[k]), 1e-12)
+        assert _close(A[k], fn.mass_matrix(q[k]), 1e-12)
+    assert fn.direct_dynamics(q, qd, tau).shape == (N, n)
+    assert fn.coriolis_matrix(q, qd).shape == (N, n, n) and fn.gravity(q).shape == (N, n)
+
+
+def test_external_wrench_is_the_jacobian_transpose():
+    """A wrench exerted by link 6 on the environment adds J6^T (f, m) to the torques
+    (projected in frame 6, SYMORO's convention)."""
+    robot = kr.load(kr.frames_path("rx90"))
+    model = kr.derive(robot)
+    rng = np.random.default_rng(3)
+    values = random_parameters(robot, rng)
+    fn = model.numeric({k: values[k] for k in model.parameters})
+    from kanerobot.geometry import numeric_function
+    from kanerobot.kinematics import jacobian
+
+    J6 = numeric_function(robot, jacobian(robot, "6", projection="6"), values)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 6))
+    w = rng.uniform(-5, 5, 6)
+    difference = fn.inverse_dynamics(q, qd, qdd, wrench={"6": w}) - fn.inverse_dynamics(q, qd, qdd)
+    assert _close(difference, J6(q).T @ w)
+    with pytest.raises(kr.KaneRobotError, match="no external wrench is described on link"):
+        fn.inverse_dynamics(q, qd, qdd, wrench={"3": w})
+
+
+def test_parameters_and_value_errors():
+    robot = kr.load(kr.frames_path("rx90"))
+    model = kr.derive(robot)
+    names = model.parameters
+    assert names == sorted(names)
+    assert {"D3", "RL4", "G3", "ZZ1", "XX6", "ZZ6", "MX6", "IA1", "FV6", "FS6"} <= set(names)
+    assert "XX1" not in names  # link 1 only turns about z1: only ZZ1 matters
+    assert not {"th1", "QP1", "QDP1", "GAM1", "FX6"} & set(names)
+    values = {name: 1.0 for name in names}
+    del values["D3"]
+    values["BOGUS"] = 2.0
+    with pytest.raises(kr.ParameterError, match="no value for D3; BOGUS is not a symbol of this robot"):
+        model.numeric(values)
+    values.update(D3=1.0, XX1=5.0)
+    del values["BOGUS"]
+    model.numeric(values)  # XX1 is a robot symbol the models do not need: accepted
+    with pytest.raises(kr.KaneRobotError, match="unknown method"):
+        kr.derive(robot, method="hamilton")
+    with pytest.raises(kr.KaneRobotError, match="closed loops"):
+        kr.derive(kr.load(kr.frames_path("sr400")))
+
+
+def test_op_counts_are_reported_and_cached():
+    model = kr.derive(kr.load(kr.frames_path("rx90")))
+    first = model.program("inverse_dynamics")
+    assert model.program("inverse_dynamics") is first
+    for name in ("inverse_dynamics", "mass_matrix", "h", "coriolis_matrix", "gravity", "direct_dynamics"):
+        counts = model.op_count(name)
+        assert set(counts) == {"mul", "add", "fn"} and counts["mul"] > 0
+    assert model.op_count("gravity")["mul"] < model.op_count("h")["mul"] < model.op_count("inverse_dynamics")["mul"]

@@ -1,0 +1,96 @@
+"""Exported dynamic models (`kanerobot model ROBOT MODEL --lang ...`) give the
+numbers of the in-process models: Python with numpy only, C compiled with
+warnings as errors and called through ctypes."""
+
+import ctypes
+import importlib.util
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kanerobot as kr
+from kanerobot.cli import main
+from kanerobot.dynamics.parameters import random_parameters
+
+CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor")]
+
+
+def _states(model, rng, N):
+    n = len(model.q)
+    return {name: rng.uniform(-1, 1, (N, n)) for name in ("q", "qd", "qdd", "tau")}
+
+
+def _reference(fn, key, s):
+    if key == "idm":
+        return fn.inverse_dynamics(s["q"], s["qd"], s["qdd"])
+    if key == "inm":
+        return fn.mass_matrix(s["q"])
+    if key == "ddm":
+        return fn.direct_dynamics(s["q"], s["qd"], s["tau"])
+    return fn.coriolis_matrix(s["q"], s["qd"])
+
+
+def _arguments(model, key, s, p, wrench):
+    args = [s["q"]]
+    if key in ("idm", "ddm", "cor"):
+        args.append(s["qd"])
+    if key == "idm":
+        args.append(s["qdd"])
+    if key == "ddm":
+        args.append(s["tau"])
+    if key in ("idm", "ddm"):
+        args += [wrench] * len(model.wrench)
+    return args + [p]
+
+
+@pytest.mark.parametrize("name, key", CASES)
+def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
+    robot = kr.load(kr.frames_path(name))
+    model = kr.derive(robot)
+    rng = np.random.default_rng(len(name) + len(key))
+    values = random_parameters(robot, rng)
+    fn = model.numeric(values)
+    p = np.array([values[k] for k in model.parameters])
+    N = 5
+    s = _states(model, rng, N)
+    expected = _reference(fn, key, s)
+    zero_wrench = np.zeros((N, 6))
+
+    py = tmp_path / f"{name}_{key}.py"
+    assert main(["model", name, key, "--lang", "python", "-o", str(py)]) == 0
+    # The exported module runs in a fresh interpreter with numpy only.
+    check = subprocess.run(
+        [sys.executable, "-c", f"import runpy; m = runpy.run_path({str(py)!r}); assert 'kanerobot' not in __import__('sys').modules"],
+        capture_output=True, text=True,
+    )
+    assert check.returncode == 0, check.stderr
+    spec = importlib.util.spec_from_file_location("exported", py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function = getattr(module, f"{name}_{key}")
+    got = function(*_arguments(model, key, s, np.broadcast_to(p, (N, len(p))), zero_wrench))
+    assert np.allclose(got, expected, rtol=1e-10, atol=1e-10 * (1 + np.abs(expected).max()))
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    c_file = tmp_path / f"{name}_{key}.c"
+    assert main(["model", name, key, "--lang", "c", "-o", str(c_file)]) == 0
+    library = tmp_path / f"lib{name}{key}.so"
+    build = subprocess.run(
+        [compiler, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", str(c_file), "-o", str(library)],
+        capture_output=True, text=True,
+    )
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    c_function = getattr(ctypes.CDLL(str(library)), f"{name}_{key}")
+    size = expected[0].size
+    for k in range(N):
+        args = _arguments(model, key, {a: v[k] for a, v in s.items()}, p, np.zeros(6))
+        buffers = [np.ascontiguousarray(a, dtype=float) for a in args]
+        out = np.zeros(size)
+        c_function(*[b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) for b in buffers], out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        assert np.allclose(out.reshape(expected[k].shape), expected[k], rtol=1e-10, atol=1e-10 * (1 + np.abs(expected).max()))
+    capsys.readouterr()
