@@ -25,6 +25,12 @@ EXPECTED = {
 }
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_corpus_is_present():
     if not CORPUS_FILES and not os.environ.get("CI"):
         pytest.skip("the OpenSYMORO corpus (../shared/reference/opensymoro) is not beside this checkout")
@@ -43,6 +49,7 @@ def test_corpus_loads_saves_and_loads_again(path, tmp_path):
     assert again == robot
     assert write_par(again) == copy.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
+    assert copy.stat().st_mode & 0o777 == 0o666 & ~_umask()  # as open() would create it
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)

@@ -64,6 +64,10 @@ def atomic_write_text(path, text):
     if not folder.is_dir():
         raise RobotFileError(path, None, f"folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    # mkstemp creates the file 0600; give it the permissions open() would.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
