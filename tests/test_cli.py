@@ -51,6 +51,12 @@ def test_list_and_info(capsys):
         (["sr400", "loops"], ["10T9 = I4 when the loop is closed", "T10T9_33 = 1"]),
         (["sr400", "loopvel"], ["passive joints: 3, 8; cut joints: 9", "WA11 ="]),
         (["krang", "trm", "--start", "3", "--frame", "10l"], ["3T10l"]),
+        (["rx90", "idm"], ["Inverse dynamic model", "GAM6 = ", "Number of operations"]),
+        (["rx90", "inm"], ["Inertia matrix", "A66 = ", "Number of operations"]),
+        (["rx90", "ccg"], ["Centrifugal, Coriolis", "GAM1 = ", "Number of operations"]),
+        (["planar2", "grav"], ["Q2 = "]),
+        (["planar2", "cor"], ["C22 = "]),
+        (["stanford", "ddm"], ["Direct dynamic model", "QDP6 = "]),
     ],
 )
 def test_models_print_symoro_layout(args, words, capsys):
@@ -126,5 +132,9 @@ def test_unknown_robot_and_frame(capsys):
     assert "several end frames (10l, 10r): choose one with --frame" in capsys.readouterr().err
     assert main(["model", "krang", "det", "--frame", "10l"]) == 2
     assert "redundantly actuated" in capsys.readouterr().err
+    assert main(["model", "rx90", "jac", "--lang", "c"]) == 2
+    assert "--lang exports the dynamic models" in capsys.readouterr().err
+    assert main(["model", "sr400", "idm"]) == 2
+    assert "closed loops" in capsys.readouterr().err
     assert main(["model", "rx90", "loops"]) == 2
     assert "no closed loop" in capsys.readouterr().err
