@@ -1,10 +1,14 @@
 """Batched numeric dynamics against pinocchio, per state, in one run.
 
-For RX-90 and Krang, 10,000 random states: kanerobot's generated numpy code
+For RX-90 and Krang, 10,000 random states: kanerobot's generated code
 evaluates the inverse dynamic model and the inertia matrix for the whole
-batch at once; the baseline is pinocchio (the `pin` package: rnea and crba)
-called in a Python loop over the same states.  The script also checks that
-both give the same numbers.  Ratios above 1 mean kanerobot is faster.
+batch at once, with both backends of `model.numeric`: numpy (vectorized
+numpy source) and c (C compiled with the system compiler, one call looping
+over the batch); the baseline is pinocchio (the `pin` package: rnea and
+crba) called in a Python loop over the same states.  The script also checks
+that all give the same numbers.  Ratios are pinocchio's time over
+kanerobot's: above 1 means kanerobot is faster.  The C backend is skipped
+(and said so) when there is no C compiler.
 
 Run:  pip install -e '.[bench]' && python benchmarks/numeric_vs_pinocchio.py [N]
 """
@@ -31,27 +35,50 @@ def best_of(repeats, function):
 def main(N=10_000):
     import pinocchio as pin
 
-    print(f"{'robot':8s} {'model':16s} {'kanerobot us/state':>19s} {'pinocchio us/state':>19s} {'ratio':>7s} {'max rel diff':>13s}")
+    header = (
+        f"{'robot':8s} {'model':16s} {'numpy us/state':>15s} {'c us/state':>11s} {'pinocchio us/state':>19s}"
+        f" {'pin/numpy':>10s} {'pin/c':>7s} {'max rel diff':>13s}"
+    )
+    print(header)
     for name in ("rx90", "krang"):
         robot = kr.load(kr.frames_path(name))
         rng = np.random.default_rng(0)
         model = kr.derive(robot)
         values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
-        fn = model.numeric(values)
+        backends = {"numpy": model.numeric(values, backend="numpy"), "c": model.numeric(values, backend="auto")}
+        if backends["c"].backend != "c":
+            print(f"{name}: no C backend ({backends['c'].fallback_reason})", file=sys.stderr)
+            del backends["c"]
         pmodel = to_pinocchio(robot, values)
         data = pmodel.createData()
         n = robot.nj
         q, qd, qdd = rng.uniform(-np.pi, np.pi, (N, n)), rng.uniform(-2, 2, (N, n)), rng.uniform(-3, 3, (N, n))
-        fn.inverse_dynamics(q[:2], qd[:2], qdd[:2]), fn.mass_matrix(q[:2])  # compile once, outside the timing
-        ours, tau = best_of(3, lambda: fn.inverse_dynamics(q, qd, qdd))
-        theirs, tau_pin = best_of(3, lambda: np.array([pin.rnea(pmodel, data, q[k], qd[k], qdd[k]) for k in range(N)]))
-        diff = np.abs(tau - tau_pin).max() / np.abs(tau_pin).max()
-        print(f"{name:8s} {'inverse dynamics':16s} {ours / N * 1e6:19.2f} {theirs / N * 1e6:19.2f} {theirs / ours:7.2f} {diff:13.1e}")
-        ours, A = best_of(3, lambda: fn.mass_matrix(q))
-        theirs, A_pin = best_of(3, lambda: np.array([pin.crba(pmodel, data, q[k]) for k in range(N)]))
-        A_pin = np.triu(A_pin) + np.transpose(np.triu(A_pin, 1), (0, 2, 1))
-        diff = np.abs(A - A_pin).max() / np.abs(A_pin).max()
-        print(f"{name:8s} {'mass matrix':16s} {ours / N * 1e6:19.2f} {theirs / N * 1e6:19.2f} {theirs / ours:7.2f} {diff:13.1e}")
+        for fn in backends.values():
+            fn.inverse_dynamics(q[:2], qd[:2], qdd[:2]), fn.mass_matrix(q[:2])  # compile once, outside the timing
+
+        def rnea():
+            return np.array([pin.rnea(pmodel, data, q[k], qd[k], qdd[k]) for k in range(N)])
+
+        def crba():
+            A = np.array([pin.crba(pmodel, data, q[k]) for k in range(N)])
+            return np.triu(A) + np.transpose(np.triu(A, 1), (0, 2, 1))  # crba fills the upper triangle
+
+        cases = [
+            ("inverse dynamics", lambda fn: fn.inverse_dynamics(q, qd, qdd), rnea),
+            ("mass matrix", lambda fn: fn.mass_matrix(q), crba),
+        ]
+        for label, ours, theirs in cases:
+            reference_time, reference = best_of(3, theirs)
+            times, diff = {}, 0.0
+            for key, fn in backends.items():
+                times[key], result = best_of(3, lambda: ours(fn))
+                diff = max(diff, np.abs(result - reference).max() / np.abs(reference).max())
+            per_state = {key: times[key] / N * 1e6 if key in times else float("nan") for key in ("numpy", "c")}
+            ratio = {key: reference_time / times[key] if key in times else float("nan") for key in ("numpy", "c")}
+            print(
+                f"{name:8s} {label:16s} {per_state['numpy']:15.2f} {per_state['c']:11.2f} {reference_time / N * 1e6:19.2f}"
+                f" {ratio['numpy']:10.2f} {ratio['c']:7.2f} {diff:13.1e}"
+            )
 
 
 if __name__ == "__main__":

@@ -4,11 +4,15 @@
 :class:`DynamicModel`: each model is a :class:`~kanerobot.symbolic.Program`
 derived on first use and kept, with its operation count.  ``model.numeric``
 binds the parameters to numbers and returns :class:`NumericDynamics`, whose
-functions run the programs compiled to numpy source (no sympy substitution),
-for one state or a batch of states.
+functions run the programs as generated code (no sympy substitution), for
+one state or a batch of states: numpy source, or C compiled with the system
+compiler (:mod:`kanerobot.codegen.compiled`) when one is available.
 
     Gamma = A(q) qdd + C(q, qd) qd + Q(q) + friction,   H = C qd + Q + friction
 """
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import sympy
@@ -27,6 +31,10 @@ MODELS = {
     "direct_dynamics": "joint accelerations qdd(q, qd, Gamma), recursive, no inertia matrix",
 }
 METHODS = ("newton-euler",)
+#: Backends of :meth:`DynamicModel.numeric`.
+BACKENDS = ("auto", "c", "numpy")
+#: Models whose result is an (n, n) matrix, and whether it is symmetric.
+MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 
 
 def derive(robot, method="newton-euler"):
@@ -74,6 +82,7 @@ class DynamicModel:
         self.robot = robot
         self.method = method
         self._programs = {}
+        self._compiled = {}
         self.q = list(robot.q)
         self.qd = list(robot.qd)
         self.qdd = list(robot.qdd)
@@ -106,6 +115,84 @@ class DynamicModel:
         if name == "coriolis_matrix":
             return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         return direct.direct_dynamics(self.robot)
+
+    def compiled(self, name):
+        """Model ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`.
+
+        Compiled on first use (or loaded from the cache folder) and kept.
+        Its arguments are the state groups q, QP, QDP, GAM, then one group of
+        six per external wrench (see :attr:`wrench`), each ``(N, n)`` or
+        ``(N, 6)``, and the parameters, ``(len(parameters),)`` in the order
+        of :attr:`parameters`, passed once for the whole batch.  It returns
+        ``(N, n)`` vectors or ``(N, n, n)`` matrices (the inertia matrix
+        filled by symmetry).
+
+        Raises
+        ------
+        kanerobot.codegen.compiled.CompileError
+            No C compiler, or compilation failed.
+        """
+        if name not in MODELS:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        if name not in self._compiled:
+            from kanerobot.codegen.compiled import compile_program
+
+            args, seen = [], set()
+            for key, symbols in self._state_groups():
+                argname = key if isinstance(key, str) else f"wrench{len(args) - 3}"
+                # Entries that are numbers, or symbols already in an earlier
+                # group, get a placeholder no program uses.
+                group = []
+                for k, symbol in enumerate(symbols):
+                    if isinstance(symbol, sympy.Symbol) and symbol not in seen:
+                        seen.add(symbol)
+                        group.append(symbol)
+                    else:
+                        group.append(sympy.Symbol(f"kr_unused_{argname}_{k}"))
+                args.append((argname, group))
+            args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
+            program = self.program(name)
+            outputs = None
+            if name in MATRIX_MODELS:
+                outputs = _matrix_grid(program, len(self.q), name, MATRIX_MODELS[name])
+            self._compiled[name] = compile_program(
+                program, f"kr_{name}", args, outputs=outputs, constant=("p",),
+                doc=f"{MODELS[name]}, robot {self.robot.name}",
+            )
+        return self._compiled[name]
+
+    def compile(self, names=None, jobs=None):
+        """Compile models to C now rather than on their first call.
+
+        Sources are generated one after the other while up to ``jobs``
+        compilers run at once (default: one per CPU).
+
+        Parameters
+        ----------
+        names : iterable of str, optional
+            Models (see :data:`MODELS`); by default all of them.
+        jobs : int, optional
+
+        Returns
+        -------
+        dict
+            ``{name: CompiledFunction}``, as :meth:`compiled` gives them.
+        """
+        names = list(MODELS) if names is None else list(names)
+        for name in ["inverse_dynamics"] + names:  # derived here, not in the threads
+            self.program(name)
+        todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
+        jobs = min(len(todo), jobs or os.cpu_count() or 1)
+        if jobs > 1:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                list(pool.map(self.compiled, todo))
+        return {name: self.compiled(name) for name in names}
+
+    def _state_groups(self):
+        """[(key, symbols)]: "q", "qd", "qdd", "tau", then ("wrench", label) per wrench."""
+        return [("q", self.q), ("qd", self.qd), ("qdd", self.qdd), ("tau", self.tau)] + [
+            (("wrench", label), symbols) for label, symbols in self.wrench.items()
+        ]
 
     def op_count(self, name):
         """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``."""
@@ -147,19 +234,36 @@ class DynamicModel:
             names |= {str(s) for s in sympy.sympify(expr).free_symbols}
         return names
 
-    def numeric(self, values):
+    def numeric(self, values, backend="auto"):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``values`` must give every name of :attr:`parameters`; other symbols
         of the robot that no model needs are accepted and ignored.
+
+        ``backend`` says how the programs run:
+
+        - ``"numpy"``: generated numpy source, vectorized over the batch;
+        - ``"c"``: generated C, compiled with the system compiler on each
+          model's first call (see :mod:`kanerobot.codegen.compiled`; the
+          libraries are cached on disk and in the process); an error when
+          there is no compiler or compiling fails;
+        - ``"auto"`` (default): C when a C compiler is found, else numpy;
+          if compiling fails, numpy from then on.  The reason for falling
+          back is :attr:`NumericDynamics.fallback_reason`.
+
+        Both give the same numbers (to rounding) and the same shapes.
 
         Raises
         ------
         ParameterError
             Listing the names without a value and the names that are not
             symbols of the robot.
+        kanerobot.codegen.compiled.CompileError
+            With ``backend="c"`` when no C compiler is found.
+        KaneRobotError
+            For an unknown backend.
         """
-        return NumericDynamics(self, values)
+        return NumericDynamics(self, values, backend=backend)
 
 
 def _as_states(x, n, what):
@@ -177,10 +281,21 @@ class NumericDynamics:
 
     Every function takes one state (1-D arrays of length n) or a batch
     (2-D arrays of shape (N, n)) and returns arrays of matching shape.
-    Programs are compiled to numpy source once, on first call.
+    Programs are compiled (to numpy source, or to C) once, on first call.
+
+    Attributes
+    ----------
+    backend : {"c", "numpy"}
+        What runs the models now.
+    requested_backend : {"auto", "c", "numpy"}
+        What :meth:`DynamicModel.numeric` was asked for.
+    fallback_reason : str or None
+        Why ``"auto"`` runs numpy (no compiler, or a compiler error).
     """
 
-    def __init__(self, model, values):
+    def __init__(self, model, values, backend="auto"):
+        if backend not in BACKENDS:
+            raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
         self.model = model
         names = set(model.parameters)
         given = {str(k) for k in values}
@@ -199,15 +314,72 @@ class NumericDynamics:
         # link only turns about z) are accepted and left out.
         self.values = {sympy.Symbol(str(k)): float(v) for k, v in values.items() if str(k) in names}
         self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
+        self._parameter_array = np.array(self._parameter_values, dtype=float)
         self._compiled = {}
+        self.requested_backend = backend
+        self.fallback_reason = None
+        self.backend = "numpy"
+        if backend != "numpy":
+            from kanerobot.codegen.compiled import find_compiler
+
+            try:
+                find_compiler()
+                self.backend = "c"
+            except KaneRobotError as exc:
+                if backend == "c":
+                    raise type(exc)(f"backend 'c': {exc}") from None
+                self.fallback_reason = str(exc)
 
     @property
     def n(self):
         return len(self.model.q)
 
+    def _evaluate(self, name, states):
+        """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the
+        keys of ``DynamicModel._state_groups`` to (N, k) arrays; groups left
+        out are 0 (wrenches, torques)."""
+        function = self._c_function(name) if self.backend == "c" else None
+        batch = next(iter(states.values())).shape[0]
+        if function is not None:
+            arrays = []
+            for key, symbols in self.model._state_groups():
+                array = states.get(key)
+                if array is None:
+                    array = np.zeros((batch, len(symbols)))
+                elif array.shape[0] != batch:
+                    if array.shape[0] != 1:  # as numpy broadcasting would say
+                        raise ValueError(f"operands could not be broadcast together: {batch} and {array.shape[0]} states")
+                    array = np.broadcast_to(array, (batch, array.shape[1]))
+                arrays.append(array)
+            return function.batch(batch, arrays + [self._parameter_array])
+        given = {
+            s: array[:, k]
+            for key, symbols in self.model._state_groups() if key in states
+            for array in (states[key],)
+            for k, s in enumerate(symbols) if isinstance(s, sympy.Symbol)
+        }
+        flat = self._run(name, given)
+        if name in MATRIX_MODELS:
+            return self._matrix(name, flat, symmetric=MATRIX_MODELS[name])
+        return flat
+
+    def _c_function(self, name):
+        """The compiled model, or None after falling back to numpy."""
+        from kanerobot.codegen.backend import CodegenError
+        from kanerobot.codegen.compiled import CompileError
+
+        try:
+            return self.model.compiled(name)
+        except (CompileError, CodegenError) as exc:
+            if self.requested_backend == "c":
+                raise
+            self.backend = "numpy"
+            self.fallback_reason = f"{name}: {exc}"
+            return None
+
     def _run(self, name, given):
-        """Evaluate program ``name`` on a batch; ``given`` maps state symbols to
-        (N,) columns, and state symbols left out are 0 (wrenches, torques)."""
+        """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
+        symbols to (N,) columns, and state symbols left out are 0 (wrenches, torques)."""
         if name not in self._compiled:
             arguments = self.model.state_symbols + sorted(self.values, key=str)
             self._compiled[name] = self.model.program(name).to_function(args=arguments)
@@ -216,10 +388,6 @@ class NumericDynamics:
         states = [given.get(s, zeros) for s in self.model.state_symbols]
         out = np.asarray(self._compiled[name](*states, *self._parameter_values), dtype=float)
         return np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
-
-    def _columns(self, *groups):
-        """{symbol: column} for (symbols, (N, n) array) pairs."""
-        return {s: array[:, k] for symbols, array in groups for k, s in enumerate(symbols) if isinstance(s, sympy.Symbol)}
 
     def _vector_result(self, result, single):
         return result[0] if single else result
@@ -246,48 +414,65 @@ class NumericDynamics:
         describes with a wrench and that are left out get zero.
         """
         (q, single), (qd, _), (qdd, _) = (_as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-        groups = [(self.model.q, q), (self.model.qd, qd), (self.model.qdd, qdd)]
+        states = {"q": q, "qd": qd, "qdd": qdd}
         wrench = {str(label): value for label, value in (wrench or {}).items()}
         for label, symbols in self.model.wrench.items():
             value = np.asarray(wrench.pop(label, np.zeros(6)), dtype=float)
             if value.shape[-1] != 6:
                 raise KaneRobotError(f"wrench of link {label} must have 6 values FX FY FZ CX CY CZ, got shape {value.shape}")
-            groups.append((symbols, np.broadcast_to(np.atleast_2d(value), (q.shape[0], 6))))
+            states["wrench", label] = np.broadcast_to(np.atleast_2d(value), (q.shape[0], 6))
         if wrench:
             described = ", ".join(self.model.wrench) or "none"
             raise KaneRobotError(
                 f"no external wrench is described on link(s) {', '.join(map(str, wrench))} "
                 f"(links with FX..CZ in the robot file: {described})"
             )
-        return self._vector_result(self._run("inverse_dynamics", self._columns(*groups)), single)
+        return self._vector_result(self._evaluate("inverse_dynamics", states), single)
 
     def mass_matrix(self, q):
         """Inertia matrix A(q), shape (n, n) or (N, n, n)."""
         q, single = _as_states(q, self.n, "q")
-        A = self._matrix("mass_matrix", self._run("mass_matrix", self._columns((self.model.q, q))), symmetric=True)
+        A = self._evaluate("mass_matrix", {"q": q})
         return A[0] if single else A
 
     def h(self, q, qd):
         """Centrifugal, Coriolis, gravity and friction torques H(q, qd)."""
         (q, single), (qd, _) = _as_states(q, self.n, "q"), _as_states(qd, self.n, "qd")
-        return self._vector_result(self._run("h", self._columns((self.model.q, q), (self.model.qd, qd))), single)
+        return self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single)
 
     def coriolis_matrix(self, q, qd):
         """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n)."""
         (q, single), (qd, _) = _as_states(q, self.n, "q"), _as_states(qd, self.n, "qd")
-        C = self._matrix("coriolis_matrix", self._run("coriolis_matrix", self._columns((self.model.q, q), (self.model.qd, qd))), symmetric=False)
+        C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
         return C[0] if single else C
 
     def gravity(self, q):
         """Gravity torques Q(q), shape (n,) or (N, n)."""
         q, single = _as_states(q, self.n, "q")
-        return self._vector_result(self._run("gravity", self._columns((self.model.q, q))), single)
+        return self._vector_result(self._evaluate("gravity", {"q": q}), single)
 
     def direct_dynamics(self, q, qd, tau):
         """Joint accelerations for torques ``tau``, shape (n,) or (N, n)."""
         (q, single), (qd, _), (tau, _) = (_as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
-        groups = [(self.model.q, q), (self.model.qd, qd), (self.model.tau, tau)]
-        return self._vector_result(self._run("direct_dynamics", self._columns(*groups)), single)
+        return self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single)
+
+
+def _matrix_grid(program, n, name, symmetric):
+    """Nested list of output names placing model ``name``'s outputs in an
+    (n, n) matrix as :meth:`NumericDynamics._matrix` does (None: mirrored, 0: absent)."""
+    names = matrix_entry_names(name_prefix(name), (n, n))
+    position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
+    grid = [[0] * n for _ in range(n)]
+    placed = set()
+    for output, _ in program.output_lines():
+        i, j = position[output]
+        grid[i][j] = output
+        placed.add((i, j))
+    if symmetric:
+        for i, j in list(placed):
+            if (j, i) not in placed:
+                grid[j][i] = None
+    return grid
 
 
 def name_prefix(model_name):
