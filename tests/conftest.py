@@ -1,19 +1,31 @@
-"""Shared robots for the geometry and kinematics tests.
+"""Shared robots and helpers of the tests.
 
 Corpus robots come from the OpenSYMORO .par files beside the checkout (or the
-copies in frames/); ``tree`` is a two-branch robot built in Python that mixes
-Khalil-Kleinfinger frames (with gamma and b) and general frames with oblique
-revolute and prismatic axes.
+copies in frames/); library robots from frames/ (:func:`library`).
+:func:`tree_robot` (the ``tree`` fixture) is a two-branch robot built in
+Python that mixes Khalil-Kleinfinger frames (with gamma and b) and general
+frames with oblique revolute and prismatic axes; :func:`plate_robot` has a
+fixed frame inside the tree that carries a link.  :func:`opensymoro_equations`
+reads the equations of an OpenSYMORO output file of the corpus;
+:func:`program_outputs` and :func:`mass_matrix_function` evaluate programs.
+
+Test modules import these by name (``from conftest import tree_robot``), never
+from each other.
 """
 
+import functools
 from pathlib import Path
 
 import numpy
 import pytest
 import sympy
 
+import kanerobot as kr
 from kanerobot.robot.description import Frame, GeneralPlacement, KKPlacement, Robot
+from kanerobot.robot.expressions import parse_expression
 from kanerobot.robot.joints import rot_x, rot_z
+from kanerobot.symbolic import count_ops
+from kanerobot.symbolic.printing import matrix_entry_names
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
@@ -27,6 +39,55 @@ def corpus_robot(name):
         if path.is_file():
             return load(path)
     pytest.skip(f"{name}.par is neither in {CORPUS} nor in frames/")
+
+
+@functools.lru_cache(maxsize=None)
+def library(name):
+    """The robot ``name`` of frames/ (robots are immutable: loaded once)."""
+    return kr.load(kr.frames_path(name))
+
+
+def opensymoro_equations(filename):
+    """``[(name, expression text), ...]`` under ``Equations:`` in the corpus file ``filename``, else skip."""
+    path = CORPUS / filename
+    if not path.is_file():
+        pytest.skip(f"{filename} is not beside this checkout")
+    lines = path.read_text().split("Equations:", 1)[1].split("*=*", 1)[0].strip().splitlines()
+    return [tuple(line.split(" = ", 1)) for line in lines if " = " in line]
+
+
+def opensymoro_operations(filename):
+    """Total operations of the equations of an OpenSYMORO file (our count_ops rules), else skip."""
+    return sum(sum(count_ops(parse_expression(expr)).values()) for _, expr in opensymoro_equations(filename))
+
+
+def program_outputs(program, values):
+    """Outputs of ``program`` as a dict ``name -> value``, inputs taken by name from ``values``."""
+    f = program.to_function()
+    return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
+
+
+def mass_matrix_function(robot, program, values):
+    """``q -> A(q)``, the (nj, nj) matrix of an inertia-matrix program
+    (outputs ``A<i><j>``, i <= j, mirrored), parameters taken by name from
+    ``values``."""
+    n = robot.nj
+    parameters = sorted(set(program.inputs) - set(robot.q), key=str)
+    f = program.to_function(args=list(robot.q) + parameters)
+    fixed = [values[s.name] for s in parameters]
+    names = matrix_entry_names("A", (n, n))
+    where = {names[r][c]: (r, c) for r in range(n) for c in range(r, n)}
+    assert sorted(f.outputs) == sorted(where), "one output per upper-triangle entry"
+
+    def A(q):
+        out = f(*q, *fixed)
+        M = numpy.zeros((n, n))
+        for name, value in zip(f.outputs, out):
+            r, c = where[name]
+            M[r, c] = M[c, r] = value
+        return M
+
+    return A
 
 
 def random_values(robot, rng, low=0.4, high=1.6):
@@ -74,24 +135,45 @@ def akr3000():
     return corpus_robot("AKR3000")
 
 
-@pytest.fixture(scope="session")
-def tree():
+def tree_robot(links=None):
+    """Two branches on joint 1: 1-2-3 (KK frames, 3 prismatic) and 1-4-5-6-7
+    (gamma and b, general frames with oblique revolute and prismatic axes,
+    7 a fixed leaf).  ``links``: the frames that carry a link (default the
+    joints)."""
     q = sympy.symbols("q1:7")
     L2, L3, g4, b4, L4, L5, L6, L7 = sympy.symbols("L2 L3 g4 b4 L4 L5 L6 L7")
     third = sympy.Rational(1, 3)
-    return Robot.create(
-        "tree",
-        [
-            Frame("1", "0", 0, 1, KKPlacement(theta=q[0])),
-            Frame("2", "1", 0, 1, KKPlacement(alpha=sympy.pi / 2, d=L2, theta=q[1])),
-            Frame("3", "2", 1, 1, KKPlacement(alpha=-sympy.pi / 2, d=L3, theta=sympy.pi / 6, r=q[2])),
-            Frame("4", "1", 0, 1, KKPlacement(gamma=g4, b=b4, alpha=sympy.pi / 3, d=L4, theta=q[3])),
-            Frame("5", "4", 0, 1, GeneralPlacement(
-                sympy.ImmutableMatrix(rot_z(0.4) * rot_x(0.7)), sympy.ImmutableMatrix([L5, 0.1, 0.2]),
-                sympy.ImmutableMatrix([third, 2 * third, 2 * third]), q[4])),
-            Frame("6", "5", 1, 1, GeneralPlacement(
-                sympy.ImmutableMatrix(sympy.eye(3)), sympy.ImmutableMatrix([0, L6, 0]),
-                sympy.ImmutableMatrix([0, sympy.Rational(3, 5), sympy.Rational(4, 5)]), q[5])),
-            Frame("7", "6", 2, 0, KKPlacement(alpha=0.3, d=L7)),
-        ],
-    )
+    frames = [
+        Frame("1", "0", 0, 1, KKPlacement(theta=q[0])),
+        Frame("2", "1", 0, 1, KKPlacement(alpha=sympy.pi / 2, d=L2, theta=q[1])),
+        Frame("3", "2", 1, 1, KKPlacement(alpha=-sympy.pi / 2, d=L3, theta=sympy.pi / 6, r=q[2])),
+        Frame("4", "1", 0, 1, KKPlacement(gamma=g4, b=b4, alpha=sympy.pi / 3, d=L4, theta=q[3])),
+        Frame("5", "4", 0, 1, GeneralPlacement(
+            sympy.ImmutableMatrix(rot_z(0.4) * rot_x(0.7)), sympy.ImmutableMatrix([L5, 0.1, 0.2]),
+            sympy.ImmutableMatrix([third, 2 * third, 2 * third]), q[4])),
+        Frame("6", "5", 1, 1, GeneralPlacement(
+            sympy.ImmutableMatrix(sympy.eye(3)), sympy.ImmutableMatrix([0, L6, 0]),
+            sympy.ImmutableMatrix([0, sympy.Rational(3, 5), sympy.Rational(4, 5)]), q[5])),
+        Frame("7", "6", 2, 0, KKPlacement(alpha=0.3, d=L7)),
+    ]
+    return Robot.create("tree", frames, links=links)
+
+
+def plate_robot(**options):
+    """A fixed frame p inside the tree that carries its own link (a tool
+    plate), with a prismatic joint 2 on an oblique axis and a revolute
+    joint 3 (gamma and b) hanging on it.  ``options`` go to
+    :meth:`Robot.create` (``dynamics``, ``base``)."""
+    q1, q2, q3, L, b = sympy.symbols("q1 q2 q3 L b")
+    frames = [
+        Frame("1", "0", 0, 1, KKPlacement(theta=q1)),
+        Frame("p", "1", 2, 0, KKPlacement(alpha=sympy.pi / 3, d=L, theta=0.4)),
+        Frame("2", "p", 1, 1, GeneralPlacement(sympy.eye(3), [0, b, 0], [0, 0.6, 0.8], q2)),
+        Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
+    ]
+    return Robot.create("plate", frames, links=["1", "p", "2", "3"], **options)
+
+
+@pytest.fixture(scope="session")
+def tree():
+    return tree_robot()

@@ -1,10 +1,12 @@
 """Independent numeric dynamics for the tests: Featherstone's recursive
 Newton-Euler algorithm with spatial vectors, in plain numpy.
 
-Nothing here comes from kanerobot's dynamics.  From kanerobot it takes only
-the robot description: each frame's numeric transform ``a(j)T_j(q)``
-(:func:`kanerobot.geometry.numeric_transform`), its joint axis and type, and
-the values of its parameters.
+Nothing here comes from kanerobot's dynamic algorithms.  From kanerobot it
+takes only the robot description: each frame's numeric transform
+``a(j)T_j(q)`` (:func:`kanerobot.geometry.numeric_transform`), its joint axis
+and type, and the values of its parameters (random ones from
+:func:`kanerobot.dynamics.parameters.random_parameters`, the generator every
+test uses).
 
 Conventions (Featherstone, *Rigid Body Dynamics Algorithms*, 2008):
 
@@ -27,9 +29,6 @@ import numpy
 import sympy
 
 from kanerobot.geometry import numeric_transform
-
-INERTIA = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
-WRENCH = ("FX", "FY", "FZ", "CX", "CY", "CZ")
 
 
 # ------------------------------------------------------------ spatial algebra
@@ -68,87 +67,27 @@ def spatial_inertia(m, MS, J):
     return out
 
 
-# ------------------------------------------------------- random parameters
-def random_rotation(rng):
-    Q, R = numpy.linalg.qr(rng.normal(size=(3, 3)))
-    Q = Q @ numpy.diag(numpy.sign(numpy.diag(R)))
-    if numpy.linalg.det(Q) < 0:
-        Q[:, 0] = -Q[:, 0]
-    return Q
-
-
-def random_link(rng):
-    """SYMORO parameters ``{XX .. ZZ, MX, MY, MZ, M}`` of a physically consistent link.
-
-    Mass m > 0, centre of mass c, and an inertia about the centre of mass
-    ``J_G = R diag(I1, I2, I3) R^T`` whose principal moments come from
-    positive second moments of the mass distribution (``I1 = s2 + s3``,
-    ...), so they are positive and satisfy the triangle inequalities.  Then
-    ``J_O = J_G + m (c.c 1 - c c^T)`` and ``MS = m c``.
-    """
-    m = rng.uniform(0.5, 4.0)
-    c = rng.uniform(-0.4, 0.4, 3)
-    s = m * rng.uniform(0.005, 0.1, 3)  # integral of x_k^2 dm about the centre of mass
-    principal = numpy.array([s[1] + s[2], s[0] + s[2], s[0] + s[1]])
-    R = random_rotation(rng)
-    J_G = R @ numpy.diag(principal) @ R.T
-    J_O = J_G + m * (c @ c * numpy.eye(3) - numpy.outer(c, c))
-    MS = m * c
-    return {
-        "XX": J_O[0, 0], "XY": J_O[0, 1], "XZ": J_O[0, 2], "YY": J_O[1, 1], "YZ": J_O[1, 2], "ZZ": J_O[2, 2],
-        "MX": MS[0], "MY": MS[1], "MZ": MS[2], "M": m,
-    }
-
-
-def is_physically_consistent(p, tol=1e-12):
-    """True when ``p`` (``XX .. M``) is the inertia of a real body: m > 0 and
-    J_G positive definite with its eigenvalues satisfying the triangle inequalities."""
-    m = p["M"]
-    if m <= 0:
-        return False
-    J_O = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
-    c = numpy.array([p["MX"], p["MY"], p["MZ"]]) / m
-    J_G = J_O - m * (c @ c * numpy.eye(3) - numpy.outer(c, c))
-    e = numpy.linalg.eigvalsh(J_G)
-    return bool(e[0] > tol and e[0] + e[1] >= e[2] - tol)
-
-
-def _set(values, expr, number):
-    """Give ``number`` to ``expr`` when it is a plain symbol (a customized 0 stays 0)."""
+# ------------------------------------------------------- numeric parameters
+def number(expr, values):
+    """``expr`` (a sympy expression or a number) as a float, its symbols
+    taken by name from ``values``."""
     expr = sympy.sympify(expr)
-    if isinstance(expr, sympy.Symbol):
-        values[expr.name] = float(number)
+    missing = sorted(s.name for s in expr.free_symbols if s.name not in values)
+    if missing:
+        raise KeyError(f"no value for {', '.join(missing)}")
+    return float(expr.xreplace({s: values[s.name] for s in expr.free_symbols}))
 
 
-def random_parameters(robot, rng, gravity=9.81):
-    """Random values for every symbol of ``robot`` except the joint variables,
-    velocities and accelerations: a dict name -> float.
+def numeric_link(robot, values, label):
+    """Link ``label`` in numbers: ``(J, MS, p)``.
 
-    Geometric lengths in [0.2, 1.2], each link's inertial parameters from
-    :func:`random_link`, IA, FV, FS > 0, wrench components in [-2, 2], base
-    velocity and acceleration components in [-1, 1] and a gravity vector of
-    norm ``gravity`` in a random direction (only the symbolic components of
-    each are set).
+    ``J`` (3, 3) is the inertia about the frame origin, ``MS`` (3,) the
+    first moments and ``p`` every dynamic parameter of the link by name
+    (``M``, ``IA``, ``FV``, ``FS``, ``FX`` .. ``CZ``, ...).
     """
-    values = {name: float(rng.uniform(0.2, 1.2)) for name in robot.geometric_parameters}
-    for label in robot.links:
-        table = robot.dynamics[label]
-        for name, number in random_link(rng).items():
-            _set(values, table[name], number)
-        _set(values, table["IA"], rng.uniform(0.01, 0.5))
-        _set(values, table["FV"], rng.uniform(0.01, 0.5))
-        _set(values, table["FS"], rng.uniform(0.01, 0.5))
-        for name in WRENCH:
-            _set(values, table[name], rng.uniform(-2, 2))
-    b = robot.base
-    for vector in (b.W0, b.WP0, b.V0, b.VP0):
-        for component in vector:
-            _set(values, component, rng.uniform(-1, 1))
-    direction = rng.normal(size=3)
-    direction *= gravity / numpy.linalg.norm(direction)
-    for component, number in zip(b.G, direction):
-        _set(values, component, number)
-    return values
+    p = {name: number(expr, values) for name, expr in robot.dynamics[label].items()}
+    J = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
+    return J, numpy.array([p["MX"], p["MY"], p["MZ"]]), p
 
 
 # ------------------------------------------------------------------- model
@@ -179,10 +118,7 @@ class ReferenceModel:
             self.frames.append((frame.label, frame.antecedent, S, transform))
         self.links = {}
         for label in robot.links:
-            d = robot.dynamics[label]
-            p = {name: self._number(d[name]) for name in d}
-            J = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
-            MS = numpy.array([p["MX"], p["MY"], p["MZ"]])
+            J, MS, p = numeric_link(robot, self.values, label)
             self.links[label] = {
                 "I": spatial_inertia(p["M"], MS, J),
                 "wrench": numpy.array([p["CX"], p["CY"], p["CZ"], p["FX"], p["FY"], p["FZ"]]),
@@ -193,15 +129,8 @@ class ReferenceModel:
         b = robot.base
         self.W0, self.WP0, self.V0, self.VP0, self.G = (self._vector(v) for v in (b.W0, b.WP0, b.V0, b.VP0, b.G))
 
-    def _number(self, expr):
-        expr = sympy.sympify(expr)
-        missing = sorted(s.name for s in expr.free_symbols if s.name not in self.values)
-        if missing:
-            raise KeyError(f"no value for {', '.join(missing)}")
-        return float(expr.xreplace({s: self.values[s.name] for s in expr.free_symbols}))
-
     def _vector(self, v):
-        return numpy.array([self._number(e) for e in v], dtype=float)
+        return numpy.array([number(e, self.values) for e in v], dtype=float)
 
     def inverse_dynamics(self, q, qd, qdd, gravity=True, friction=True, rotor=True, wrench=True, base=True):
         """Joint torques, in ``robot.joint_labels`` order.
@@ -267,7 +196,8 @@ def mass_matrix_by_unit_accelerations(robot, values, q, rotor=True):
     ----------
     robot : kanerobot Robot
     values : dict name -> float
-        Parameter values, e.g. from :func:`random_parameters`.
+        Parameter values, e.g. from
+        :func:`kanerobot.dynamics.parameters.random_parameters`.
     q : sequence of float
         Joint variables in ``robot.joint_labels`` order.
 

@@ -7,8 +7,10 @@ numerically::
     1/2 qd^T A qd = sum_j 1/2 (M_j v.v + 2 v.(w x MS_j) + w^T J_j w) + 1/2 sum_j IA_j qd_j^2
 
 for random qd, and entry by entry by polarization:
-``A_jj = 2 T(e_j)`` and ``A_ij = T(e_i + e_j) - T(e_i) - T(e_j)``.
-Parameters are random but physically consistent (:func:`random_values`).
+``A_jj = 2 T(e_j)`` and ``A_ij = T(e_i + e_j) - T(e_i) - T(e_j)``; on the
+library robots, also the columns of the reference RNEA of
+tests/reference_dynamics.py.  Parameters are random but physically
+consistent (:func:`kanerobot.dynamics.parameters.random_parameters`).
 """
 
 import time
@@ -17,121 +19,33 @@ import numpy
 import pytest
 import sympy
 
-import kanerobot as kr
 from kanerobot import geometry, kinematics
 from kanerobot.dynamics.composite import mass_matrix
+from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import Base, Frame, GeneralPlacement, KKPlacement, Robot, WRENCH_NAMES
-from kanerobot.robot.expressions import parse_expression
-from kanerobot.symbolic import count_ops
-from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.robot.description import Robot
 
-from conftest import CORPUS
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from reference_dynamics import mass_matrix_by_unit_accelerations, numeric_link
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
 
-# ------------------------------------------------------------ parameters
-def random_rotation(rng):
-    Q, R = numpy.linalg.qr(rng.normal(size=(3, 3)))
-    Q = Q * numpy.sign(numpy.diag(R))
-    return Q if numpy.linalg.det(Q) > 0 else -Q
-
-
-def random_body(rng, size=0.3):
-    """SYMORO parameters of a random rigid body: mass M > 0, centre of mass
-    c, inertia about the centre of mass positive definite with the triangle
-    inequalities (principal moments b+d, a+d, a+b of point masses a, b, d on
-    three axes), then J_O = J_G + M (c.c I - c c^T) and MS = M c."""
-    M = rng.uniform(0.5, 5.0)
-    c = rng.uniform(-size, size, 3)
-    a, b, d = M * size**2 * rng.uniform(0.01, 1.0, 3)
-    R = random_rotation(rng)
-    J_G = R @ numpy.diag([b + d, a + d, a + b]) @ R.T
-    J = J_G + M * (c @ c * numpy.eye(3) - numpy.outer(c, c))
-    MS = M * c
-    return {
-        "XX": J[0, 0], "XY": J[0, 1], "XZ": J[0, 2], "YY": J[1, 1], "YZ": J[1, 2], "ZZ": J[2, 2],
-        "MX": MS[0], "MY": MS[1], "MZ": MS[2], "M": M,
-    }  # fmt: skip
-
-
-def random_values(robot, rng, gravity=9.81):
-    """``{Symbol: float}`` for every parameter symbol of ``robot``: lengths in
-    [0.1, 0.6], physically consistent links, rotor inertia, friction, external
-    wrenches, a gravity of norm ``gravity`` in a random direction and a small
-    base motion."""
-    values = {}
-
-    def put(expr, value):
-        if isinstance(expr, sympy.Symbol) and expr not in values:
-            values[expr] = float(value)
-
-    for name in robot.geometric_parameters:
-        put(sympy.Symbol(name), rng.uniform(0.1, 0.6))
-    for label in robot.links:
-        link = robot.dynamics[label]
-        for name, value in random_body(rng).items():
-            put(link[name], value)
-        put(link["IA"], rng.uniform(0.01, 0.5))
-        put(link["FV"], rng.uniform(0.0, 1.0))
-        put(link["FS"], rng.uniform(0.0, 1.0))
-        for name in WRENCH_NAMES:
-            put(link[name], rng.uniform(-2.0, 2.0))
-    direction = rng.normal(size=3)
-    for g, value in zip(robot.base.G, direction * gravity / numpy.linalg.norm(direction)):
-        put(g, value)
-    for key in ("W0", "WP0", "V0", "VP0"):
-        for entry in getattr(robot.base, key):
-            put(entry, rng.uniform(-0.5, 0.5))
-    return values
-
-
-def numeric_link(robot, values, label):
-    """(J, MS, M, IA) of link ``label`` as numbers."""
-    p = {name: float(sympy.sympify(v).xreplace(values)) for name, v in robot.dynamics[label].items()}
-    J = numpy.array([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
-    return J, numpy.array([p["MX"], p["MY"], p["MZ"]]), p["M"], p["IA"]
-
-
 # ------------------------------------------------------------- evaluation
-def mass_matrix_function(robot, program, values):
-    """q -> the n x n matrix A of ``program`` (upper triangle mirrored)."""
-    n = robot.nj
-    parameters = sorted(set(program.inputs) - set(robot.q), key=str)
-    f = program.to_function(args=list(robot.q) + parameters)
-    fixed = [values[s] for s in parameters]
-    names = matrix_entry_names("A", (n, n))
-    where = {names[r][c]: (r, c) for r in range(n) for c in range(r, n)}
-    assert sorted(f.outputs) == sorted(where), "one output per upper-triangle entry"
-
-    def A(q):
-        out = f(*q, *fixed)
-        M = numpy.zeros((n, n))
-        for name, value in zip(f.outputs, out):
-            r, c = where[name]
-            M[r, c] = M[c, r] = value
-        return M
-
-    return A
-
-
 def kinetic_energy_function(robot, values):
     """(q, qd) -> kinetic energy of the links and rotors, from the link
     velocities of the kinematic recursion (SYMORO+ eq. 6), base at rest."""
     states = kinematics.link_velocities(robot, base=False)
-    links = [label for label in robot.links]
-    rows = [entry for label in links for entry in list(states[label][0]) + list(states[label][1])]
-    named = {str(k): v for k, v in values.items()}
-    wv = geometry.numeric_function(robot, sympy.Matrix(rows), named, ("q", "qd"))
-    inertia = [numeric_link(robot, values, label) for label in links]
-    rotor = numpy.array([numeric_link(robot, values, label)[3] if label in robot.dynamics else 0.0 for label in robot.joint_labels])
+    rows = [entry for label in robot.links for entry in list(states[label][0]) + list(states[label][1])]
+    wv = geometry.numeric_function(robot, sympy.Matrix(rows), values, ("q", "qd"))
+    inertia = {label: numeric_link(robot, values, label) for label in robot.links}
+    rotor = numpy.array([inertia[label][2]["IA"] if label in inertia else 0.0 for label in robot.joint_labels])
 
     def T(q, qd):
         energy = 0.5 * rotor @ (numpy.asarray(qd) ** 2)
-        for (J, MS, M, _), row in zip(inertia, wv(q, qd).reshape(-1, 6)):
+        for (J, MS, p), row in zip(inertia.values(), wv(q, qd).reshape(-1, 6)):
             w, v = row[:3], row[3:]
-            energy += 0.5 * (M * v @ v + 2 * v @ numpy.cross(w, MS) + w @ J @ w)
+            energy += 0.5 * (p["M"] * v @ v + 2 * v @ numpy.cross(w, MS) + w @ J @ w)
         return energy
 
     return T
@@ -148,9 +62,12 @@ def polarized_mass_matrix(T, q, n):
     return A
 
 
-def check_against_kinetic_energy(robot, rng, program=None, states=2):
+def check_against_kinetic_energy(robot, rng, program=None, states=2, reference=False):
+    """The kinetic energy checks at ``states`` random q; with ``reference``,
+    also the columns of the reference RNEA (qd = 0, g = 0, qdd = e_j) at one
+    more q."""
     program = mass_matrix(robot) if program is None else program
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     A = mass_matrix_function(robot, program, values)
     T = kinetic_energy_function(robot, values)
     n = robot.nj
@@ -163,25 +80,17 @@ def check_against_kinetic_energy(robot, rng, program=None, states=2):
         numpy.testing.assert_allclose(Aq, polarized_mass_matrix(T, q, n), rtol=1e-9, atol=1e-10 * numpy.abs(Aq).max())
         numpy.testing.assert_array_equal(Aq, Aq.T)
         assert numpy.linalg.eigvalsh(Aq).min() > 0
+    if reference:
+        q = rng.uniform(-numpy.pi, numpy.pi, n)
+        expected = mass_matrix_by_unit_accelerations(robot, values, q)
+        numpy.testing.assert_allclose(A(q), expected, rtol=0, atol=1e-10 * numpy.abs(expected).max())
     return program
-
-
-def library(name):
-    return kr.load(kr.frames_path(name))
 
 
 # ------------------------------------------------------------------ tests
 @pytest.mark.parametrize("name", ROBOTS)
 def test_mass_matrix_is_the_kinetic_energy(name, rng):
-    robot = library(name)
-    program = check_against_kinetic_energy(robot, rng)
-    # and the columns of tests/reference_dynamics.py's RNEA (qd = 0, g = 0, qdd = e_j), when it is there
-    reference = pytest.importorskip("reference_dynamics")
-    named = reference.random_parameters(robot, rng)
-    A = mass_matrix_function(robot, program, {sympy.Symbol(k): v for k, v in named.items()})
-    q = rng.uniform(-numpy.pi, numpy.pi, robot.nj)
-    expected = reference.mass_matrix_by_unit_accelerations(robot, named, q)
-    numpy.testing.assert_allclose(A(q), expected, rtol=0, atol=1e-10 * numpy.abs(expected).max())
+    check_against_kinetic_energy(library(name), rng, reference=True)
 
 
 def test_mass_matrix_of_the_test_tree(tree, rng):
@@ -192,35 +101,24 @@ def test_mass_matrix_of_the_test_tree(tree, rng):
 def test_fixed_frames_carrying_links_inside_a_chain(rng):
     """A fixed frame in the middle of the chain that carries its own link
     (a tool plate) and a prismatic joint after it."""
-    q1, q2, q3, L, b = sympy.symbols("q1 q2 q3 L b")
-    robot = Robot.create(
-        "plate",
-        [
-            Frame("1", "0", 0, 1, KKPlacement(theta=q1)),
-            Frame("p", "1", 2, 0, KKPlacement(alpha=sympy.pi / 3, d=L, theta=0.4)),
-            Frame("2", "p", 1, 1, GeneralPlacement(sympy.eye(3), [0, b, 0], [0, 0.6, 0.8], q2)),
-            Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
-        ],
-        links=["1", "p", "2", "3"],
-    )
-    program = check_against_kinetic_energy(robot, rng)
+    program = check_against_kinetic_energy(plate_robot(), rng)
     assert program.outputs["A23"] == 0  # 2 and 3 are on different branches
 
 
 def test_rotor_inertia_only_on_the_diagonal(rng):
     robot = library("stanford")
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     with_rotor = mass_matrix_function(robot, mass_matrix(robot), values)
     without = mass_matrix_function(robot, mass_matrix(robot, rotor=False), values)
     q = rng.uniform(-2, 2, robot.nj)
-    IA = [values[robot.dynamics[label]["IA"]] for label in robot.joint_labels]
+    IA = [values[str(robot.dynamics[label]["IA"])] for label in robot.joint_labels]
     numpy.testing.assert_allclose(with_rotor(q) - without(q), numpy.diag(IA), atol=1e-12)
     assert not any(str(s).startswith("IA") for s in mass_matrix(robot, rotor=False).inputs)
 
 
 def test_trig_rules_do_not_change_the_values(rng):
     robot = library("puma560")
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     q = rng.uniform(-2, 2, robot.nj)
     plain = mass_matrix_function(robot, mass_matrix(robot, trig=False), values)(q)
     numpy.testing.assert_allclose(mass_matrix_function(robot, mass_matrix(robot), values)(q), plain, rtol=1e-12, atol=1e-12)
@@ -248,19 +146,8 @@ def test_serial_names_and_output_order():
 
 
 def test_rx90_cheaper_than_opensymoro():
-    program = mass_matrix(library("rx90"))
-    ours = program.op_count()
-    path = CORPUS / "RX90_inm.txt"
-    if not path.is_file():
-        pytest.skip("RX90_inm.txt is not beside this checkout")
-    text = path.read_text().split("Equations:", 1)[1]
-    reference = {"add": 0, "mul": 0, "fn": 0}
-    for line in text.splitlines():
-        name, _, expr = line.partition(" = ")
-        if expr:
-            for key, value in count_ops(parse_expression(expr)).items():
-                reference[key] += value
-    assert sum(ours.values()) < sum(reference.values())
+    ours = mass_matrix(library("rx90")).op_count()
+    assert sum(ours.values()) < opensymoro_operations("RX90_inm.txt")
 
 
 def test_only_serial_and_tree_robots_with_a_fixed_base(sr400):

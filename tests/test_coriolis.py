@@ -2,27 +2,24 @@
 symbols, and A' - 2C skew-symmetric with A' from finite differences of A."""
 
 import re
-from pathlib import Path
 
 import numpy
 import pytest
 import sympy
 
-import kanerobot as kr
+from kanerobot.dynamics import newton_euler
+from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.coriolis import coriolis_matrix
 from kanerobot.robot.expressions import parse_expression
 from kanerobot.symbolic import Program
 
-INM = Path(__file__).resolve().parents[2] / "shared" / "reference" / "opensymoro" / "RX90_inm.txt"
+from conftest import CORPUS, library
+from conftest import program_outputs as evaluate
+
+INM = CORPUS / "RX90_inm.txt"
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def evaluate(program, values):
-    """Outputs of ``program`` as a dict, inputs taken by name from ``values``."""
-    f = program.to_function()
-    return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
 
 
 def name(prefix, i, j, n):
@@ -118,7 +115,7 @@ def four_joint_program():
 
 
 def test_planar_2r_matches_the_textbook_christoffel_form():
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     th1, th2 = robot.q
     QP1, QP2 = robot.qd
     m1, m2, l1, lc1, lc2, I1, I2 = sympy.symbols("m1 m2 l1 lc1 lc2 I1 I2")
@@ -264,7 +261,7 @@ def opensymoro_rx90_inertia_matrix():
 
 @pytest.mark.skipif(not INM.is_file(), reason="OpenSYMORO's RX90_inm.txt is not beside the checkout")
 def test_opensymoro_rx90_inertia_matrix(rng):
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     A = opensymoro_rx90_inertia_matrix()
     assert len(A.outputs) == 21
     counts = {}
@@ -276,10 +273,7 @@ def test_opensymoro_rx90_inertia_matrix(rng):
 
 
 def test_rx90_from_the_composite_links_program(rng):
-    pytest.importorskip("kanerobot.dynamics.composite")
-    from kanerobot.dynamics.composite import mass_matrix
-
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     A = mass_matrix(robot)
     C = coriolis_matrix(robot)  # the composite program, imported lazily
     assert C.op_count() == coriolis_matrix(robot, A).op_count()
@@ -290,9 +284,7 @@ def test_rx90_from_the_composite_links_program(rng):
 @pytest.mark.parametrize("robot_name", ["planar2", "rx90"])
 def test_c_qd_is_the_newton_euler_coriolis_vector(robot_name, rng):
     """C qd = H - Q (no friction, no wrench) by Khalil's Newton-Euler: an independent path."""
-    pytest.importorskip("kanerobot.dynamics.composite")
-    newton_euler = pytest.importorskip("kanerobot.dynamics.newton_euler")
-    robot = kr.load(kr.frames_path(robot_name))
+    robot = library(robot_name)
     C = coriolis_matrix(robot)
     H = newton_euler.coriolis_gravity(robot, gravity=False, friction=False, wrench=False)
     n = robot.dof

@@ -8,14 +8,9 @@ import sympy
 from kanerobot.symbolic import Program
 from kanerobot.symbolic.derivative import ForwardMode, differentiate, time_derivative
 
+from conftest import program_outputs as evaluate
+
 X, Y, Z, A, B = sympy.symbols("x y z a b")
-
-
-def evaluate(program, values):
-    """Outputs of ``program`` as a dict, inputs taken by name from ``values``."""
-    f = program.to_function()
-    got = f(*[values[s.name] for s in f.args])
-    return dict(zip(f.outputs, got))
 
 
 def sample_program():

@@ -3,7 +3,9 @@
 The independent path is a plain numpy recursive Newton-Euler written here
 (link velocities and accelerations forward, wrenches backward; gravity as
 a base acceleration, rotor inertia, viscous and Coulomb friction, external
-wrenches).  For random physically consistent parameters and random states
+wrenches), and Featherstone's spatial RNEA of tests/reference_dynamics.py.
+For random physically consistent parameters
+(:func:`kanerobot.dynamics.parameters.random_parameters`) and random states
 the accelerations of the direct model must give back the torques::
 
     RNEA(q, qd, qdd_ddm(q, qd, tau)) = tau,
@@ -19,16 +21,14 @@ import numpy
 import pytest
 import sympy
 
-import kanerobot as kr
 from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.direct import direct_dynamics
+from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, KKPlacement, Robot, WRENCH_NAMES
-from kanerobot.robot.expressions import parse_expression
-from kanerobot.symbolic import count_ops
+from kanerobot.robot.description import BASE, Base, Robot, WRENCH_NAMES
 
-from conftest import CORPUS
-from test_composite import mass_matrix_function, numeric_link, random_values
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from reference_dynamics import ReferenceModel, number, numeric_link
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
@@ -40,24 +40,23 @@ class NumericRobot:
 
     def __init__(self, robot, values):
         self.robot = robot
-        named = {k: v for k, v in values.items()}
+        symbols = {sympy.Symbol(name): value for name, value in values.items()}
         self.index = {label: k for k, label in enumerate(robot.joint_labels)}
         self.frames = []
         for frame in robot.frames:
-            T = sympy.Matrix(frame.transform()).xreplace(named)
+            T = sympy.Matrix(frame.transform()).xreplace(symbols)
             variable = [frame.q] if frame.is_joint else []
             f = sympy.lambdify(variable, T, modules="numpy")
             axis = numpy.array([float(e) for e in frame.axis])
             self.frames.append((frame.label, frame.antecedent, frame.sigma, axis, f))
         self.links = {}
         for label in robot.links:
-            J, MS, M, IA = numeric_link(robot, named, label)
-            p = {name: float(sympy.sympify(robot.dynamics[label][name]).xreplace(named)) for name in ("FV", "FS") + WRENCH_NAMES}
+            J, MS, p = numeric_link(robot, values, label)
             wrench = numpy.array([p[name] for name in WRENCH_NAMES])
-            self.links[label] = (J, MS, M, IA, p["FV"], p["FS"], wrench)
+            self.links[label] = (J, MS, p["M"], p["IA"], p["FV"], p["FS"], wrench)
 
         def vector(key):
-            return numpy.array([float(sympy.sympify(e).xreplace(named)) for e in getattr(robot.base, key)])
+            return numpy.array([number(e, values) for e in getattr(robot.base, key)])
 
         self.w0, self.wd0 = vector("W0"), vector("WP0")
         self.vd0 = vector("VP0") - vector("G")
@@ -108,13 +107,17 @@ def ddm_function(robot, program, values):
     parameters = sorted(set(program.inputs) - set(state), key=str)
     f = program.to_function(args=state + parameters)
     assert f.outputs == tuple(f"QDP{label}" for label in robot.joint_labels)
-    fixed = [values[s] for s in parameters]
+    fixed = [values[s.name] for s in parameters]
     return lambda q, qd, t: f(*q, *qd, *t, *fixed)
 
 
-def check_inverts_inverse_dynamics(robot, rng, program=None, states=3, composite=True):
+def check_inverts_inverse_dynamics(robot, rng, program=None, states=3, composite=True, reference=False):
+    """qdd of the direct model at ``states`` random (q, qd, tau) gives tau
+    back by the RNEA above and, with ``composite``, ``A qdd + H = tau``; with
+    ``reference``, also by the spatial RNEA of tests/reference_dynamics.py
+    at two more states."""
     program = direct_dynamics(robot) if program is None else program
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     numeric = NumericRobot(robot, values)
     qdd_of = ddm_function(robot, program, values)
     A = mass_matrix_function(robot, mass_matrix(robot), values) if composite else None
@@ -129,11 +132,12 @@ def check_inverts_inverse_dynamics(robot, rng, program=None, states=3, composite
         if composite:
             H = numeric.inverse_dynamics(q, qd, numpy.zeros(n))
             numpy.testing.assert_allclose(A(q) @ qdd + H, tau, rtol=0, atol=1e-9 * scale)
+    if reference:
+        model = ReferenceModel(robot, values)
+        for _ in range(2):
+            q, qd, tau = rng.uniform(-numpy.pi, numpy.pi, n), rng.uniform(-2, 2, n), rng.uniform(-5, 5, n)
+            numpy.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd_of(q, qd, tau)), tau, rtol=0, atol=1e-9 * max(1.0, numpy.abs(tau).max()))
     return program
-
-
-def library(name):
-    return kr.load(kr.frames_path(name))
 
 
 # ------------------------------------------------------------------- tests
@@ -142,7 +146,7 @@ def test_the_numpy_inverse_dynamics_is_the_kinetic_energy_model(rng):
     matrix (checked against the kinetic energy in test_composite), column by
     column, and the static torques with qd = 0 are gravity and wrenches."""
     robot = library("puma560")
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     numeric = NumericRobot(robot, values)
     A = mass_matrix_function(robot, mass_matrix(robot), values)
     q, qd = rng.uniform(-2, 2, robot.nj), rng.uniform(-2, 2, robot.nj)
@@ -151,24 +155,9 @@ def test_the_numpy_inverse_dynamics_is_the_kinetic_energy_model(rng):
     numpy.testing.assert_allclose(columns, A(q), atol=1e-12)
 
 
-def check_against_reference_rnea(robot, program, rng, states=2):
-    """Also invert tests/reference_dynamics.py (Featherstone's spatial RNEA,
-    its own parameter generator), when that module is there."""
-    reference = pytest.importorskip("reference_dynamics")
-    named = reference.random_parameters(robot, rng)
-    qdd_of = ddm_function(robot, program, {sympy.Symbol(k): v for k, v in named.items()})
-    model = reference.ReferenceModel(robot, named)
-    n = robot.nj
-    for _ in range(states):
-        q, qd, tau = rng.uniform(-numpy.pi, numpy.pi, n), rng.uniform(-2, 2, n), rng.uniform(-5, 5, n)
-        numpy.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd_of(q, qd, tau)), tau, rtol=0, atol=1e-9 * max(1.0, numpy.abs(tau).max()))
-
-
 @pytest.mark.parametrize("name", ROBOTS)
 def test_direct_dynamics_inverts_inverse_dynamics(name, rng):
-    robot = library(name)
-    program = check_inverts_inverse_dynamics(robot, rng)
-    check_against_reference_rnea(robot, program, rng)
+    check_inverts_inverse_dynamics(library(name), rng, reference=True)
 
 
 def test_tree_with_moving_base_and_oblique_axes(tree, rng):
@@ -178,27 +167,14 @@ def test_tree_with_moving_base_and_oblique_axes(tree, rng):
     moving = Robot.create(
         "moving tree", tree.frames, base=Base.from_values(W0=W0, WP0=WP0, VP0=VP0, G=sympy.symbols("G1 G2 G3"))
     )
-    program = check_inverts_inverse_dynamics(moving, rng)
-    check_against_reference_rnea(moving, program, rng)
+    check_inverts_inverse_dynamics(moving, rng, reference=True)
 
 
 def test_fixed_frames_carrying_links_and_wrenches(rng):
     """A fixed frame inside the tree that carries a link with an external
     wrench, with a prismatic joint and a revolute joint hanging on it."""
-    q1, q2, q3, L, b = sympy.symbols("q1 q2 q3 L b")
     wrench = {name: sympy.Symbol(name + "p") for name in WRENCH_NAMES}
-    robot = Robot.create(
-        "plate",
-        [
-            Frame("1", "0", 0, 1, KKPlacement(theta=q1)),
-            Frame("p", "1", 2, 0, KKPlacement(alpha=sympy.pi / 3, d=L, theta=0.4)),
-            Frame("2", "p", 1, 1, GeneralPlacement(sympy.eye(3), [0, b, 0], [0, 0.6, 0.8], q2)),
-            Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
-        ],
-        links=["1", "p", "2", "3"],
-        dynamics={"p": wrench},
-        base=Base.from_values(G=sympy.symbols("G1 G2 G3")),
-    )
+    robot = plate_robot(dynamics={"p": wrench}, base=Base.from_values(G=sympy.symbols("G1 G2 G3")))
     check_inverts_inverse_dynamics(robot, rng)
 
 
@@ -215,7 +191,7 @@ def test_without_rotor_inertia_friction_or_gravity(rng):
 
 def test_trig_rules_do_not_change_the_values(rng):
     robot = library("rx90")
-    values = random_values(robot, rng)
+    values = random_parameters(robot, rng)
     q, qd, tau = rng.uniform(-2, 2, 6), rng.uniform(-2, 2, 6), rng.uniform(-5, 5, 6)
     plain = ddm_function(robot, direct_dynamics(robot, trig=False), values)(q, qd, tau)
     numpy.testing.assert_allclose(ddm_function(robot, direct_dynamics(robot), values)(q, qd, tau), plain, rtol=1e-11)
@@ -240,15 +216,7 @@ def test_inputs_are_q_qd_tau_and_parameters():
 
 def test_rx90_cheaper_than_opensymoro():
     ours = direct_dynamics(library("rx90")).op_count()
-    path = CORPUS / "RX90_ddm.txt"
-    if not path.is_file():
-        pytest.skip("RX90_ddm.txt is not beside this checkout")
-    reference = 0
-    for line in path.read_text().split("Equations:", 1)[1].splitlines():
-        name, _, expr = line.partition(" = ")
-        if expr:
-            reference += sum(count_ops(parse_expression(expr)).values())
-    assert sum(ours.values()) < reference
+    assert sum(ours.values()) < opensymoro_operations("RX90_ddm.txt")
 
 
 def test_only_serial_and_tree_robots_with_a_fixed_base(sr400):

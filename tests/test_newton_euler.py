@@ -1,6 +1,7 @@
 """Newton-Euler inverse dynamics, checked against an independent spatial-vector
 RNEA (tests/reference_dynamics.py) on random physically consistent
-parameters and random states, and against OpenSYMORO's RX-90 output."""
+parameters (:mod:`kanerobot.dynamics.parameters`) and random states, and
+against OpenSYMORO's RX-90 output."""
 
 import dataclasses
 import functools
@@ -10,21 +11,14 @@ import numpy
 import pytest
 import sympy
 
-import kanerobot as kr
 from kanerobot.dynamics.newton_euler import coriolis_gravity, gravity_torques, inverse_dynamics
+from kanerobot.dynamics.parameters import INERTIA_NAMES, is_physically_consistent, random_link, random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import Base, Frame, GeneralPlacement, KKPlacement, Robot
-from kanerobot.robot.joints import rot_x, rot_z
+from kanerobot.robot.description import Base, Robot, WRENCH_NAMES
 from kanerobot.robot.expressions import parse_expression
 
-from conftest import CORPUS
-from reference_dynamics import (
-    ReferenceModel,
-    is_physically_consistent,
-    mass_matrix_by_unit_accelerations,
-    random_link,
-    random_parameters,
-)
+from conftest import library, opensymoro_equations, tree_robot
+from reference_dynamics import ReferenceModel, mass_matrix_by_unit_accelerations
 
 RTOL = 1e-9
 FLAGS = ("qd", "qdd", "gravity", "friction", "rotor", "wrench")
@@ -35,7 +29,7 @@ def with_wrench(robot):
     """The robot with a symbolic wrench FX<j> .. CZ<j> on every link."""
     dynamics = {label: dict(robot.dynamics[label]) for label in robot.links}
     for label in robot.links:
-        dynamics[label].update({name: f"{name}{label}" for name in ("FX", "FY", "FZ", "CX", "CY", "CZ")})
+        dynamics[label].update({name: f"{name}{label}" for name in WRENCH_NAMES})
     return Robot.create(
         robot.name,
         robot.frames,
@@ -58,34 +52,12 @@ def moving(robot):
     return dataclasses.replace(robot, base=base)
 
 
-def tree_robot():
-    """The mixed tree of conftest.py (KK frames with gamma and b, general
-    frames with oblique revolute and prismatic axes), its fixed frame 7
-    carrying a link (a tool)."""
-    q = sympy.symbols("q1:7")
-    L2, L3, g4, b4, L4, L5, L6, L7 = sympy.symbols("L2 L3 g4 b4 L4 L5 L6 L7")
-    third = sympy.Rational(1, 3)
-    frames = [
-        Frame("1", "0", 0, 1, KKPlacement(theta=q[0])),
-        Frame("2", "1", 0, 1, KKPlacement(alpha=sympy.pi / 2, d=L2, theta=q[1])),
-        Frame("3", "2", 1, 1, KKPlacement(alpha=-sympy.pi / 2, d=L3, theta=sympy.pi / 6, r=q[2])),
-        Frame("4", "1", 0, 1, KKPlacement(gamma=g4, b=b4, alpha=sympy.pi / 3, d=L4, theta=q[3])),
-        Frame("5", "4", 0, 1, GeneralPlacement(
-            sympy.ImmutableMatrix(rot_z(0.4) * rot_x(0.7)), sympy.ImmutableMatrix([L5, 0.1, 0.2]),
-            sympy.ImmutableMatrix([third, 2 * third, 2 * third]), q[4])),
-        Frame("6", "5", 1, 1, GeneralPlacement(
-            sympy.ImmutableMatrix(sympy.eye(3)), sympy.ImmutableMatrix([0, L6, 0]),
-            sympy.ImmutableMatrix([0, sympy.Rational(3, 5), sympy.Rational(4, 5)]), q[5])),
-        Frame("7", "6", 2, 0, KKPlacement(alpha=0.3, d=L7)),
-    ]
-    return Robot.create("tree", frames, links=["1", "2", "3", "4", "5", "6", "7"])
-
-
 @functools.lru_cache(maxsize=None)
 def robot(name):
     if name == "tree":
-        return with_wrench(tree_robot())
-    loaded = kr.load(kr.frames_path("krang.toml" if name == "krang" else name))
+        # the tree of conftest.py, its fixed frame 7 carrying a link (a tool)
+        return with_wrench(tree_robot(links=["1", "2", "3", "4", "5", "6", "7"]))
+    loaded = library(name)
     if name == "rx90":
         return loaded  # the wrench of frames/rx90.par is on link 6, as in OpenSYMORO
     return with_wrench(loaded)
@@ -236,19 +208,11 @@ def test_rx90_operation_counts():
     assert gravity["mul"] <= 89 and gravity["add"] <= 57 and gravity["fn"] == 10
 
 
-def _opensymoro(name):
-    path = CORPUS / name
-    if not path.is_file():
-        pytest.skip(f"{name} is not beside this checkout")
-    lines = path.read_text().split("Equations:")[1].split("*=*")[0].strip().splitlines()
-    return [tuple(line.split(" = ")) for line in lines]
-
-
 @pytest.mark.parametrize("model, filename", [(inverse_dynamics, "RX90_idm.txt"), (coriolis_gravity, "RX90_ccg.txt")])
 def test_rx90_agrees_with_opensymoro(model, filename, rng):
     """OpenSYMORO's RX-90 files leave out gravity: without it, every
     equation of the plain program is one of theirs, and the torques agree."""
-    equations = _opensymoro(filename)
+    equations = opensymoro_equations(filename)
     rx90 = robot("rx90")
     program = model(rx90, gravity=False, trig=False)
     theirs = {f"{name} = {expr}" for name, expr in equations}
@@ -266,7 +230,7 @@ def test_rx90_agrees_with_opensymoro(model, filename, rng):
 
 def test_krang_is_quick():
     start = time.perf_counter()
-    program = inverse_dynamics(kr.load(kr.frames_path("krang.toml")))
+    program = inverse_dynamics(library("krang"))
     assert time.perf_counter() - start < 20
     assert len(program.outputs) == 17
 
@@ -291,10 +255,9 @@ def test_inputs():
 
 # ------------------------------------------------------------------ errors
 def test_structures_not_supported_yet():
-    sr400 = kr.load(kr.frames_path("sr400"))
     with pytest.raises(KaneRobotError, match="closed loops"):
-        inverse_dynamics(sr400)
-    arm = kr.load(kr.frames_path("planar2"))
+        inverse_dynamics(library("sr400"))
+    arm = library("planar2")
     floating = Robot.create(arm.name, arm.frames, floating=True)
     with pytest.raises(KaneRobotError, match="floating base"):
         inverse_dynamics(floating)
@@ -306,15 +269,14 @@ def test_structures_not_supported_yet():
         gravity_torques(flexible)
 
 
-# ---------------------------------------------------- the reference itself
+# ------------------------------------ the parameter generator and the reference
 def test_random_parameters_are_physically_consistent(rng):
     for _ in range(20):
         assert is_physically_consistent(random_link(rng))
     r = robot("krang")
     values = random_parameters(r, rng)
     for label in r.links:
-        names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
-        assert is_physically_consistent({name: values[str(r.dynamics[label][name])] for name in names})
+        assert is_physically_consistent({name: values[str(r.dynamics[label][name])] for name in INERTIA_NAMES})
 
 
 @pytest.mark.parametrize("name", ["rx90", "tree"])

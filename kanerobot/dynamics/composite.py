@@ -38,21 +38,26 @@ frames (e_j = z_j) eqs 31-35 are the paper's ``[0 0 M+]``, ``[-MY+ MX+ 0]``,
 axis and sigma come from :class:`~kanerobot.robot.description.Frame` only, so
 general frames (Krang's axes along -x, -y) and trees work the same way.
 
-The helpers at the end of this module (structure check, program inputs,
-frame placements with named cosines, link inertia) are shared with
-:mod:`kanerobot.dynamics.direct`.
+The steps shared with the other algorithms (structure check, program
+inputs, frame placements, link inertia, :func:`rotate_inertia`) are in
+:mod:`kanerobot.dynamics.common`.
 """
-
-import itertools
-import re
 
 import sympy
 
-from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import BASE, DYNAMIC_NAMES, INERTIAL_NAMES
-from kanerobot.robot.joints import REVOLUTE, hat
+from kanerobot.dynamics.common import (
+    assign_symmetric,
+    check_structure,
+    frame_placements,
+    link_inertia,
+    link_parameter,
+    motion_parts,
+    program_inputs,
+    rotate_inertia,
+)
+from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
-from kanerobot.symbolic.program import Program, count_ops, is_trivial
+from kanerobot.symbolic.program import Program
 
 __all__ = ["mass_matrix"]
 
@@ -84,7 +89,9 @@ def mass_matrix(robot, rotor=True, trig=True):
     Raises
     ------
     KaneRobotError
-        For closed loops, a floating base or a wheeled base.
+        For closed loops, a floating base or a wheeled base
+        (:func:`~kanerobot.dynamics.common.check_structure`); flexible
+        joints do not change A.
 
     Examples
     --------
@@ -107,8 +114,9 @@ def mass_matrix(robot, rotor=True, trig=True):
     Names: ``AS`` is eq. 27, ``PM``, ``PAS`` the terms of eq. 28 in P
     (:func:`_transport`), ``JP``, ``MSP``, ``MP`` the composite parameters
     J+, MS+, M+ of a frame, ``AJ``, ``AJA`` the rotated inertia
-    (:func:`rotate_inertia`), and ``E{r}{i}_{j}``, ``N{r}{i}_{j}`` component
-    r of the force and moment of column j at frame i (eqs 36-37).
+    (:func:`~kanerobot.dynamics.common.rotate_inertia`), and
+    ``E{r}{i}_{j}``, ``N{r}{i}_{j}`` component r of the force and moment of
+    column j at frame i (eqs 36-37).
     """
     check_structure(robot, "the inertia matrix")
     parameters = INERTIAL_NAMES if rotor else tuple(n for n in INERTIAL_NAMES if n != "IA")
@@ -141,12 +149,12 @@ def mass_matrix(robot, rotor=True, trig=True):
     A = {}
     for j in robot.joint_labels:
         frame = robot.frame(j)
-        sigma_e, sigmabar_e = _split(frame.motion_subspace())  # sigma_j e_j, sigmabar_j e_j
+        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
         f = M_plus[j] * sigma_e + sigmabar_e.cross(MS_plus[j])  # (31), (33)
         m = J_plus[j] * sigmabar_e + MS_plus[j].cross(sigma_e)  # (32), (34)
         f = program.assign_matrix(f"E{{i}}{j}_{j}", f)
         m = program.assign_matrix(f"N{{i}}{j}_{j}", m)
-        IA_j = robot.dynamics[j]["IA"] if rotor and j in robot.dynamics else 0
+        IA_j = link_parameter(robot, j, "IA") if rotor else 0
         A[j, j] = sigma_e.dot(f) + sigmabar_e.dot(m) + IA_j  # (35)
         k = j
         while robot.antecedent(k) != BASE:
@@ -155,7 +163,7 @@ def mass_matrix(robot, rotor=True, trig=True):
             f = program.assign_matrix(f"E{{i}}{i}_{j}", iA_k * f)  # (36)
             iA_k_m = program.assign_matrix(f"NA{{i}}{i}_{j}", iA_k * m)  # named apart: for k = j it is an AJ column
             m = program.assign_matrix(f"N{{i}}{i}_{j}", iA_k_m + iP_k.cross(f))  # (37)
-            sigma_e, sigmabar_e = _split(robot.frame(i).motion_subspace())
+            sigma_e, sigmabar_e = motion_parts(robot.frame(i))
             A[i, j] = sigma_e.dot(f) + sigmabar_e.dot(m)  # (38), 0 for a fixed frame i
             k = i
 
@@ -166,63 +174,6 @@ def mass_matrix(robot, rotor=True, trig=True):
             program.set_output(names[r][c], A.get((i, j), sympy.S.Zero))
     program.prune()
     return program
-
-
-def rotate_inertia(program, label, iA_j, J, prefix="A"):
-    """``iA_j J jA_i`` for a symmetric 3x3 ``J`` given in frame j.
-
-    Computed in two named steps as SYMORO does: entries of ``AJ = iA_j J``
-    (``{prefix}J{r}{c}{label}``), then the upper triangle of ``AJA = AJ
-    jA_i`` (``{prefix}JA{r}{c}{label}``); the lower triangle is its mirror.
-    Two freedoms make it cheaper, and the cheapest choice is taken:
-
-    - an off-diagonal entry is ``AJ[r,:] . iA_j[c,:]`` or, by symmetry,
-      ``AJ[c,:] . iA_j[r,:]``: either row of AJ will do;
-    - a rotation keeps the trace, so one diagonal entry may be ``trace(J)``
-      minus the other two.
-
-    For a rotation about z (every Khalil-Kleinfinger frame with gamma = 0)
-    only one row of the 2x2 block of AJ is then needed: 20 operations
-    instead of 27.
-    """
-    AJ = iA_j * J
-    # Non-trivial AJ entries are stand-ins while the options are costed.
-    x = sympy.Matrix(3, 3, lambda r, c: AJ[r, c] if is_trivial(AJ[r, c]) else sympy.Dummy(f"x{r}{c}"))
-    entry_cost = {x[r, c]: _ops(AJ[r, c]) for r in range(3) for c in range(3) if not is_trivial(AJ[r, c])}
-    d = [sympy.Dummy(f"d{k}") for k in range(3)]
-    pairs = ((0, 1), (0, 2), (1, 2))
-
-    def option(by_trace, rows):
-        out = {}
-        for m in range(3):
-            out[m, m] = x[m, :].dot(iA_j[m, :])
-        if by_trace is not None:
-            others = [m for m in range(3) if m != by_trace]
-            out[by_trace, by_trace] = J.trace() - sum((d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others), sympy.S.Zero)
-        for (r, c), row in zip(pairs, rows):
-            other = c if row == r else r
-            out[r, c] = x[row, :].dot(iA_j[other, :])
-        used = set().union(*(e.free_symbols for e in out.values())) & entry_cost.keys()
-        return sum(entry_cost[s] for s in used) + sum(_ops(e) for e in out.values()), out
-
-    choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
-    _, best = min(choices, key=lambda choice: choice[0])
-    named = {}
-    for r in range(3):
-        for c in range(3):
-            if x[r, c] in entry_cost and any(x[r, c] in e.free_symbols for e in best.values()):
-                named[x[r, c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r, c])
-    names = lambda r, c: f"{prefix}JA{r + 1}{c + 1}{label}"  # noqa: E731
-    order = sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc))
-    out = sympy.zeros(3, 3)
-    for r, c in order:
-        named_d = {d[m]: out[m, m] for m in range(3)}
-        out[r, c] = out[c, r] = program.assign(names(r, c), best[r, c].xreplace(named).xreplace(named_d))
-    return out
-
-
-def _ops(expr):
-    return sum(count_ops(expr).values())
 
 
 def _transport(program, label, P, MS, PM):
@@ -248,113 +199,3 @@ def _transport(program, label, P, MS, PM):
             else:
                 T[r, c] = -(MS[r] * P[c] + P[r] * W[c])
     return assign_symmetric(program, lambda r, c: f"PAS{r}{c}{label}", T)
-
-
-# ---------------------------------------------------------------------------
-# Helpers shared with kanerobot.dynamics.direct
-# ---------------------------------------------------------------------------
-
-
-def check_structure(robot, what):
-    """Raise :class:`KaneRobotError` unless ``robot`` is a serial or tree
-    robot with a fixed base."""
-    if robot.loops:
-        kind = "closed loops"
-    elif robot.floating:
-        kind = "a floating base"
-    elif robot.wheeled:
-        kind = "a wheeled base"
-    else:
-        return
-    raise KaneRobotError(f"{what} of {robot.name}: {robot.name} has {kind}; only serial and tree robots with a fixed base are handled")
-
-
-def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
-    """Input symbols of a dynamic program: the ``state`` groups (q, QP, GAM
-    ... in this order), then the geometric parameters, the dynamic
-    parameters ``names`` of every link and (``base=True``) the symbols of the
-    base motion and gravity, sorted by name.  Declaring them first keeps
-    their names from being taken by an assignment."""
-    out = []
-    for group in state:
-        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
-    parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
-    for label in robot.links:
-        for name in names:
-            parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
-    if base:
-        for key in ("W0", "WP0", "V0", "VP0", "G"):
-            for entry in getattr(robot.base, key):
-                parameters |= sympy.sympify(entry).free_symbols
-    return out + sorted(parameters - set(out), key=str)
-
-
-def _angle_labels(robot):
-    """Label of the C/S names of an angle: the frame's label for a joint
-    variable (``C4l`` for Krang's q_1l of frame 4l), else the name of the
-    symbol (``Calpha3``), else the digits and letters of the expression."""
-    joint_of = {f.q: f.label for f in robot.frames if f.is_joint and f.sigma == REVOLUTE}
-
-    def label(angle):
-        variable = angle
-        if angle.free_symbols:
-            variable = angle.as_independent(*angle.free_symbols, as_Add=True)[1]
-        for candidate in (variable, -variable):
-            if candidate in joint_of:
-                return joint_of[candidate]
-        if isinstance(variable, sympy.Symbol):
-            return variable.name
-        return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
-
-    return label
-
-
-def frame_placements(robot, program):
-    """``label -> (iA_j, iP_j)`` of every frame on its antecedent, with
-    ``cos`` and ``sin`` replaced by the program's C and S symbols.
-
-    Entries that are not trivial (a general frame's constant rotation, a
-    KK frame with gamma != 0, a prismatic joint's ``-r*S(alpha)``) are named
-    ``RA{r}{c}{j}`` and ``PA{r}{j}``, since the recursions use them many times.
-    """
-    labels = _angle_labels(robot)
-    out = {}
-    for frame in robot.frames:
-        j = frame.label
-        T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=labels)
-        iA_j = program.assign_matrix(lambda r, c: f"RA{r}{c}{j}", T[:3, :3])
-        iP_j = program.assign_matrix(f"PA{{i}}{j}", T[:3, 3])
-        out[j] = (iA_j, iP_j)
-    return out
-
-
-def link_inertia(robot, label):
-    """``(jJ_j, jMS_j, M_j)`` of link ``label`` in its frame (zeros for a
-    frame that carries no link)."""
-    if label not in robot.dynamics:
-        return sympy.zeros(3, 3), sympy.zeros(3, 1), sympy.S.Zero
-    p = robot.dynamics[label]
-    J = sympy.Matrix(
-        [
-            [p["XX"], p["XY"], p["XZ"]],
-            [p["XY"], p["YY"], p["YZ"]],
-            [p["XZ"], p["YZ"], p["ZZ"]],
-        ]
-    )
-    return J, sympy.Matrix([p["MX"], p["MY"], p["MZ"]]), p["M"]
-
-
-def assign_symmetric(program, names, M):
-    """Assign the upper triangle of the symmetric matrix ``M`` (``names(r,
-    c)`` with 1-based r <= c) and mirror it."""
-    n = M.rows
-    out = sympy.zeros(n, n)
-    for r in range(n):
-        for c in range(r, n):
-            out[r, c] = out[c, r] = program.assign(names(r + 1, c + 1), M[r, c])
-    return out
-
-
-def _split(a):
-    """``(sigma_j e_j, sigmabar_j e_j)`` from a 6x1 motion subspace."""
-    return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])

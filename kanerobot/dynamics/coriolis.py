@@ -160,13 +160,15 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     if adot == "time":
         fm.add_direction("t", dict(zip(q, qd)), label="t")
 
+    derivatives = {}
+
     def derivative(i, j, key):
-        """dA_ij along a direction, named when it is not a trivial value."""
-        name, expr = A[i, j]
-        d = fm.derivative(expr, key)
-        if d == 0:
-            return d
-        return target.assign(fm.name_for(name, key), d)
+        """dA_ij along a direction, named when it is not a trivial value (each once)."""
+        if (i, j, key) not in derivatives:
+            name, expr = A[i, j]
+            d = fm.derivative(expr, key)
+            derivatives[i, j, key] = derivatives[j, i, key] = d if d == 0 else target.assign(fm.name_for(name, key), d)
+        return derivatives[i, j, key]
 
     # Half velocities carry the 1/2 of the Christoffel symbols: n products
     # instead of one per entry of C.

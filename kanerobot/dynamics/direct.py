@@ -50,12 +50,13 @@ GW_j / H_j - JU_j^T VR_j`` where ``GW_j = tau_j + ja_j^T jbeta*_j`` and
 
 import sympy
 
-from kanerobot.dynamics.composite import (
-    _split,
+from kanerobot.dynamics.common import (
     assign_symmetric,
     check_structure,
     frame_placements,
     link_inertia,
+    link_parameter,
+    motion_parts,
     program_inputs,
     rotate_inertia,
 )
@@ -92,7 +93,7 @@ def direct_dynamics(robot, trig=True):
     Raises
     ------
     KaneRobotError
-        For closed loops, a floating base or a wheeled base.
+        When the robot has closed loops, a floating base or a wheeled base.
 
     Examples
     --------
@@ -112,7 +113,7 @@ def direct_dynamics(robot, trig=True):
     ``GW``, ``GK`` (K), ``AP`` (alpha), ``VR``, ``GU``, ``WP``, ``VP``.
     """
     check_structure(robot, "the direct dynamic model")
-    qd = dict(zip(robot.joint_labels, robot.qd))
+    QP = dict(zip(robot.joint_labels, robot.qd))
     tau_symbols = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
     inputs = program_inputs(robot, [robot.q, robot.qd, tau_symbols], DYNAMIC_NAMES, base=True)
     program = Program(inputs=inputs, trig=trig)
@@ -121,13 +122,13 @@ def direct_dynamics(robot, trig=True):
 
     # (i) First forward recursion (16)-(18).
     w = {BASE: sympy.Matrix(base.W0)}
-    gamma, beta = {}, {}
+    gamma, beta, inertia = {}, {}, {}
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         iA_j, iP_j = placements[j]
         jA_i = iA_j.T
-        sigma_e, sigmabar_e = _split(frame.motion_subspace())  # sigma_j e_j, sigmabar_j e_j
-        qd_j = qd.get(j, sympy.S.Zero)
+        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
+        qd_j = QP.get(j, sympy.S.Zero)
         jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
         w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
         iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
@@ -136,8 +137,8 @@ def direct_dynamics(robot, trig=True):
             program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
             program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
         )  # (17)
-        J, MS, M = link_inertia(robot, j)
-        F_e = sympy.Matrix([robot.dynamics[j][name] for name in WRENCH_NAMES]) if j in robot.dynamics else sympy.zeros(6, 1)
+        J, MS, M = inertia[j] = link_inertia(robot, j)
+        F_e = sympy.Matrix([link_parameter(robot, j, name) for name in WRENCH_NAMES])
         w_x_MS = program.assign_matrix(f"WM{{i}}{j}", w[j].cross(MS))
         Jw = program.assign_matrix(f"JW{{i}}{j}", J * w[j])
         beta[j] = -F_e - sympy.Matrix.vstack(
@@ -146,12 +147,9 @@ def direct_dynamics(robot, trig=True):
         )  # (18)
 
     # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
-    I_star, beta_star = {}, {}
-    for frame in robot.frames:
-        J, MS, M = link_inertia(robot, frame.label)
-        I_star[frame.label] = spatial_inertia(J, MS, M)
-        beta_star[frame.label] = beta[frame.label]
-    H, JD, JU, GW = {}, {}, {}, {}
+    I_star = {j: spatial_inertia(*inertia[j]) for j in inertia}
+    beta_star = dict(beta)
+    JD, JU, GW = {}, {}, {}  # of each joint: 1/H_j, JU_j, GW_j
     for frame in reversed(robot.frames):
         j, i = frame.label, frame.antecedent
         # Every successor of j has been added: I*_j and beta*_j are complete.
@@ -160,9 +158,9 @@ def direct_dynamics(robot, trig=True):
         a_j = frame.motion_subspace()
         if frame.is_joint:
             I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # jI*_j ja_j
-            IA_j = robot.dynamics[j]["IA"] if j in robot.dynamics else 0
-            H[j] = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
-            JD[j] = program.assign(f"JD{j}", 1 / H[j])
+            IA_j = link_parameter(robot, j, "IA")
+            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
+            JD[j] = program.assign(f"JD{j}", 1 / H_j)
             JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
             tau_j = _motor_torque(robot, j)
             GW[j] = program.assign(f"GW{j}", tau_j + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
@@ -227,22 +225,44 @@ def _articulated(I_star, JU, I_a, a, IA):
 
 def _motor_torque(robot, j):
     """tau_j = GAM_j - FV_j qd_j - FS_j sign(qd_j): the joint torque less friction."""
-    GAM = robot.joint_parameters[j]["GAM"]
-    if j not in robot.dynamics:
-        return GAM
     QP = robot.joint_parameters[j]["QP"]
-    return GAM - robot.dynamics[j]["FV"] * QP - robot.dynamics[j]["FS"] * sympy.sign(QP)
+    FV, FS = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
+    return robot.joint_parameters[j]["GAM"] - FV * QP - FS * sympy.sign(QP)
 
 
 def spatial_inertia(J, MS, M):
-    """``I_O = [M I3, MS^T; MS^, J]`` of a link about its frame origin (linear rows first)."""
+    """Spatial inertia of a link about its frame origin, linear rows first.
+
+    Parameters
+    ----------
+    J : sympy.Matrix, shape (3, 3)
+        Inertia about the origin (``XX .. ZZ``).
+    MS : sympy.Matrix, shape (3, 1)
+        First moments ``[MX MY MZ]``.
+    M : sympy.Expr
+        Mass.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, 6)
+        ``I_O = [M I3, MS^T; MS^, J]`` (``MS^`` the cross-product matrix).
+
+    Examples
+    --------
+    >>> MX, MY, M, ZZ = sympy.symbols("MX MY M ZZ")
+    >>> I = spatial_inertia(sympy.diag(0, 0, ZZ), sympy.Matrix([MX, MY, 0]), M)
+    >>> I[:3, 3:], I[5, 5]
+    (Matrix([
+    [ 0,   0, -MY],
+    [ 0,   0,  MX],
+    [MY, -MX,   0]]), ZZ)
+    """
     MS_hat = hat(MS)
     return sympy.Matrix(sympy.BlockMatrix([[M * sympy.eye(3), MS_hat.T], [MS_hat, J]]))
 
 
 def screw_transform_inertia(program, label, iA_j, iP_j, K):
-    """``jS_i^T jK_j jS_i``: a symmetric 6x6 inertia of frame j expressed in
-    frame i = a(j) and about O_i.
+    """``jS_i^T jK_j jS_i``: a 6x6 inertia of frame j expressed in frame i = a(j), about O_i.
 
     With the blocks of K rotated to frame i, ``A = iA_j K_vv jA_i``, ``B =
     iA_j K_vw jA_i``, ``C = iA_j K_ww jA_i``, and ``P = iP_j``::
@@ -250,8 +270,44 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
         jS_i^T K jS_i = [A,        D                  ]    D = B - A P^
                         [D^T,      C + P^ D - B^T P^  ]
 
-    Names: ``KV``/``KW`` for the rotated symmetric blocks, ``GX``/``TKT``
-    for the two steps of the full block, ``TD`` for D.
+    Names: ``KV``/``KW`` for the rotated symmetric blocks
+    (:func:`~kanerobot.dynamics.common.rotate_inertia`), ``GX``/``TKT`` for
+    the two steps of the full block, ``TD`` for D.
+
+    Parameters
+    ----------
+    program : Program
+        Receives the named blocks; ``label`` (frame j) ends their names.
+    label : str
+    iA_j, iP_j : sympy.Matrix, shapes (3, 3) and (3, 1)
+        Placement of frame j in frame i (:func:`~kanerobot.dynamics.common.frame_placement`).
+    K : sympy.Matrix, shape (6, 6)
+        Symmetric, in frame j about O_j, linear rows first.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, 6)
+        Symmetric; its blocks are program symbols, the lower right one
+        left as expressions (the caller adds it to I*_i and names the sum).
+
+    Examples
+    --------
+    A point mass M at the origin of frame j, frame j at L on the x axis of
+    frame i: about O_i it gains the moments of inertia ``M L**2`` about y
+    and z.
+
+    >>> from kanerobot.symbolic import Program
+    >>> M, L = sympy.symbols("M L")
+    >>> program = Program(inputs=[M, L])
+    >>> K = sympy.diag(M, M, M, 0, 0, 0)
+    >>> out = screw_transform_inertia(program, "2", sympy.eye(3), sympy.Matrix([L, 0, 0]), K)
+    >>> print(program)
+    TD232 = L*M
+    >>> out[3:, 3:]
+    Matrix([
+    [0,       0,       0],
+    [0, L*TD232,       0],
+    [0,       0, L*TD232]])
     """
     A = rotate_inertia(program, label, iA_j, K[:3, :3], prefix="KV")
     GX = program.assign_matrix(lambda r, c: f"GX{r}{c}{label}", iA_j * K[:3, 3:])
@@ -275,8 +331,31 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
 
 
 def screw_transform_wrench(program, label, iA_j, iP_j, alpha):
-    """``jS_i^T jalpha_j = [iA_j alpha_f; iP_j x (iA_j alpha_f) + iA_j alpha_m]``:
-    a wrench at O_j in frame j moved to O_i in frame i."""
+    """``jS_i^T jalpha_j``: a wrench at O_j in frame j moved to O_i in frame i = a(j).
+
+    Parameters
+    ----------
+    program : Program
+        Receives the rotated force and moment, ``AF{r}{label}`` and ``AM{r}{label}``.
+    label : str
+    iA_j, iP_j : sympy.Matrix, shapes (3, 3) and (3, 1)
+        Placement of frame j in frame i.
+    alpha : sympy.Matrix, shape (6, 1)
+        Force then moment, in frame j about O_j.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, 1)
+        ``[iA_j alpha_f; iP_j x (iA_j alpha_f) + iA_j alpha_m]``.
+
+    Examples
+    --------
+    >>> from kanerobot.symbolic import Program
+    >>> F, L = sympy.symbols("F L")
+    >>> wrench = sympy.Matrix([0, F, 0, 0, 0, 0])
+    >>> screw_transform_wrench(Program(inputs=[F, L]), "2", sympy.eye(3), sympy.Matrix([L, 0, 0]), wrench).T
+    Matrix([[0, F, 0, 0, 0, F*L]])
+    """
     f = program.assign_matrix(f"AF{{i}}{label}", iA_j * alpha[:3, 0])
     m = program.assign_matrix(f"AM{{i}}{label}", iA_j * alpha[3:, 0])
     return sympy.Matrix.vstack(f, iP_j.cross(f) + m)

@@ -47,23 +47,21 @@ program, which keeps zeros, ones and plain symbols in place, so the terms they
 cancel are never generated; unused intermediate variables are pruned.  Entries
 of iA_j and iP_j that are not trivial (symbolic gamma or alpha, general
 frames) are named ``A<r><c><j>`` and ``P<r><j>``.  With ``trig=True`` the
-model is also built with the program's trigonometric rules (``C2*C3 - S2*S3``
-becomes ``C23``) and the cheaper of the two forms is returned.
+program's trigonometric rules apply (``C2*C3 - S2*S3`` becomes ``C23``); a
+compound angle that costs more than it saves is undone when the program is
+pruned (:meth:`~kanerobot.symbolic.Program.prune`).
 """
-
-import re
 
 import sympy
 
-from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import BASE
+from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, link_inertia, link_parameter
+from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE, hat
 from kanerobot.symbolic.program import Program
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques"]
 
-_INERTIA = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
-_WRENCH = ("FX", "FY", "FZ", "CX", "CY", "CZ")
+_INERTIA = tuple(name for name in INERTIAL_NAMES if name != "IA")  # XX .. M
 
 
 def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, rotor=True, wrench=True, trig=True):
@@ -87,14 +85,14 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     wrench : bool, optional
         Add the wrench ``FX .. CZ`` that each link exerts on the environment.
     trig : bool, optional
-        Apply the compound-angle rules (``C23``) of the program, keeping the
-        result only when it costs fewer operations than the model without
-        them.
+        Apply the program's trigonometric rules (compound angles ``C23``,
+        ``C**2 + S**2 = 1``); a compound angle is kept only where it saves
+        more operations than its definition costs.
 
     Returns
     -------
     Program
-        Pruned; outputs ``GAM<label>`` for each joint in
+        Pruned; outputs ``GAM<label>``, the nj torques in
         ``robot.joint_labels`` order.  Inputs: the joint variables, ``QP``
         (if ``qd``), ``QDP`` (if ``qdd``), the geometric parameters, the
         parameters of each link (``XX .. M``, then ``IA`` if ``rotor``, ``FV
@@ -105,7 +103,8 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     ------
     KaneRobotError
         For closed loops, floating or wheeled bases and flexible joints,
-        which need other algorithms.
+        which need other algorithms
+        (:func:`~kanerobot.dynamics.common.check_structure`).
 
     Notes
     -----
@@ -161,20 +160,31 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     >>> f(*[point.get(s.name, 1.0) for s in f.args]).round(12)
     array([4., 1.])
     """
-    return _newton_euler(robot, "GAM", qd, qdd, gravity, friction, rotor, wrench, trig)
+    return _newton_euler(robot, "the inverse dynamic model", "GAM", qd, qdd, gravity, friction, rotor, wrench, trig)
 
 
 def coriolis_gravity(robot, *, qd=True, gravity=True, friction=True, wrench=True, trig=True):
     """Centrifugal, Coriolis, gravity and friction torques H (SYMORO's ``ccg``).
 
     The inverse dynamic model with ``qdd = 0`` and no rotor inertia term:
-    ``GAM = A(q) qdd + H(q, qd)`` (SYMORO+ eq. 23-25).  Keywords as in
-    :func:`inverse_dynamics`.
+    ``GAM = A(q) qdd + H(q, qd)`` (SYMORO+ eq. 23-25).
+
+    Parameters
+    ----------
+    robot : Robot
+    qd, gravity, friction, wrench, trig : bool, optional
+        As in :func:`inverse_dynamics`.
 
     Returns
     -------
     Program
-        Outputs ``GAM<label>``.
+        Outputs ``GAM<label>``, the nj entries of H in ``robot.joint_labels``
+        order; inputs as in :func:`inverse_dynamics` without ``QDP`` and ``IA``.
+
+    Raises
+    ------
+    KaneRobotError
+        For the robots :func:`inverse_dynamics` rejects.
 
     Examples
     --------
@@ -196,7 +206,8 @@ def coriolis_gravity(robot, *, qd=True, gravity=True, friction=True, wrench=True
     GAM1 = N31
     GAM2 = N32
     """
-    return _newton_euler(robot, "GAM", qd, False, gravity, friction, False, wrench, trig)
+    what = "the centrifugal, Coriolis, gravity and friction torques"
+    return _newton_euler(robot, what, "GAM", qd, False, gravity, friction, False, wrench, trig)
 
 
 def gravity_torques(robot, *, trig=True):
@@ -205,10 +216,23 @@ def gravity_torques(robot, *, trig=True):
     ``qd = qdd = 0``, no friction, no external wrench; the base motion
     ``W0, WP0, VP0`` of ``robot.base`` is kept (zero for a fixed base).
 
+    Parameters
+    ----------
+    robot : Robot
+    trig : bool, optional
+        As in :func:`inverse_dynamics`.
+
     Returns
     -------
     Program
-        Outputs ``Q<label>`` for each joint in ``robot.joint_labels`` order.
+        Outputs ``Q<label>``, the nj entries of Q in ``robot.joint_labels``
+        order.  Inputs: the joint variables, the geometric parameters, the
+        links' ``XX .. M`` and the base's ``W0, WP0, VP0, G`` (symbols only).
+
+    Raises
+    ------
+    KaneRobotError
+        For closed loops, floating or wheeled bases and flexible joints.
 
     Examples
     --------
@@ -237,57 +261,28 @@ def gravity_torques(robot, *, trig=True):
     Q1 = N31
     Q2 = N32
     """
-    return _newton_euler(robot, "Q", False, False, True, False, False, False, trig)
-
-
-# ---------------------------------------------------------------- checks
-def _check_supported(robot):
-    if robot.loops:
-        cuts = ", ".join(robot.cut_joints)
-        raise KaneRobotError(
-            f"robot {robot.name} has closed loops (cut at joint {cuts}): the Newton-Euler model here is for "
-            f"serial and tree robots; closed-loop dynamics (GAM = G^T GAM_tr) is not implemented yet"
-        )
-    if robot.floating:
-        raise KaneRobotError(
-            f"robot {robot.name} has a floating base: its base acceleration is unknown and needs the "
-            f"floating-base algorithm, not implemented yet"
-        )
-    if robot.wheeled:
-        raise KaneRobotError(
-            f"robot {robot.name} has a wheeled mobile base: its dynamics needs the wheel constraints, "
-            f"not implemented yet"
-        )
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
-    if flexible:
-        raise KaneRobotError(
-            f"robot {robot.name} has flexible joints ({', '.join(flexible)}): they need the three-step "
-            f"flexible-joint algorithm, not implemented yet"
-        )
+    return _newton_euler(robot, "the gravity torques", "Q", False, False, True, False, False, False, trig)
 
 
 # ------------------------------------------------------------ the program
-def _symbols(exprs):
-    found = set()
-    for expr in exprs:
-        found |= sympy.sympify(expr).free_symbols
-    return sorted(found, key=str)
+def _symbols(expr):
+    """Free symbols of ``expr``, sorted by name."""
+    return sorted(sympy.sympify(expr).free_symbols, key=str)
 
 
 def _inputs(robot, qd, qdd, gravity, friction, rotor, wrench):
     """Input symbols in the documented order (see :func:`inverse_dynamics`)."""
-    groups = [list(robot.q)]
+    groups = [robot.q]
     if qd:
-        groups.append(list(robot.qd))
+        groups.append(robot.qd)
     if qdd:
-        groups.append(list(robot.qdd))
-    groups.append(sympy.Symbol(name) for name in robot.geometric_parameters)
-    names = list(_INERTIA) + (["IA"] if rotor else []) + (["FV", "FS"] if friction else [])
-    names += list(_WRENCH) if wrench else []
+        groups.append(robot.qdd)
+    groups.append([sympy.Symbol(name) for name in robot.geometric_parameters])
+    names = _INERTIA + (("IA",) if rotor else ()) + (("FV", "FS") if friction else ()) + (WRENCH_NAMES if wrench else ())
     for label in robot.links:
-        groups.extend(_symbols([robot.dynamics[label][name]]) for name in names)
+        groups.extend(_symbols(robot.dynamics[label][name]) for name in names)
     base = robot.base
-    groups.append(_symbols(list(base.W0) + list(base.WP0) + list(base.VP0) + (list(base.G) if gravity else [])))
+    groups.append(_symbols(sympy.Matrix.vstack(base.W0, base.WP0, base.VP0, base.G if gravity else sympy.zeros(0, 1))))
     out = []
     for group in groups:
         for value in group:
@@ -295,23 +290,6 @@ def _inputs(robot, qd, qdd, gravity, friction, rotor, wrench):
             if isinstance(value, sympy.Symbol) and value not in out:
                 out.append(value)
     return out
-
-
-def _angle_labels(robot):
-    """Label of each angle for the C/S names: a joint's own label for its
-    variable (``C4l = cos(q_1l)``), else the angle's name (``Calpha2``)."""
-    owner = {}
-    for frame in robot.frames:
-        if frame.is_joint:
-            owner[frame.q] = frame.label
-
-    def label(angle):
-        for q, frame_label in owner.items():
-            if angle.has(q):
-                return frame_label
-        return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
-
-    return label
 
 
 def _vector(program, name, j, v):
@@ -333,74 +311,33 @@ def _U(program, j, w, wdot):
     return program.assign_matrix(lambda r, c: f"U{r}{c}{j}", hat(wdot) + square)
 
 
-def _placement(program, frame, labels):
-    """(iA_j, iP_j) of ``frame`` with its sines and cosines named; the entries
-    that are not trivial are assigned (``A<r><c><j>``, ``P<r><j>``)."""
-    T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels)
-    iA_j = program.assign_matrix(lambda r, c: f"A{r}{c}{frame.label}", T[:3, :3])
-    iP_j = _vector(program, "P", frame.label, T[:3, 3])
-    return iA_j, iP_j
+def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
+    """Record the two recursions of the module docstring into a new program."""
+    check_structure(robot, what, flexible=False)
+    program = Program(inputs=_inputs(robot, qd, qdd, gravity, friction, rotor, wrench), trig=trig)
 
-
-def _link_parameters(robot, j, rotor, friction, wrench):
-    zero3 = sympy.zeros(3, 1)
-    if j not in robot.links:  # a frame without a link: massless
-        return sympy.S.Zero, zero3, sympy.zeros(3, 3), zero3, zero3, sympy.S.Zero, sympy.S.Zero, sympy.S.Zero
-    d = robot.dynamics[j]
-    J = sympy.Matrix([[d["XX"], d["XY"], d["XZ"]], [d["XY"], d["YY"], d["YZ"]], [d["XZ"], d["YZ"], d["ZZ"]]])
-    MS = sympy.Matrix([d["MX"], d["MY"], d["MZ"]])
-    fe = sympy.Matrix([d["FX"], d["FY"], d["FZ"]]) if wrench else zero3
-    me = sympy.Matrix([d["CX"], d["CY"], d["CZ"]]) if wrench else zero3
-    IA = d["IA"] if rotor else sympy.S.Zero
-    FV, FS = (d["FV"], d["FS"]) if friction else (sympy.S.Zero, sympy.S.Zero)
-    return d["M"], MS, J, fe, me, IA, FV, FS
-
-
-def _cost(program):
-    """Operations of a program, for choosing between two forms of one model:
-    fewest operations, then fewest multiplications."""
-    counts = program.op_count()
-    return counts["add"] + counts["mul"] + counts["fn"], counts["mul"]
-
-
-def _newton_euler(robot, output, qd, qdd, gravity, friction, rotor, wrench, trig):
-    _check_supported(robot)
-    flags = (qd, qdd, gravity, friction, rotor, wrench)
-    inputs = _inputs(robot, *flags)
-    plain = _recursion(robot, Program(inputs=inputs), output, *flags)
-    if not trig:
-        return plain
-    # The compound-angle rules merge terms one assignment at a time; the C23
-    # and S23 they introduce cost 4 multiplications and 2 additions, which
-    # the merges do not always pay back (on the RX-90 they replace
-    # C3*WI12 + S3*WI22 by QP1*S23 and lose 2 multiplications).  Build both
-    # forms and keep the cheaper one.
-    with_rules = _recursion(robot, Program(inputs=inputs, trig=True), output, *flags)
-    return min((with_rules, plain), key=_cost)
-
-
-def _recursion(robot, program, output, qd, qdd, gravity, friction, rotor, wrench):
-    """Record the two recursions of the module docstring into ``program``."""
     def vec(name, j, v):
         return _vector(program, name, j, v)
 
-    labels = _angle_labels(robot)
+    def optional(flag, label, name):
+        return link_parameter(robot, label, name) if flag else sympy.S.Zero
+
+    labels = angle_labels(robot)
     QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
     QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
     b = robot.base
     w, wdot = {BASE: vec("W", BASE, b.W0)}, {BASE: vec("WP", BASE, b.WP0)}
     Vdot = {BASE: vec("VP", BASE, b.VP0 - b.G if gravity else b.VP0)}
     U = {BASE: _U(program, BASE, w[BASE], wdot[BASE])}
-    A, P, link, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
+    A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
     # Forward recursion, j = 1 ... n: link motion and total wrench on each link.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         a, sigma, sigmabar = sympy.Matrix(frame.axis), _sigma(frame), _sigmabar(frame)
         qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
-        link[j] = _link_parameters(robot, j, rotor, friction, wrench)
-        M, MS, J = link[j][:3]
-        A[j], P[j] = _placement(program, frame, labels)
+        J, MS[j], M = link_inertia(robot, j)
+        A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
         jA_i, iP_j = A[j].T, P[j]
         WI = vec("WI" if sigmabar else "W", j, jA_i * w[i])                                        # (6a) jw_i
         w[j] = vec("W", j, WI + sigmabar * qd_j * a)                                               # (6b)
@@ -408,7 +345,7 @@ def _recursion(robot, program, output, qd, qdd, gravity, friction, rotor, wrench
         U[j] = _U(program, j, w[j], wdot[j])                                                       # (9)
         VSP = vec("VSP", j, Vdot[i] + U[i] * iP_j)
         Vdot[j] = vec("VP", j, jA_i * VSP + sigma * (qdd_j * a + 2 * WI.cross(qd_j * a)))          # (10)
-        F[j] = vec("F", j, M * Vdot[j] + U[j] * MS)                                                # (15)
+        F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                             # (15)
         PSI = vec("PSI", j, J * w[j])
         No[j] = vec("No", j, J * wdot[j] + w[j].cross(PSI))                                        # (16)
 
@@ -417,12 +354,14 @@ def _recursion(robot, program, output, qd, qdd, gravity, friction, rotor, wrench
     for frame in reversed(robot.frames):
         j, k = frame.label, robot.children(frame.label)
         a, sigma, sigmabar = sympy.Matrix(frame.axis), _sigma(frame), _sigmabar(frame)
-        _, MS, _, fe, me, IA, FV, FS = link[j]
+        fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
+        me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
         f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                    # (17)
-        m[j] = vec("N", j, No[j] + MS.cross(Vdot[j]) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
+        m[j] = vec("N", j, No[j] + MS[j].cross(Vdot[j]) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
         FDI[j] = vec("FDI", j, A[j] * f[j])                                                        # (18) if_j
         if frame.is_joint:
             qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])
+            IA, FV, FS = optional(rotor, j, "IA"), optional(friction, j, "FV"), optional(friction, j, "FS")
             GAM[j] = (sigma * f[j] + sigmabar * m[j]).dot(a) + IA * qdd_j + FV * qd_j + FS * sympy.sign(qd_j)  # (20)
 
     for j in robot.joint_labels:

@@ -132,19 +132,19 @@ class ForwardMode:
         self._value = {}  # original symbol -> expression in target
         for sym, expr in self._defs.items():
             self._value[sym] = self.target.assign(sym.name, expr.xreplace(self._value), trig=False)
-        # Trigonometric records: v = cos(a) or sin(a), differentiated through a.
+        # Trigonometric records: v = cos(a) or sin(a), differentiated through a,
+        # and recorded in the target so that its trig rules know the pairs.
         self._trig = {}
         records = {}
-        for sym, (kind, record) in getattr(program, "_trig_of", {}).items():
+        for sym, (kind, record) in program._trig_of.items():
             if sym in self._defs and record.cos in self._defs and record.sin in self._defs:
                 self._trig[sym] = (kind, record)
                 records[id(record)] = record
-        add_record = getattr(self.target, "_angle_record", None)
+        known = self.target._trig_of
         for record in sorted(records.values(), key=lambda r: r.index):
             c, s = self._value[record.cos], self._value[record.sin]
-            known = getattr(self.target, "_trig_of", {})
-            if add_record and isinstance(c, sympy.Symbol) and isinstance(s, sympy.Symbol) and c not in known and s not in known:
-                add_record(record.angle.xreplace(self._value), record.label, c, s)
+            if isinstance(c, sympy.Symbol) and isinstance(s, sympy.Symbol) and c not in known and s not in known:
+                self.target._angle_record(record.angle.xreplace(self._value), record.label, c, s)
         self._directions = {}  # key -> (label, {input: seed})
         self._tangent = {}  # key -> {original symbol: derivative in target (nonzero)}
         self._done = {}  # key -> set of original symbols processed

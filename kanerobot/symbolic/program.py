@@ -242,6 +242,8 @@ class Program:
         self._pruned = set()  # names dropped by prune(): using them again is an error
         self._angles = {}  # angle expr -> _Angle
         self._trig_of = {}  # C or S symbol -> ("C" | "S", _Angle)
+        self._compounds = []  # C23, S23, ... made by the trig rules, in program order
+        self._before_trig = {}  # assigned symbol -> its expression before the trig rules rewrote it
         self._flat = {}  # Symbol -> (coefficient, Counter) for monomial definitions
 
     # ----------------------------------------------------------------- names
@@ -314,9 +316,15 @@ class Program:
         1
         """
         expr = sympy.sympify(expr)
-        if self.trig if trig is None else trig:
-            expr = simplify_trig_products(expr, self)
-        return self._record(name, expr)
+        if not (self.trig if trig is None else trig):
+            return self._record(name, expr)
+        rewritten = simplify_trig_products(expr, self)
+        count = len(self._defs)
+        result = self._record(name, rewritten)
+        if rewritten != expr and len(self._defs) > count:
+            # Kept so that prune() can undo a compound angle that does not pay for itself.
+            self._before_trig[result] = expr
+        return result
 
     def _record(self, name, expr, force_rename=False):
         if is_trivial(expr):
@@ -450,6 +458,7 @@ class Program:
         s = self._record(f"S{label}", s_expr, force_rename=True)
         if not (isinstance(c, sympy.Symbol) and isinstance(s, sympy.Symbol)) or c in self._trig_of or s in self._trig_of:
             return None
+        self._compounds += [c, s]
         return self._angle_record(angle, label, c, s)
 
     def replace_sin_cos(self, expr, labels=None):
@@ -594,6 +603,13 @@ class Program:
         A program without outputs keeps everything.  The names dropped stay
         taken, and using their symbols again raises ``ValueError``.
 
+        First, a compound angle of the trig rules (``C23 = C2*C3 - S2*S3``)
+        that does not pay for its definition is undone: the assignments
+        that use it get back the expressions they were given, when that
+        makes the needed lines cheaper.  The rules merge terms one
+        assignment at a time, so only here is it known whether ``C23`` saved
+        more than the operations of its own line.
+
         Examples
         --------
         >>> a, b = sympy.symbols("a b")
@@ -603,15 +619,37 @@ class Program:
         'Y'
         >>> p.prune(), [s.name for s, _ in p.assignments(include_dead=True)]
         (1, ['U'])
+
+        ``Y`` below was merged into ``S23*q`` (2 operations less), but
+        ``S23`` costs 3 and nothing else uses it:
+
+        >>> th2, th3, q = sympy.symbols("th2 th3 q")
+        >>> p = Program(inputs=[th2, th3, q], trig=True)
+        >>> (C2, S2), (C3, S3) = p.sin_cos(th2, "2"), p.sin_cos(th3, "3")
+        >>> U, V = p.assign("U", q * S2), p.assign("V", q * C2)
+        >>> p.set_output("Y", p.assign("Y", C3 * U + S3 * V)), p.set_output("Z", U * V)
+        ('Y', 'Z')
+        >>> p.definition(sympy.Symbol("Y"))
+        S23*q
+        >>> p.prune(), p.definition(sympy.Symbol("Y"))
+        (2, C3*U + S3*V)
         """
+        if self._outputs:
+            self._undo_unprofitable_compounds()
         needed = self.needed()
         dropped = [sym for sym in self._defs if sym not in needed]
         for sym in dropped:
             expr = self._defs.pop(sym)
-            self._cache.pop(expr, None)
+            if self._cache.get(expr) == sym:
+                del self._cache[expr]
             self._pruned.add(sym.name)
         if dropped:
             gone = set(dropped)
+            self._compounds = [sym for sym in self._compounds if sym not in gone]
+            # An expression before the trig rules may read a dropped symbol: it cannot come back.
+            self._before_trig = {
+                sym: expr for sym, expr in self._before_trig.items() if sym not in gone and not expr.free_symbols & gone
+            }
             for angle, record in list(self._angles.items()):
                 if record.cos in gone or record.sin in gone:
                     # Half a C/S pair cannot be reused: forget the angle.
@@ -620,6 +658,53 @@ class Program:
                     self._trig_of.pop(record.sin, None)
             self._flat.clear()
         return len(dropped)
+
+    def _undo_unprofitable_compounds(self):
+        """Undo the compound angles that cost more than they save.
+
+        For each compound symbol, newest first (``C234`` before the ``C23``
+        its definition reads): when every needed line that uses it is an
+        assignment the trig rules rewrote (not an output, not a value handed
+        back to the caller), those lines are set back to their expressions
+        before the rules, and kept so only if the needed lines then cost
+        fewer operations, or as many and fewer multiplications (the symbol
+        and what only it needed are dropped by the pruning that follows).
+        """
+        if not self._before_trig:
+            return
+        cost = {}  # symbol -> (operations, multiplications) of its line
+
+        def total(needed):
+            for sym in needed:
+                if sym not in cost:
+                    counts = count_ops(self._defs[sym])
+                    cost[sym] = (counts["add"] + counts["mul"] + counts["fn"], counts["mul"])
+            return tuple(map(sum, zip((0, 0), *(cost[sym] for sym in needed))))
+
+        outputs = set().union(*(expr.free_symbols for expr in self._outputs.values()))
+        for compound in reversed(self._compounds):
+            needed = self.needed()
+            if compound not in needed or compound in outputs:
+                continue
+            users = [sym for sym in needed if compound in self._defs[sym].free_symbols]
+            if not all(sym in self._before_trig and compound not in self._before_trig[sym].free_symbols for sym in users):
+                continue
+            before = total(needed)
+            rewritten = {sym: self._defs[sym] for sym in users}
+            for sym in users:
+                self._defs[sym] = self._before_trig[sym]
+                cost.pop(sym, None)
+            if total(self.needed()) < before:
+                for sym in users:
+                    del self._before_trig[sym]
+                    if self._cache.get(rewritten[sym]) == sym:
+                        del self._cache[rewritten[sym]]
+                    self._cache.setdefault(self._defs[sym], sym)
+                    self._flat.pop(sym, None)
+            else:
+                for sym in users:
+                    self._defs[sym] = rewritten[sym]
+                    cost.pop(sym, None)
 
     def op_count(self):
         """Operations of the needed assignments and the outputs; see :func:`count_ops`.
@@ -844,9 +929,12 @@ def simplify_trig_products(expr, program):
     Terms that become alike when looked through are collected, and cancel
     (``R11*S1 - C1*R21`` is 0 with ``R11 = C1*C2``, ``R21 = C2*S1``).  A
     merge is kept only when the merged term costs fewer operations than the
-    terms it replaces (a cancellation always is).  The result is searched again, so ``C23*C4 -
-    S23*S4`` gives ``C234``.  Compound angles are named ``C{label_a}{label_b}``
-    (``C23``, ``S23``) and defined as the program's ``compound`` option says.
+    terms it replaces (a cancellation always is); whether a new compound
+    angle pays for its own definition is only known once the program is
+    complete, and :meth:`Program.prune` undoes those that do not.  The
+    result is searched again, so ``C23*C4 - S23*S4`` gives ``C234``.
+    Compound angles are named ``C{label_a}{label_b}`` (``C23``, ``S23``) and
+    defined as the program's ``compound`` option says.
 
     Not recognised: differences of angles (``Ca*Cb + Sa*Sb``), double angles
     (``Ca**2 - Sa**2``), terms whose coefficients differ in size, and

@@ -1,0 +1,434 @@
+"""Pieces shared by the dynamic algorithms.
+
+Newton-Euler (:mod:`~kanerobot.dynamics.newton_euler`), composite links
+(:mod:`~kanerobot.dynamics.composite`) and the recursive direct model
+(:mod:`~kanerobot.dynamics.direct`) all need the same steps around their
+recursions; each is written once here:
+
+- :func:`check_structure`: the robots the recursive algorithms handle;
+- :func:`program_inputs`: the input symbols of a dynamic program, declared
+  before any assignment so that no intermediate variable takes their names;
+- :func:`angle_labels`, :func:`frame_placement`, :func:`frame_placements`:
+  each frame's ``iA_j`` and ``iP_j`` with its cosines and sines named
+  (``C2``, ``S2``, ``C4l``);
+- :func:`link_inertia`, :func:`link_parameter`: a link's parameters, zero
+  for a frame that carries no link;
+- :func:`motion_parts`: ``sigma_j e_j`` and ``sigmabar_j e_j`` of a joint;
+- :func:`assign_symmetric`, :func:`rotate_inertia`: named symmetric
+  matrices, and an inertia rotated to the antecedent frame at the least
+  cost.
+"""
+
+import itertools
+import re
+
+import sympy
+
+from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import DYNAMIC_NAMES
+from kanerobot.robot.joints import REVOLUTE
+from kanerobot.symbolic.program import count_ops, is_trivial
+
+__all__ = [
+    "angle_labels",
+    "assign_symmetric",
+    "check_structure",
+    "frame_placement",
+    "frame_placements",
+    "link_inertia",
+    "link_parameter",
+    "motion_parts",
+    "program_inputs",
+    "rotate_inertia",
+]
+
+#: What each structure the recursive algorithms do not handle would need.
+_UNSUPPORTED = {
+    "loops": "closed-loop dynamics (GAM = G^T GAM_tr)",
+    "floating": "the floating-base algorithm (the base acceleration is unknown)",
+    "wheeled": "the wheel constraints",
+    "flexible": "the three-step flexible-joint algorithm",
+}
+
+
+def check_structure(robot, what, flexible=True):
+    """Raise unless ``robot`` is a serial or tree robot whose base motion is known.
+
+    Parameters
+    ----------
+    robot : Robot
+    what : str
+        The model asked for, for the message (``"the inertia matrix"``).
+    flexible : bool, optional
+        Whether the model accepts flexible joints (``eta = 1``).
+
+    Raises
+    ------
+    KaneRobotError
+        For closed loops, a floating base, a wheeled base and, unless
+        ``flexible``, flexible joints; the message says which and what it
+        would need.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> check_structure(kr.load(kr.frames_path("planar2")), "the inertia matrix")
+    >>> check_structure(kr.load(kr.frames_path("sr400")), "the inertia matrix")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.KaneRobotError: the inertia matrix of SR400: SR400 has closed loops (cut at joint 9), which need closed-loop dynamics (GAM = G^T GAM_tr), not implemented yet
+    """
+    flexible_joints = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    if robot.loops:
+        kind, need = f"closed loops (cut at joint {', '.join(robot.cut_joints)})", "loops"
+    elif robot.floating:
+        kind, need = "a floating base", "floating"
+    elif robot.wheeled:
+        kind, need = "a wheeled mobile base", "wheeled"
+    elif flexible_joints and not flexible:
+        kind, need = f"flexible joints ({', '.join(flexible_joints)})", "flexible"
+    else:
+        return
+    verb = "need" if need in ("loops", "flexible") else "needs"
+    raise KaneRobotError(f"{what} of {robot.name}: {robot.name} has {kind}, which {verb} {_UNSUPPORTED[need]}, not implemented yet")
+
+
+def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
+    """Input symbols of a dynamic program, in argument order.
+
+    Parameters
+    ----------
+    robot : Robot
+    state : sequence of sequences of sympy.Expr
+        The state groups in order (``[robot.q, robot.qd, GAM]``); entries
+        that are not symbols (a customised 0) are left out.
+    names : sequence of str, optional
+        The dynamic parameters of every link to include (``"XX"`` ..
+        ``"M"``, ``"IA"``, ...); default all of
+        :data:`~kanerobot.robot.description.DYNAMIC_NAMES`.
+    base : bool, optional
+        Also the symbols of the base motion and gravity (``W0, WP0, V0,
+        VP0, G``).
+
+    Returns
+    -------
+    list of sympy.Symbol
+        The state symbols, then every parameter symbol (geometric, of the
+        links' ``names``, of the base) sorted by name, each once.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> program_inputs(arm, [arm.q], names=("M", "ZZ"))
+    [th1, th2, L1, M1, M2, ZZ1, ZZ2]
+    """
+    out = []
+    for group in state:
+        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+    parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
+    for label in robot.links:
+        for name in names:
+            parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
+    if base:
+        for key in ("W0", "WP0", "V0", "VP0", "G"):
+            for entry in getattr(robot.base, key):
+                parameters |= sympy.sympify(entry).free_symbols
+    return out + sorted(parameters - set(out), key=str)
+
+
+def angle_labels(robot):
+    """The label of the C/S names of each angle of ``robot``'s transforms.
+
+    Parameters
+    ----------
+    robot : Robot
+
+    Returns
+    -------
+    callable
+        ``label(angle) -> str``: the frame's label for a revolute joint's
+        variable, also shifted by a constant or negated (``4l`` for Krang's
+        ``q_1l`` of frame 4l, giving ``C4l``), else the name of a symbol
+        (``alpha3``), else the letters and digits of the expression.  Pass
+        it as the ``labels`` of :meth:`~kanerobot.symbolic.Program.replace_sin_cos`.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> import kanerobot as kr
+    >>> label = angle_labels(kr.load(kr.frames_path("krang")))
+    >>> q = sympy.Symbol("q_1l")
+    >>> label(q), label(q + sympy.pi / 2), label(sympy.Symbol("alpha3"))
+    ('4l', '4l', 'alpha3')
+    """
+    joint_of = {f.q: f.label for f in robot.frames if f.is_joint and f.sigma == REVOLUTE}
+
+    def label(angle):
+        variable = angle
+        if angle.free_symbols:
+            variable = angle.as_independent(*angle.free_symbols, as_Add=True)[1]
+        for candidate in (variable, -variable):
+            if candidate in joint_of:
+                return joint_of[candidate]
+        if isinstance(variable, sympy.Symbol):
+            return variable.name
+        return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
+
+    return label
+
+
+def frame_placement(program, frame, labels, rotation="RA", translation="PA"):
+    """``(iA_j, iP_j)`` of ``frame`` on its antecedent, its cosines and sines named.
+
+    Parameters
+    ----------
+    program : Program
+        Receives ``C<label>``, ``S<label>`` and the entries that are not
+        trivial (a general frame's constant rotation, a KK frame with
+        gamma != 0, a prismatic joint's ``-r*S(alpha)``), named
+        ``{rotation}{r}{c}{j}`` and ``{translation}{r}{j}``, since the
+        recursions read them many times.
+    frame : Frame
+    labels : callable
+        Label of each angle, from :func:`angle_labels`.
+    rotation, translation : str, optional
+        Prefixes of the entry names.
+
+    Returns
+    -------
+    tuple of sympy.Matrix
+        ``iA_j`` (3x3) and ``iP_j`` (3x1), of program symbols and trivial values.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.symbolic import Program
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> program = Program(inputs=arm.q)
+    >>> frame_placement(program, arm.frame("2"), angle_labels(arm))
+    (Matrix([
+    [C2, -S2, 0],
+    [S2,  C2, 0],
+    [ 0,   0, 1]]), Matrix([
+    [L1],
+    [ 0],
+    [ 0]]))
+    """
+    T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=labels)
+    j = frame.label
+    iA_j = program.assign_matrix(lambda r, c: f"{rotation}{r}{c}{j}", T[:3, :3])
+    iP_j = program.assign_matrix(lambda r, c: f"{translation}{r}{j}", T[:3, 3])
+    return iA_j, iP_j
+
+
+def frame_placements(robot, program):
+    """:func:`frame_placement` of every frame of ``robot``, in frame order.
+
+    Returns
+    -------
+    dict
+        ``label -> (iA_j, iP_j)``, 3x3 and 3x1 matrices, entries named
+        ``RA{r}{c}{j}`` and ``PA{r}{j}`` when not trivial.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.symbolic import Program
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> placements = frame_placements(arm, Program(inputs=arm.q))
+    >>> list(placements), placements["1"][1].T
+    (['1', '2'], Matrix([[0, 0, 0]]))
+    """
+    labels = angle_labels(robot)
+    return {frame.label: frame_placement(program, frame, labels) for frame in robot.frames}
+
+
+def link_inertia(robot, label):
+    """Inertial parameters of link ``label`` in its own frame.
+
+    Returns
+    -------
+    tuple
+        ``(jJ_j, jMS_j, M_j)``: the 3x3 inertia about the frame origin
+        (``XX XY XZ; XY YY YZ; XZ YZ ZZ``), the 3x1 first moments ``[MX MY
+        MZ]`` and the mass; zeros for a frame that carries no link.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> J, MS, M = link_inertia(kr.load(kr.frames_path("planar2")), "2")
+    >>> J[2, 2], MS.T, M
+    (ZZ2, Matrix([[MX2, MY2, MZ2]]), M2)
+    """
+    if label not in robot.dynamics:
+        return sympy.zeros(3, 3), sympy.zeros(3, 1), sympy.S.Zero
+    p = robot.dynamics[label]
+    J = sympy.Matrix(
+        [
+            [p["XX"], p["XY"], p["XZ"]],
+            [p["XY"], p["YY"], p["YZ"]],
+            [p["XZ"], p["YZ"], p["ZZ"]],
+        ]
+    )
+    return J, sympy.Matrix([p["MX"], p["MY"], p["MZ"]]), p["M"]
+
+
+def link_parameter(robot, label, name):
+    """Dynamic parameter ``name`` (``"IA"``, ``"FV"``, ``"FX"``, ...) of link
+    ``label``, 0 for a frame that carries no link.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> link_parameter(arm, "2", "IA"), link_parameter(arm, "2", "FX")
+    (IA2, 0)
+    """
+    return robot.dynamics[label][name] if label in robot.dynamics else sympy.S.Zero
+
+
+def motion_parts(frame):
+    """``(sigma_j e_j, sigmabar_j e_j)``: the linear and angular halves of the motion subspace.
+
+    Returns
+    -------
+    tuple of sympy.Matrix
+        Two 3x1 vectors: the unit axis ``e_j`` (in frame j) in the first
+        for a prismatic joint, in the second for a revolute one, both zero
+        for a fixed frame.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> linear, angular = motion_parts(kr.load(kr.frames_path("planar2")).frame("1"))
+    >>> linear.T, angular.T
+    (Matrix([[0, 0, 0]]), Matrix([[0, 0, 1]]))
+    """
+    a = frame.motion_subspace()
+    return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
+
+
+def assign_symmetric(program, names, M):
+    """Assign the upper triangle of the symmetric matrix ``M`` and mirror it.
+
+    Parameters
+    ----------
+    program : Program
+    names : callable
+        ``names(r, c)`` for 1-based ``r <= c``.
+    M : sympy.Matrix, shape (n, n)
+
+    Returns
+    -------
+    sympy.Matrix, shape (n, n)
+        Symmetric, of program symbols and trivial values.
+
+    Examples
+    --------
+    >>> from kanerobot.symbolic import Program
+    >>> a, b = sympy.symbols("a b")
+    >>> assign_symmetric(Program(inputs=[a, b]), lambda r, c: f"K{r}{c}", sympy.Matrix([[a * b, a + b], [a + b, 2]]))
+    Matrix([
+    [K11, K12],
+    [K12,   2]])
+    """
+    n = M.rows
+    out = sympy.zeros(n, n)
+    for r in range(n):
+        for c in range(r, n):
+            out[r, c] = out[c, r] = program.assign(names(r + 1, c + 1), M[r, c])
+    return out
+
+
+def rotate_inertia(program, label, iA_j, J, prefix="A"):
+    """``iA_j J jA_i``: a symmetric 3x3 ``J`` given in frame j, expressed in frame i.
+
+    Computed in two named steps as SYMORO does: entries of ``AJ = iA_j J``
+    (``{prefix}J{r}{c}{label}``), then the upper triangle of ``AJA = AJ
+    jA_i`` (``{prefix}JA{r}{c}{label}``); the lower triangle is its mirror.
+    Two freedoms make it cheaper, and the cheapest choice is taken:
+
+    - an off-diagonal entry is ``AJ[r,:] . iA_j[c,:]`` or, by symmetry,
+      ``AJ[c,:] . iA_j[r,:]``: either row of AJ will do;
+    - a rotation keeps the trace, so one diagonal entry may be ``trace(J)``
+      minus the other two.
+
+    For a rotation about z (every Khalil-Kleinfinger frame with gamma = 0)
+    only one row of the 2x2 block of AJ is then needed: 20 operations
+    instead of 27.
+
+    Parameters
+    ----------
+    program : Program
+    label : str
+        Frame label j, the suffix of the names.
+    iA_j : sympy.Matrix, shape (3, 3)
+        Rotation of frame j in frame i, of program symbols.
+    J : sympy.Matrix, shape (3, 3)
+        Symmetric.
+    prefix : str, optional
+
+    Returns
+    -------
+    sympy.Matrix, shape (3, 3)
+        Symmetric, of program symbols.
+
+    Examples
+    --------
+    >>> from kanerobot.symbolic import Program
+    >>> th, XX, XY, YY, ZZ = sympy.symbols("th XX XY YY ZZ")
+    >>> program = Program(inputs=[th, XX, XY, YY, ZZ])
+    >>> C, S = program.sin_cos(th, "2")
+    >>> J = sympy.Matrix([[XX, XY, 0], [XY, YY, 0], [0, 0, ZZ]])
+    >>> rotate_inertia(program, "2", sympy.Matrix([[C, -S, 0], [S, C, 0], [0, 0, 1]]), J)
+    Matrix([
+    [AJA112, AJA122,  0],
+    [AJA122, AJA222,  0],
+    [     0,      0, ZZ]])
+    >>> print(program)
+    C2 = cos(th)
+    S2 = sin(th)
+    AJ212 = C2*XY + S2*XX
+    AJ222 = C2*YY + S2*XY
+    AJA222 = AJ212*S2 + AJ222*C2
+    AJA112 = -AJA222 + XX + YY
+    AJA122 = AJ212*C2 - AJ222*S2
+    """
+    AJ = iA_j * J
+    # Non-trivial AJ entries are stand-ins while the options are costed.
+    x = sympy.Matrix(3, 3, lambda r, c: AJ[r, c] if is_trivial(AJ[r, c]) else sympy.Dummy(f"x{r}{c}"))
+    entry_cost = {x[r, c]: _ops(AJ[r, c]) for r in range(3) for c in range(3) if not is_trivial(AJ[r, c])}
+    d = [sympy.Dummy(f"d{k}") for k in range(3)]
+    pairs = ((0, 1), (0, 2), (1, 2))
+
+    def option(by_trace, rows):
+        out = {}
+        for m in range(3):
+            out[m, m] = x[m, :].dot(iA_j[m, :])
+        if by_trace is not None:
+            others = [m for m in range(3) if m != by_trace]
+            out[by_trace, by_trace] = J.trace() - sum((d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others), sympy.S.Zero)
+        for (r, c), row in zip(pairs, rows):
+            other = c if row == r else r
+            out[r, c] = x[row, :].dot(iA_j[other, :])
+        used = set().union(*(e.free_symbols for e in out.values())) & entry_cost.keys()
+        return sum(entry_cost[s] for s in used) + sum(_ops(e) for e in out.values()), out
+
+    choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
+    _, best = min(choices, key=lambda choice: choice[0])
+    named = {}
+    for r in range(3):
+        for c in range(3):
+            if x[r, c] in entry_cost and any(x[r, c] in e.free_symbols for e in best.values()):
+                named[x[r, c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r, c])
+    order = sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc))
+    out = sympy.zeros(3, 3)
+    for r, c in order:
+        named_d = {d[m]: out[m, m] for m in range(3)}
+        out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", best[r, c].xreplace(named).xreplace(named_d))
+    return out
+
+
+def _ops(expr):
+    return sum(count_ops(expr).values())
