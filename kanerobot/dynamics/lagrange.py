@@ -1,0 +1,568 @@
+"""Dynamic model by Lagrange's equations, from the link energies (SYMORO+ 5.5).
+
+A third engine, for cross-validation of the Newton-Euler
+(:mod:`~kanerobot.dynamics.newton_euler`) and composite-link
+(:mod:`~kanerobot.dynamics.composite`) algorithms.  It shares no code with
+them (only the robot description, :class:`~kanerobot.symbolic.Program` and,
+for C, the Christoffel routine of :mod:`~kanerobot.dynamics.coriolis`) and
+none of their dynamics: no force or moment is propagated and no composite
+inertia is formed.  Everything comes from the Jacobian of each link's frame
+origin, the link velocities, the kinetic and potential energies of the links,
+and derivatives of programs (:mod:`kanerobot.symbolic.derivative`).
+
+**Link Jacobians.**  For link j (frame j, antecedent i = a(j)), column f of
+the Jacobian of the origin O_j projected in frame j, for every joint f on the
+path from the base to j, by the recursion (a column per joint; the velocity
+recursion of SYMORO+ eq. 6 split joint by joint)::
+
+    JU_f  = iJv_f + iJw_f x iP_j                        (vector in frame i)
+    jJv_f = jA_i JU_f,      jJw_f = jA_i iJw_f          (f before j)
+    jJv_j = sigma_j ja_j,   jJw_j = sigmabar_j ja_j     (f = j)
+
+**Kinetic energy.**  With ``v = jJv qd`` and ``w = jJw qd`` the velocity of
+O_j and the angular velocity of link j, both in frame j, and SYMORO's
+parameters about O_j (``jJ_j``, ``jMS_j``, ``M_j``)::
+
+    T_j = 1/2 (M_j v.v + 2 v.(w x MS_j) + w.jJ_j w) = 1/2 qd^T A_j qd
+    A_j = M Jv^T Jv + Jv^T hat(MS)^T Jw + Jw^T hat(MS) Jv + Jw^T jJ_j Jw
+
+Entry (a, b) of ``A_j`` is computed from the momentum of link j when joint b
+moves at unit rate (``LM`` linear, ``AM`` angular about O_j)::
+
+    LM_b = M_j Jv_b + Jw_b x MS_j,    AM_b = jJ_j Jw_b + MS_j x Jv_b
+    AL_jab = Jv_a . LM_b + Jw_a . AM_b           (named per link: AL<j>_<a>_<b>)
+    A_ab   = sum over links j moved by a and b of AL_jab  + IA_a delta_ab
+
+**Potential energy.**  ``U = -sum_j G . (M_j 0P_j + 0A_j jMS_j)`` with ``G``
+the gravity acceleration in frame 0 (``robot.base.G``), written with gravity
+carried into each frame (``GR_j = jA_i GR_i``) and its work along the path
+(``GP_j = G . 0P_j = GP_i + GR_i . iP_j``)::
+
+    U = -sum_j (M_j GP_j + GR_j . jMS_j)
+
+``Q = dU/dq`` by forward-mode differentiation of that program.
+
+**Equations of motion.**  Lagrange's equations ``GAM = d/dt dT/dqd - dT/dq
++ dU/dq`` (+ rotor, friction and wrench terms).  The link velocities ``v_j``,
+``w_j`` (in frame j) come from the velocity recursion (SYMORO+ eq. 6, which
+is ``jJv qd``, ``jJw qd``), the link momenta about O_j are
+``LM_j = M v + w x MS`` and ``AM_j = jJ_j w + MS x v`` (so that
+``T_j = 1/2 (v . LM_j + w . AM_j)``), and::
+
+    PQ_a   = dT/dqd_a = sum_j (Jv_ja . LM_j + Jw_ja . AM_j)       (= (A qd)_a, no IA)
+    dT/dq_a = sum_j (LM_j . dv_j/dq_a + AM_j . dw_j/dq_a)         (chain rule)
+    GAM_a  = d/dt PQ_a - dT/dq_a + dU/dq_a + IA_a qdd_a + FV_a qd_a + FS_a sign(qd_a)
+             + sum_j (Jv_ja . f_j + Jw_ja . m_j)
+
+``d/dt`` is one forward pass (:class:`~kanerobot.symbolic.derivative.ForwardMode`)
+with seeds ``q' = QP`` and ``QP' = QDP`` (for :func:`h`, ``QP' = 0``), and
+``dv_j/dq_a``, ``dw_j/dq_a``, ``dU/dq_a`` one pass per joint.  The result is
+``A qdd + C qd + Q`` plus friction and wrench terms, ``C qd = A' qd - dT/dq``
+being the Christoffel form contracted with qd.  ``f_j, m_j`` (``FX .. CZ``)
+is the wrench link j exerts on the environment, in frame j, about O_j; the
+actuators supply ``J_j^T [f_j; m_j]`` on top (SYMORO's convention).
+
+The Coriolis matrix is the Christoffel form of this module's ``A``
+(:func:`kanerobot.dynamics.coriolis.coriolis_matrix` applied to
+:func:`mass_matrix`).
+
+Scope: serial and tree robots with a fixed base (``W0 = WP0 = V0 = VP0 = 0``;
+gravity any), rigid joints.  Closed loops, floating and wheeled bases, a
+moving base and flexible joints raise :class:`KaneRobotError`.
+"""
+
+import re
+
+import sympy
+
+from kanerobot.dynamics import coriolis as _coriolis
+from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
+from kanerobot.symbolic.derivative import ForwardMode
+from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import Program
+
+__all__ = ["mass_matrix", "coriolis_matrix", "gravity", "h", "inverse_dynamics", "energy"]
+
+_MASS = ("M", "MX", "MY", "MZ")
+
+
+# ------------------------------------------------------------------ public
+def mass_matrix(robot, rotor=True, trig=True):
+    """Inertia matrix ``A(q)`` from the link kinetic energies (module docstring).
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot with a fixed base.
+    rotor : bool, optional
+        Add ``IA_j`` to ``A_jj``.
+    trig : bool, optional
+        Apply the program's trigonometric rules (``C23``).
+
+    Returns
+    -------
+    Program
+        Outputs ``A<i><j>`` for i <= j, column by column (``A11, A12, A22,
+        A13, ...``, ``A1_12`` beyond 9 joints), as
+        :func:`kanerobot.dynamics.composite.mass_matrix`.  Intermediate
+        variables: placements ``RA``, ``PA``, Jacobian columns ``JV<r><j>_<f>``,
+        ``JW<r><j>_<f>`` (component r of the column of joint f for link j, in
+        frame j; ``JU`` the vector before rotation) and unit-rate momenta
+        ``LM<r><j>_<f>``, ``AM<r><j>_<f>``.  Pruned.
+
+    Raises
+    ------
+    KaneRobotError
+        Closed loops, floating, wheeled or moving base, flexible joints.
+
+    Examples
+    --------
+    The planar arm of ``frames/planar2.par``: the column of joint 1 for
+    link 2 (``JV``), the momentum of link 2 when joint 1 turns (``LM``,
+    ``AM``), and the contribution of link 2 to ``A11`` (``AL``):
+
+    >>> import kanerobot as kr
+    >>> program = mass_matrix(kr.load(kr.frames_path("planar2")))
+    >>> print(program)
+    C2 = cos(th2)
+    S2 = sin(th2)
+    JV12_1 = L1*S2
+    JV22_1 = C2*L1
+    LM12_1 = JV12_1*M2 - MY2
+    LM22_1 = JV22_1*M2 + MX2
+    AM32_1 = -JV12_1*MY2 + JV22_1*MX2 + ZZ2
+    AL2_1_1 = AM32_1 + JV12_1*LM12_1 + JV22_1*LM22_1
+    A11 = AL2_1_1 + IA1 + ZZ1
+    A22 = IA2 + ZZ2
+    A12 = AM32_1
+    >>> list(program.outputs)
+    ['A11', 'A12', 'A22']
+    """
+    _check(robot, "the inertia matrix")
+    names = INERTIAL_NAMES if rotor else tuple(n for n in INERTIAL_NAMES if n != "IA")
+    model = _Model(robot, _program(robot, _program_inputs(robot, [robot.q], names, gravity=False), trig))
+    A = model.inertia_matrix(rotor)
+    labels = robot.joint_labels
+    out = matrix_entry_names("A", (len(labels), len(labels)))
+    for c in range(len(labels)):
+        for r in range(c + 1):
+            # Named, so that the Coriolis matrix differentiates each entry once
+            # per input (cached partials) rather than once per direction.
+            model.program.set_output(out[r][c], model.program.assign(out[r][c], A[r, c]))
+    model.program.prune()
+    return model.program
+
+
+def coriolis_matrix(robot, mass_matrix_program=None, trig=True):
+    """Coriolis matrix ``C(q, qd)``: Christoffel symbols of this module's ``A``.
+
+    ``mass_matrix_program`` defaults to :func:`mass_matrix` of ``robot``.
+    Outputs ``C<i><j>`` for all i, j, row by row; see
+    :func:`kanerobot.dynamics.coriolis.coriolis_matrix`.
+    """
+    _check(robot, "the Coriolis matrix")
+    if mass_matrix_program is None:
+        mass_matrix_program = mass_matrix(robot, trig=trig)
+    return _coriolis.coriolis_matrix(robot, mass_matrix_program)
+
+
+def gravity(robot, trig=True):
+    """Gravity torques ``Q(q) = dU/dq`` from the potential energy (module docstring).
+
+    Returns
+    -------
+    Program
+        Outputs ``Q<label>`` for each joint in ``robot.joint_labels`` order.
+        Intermediate variables: ``GR<r><j>`` (gravity in frame j), ``GP<j>``
+        (``G . 0P_j``), ``U`` (potential energy) and the derivatives
+        ``d<var>_d<q>``.
+
+    Examples
+    --------
+    The planar arm in a vertical plane, gravity along -y of frame 0:
+
+    >>> import dataclasses
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> arm = dataclasses.replace(arm, base=kr.Base.from_values(G=[0, "-g", 0]))
+    >>> Q = gravity(arm).substitute_back()
+    >>> import sympy
+    >>> th1, th2, g, L1, M2, MX1, MX2 = sympy.symbols("th1 th2 g L1 M2 MX1 MX2")
+    >>> sympy.simplify(Q["Q2"].subs({sympy.Symbol("MY2"): 0}) - g * MX2 * sympy.cos(th1 + th2))
+    0
+    """
+    _check(robot, "the gravity torques")
+    inputs = _program_inputs(robot, [robot.q], _MASS)
+    model = _Model(robot, _program(robot, inputs, trig))
+    U = model.potential_energy()
+    fm = ForwardMode(model.program)
+    for x in robot.q:
+        fm.add_direction(("q", x), {x: 1}, label=str(x))
+    for label, x in zip(robot.joint_labels, robot.q):
+        fm.target.set_output(f"Q{label}", fm.derivative(U, ("q", x)))
+    fm.target.prune()
+    return fm.target
+
+
+def h(robot, trig=True):
+    """``H(q, qd) = C qd + Q + FV qd + FS sign(qd) + J^T wrench`` (outputs ``GAM<label>``).
+
+    Lagrange's equations with ``qdd = 0`` (module docstring): the time
+    derivative of the generalized momenta, minus dT/dq, plus dU/dq, friction
+    and the external wrenches.  Inputs: q, QP, the
+    geometric parameters, ``XX .. M``, ``FV FS``, ``FX .. CZ`` and gravity.
+    """
+    return _lagrange(robot, qdd=False, trig=trig)
+
+
+def inverse_dynamics(robot, trig=True):
+    """Joint torques ``GAM = A qdd + H`` by Lagrange's equations (outputs ``GAM<label>``).
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot with a fixed base.
+    trig : bool, optional
+
+    Returns
+    -------
+    Program
+        Inputs: q, QP, QDP, the geometric parameters, ``XX .. M, IA, FV, FS,
+        FX .. CZ`` and gravity.  Intermediate variables as in
+        :func:`mass_matrix` and :func:`gravity`, plus the link velocities
+        ``V<r><j>``, ``W<r><j>``, link momenta ``LM<r><j>``, ``AM<r><j>``,
+        generalized momenta ``PQ<label>`` (per link ``PL<j>_<label>``), and
+        the derivatives ``d<var>_dt``, ``d<var>_d<q>`` (``dPQ1_dt``,
+        ``dT_dth2`` for dT/dq_2).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> program = inverse_dynamics(kr.load(kr.frames_path("planar2")))
+    >>> list(program.outputs)
+    ['GAM1', 'GAM2']
+    """
+    return _lagrange(robot, qdd=True, trig=trig)
+
+
+def energy(robot, trig=True):
+    """Kinetic and potential energies as a program (outputs ``T`` and ``U``).
+
+    ``T = 1/2 qd^T A qd`` (the rotor inertia ``IA`` included) and ``U`` as in
+    :func:`gravity`; for checks and for energy-based identification.
+    """
+    _check(robot, "the energy")
+    inputs = _program_inputs(robot, [robot.q, robot.qd], INERTIAL_NAMES)
+    model = _Model(robot, _program(robot, inputs, trig))
+    T = model.kinetic_energy(rotor=True)
+    U = model.potential_energy()
+    model.program.set_output("T", T)
+    model.program.set_output("U", U)
+    model.program.prune()
+    return model.program
+
+
+# ------------------------------------------------------------ internals
+def _reserved(robot):
+    """Names of the Coriolis matrix program (``C23``, ``CA23``, ``CN23``),
+    kept free of intermediate variables: a compound angle ``cos(th2 + th3)``
+    is then named ``C23_1`` and the output ``C23`` of :func:`coriolis_matrix`
+    keeps its name."""
+    n = len(robot.joint_labels)
+    return {name for prefix in ("C", "CA", "CN") for row in matrix_entry_names(prefix, (n, n)) for name in row}
+
+
+def _program(robot, inputs, trig):
+    return Program(inputs=inputs, reserved=_reserved(robot), trig=trig)
+
+
+def _check(robot, what):
+    if robot.loops:
+        kind = "closed loops"
+    elif robot.floating:
+        kind = "a floating base"
+    elif robot.wheeled:
+        kind = "a wheeled base"
+    else:
+        kind = None
+    if kind:
+        raise KaneRobotError(
+            f"{what} of {robot.name} by Lagrange: {robot.name} has {kind}; the Lagrange engine handles "
+            f"serial and tree robots with a fixed base only"
+        )
+    moving = [key for key in ("W0", "WP0", "V0", "VP0") if any(sympy.sympify(v) != 0 for v in getattr(robot.base, key))]
+    if moving:
+        raise KaneRobotError(
+            f"{what} of {robot.name} by Lagrange: the base moves ({', '.join(moving)} not zero); the Lagrange "
+            f"engine assumes a fixed base (use method='newton-euler' for a base with a known motion)"
+        )
+    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    if flexible:
+        raise KaneRobotError(
+            f"{what} of {robot.name} by Lagrange: flexible joints ({', '.join(flexible)}) are not handled"
+        )
+
+
+def _split(a):
+    """``(sigma_j ja_j, sigmabar_j ja_j)`` from a 6x1 motion subspace."""
+    return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
+
+
+# Small helpers of this module's own (the other engines have theirs), so that
+# the Lagrange engine shares nothing with them but the robot description.
+def _program_inputs(robot, state, names, gravity=True):
+    """Input symbols: the ``state`` groups (q, QP, QDP), then the geometric
+    parameters, the parameters ``names`` of every link and (``gravity``) the
+    symbols of G, sorted by name.  Declared first, their names cannot be
+    taken by an assignment."""
+    out = []
+    for group in state:
+        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+    parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
+    for label in robot.links:
+        for name in names:
+            parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
+    for entry in robot.base.G if gravity else ():
+        parameters |= sympy.sympify(entry).free_symbols
+    return out + sorted(parameters - set(out), key=str)
+
+
+def _frame_placements(robot, program):
+    """``label -> (iA_j, iP_j)`` of every frame, ``cos``/``sin`` named ``C<label>``,
+    ``S<label>`` after the joint's frame (``C4l`` for Krang's ``q_1l``), entries
+    that are not trivial named ``RA<r><c><j>`` and ``PA<r><j>``."""
+    owner = {f.q: f.label for f in robot.frames if f.is_joint}
+
+    def label(angle):
+        for q, frame_label in owner.items():
+            if angle.has(q):
+                return frame_label
+        return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
+
+    out = {}
+    for frame in robot.frames:
+        j = frame.label
+        T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=label)
+        out[j] = (
+            program.assign_matrix(lambda r, c: f"RA{r}{c}{j}", T[:3, :3]),
+            program.assign_matrix(lambda r, c: f"PA{r}{j}", T[:3, 3]),
+        )
+    return out
+
+
+def _link_inertia(robot, label):
+    """``(jJ_j, jMS_j, M_j)`` of link ``label`` about O_j, in frame j."""
+    p = robot.dynamics[label]
+    J = sympy.Matrix([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
+    return J, sympy.Matrix([p["MX"], p["MY"], p["MZ"]]), p["M"]
+
+
+class _Model:
+    """Jacobian columns and energies of one robot, recorded into ``program``
+    on demand (each piece once)."""
+
+    def __init__(self, robot, program):
+        self.robot = robot
+        self.program = program
+        self.placements = _frame_placements(robot, program)
+        self._columns = None
+        self._unit_momenta = {}
+        self._link_momenta = None
+
+    # ------------------------------------------------------ kinematics
+    def columns(self):
+        """``label -> {joint: (Jv, Jw)}``: the Jacobian columns of each frame's
+        origin in its own frame, joints in root-path order."""
+        if self._columns is not None:
+            return self._columns
+        p = self.program
+        cols = {BASE: {}}
+        for frame in self.robot.frames:
+            j, i = frame.label, frame.antecedent
+            iA_j, iP_j = self.placements[j]
+            jA_i = iA_j.T
+            own = {}
+            for f, (Jv, Jw) in cols[i].items():
+                JU = p.assign_matrix(lambda r, c: f"JU{r}{j}_{f}", Jv + Jw.cross(iP_j))
+                own[f] = (
+                    p.assign_matrix(lambda r, c: f"JV{r}{j}_{f}", jA_i * JU),
+                    p.assign_matrix(lambda r, c: f"JW{r}{j}_{f}", jA_i * Jw),
+                )
+            if frame.is_joint:
+                own[j] = _split(frame.motion_subspace())
+            cols[j] = own
+        self._columns = cols
+        return cols
+
+    def unit_momenta(self, j):
+        """``joint -> (LM, AM)``: momentum of link j when that joint moves at unit rate."""
+        if j not in self._unit_momenta:
+            p = self.program
+            J, MS, M = _link_inertia(self.robot, j)
+            out = {}
+            for f, (Jv, Jw) in self.columns()[j].items():
+                out[f] = (
+                    p.assign_matrix(lambda r, c: f"LM{r}{j}_{f}", M * Jv + Jw.cross(MS)),
+                    p.assign_matrix(lambda r, c: f"AM{r}{j}_{f}", J * Jw + MS.cross(Jv)),
+                )
+            self._unit_momenta[j] = out
+        return self._unit_momenta[j]
+
+    # ---------------------------------------------------------- energies
+    def inertia_matrix(self, rotor):
+        """n x n sympy matrix of expressions (not assigned)."""
+        labels = self.robot.joint_labels
+        index = {label: k for k, label in enumerate(labels)}
+        n = len(labels)
+        terms = {}
+        cols = self.columns()
+        for j in self.robot.links:
+            if j == BASE:
+                continue
+            momenta = self.unit_momenta(j)
+            joints = sorted(cols[j], key=index.__getitem__)
+            for ib, b in enumerate(joints):
+                LM, AM = momenta[b]
+                for a in joints[: ib + 1]:
+                    Jv, Jw = cols[j][a]
+                    # Named per link: the entries of A are then sums of names,
+                    # cheap to differentiate for the Coriolis matrix.
+                    part = self.program.assign(f"AL{j}_{a}_{b}", Jv.dot(LM) + Jw.dot(AM))
+                    terms.setdefault((index[a], index[b]), []).append(part)
+        A = sympy.zeros(n, n)
+        for (r, c), parts in terms.items():
+            A[r, c] = A[c, r] = sympy.Add(*parts)
+        if rotor:
+            for k, label in enumerate(labels):
+                if label in self.robot.dynamics:
+                    A[k, k] += self.robot.dynamics[label]["IA"]
+        return A
+
+    def velocities(self):
+        """``label -> (v, w)`` of each link: velocity of O_j and angular
+        velocity, in frame j, by the velocity recursion (SYMORO+ eq. 6a-c,
+        fixed base), assigned ``V<r><j>``, ``W<r><j>`` (``VU`` is
+        ``iV_i + iw_i x iP_j``).  Equal to ``Jv qd`` and ``Jw qd`` of
+        :meth:`columns`; the recursion makes their derivatives cheaper."""
+        p = self.program
+        qd = dict(zip(self.robot.joint_labels, self.robot.qd))
+        out = {BASE: (sympy.zeros(3, 1), sympy.zeros(3, 1))}
+        for frame in self.robot.frames:
+            j, i = frame.label, frame.antecedent
+            iA_j, iP_j = self.placements[j]
+            jA_i = iA_j.T
+            vi, wi = out[i]
+            sigma_a, sigmabar_a = _split(frame.motion_subspace())
+            VU = p.assign_matrix(lambda r, c: f"VU{r}{j}", vi + wi.cross(iP_j))
+            qdj = qd.get(j, 0)
+            v = p.assign_matrix(lambda r, c: f"V{r}{j}", jA_i * VU + qdj * sigma_a)
+            w = p.assign_matrix(lambda r, c: f"W{r}{j}", jA_i * wi + qdj * sigmabar_a)
+            out[j] = (v, w)
+        return {j: out[j] for j in self.robot.links}
+
+    def link_momenta(self):
+        """``label -> (v, w, LM, AM)``: velocities and momenta (about O_j) of each link."""
+        if self._link_momenta is None:
+            p = self.program
+            out = {}
+            for j, (v, w) in self.velocities().items():
+                J, MS, M = _link_inertia(self.robot, j)
+                LM = p.assign_matrix(lambda r, c: f"LM{r}{j}", M * v + w.cross(MS))
+                AM = p.assign_matrix(lambda r, c: f"AM{r}{j}", J * w + MS.cross(v))
+                out[j] = (v, w, LM, AM)
+            self._link_momenta = out
+        return self._link_momenta
+
+    def kinetic_energy(self, rotor):
+        """``T`` assigned: 1/2 sum_j (v . LM + w . AM) (+ 1/2 IA qd^2)."""
+        terms = [self.program.assign(f"TL{j}", v.dot(LM) + w.dot(AM)) for j, (v, w, LM, AM) in self.link_momenta().items()]
+        if rotor:
+            for label, qd in zip(self.robot.joint_labels, self.robot.qd):
+                if label in self.robot.dynamics:
+                    terms.append(self.robot.dynamics[label]["IA"] * qd**2)
+        return self.program.assign("T", sympy.Add(*terms) / 2)
+
+    def generalized_momenta(self):
+        """``joint label -> PQ``: dT/dqd without the rotor term, assigned."""
+        cols = self.columns()
+        momenta = self.link_momenta()
+        terms = {label: [] for label in self.robot.joint_labels}
+        for j, (_, _, LM, AM) in momenta.items():
+            for f, (Jv, Jw) in cols[j].items():
+                terms[f].append(self.program.assign(f"PL{j}_{f}", Jv.dot(LM) + Jw.dot(AM)))
+        return {f: self.program.assign(f"PQ{f}", sympy.Add(*parts)) for f, parts in terms.items()}
+
+    def potential_energy(self):
+        """``U`` assigned: -sum_j (M_j G . 0P_j + jG . jMS_j)."""
+        p = self.program
+        G = {BASE: sympy.Matrix(self.robot.base.G)}
+        GP = {BASE: sympy.S.Zero}
+        for frame in self.robot.frames:
+            j, i = frame.label, frame.antecedent
+            iA_j, iP_j = self.placements[j]
+            G[j] = p.assign_matrix(lambda r, c: f"GR{r}{j}", iA_j.T * G[i])
+            GP[j] = p.assign(f"GP{j}", GP[i] + G[i].dot(iP_j))
+        terms = []
+        for j in self.robot.links:
+            _, MS, M = _link_inertia(self.robot, j)
+            terms.append(M * GP[j] + G[j].dot(MS))
+        return p.assign("U", -sympy.Add(*terms))
+
+    def wrench_torques(self):
+        """``joint label -> J^T [f; m]`` summed over the links with a wrench."""
+        cols = self.columns()
+        terms = {label: [] for label in self.robot.joint_labels}
+        for j in self.robot.links:
+            d = self.robot.dynamics[j]
+            f = sympy.Matrix([d[n] for n in WRENCH_NAMES[:3]])
+            m = sympy.Matrix([d[n] for n in WRENCH_NAMES[3:]])
+            if f == sympy.zeros(3, 1) and m == sympy.zeros(3, 1):
+                continue
+            for joint, (Jv, Jw) in cols[j].items():
+                terms[joint].append(Jv.dot(f) + Jw.dot(m))
+        return {label: sympy.Add(*parts) for label, parts in terms.items()}
+
+
+def _lagrange(robot, qdd, trig):
+    what = "the inverse dynamic model" if qdd else "the vector H"
+    _check(robot, what)
+    state = [robot.q, robot.qd] + ([robot.qdd] if qdd else [])
+    names = (INERTIAL_NAMES if qdd else tuple(n for n in INERTIAL_NAMES if n != "IA")) + ("FV", "FS") + WRENCH_NAMES
+    inputs = _program_inputs(robot, state, names)
+    model = _Model(robot, _program(robot, inputs, trig))
+    PQ = model.generalized_momenta()
+    momenta = model.link_momenta()
+    U = model.potential_energy()
+    wrench = model.wrench_torques()
+
+    fm = ForwardMode(model.program)
+    seeds = dict(zip(robot.q, robot.qd))
+    if qdd:
+        seeds.update({v: a for v, a in zip(robot.qd, robot.qdd) if isinstance(v, sympy.Symbol)})
+    fm.add_direction("t", seeds, label="t")
+    for x in robot.q:
+        fm.add_direction(("q", x), {x: 1}, label=str(x))
+    target = fm.target
+    outputs = []
+    for label, x, qd_j, qdd_j in zip(robot.joint_labels, robot.q, robot.qd, robot.qdd):
+        key = ("q", x)
+        # dT/dq by the chain rule through the link velocities: the partial
+        # derivatives of T_j = 1/2 (v . LM + w . AM) with respect to v and w
+        # are the link momenta LM and AM.
+        terms = []
+        for v, w, LM, AM in momenta.values():
+            for k in range(3):
+                terms.append(fm.value(LM[k]) * fm.derivative(v[k], key) + fm.value(AM[k]) * fm.derivative(w[k], key))
+        dT = target.assign(fm.name_for("T", key), sympy.Add(*terms))
+        value = fm.derivative(PQ[label], "t") - dT + fm.derivative(U, key) + fm.value(wrench[label])
+        d = robot.dynamics.get(label)
+        if d is not None:
+            if qdd:
+                value += d["IA"] * qdd_j
+            value += d["FV"] * qd_j + d["FS"] * sympy.sign(qd_j)
+        outputs.append((f"GAM{label}", value))
+    for name, value in outputs:
+        target.set_output(name, value)
+    target.prune()
+    return target
