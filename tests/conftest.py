@@ -14,6 +14,9 @@ from each other.
 """
 
 import functools
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy
@@ -28,6 +31,21 @@ from kanerobot.symbolic import count_ops
 from kanerobot.symbolic.printing import matrix_entry_names
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    """Compiled models go to a cache folder of this test run, not the user's."""
+    if "KANEROBOT_CACHE" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="kanerobot-test-cache-")
+        os.environ["KANEROBOT_CACHE"] = folder
+        config._kanerobot_cache = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_kanerobot_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ["KANEROBOT_CACHE"]
 CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
 
 
