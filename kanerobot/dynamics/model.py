@@ -30,7 +30,12 @@ MODELS = {
     "gravity": "gravity torques Q(q)",
     "direct_dynamics": "joint accelerations qdd(q, qd, Gamma), recursive, no inertia matrix",
 }
-METHODS = ("newton-euler",)
+#: Engines: Khalil's customized Newton-Euler (with composite links, Christoffel
+#: symbols and the recursive direct model), Lagrange (kinetic and potential
+#: energy), Kane (sympy.physics.mechanics.KanesMethod).
+METHODS = ("newton-euler", "lagrange", "kane")
+#: Models an engine has no program for; they are computed from others.
+SOLVED = {"lagrange": {"direct_dynamics"}, "kane": {"direct_dynamics"}}
 #: Backends of :meth:`DynamicModel.numeric`.
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
@@ -44,8 +49,12 @@ def derive(robot, method="newton-euler"):
     ----------
     robot : Robot
         Serial or tree robot with a fixed or moving (known motion) base.
-    method : {"newton-euler"}
-        The Kane and Lagrange engines come with their own issue.
+    method : {"newton-euler", "lagrange", "kane"}
+        The engine.  All give the same models (to rounding); Newton-Euler
+        gives the shortest programs and a recursive direct dynamic model,
+        Lagrange and Kane are there to cross-validate and for users of those
+        methods.  With Lagrange and Kane, the direct dynamic model is solved
+        numerically from A and H (qdd = A^-1 (Gamma - H)).
 
     Returns
     -------
@@ -101,7 +110,56 @@ class DynamicModel:
             self._programs[name] = self._derive(name)
         return self._programs[name]
 
+    def has_program(self, name):
+        """False for the models this engine computes from others (direct dynamics of
+        Lagrange and Kane: a linear solve of A qdd = Gamma - H)."""
+        return name not in SOLVED.get(self.method, set())
+
     def _derive(self, name):
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the {self.method} engine has no program for {name}: it is solved numerically as "
+                f"A^-1 (Gamma - H); use method='newton-euler' for the recursive direct dynamic model"
+            )
+        if self.method == "lagrange":
+            from kanerobot.dynamics import lagrange
+
+            if name == "coriolis_matrix":
+                return lagrange.coriolis_matrix(self.robot, self.program("mass_matrix"))
+            return {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.robot)
+        if self.method == "kane":
+            return getattr(self.kane_system, name)()
+        return self._newton_euler(name)
+
+    @property
+    def kane_system(self):
+        """The :class:`~kanerobot.dynamics.kane.KaneSystem` of a Kane model."""
+        if self.method != "kane":
+            raise KaneRobotError(f"this model was derived by {self.method}: use kr.derive(robot, method='kane')")
+        if not hasattr(self, "_kane"):
+            from kanerobot.dynamics.kane import KaneSystem
+
+            self._kane = KaneSystem(self.robot)
+        return self._kane
+
+    @property
+    def kanes_method(self):
+        """The ``sympy.physics.mechanics.KanesMethod`` of a Kane model."""
+        return self.kane_system.kanes_method
+
+    @property
+    def bodies(self):
+        return self.kane_system.bodies
+
+    @property
+    def loads(self):
+        return self.kane_system.loads
+
+    @property
+    def frames(self):
+        return self.kane_system.frames
+
+    def _newton_euler(self, name):
         from kanerobot.dynamics import composite, coriolis, direct, newton_euler
 
         if name == "inverse_dynamics":
@@ -195,8 +253,19 @@ class DynamicModel:
         ]
 
     def op_count(self, name):
-        """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``."""
-        return dict(self.program(name).op_count())
+        """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``.
+
+        For a direct dynamic model solved from A and H, the count of both
+        programs plus a Cholesky factorisation and two triangular solves:
+        n^3/6 + n^2 (n + 1)/2... rounded as ``n(n+1)(n+2)/6 + n^2`` products and
+        as many additions, n square roots.
+        """
+        if self.has_program(name):
+            return dict(self.program(name).op_count())
+        n = len(self.q)
+        A, H = self.op_count("mass_matrix"), self.op_count("h")
+        solve = n * (n + 1) * (n + 2) // 6 + n * n
+        return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}
 
     @property
     def state_symbols(self):
@@ -218,7 +287,7 @@ class DynamicModel:
         """
         program = self.program("inverse_dynamics")
         used = set()
-        for _, expr in list(program.assignments()) + list(program.output_lines()):
+        for _, expr in list(program.assignments()) + list(program.outputs.items()):
             used |= expr.free_symbols
         assigned = {symbol for symbol, _ in program.assignments()}
         return sorted(str(s) for s in used - assigned - set(self.state_symbols))
@@ -394,7 +463,7 @@ class NumericDynamics:
 
     def _matrix(self, name, flat, symmetric):
         n = self.n
-        outputs = [line for line, _ in self.model.program(name).output_lines()]
+        outputs = list(self.model.program(name).outputs)
         names = matrix_entry_names(name_prefix(name), (n, n))
         position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
         M = np.zeros((flat.shape[0], n, n))
@@ -454,6 +523,10 @@ class NumericDynamics:
     def direct_dynamics(self, q, qd, tau):
         """Joint accelerations for torques ``tau``, shape (n,) or (N, n)."""
         (q, single), (qd, _), (tau, _) = (_as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+        if not self.model.has_program("direct_dynamics"):
+            A = self._evaluate("mass_matrix", {"q": q})
+            rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
+            return self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
         return self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single)
 
 
@@ -464,7 +537,7 @@ def _matrix_grid(program, n, name, symmetric):
     position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
     grid = [[0] * n for _ in range(n)]
     placed = set()
-    for output, _ in program.output_lines():
+    for output in program.outputs:
         i, j = position[output]
         grid[i][j] = output
         placed.add((i, j))
