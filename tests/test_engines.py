@@ -14,7 +14,7 @@ import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 
 ROBOTS = [name for name in kr.robot_names() if not kr.load(kr.frames_path(name)).loops]
-METHODS = ["lagrange"]
+METHODS = ["lagrange", "kane"]
 _MODELS = {}
 
 

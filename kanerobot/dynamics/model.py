@@ -128,7 +128,7 @@ class DynamicModel:
                 return lagrange.coriolis_matrix(self.robot, self.program("mass_matrix"))
             return {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.robot)
         if self.method == "kane":
-            return getattr(self.kane_system, name)()
+            return self.kane_system.program(name)
         return self._newton_euler(name)
 
     @property

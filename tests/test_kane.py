@@ -1,0 +1,428 @@
+"""Kane's method (kanerobot.dynamics.kane) against the other engines and against itself.
+
+- Every model (inverse dynamics, A, H, Q, C) equals Newton-Euler's
+  (newton_euler, composite, coriolis) to 1e-9 relative, on random
+  physically consistent parameters and random states, for the robots of
+  frames/ (Krang included), a tree with oblique axes and moving bases.
+- The textbook KanesMethod build (naive_kanes_method) gives the same
+  equations as the fast one on small robots.
+- C from the seed's getAC rule (coefficients of h_vel) equals the program's C
+  and the Christoffel C; A' - 2C is skew-symmetric (A' by finite differences).
+- The right-hand side terms a, b1..b4, c of the seed's kanesRHS.
+- The exposed objects are sympy.physics.mechanics objects.
+"""
+
+import dataclasses
+import time
+
+import numpy
+import pytest
+import sympy
+from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, partial_velocity
+from sympy.physics.vector import Vector
+
+import kanerobot as kr
+from kanerobot import geometry, kinematics
+from kanerobot.dynamics import composite, coriolis, newton_euler
+from kanerobot.dynamics.kane import KaneRHS, KaneSystem, naive_kanes_method
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import Base, Frame, KKPlacement, Robot
+from kanerobot.symbolic.printing import matrix_entry_names
+
+ROBOTS = ("planar2", "rx90", "stanford", "puma560", "krang")
+RTOL = 1e-9
+
+_SYSTEMS, _ROBOTS, _REFERENCES, _FUNCTIONS = {}, {}, {}, {}
+#: CPU seconds of each derivation, by (robot name, "system" or model).
+TIMES = {}
+
+
+class TimedSystem:
+    """A KaneSystem whose derivations are timed (CPU) the first time."""
+
+    def __init__(self, robot):
+        self.robot = robot
+        start = time.process_time()
+        self.kane = KaneSystem(robot)
+        TIMES[robot.name, "system"] = time.process_time() - start
+
+    def program(self, model):
+        if model not in self.kane._programs:
+            start = time.process_time()
+            self.kane.program(model)
+            TIMES[self.robot.name, model] = time.process_time() - start
+        return self.kane.program(model)
+
+    def __getattr__(self, name):
+        return getattr(self.kane, name)
+
+
+def robot_named(name):
+    if name not in _ROBOTS:
+        _ROBOTS[name] = kr.load(kr.frames_path(name))
+    return _ROBOTS[name]
+
+
+def system(robot):
+    """One KaneSystem per robot for the whole file (the derivation is the slow part)."""
+    key = id(robot)
+    if key not in _SYSTEMS:
+        _SYSTEMS[key] = (robot, TimedSystem(robot))
+    return _SYSTEMS[key][1]
+
+
+def rrp_arm():
+    """A spatial 3-DOF arm (revolute, revolute, prismatic), gravity in any
+    direction and a wrench on the last link."""
+    th1, th2, r3, D2, R1 = sympy.symbols("th1 th2 r3 D2 R1")
+    return Robot.create(
+        "rrp",
+        [
+            Frame("1", "0", 0, 1, KKPlacement(theta=th1, r=R1)),
+            Frame("2", "1", 0, 1, KKPlacement(alpha=-sympy.pi / 2, d=D2, theta=th2)),
+            Frame("3", "2", 1, 1, KKPlacement(alpha=sympy.pi / 2, r=r3)),
+        ],
+        base=Base.from_values(G=["G1", "G2", "G3"]),
+        dynamics={"3": {"FX": "FX3", "FZ": "FZ3", "CY": "CY3"}},
+    )
+
+
+def moving(robot):
+    """``robot`` on a base with a symbolic motion (W0, WP0, V0, VP0) and gravity."""
+    base = Base.from_values(
+        W0=["w01", "w02", "w03"], WP0=["wp01", "wp02", "wp03"], V0=["v01", "v02", "v03"],
+        VP0=["vp01", "vp02", "vp03"], G=["G1", "G2", "G3"],
+    )  # fmt: skip
+    return dataclasses.replace(robot, base=base)
+
+
+def state(robot, rng, gam=0.0):
+    """Parameter values and a random state, by name."""
+    values = random_parameters(robot, rng)
+    for x in robot.q:
+        values[str(x)] = float(rng.uniform(-numpy.pi, numpy.pi))
+    for x in list(robot.qd) + list(robot.qdd):
+        if isinstance(x, sympy.Symbol):
+            values[str(x)] = float(rng.uniform(-2, 2))
+    for label in robot.joint_labels:
+        values[str(robot.joint_parameters[label]["GAM"])] = gam if not callable(gam) else gam()
+    return values
+
+
+def evaluate(program, values):
+    key = id(program)
+    if key not in _FUNCTIONS:
+        _FUNCTIONS[key] = (program, program.to_function())
+    f = _FUNCTIONS[key][1]
+    return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
+
+
+def close(ours, reference, what):
+    assert sorted(ours) == sorted(reference), f"{what}: outputs differ: {set(ours) ^ set(reference)}"
+    keys = sorted(reference)
+    x = numpy.array([ours[k] for k in keys], dtype=float)
+    y = numpy.array([reference[k] for k in keys], dtype=float)
+    scale = max(1.0, float(numpy.abs(y).max()))
+    error = float(numpy.abs(x - y).max())
+    assert error <= RTOL * scale, f"{what}: max error {error:.3g} for scale {scale:.3g}"
+
+
+def matrix(outputs, prefix, n, symmetric=False):
+    names = matrix_entry_names(prefix, (n, n))
+    return numpy.array(
+        [[outputs[names[min(i, j)][max(i, j)] if symmetric else names[i][j]] for j in range(n)] for i in range(n)]
+    )
+
+
+def reference_programs(robot, fixed_base=True):
+    """Newton-Euler's models of ``robot`` (C, and A for a moving base, with the base at rest)."""
+    key = id(robot)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = (robot, _reference_programs(robot, fixed_base))
+    return _REFERENCES[key][1]
+
+
+def _reference_programs(robot, fixed_base):
+    out = {
+        "inverse_dynamics": newton_euler.inverse_dynamics(robot),
+        "h": newton_euler.coriolis_gravity(robot),
+        "gravity": newton_euler.gravity_torques(robot),
+    }
+    rest = robot if fixed_base else dataclasses.replace(robot, base=Base(Z=robot.base.Z, G=robot.base.G))
+    A = composite.mass_matrix(rest)
+    out["mass_matrix"] = A
+    out["coriolis_matrix"] = coriolis.coriolis_matrix(rest, A)
+    return out
+
+
+# ------------------------------------------------------------ Newton-Euler
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_every_model_equals_newton_euler(name):
+    robot = robot_named(name)
+    kane = system(robot)
+    reference = reference_programs(robot)
+    rng = numpy.random.default_rng(sum(map(ord, name)))
+    for _ in range(2):
+        values = state(robot, rng)
+        for model, program in reference.items():
+            close(evaluate(kane.program(model), values), evaluate(program, values), f"{name} {model}")
+
+
+@pytest.mark.parametrize("case", ["tree", "stanford moving", "rrp moving"])
+def test_trees_oblique_axes_and_moving_bases_equal_newton_euler(case, tree):
+    """A tree with oblique revolute and prismatic axes and a fixed frame;
+    moving bases (C is then the base-at-rest Coriolis matrix)."""
+    robot = {"tree": tree, "stanford moving": moving(robot_named("stanford")), "rrp moving": moving(rrp_arm())}[case]
+    kane = system(robot)
+    reference = reference_programs(robot, fixed_base=case == "tree")
+    rng = numpy.random.default_rng(7)
+    values = state(robot, rng)
+    for model, program in reference.items():
+        close(evaluate(kane.program(model), values), evaluate(program, values), f"{case} {model}")
+
+
+def test_output_names_and_inputs_are_newton_eulers():
+    robot = robot_named("rx90")
+    kane = system(robot)
+    assert list(kane.program("inverse_dynamics").outputs) == [f"GAM{j}" for j in robot.joint_labels]
+    assert list(kane.program("gravity").outputs) == [f"Q{j}" for j in robot.joint_labels]
+    assert list(kane.program("mass_matrix").outputs) == list(composite.mass_matrix(robot).outputs)
+    # C23 (cos(th2 + th3)) is an intermediate of the kinematics: the output C23 keeps its name.
+    assert list(kane.program("coriolis_matrix").outputs) == [f"C{i}{j}" for i in range(1, 7) for j in range(1, 7)]
+    # u, u' and q are the robot's QP, QDP and joint variables.
+    inputs = {s.name for s in kane.program("inverse_dynamics").inputs}
+    assert {str(s) for s in list(robot.q) + list(robot.qd) + list(robot.qdd)} <= inputs
+    assert not any(isinstance(s, sympy.Function) for s in kane.program("inverse_dynamics").inputs)
+    krang = system(robot_named("krang"))
+    assert "A1_17" in krang.program("mass_matrix").outputs and "C17_1" in krang.program("coriolis_matrix").outputs
+
+
+# ------------------------------------------------------------ naive KanesMethod
+
+
+@pytest.mark.parametrize("make", [lambda: robot_named("planar2"), rrp_arm], ids=["planar2", "rrp"])
+def test_naive_kanes_method_gives_the_same_equations(make):
+    robot = make()
+    naive = naive_kanes_method(robot)
+    assert isinstance(naive.kanes_method, KanesMethod)
+    sub = naive.substitutions(robot)
+    MM = naive.kanes_method.mass_matrix.xreplace(sub)
+    forcing = naive.kanes_method.forcing.xreplace(sub)
+    symbols = sorted(MM.free_symbols | forcing.free_symbols, key=str)
+    numeric = sympy.lambdify(symbols, [MM, forcing])
+    kane = system(robot)
+    n = robot.dof
+    rng = numpy.random.default_rng(11)
+    for _ in range(2):
+        values = state(robot, rng, gam=lambda: float(rng.uniform(-1, 1)))
+        M, F = (numpy.array(x, dtype=float) for x in numeric(*[values[str(s)] for s in symbols]))
+        IA = numpy.diag([values[str(robot.dynamics[j]["IA"])] for j in robot.joint_labels])
+        gam = numpy.array([values[str(robot.joint_parameters[j]["GAM"])] for j in robot.joint_labels])
+        qdd = numpy.array([values[str(x)] for x in robot.qdd])
+        A = matrix(evaluate(kane.program("mass_matrix"), values), "A", n, symmetric=True)
+        assert numpy.allclose(A, M + IA, rtol=RTOL, atol=RTOL)
+        # Naive: M u' = forcing (torques included), so the torques are M u' - (forcing - GAM).
+        expected = (M + IA) @ qdd - (F.ravel() - gam)
+        ours = evaluate(kane.program("inverse_dynamics"), values)
+        assert numpy.allclose([ours[f"GAM{j}"] for j in robot.joint_labels], expected, rtol=RTOL, atol=RTOL)
+
+
+def test_naive_kanes_method_refuses_a_moving_base():
+    with pytest.raises(KaneRobotError, match="moving base"):
+        naive_kanes_method(moving(robot_named("planar2")))
+
+
+# ------------------------------------------------------------ C by getAC
+
+
+def get_ac(h, qd):
+    """The seed's getAC on the expanded velocity terms: C_ij = coeff(h_i, qd_j^2) qd_j
+    + ccc - 1/2 sum_k coeff(ccc, qd_k) qd_k, with ccc = coeff(h_i, qd_j^1)."""
+    n = len(qd)
+    C = sympy.zeros(n, n)
+    for i in range(n):
+        poly = sympy.expand(h[i])
+        for j in range(n):
+            ccc = poly.coeff(qd[j], 1)
+            cross = sum(ccc.coeff(qd[k], 1) * qd[k] for k in range(n))
+            C[i, j] = poly.coeff(qd[j], 2) * qd[j] + ccc - sympy.Rational(1, 2) * cross
+    return C
+
+
+@pytest.mark.parametrize("make", [lambda: robot_named("planar2"), rrp_arm], ids=["planar2", "rrp"])
+def test_coriolis_matrix_is_the_seeds_getac_split(make):
+    robot = make()
+    kane = system(robot)
+    n = robot.dof
+    hv = kane.velocity_forces().substitute_back()
+    qd = list(robot.qd)
+    h = [hv[f"HV{j}"] for j in robot.joint_labels]
+    # h_vel is homogeneous quadratic in the speeds.
+    t = sympy.Symbol("t")
+    for h_i in h:
+        assert sympy.expand(h_i.xreplace({v: t * v for v in qd}) - t**2 * h_i) == 0
+    C = get_ac(h, qd)
+    rng = numpy.random.default_rng(5)
+    values = state(robot, rng)
+    point = {sympy.Symbol(k): v for k, v in values.items()}
+    expected = numpy.array(C.xreplace(point).evalf(), dtype=float)
+    ours = matrix(evaluate(kane.program("coriolis_matrix"), values), "C", n)
+    assert numpy.allclose(ours, expected, rtol=RTOL, atol=RTOL)
+    qd_values = numpy.array([values[str(v)] for v in qd])
+    h_values = numpy.array([evaluate(kane.velocity_forces(), values)[f"HV{j}"] for j in robot.joint_labels])
+    assert numpy.allclose(ours @ qd_values, h_values, rtol=RTOL, atol=RTOL)
+
+
+@pytest.mark.parametrize("name", ["rx90", "krang"])
+def test_getac_coriolis_equals_christoffel_and_adot_minus_2c_is_skew(name):
+    robot = robot_named(name)
+    kane = system(robot)
+    n = robot.dof
+    A_program, C_program = kane.program("mass_matrix"), kane.program("coriolis_matrix")
+    # Christoffel symbols of A (by composite links; test_every_model_equals_newton_euler
+    # checks that A is Kane's A).
+    christoffel = reference_programs(robot)["coriolis_matrix"]
+    rng = numpy.random.default_rng(13)
+    values = state(robot, rng)
+    C = matrix(evaluate(C_program, values), "C", n)
+    close(evaluate(C_program, values), evaluate(christoffel, values), f"{name} getAC C vs Christoffel C")
+    step = 1e-6
+    qd = numpy.array([values[str(v)] for v in robot.qd])
+    up, down = dict(values), dict(values)
+    for x, v in zip(robot.q, qd):
+        up[str(x)] += step * v
+        down[str(x)] -= step * v
+    Adot = (matrix(evaluate(A_program, up), "A", n, True) - matrix(evaluate(A_program, down), "A", n, True)) / (2 * step)
+    N = Adot - 2 * C
+    assert numpy.abs(N + N.T).max() <= 1e-6 * (1 + numpy.abs(N).max())
+
+
+# ------------------------------------------------------------ right-hand side
+
+
+def test_rhs_terms_of_krang():
+    robot = robot_named("krang")
+    kane = system(robot)
+    rhs = kane.rhs_terms()
+    assert isinstance(rhs, KaneRHS) and rhs.frames == ("10l", "10r") and list(rhs.b) == ["b1", "b2", "b3", "b4"]
+    n = robot.dof
+    rng = numpy.random.default_rng(17)
+    values = state(robot, rng, gam=lambda: float(rng.uniform(-1, 1)))
+    for F, T in rhs.wrench_symbols.values():
+        for s in list(F) + list(T):
+            values[str(s)] = float(rng.uniform(-2, 2))
+    # a: the joint torques and their reactions give the joint torques (seed eq. 15).
+    a = evaluate(rhs.a, values)
+    gam = [values[str(robot.joint_parameters[j]["GAM"])] for j in robot.joint_labels]
+    assert numpy.allclose([a[f"a{j}"] for j in robot.joint_labels], gam)
+    # c: gravity gives -Q.
+    c, Q = evaluate(rhs.c, values), evaluate(newton_euler.gravity_torques(robot), values)
+    c_values = [c[f"c{j}"] for j in robot.joint_labels]
+    assert numpy.allclose(c_values, [-Q[f"Q{j}"] for j in robot.joint_labels], rtol=RTOL, atol=RTOL)
+    # b: J^T f and J^T m with the Jacobian of each hand's origin, in its frame.
+    point = {sympy.Symbol(k): v for k, v in values.items()}
+    names_v, names_w = matrix_entry_names("JVT", (n, 3)), matrix_entry_names("JWT", (n, 3))
+    for m, frame in enumerate(rhs.frames):
+        J = numpy.array(kinematics.jacobian(robot, frame, projection=frame).xreplace(point).evalf(), dtype=float)
+        jt = evaluate(rhs.jacobians[frame], values)
+        JVT = numpy.array([[jt[names_v[i][c]] for c in range(3)] for i in range(n)])
+        JWT = numpy.array([[jt[names_w[i][c]] for c in range(3)] for i in range(n)])
+        assert numpy.allclose(JVT, J[:3].T, atol=1e-12) and numpy.allclose(JWT, J[3:].T, atol=1e-12)
+        F, T = (numpy.array([values[str(s)] for s in group]) for group in rhs.wrench_symbols[frame])
+        force, moment = evaluate(rhs.b[f"b{2 * m + 1}"], values), evaluate(rhs.b[f"b{2 * m + 2}"], values)
+        assert numpy.allclose([force[f"b{2 * m + 1}_{j}"] for j in robot.joint_labels], JVT @ F, atol=1e-12)
+        assert numpy.allclose([moment[f"b{2 * m + 2}_{j}"] for j in robot.joint_labels], JWT @ T, atol=1e-12)
+
+
+def test_rhs_wrench_matches_newton_euler_external_wrench():
+    """The environment's wrench at the origin of link 3 of the RRP arm:
+    -(b1 + b2) is what Newton-Euler adds for the wrench FX3.. the link exerts."""
+    robot = rrp_arm()
+    kane = system(robot)
+    rhs = kane.rhs_terms(frames=["3"])
+    rng = numpy.random.default_rng(19)
+    values = state(robot, rng)
+    F, T = rhs.wrench_symbols["3"]
+    for s in list(F) + list(T):
+        values[str(s)] = 0.0
+    values["FX3"], values["FZ3"], values["CY3"] = 0.7, -1.1, 0.4
+    with_wrench = evaluate(newton_euler.inverse_dynamics(robot), values)
+    without = evaluate(newton_euler.inverse_dynamics(robot), dict(values, FX3=0.0, FZ3=0.0, CY3=0.0))
+    values.update({str(F[0]): -0.7, str(F[2]): 1.1, str(T[1]): -0.4})
+    b1, b2 = evaluate(rhs.b["b1"], values), evaluate(rhs.b["b2"], values)
+    for j in robot.joint_labels:
+        assert with_wrench[f"GAM{j}"] - without[f"GAM{j}"] == pytest.approx(-(b1[f"b1_{j}"] + b2[f"b2_{j}"]), abs=1e-12)
+
+
+# ------------------------------------------------------------ sympy objects
+
+
+def test_exposed_objects_are_sympy_mechanics_objects():
+    robot = robot_named("rx90")
+    kane = system(robot)
+    n = robot.dof
+    assert isinstance(kane.kanes_method, KanesMethod)
+    assert kane.kanes_method.mass_matrix.shape == (n, n) and kane.kanes_method.forcing.shape == (n, 1)
+    assert len(kane.bodies) == 6 and all(isinstance(b, RigidBody) for b in kane.bodies)
+    assert set(kane.frames) == {"0"} | set(robot.labels)
+    assert all(isinstance(f, ReferenceFrame) for f in kane.frames.values()) and kane.frames["0"] is kane.N
+    for location, vector in kane.loads:
+        assert isinstance(location, (Point, ReferenceFrame)) and isinstance(vector, Vector)
+    t = dynamicsymbols._t
+    assert [u.args for u in kane.u] == [(t,)] * n and [q.args for q in kane.q] == [(t,)] * n
+    assert [str(q.func) for q in kane.q] == [str(q) for q in robot.q]
+    # Kane's equations Fr + Fr* = 0 as KanesMethod forms them; Fr* = -(M u' + nonMM)
+    # with KanesMethod's mass matrix, and Fr - nonMM its forcing.
+    fr, frstar = kane.kanes_method.kanes_equations()
+    assert fr.shape == frstar.shape == (n, 1) and kane.fr == fr
+    M = kane.kanes_method.mass_matrix
+    for k in range(n):
+        assert sympy.expand(frstar[n - 1].diff(kane.udot[k]) + M[n - 1, k]) == 0
+    # Each body's angular velocity is given in its own frame, linear in u.
+    w6 = kane.frames["6"].ang_vel_in(kane.N)
+    assert w6.args[0][1] is kane.frames["6"]
+    assert partial_velocity([w6], kane.u, kane.N)[0][5] == kane.frames["6"].z
+    # The inertia given is XX..ZZ about the frame origin; sympy keeps the central one.
+    body = kane.bodies[5]
+    assert body.inertia.point is kane.origins["6"] and body.masscenter is kane.centres["6"]
+    I_O = body.inertia.dyadic.to_matrix(body.frame)
+    assert I_O[0, 1] == kane.real(robot.dynamics["6"]["XY"])
+    # The frames are oriented on each other: 0A6(q) of the robot.
+    rng = numpy.random.default_rng(23)
+    q = rng.uniform(-3, 3, n)
+    values = {k: v for k, v in random_parameters(robot, rng).items()}
+    dcm = kane.N.dcm(kane.frames["6"]).xreplace(dict(zip(kane.q, q)))
+    dcm = dcm.xreplace({s: values[s.name] for s in dcm.free_symbols if s.name in values})
+    T = geometry.numeric_transform(robot, "0", "6", values)(q)
+    assert numpy.allclose(numpy.array(dcm.evalf(), dtype=float), T[:3, :3])
+
+
+def test_closed_loops_and_floating_bases_are_refused():
+    with pytest.raises(KaneRobotError, match="closed loops"):
+        KaneSystem(kr.load(kr.frames_path("sr400")))
+    with pytest.raises(KaneRobotError, match="floating"):
+        KaneSystem(dataclasses.replace(robot_named("planar2"), floating=True))
+
+
+def test_a_massless_link_needs_no_first_moments():
+    robot = robot_named("planar2")
+    light = Robot.create(robot.name, robot.frames, dynamics={"2": {"M": 0, "MX": 0, "MY": 0, "MZ": 0}})
+    kane = KaneSystem(light)
+    rng = numpy.random.default_rng(29)
+    values = state(light, rng)
+    close(evaluate(kane.inverse_dynamics(), values), evaluate(newton_euler.inverse_dynamics(light), values), "M = 0")
+    with pytest.raises(KaneRobotError, match="M = 0"):
+        KaneSystem(Robot.create(robot.name, robot.frames, dynamics={"2": {"M": 0}}))
+
+
+def test_krang_derivation_is_fast():
+    """Kane's A, C and Q of the 17-DOF Krang in seconds (naive KanesMethod does not
+    finish); timed when first derived in this file."""
+    kane = system(robot_named("krang"))
+    for model in ("mass_matrix", "coriolis_matrix", "gravity"):
+        kane.program(model)
+    seconds = sum(TIMES["Krang", key] for key in ("system", "mass_matrix", "coriolis_matrix", "gravity"))
+    assert seconds < 40
