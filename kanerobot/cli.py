@@ -153,8 +153,8 @@ def _dynamic(name, title):
         from kanerobot.dynamics.model import derive
         from kanerobot.symbolic.printing import format_program
 
-        progress(f"{title} of {robot.name} ({robot.nj} joints)")
-        model = derive(robot)
+        progress(f"{title} of {robot.name} ({robot.nj} joints) by {args.method}")
+        model = derive(robot, method=args.method)
         program = model.program(name)
         if args.lang:
             return title, _export(model, name, program, args)
@@ -337,6 +337,12 @@ def build_parser():
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="bind a parameter, e.g. --set D3=0.45")
     p.add_argument(
         "--lang", choices=("python", "c", "matlab", "julia"), help="export a dynamic model as a function file in this language"
+    )
+    p.add_argument(
+        "--method",
+        choices=("newton-euler", "lagrange", "kane"),
+        default="newton-euler",
+        help="engine of the dynamic models (default newton-euler; ddm needs newton-euler)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")

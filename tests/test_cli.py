@@ -57,6 +57,8 @@ def test_list_and_info(capsys):
         (["planar2", "grav"], ["Q2 = "]),
         (["planar2", "cor"], ["C22 = "]),
         (["stanford", "ddm"], ["Direct dynamic model", "QDP6 = "]),
+        (["planar2", "inm", "--method", "kane"], ["A22 = "]),
+        (["planar2", "idm", "--method", "lagrange"], ["GAM2 = "]),
     ],
 )
 def test_models_print_symoro_layout(args, words, capsys):
@@ -134,6 +136,8 @@ def test_unknown_robot_and_frame(capsys):
     assert "redundantly actuated" in capsys.readouterr().err
     assert main(["model", "rx90", "jac", "--lang", "c"]) == 2
     assert "--lang exports the dynamic models" in capsys.readouterr().err
+    assert main(["model", "rx90", "ddm", "--method", "kane"]) == 2
+    assert "solved numerically" in capsys.readouterr().err
     assert main(["model", "sr400", "idm"]) == 2
     assert "closed loops" in capsys.readouterr().err
     assert main(["model", "rx90", "loops"]) == 2
