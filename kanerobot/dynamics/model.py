@@ -255,10 +255,10 @@ class DynamicModel:
     def op_count(self, name):
         """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``.
 
-        For a direct dynamic model solved from A and H, the count of both
-        programs plus a Cholesky factorisation and two triangular solves:
-        n^3/6 + n^2 (n + 1)/2... rounded as ``n(n+1)(n+2)/6 + n^2`` products and
-        as many additions, n square roots.
+        For a direct dynamic model solved from A and H (Lagrange, Kane), the
+        counts of both programs plus those of a Cholesky factorisation and two
+        triangular solves, taken as ``n(n+1)(n+2)/6 + n^2`` multiplications,
+        as many additions plus n, and n square roots.
         """
         if self.has_program(name):
             return dict(self.program(name).op_count())
