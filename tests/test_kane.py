@@ -385,11 +385,20 @@ def test_exposed_objects_are_sympy_mechanics_objects():
     w6 = kane.frames["6"].ang_vel_in(kane.N)
     assert w6.args[0][1] is kane.frames["6"]
     assert partial_velocity([w6], kane.u, kane.N)[0][5] == kane.frames["6"].z
-    # The inertia given is XX..ZZ about the frame origin; sympy keeps the central one.
+    # The inertia given is XX..ZZ about the frame origin: the body gets it as the
+    # central inertia I_G = J_O - M (c.c E - c c^T), c = MS/M, in symbols of the
+    # kinematic program; moved back to the origin (parallel axes) it is XX..ZZ.
     body = kane.bodies[5]
-    assert body.inertia.point is kane.origins["6"] and body.masscenter is kane.centres["6"]
-    I_O = body.inertia.dyadic.to_matrix(body.frame)
-    assert I_O[0, 1] == kane.real(robot.dynamics["6"]["XY"])
+    assert body.inertia.point is kane.centres["6"] and body.masscenter is kane.centres["6"]
+    I_G = body.central_inertia.to_matrix(body.frame)
+    assert I_G[0, 1] == kane.real(kane.IG["6"][0, 1]) and I_G.is_symmetric()
+    definitions = {}
+    for sym, expr in kane.kinematics.assignments(include_dead=True):
+        definitions[kane.real(sym)] = kane.real(expr).xreplace(definitions)
+    I_O = body.parallel_axis(kane.origins["6"], body.frame).to_matrix(body.frame).xreplace(definitions)
+    d = robot.dynamics["6"]
+    J_O = sympy.Matrix([[d["XX"], d["XY"], d["XZ"]], [d["XY"], d["YY"], d["YZ"]], [d["XZ"], d["YZ"], d["ZZ"]]])
+    assert sympy.simplify(I_O - kane.real(J_O)) == sympy.zeros(3, 3)
     # The frames are oriented on each other: 0A6(q) of the robot.
     rng = numpy.random.default_rng(23)
     q = rng.uniform(-3, 3, n)
@@ -414,6 +423,12 @@ def test_a_massless_link_needs_no_first_moments():
     rng = numpy.random.default_rng(29)
     values = state(light, rng)
     close(evaluate(kane.inverse_dynamics(), values), evaluate(newton_euler.inverse_dynamics(light), values), "M = 0")
+    # No mass: the centre of mass is the origin and the central inertia is XX..ZZ itself.
+    body = kane.bodies[1]
+    d = light.dynamics["2"]
+    J_O = sympy.Matrix([[d["XX"], d["XY"], d["XZ"]], [d["XY"], d["YY"], d["YZ"]], [d["XZ"], d["YZ"], d["ZZ"]]])
+    assert body.mass == 0 and body.central_inertia.to_matrix(body.frame) == kane.real(J_O)
+    assert body.masscenter.pos_from(kane.origins["2"]) == 0
     with pytest.raises(KaneRobotError, match="M = 0"):
         KaneSystem(Robot.create(robot.name, robot.frames, dynamics={"2": {"M": 0}}))
 

@@ -31,7 +31,9 @@ SYMORO+ (eqs 6-10), in frame j (i its antecedent)::
 
     JW_jk = jA_i JW_ik                  JV_jk = jA_i (JV_ik + JW_ik x iP_j)
     JW_jj = sigmabar_j a_j              JV_jj = sigma_j a_j
-    JG_jk = JV_jk + JW_jk x c_j         c_j = MS_j / M_j  (CG)
+    JG_jk = JV_jk + JW_jk x c_j         c_j = MS_j / M_j  (CG; 0 when M_j = 0)
+    IG_j = J_j - M_j (c_j.c_j E - c_j c_j^T) = J_j - (MS_j.c_j) E + MS_j c_j^T:
+        the central inertia, J_j the inertia XX..ZZ about the origin
     WB, VB: the velocities due to the base motion alone
     W_j = sum_k JW_jk QP_k + WB_j       (the angular velocity, one name
                                          for the program and for KanesMethod)
@@ -52,8 +54,7 @@ forces stay sums of short products of intermediate symbols.
 The derivation stays Kane's: ``Fr`` is the sum over loads of partial
 velocity dot force, ``Fr*`` the sum over bodies of partial velocities dot
 the inertia forces ``-M a_G`` and torques ``-(I alpha + w x I w)`` about the
-centre of mass (sympy converts the inertia about the frame origin, XX..ZZ,
-to the central inertia), both formed by :class:`KanesMethod`
+centre of mass, both formed by :class:`KanesMethod`
 (``kanes_equations``, ``mass_matrix``, ``forcing``).  Nothing is
 simplified or expanded.  A program is the kinematic definitions followed by
 KanesMethod's entries, with every repeated subexpression named by
@@ -61,16 +62,23 @@ KanesMethod's entries, with every repeated subexpression named by
 the expression DAG (:func:`_emit`), while dynamicsymbols become the robot's
 symbols.
 
-Two details keep sympy fast: the symbols of the mechanics objects are real
-twins of the robot's (``Symbol(name, real=True)``, :attr:`KaneSystem.real_symbols`;
-sympy's assumptions then settle at once), and the frames are oriented on
-their antecedents (``N.dcm(F6)`` is the robot's 0A6) through direction
-cosines only, since angular velocities are all set relative to N.
+A few details keep sympy fast: the symbols of the mechanics objects are
+real twins of the robot's (``Symbol(name, real=True)``,
+:attr:`KaneSystem.real_symbols`; sympy's assumptions then settle at once);
+the frames are oriented on their antecedents (``N.dcm(F6)`` is the robot's
+0A6) through direction cosines only, since angular velocities are all set
+relative to N; each rigid body is given its inertia as the central inertia
+``IG_j`` (the inertia ``XX..ZZ`` about the origin moved to the centre of
+mass, in intermediate symbols: ``RigidBody.parallel_axis`` gives back
+``XX..ZZ``), so that sympy need not convert it with dyadic products; the
+vectors and inertia dyadics are made from their components at once.
+KanesMethod's own work (``kanes_equations``) is then most of the time.
 
-On one machine (CPU time, ``benchmarks/kane_vs_naive.py``): the RX-90
-system with its A, C, Q and inverse dynamics in about 1.4 s where naive
-KanesMethod on the same bodies and loads needs about 4 s; Krang's (17 DOF)
-system with A, C and Q in about 9 s.
+On one machine (CPU time, best of 3, ``benchmarks/kane_vs_naive.py``):
+naive KanesMethod on the RX-90 needs about 3.8 s; the RX-90 system (Kane's
+equations, mass matrix and forcing, what naive computes) about 0.7 s, and
+with its A, C, Q and inverse dynamics programs about 0.95 s; Krang's (17
+DOF) system with A, C and Q about 6.5 s.
 
 Models
 ------
@@ -105,6 +113,7 @@ import dataclasses
 
 import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
+from sympy.physics.vector import Dyadic, Vector
 
 try:
     from kanerobot.dynamics.common import frame_placements, program_inputs
@@ -176,6 +185,23 @@ def _joint_symbols(robot):
 def _vector(frame, components):
     """``sum_r components[r] * frame.<r>`` as a sympy Vector."""
     return components[0] * frame.x + components[1] * frame.y + components[2] * frame.z
+
+
+def _frame_vector(frame, components):
+    """The Vector of ``frame`` with these components, made at once (as sympy's
+    frames make their unit vectors) rather than by three products and two sums."""
+    return Vector([(sympy.Matrix(components), frame)])
+
+
+def _inertia_dyadic(frame, entries):
+    """``inertia(frame, ...)`` for the 3x3 (row-major) ``entries`` of a
+    symmetric inertia tensor, made at once: the same Dyadic as
+    :func:`sympy.physics.mechanics.inertia`, which adds nine outer products
+    one by one (each sum compares every pair of terms, by their printed unit
+    vectors)."""
+    units = (frame.x, frame.y, frame.z)
+    terms = [(entries[3 * r + c], units[r], units[c]) for r in range(3) for c in range(3)]
+    return Dyadic([term for term in terms if term[0] != 0])
 
 
 def _is_zero(v):
@@ -251,8 +277,9 @@ class KaneSystem:
     origins, centres : dict str -> Point
         Frame origins ``O<label>`` and link centres of mass ``G<label>``.
     bodies : list of RigidBody
-        One per link, named ``B<label>``, inertia ``XX .. ZZ`` about the
-        frame origin.
+        One per link, named ``B<label>``, mass ``M``, mass centre ``G<label>``
+        and as inertia the central inertia :attr:`IG` (the inertia
+        ``XX .. ZZ`` about the frame origin, moved to the centre of mass).
     loads : list of (Point or ReferenceFrame, Vector)
         All of :attr:`load_groups`, in the order ``torque``, ``friction``,
         ``gravity``, ``wrench``.
@@ -269,6 +296,10 @@ class KaneSystem:
     kinematics : Program
         The intermediate symbols the vectors are made of, with their
         definitions (robot symbols, not the real twins).
+    IG : dict str -> sympy.Matrix
+        Per link, the central inertia ``J - M (c.c E - c c^T)`` (``J`` the
+        inertia ``XX .. ZZ`` about the frame origin, ``c = MS / M``, 0 when
+        ``M = 0``) as symbols of :attr:`kinematics` (``IG<r><c>_<label>``).
     real_symbols : dict str -> sympy.Symbol
         The real twins used in the mechanics objects, by name; :meth:`real`
         maps an expression of robot symbols onto them.
@@ -336,7 +367,9 @@ class KaneSystem:
     # ------------------------------------------------------------ kinematics
 
     def _vec(self, name, v):
-        return self.kinematics.assign_matrix(lambda r, c: name.format(r=r), sympy.Matrix(v))
+        """The components of ``v`` assigned as ``name.format(r=1, 2, ...)``, as a column."""
+        assign = self.kinematics.assign
+        return sympy.Matrix([assign(name.format(r=r + 1), e) for r, e in enumerate(v)])
 
     def _U(self, j):
         """jU_j = hat(WPB_j) + hat(W_j)^2 from the products of w (as SYMORO's DV), bias part."""
@@ -367,7 +400,7 @@ class KaneSystem:
         self.WPB = {BASE: self._vec("WPB{r}_0", b.WP0)}
         self.VPB = {BASE: self._vec("VPB{r}_0", b.VP0)}
         self.GV = {BASE: self._vec("GV{r}_0", b.G)}
-        self.VBI, self.CG, self.VGB, self.GB, self.reaction_axis = {}, {}, {}, {}, {}
+        self.VBI, self.CG, self.IG, self.VGB, self.GB, self.reaction_axis = {}, {}, {}, {}, {}, {}
         self._Ucache = {}
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
@@ -418,6 +451,18 @@ class KaneSystem:
         else:
             c = self._vec(f"CG{{r}}_{j}", MS / M)
         self.CG[j] = c
+        # Central inertia I_G = J_O - M (c.c E - c c^T) = J_O - (MS.c) E + MS c^T (J_O = XX..ZZ):
+        # the inertia sympy's RigidBody is given, about G, as intermediate symbols.
+        J = sympy.Matrix([[d["XX"], d["XY"], d["XZ"]], [d["XY"], d["YY"], d["YZ"]], [d["XZ"], d["YZ"], d["ZZ"]]])
+        IG = sympy.zeros(3, 3)
+        for r in range(3):
+            for s in range(r, 3):
+                if r == s:
+                    value = J[r, r] - sympy.Add(*(MS[k] * c[k] for k in range(3) if k != r))
+                else:
+                    value = J[r, s] + MS[r] * c[s]
+                IG[r, s] = IG[s, r] = self.kinematics.assign(f"IG{r + 1}{s + 1}_{j}", value)
+        self.IG[j] = IG
         self.JG[j] = {k: self._vec(f"JG{{r}}_{j}_{k}", v + self.JW[j][k].cross(c)) for k, v in self.JV[j].items()}
         self.VGB[j] = self._vec(f"VGB{{r}}_{j}", self.VB[j] + self.WB[j].cross(c))
         self.GB[j] = self._vec(f"GB{{r}}_{j}", self.VPB[j] + self._U(j) * c)
@@ -431,9 +476,20 @@ class KaneSystem:
             return _linear([(v, speeds[k]) for k, v in partials.items()], constant)
         return _linear([(v, speeds[self._index[k]]) for k, v in partials.items()], constant)
 
+    def _real_speed_sum(self, partials, constant, speeds):
+        """The components of :meth:`_speed_sum` (``speeds`` by joint position)
+        with real twins, built from the twins of the coefficients."""
+        real = self.real
+        terms = [(v, speeds[self._index[k]]) for k, v in partials.items()]
+        return [sympy.Add(real(constant[r]), *(real(v[r]) * speed for v, speed in terms)) for r in range(3)]
+
     def real(self, expr):
         """``expr`` with every symbol replaced by its real twin (the symbols of
         the mechanics objects; see :attr:`real_symbols`)."""
+        if isinstance(expr, sympy.Symbol):
+            twin = self._twins.get(expr)
+            if twin is not None:
+                return twin
         expr = sympy.sympify(expr)
         if expr.is_Number:
             return expr
@@ -449,7 +505,7 @@ class KaneSystem:
 
     def _v(self, frame, components):
         """A Vector of ``frame`` with real symbols."""
-        return _vector(frame, [self.real(c) for c in components])
+        return _frame_vector(frame, [self.real(c) for c in components])
 
     def _mechanics(self):
         robot = self.robot
@@ -470,6 +526,8 @@ class KaneSystem:
             origin.set_acc(N, 0)
         self.frames[BASE], self.origins[BASE] = base, origin
         self._omega = {}
+        self._omega_symbols = {}  # component of a KanesMethod angular velocity -> W symbol
+        self._kinematic_deps = None
         bodies = []
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
@@ -477,22 +535,26 @@ class KaneSystem:
             B = ReferenceFrame(f"F{j}")
             _orient(B, self.frames[i], T[:3, :3])
             O = self.origins[i].locatenew(f"O{j}", _vector(self.frames[i], T[:3, 3]))
-            omega = [self.real(c) for c in self._speed_sum(self.JW[j], self.WB[j], self.u)]
+            omega = self._real_speed_sum(self.JW[j], self.WB[j], self.u)
             self._omega[j] = omega
-            B.set_ang_vel(N, _vector(B, omega))
-            B.set_ang_acc(N, self._v(B, self._speed_sum(self.JW[j], self.WPB[j], self.udot)))
-            O.set_vel(N, self._v(B, self._speed_sum(self.JV[j], self.VB[j], self.u)))
-            O.set_acc(N, self._v(B, self._speed_sum(self.JV[j], self.VPB[j], self.udot)))
+            for r in range(3):
+                if not omega[r].is_Atom and isinstance(self.W[j][r], sympy.Symbol):
+                    self._omega_symbols[omega[r]] = self.W[j][r]
+            B.set_ang_vel(N, _frame_vector(B, omega))
+            B.set_ang_acc(N, _frame_vector(B, self._real_speed_sum(self.JW[j], self.WPB[j], self.udot)))
+            O.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JV[j], self.VB[j], self.u)))
+            O.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JV[j], self.VPB[j], self.udot)))
             self.frames[j], self.origins[j] = B, O
             if j not in robot.links:
                 continue
             d = {name: self.real(value) for name, value in robot.dynamics[j].items()}
             G = O.locatenew(f"G{j}", self._v(B, self.CG[j]))
-            G.set_vel(N, self._v(B, self._speed_sum(self.JG[j], self.VGB[j], self.u)))
-            G.set_acc(N, self._v(B, self._speed_sum(self.JG[j], self.GB[j], self.udot)))
+            G.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.VGB[j], self.u)))
+            G.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.GB[j], self.udot)))
             self.centres[j] = G
-            I_O = inertia(B, d["XX"], d["YY"], d["ZZ"], d["XY"], d["YZ"], d["XZ"])
-            bodies.append(RigidBody(f"B{j}", G, B, d["M"], (I_O, O)))
+            IG = [self.real(v) for v in self.IG[j]]
+            I_G = _inertia_dyadic(B, IG)
+            bodies.append(RigidBody(f"B{j}", G, B, d["M"], (I_G, G)))
         self.bodies = bodies
         self.load_groups = self._loads()
         self.loads = [load for group in self.load_groups.values() for load in group]
@@ -575,7 +637,7 @@ class KaneSystem:
                 if P is None:
                     Bi = self.frames[i]
                     P = self.origins[i].locatenew(f"O{j}_{i}", self.origins[j].pos_from(self.origins[i]))
-                    P.set_vel(self.N, self._v(Bi, self._speed_sum(self.JVI[j], self.VBI[j], self.u)))
+                    P.set_vel(self.N, _frame_vector(Bi, self._real_speed_sum(self.JVI[j], self.VBI[j], self.u)))
                     self._coincident[j] = P
                 out.append((P, -magnitude * self._v(self.frames[i], self.reaction_axis[j])))
         return out
@@ -631,18 +693,54 @@ class KaneSystem:
             out[self.u[k]] = robot.qd[k] if speeds else sympy.S.Zero
         return out
 
+    def _kinematics_needed(self, leaves):
+        """The kinematic symbols the KanesMethod leaves ``leaves`` (real twins,
+        angular velocity components) stand for, and every symbol their
+        definitions use."""
+        deps = self._kinematic_deps
+        if deps is None:
+            defs = dict(self.kinematics.assignments(include_dead=True))
+            deps = self._kinematic_deps = {s: [x for x in e.free_symbols if x in defs] for s, e in defs.items()}
+        stack = []
+        for leaf in leaves:
+            plain = self._plain.get(leaf)
+            if plain is None:
+                plain = self._omega_symbols.get(leaf)
+            if plain is not None and plain in deps:
+                stack.append(plain)
+        needed = set()
+        while stack:
+            sym = stack.pop()
+            if sym not in needed:
+                needed.add(sym)
+                stack.extend(x for x in deps[sym] if x not in needed)
+        return needed
+
     def _program(self, outputs, *, speeds=True, finish=None, prefix="K", extra_inputs=(), chunk=None):
         """A program made of the kinematic definitions (with ``QP = 0`` when
         not ``speeds``) and of ``outputs``, a list of (name, expression of
         KanesMethod's symbols); ``finish(program, values)`` may turn the
-        emitted values into the final list of (name, expression).  Pruned."""
+        emitted values into the final list of (name, expression).  Pruned.
+
+        Only the kinematic definitions the outputs use are copied (the
+        leaves met by :func:`_emit` and what their definitions need)."""
         robot = self.robot
         program = Program(inputs=list(self._inputs) + list(extra_inputs))
-        values = {} if speeds else {v: sympy.S.Zero for v in robot.qd}
-        for sym, expr in self.kinematics.assignments(include_dead=True):
-            values[sym] = program.assign(sym.name, expr.xreplace(values))
-        leaves = self._leaves(values, speeds=speeds, accelerations=False)
-        emitted = _emit(program, [expr for _, expr in outputs], leaves, prefix, chunk)
+        keys = self._leaves({}, speeds=speeds, accelerations=False)
+
+        def prepare(found):
+            needed = self._kinematics_needed(found)
+            # Values that are not the symbol itself (QP = 0, or a line the copy names otherwise).
+            changed = {} if speeds else {v: sympy.S.Zero for v in robot.qd}
+            values = {}
+            for sym, expr in self.kinematics.assignments(include_dead=True):
+                if sym in needed:
+                    value = values[sym] = program.assign(sym.name, expr.xreplace(changed) if changed else expr)
+                    if value != sym:
+                        changed[sym] = value
+            return self._leaves(values, speeds=speeds, accelerations=False)
+
+        emitted = _emit(program, [expr for _, expr in outputs], keys, prefix, chunk, prepare=prepare)
         lines = list(zip([name for name, _ in outputs], emitted))
         if finish is not None:
             lines = finish(program, lines)
@@ -754,7 +852,7 @@ class KaneSystem:
             # Outputs named as assignments: ForwardMode differentiates assignments line by line.
             return [(name, program.assign(name, expr)) for name, expr in lines]
 
-        return self._program(list(zip(self._names("HV"), list(nonmm))), finish=finish, chunk=8)
+        return self._program(list(zip(self._names("HV"), list(nonmm))), finish=finish)
 
     def coriolis_matrix(self):
         """Coriolis matrix by the seed's ``getAC`` rule, ``C_ij = 1/2 dh_vel,i/du_j``:
@@ -887,7 +985,7 @@ class KaneRHS:
 # ---------------------------------------------------------------------------
 
 
-def _emit(program, exprs, leaves, prefix, chunk=None):
+def _emit(program, exprs, leaves, prefix, chunk=None, prepare=None):
     """``exprs`` rebuilt as program values, every repeated subexpression named.
 
     One pass over the expression DAG: leaves are mapped by ``leaves`` (real
@@ -897,20 +995,30 @@ def _emit(program, exprs, leaves, prefix, chunk=None):
     of the DAG (neither ``xreplace`` nor ``sympy.cse`` are: they rebuild or
     compare every occurrence).  With ``chunk``, sums of more terms are
     split into named partial sums of ``chunk`` terms (same operations,
-    shorter lines: what forward-mode differentiation, which differentiates
-    each line by each of its operands, needs).
+    shorter lines; the Coriolis matrix no longer asks for them, since
+    forward-mode differentiation takes sums and products apart node by
+    node and remembers every node's derivative).  With ``prepare``, the
+    leaves met are passed to ``prepare(found)`` once the DAG is walked, and
+    the mapping it returns (the keys of ``leaves`` at least) replaces
+    ``leaves``: the caller can then define in ``program`` only what they need.
     """
     exprs = [sympy.sympify(e) for e in exprs]
     counts = {}
+    found = set()
     stack = list(exprs)
     while stack:
         e = stack.pop()
-        if e in leaves or e.is_Atom:
+        if e in leaves:
+            found.add(e)
+            continue
+        if e.is_Atom:
             continue
         seen = counts.get(e, 0)
         counts[e] = seen + 1
         if not seen:
             stack.extend(e.args)
+    if prepare is not None:
+        leaves = prepare(found)
     memo = {}
     number = [0]
 

@@ -46,9 +46,17 @@ Cost
     ``n`` such passes, each limited to the variables that depend on its
     input; :func:`time_derivative` is a single pass whose seeds are the
     velocities, cheaper than ``n`` partial passes combined afterwards.
-    Nothing is expanded or simplified (:func:`sympy.diff` of one line at a
-    time), so the cost grows with the length of the program, not with the
-    size of its expanded outputs.
+    Nothing is expanded or simplified, so the cost grows with the length of
+    the program, not with the size of its expanded outputs.
+
+Partial derivatives ``df/du`` of a line
+    Sums, products and powers with a constant exponent are taken apart node
+    by node with the rules, and the constructors, of sympy's own
+    ``_eval_derivative`` (the result is the expression :func:`sympy.diff`
+    gives), and the derivative of every node is remembered: a subexpression
+    met in several lines, or again for another operand, is differentiated
+    once.  Only other nodes (``cos``, ``atan2``, ...) go to
+    :func:`sympy.diff`, whose generic machinery costs far more per call.
 
 Examples
 --------
@@ -130,8 +138,13 @@ class ForwardMode:
         self._defs = dict(program.assignments(include_dead=True))
         self._order = {sym: k for k, sym in enumerate(self._defs)}
         self._value = {}  # original symbol -> expression in target
+        self._renamed = {}  # the entries of _value that are not the symbol itself
         for sym, expr in self._defs.items():
-            self._value[sym] = self.target.assign(sym.name, expr.xreplace(self._value), trig=False)
+            if self._renamed:
+                expr = expr.xreplace(self._renamed)
+            value = self._value[sym] = self.target.assign(sym.name, expr, trig=False)
+            if value != sym:
+                self._renamed[sym] = value
         # Trigonometric records: v = cos(a) or sin(a), differentiated through a,
         # and recorded in the target so that its trig rules know the pairs.
         self._trig = {}
@@ -149,12 +162,16 @@ class ForwardMode:
         self._tangent = {}  # key -> {original symbol: derivative in target (nonzero)}
         self._done = {}  # key -> set of original symbols processed
         self._partials = {}  # (original symbol, operand) -> df/du in target
+        self._free = {}  # expression -> frozenset of its free symbols
+        self._diffs = {}  # (expression, symbol) -> partial derivative (original symbols)
+        self._functions = {}  # expression -> whether a function (cos, sign, ...) appears in it
 
     # ------------------------------------------------------------ public
 
     def value(self, expr):
         """``expr`` (of the original program's symbols) in the target's symbols."""
-        return sympy.sympify(expr).xreplace(self._value)
+        expr = sympy.sympify(expr)
+        return expr.xreplace(self._renamed) if self._renamed else expr
 
     def add_direction(self, key, seeds, label=None):
         """Declare a direction: the derivative of each input ``x`` is ``seeds[x]``.
@@ -195,7 +212,7 @@ class ForwardMode:
         not assigned.
         """
         expr = sympy.sympify(expr)
-        self._ensure(expr.free_symbols, key)
+        self._ensure(self._symbols(expr), key)
         return self._expr_tangent(expr, key)
 
     # ----------------------------------------------------------- internals
@@ -213,8 +230,8 @@ class ForwardMode:
     def _operands(self, sym):
         """Symbols whose derivatives the derivative of ``sym`` is built from."""
         if sym in self._trig:
-            return self._trig[sym][1].angle.free_symbols
-        return self._defs[sym].free_symbols
+            return self._symbols(self._trig[sym][1].angle)
+        return self._symbols(self._defs[sym])
 
     def _ensure(self, symbols, key):
         """Differentiate, in program order, the assignments ``symbols`` need."""
@@ -249,30 +266,100 @@ class ForwardMode:
             return self._tangent[key].get(sym, sympy.S.Zero)
         return self._directions[key][1].get(sym, sympy.S.Zero)
 
+    def _symbols(self, expr):
+        """Free symbols of ``expr``, remembered for every node of it."""
+        found = self._free.get(expr)
+        if found is None:
+            if expr.is_Symbol:
+                found = frozenset((expr,))
+            elif expr.is_Add or expr.is_Mul or expr.is_Pow or expr.is_Function:
+                found = frozenset().union(*(self._symbols(a) for a in expr.args))
+            else:
+                found = frozenset(expr.free_symbols)
+            self._free[expr] = found
+        return found
+
+    def _has_function(self, expr):
+        """Whether a function (``cos``, ``sign``, ``atan2``, ...) appears in ``expr``."""
+        found = self._functions.get(expr)
+        if found is None:
+            if expr.is_Function:
+                found = True
+            elif expr.is_Add or expr.is_Mul or expr.is_Pow:
+                found = any(self._has_function(a) for a in expr.args)
+            else:
+                found = not expr.is_Atom
+            self._functions[expr] = found
+        return found
+
+    def _diff(self, expr, sym):
+        """``sympy.diff(expr, sym)``, built node by node.
+
+        Sums, products and powers with a constant exponent are differentiated
+        structurally, with the rules (and the constructors) sympy's own
+        ``_eval_derivative`` uses, so the result is the expression
+        ``sympy.diff`` gives; the derivative of every node is remembered, so
+        a subexpression shared by several lines, or met again for another
+        operand, is differentiated once.  Other nodes (functions) go to
+        :func:`sympy.diff`.
+        """
+        if expr == sym:
+            return sympy.S.One
+        if sym not in self._symbols(expr):
+            return sympy.S.Zero
+        memo_key = (expr, sym)
+        done = self._diffs.get(memo_key)
+        if done is not None:
+            return done
+        if expr.is_Add:
+            out = sympy.Add(*[d for d in (self._diff(a, sym) for a in expr.args) if not _is_zero(d)])
+        elif expr.is_Mul:
+            args = expr.args
+            terms = []
+            for k, a in enumerate(args):
+                d = self._diff(a, sym)
+                if not _is_zero(d):
+                    terms.append(sympy.Mul(*args[:k], d, *args[k + 1:]))
+            out = sympy.Add(*terms)
+        elif expr.is_Pow and sym not in self._symbols(expr.exp):
+            out = expr * (self._diff(expr.base, sym) * expr.exp / expr.base)
+        else:
+            out = sympy.diff(expr, sym)
+            if out.has(sympy.Derivative, sympy.Subs):
+                raise ValueError(f"cannot differentiate {expr} with respect to {sym}: sympy leaves {out}")
+        self._diffs[memo_key] = out
+        return out
+
     def _partial(self, owner, expr, sym):
         cache_key = (owner, sym)
         if owner is not None and cache_key in self._partials:
             return self._partials[cache_key]
-        partial = sympy.diff(expr, sym)
-        if partial.has(sympy.Derivative, sympy.Subs):
-            raise ValueError(f"cannot differentiate {expr} with respect to {sym}: sympy leaves {partial}")
-        partial = self.target.replace_sin_cos(partial.xreplace(self._value))
+        partial = self._diff(expr, sym)
+        if self._renamed:
+            partial = partial.xreplace(self._renamed)
+        if self._has_function(expr):
+            partial = self.target.replace_sin_cos(partial)
         if owner is not None:
             self._partials[cache_key] = partial
         return partial
 
     def _sum(self, owner, expr, key):
         terms = []
-        for sym in sorted(expr.free_symbols, key=lambda s: s.name):
+        for sym in sorted(self._symbols(expr), key=lambda s: s.name):
             rate = self._rate(sym, key)
             if rate != 0:
-                terms.append(self._partial(owner, expr, sym) * rate)
+                partial = self._partial(owner, expr, sym)
+                terms.append(partial if rate is sympy.S.One else partial * rate)
         return sympy.Add(*terms)
 
     def _expr_tangent(self, expr, key):
         if isinstance(expr, sympy.Symbol):
             return self._rate(expr, key)
         return self._sum(None, expr, key)
+
+
+def _is_zero(expr):
+    return expr is sympy.S.Zero or (expr.is_Number and expr == 0)
 
 
 def _outputs_of(program, outputs):
