@@ -76,6 +76,7 @@ import re
 import sympy
 
 from kanerobot.dynamics import coriolis as _coriolis
+from kanerobot.dynamics.common import link_inertia, program_inputs
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.derivative import ForwardMode
@@ -141,7 +142,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     """
     _check(robot, "the inertia matrix")
     names = INERTIAL_NAMES if rotor else tuple(n for n in INERTIAL_NAMES if n != "IA")
-    model = _Model(robot, _program(robot, _program_inputs(robot, [robot.q], names, gravity=False), trig))
+    model = _Model(robot, _program(robot, program_inputs(robot, [robot.q], names), trig))
     A = model.inertia_matrix(rotor)
     labels = robot.joint_labels
     out = matrix_entry_names("A", (len(labels), len(labels)))
@@ -193,7 +194,7 @@ def gravity(robot, trig=True):
     0
     """
     _check(robot, "the gravity torques")
-    inputs = _program_inputs(robot, [robot.q], _MASS)
+    inputs = program_inputs(robot, [robot.q], _MASS, base=True)
     model = _Model(robot, _program(robot, inputs, trig))
     U = model.potential_energy()
     fm = ForwardMode(model.program)
@@ -253,7 +254,7 @@ def energy(robot, trig=True):
     :func:`gravity`; for checks and for energy-based identification.
     """
     _check(robot, "the energy")
-    inputs = _program_inputs(robot, [robot.q, robot.qd], INERTIAL_NAMES)
+    inputs = program_inputs(robot, [robot.q, robot.qd], INERTIAL_NAMES, base=True)
     model = _Model(robot, _program(robot, inputs, trig))
     T = model.kinetic_energy(rotor=True)
     U = model.potential_energy()
@@ -309,25 +310,6 @@ def _split(a):
     return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
 
 
-# Small helpers of this module's own (the other engines have theirs), so that
-# the Lagrange engine shares nothing with them but the robot description.
-def _program_inputs(robot, state, names, gravity=True):
-    """Input symbols: the ``state`` groups (q, QP, QDP), then the geometric
-    parameters, the parameters ``names`` of every link and (``gravity``) the
-    symbols of G, sorted by name.  Declared first, their names cannot be
-    taken by an assignment."""
-    out = []
-    for group in state:
-        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
-    parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
-    for label in robot.links:
-        for name in names:
-            parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
-    for entry in robot.base.G if gravity else ():
-        parameters |= sympy.sympify(entry).free_symbols
-    return out + sorted(parameters - set(out), key=str)
-
-
 def _frame_placements(robot, program):
     """``label -> (iA_j, iP_j)`` of every frame, ``cos``/``sin`` named ``C<label>``,
     ``S<label>`` after the joint's frame (``C4l`` for Krang's ``q_1l``), entries
@@ -349,13 +331,6 @@ def _frame_placements(robot, program):
             program.assign_matrix(lambda r, c: f"PA{r}{j}", T[:3, 3]),
         )
     return out
-
-
-def _link_inertia(robot, label):
-    """``(jJ_j, jMS_j, M_j)`` of link ``label`` about O_j, in frame j."""
-    p = robot.dynamics[label]
-    J = sympy.Matrix([[p["XX"], p["XY"], p["XZ"]], [p["XY"], p["YY"], p["YZ"]], [p["XZ"], p["YZ"], p["ZZ"]]])
-    return J, sympy.Matrix([p["MX"], p["MY"], p["MZ"]]), p["M"]
 
 
 class _Model:
@@ -399,7 +374,7 @@ class _Model:
         """``joint -> (LM, AM)``: momentum of link j when that joint moves at unit rate."""
         if j not in self._unit_momenta:
             p = self.program
-            J, MS, M = _link_inertia(self.robot, j)
+            J, MS, M = link_inertia(self.robot, j)
             out = {}
             for f, (Jv, Jw) in self.columns()[j].items():
                 out[f] = (
@@ -467,7 +442,7 @@ class _Model:
             p = self.program
             out = {}
             for j, (v, w) in self.velocities().items():
-                J, MS, M = _link_inertia(self.robot, j)
+                J, MS, M = link_inertia(self.robot, j)
                 LM = p.assign_matrix(lambda r, c: f"LM{r}{j}", M * v + w.cross(MS))
                 AM = p.assign_matrix(lambda r, c: f"AM{r}{j}", J * w + MS.cross(v))
                 out[j] = (v, w, LM, AM)
@@ -505,7 +480,7 @@ class _Model:
             GP[j] = p.assign(f"GP{j}", GP[i] + G[i].dot(iP_j))
         terms = []
         for j in self.robot.links:
-            _, MS, M = _link_inertia(self.robot, j)
+            _, MS, M = link_inertia(self.robot, j)
             terms.append(M * GP[j] + G[j].dot(MS))
         return p.assign("U", -sympy.Add(*terms))
 
@@ -529,7 +504,7 @@ def _lagrange(robot, qdd, trig):
     _check(robot, what)
     state = [robot.q, robot.qd] + ([robot.qdd] if qdd else [])
     names = (INERTIAL_NAMES if qdd else tuple(n for n in INERTIAL_NAMES if n != "IA")) + ("FV", "FS") + WRENCH_NAMES
-    inputs = _program_inputs(robot, state, names)
+    inputs = program_inputs(robot, state, names, base=True)
     model = _Model(robot, _program(robot, inputs, trig))
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
