@@ -156,9 +156,15 @@ def _dynamic(name, title):
         progress(f"{title} of {robot.name} ({robot.nj} joints) by {args.method}")
         model = derive(robot, method=args.method)
         program = model.program(name)
+        heading = title
+        if robot.loops:
+            heading += (
+                f"\nClosed loops (SYMORO+ 5.2): the tree model projected on the active joints "
+                f"{', '.join(robot.active_joints)}, GAM_a = GT_a + W^T GT_p, W = -WP^-1 WA"
+            )
         if args.lang:
-            return title, _export(model, name, program, args)
-        return title, format_program(program)
+            return heading, _export(model, name, program, args)
+        return heading, format_program(program)
 
     return build
 
@@ -177,7 +183,21 @@ def _export(model, name, program, args):
     """Generated function file text for one dynamic model (``--lang``)."""
     from kanerobot.codegen import generate
 
+    from kanerobot.dynamics.closed_loop import ClosedLoopModel
+    from kanerobot.dynamics.model import DynamicModel
+
     robot = model.robot
+    if not isinstance(model, (DynamicModel, ClosedLoopModel)):
+        # Floating-base and flexible models: x holds the program's state
+        # inputs, p the others, both named in the generated docstring.
+        states = set(model.state_symbols)
+        groups = [
+            ("x", [s for s in program.inputs if s in states]),
+            ("p", sorted((s for s in program.inputs if s not in states), key=str)),
+        ]
+        function = f"{robot.name.lower()}_{args.model}"
+        doc = f"{MODELS[args.model][0]} of {robot.name}; x holds the state, p the parameters."
+        return generate(program, args.lang, function, groups, doc=doc)
     groups = [("q", model.q)]
     if name in ("inverse_dynamics", "h", "coriolis_matrix", "direct_dynamics"):
         groups.append(("qd", model.qd))
@@ -191,7 +211,8 @@ def _export(model, name, program, args):
     groups.append(("p", parameters))
     function = f"{robot.name.lower()}_{args.model}"
     doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters {robot.name} needs (kr.derive(robot).parameters)."
-    shape = (robot.nj, robot.nj) if name in ("mass_matrix", "coriolis_matrix") else None
+    n = len(model.qd)  # the active joints of a closed-loop robot
+    shape = (n, n) if name in ("mass_matrix", "coriolis_matrix") else None
     return generate(program, args.lang, function, groups, outputs=shape, doc=doc)
 
 

@@ -206,3 +206,91 @@ def mass_matrix_by_unit_accelerations(robot, values, q, rotor=True):
     numpy.ndarray, shape (nj, nj)
     """
     return ReferenceModel(robot, values).mass_matrix(q, rotor=rotor)
+
+
+# ------------------------------------------------------------ floating base
+def quaternion_matrix(quaternion):
+    """Rotation matrix of a unit quaternion ``(x, y, z, w)``, scalar last, by
+    Rodrigues' formula on its axis and angle (not the usual polynomial form)."""
+    x = numpy.asarray(quaternion, dtype=float)
+    x = x / numpy.linalg.norm(x)
+    s = numpy.linalg.norm(x[:3])
+    if s == 0:
+        return numpy.eye(3)
+    angle = 2 * numpy.arctan2(s, x[3])
+    K = hat(x[:3] / s)
+    return numpy.eye(3) + numpy.sin(angle) * K + (1 - numpy.cos(angle)) * K @ K
+
+
+class FloatingReferenceModel(ReferenceModel):
+    """Numeric dynamics of a floating robot (link 0 the base), Featherstone's
+    RNEA with a free base, in pinocchio's free-flyer state.
+
+    ``q = (x, y, z, qx, qy, qz, qw, joints)``: base position in the world
+    frame and the quaternion of its orientation; ``qd = (v, w, joint
+    rates)`` with v, w the base's linear and angular velocity in frame 0;
+    ``qdd`` their time derivatives.  Gravity ``G`` is in the world frame.
+    The generalized forces are the base wrench (force, then moment about
+    O_0, in frame 0) and the joint torques.
+    """
+
+    def generalized_forces(self, q, qd, qdd, gravity=True, friction=True, rotor=True, wrench=True):
+        q, qd, qdd = (numpy.asarray(x, dtype=float).reshape(-1) for x in (q, qd, qdd))
+        R = quaternion_matrix(q[3:7])
+        qj, qdj, qddj = q[7:], qd[6:], qdd[6:]
+        v = {"0": numpy.concatenate([qd[3:6], qd[:3]])}
+        # In body coordinates the spatial acceleration is the derivative of
+        # the body twist; gravity enters as an upward acceleration of the base.
+        a = {"0": numpy.concatenate([qdd[3:6], qdd[:3] - (R.T @ self.G if gravity else 0.0)])}
+        f, X = {}, {}
+
+        def link_force(label):
+            link = self.links.get(label)
+            if link is None:
+                return numpy.zeros(6)
+            I = link["I"]
+            out = I @ a[label] + crf(v[label]) @ I @ v[label]
+            return out + link["wrench"] if wrench else out
+
+        f["0"] = link_force("0")
+        for label, parent, S, transform in self.frames:
+            k = self.index.get(label)
+            qd_j = qdj[k] if k is not None else 0.0
+            qdd_j = qddj[k] if k is not None else 0.0
+            X[label] = motion_transform(transform(qj))
+            vJ = S * qd_j
+            v[label] = X[label] @ v[parent] + vJ
+            a[label] = X[label] @ a[parent] + S * qdd_j + crm(v[label]) @ vJ
+            f[label] = link_force(label)
+        tau = numpy.zeros(len(self.index))
+        for label, parent, S, _ in reversed(self.frames):
+            k = self.index.get(label)
+            if k is not None:
+                tau[k] = S @ f[label]
+                link = self.links.get(label)
+                if link is not None:
+                    if rotor:
+                        tau[k] += link["IA"] * qddj[k]
+                    if friction:
+                        tau[k] += link["FV"] * qdj[k] + link["FS"] * numpy.sign(qdj[k])
+            f[parent] = f[parent] + X[label].T @ f[label]
+        return numpy.concatenate([f["0"][3:], f["0"][:3], tau])
+
+    def mass_matrix(self, q, rotor=True):
+        """(6+n)x(6+n): column k is the generalized force for qdd = e_k at rest."""
+        nv = 6 + len(self.index)
+        zero = numpy.zeros(nv)
+        columns = [
+            self.generalized_forces(q, zero, e, gravity=False, friction=False, rotor=rotor, wrench=False)
+            for e in numpy.eye(nv)
+        ]
+        return numpy.array(columns).T
+
+    def free_floating(self, q, qd, qdd_joints, **options):
+        """(base acceleration, joint torques) with no wrench on the base:
+        ``A11 a_b + A12 qdd + H1 = 0`` solved for a_b, then the torques."""
+        A = self.mass_matrix(q, rotor=options.get("rotor", True))
+        H = self.generalized_forces(q, qd, numpy.zeros(len(qd)), **options)
+        qdd_joints = numpy.asarray(qdd_joints, dtype=float)
+        base = -numpy.linalg.solve(A[:6, :6], A[:6, 6:] @ qdd_joints + H[:6])
+        return base, A[6:, :6] @ base + A[6:, 6:] @ qdd_joints + H[6:]

@@ -138,7 +138,18 @@ def test_unknown_robot_and_frame(capsys):
     assert "--lang exports the dynamic models" in capsys.readouterr().err
     assert main(["model", "rx90", "ddm", "--method", "kane"]) == 2
     assert "solved numerically" in capsys.readouterr().err
-    assert main(["model", "sr400", "idm"]) == 2
-    assert "closed loops" in capsys.readouterr().err
+    assert main(["model", "sr400", "ddm"]) == 2
+    assert "no closed-loop program for 'direct_dynamics'" in capsys.readouterr().err
     assert main(["model", "rx90", "loops"]) == 2
     assert "no closed loop" in capsys.readouterr().err
+
+
+def test_floating_and_flexible_models_print_and_export(capsys):
+    for robot in ("satellite", "flexarm1"):
+        assert main(["model", robot, "idm"]) == 0
+        assert "Number of operations" in capsys.readouterr().out
+        assert main(["model", robot, "ddm", "--lang", "python"]) == 0
+        out = capsys.readouterr().out
+        assert "x holds the state, p the parameters" in out and "Arguments:" in out
+    assert main(["model", "satellite", "cor"]) == 2
+    assert "unknown model 'coriolis_matrix'" in capsys.readouterr().err

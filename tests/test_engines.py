@@ -1,6 +1,7 @@
 """The three engines give the same models: Kane = Newton-Euler = Lagrange.
 
-For every robot of frames/ whose dynamics are supported (serial and tree),
+For every serial and tree robot of frames/ (the other structures have their
+own modules, which hold their engines equal too),
 each engine's inverse dynamics, inertia matrix, Coriolis matrix, gravity
 torques, H and direct dynamics are evaluated through kr.derive(...).numeric
 on random states with random physically consistent parameters, and compared
@@ -13,7 +14,16 @@ import pytest
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 
-ROBOTS = [name for name in kr.robot_names() if not kr.load(kr.frames_path(name)).loops]
+
+
+def _is_tree(robot):
+    flexible = any(robot.joint_parameters[label]["eta"] == 1 for label in robot.joint_labels)
+    return not (robot.loops or robot.floating or robot.wheeled or flexible)
+
+
+# Closed loops: tests/test_closed_loop.py; flexible joints: test_flexible.py;
+# floating base: test_floating.py.
+ROBOTS = [name for name in kr.robot_names() if _is_tree(kr.load(kr.frames_path(name)))]
 METHODS = ["lagrange", "kane"]
 _MODELS = {}
 

@@ -90,7 +90,10 @@ def test_library_par_files_round_trip(path, tmp_path):
     kr.save(robot, tmp_path / "copy.par")
     assert kr.load(tmp_path / "copy.par") == robot
     # Degrees of freedom known from the robots themselves.
-    assert robot.dof == {"rx90": 6, "stanford": 6, "puma560": 6, "sr400": 6, "planar2": 2}[path.stem]
+    assert robot.dof == {
+        "rx90": 6, "stanford": 6, "puma560": 6, "sr400": 6, "planar2": 2,
+        "satellite": 9, "flexarm1": 1, "planar2flex": 2,  # a floating base adds 6
+    }[path.stem]
 
 
 def test_multiline_lists_aliases_and_mathematica_pi(tmp_path):

@@ -42,12 +42,12 @@ __all__ = [
     "rotate_inertia",
 ]
 
-#: What each structure the recursive algorithms do not handle would need.
+#: Where each structure the tree algorithms do not handle is modelled.
 _UNSUPPORTED = {
-    "loops": "closed-loop dynamics (GAM = G^T GAM_tr)",
-    "floating": "the floating-base algorithm (the base acceleration is unknown)",
-    "wheeled": "the wheel constraints",
-    "flexible": "the three-step flexible-joint algorithm",
+    "loops": "closed-loop dynamics (GAM = G^T GAM_tr, kanerobot.dynamics.closed_loop)",
+    "floating": "the floating-base algorithm (kanerobot.dynamics.floating)",
+    "wheeled": "the wheel constraints (not implemented yet)",
+    "flexible": "the three-step flexible-joint algorithm (kanerobot.dynamics.flexible)",
 }
 
 
@@ -76,7 +76,7 @@ def check_structure(robot, what, flexible=True):
     >>> check_structure(kr.load(kr.frames_path("sr400")), "the inertia matrix")
     Traceback (most recent call last):
       ...
-    kanerobot.errors.KaneRobotError: the inertia matrix of SR400: SR400 has closed loops (cut at joint 9), which need closed-loop dynamics (GAM = G^T GAM_tr), not implemented yet
+    kanerobot.errors.KaneRobotError: the inertia matrix of SR400: SR400 has closed loops (cut at joint 9), which need closed-loop dynamics (GAM = G^T GAM_tr, kanerobot.dynamics.closed_loop): kr.derive(robot) gives its models
     """
     flexible_joints = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
     if robot.loops:
@@ -90,7 +90,8 @@ def check_structure(robot, what, flexible=True):
     else:
         return
     verb = "need" if need in ("loops", "flexible") else "needs"
-    raise KaneRobotError(f"{what} of {robot.name}: {robot.name} has {kind}, which {verb} {_UNSUPPORTED[need]}, not implemented yet")
+    hint = "" if need == "wheeled" else ": kr.derive(robot) gives its models"
+    raise KaneRobotError(f"{what} of {robot.name}: {robot.name} has {kind}, which {verb} {_UNSUPPORTED[need]}{hint}")
 
 
 def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):

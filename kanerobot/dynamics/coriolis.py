@@ -153,7 +153,7 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     if missing:
         raise ValueError(f"the inertia matrix program has no output {', '.join(missing)}")
 
-    fm = ForwardMode(mass_matrix_program)
+    fm = ForwardMode(mass_matrix_program, reserved=[name for row in names["C"] for name in row])
     target = fm.target
     for k, x in enumerate(q):
         fm.add_direction(("q", k), {x: 1}, label=str(x))

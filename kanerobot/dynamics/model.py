@@ -48,7 +48,8 @@ def derive(robot, method="newton-euler"):
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot with a fixed or moving (known motion) base.
+        Serial, tree or closed-loop robot with a fixed or moving (known
+        motion) base.
     method : {"newton-euler", "lagrange", "kane"}
         The engine.  All give the same models (to rounding); Newton-Euler
         gives the shortest programs and a recursive direct dynamic model,
@@ -58,7 +59,16 @@ def derive(robot, method="newton-euler"):
 
     Returns
     -------
-    DynamicModel
+    DynamicModel, ClosedLoopModel, FloatingBaseModel or FlexibleModel
+        For closed loops, a
+        :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
+        model of ``method`` projected on the active joints.  For a floating
+        base (Newton-Euler only so far), a
+        :class:`~kanerobot.dynamics.floating.FloatingBaseModel`, state in
+        pinocchio's free-flyer convention.  With flexible joints
+        (``eta = 1``), a :class:`~kanerobot.dynamics.flexible.FlexibleModel`
+        (Spong's motor-side model; see :func:`kanerobot.dynamics.flexible.derive`
+        for the others), state ``(q, q_r)``.
 
     Examples
     --------
@@ -72,9 +82,25 @@ def derive(robot, method="newton-euler"):
     """
     if method not in METHODS:
         raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
-    if robot.loops or robot.floating or robot.wheeled:
-        kind = "closed loops" if robot.loops else ("a floating base" if robot.floating else "a wheeled base")
-        raise KaneRobotError(f"{robot.name} has {kind}: its dynamics come with a later issue; serial and tree robots only")
+    if robot.wheeled:
+        raise KaneRobotError(f"{robot.name} has a wheeled base: its dynamics come with a later issue")
+    if robot.floating:
+        if method != "newton-euler":
+            raise KaneRobotError(
+                f"{robot.name} has a floating base: only method='newton-euler' models it so far "
+                f"(kanerobot.dynamics.floating)"
+            )
+        from kanerobot.dynamics.floating import FloatingBaseModel
+
+        return FloatingBaseModel(robot)
+    if any(robot.joint_parameters[label]["eta"] == 1 for label in robot.joint_labels):
+        from kanerobot.dynamics import flexible
+
+        return flexible.derive(robot, method)
+    if robot.loops:
+        from kanerobot.dynamics.closed_loop import ClosedLoopModel
+
+        return ClosedLoopModel(robot, method)
     return DynamicModel(robot, method)
 
 
@@ -335,7 +361,52 @@ class DynamicModel:
         return NumericDynamics(self, values, backend=backend)
 
 
-def _as_states(x, n, what):
+def select_backend(backend):
+    """``(backend, fallback_reason)`` for a requested backend of :data:`BACKENDS`:
+    ``"c"`` when a C compiler is found (an error if ``"c"`` was asked and there
+    is none), else ``"numpy"`` with the reason."""
+    if backend not in BACKENDS:
+        raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
+    if backend == "numpy":
+        return "numpy", None
+    from kanerobot.codegen.compiled import find_compiler
+
+    try:
+        find_compiler()
+    except KaneRobotError as exc:
+        if backend == "c":
+            raise type(exc)(f"backend 'c': {exc}") from None
+        return "numpy", str(exc)
+    return "c", None
+
+
+def bound_values(robot, parameters, robot_names, values, hint=None):
+    """``{Symbol: float}`` of the ``parameters`` in ``values``, after checking them.
+
+    Names of ``robot_names`` (symbols of the robot) that no model needs are
+    accepted and left out (XX1 of an arm whose first link only turns about z).
+
+    Raises
+    ------
+    ParameterError
+        Listing the parameters without a value (``hint(missing)`` may add
+        advice) and the names that are not symbols of the robot.
+    """
+    names = set(parameters)
+    given = {str(k) for k in values}
+    missing = sorted(names - given)
+    unknown = sorted(given - names - set(robot_names))
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append(f"no value for {', '.join(missing)}" + (hint(missing) if hint else ""))
+        if unknown:
+            parts.append(f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a symbol of this robot")
+        raise ParameterError(f"robot {robot.name}: " + "; ".join(parts) + f" (parameters: {', '.join(parameters)})")
+    return {sympy.Symbol(str(k)): float(v) for k, v in values.items() if str(k) in names}
+
+
+def as_states(x, n, what):
     """``x`` as an (N, n) array and whether it was a single state."""
     array = np.asarray(x, dtype=float)
     single = array.ndim == 1
@@ -363,41 +434,14 @@ class NumericDynamics:
     """
 
     def __init__(self, model, values, backend="auto"):
-        if backend not in BACKENDS:
-            raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
+        select = select_backend(backend)
         self.model = model
-        names = set(model.parameters)
-        given = {str(k) for k in values}
-        missing = sorted(names - given)
-        unknown = sorted(given - names - model.robot_symbol_names)
-        if missing or unknown:
-            parts = []
-            if missing:
-                parts.append(f"no value for {', '.join(missing)}")
-            if unknown:
-                parts.append(f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a symbol of this robot")
-            raise ParameterError(
-                f"robot {model.robot.name}: " + "; ".join(parts) + f" (parameters: {', '.join(model.parameters)})"
-            )
-        # Robot symbols the models do not need (XX1 of an arm whose first
-        # link only turns about z) are accepted and left out.
-        self.values = {sympy.Symbol(str(k)): float(v) for k, v in values.items() if str(k) in names}
+        self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
         self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
         self._parameter_array = np.array(self._parameter_values, dtype=float)
         self._compiled = {}
         self.requested_backend = backend
-        self.fallback_reason = None
-        self.backend = "numpy"
-        if backend != "numpy":
-            from kanerobot.codegen.compiled import find_compiler
-
-            try:
-                find_compiler()
-                self.backend = "c"
-            except KaneRobotError as exc:
-                if backend == "c":
-                    raise type(exc)(f"backend 'c': {exc}") from None
-                self.fallback_reason = str(exc)
+        self.backend, self.fallback_reason = select
 
     @property
     def n(self):
@@ -482,7 +526,7 @@ class NumericDynamics:
         the link exerts on the environment, in its own frame; links the robot
         describes with a wrench and that are left out get zero.
         """
-        (q, single), (qd, _), (qdd, _) = (_as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+        (q, single), (qd, _), (qdd, _) = (as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
         states = {"q": q, "qd": qd, "qdd": qdd}
         wrench = {str(label): value for label, value in (wrench or {}).items()}
         for label, symbols in self.model.wrench.items():
@@ -500,29 +544,29 @@ class NumericDynamics:
 
     def mass_matrix(self, q):
         """Inertia matrix A(q), shape (n, n) or (N, n, n)."""
-        q, single = _as_states(q, self.n, "q")
+        q, single = as_states(q, self.n, "q")
         A = self._evaluate("mass_matrix", {"q": q})
         return A[0] if single else A
 
     def h(self, q, qd):
         """Centrifugal, Coriolis, gravity and friction torques H(q, qd)."""
-        (q, single), (qd, _) = _as_states(q, self.n, "q"), _as_states(qd, self.n, "qd")
+        (q, single), (qd, _) = as_states(q, self.n, "q"), as_states(qd, self.n, "qd")
         return self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single)
 
     def coriolis_matrix(self, q, qd):
         """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n)."""
-        (q, single), (qd, _) = _as_states(q, self.n, "q"), _as_states(qd, self.n, "qd")
+        (q, single), (qd, _) = as_states(q, self.n, "q"), as_states(qd, self.n, "qd")
         C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
         return C[0] if single else C
 
     def gravity(self, q):
         """Gravity torques Q(q), shape (n,) or (N, n)."""
-        q, single = _as_states(q, self.n, "q")
+        q, single = as_states(q, self.n, "q")
         return self._vector_result(self._evaluate("gravity", {"q": q}), single)
 
     def direct_dynamics(self, q, qd, tau):
         """Joint accelerations for torques ``tau``, shape (n,) or (N, n)."""
-        (q, single), (qd, _), (tau, _) = (_as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+        (q, single), (qd, _), (tau, _) = (as_states(x, self.n, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
         if not self.model.has_program("direct_dynamics"):
             A = self._evaluate("mass_matrix", {"q": q})
             rhs = tau - self._evaluate("h", {"q": q, "qd": qd})

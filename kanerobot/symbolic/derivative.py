@@ -108,6 +108,10 @@ class ForwardMode:
     name : str, optional
         Pattern of the derivative names, fields ``{var}`` (the variable)
         and ``{wrt}`` (the direction's label).
+    reserved : iterable of str, optional
+        Names the target keeps free for outputs (copies of assignments that
+        bear them are renamed: a compound angle ``C23`` must not take the
+        Coriolis entry's name).
 
     Attributes
     ----------
@@ -130,11 +134,11 @@ class ForwardMode:
     [('dU_dx', 2*a*x), ('dY_dx', a*dU_dx + 1)]
     """
 
-    def __init__(self, program, trig=None, name=DEFAULT_NAME):
+    def __init__(self, program, trig=None, name=DEFAULT_NAME, reserved=()):
         self.source = program
         self.name = name
         self.trig = program.trig if trig is None else bool(trig)
-        self.target = Program(inputs=program.inputs, compound=program.compound, on_collision="rename")
+        self.target = Program(inputs=program.inputs, reserved=reserved, compound=program.compound, on_collision="rename")
         self._defs = dict(program.assignments(include_dead=True))
         self._order = {sym: k for k, sym in enumerate(self._defs)}
         self._value = {}  # original symbol -> expression in target

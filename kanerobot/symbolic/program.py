@@ -186,7 +186,8 @@ class Program:
         be told apart from it.
     reserved : iterable of str, optional
         More names no assignment may take, besides the inputs and
-        :data:`DEFAULT_RESERVED`.
+        :data:`DEFAULT_RESERVED`: the names of outputs to come (an output
+        may take a reserved name).
     trig : bool, optional
         Default of the ``trig`` argument of :meth:`assign`: apply
         :func:`simplify_trig_products` to every assigned expression.
@@ -248,9 +249,11 @@ class Program:
 
     # ----------------------------------------------------------------- names
 
-    def _taken(self, name):
+    def _taken(self, name, output=False):
+        # Reserved names are kept for outputs: only assignments avoid them.
+        reserved = DEFAULT_RESERVED if output else self._reserved
         return (
-            name in self._reserved
+            name in reserved
             or name in self._inputs
             or name in self._outputs
             or name in self._pruned
@@ -266,7 +269,7 @@ class Program:
     def _claim(self, name, what, force_rename=False):
         if not isinstance(name, str) or not _NAME.match(name):
             raise NameCollisionError(f"{name!r} is not a valid {what} name (letters, digits and '_', starting with a letter)")
-        if not self._taken(name):
+        if not self._taken(name, output=what == "output"):
             return name
         if self.on_collision == "raise" and not force_rename:
             raise NameCollisionError(f"{what} name {name!r} is already taken by an input, a reserved name or an assignment")

@@ -1,0 +1,531 @@
+"""Dynamics of closed-loop robots: the tree model projected on the active joints.
+
+SYMORO+ section 5.2.  A closed-loop robot is described as its equivalent
+tree (each loop cut at one passive joint k, the cut joint, whose frame is
+closed by a fixed frame k+B) plus the loop-closure equations.  Any engine
+gives the dynamic model of the tree, ``Gamma_tr = A_tr qdd + H_tr``, for all
+the tree's joints as if they were free.  The loops tie them together: the
+kinematic constraint equations (:func:`kanerobot.kinematics.loop_velocity_constraints`)
+``J(q) qd = 0`` give every joint rate from the active ones,
+
+    qd  = G qd_a,               G = dq / dq_a  (identity rows for the active joints)
+    qdd = G qdd_a + g,          J (G qdd_a + g) + Jdot qd = 0  =>  J_o g_o = -Jdot qd
+
+(``_o`` the non-active columns: passive and cut joints).  The passive and
+cut joints carry no motor, so by the principle of virtual work, for every
+admissible displacement ``dq = G dq_a``, ``Gamma_a . dq_a = Gamma_tr . dq``:
+
+    Gamma_a = G^T Gamma_tr(q, G qd_a, G qdd_a + g)
+            = Gamma_tr,a + W^T Gamma_tr,p + W_c^T Gamma_tr,c
+
+which is SYMORO+'s ``Gamma_m = Gamma_a + W^T Gamma_p`` (the cut joints'
+tree torques vanish: nothing is carried beyond them).  Split like the tree
+model:
+
+    A_a = G^T A_tr G                    (dof x dof)
+    H_a = G^T (A_tr g + H_tr(q, qd))     (g at qdd_a = 0)
+    Q_a = G^T Q_tr
+    C_a = G^T (A_tr Gdot + C_tr G)       (Christoffel form of A_a)
+
+``C_a`` is the Christoffel matrix of ``A_a`` seen as a function of the
+active joints (the first-kind Christoffel symbols of a pulled-back metric);
+it is also the seed's getAC rule ``C_a = 1/2 d H_vel,a / d qd_a``, and
+``Adot_a - 2 C_a`` is skew-symmetric.
+
+In Kane's method the loop closure enters as velocity constraints: the
+passive and cut speeds are dependent, ``u_o = X u_a`` (``G = [I; X]``), the
+partial velocities for the independent speeds become ``v~_r = v_r +
+sum_s v_s X_sr``, and the generalized forces ``F~_r = F_r + sum_s F_s X_sr``
+(Kane and Levinson, nonholonomic systems) are again ``G^T F``.  The Kane
+engine's tree programs with this projection are Kane's equations of the
+constrained system; ``tests/test_closed_loop.py`` checks them against
+sympy's own ``KanesMethod`` with ``u_dependent`` and ``velocity_constraints``.
+
+Configurations: a closed-loop robot's model takes the whole joint vector q
+(every joint of the tree, in ``robot.joint_labels`` order) because the active
+joints alone do not fix the passive ones (assembly modes);
+:meth:`ClosedLoopDynamics.configuration` solves the loops for given active
+joints.  Speeds and accelerations are those of the active joints.
+"""
+
+import dataclasses
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics.model import as_states
+from kanerobot.errors import KaneRobotError, SingularityError
+
+__all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
+
+#: Largest loop-closure residual accepted for a configuration q.
+CLOSURE_TOL = 1e-8
+#: Models with a symbolic closed-loop program (the Coriolis matrix and the
+#: direct model are numeric only, :class:`ClosedLoopDynamics`).
+PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
+
+
+def equivalent_tree(robot):
+    """The robot with its loops opened at the cut joints (SYMORO+ section 2.1).
+
+    The cut joints stay joints of the tree, free and massless beyond (no
+    link is attached to a cut frame), and the closing frames stay fixed
+    frames of their links.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> sr400 = kr.load(kr.frames_path("sr400"))
+    >>> tree = equivalent_tree(sr400)
+    >>> tree.loops, tree.joint_labels == sr400.joint_labels, tree.links == sr400.links
+    ((), True, True)
+    """
+    if not robot.loops:
+        raise KaneRobotError(f"robot {robot.name} has no loops")
+    return dataclasses.replace(robot, loops=())
+
+
+class ClosedLoopModel:
+    """Dynamic models of a closed-loop robot by one engine (see the module notes).
+
+    Made by :func:`kanerobot.derive` for a robot with loops.
+
+    Attributes
+    ----------
+    robot : Robot
+        The closed-loop robot.
+    method : str
+        The engine of the tree model.
+    tree : DynamicModel
+        The models of :func:`equivalent_tree` (programs over every joint).
+    constraints : LoopVelocityConstraints
+        ``J``, ``Wa``, ``Wp``, ... of the loop closure.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = kr.derive(kr.load(kr.frames_path("fourbar")))
+    >>> model.robot.active_joints, model.constraints.J.shape
+    (('1',), (6, 4))
+    """
+
+    def __init__(self, robot, method):
+        from kanerobot.dynamics.model import DynamicModel
+        from kanerobot.kinematics import loop_velocity_constraints
+
+        self.robot = robot
+        self.method = method
+        self.tree = DynamicModel(equivalent_tree(robot), method)
+        # The state groups, as DynamicModel's: every joint variable, the active rates and torques.
+        jp = robot.joint_parameters
+        self.q = list(robot.q)
+        self.qd = [jp[label]["QP"] for label in robot.active_joints]
+        self.qdd = [jp[label]["QDP"] for label in robot.active_joints]
+        self.tau = [jp[label]["GAM"] for label in robot.active_joints]
+        self.wrench = self.tree.wrench
+        self.constraints = loop_velocity_constraints(robot)
+        self._programs = {}
+        q = list(robot.q)
+        qd = sympy.Matrix(robot.qd)
+        J = self.constraints.J
+        # Jdot = sum_m dJ/dq_m qd_m
+        self.Jdot = sympy.zeros(*J.shape)
+        for m, qm in enumerate(q):
+            if qd[m] != 0:
+                self.Jdot += J.diff(qm) * qd[m]
+
+    def program(self, name):
+        """The closed-loop program of model ``name``, derived once (see :func:`closed_loop_program`)."""
+        if name not in self._programs:
+            self._programs[name] = closed_loop_program(self, name)
+        return self._programs[name]
+
+    def has_program(self, name):
+        return name in PROGRAMS
+
+    def op_count(self, name):
+        """Operations of the closed-loop program ``name``."""
+        return dict(self.program(name).op_count())
+
+    @property
+    def parameters(self):
+        """Sorted names of the tree models' parameters and of the geometric
+        symbols of the loop closure."""
+        names = set(self.tree.parameters)
+        joint = {str(s) for s in self.robot.joint_symbols} | {str(s) for s in self.robot.qd}
+        for expr in list(self.constraints.J) + list(self.Jdot):
+            names |= {str(s) for s in expr.free_symbols if str(s) not in joint}
+        names |= {str(s) for s in self._closure_expressions().free_symbols if str(s) not in joint}
+        return sorted(names)
+
+    def _closure_expressions(self):
+        from kanerobot.geometry import loop_constraints
+
+        if not hasattr(self, "_closure"):
+            self._closure = sympy.Matrix(loop_constraints(self.robot))
+        return self._closure
+
+    def numeric(self, values, backend="auto"):
+        """Numeric functions with the parameters bound to ``values`` ({name: float}).
+
+        Returns
+        -------
+        ClosedLoopDynamics
+        """
+        return ClosedLoopDynamics(self, values, backend=backend)
+
+
+def _label_name(prefix, *labels):
+    """``W31`` for single-character labels, ``W3_1`` otherwise."""
+    if all(len(label) == 1 for label in labels):
+        return prefix + "".join(labels)
+    return prefix + "_".join(labels)
+
+
+def _splice(target, program, mapping):
+    """Copy ``program``'s assignments into ``target`` (renamed where taken,
+    ``mapping`` updated); return its outputs in ``target``'s symbols."""
+    for sym, expr in program.assignments():
+        value = target.assign(sym.name, expr.xreplace(mapping), trig=False)
+        if value != sym:
+            mapping[sym] = value
+    return {name: expr.xreplace(mapping) for name, expr in program.outputs.items()}
+
+
+def closed_loop_program(model, name):
+    """The closed-loop model ``name`` as one program (SYMORO+ 5.2, eq. 13).
+
+    The program computes, from the active joints' rates:
+
+    - ``W = -Wp^-1 Wa`` (``WPI = Wp^-1`` by adjugate over ``DETWP``);
+    - the passive rates ``QP_p = W QP_a`` and, when needed, the cut joints'
+      rates from the cut rows ``Wac QP_a + Wpc QP_p + Wc QP_c = 0``;
+    - the passive accelerations ``QDP_p = W QDP_a - WPI (Jdot qd)``;
+    - the tree model (its program spliced in, tree outputs named
+      ``GT<label>``, ``QT<label>``, ``AT<i><j>``);
+    - the projection on the active joints: ``GAM_a = GT_a + W^T GT_p``
+      (``h``: the same at ``QDP_a = 0``), ``Q_a = QT_a + W^T QT_p``,
+      ``A_a = G^T A_tr G`` with ``G = [I; W]``.
+
+    Inputs: every joint variable (a closed configuration), the active
+    joints' ``QP``, ``QDP``, and the parameters.
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+    name : {"inverse_dynamics", "h", "gravity", "mass_matrix"}
+
+    Returns
+    -------
+    Program
+
+    Raises
+    ------
+    KaneRobotError
+        For the models without a program, and when ``Wp`` (or ``Wc``) is
+        not square after removing the identically zero rows (then only the
+        numeric model, which solves by least squares, applies).
+    """
+    from kanerobot.symbolic.program import Program
+    from kanerobot.symbolic.printing import matrix_entry_names
+
+    if name not in PROGRAMS:
+        raise KaneRobotError(
+            f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one): use "
+            f"model.numeric(values).{name} for {model.robot.name}"
+        )
+    robot, c = model.robot, model.constraints
+    if c.Wp.rows != c.Wp.cols:
+        raise KaneRobotError(
+            f"{robot.name}: Wp is {c.Wp.rows} x {c.Wp.cols} after removing the identically zero rows, not "
+            f"square: no symbolic W; use model.numeric(values) (least squares at each configuration)"
+        )
+    labels = robot.joint_labels
+    jp = robot.joint_parameters
+    active, passive, cut = list(c.active), list(c.passive), list(c.cut)
+    QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
+    QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
+    dependent = {QP[label] for label in passive + cut} | {QDP[label] for label in passive + cut}
+    rates = name in ("inverse_dynamics", "h")
+    tree_name = "inverse_dynamics" if rates else name
+    tree = model.tree.program(tree_name)
+    inputs = [x for x in tree.inputs if x not in dependent]
+    n = len(active)
+    out_names = {f"GAM{a}" for a in active} | {f"Q{a}" for a in active}
+    out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
+    target = Program(inputs=inputs, reserved=out_names, trig=True)
+    # W = -Wp^-1 Wa, by adjugate over determinant (defined wherever Wp is invertible).
+    Wp = target.assign_matrix("WP{i}{j}", target.replace_sin_cos(c.Wp))
+    Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
+    det = target.assign("DETWP", Wp.det(method="berkowitz"))
+    WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
+    W = -WPI * Wa
+    W = target.assign_matrix(lambda i, j: _label_name("W", passive[i - 1], active[j - 1]), W)
+    mapping = {}
+    if rates:
+        qd_a = sympy.Matrix([QP[a] for a in active])
+        for r, p in enumerate(passive):
+            mapping[QP[p]] = target.assign(str(QP[p]), (W[r, :] * qd_a)[0])
+        if cut:
+            if c.Wc.rows != c.Wc.cols:
+                raise KaneRobotError(f"{robot.name}: Wc is {c.Wc.rows} x {c.Wc.cols}, not square: no symbolic cut-joint rates")
+            Wac = target.replace_sin_cos(c.Wac)
+            Wpc = target.replace_sin_cos(c.Wpc)
+            qd_p = sympy.Matrix([mapping[QP[p]] for p in passive])
+            rhs = -(Wac * qd_a + Wpc * qd_p)
+            Wc = target.replace_sin_cos(c.Wc)
+            qd_c = Wc.adjugate(method="berkowitz") * rhs / Wc.det(method="berkowitz")
+            for r, k in enumerate(cut):
+                mapping[QP[k]] = target.assign(str(QP[k]), qd_c[r])
+        qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
+        Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(labels)))))
+        JDQ = target.assign_matrix("JDQ{i}", (Jdot * qd.xreplace({v: 0 for v in []})))
+        qdd_a = sympy.Matrix([QDP[a] if name == "inverse_dynamics" else 0 for a in active])
+        qdd_p = W * qdd_a - WPI * JDQ
+        for r, p in enumerate(passive):
+            mapping[QDP[p]] = target.assign(str(QDP[p]), qdd_p[r])
+        for k in cut:  # nothing is carried beyond a cut joint: its acceleration is not needed
+            mapping[QDP[k]] = sympy.S.Zero
+        if name == "h":
+            for a in active:
+                mapping[QDP[a]] = sympy.S.Zero
+    outputs = _splice(target, tree, mapping)
+    if name == "mass_matrix":
+        nj = len(labels)
+        tree_names = matrix_entry_names("A", (nj, nj))
+        AT = sympy.zeros(nj, nj)
+        for i in range(nj):
+            for j in range(i, nj):
+                key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
+                value = outputs.get(key, 0)
+                AT[i, j] = AT[j, i] = target.assign(_label_name("AT", labels[i], labels[j]), value)
+        G = sympy.zeros(nj, n)
+        for col, a in enumerate(active):
+            G[labels.index(a), col] = 1
+        for row, p in enumerate(passive):
+            G[labels.index(p), :] = W[row, :]
+        A = G.T * AT * G
+        names = matrix_entry_names("A", (n, n))
+        for j in range(n):
+            for i in range(j + 1):
+                target.set_output(names[i][j], A[i, j])
+    else:
+        prefix = "Q" if name == "gravity" else "GAM"
+        tree_prefix = "Q" if name == "gravity" else "GAM"
+        T = {label: target.assign(_label_name(prefix[0] + "T", label), outputs.get(f"{tree_prefix}{label}", 0)) for label in labels}
+        for col, a in enumerate(active):
+            value = T[a] + sympy.Add(*(W[row, col] * T[p] for row, p in enumerate(passive)))
+            target.set_output(f"{prefix}{a}", value)
+    target.prune()
+    return target
+
+
+class ClosedLoopDynamics:
+    """Numeric dynamics of a closed-loop robot with bound parameters.
+
+    Every function takes one state or a batch: ``q`` of shape (nj,) or
+    (N, nj), every joint of the tree in ``robot.joint_labels`` order, a
+    configuration that closes the loops (see :meth:`configuration`);
+    ``qd``, ``qdd``, ``tau`` of the active joints, (dof,) or (N, dof).
+
+    Raises
+    ------
+    KaneRobotError
+        When ``q`` does not close the loops (residual above
+        :data:`CLOSURE_TOL`).
+    SingularityError
+        At a configuration where the passive rates are not determined by
+        the active ones.
+
+    Examples
+    --------
+    >>> import numpy as np, kanerobot as kr
+    >>> from kanerobot.dynamics.parameters import random_parameters
+    >>> robot = kr.load(kr.frames_path("fourbar"))
+    >>> model = kr.derive(robot)
+    >>> fn = model.numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+    >>> q = fn.configuration([1.0], guess=[-1.0, 1.0, -1.0])
+    >>> q.round(6).tolist()
+    [1.0, -1.0, 1.0, -1.0]
+    >>> fn.mass_matrix(q).shape, fn.inverse_dynamics(q, [0.5], [1.0]).shape
+    ((1, 1), (1,))
+    """
+
+    def __init__(self, model, values, backend="auto"):
+        from kanerobot.errors import ParameterError
+        from kanerobot.geometry import loop_solver, numeric_function
+
+        robot = model.robot
+        self.model = model
+        self.robot = robot
+        names = set(model.parameters)
+        given = {str(k): v for k, v in values.items()}
+        missing = sorted(names - set(given))
+        if missing:
+            raise ParameterError(
+                f"robot {robot.name}: no value for {', '.join(missing)} (parameters: {', '.join(model.parameters)})"
+            )
+        tree_values = {k: v for k, v in given.items() if k in set(model.tree.parameters) or k in model.tree.robot_symbol_names}
+        self.tree = model.tree.numeric(tree_values, backend=backend)
+        geometric = {k: v for k, v in given.items() if k in names}
+        self._J = numeric_function(robot, model.constraints.J, geometric, ("q",))
+        self._Jdot = numeric_function(robot, model.Jdot, geometric, ("q", "qd"))
+        self._closure = numeric_function(robot, model._closure_expressions(), geometric, ("q",))
+        self._values = geometric
+        self._solver = None
+        labels = robot.joint_labels
+        self.active = [labels.index(label) for label in robot.active_joints]
+        self.others = [c for c in range(len(labels)) if c not in self.active]
+        self.nj = len(labels)
+        self.n = len(self.active)
+
+    @property
+    def backend(self):
+        return self.tree.backend
+
+    # ------------------------------------------------------ configurations
+    def configuration(self, q_active, guess=None, tol=1e-10):
+        """All joint values that close the loops for the active joints ``q_active``.
+
+        See :func:`kanerobot.geometry.solve_loops` (``guess``: the passive
+        joints of the loops, the assembly mode to follow).
+
+        Returns
+        -------
+        numpy.ndarray, shape (nj,)
+        """
+        if self._solver is None:
+            from kanerobot.geometry import loop_solver
+
+            self._solver = loop_solver(self.robot, self._values)
+        return self._solver(q_active, guess=guess, tol=tol)
+
+    def closure_residual(self, q):
+        """Largest absolute residual of the loop-closure equations at ``q`` (nj,)."""
+        return float(np.max(np.abs(self._closure(np.asarray(q, dtype=float)))))
+
+    def _check_closed(self, q):
+        residual = self.closure_residual(q)
+        if not residual <= CLOSURE_TOL:
+            raise KaneRobotError(
+                f"q = {np.round(q, 6).tolist()} does not close the loops of {self.robot.name} "
+                f"(residual {residual:.3g} > {CLOSURE_TOL:g}): give every joint of a closed "
+                f"configuration, e.g. from configuration(q_active)"
+            )
+
+    def G(self, q):
+        """``dq / dq_a`` at a closed configuration, shape (nj, dof)."""
+        q = np.asarray(q, dtype=float)
+        self._check_closed(q)
+        J = np.asarray(self._J(q), dtype=float)
+        Ja, Jo = J[:, self.active], J[:, self.others]
+        G = np.zeros((self.nj, self.n))
+        G[self.active, :] = np.eye(self.n)
+        if self.others:
+            s = np.linalg.svd(Jo, compute_uv=False)
+            scale = max(float(np.max(np.abs(J))), 1.0)
+            if int(np.sum(s > 1e-9 * scale)) < len(self.others):
+                raise SingularityError(
+                    f"{self.robot.name} at q = {np.round(q, 6).tolist()}: the passive joint rates are not "
+                    f"determined by the active ones (a singular configuration of the loops)"
+                )
+            G[self.others, :] = -np.linalg.lstsq(Jo, Ja, rcond=None)[0]
+        return G
+
+    def _bias(self, q, qd_tree, qdd_a, G):
+        """``qdd`` for active accelerations ``qdd_a``: ``G qdd_a + g`` with ``J_o g_o = -Jdot qd``."""
+        J = np.asarray(self._J(q), dtype=float)
+        Jdot = np.asarray(self._Jdot(q, qd_tree), dtype=float)
+        out = G @ qdd_a
+        if self.others:
+            rhs = -(J[:, self.active] @ qdd_a + Jdot @ qd_tree)
+            out[self.others] = np.linalg.lstsq(J[:, self.others], rhs, rcond=None)[0]
+        return out
+
+    def velocities(self, q, qd):
+        """Every joint rate, ``G qd_a``, shape (nj,)."""
+        return self.G(q) @ np.asarray(qd, dtype=float)
+
+    def accelerations(self, q, qd, qdd):
+        """Every joint acceleration, ``G qdd_a + g``, shape (nj,)."""
+        G = self.G(q)
+        qd_tree = G @ np.asarray(qd, dtype=float)
+        return self._bias(np.asarray(q, dtype=float), qd_tree, np.asarray(qdd, dtype=float), G)
+
+    def Gdot(self, q, qd):
+        """Time derivative of G along ``qd_a``: ``J_o Gdot_o = -Jdot G``, shape (nj, dof)."""
+        q = np.asarray(q, dtype=float)
+        G = self.G(q)
+        Jdot = np.asarray(self._Jdot(q, G @ np.asarray(qd, dtype=float)), dtype=float)
+        J = np.asarray(self._J(q), dtype=float)
+        out = np.zeros_like(G)
+        if self.others:
+            out[self.others, :] = np.linalg.lstsq(J[:, self.others], -Jdot @ G, rcond=None)[0]
+        return out
+
+    # ----------------------------------------------------------- the models
+    def _each(self, arrays, function):
+        """``function`` on each state of a batch of (array, length, name) triples."""
+        rows = [as_states(x, n, what) for x, n, what in arrays]
+        single = rows[0][1]
+        batch = max(r.shape[0] for r, _ in rows)
+        out = []
+        for k in range(batch):
+            out.append(function(*[r[k if r.shape[0] > 1 else 0] for r, _ in rows]))
+        out = np.array(out)
+        return out[0] if single else out
+
+    def inverse_dynamics(self, q, qd, qdd, wrench=None):
+        """Active joint torques ``G^T Gamma_tr``, shape (dof,) or (N, dof).
+
+        ``wrench``: as :meth:`NumericDynamics.inverse_dynamics` of the tree
+        (one 6-vector per link, the same for every state of a batch).
+        """
+
+        def one(q, qd, qdd):
+            G = self.G(q)
+            qd_tree = G @ qd
+            qdd_tree = self._bias(q, qd_tree, qdd, G)
+            return G.T @ self.tree.inverse_dynamics(q, qd_tree, qdd_tree, wrench=wrench)
+
+        return self._each([(q, self.nj, "q"), (qd, self.n, "qd"), (qdd, self.n, "qdd")], one)
+
+    def mass_matrix(self, q):
+        """``A_a = G^T A_tr G``, shape (dof, dof) or (N, dof, dof)."""
+
+        def one(q):
+            G = self.G(q)
+            return G.T @ self.tree.mass_matrix(q) @ G
+
+        return self._each([(q, self.nj, "q")], one)
+
+    def h(self, q, qd):
+        """``H_a = G^T (A_tr g + H_tr)``: torques at ``qdd_a = 0``, shape (dof,) or (N, dof)."""
+        zero = np.zeros(self.n)
+        return self.inverse_dynamics(q, qd, zero if np.ndim(q) == 1 else np.zeros((np.shape(q)[0], self.n)))
+
+    def gravity(self, q):
+        """``Q_a = G^T Q_tr``, shape (dof,) or (N, dof)."""
+
+        def one(q):
+            return self.G(q).T @ self.tree.gravity(q)
+
+        return self._each([(q, self.nj, "q")], one)
+
+    def coriolis_matrix(self, q, qd):
+        """``C_a = G^T (A_tr Gdot + C_tr G)``, shape (dof, dof) or (N, dof, dof)."""
+
+        def one(q, qd):
+            G = self.G(q)
+            Gdot = self.Gdot(q, qd)
+            return G.T @ (self.tree.mass_matrix(q) @ Gdot + self.tree.coriolis_matrix(q, G @ qd) @ G)
+
+        return self._each([(q, self.nj, "q"), (qd, self.n, "qd")], one)
+
+    def direct_dynamics(self, q, qd, tau):
+        """Active joint accelerations ``A_a^-1 (tau - H_a)``, shape (dof,) or (N, dof)."""
+
+        def one(q, qd, tau):
+            return np.linalg.solve(self.mass_matrix(q), tau - self.h(q, qd))
+
+        return self._each([(q, self.nj, "q"), (qd, self.n, "qd"), (tau, self.n, "tau")], one)

@@ -1,0 +1,1271 @@
+"""Robots with flexible joints: OpenSYMORO's three-step recursion, Kane's
+method on rotor coordinates, and Spong's motor-side model.
+
+A joint j with ``eta_j = 1`` is elastic (OpenSYMORO section IV-C): between
+its motor and its link sits a spring of stiffness ``k_j``, and the link feels
+the elastic torque (a force for a prismatic joint)::
+
+    Gamma_fj = -k_j (q_j - q_rj)                                              (13)
+
+``q_j`` is the link-side joint variable of the robot (``th2``) and ``q_rj``
+the motor-side position reduced to the joint, the position at which the
+spring is at rest, named ``qr<label>`` (``qr2``; velocity ``QPr2``,
+acceleration ``QDPr2``).  For a flexible joint, ``GAM_j`` is the motor
+torque and ``IA_j``, ``FV_j``, ``FS_j`` are the motor's: its rotor inertia
+and its friction, on ``qd_rj``.  The link side of a flexible joint has no
+rotor inertia and no friction.
+
+Three models of the motors
+--------------------------
+``rotor=None`` -- OpenSYMORO's model of the links (eqs 12-15).  The motor
+    positions ``q_r`` are inputs: the inverse model gives the flexible
+    joints' accelerations and the rigid joints' torques from ``q, qd``, the
+    rigid joints' ``qdd`` and ``q_r``; the direct model gives every link
+    acceleration from the rigid joints' torques and ``q_r``.  ``IA_j`` enters
+    only the rigid joints (eq 29), never a flexible joint (eq 19).
+``rotor="spong"`` -- Spong's reduced model (Spong 1987): the link equations
+    above and, for each flexible joint, a decoupled motor equation::
+
+        M(q) qdd + h(q, qd) = [GAM_r; K (q_r - q)]     (rigid rows; flexible rows)
+        IA qdd_r + FV qd_r + FS sign(qd_r) + K (q_r - q) = GAM_f
+
+    ``M`` has no ``IA`` on the flexible joints' diagonal: the rotor inertia
+    is on the motor side only.  This is what flexible-joint controllers
+    (singular perturbation, backstepping, ...) are written for, and the
+    default of :func:`derive`.  It neglects the rotor's kinetic energy due
+    to the motion of the link carrying it (the gyroscopic coupling).  As
+    ``k -> infinity``, ``q_r -> q`` and the sum of the two equations is
+    ``(M + diag(IA)) qdd + h + FV qd + FS sign(qd) = GAM``: SYMORO's rigid
+    model (``eta = 0``), where ``IA`` sits on the diagonal of ``A``.
+``rotor="full"`` -- the rotor is a body of its own, carried by the
+    antecedent link a(j), turning about joint j's axis with inertia ``IA_j``
+    about it (a revolute joint: ``IA_j e_j e_j^T``, nothing about the other
+    axes; a prismatic joint: a point mass ``IA_j`` at the frame origin).  Its
+    angular velocity is ``w_a(j) + qd_rj e_j``: the model keeps the coupling
+    Spong's neglects, and ``A`` couples ``qdd_r`` with the accelerations of
+    the joints that carry the rotor.  A rotor on the base (the first joint
+    of a serial arm, ``frames/flexarm1.par``) gives the same model either
+    way; ``planar2flex``'s second rotor, carried by link 1, has the kinetic
+    energy ``IA2 (qd1 + qd_r2)^2 / 2`` instead of Spong's ``IA2 qd_r2^2 / 2``.
+    A prismatic rotor's weight counts (a revolute one has no mass).
+
+Both engines give both motor models (and ``rotor=None``, whose equations
+are the link rows of Spong's):
+
+- Newton-Euler (:func:`inverse_dynamics`, :func:`direct_dynamics`): the
+  three-step recursion of OpenSYMORO eqs 16-29, run on the tree of links and
+  rotors (below).  A joint is either one whose acceleration is known (a rigid
+  joint or a motor, in the inverse model) or one whose torque is known (a
+  flexible joint's link side, with ``Gamma_fj``; every joint in the direct
+  model).
+- Kane (:class:`FlexibleModel` with ``method="kane"``): the flexible joints'
+  motor positions are extra generalized coordinates.  :func:`augmented_robot`
+  builds a rigid tree (``eta = 0`` everywhere) in which each flexible joint j
+  gets a rotor frame ``r<label>`` on a(j), placed as frame j but turned by
+  ``qr<label>``; :class:`~kanerobot.dynamics.kane.KaneSystem` gives its
+  ``A(z)`` and ``H(z, zd)``, ``z = (q, q_r)``.  The spring is an internal
+  torque between link j and rotor r_j: its generalized active forces are
+  ``Gamma_fj`` on ``q_j`` and ``-Gamma_fj`` on ``q_rj`` (the partial angular
+  velocities of link j and of the rotor about their common axis), the motor
+  torque ``GAM_j`` acts between a(j) and the rotor (on ``q_rj``), and the
+  tree joint j itself is not actuated.  The models are then solved
+  numerically from ``A`` and ``H``.
+
+The mapping to the tree, for a flexible joint j:
+
+=================  ============================  ==============================
+                   ``rotor="spong"``             ``rotor="full"``
+=================  ============================  ==============================
+link j             ``IA = FV = FS = 0``, GAM 0   ``IA = FV = FS = 0``, GAM 0
+rotor ``r<j>``     massless, ``IA = IA_j``       ``ZZ = IA_j`` (revolute) or
+                   on its joint                  ``M = IA_j`` (prismatic), IA 0
+rotor friction     ``FV_j, FS_j`` on ``qd_rj``   ``FV_j, FS_j`` on ``qd_rj``
+=================  ============================  ==============================
+
+so Spong's model is the tree in which the rotor is a "joint inertia" only
+(``IA`` adds to ``A`` on the rotor's diagonal and nowhere else): the rotor's
+kinetic energy is ``IA qd_r^2 / 2`` instead of ``IA (w_a(j).e_j + qd_r)^2
+/ 2``.
+
+State and conventions
+---------------------
+``z = (q, q_r)``: the n joint variables in ``robot.joint_labels`` order, then
+the nf motor positions in the order of the flexible joints
+(:func:`flexible_joints`); ``zd``, ``zdd`` likewise (n + nf each).  ``tau``
+has n entries in joint order: ``GAM_j``, the joint torque of a rigid joint and
+the motor torque of a flexible one.  The equations of motion are::
+
+    A(z) zdd + H(z, zd) = B tau + S Gamma_f(z)
+
+``B`` puts the rigid joints' torques on their rows and the motor torques on
+the motor rows; ``S`` has ``+1`` on the row of ``q_j`` and ``-1`` on the row
+of ``q_rj`` of each flexible joint.
+
+The three-step recursion (eqs 16-29)
+------------------------------------
+With the notations of :mod:`kanerobot.dynamics.direct` (6-vectors linear part
+first, ``ja_j`` joint j's motion subspace, ``jS_i`` the screw transform,
+``jI_Oj`` the spatial inertia), i = a(j):
+
+(i) forward, j = 1..n: ``jw_j``, ``jgamma_j`` (16, 17), ``jbeta_j`` (18);
+
+(ii) backward, j = n..1, from ``I*_j = I_Oj``, ``beta*_j = beta_j``::
+
+    torque known (flexible joint, or the direct model):
+        H_j = ja_j^T I*_j ja_j + IA_j                                         (19)
+        K_j = I*_j - I*_j ja_j H_j^-1 ja_j^T I*_j                             (20)
+        alpha_j = K_j gamma_j + I*_j ja_j H_j^-1 (tau_j + ja_j^T beta*_j) - beta*_j   (21)
+    acceleration known (rigid joint of the inverse model):
+        K_j = I*_j                                                             (22)
+        alpha_j = K_j gamma_j + I*_j ja_j qdd_j - beta*_j                      (23)
+    I*_i += jS_i^T K_j jS_i,   beta*_i -= jS_i^T alpha_j        if a(j) != 0  (24, 25)
+
+(iii) forward, j = 1..n, from ``0Vdot_0 = [VP0 - G; WP0]``::
+
+    jF_j = K_j jS_i iVdot_i + alpha_j                                         (26)
+    torque known:
+        qdd_j = H_j^-1 [tau_j - ja_j^T I*_j (jS_i iVdot_i + gamma_j) + ja_j^T beta*_j]   (27)
+    jVdot_j = jS_i iVdot_i + ja_j qdd_j + gamma_j                             (28)
+    acceleration known:
+        Gamma_j = jF_j^T ja_j + FS_j sign(qd_j) + FV_j qd_j + IA_j qdd_j       (29)
+
+``tau_j`` is ``Gamma_fj`` for a flexible joint's link side, ``GAM_j - FV_j
+qd_j - FS_j sign(qd_j)`` for an actuated joint, and ``GAM_j - Gamma_fj`` less
+the friction for a motor.  (The paper's eq. 19 has no ``IA_j``: it writes the
+flexible joints only.)
+
+Examples
+--------
+>>> import numpy as np
+>>> import kanerobot as kr
+>>> from kanerobot.dynamics import flexible
+>>> model = flexible.derive(kr.load(kr.frames_path("flexarm1")))
+>>> model.coordinates
+['th1', 'qr1']
+>>> values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.0, "K1": 100.0}
+>>> fn = model.numeric(values, backend="numpy")
+>>> fn.direct_dynamics([0.0, 0.1], [0.0, 0.0], [10.0]).round(6)   # K1 * 0.1 / ZZ1, (10 - K1 * 0.1) / IA1
+array([20.,  0.])
+"""
+
+import collections
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics.common import (
+    assign_symmetric,
+    check_structure,
+    frame_placements,
+    link_inertia,
+    link_parameter,
+    motion_parts,
+    program_inputs,
+)
+from kanerobot.dynamics.direct import screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.model import bound_values, select_backend
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.robot.description import (
+    BASE,
+    DYNAMIC_NAMES,
+    INERTIAL_NAMES,
+    Frame,
+    GeneralPlacement,
+    KKPlacement,
+    Robot,
+)
+from kanerobot.robot.joints import REVOLUTE
+from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import Program
+
+__all__ = [
+    "FlexibleInverse",
+    "FlexibleModel",
+    "NumericFlexible",
+    "ROTORS",
+    "augmented_robot",
+    "check_flexible",
+    "derive",
+    "direct_dynamics",
+    "flexible_joints",
+    "inverse_dynamics",
+    "motor_symbols",
+]
+
+#: Models of the motors: Spong's reduced model, and the rotor as a body on the antecedent.
+ROTORS = ("spong", "full")
+#: Engines of :func:`derive`.
+METHODS = ("newton-euler", "kane", "lagrange")
+#: Models a :class:`FlexibleModel` offers, with what they compute (z = (q, q_r)).
+MODELS = {
+    "inverse_dynamics": "flexible joints' qdd, rigid joints' torques and motor torques from (z, zd, known zdd)",
+    "direct_dynamics": "accelerations zdd of the link and motor coordinates from the torques",
+    "mass_matrix": "inertia matrix A(z) of the link and motor coordinates",
+    "h": "centrifugal, Coriolis, gravity and friction forces H(z, zd)",
+    "gravity": "gravity forces Q(z)",
+    "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
+}
+#: Models the Kane and Lagrange engines solve from A and H instead of a program.
+SOLVED = {"kane": {"inverse_dynamics", "direct_dynamics"}, "lagrange": {"inverse_dynamics", "direct_dynamics"}}
+
+
+# ---------------------------------------------------------------------------
+# Flexible joints, their symbols, the tree of links and rotors
+# ---------------------------------------------------------------------------
+
+
+def flexible_joints(robot):
+    """Labels of the joints with ``eta = 1``, in joint order.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> flexible_joints(kr.load(kr.frames_path("planar2flex"))), flexible_joints(kr.load(kr.frames_path("planar2")))
+    (('1', '2'), ())
+    """
+    return tuple(label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1)
+
+
+def _joint_symbol(robot, label):
+    """The one symbol of joint ``label``'s variable (a KK ``theta = th2 - pi/2`` gives ``th2``)."""
+    symbols = sympy.sympify(robot.frame(label).q).free_symbols
+    if len(symbols) != 1:
+        raise KaneRobotError(f"joint {label} of {robot.name}: its variable {robot.frame(label).q} must hold exactly one symbol")
+    return next(iter(symbols))
+
+
+def motor_symbols(robot):
+    """The motor-side symbols of each flexible joint.
+
+    Returns
+    -------
+    dict
+        ``label -> (qr, QPr, QDPr)``: ``Symbol("qr<label>")``, the motor
+        position reduced to the joint (``q_rj`` of eq. 13), its velocity and
+        its acceleration.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> motor_symbols(kr.load(kr.frames_path("flexarm1")))
+    {'1': (qr1, QPr1, QDPr1)}
+    """
+    return {
+        label: tuple(sympy.Symbol(f"{prefix}{label}") for prefix in ("qr", "QPr", "QDPr"))
+        for label in flexible_joints(robot)
+    }
+
+
+def _robot_symbol_names(robot):
+    exprs = [v for table in (robot.dynamics, robot.joint_parameters) for d in table.values() for v in d.values()]
+    exprs += [v for key in ("Z", "W0", "WP0", "V0", "VP0", "G") for v in getattr(robot.base, key)]
+    names = set(robot.geometric_parameters) | {str(s) for s in robot.joint_symbols}
+    for expr in exprs:
+        names |= {str(s) for s in sympy.sympify(expr).free_symbols}
+    return names
+
+
+def check_flexible(robot, what="the flexible-joint model", rotor="spong"):
+    """Raise unless ``robot``'s flexible joints can be modelled.
+
+    Checks the structure (serial or tree, base fixed or of known motion:
+    :func:`~kanerobot.dynamics.common.check_structure`), that every flexible
+    joint's stiffness ``k`` is a positive number or an expression of
+    symbols, that a numeric rotor inertia ``IA`` is positive (with a
+    ``rotor`` model: the motor equation divides by it), and that the names
+    this module adds (``qr<j>``, ``QPr<j>``, ``QDPr<j>``, frames ``r<j>``)
+    are free.
+
+    Raises
+    ------
+    KaneRobotError
+        Naming the joint and what to change.
+
+    Examples
+    --------
+    >>> import dataclasses, kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("flexarm1"))
+    >>> check_flexible(arm)
+    >>> joints = {"1": dict(arm.joint_parameters["1"], k=-5)}
+    >>> check_flexible(dataclasses.replace(arm, joint_parameters=joints))
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.KaneRobotError: the flexible-joint model of flexarm1: joint 1 is flexible (eta = 1) but its stiffness k is -5: give k a positive value (k -> infinity is the rigid joint, eta = 0)
+    """
+    check_structure(robot, what)
+    names = _robot_symbol_names(robot)
+    labels = set(robot.labels)
+    for label in flexible_joints(robot):
+        where = f"{what} of {robot.name}: joint {label} is flexible (eta = 1)"
+        k = sympy.sympify(robot.joint_parameters[label]["k"])
+        if k.is_number and not (k.is_real and k > 0):
+            raise KaneRobotError(
+                f"{where} but its stiffness k is {k}: give k a positive value (k -> infinity is the rigid joint, eta = 0)"
+            )
+        IA = sympy.sympify(link_parameter(robot, label, "IA"))
+        if rotor is not None and IA.is_number and not (IA.is_real and IA > 0):
+            raise KaneRobotError(
+                f"{where} but its rotor inertia IA{label} is {IA}: the motor side IA qdd_r + k (q_r - q) = GAM needs IA > 0"
+            )
+        taken = sorted({s.name for s in motor_symbols(robot)[label]} & names)
+        if taken:
+            raise KaneRobotError(f"{where}: its motor symbols {', '.join(taken)} are already used by the robot; rename them")
+        if f"r{label}" in labels:
+            raise KaneRobotError(f"{where}: its rotor frame r{label} clashes with a frame of the robot; rename that frame")
+
+
+def _rotor_placement(frame, qr):
+    """Frame ``frame``'s placement with its joint symbol replaced by ``qr``."""
+    p = frame.placement
+    mapping = {s: qr for s in sympy.sympify(frame.q).free_symbols}
+    if isinstance(p, KKPlacement):
+        return KKPlacement(*(sympy.sympify(getattr(p, key)).xreplace(mapping) for key in KKPlacement.KEYS))
+    return GeneralPlacement(p.R0, p.P, p.axis, qr)
+
+
+def _link_side(robot):
+    """``(frames, links, dynamics, joints)`` of ``robot`` with every joint
+    rigid, the flexible joints' ``IA``, ``FV``, ``FS`` set to 0 and their
+    torque ``GAM`` to 0 (the tree joint is not actuated)."""
+    flexible = set(flexible_joints(robot))
+    dynamics = {label: dict(robot.dynamics[label]) for label in robot.links}
+    for label in flexible & set(dynamics):
+        dynamics[label].update(IA=0, FV=0, FS=0)
+    joints = {label: dict(robot.joint_parameters[label], eta=0) for label in robot.joint_labels}
+    for label in flexible:
+        joints[label]["GAM"] = 0
+    return list(robot.frames), list(robot.links), dynamics, joints
+
+
+def augmented_robot(robot, rotor="spong"):
+    """The rigid tree of links and rotors that models ``robot``'s flexible joints.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot, base fixed or of known motion.
+    rotor : {"spong", "full"} or None
+        How each flexible joint j's rotor is described (see the module's
+        table): ``"spong"``, a massless frame ``r<j>`` whose joint has the
+        rotor inertia ``IA_j`` (Spong's reduced model); ``"full"``, a rotor
+        body of inertia ``IA_j`` about the joint axis; ``None``, no rotor
+        (the link side only, OpenSYMORO's eqs 12-15).
+
+    Returns
+    -------
+    Robot
+        Named ``<name>_<rotor>``, every joint rigid (``eta = 0``).  Frames:
+        the robot's, then one rotor frame ``r<j>`` per flexible joint j, on
+        a(j), placed as frame j with ``qr<j>`` for the joint variable, with
+        ``QP = QPr<j>``, ``QDP = QDPr<j>``, ``GAM = GAM_j`` (the motor
+        torque) and the motor friction ``FV_j``, ``FS_j``.  Flexible joint j
+        keeps its link, without ``IA``, friction or torque (``GAM = 0``: the
+        spring torque is added as a generalized force, see the module).
+        Its joint order is ``z = (q, q_r)``.
+
+    Raises
+    ------
+    KaneRobotError
+        As :func:`check_flexible`; for an unknown ``rotor``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> tree = augmented_robot(kr.load(kr.frames_path("planar2flex")))
+    >>> tree.joint_labels, list(tree.q.T), tree.structure
+    (('1', '2', 'r1', 'r2'), [th1, th2, qr1, qr2], 'tree')
+    >>> [tree.dynamics["r2"][name] for name in ("ZZ", "M", "IA", "FV")], tree.joint_parameters["r2"]["GAM"]
+    ([0, 0, IA2, FV2], GAM2)
+    >>> full = augmented_robot(kr.load(kr.frames_path("planar2flex")), rotor="full")
+    >>> [full.dynamics["r2"][name] for name in ("ZZ", "M", "IA", "FV")]
+    [IA2, 0, 0, FV2]
+    """
+    if rotor not in ROTORS + (None,):
+        raise KaneRobotError(f"unknown rotor model {rotor!r}: use 'spong' (Spong's reduced model), 'full' (rotor bodies) or None")
+    check_flexible(robot, "the tree of links and rotors", rotor)
+    frames, links, dynamics, joints = _link_side(robot)
+    if rotor is not None:
+        for label, (qr, QPr, QDPr) in motor_symbols(robot).items():
+            frame = robot.frame(label)
+            r = f"r{label}"
+            frames.append(Frame(r, frame.antecedent, frame.sigma, 1, _rotor_placement(frame, qr)))
+            links.append(r)
+            IA = link_parameter(robot, label, "IA")
+            values = dict.fromkeys(INERTIAL_NAMES, 0)
+            if rotor == "spong":
+                values["IA"] = IA
+            elif frame.sigma == REVOLUTE:
+                e = sympy.Matrix(frame.axis)
+                J = IA * e * e.T
+                values.update(XX=J[0, 0], XY=J[0, 1], XZ=J[0, 2], YY=J[1, 1], YZ=J[1, 2], ZZ=J[2, 2])
+            else:
+                values["M"] = IA
+            values.update(FV=link_parameter(robot, label, "FV"), FS=link_parameter(robot, label, "FS"))
+            dynamics[r] = values
+            joints[r] = {"QP": QPr, "QDP": QDPr, "GAM": robot.joint_parameters[label]["GAM"], "eta": 0, "k": 0}
+    name = f"{robot.name}_{rotor or 'links'}"
+    return Robot.create(name, frames, links=links, dynamics=dynamics, joint_parameters=joints, base=robot.base)
+
+
+# ---------------------------------------------------------------------------
+# Newton-Euler: the three-step recursion
+# ---------------------------------------------------------------------------
+
+
+def _elastic_torques(program, robot):
+    """``GAMF<j> = -k_j (q_j - q_rj)`` (eq. 13) of every flexible joint, assigned."""
+    out = {}
+    for label, (qr, _, _) in motor_symbols(robot).items():
+        k = robot.joint_parameters[label]["k"]
+        out[label] = program.assign(f"GAMF{label}", k * (qr - _joint_symbol(robot, label)))
+    return out
+
+
+def _inputs(robot, tree, rotor, model):
+    """Program inputs: z, zd, then the known accelerations (``model="inverse"``) or
+    torques (``"direct"``), the parameters (sorted) and the stiffnesses last."""
+    motors = motor_symbols(robot)
+    rigid = [label for label in robot.joint_labels if label not in motors]
+    z = [_joint_symbol(robot, label) for label in robot.joint_labels] + [m[0] for m in motors.values()]
+    zd = list(robot.qd) + ([m[1] for m in motors.values()] if rotor else [])
+    if model == "inverse":
+        known = [robot.joint_parameters[label]["QDP"] for label in rigid] + ([m[2] for m in motors.values()] if rotor else [])
+    elif model == "direct":
+        torque = rigid + (list(motors) if rotor else [])
+        known = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels if label in torque]
+    else:
+        known = []
+    inputs = program_inputs(tree, [z, zd, known], DYNAMIC_NAMES, base=True)
+    stiffness = set()
+    for label in motors:
+        stiffness |= sympy.sympify(robot.joint_parameters[label]["k"]).free_symbols
+    return inputs + sorted(stiffness - set(inputs), key=str)
+
+
+def inverse_dynamics(robot, *, rotor=None, trig=True):
+    """Inverse dynamic model of a robot with flexible joints by OpenSYMORO's
+    three-step recursion (eqs 13, 16-29): the flexible joints' accelerations
+    and the rigid joints' torques.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot, base fixed or of known motion; joints with
+        ``eta = 1`` are flexible, of stiffness ``k``.
+    rotor : {None, "spong", "full"}, optional
+        ``None`` (default): the paper's model, links only; the motor
+        positions ``qr<j>`` are inputs.  ``"spong"`` or ``"full"``: also the
+        motor torques, from the motor velocities ``QPr<j>`` and accelerations
+        ``QDPr<j>`` (see the module for the two models).
+    trig : bool, optional
+        Apply the program's trigonometric rules (``C23``).
+
+    Returns
+    -------
+    Program
+        Pruned.  Outputs, in joint order: ``QDP<j>`` for a flexible joint
+        (its link-side acceleration, eq. 27), ``GAM<j>`` for a rigid one
+        (eq. 29); then, with a rotor model, ``GAM<j>`` of each flexible
+        joint: its motor torque.  Inputs: the joint variables and the motor
+        positions ``z = (q, q_r)``, ``QP`` (and ``QPr``), the rigid joints'
+        ``QDP`` (and ``QDPr``), the geometric parameters, every link's
+        dynamic parameters, the base motion and gravity, and the
+        stiffnesses ``k``.  The elastic torques are named ``GAMF<j>``.
+
+    Raises
+    ------
+    KaneRobotError
+        As :func:`check_flexible`.
+
+    Examples
+    --------
+    The one-link flexible arm of ``frames/flexarm1.par`` (gravity along x of
+    frame 0): ``ZZ1 QDP1 + MX1 G1 sin(th1) = K1 (qr1 - th1)`` (with ``MY1 = 0``):
+
+    >>> import kanerobot as kr
+    >>> print(inverse_dynamics(kr.load(kr.frames_path("flexarm1"))))
+    GAMF1 = K1*(qr1 - th1)
+    C1 = cos(th1)
+    S1 = sin(th1)
+    JD1 = 1/ZZ1
+    JU11 = -JD1*MY1
+    JU21 = JD1*MX1
+    VR11 = -C1*G1
+    VR21 = G1*S1
+    GU1 = JU11*VR11 + JU21*VR21
+    QDP1 = GAMF1*JD1 - GU1
+
+    (``H1 = ZZ1``: no rotor inertia on the link side; ``VR1`` is ``-G`` in
+    frame 1.)
+
+    With Spong's motor, ``GAM1 = IA1 QDPr1 + FV1 QPr1 + FS1 sign(QPr1) + K1 (qr1 - th1)``:
+
+    >>> program = inverse_dynamics(kr.load(kr.frames_path("flexarm1")), rotor="spong")
+    >>> list(program.outputs), program.outputs["GAM1"]
+    (['QDP1', 'GAM1'], FS1*sign(QPr1) + FV1*QPr1 + GAMF1 + IA1*QDPr1)
+    """
+    what = "the flexible inverse dynamic model"
+    check_flexible(robot, what, rotor)
+    tree = augmented_robot(robot, rotor)
+    program = Program(inputs=_inputs(robot, tree, rotor, "inverse"), trig=trig)
+    Gamma_f = _elastic_torques(program, robot)
+    flexible = set(Gamma_f)
+    QDP = dict(zip(tree.joint_labels, tree.qdd))
+    known_qdd = {j: QDP[j] for j in tree.joint_labels if j not in flexible}
+    known_tau = dict(Gamma_f)
+    qdd, Gamma = _three_step(program, tree, known_qdd, known_tau)
+    for j in robot.joint_labels:
+        if j in flexible:
+            program.set_output(f"QDP{j}", qdd[j])
+        else:
+            program.set_output(f"GAM{j}", Gamma[j])
+    if rotor is not None:
+        for j in Gamma_f:  # in joint order
+            # The rotor's generalized force is GAM_j - Gamma_fj: the spring pulls it back.
+            program.set_output(f"GAM{j}", Gamma[f"r{j}"] + Gamma_f[j])
+    program.prune()
+    return program
+
+
+def direct_dynamics(robot, *, rotor=None, trig=True):
+    """Direct dynamic model of a robot with flexible joints: every link
+    acceleration (and every motor acceleration) from the torques, by the
+    three-step recursion with every joint's torque known (OpenSYMORO eqs
+    16-28; no inertia matrix is formed).
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot, base fixed or of known motion.
+    rotor : {None, "spong", "full"}, optional
+        ``None`` (default): the paper's model, links only: the accelerations
+        ``QDP`` of every joint from the rigid joints' torques ``GAM`` and the
+        motor positions ``qr<j>``.  ``"spong"`` or ``"full"``: also the motor
+        accelerations ``QDPr<j>`` from the motor torques ``GAM<j>`` of the
+        flexible joints and their velocities ``QPr<j>``.
+    trig : bool, optional
+
+    Returns
+    -------
+    Program
+        Pruned; outputs ``QDP<j>`` in joint order, then (with a rotor model)
+        ``QDPr<j>`` of the flexible joints.  Inputs as
+        :func:`inverse_dynamics`, with ``GAM`` (rigid joints' torques and
+        motor torques) instead of the accelerations.
+
+    Raises
+    ------
+    KaneRobotError
+        As :func:`check_flexible`.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> program = direct_dynamics(kr.load(kr.frames_path("flexarm1")), rotor="spong")
+    >>> list(program.outputs)
+    ['QDP1', 'QDPr1']
+    >>> print(program)  # doctest: +ELLIPSIS
+    GAMF1 = K1*(qr1 - th1)
+    ...
+    JDr1 = 1/IA1
+    GWr1 = -FS1*sign(QPr1) - FV1*QPr1 + GAM1 - GAMF1
+    ...
+    QDP1 = GAMF1*JD1 - GU1
+    QDPr1 = GWr1*JDr1
+    """
+    what = "the flexible direct dynamic model"
+    check_flexible(robot, what, rotor)
+    tree = augmented_robot(robot, rotor)
+    program = Program(inputs=_inputs(robot, tree, rotor, "direct"), trig=trig)
+    Gamma_f = _elastic_torques(program, robot)
+    known_tau = {}
+    for j in robot.joint_labels:
+        known_tau[j] = Gamma_f.get(j, robot.joint_parameters[j]["GAM"])
+    if rotor is not None:
+        for j in Gamma_f:
+            known_tau[f"r{j}"] = robot.joint_parameters[j]["GAM"] - Gamma_f[j]
+    qdd, _ = _three_step(program, tree, {}, known_tau)
+    for j in robot.joint_labels:
+        program.set_output(f"QDP{j}", qdd[j])
+    if rotor is not None:
+        for j in Gamma_f:
+            program.set_output(f"QDPr{j}", qdd[f"r{j}"])
+    program.prune()
+    return program
+
+
+def _three_step(program, robot, known_qdd, known_tau):
+    """OpenSYMORO's three recursions (eqs 16-29) recorded into ``program``.
+
+    ``robot`` is a rigid tree (:func:`augmented_robot`); ``known_qdd`` maps
+    the joints whose acceleration is known to it, ``known_tau`` the others
+    to the generalized force applied at the joint (friction is subtracted
+    here, ``IA`` added to H_j, both read from ``robot``).  Returns ``(qdd,
+    Gamma)``: the accelerations of the torque-known joints (eq. 27) and the
+    torques of the acceleration-known ones (eq. 29).  Names as in
+    :mod:`kanerobot.dynamics.direct`.
+    """
+    placements = frame_placements(robot, program)
+    base = robot.base
+    QP = dict(zip(robot.joint_labels, robot.qd))
+
+    # (i) First forward recursion (16)-(18): angular velocities, gamma_j, beta_j.
+    w = {BASE: sympy.Matrix(base.W0)}
+    gamma, beta, I_O = {}, {}, {}
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        iA_j, iP_j = placements[j]
+        jA_i = iA_j.T
+        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
+        qd_j = QP.get(j, sympy.S.Zero)
+        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
+        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
+        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
+        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
+        gamma[j] = sympy.Matrix.vstack(
+            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
+            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
+        )  # (17)
+        J, MS, M = link_inertia(robot, j)
+        F_e = sympy.Matrix([link_parameter(robot, j, name) for name in ("FX", "FY", "FZ", "CX", "CY", "CZ")])
+        w_x_MS = program.assign_matrix(f"WM{{i}}{j}", w[j].cross(MS))
+        Jw = program.assign_matrix(f"JW{{i}}{j}", J * w[j])
+        beta[j] = -F_e - sympy.Matrix.vstack(
+            program.assign_matrix(f"SW{{i}}{j}", w[j].cross(w_x_MS)),
+            program.assign_matrix(f"KW{{i}}{j}", w[j].cross(Jw)),
+        )  # (18)
+        I_O[j] = spatial_inertia(J, MS, M)
+
+    # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
+    I_star, beta_star = dict(I_O), dict(beta)
+    JD, JU, GW, tau = {}, {}, {}, {}
+    for frame in reversed(robot.frames):
+        j, i = frame.label, frame.antecedent
+        I_star[j] = assign_symmetric(program, lambda r, c: f"MJE{r}{c}{j}", I_star[j])
+        beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
+        a_j = frame.motion_subspace()
+        if j in known_tau:  # a flexible joint, or the direct model
+            qd_j = QP[j]
+            IA_j = link_parameter(robot, j, "IA")
+            FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
+            tau[j] = known_tau[j] - FV_j * qd_j - FS_j * sympy.sign(qd_j)
+            I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # I*_j a_j
+            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
+            JD[j] = program.assign(f"JD{j}", 1 / H_j)
+            JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # I*_j a_j H_j^-1
+            GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + a_j^T beta*_j
+            if i == BASE:
+                continue  # K_j and alpha_j only feed the antecedent
+            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", _articulated(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
+        else:  # a rigid joint (acceleration known) or a fixed frame
+            if i == BASE:
+                continue
+            K_j = I_star[j]  # (22)
+            alpha_j = K_j * (gamma[j] + a_j * known_qdd.get(j, 0)) - beta_star[j]  # (23)
+        alpha_j = program.assign_matrix(f"AP{{i}}{j}", alpha_j)
+        iA_j, iP_j = placements[j]
+        I_star[i] = I_star[i] + screw_transform_inertia(program, j, iA_j, iP_j, K_j)  # (24)
+        beta_star[i] = beta_star[i] - screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
+
+    # (iii) Second forward recursion (26)-(29), from 0Vdot_0 = [VP0 - G; WP0].
+    Vdot = {BASE: sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))}
+    qdd, Gamma = {}, {}
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        iA_j, iP_j = placements[j]
+        jA_i = iA_j.T
+        a_j = frame.motion_subspace()
+        vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
+        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
+        VR = sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j]  # jS_i iVdot_i + gamma_j
+        VR = program.assign_matrix(f"VR{{i}}{j}", VR)
+        if j in known_tau:
+            GU = program.assign(f"GU{j}", JU[j].dot(VR))  # a_j^T I*_j VR_j H_j^-1
+            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
+            acceleration = qdd[j]
+        else:
+            acceleration = known_qdd.get(j, sympy.S.Zero)
+        Vdot[j] = VR + a_j * acceleration  # (28)
+        Vdot[j] = sympy.Matrix.vstack(
+            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
+            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
+        )
+        if frame.is_joint and j not in known_tau:
+            # (26) with K_j = I*_j: jF_j = I*_j jVdot_j - beta*_j, then (29).
+            F_j = I_star[j] * Vdot[j] - beta_star[j]
+            F_j = sympy.Matrix.vstack(
+                program.assign_matrix(f"E{{i}}{j}", F_j[:3, 0]),
+                program.assign_matrix(f"N{{i}}{j}", F_j[3:, 0]),
+            )
+            qd_j = QP[j]
+            IA_j = link_parameter(robot, j, "IA")
+            FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
+            Gamma[j] = F_j.dot(a_j) + FS_j * sympy.sign(qd_j) + FV_j * qd_j + IA_j * acceleration  # (29)
+    return qdd, Gamma
+
+
+def _articulated(I_star, JU, I_a, a, IA):
+    """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20).
+
+    Since ``H = a^T I* a + IA``, ``K a = JU IA``: for a coordinate motion
+    subspace (every Khalil-Kleinfinger frame) row and column k of K are
+    ``s JU IA``, and zero for the link side of a flexible joint (IA = 0).
+    """
+    K = I_star - JU * I_a.T
+    along = [k for k in range(6) if a[k] != 0]
+    if len(along) == 1 and abs(a[along[0]]) == 1:
+        k, s = along[0], a[along[0]]
+        for r in range(6):
+            K[r, k] = K[k, r] = s * JU[r] * IA
+    return K
+
+
+# ---------------------------------------------------------------------------
+# The model: programs of both engines, numeric functions
+# ---------------------------------------------------------------------------
+
+FlexibleInverse = collections.namedtuple("FlexibleInverse", ["qdd_flexible", "torque_rigid", "torque_motor"])
+FlexibleInverse.__doc__ = """Result of :meth:`NumericFlexible.inverse_dynamics`.
+
+Attributes
+----------
+qdd_flexible : ndarray, shape (nf,) or (N, nf)
+    Link-side accelerations of the flexible joints (eq. 27).
+torque_rigid : ndarray, shape (nr,) or (N, nr)
+    Torques of the rigid joints (eq. 29).
+torque_motor : ndarray, shape (nf,) or (N, nf)
+    Motor torques ``GAM_j`` of the flexible joints.
+"""
+
+
+def derive(robot, method="newton-euler", rotor="spong"):
+    """The dynamic models of a robot with flexible joints.
+
+    This is the entry point :func:`kanerobot.derive` can hand flexible robots
+    to.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot with a fixed or known-motion base; joints with
+        ``eta = 1`` are flexible (a robot without any is modelled as well:
+        its models are the rigid ones over ``z = q``).
+    method : {"newton-euler", "kane", "lagrange"}
+        Newton-Euler: the three-step recursion for the inverse and direct
+        models, composite links for A, Newton-Euler for H, all on the tree
+        of links and rotors.  Kane: A and H of that tree by
+        :class:`~kanerobot.dynamics.kane.KaneSystem`, the inverse and direct
+        models solved from them numerically.  Lagrange: likewise, A and H
+        from the tree's energies (:mod:`kanerobot.dynamics.lagrange`).
+    rotor : {"spong", "full"}
+        The motor model (see the module); both engines give both.
+
+    Returns
+    -------
+    FlexibleModel
+
+    Raises
+    ------
+    KaneRobotError
+        For an unknown method or rotor model, and as :func:`check_flexible`.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = derive(kr.load(kr.frames_path("planar2flex")), method="kane")
+    >>> model.coordinates, model.torques
+    (['th1', 'th2', 'qr1', 'qr2'], ['GAM1', 'GAM2'])
+    """
+    if method not in METHODS:
+        raise KaneRobotError(f"unknown method {method!r} for flexible joints: available are {', '.join(METHODS)}")
+    if rotor not in ROTORS:
+        raise KaneRobotError(f"unknown rotor model {rotor!r}: available are {', '.join(ROTORS)}")
+    return FlexibleModel(robot, method, rotor)
+
+
+class FlexibleModel:
+    """The programs of one flexible robot's dynamic models, derived on first use.
+
+    Parameters
+    ----------
+    robot : Robot
+    method : {"newton-euler", "kane", "lagrange"}
+    rotor : {"spong", "full"}
+
+    Attributes
+    ----------
+    robot : Robot
+    method, rotor : str
+    tree : Robot
+        :func:`augmented_robot`: the rigid tree of links and rotors.
+    flexible : tuple of str
+        Labels of the flexible joints.
+    coordinates : list of str
+        Names of ``z = (q, q_r)``: the joint symbols, then ``qr<j>``.
+    torques : list of str
+        Names of ``tau``: ``GAM<j>`` in joint order (motor torques for the
+        flexible joints).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = FlexibleModel(kr.load(kr.frames_path("flexarm1")), "newton-euler", "spong")
+    >>> model.op_count("direct_dynamics")
+    {'add': 6, 'mul': 13, 'fn': 3}
+    >>> model.parameters
+    ['FS1', 'FV1', 'G1', 'IA1', 'K1', 'MX1', 'MY1', 'ZZ1']
+    """
+
+    def __init__(self, robot, method="newton-euler", rotor="spong"):
+        if method not in METHODS:
+            raise KaneRobotError(f"unknown method {method!r} for flexible joints: available are {', '.join(METHODS)}")
+        if rotor not in ROTORS:
+            raise KaneRobotError(f"unknown rotor model {rotor!r}: available are {', '.join(ROTORS)}")
+        self.robot = robot
+        self.method = method
+        self.rotor = rotor
+        self.tree = augmented_robot(robot, rotor)
+        self.flexible = flexible_joints(robot)
+        self.n = robot.nj
+        self.nf = len(self.flexible)
+        motors = motor_symbols(robot)
+        self._z = [_joint_symbol(robot, label) for label in robot.joint_labels] + [m[0] for m in motors.values()]
+        self._zd = list(self.tree.qd)
+        self._zdd = list(self.tree.qdd)
+        self._tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
+        self.coordinates = [s.name for s in self._z]
+        self.torques = [str(s) for s in self._tau]
+        self._programs = {}
+        self._compiled = {}
+        self._kane = None
+
+    def __repr__(self):
+        return f"<FlexibleModel {self.robot.name}: {self.method}, rotor {self.rotor!r}, {self.n} joints ({self.nf} flexible)>"
+
+    # --------------------------------------------------------- programs
+    def has_program(self, name):
+        """False for the models this engine solves numerically (the inverse and
+        direct models of Kane and Lagrange)."""
+        return name not in SOLVED.get(self.method, set())
+
+    def program(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`).
+
+        Matrices and vectors are over ``z = (q, q_r)``: ``mass_matrix``
+        outputs ``A<r><c>`` (r <= c, 1-based positions in z), ``h`` and
+        ``gravity`` one entry per coordinate, named after the joints of
+        :attr:`tree` (``GAM1 .. GAMr2``, ``Q1 .. Qr2``), ``elastic_torques``
+        ``GAMF<j>``; ``inverse_dynamics`` and ``direct_dynamics`` are the
+        programs of :func:`inverse_dynamics` and :func:`direct_dynamics`
+        with this model's ``rotor``.
+        """
+        if name not in MODELS:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
+                f"use method='newton-euler' for the three-step recursion"
+            )
+        if name not in self._programs:
+            self._programs[name] = self._derive(name)
+        return self._programs[name]
+
+    def _derive(self, name):
+        if name == "elastic_torques":
+            program = Program(inputs=_inputs(self.robot, self.tree, None, None))
+            for label, value in _elastic_torques(program, self.robot).items():
+                program.set_output(f"GAMF{label}", value)
+            program.prune()
+            return program
+        if name == "inverse_dynamics":
+            return inverse_dynamics(self.robot, rotor=self.rotor)
+        if name == "direct_dynamics":
+            return direct_dynamics(self.robot, rotor=self.rotor)
+        if self.method == "lagrange":
+            from kanerobot.dynamics import lagrange
+
+            return {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.tree)
+        if self.method == "kane":
+            if self._kane is None:
+                from kanerobot.dynamics.kane import KaneSystem
+
+                self._kane = KaneSystem(self.tree)
+            return self._kane.program(name)
+        from kanerobot.dynamics import composite, newton_euler
+
+        if name == "mass_matrix":
+            return composite.mass_matrix(self.tree)
+        if name == "h":
+            return newton_euler.coriolis_gravity(self.tree)
+        return newton_euler.gravity_torques(self.tree)
+
+    @property
+    def kane_system(self):
+        """The :class:`~kanerobot.dynamics.kane.KaneSystem` of the tree (Kane models only)."""
+        if self.method != "kane":
+            raise KaneRobotError(f"this model was derived by {self.method}: use method='kane'")
+        self.program("mass_matrix")
+        return self._kane
+
+    def op_count(self, name):
+        """Operations of model ``name``: ``{"mul", "add", "fn"}``.
+
+        For a model Kane or Lagrange solve numerically, the counts of ``A``, ``H`` and
+        the elastic torques plus a Cholesky factorisation and two triangular
+        solves of the unknowns' block (s unknowns: ``s(s+1)(s+2)/6 + s^2``
+        multiplications, as many additions plus s, s square roots) and, for
+        the inverse model, the product of the known accelerations
+        (``s (m - s)`` of each, m = n + nf).
+        """
+        if name not in MODELS:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        if self.has_program(name):
+            return dict(self.program(name).op_count())
+        m = self.n + self.nf
+        s = m if name == "direct_dynamics" else self.nf
+        parts = [self.op_count(part) for part in ("mass_matrix", "h", "elastic_torques")]
+        total = {key: sum(p[key] for p in parts) for key in ("add", "mul", "fn")}
+        solve = s * (s + 1) * (s + 2) // 6 + s * s
+        product = s * (m - s) if name == "inverse_dynamics" else 0
+        total["mul"] += solve + product
+        total["add"] += solve + s + product
+        total["fn"] += s
+        return total
+
+    # ------------------------------------------------------- parameters
+    def _model_names(self):
+        if not self.has_program("direct_dynamics"):
+            return ("mass_matrix", "h", "elastic_torques")
+        return ("inverse_dynamics", "direct_dynamics")
+
+    @property
+    def state_symbols(self):
+        """z, zd, zdd, tau symbols (the non-symbol entries left out), in this order."""
+        out = []
+        for group in (self._z, self._zd, self._zdd, self._tau):
+            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        return out
+
+    @property
+    def parameters(self):
+        """Sorted names of the symbols the models need besides the state.
+
+        Newton-Euler: those of the inverse and direct programs; Kane and
+        Lagrange: those of A, H and the elastic torques (which may name a few more: Kane's
+        central inertias read the masses ``M`` of links whose first moments
+        are used, as :class:`~kanerobot.dynamics.model.DynamicModel` does).
+        """
+        if not hasattr(self, "_parameters"):
+            used = set()
+            for name in self._model_names():
+                program = self.program(name)
+                for _, expr in list(program.assignments()) + list(program.outputs.items()):
+                    used |= expr.free_symbols
+                used -= {symbol for symbol, _ in program.assignments()}
+            self._parameters = sorted(str(s) for s in used - set(self.state_symbols))
+        return list(self._parameters)
+
+    def numeric(self, values, backend="auto"):
+        """Numeric functions with the parameters bound to ``values`` ({name: float}).
+
+        ``values`` must give every name of :attr:`parameters` (other symbols
+        of the robot are accepted and ignored); flexible joints need a
+        positive stiffness ``k`` and rotor inertia ``IA``.  ``backend`` as
+        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`: ``"numpy"``,
+        ``"c"`` or ``"auto"``.
+
+        Raises
+        ------
+        ParameterError
+            For missing or unknown names, and for a flexible joint whose
+            stiffness or rotor inertia is not positive, naming the joint.
+        """
+        return NumericFlexible(self, values, backend=backend)
+
+    # ---------------------------------------------------------- compiled
+    def _groups(self):
+        """Argument groups ``[(name, symbols)]`` of every numeric function; entries that
+        are not symbols (a customised 0) get placeholders no program uses."""
+        groups, seen = [], set()
+        for argname, symbols in (("z", self._z), ("zd", self._zd), ("zdd", self._zdd), ("tau", self._tau)):
+            group = []
+            for k, symbol in enumerate(symbols):
+                if isinstance(symbol, sympy.Symbol) and symbol not in seen:
+                    seen.add(symbol)
+                    group.append(symbol)
+                else:
+                    group.append(sympy.Symbol(f"kr_unused_{argname}_{k}"))
+            groups.append((argname, group))
+        return groups
+
+    def compiled(self, name):
+        """Program ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`
+        of the groups ``z, zd, zdd, tau`` (``(N, k)`` or ``(k,)``) and ``p`` (the
+        parameters, in the order of :attr:`parameters`)."""
+        if name not in self._compiled:
+            from kanerobot.codegen.compiled import compile_program
+
+            program = self.program(name)
+            args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
+            outputs = _matrix_grid(program, self.n + self.nf) if name == "mass_matrix" else None
+            self._compiled[name] = compile_program(
+                program, f"kr_flexible_{name}", args, outputs=outputs, constant=("p",),
+                doc=f"{MODELS[name]}, robot {self.robot.name}, {self.method}, rotor {self.rotor}",
+            )
+        return self._compiled[name]
+
+
+def _matrix_grid(program, m):
+    """Nested list placing an inertia-matrix program's outputs (``A<r><c>``,
+    r <= c) in an (m, m) matrix: None mirrors, 0 is an absent entry."""
+    names = matrix_entry_names("A", (m, m))
+    position = {names[r][c]: (r, c) for r in range(m) for c in range(m)}
+    grid = [[0] * m for _ in range(m)]
+    placed = set()
+    for output in program.outputs:
+        r, c = position[output]
+        grid[r][c] = output
+        placed.add((r, c))
+    for r, c in list(placed):
+        if (c, r) not in placed:
+            grid[c][r] = None
+    return grid
+
+
+def _states(*arguments):
+    """Each ``(x, k, what)`` as an (N, k) array, and whether all were one state (1-D)."""
+    arrays, single = [], True
+    for x, k, what in arguments:
+        array = np.asarray(x, dtype=float)
+        single = single and array.ndim == 1
+        array = np.atleast_2d(array)
+        if array.ndim != 2 or array.shape[1] != k:
+            raise KaneRobotError(f"{what} must have shape ({k},) or (N, {k}), got {np.shape(x)}")
+        arrays.append(array)
+    return arrays, single
+
+
+class NumericFlexible:
+    """Numeric dynamic functions of a flexible robot with bound parameters.
+
+    The state is ``x = (z, zd)`` with ``z = (q, q_r)``: the n link-side joint
+    variables in joint order, then the nf motor positions of the flexible
+    joints (:attr:`FlexibleModel.coordinates`); m = n + nf.  Torques ``tau``
+    have n entries in joint order: the joint torque of a rigid joint, the
+    motor torque of a flexible one.  Every function takes one state (1-D
+    arrays) or a batch (2-D arrays, one state per row) and returns arrays of
+    matching shape.  Equations of motion::
+
+        A(z) zdd + H(z, zd) = B tau + S Gamma_f(z),    Gamma_f = -k (q_f - q_r)
+
+    Attributes
+    ----------
+    model : FlexibleModel
+    n, nf, m : int
+    flexible_index, rigid_index, motor_index : ndarray of int
+        Positions in z of the flexible joints' link side, of the rigid
+        joints and of the motors.
+    backend : {"c", "numpy"}
+    fallback_reason : str or None
+    """
+
+    def __init__(self, model, values, backend="auto"):
+        select = select_backend(backend)
+        self.model = model
+        robot = model.robot
+        names = set(model.parameters)
+
+        def stiffness_hint(missing):
+            stiff = [
+                f"{name} (stiffness of flexible joint {label})"
+                for label in model.flexible
+                for name in map(str, sympy.sympify(robot.joint_parameters[label]["k"]).free_symbols)
+                if name in missing
+            ]
+            return f": give {', '.join(stiff)} a positive value" if stiff else ""
+
+        bound_values(robot, model.parameters, _robot_symbol_names(robot), values, hint=stiffness_hint)
+        given_values = {str(k): v for k, v in values.items()}
+        known = names | _robot_symbol_names(robot)
+        numbers = {sympy.Symbol(k): sympy.Float(float(v)) for k, v in given_values.items() if k in known}
+        for label in model.flexible:
+            checks = (("stiffness k", robot.joint_parameters[label]["k"]), ("rotor inertia IA", link_parameter(robot, label, "IA")))
+            for what, expr in checks:
+                value = sympy.sympify(expr).xreplace(numbers)
+                if value.is_number and not float(value) > 0:
+                    raise ParameterError(
+                        f"robot {robot.name}: flexible joint {label} has {what} = {expr} = {float(value):g}: it must be positive"
+                    )
+        self.values = {sympy.Symbol(k): float(v) for k, v in given_values.items() if k in names}
+        self._p = np.array([self.values[sympy.Symbol(s)] for s in model.parameters], dtype=float)
+        self.n, self.nf = model.n, model.nf
+        self.m = self.n + self.nf
+        flexible = set(model.flexible)
+        labels = robot.joint_labels
+        self.flexible_index = np.array([k for k, label in enumerate(labels) if label in flexible], dtype=int)
+        self.rigid_index = np.array([k for k, label in enumerate(labels) if label not in flexible], dtype=int)
+        self.motor_index = np.arange(self.n, self.m)
+        self._numpy = {}
+        self.requested_backend = backend
+        self.backend, self.fallback_reason = select
+
+    # ----------------------------------------------------------- plumbing
+    def _evaluate(self, name, **states):
+        """Program ``name`` on a batch: (N, k) or (N, m, m); groups left out are 0."""
+        batch = max(array.shape[0] for array in states.values())
+        if not self.model.program(name).outputs:  # the elastic torques of a robot without flexible joints
+            return np.zeros((batch, 0))
+        groups = self.model._groups()
+        arrays = []
+        for argname, symbols in groups:
+            array = states.get(argname)
+            arrays.append(np.zeros((batch, len(symbols))) if array is None else np.broadcast_to(array, (batch, len(symbols))))
+        if self.backend == "c":
+            from kanerobot.codegen.backend import CodegenError
+            from kanerobot.codegen.compiled import CompileError
+
+            try:
+                function = self.model.compiled(name)
+                return function.batch(batch, arrays + [self._p])
+            except (CompileError, CodegenError) as exc:
+                if self.requested_backend == "c":
+                    raise
+                self.backend = "numpy"
+                self.fallback_reason = f"{name}: {exc}"
+        if name not in self._numpy:
+            args = [s for _, symbols in groups for s in symbols] + [sympy.Symbol(s) for s in self.model.parameters]
+            self._numpy[name] = self.model.program(name).to_function(args=args)
+        columns = [array[:, k] for array in arrays for k in range(array.shape[1])]
+        out = np.asarray(self._numpy[name](*columns, *self._p), dtype=float)
+        flat = np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
+        if name != "mass_matrix":
+            return flat
+        m = self.m
+        names = matrix_entry_names("A", (m, m))
+        position = {names[r][c]: (r, c) for r in range(m) for c in range(m)}
+        A = np.zeros((batch, m, m))
+        for k, output in enumerate(self.model.program(name).outputs):
+            r, c = position[output]
+            A[:, r, c] = A[:, c, r] = flat[:, k]
+        return A
+
+    @staticmethod
+    def _result(array, single):
+        return array[0] if single else array
+
+    # ------------------------------------------------------------ models
+    def mass_matrix(self, z):
+        """Inertia matrix A(z), shape (m, m) or (N, m, m)."""
+        (z,), single = _states((z, self.m, "z"))
+        return self._result(self._evaluate("mass_matrix", z=z), single)
+
+    def h(self, z, zd):
+        """Centrifugal, Coriolis, gravity and friction forces H(z, zd), shape (m,) or (N, m)."""
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"))
+        return self._result(self._evaluate("h", z=z, zd=zd), single)
+
+    def gravity(self, z):
+        """Gravity forces Q(z), shape (m,) or (N, m) (0 on the motor rows but
+        for a ``"full"`` prismatic rotor's weight)."""
+        (z,), single = _states((z, self.m, "z"))
+        return self._result(self._evaluate("gravity", z=z), single)
+
+    def elastic_torques(self, z):
+        """``Gamma_f = -k (q_f - q_r)``, shape (nf,) or (N, nf)."""
+        (z,), single = _states((z, self.m, "z"))
+        return self._result(self._evaluate("elastic_torques", z=z), single)
+
+    def generalized_forces(self, z, tau):
+        """``B tau + S Gamma_f(z)``, shape (m,) or (N, m): the rigid joints'
+        torques, the elastic torques on the flexible joints' rows, motor torque
+        minus elastic torque on the motor rows."""
+        (z, tau), single = _states((z, self.m, "z"), (tau, self.n, "tau"))
+        batch = max(z.shape[0], tau.shape[0])
+        Gf = np.broadcast_to(self._evaluate("elastic_torques", z=z), (batch, self.nf))
+        tau = np.broadcast_to(tau, (batch, self.n))
+        Q = np.zeros((batch, self.m))
+        Q[:, self.rigid_index] = tau[:, self.rigid_index]
+        Q[:, self.flexible_index] = Gf
+        Q[:, self.motor_index] = tau[:, self.flexible_index] - Gf
+        return self._result(Q, single)
+
+    def direct_dynamics(self, z, zd, tau):
+        """Accelerations ``zdd`` of the link and motor coordinates, shape (m,) or (N, m).
+
+        Newton-Euler: the three-step recursion (no inertia matrix); Kane and
+        Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.
+        """
+        (z, zd, tau), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (tau, self.n, "tau"))
+        if self.model.has_program("direct_dynamics"):
+            return self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single)
+        A = self._evaluate("mass_matrix", z=z)
+        rhs = self.generalized_forces(z, tau) - self._evaluate("h", z=z, zd=zd)
+        return self._result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
+
+    def inverse_dynamics(self, z, zd, zdd):
+        """The three-step output: flexible joints' accelerations, rigid joints' and motors' torques.
+
+        Parameters
+        ----------
+        z, zd : array_like, shape (m,) or (N, m)
+        zdd : array_like, shape (m,) or (N, m)
+            The known accelerations: the rigid joints' and the motors'; the
+            entries of the flexible joints' link side are not read.
+
+        Returns
+        -------
+        FlexibleInverse
+            ``(qdd_flexible, torque_rigid, torque_motor)``.  Newton-Euler:
+            the program of :func:`inverse_dynamics`; Kane and Lagrange: eq. 14 on ``A``
+            and ``H``, ``qdd_f = A_ff^-1 (Gamma_f - H_f - A_fk zdd_k)``, then
+            the other rows (eq. 15).
+        """
+        (z, zd, zdd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (zdd, self.m, "zdd"))
+        batch = max(z.shape[0], zd.shape[0], zdd.shape[0])
+        f, r, mt = self.flexible_index, self.rigid_index, self.motor_index
+        zdd = np.array(np.broadcast_to(zdd, (batch, self.m)))
+        zdd[:, f] = 0.0
+        if self.model.has_program("inverse_dynamics"):
+            out = self._evaluate("inverse_dynamics", z=z, zd=zd, zdd=zdd)
+            link, motor = out[:, : self.n], out[:, self.n :]
+            result = FlexibleInverse(link[:, f], link[:, r], motor)
+        else:
+            A = np.broadcast_to(self._evaluate("mass_matrix", z=z), (batch, self.m, self.m))
+            H = np.broadcast_to(self._evaluate("h", z=z, zd=zd), (batch, self.m))
+            Gf = np.broadcast_to(self._evaluate("elastic_torques", z=z), (batch, self.nf))
+            known = np.concatenate([r, mt])
+            rhs = Gf - H[:, f] - np.einsum("nij,nj->ni", A[:, f][:, :, known], zdd[:, known])
+            zdd[:, f] = np.linalg.solve(A[:, f][:, :, f], rhs[..., None])[..., 0]
+            total = np.einsum("nij,nj->ni", A, zdd) + H
+            result = FlexibleInverse(zdd[:, f], total[:, r], total[:, mt] + Gf)
+        return FlexibleInverse(*(self._result(np.ascontiguousarray(x), single) for x in result))
+
+    def rhs(self, t, x, tau):
+        """``xdot = (zd, zdd)`` for ``scipy.integrate.solve_ivp``.
+
+        Parameters
+        ----------
+        t : float
+        x : array_like, shape (2m,)
+            ``(z, zd)``.
+        tau : array_like, shape (n,), or callable
+            The torques, or ``tau(t, x)`` returning them.
+
+        Returns
+        -------
+        ndarray, shape (2m,)
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> model = derive(kr.load(kr.frames_path("flexarm1")))
+        >>> values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.0, "K1": 100.0}
+        >>> fn = model.numeric(values, backend="numpy")
+        >>> fn.rhs(0.0, [0.0, 0.0, 1.0, 2.0], [0.0])
+        array([1., 2., 0., 0.])
+        """
+        x = np.asarray(x, dtype=float)
+        z, zd = x[: self.m], x[self.m :]
+        torques = tau(t, x) if callable(tau) else tau
+        return np.concatenate([zd, self.direct_dynamics(z, zd, torques)])

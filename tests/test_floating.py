@@ -1,0 +1,400 @@
+"""Floating-base dynamics (kanerobot.dynamics.floating) against independent paths.
+
+* tests/reference_dynamics.FloatingReferenceModel: a plain numpy spatial
+  RNEA with a free base (Featherstone's conventions, angular first, its own
+  quaternion-to-rotation formula), its inertia matrix by unit accelerations
+  and its free-floating model by solving the 6x6 base block numerically;
+* pinocchio's free flyer (the `pin` package), when installed;
+* the models against each other: A from inverse dynamics, direct dynamics
+  inverting inverse dynamics, a zero base wrench in free floating, momentum
+  conserved along a simulation.
+
+Parameters are random and physically consistent
+(kanerobot.dynamics.parameters.random_parameters), friction, rotor inertia
+and external wrench included unless pinocchio is the other side.
+"""
+
+import numpy as np
+import pytest
+import sympy
+
+import kanerobot as kr
+from conftest import plate_robot, tree_robot
+from kanerobot.dynamics import floating
+from kanerobot.dynamics.floating import FloatingBaseModel
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.robot.description import Robot
+from reference_dynamics import FloatingReferenceModel, quaternion_matrix
+
+RTOL = 1e-9
+
+
+def close(actual, expected, rtol=RTOL):
+    """Equal to ``rtol`` relative to the largest entry of ``expected``."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    return actual.shape == expected.shape and np.allclose(actual, expected, rtol=rtol, atol=rtol * (1 + np.abs(expected).max()))
+
+
+def floating_copy(robot):
+    """``robot`` (built by Robot.create) with a floating base carrying link 0."""
+    return Robot.create(
+        robot.name + "_floating",
+        robot.frames,
+        links=("0",) + tuple(robot.links),
+        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
+        floating=True,
+    )
+
+
+def satellite():
+    return kr.load(kr.frames_path("satellite"))
+
+
+ROBOTS = {
+    "satellite": satellite,
+    "tree": lambda: floating_copy(tree_robot()),  # KK and general frames, prismatic joints, a fixed leaf
+    "plate": lambda: floating_copy(plate_robot()),  # a fixed frame inside the tree that carries a link
+}
+
+
+def random_state(rng, n, batch=None):
+    shape = (batch,) if batch else ()
+    quaternion = rng.normal(size=shape + (4,))
+    quaternion /= np.linalg.norm(quaternion, axis=-1, keepdims=True)
+    q = np.concatenate([rng.normal(size=shape + (3,)), quaternion, rng.uniform(-np.pi, np.pi, shape + (n,))], axis=-1)
+    return q, rng.uniform(-2, 2, shape + (6 + n,)), rng.uniform(-3, 3, shape + (6 + n,))
+
+
+@pytest.fixture(scope="module", params=list(ROBOTS))
+def case(request):
+    """(model, numeric functions, reference, values, rng) of a robot, numpy backend."""
+    robot = ROBOTS[request.param]()
+    rng = np.random.default_rng(list(ROBOTS).index(request.param) + 11)
+    values = random_parameters(robot, rng)
+    model = FloatingBaseModel(robot)
+    return model, model.numeric(values, backend="numpy"), FloatingReferenceModel(robot, values), values, rng
+
+
+def wrenches(model, rng):
+    return {label: rng.uniform(-2, 2, 6) for label in model.wrench}
+
+
+# ------------------------------------------------------ the reference model
+def with_wrench(reference, robot, values, wrench):
+    """A reference model whose external wrenches are ``wrench`` {label: FX..CZ}."""
+    values = dict(values)
+    for label, six in wrench.items():
+        for name, value in zip(("FX", "FY", "FZ", "CX", "CY", "CZ"), six):
+            symbol = robot.dynamics[label][name]
+            if isinstance(symbol, sympy.Symbol):
+                values[symbol.name] = float(value)
+    return FloatingReferenceModel(robot, values)
+
+
+def test_generalized_forces_against_reference(case):
+    model, fn, reference, values, rng = case
+    for _ in range(4):
+        q, qd, qdd = random_state(rng, model.n)
+        wrench = wrenches(model, rng)
+        expected = with_wrench(reference, model.robot, values, wrench).generalized_forces(q, qd, qdd)
+        assert close(fn.inverse_dynamics(q, qd, qdd, wrench=wrench), expected)
+        assert close(fn.h(q, qd, wrench=wrench), with_wrench(reference, model.robot, values, wrench).generalized_forces(q, qd, 0 * qdd))
+        assert close(fn.gravity(q), reference.generalized_forces(q, 0 * qd, 0 * qdd, friction=False, rotor=False, wrench=False))
+        assert close(fn.mass_matrix(q), reference.mass_matrix(q))
+
+
+def test_direct_dynamics_against_reference(case):
+    """The recursive direct model against the reference's A^-1 ([0; tau] - H)."""
+    model, fn, reference, values, rng = case
+    for _ in range(3):
+        q, qd, _ = random_state(rng, model.n)
+        tau = rng.uniform(-5, 5, model.n)
+        wrench = wrenches(model, rng)
+        other = with_wrench(reference, model.robot, values, wrench)
+        H = other.generalized_forces(q, qd, np.zeros(model.nv))
+        expected = np.linalg.solve(other.mass_matrix(q), np.concatenate([np.zeros(6), tau]) - H)
+        assert close(fn.direct_dynamics(q, qd, tau, wrench=wrench), expected)
+
+
+def test_base_acceleration_against_reference(case):
+    model, fn, reference, values, rng = case
+    for _ in range(4):
+        q, qd, qdd = random_state(rng, model.n)
+        wrench = wrenches(model, rng)
+        base, torques = fn.base_acceleration(q, qd, qdd[6:], wrench=wrench)
+        expected_base, expected_torques = with_wrench(reference, model.robot, values, wrench).free_floating(q, qd, qdd[6:])
+        assert close(base, expected_base)
+        assert close(torques, expected_torques)
+
+
+def test_batches_match_single_states(case):
+    model, fn, _, _, rng = case
+    q, qd, qdd = random_state(rng, model.n, batch=5)
+    tau = rng.uniform(-1, 1, (5, model.n))
+    batched = [fn.inverse_dynamics(q, qd, qdd), fn.mass_matrix(q), fn.direct_dynamics(q, qd, tau), fn.base_acceleration(q, qd, qdd[:, 6:])[1]]
+    assert [x.shape for x in batched] == [(5, model.nv), (5, model.nv, model.nv), (5, model.nv), (5, model.n)]
+    for k in range(5):
+        assert close(batched[0][k], fn.inverse_dynamics(q[k], qd[k], qdd[k]))
+        assert close(batched[1][k], fn.mass_matrix(q[k]))
+        assert close(batched[2][k], fn.direct_dynamics(q[k], qd[k], tau[k]))
+        assert close(batched[3][k], fn.base_acceleration(q[k], qd[k], qdd[k, 6:])[1])
+
+
+# ---------------------------------------------------------------- consistency
+def test_mass_matrix_columns_are_unit_accelerations(case):
+    model, fn, _, _, rng = case
+    q, qd, _ = random_state(rng, model.n)
+    A, h = fn.mass_matrix(q), fn.h(q, qd)
+    assert close(A, A.T, rtol=1e-14)
+    assert np.linalg.eigvalsh(A).min() > 0
+    for k, e in enumerate(np.eye(model.nv)):
+        assert close(fn.inverse_dynamics(q, qd, e) - h, A[:, k])
+
+
+def test_direct_dynamics_inverts_inverse_dynamics(case):
+    model, fn, _, _, rng = case
+    for _ in range(3):
+        q, qd, _ = random_state(rng, model.n)
+        tau = rng.uniform(-5, 5, model.n)
+        wrench = wrenches(model, rng)
+        qdd = fn.direct_dynamics(q, qd, tau, wrench=wrench)
+        forces = fn.inverse_dynamics(q, qd, qdd, wrench=wrench)
+        assert close(forces, np.concatenate([np.zeros(6), tau]))
+
+
+def test_free_floating_gives_no_base_wrench(case):
+    model, fn, _, _, rng = case
+    q, qd, qdd = random_state(rng, model.n)
+    base, torques = fn.base_acceleration(q, qd, qdd[6:])
+    forces = fn.inverse_dynamics(q, qd, np.concatenate([base, qdd[6:]]))
+    assert np.abs(forces[:6]).max() < 1e-9 * (1 + np.abs(forces).max())
+    assert close(forces[6:], torques)
+    # And direct dynamics with those torques gives back the joint accelerations.
+    assert close(fn.direct_dynamics(q, qd, torques), np.concatenate([base, qdd[6:]]))
+
+
+def test_c_backend_matches_numpy():
+    model = FloatingBaseModel(satellite())
+    rng = np.random.default_rng(5)
+    values = random_parameters(model.robot, rng)
+    fn_c = model.numeric(values, backend="auto")
+    if fn_c.backend != "c":
+        pytest.skip(f"no C backend: {fn_c.fallback_reason}")
+    fn = model.numeric(values, backend="numpy")
+    q, qd, qdd = random_state(rng, model.n, batch=4)
+    wrench = {"3": rng.uniform(-1, 1, 6)}
+    assert close(fn_c.inverse_dynamics(q, qd, qdd, wrench=wrench), fn.inverse_dynamics(q, qd, qdd, wrench=wrench))
+    assert close(fn_c.mass_matrix(q), fn.mass_matrix(q))
+    assert close(fn_c.base_acceleration(q, qd, qdd[:, 6:])[0], fn.base_acceleration(q, qd, qdd[:, 6:])[0])
+    assert close(fn_c.gravity(q[0]), fn.gravity(q[0]))
+    tau = rng.uniform(-1, 1, (4, model.n))
+    assert close(fn_c.direct_dynamics(q, qd, tau, wrench=wrench), fn.direct_dynamics(q, qd, tau, wrench=wrench))
+    assert fn_c.backend == "c"
+
+
+# ------------------------------------------------------------- base pose
+def test_quaternion_helpers():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.normal(size=4)
+        R = floating.quaternion_to_rotation(x)
+        assert close(R, quaternion_matrix(x), rtol=1e-13)
+        back = floating.rotation_to_quaternion(R)
+        assert close(back, np.sign(x[3]) * x / np.linalg.norm(x), rtol=1e-12)
+    # The four branches of Shepperd's method: half turns about x, y, z and the identity.
+    for x in ([1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]):
+        assert close(floating.rotation_to_quaternion(floating.quaternion_to_rotation(x)), np.array(x, float))
+
+
+def test_integrate_follows_the_configuration_derivative():
+    rng = np.random.default_rng(4)
+    q, qd, _ = random_state(rng, 3)
+    dt = 1e-6
+    forward = floating.integrate(q, qd, dt)
+    assert abs(np.linalg.norm(forward[3:7]) - 1) < 1e-15
+    finite = (forward - floating.integrate(q, qd, -dt)) / (2 * dt)
+    assert close(finite, floating.configuration_derivative(q, qd), rtol=1e-8)
+    # A pure translation and a constant twist compose: two half steps make one step.
+    assert close(floating.integrate(floating.integrate(q, qd, 0.35), qd, 0.35), floating.integrate(q, qd, 0.7), rtol=1e-12)
+    # wT_0 is the pose of q.
+    T = floating.base_pose(forward)
+    assert close(T[:3, :3], quaternion_matrix(forward[3:7]), rtol=1e-12) and close(T[:3, 3], forward[:3])
+
+
+def test_momentum_is_conserved_in_free_flight():
+    """No gravity, torques, friction nor wrench: linear and angular momentum
+    in the world frame stay constant along a solve_ivp integration of
+    direct_dynamics with the quaternion update, and the quaternion stays unit."""
+    from scipy.integrate import solve_ivp
+
+    robot = satellite()
+    rng = np.random.default_rng(8)
+    values = random_parameters(robot, rng, friction=False, wrench=False, gravity=0.0)
+    model = FloatingBaseModel(robot)
+    fn = model.numeric(values, backend="numpy")
+    q0, qd0, _ = random_state(rng, model.n)
+    nq = model.nq
+
+    def rates(t, y):
+        q, qd = y[:nq], y[nq:]
+        return np.concatenate([fn.configuration_derivative(q, qd), fn.direct_dynamics(q, qd, np.zeros(model.n))])
+
+    solution = solve_ivp(rates, (0.0, 1.0), np.concatenate([q0, qd0]), method="DOP853", rtol=1e-11, atol=1e-12, t_eval=np.linspace(0, 1, 11))
+    assert solution.success
+    momentum0 = fn.momentum(q0, qd0)
+    assert np.abs(momentum0).max() > 0.1  # something to conserve
+    for y in solution.y.T:
+        q, qd = y[:nq], y[nq:]
+        assert abs(np.linalg.norm(q[3:7]) - 1) < 1e-9
+        assert close(fn.momentum(q, qd), momentum0, rtol=1e-8)
+    assert np.abs(solution.y[nq:, -1] - qd0).max() > 1e-3  # the robot did move
+
+
+# ---------------------------------------------------------------- programs
+def test_programs_layout_and_costs():
+    model = FloatingBaseModel(satellite())
+    assert list(model.program("inverse_dynamics").outputs) == [f"GAM{s}" for s in floating.BASE_FORCE_NAMES] + ["GAM1", "GAM2", "GAM3"]
+    assert list(model.program("base_acceleration").outputs) == [s.name for s in floating.BASE_ACCELERATION] + ["GAM1", "GAM2", "GAM3"]
+    assert list(model.program("gravity").outputs)[:6] == [f"Q{s}" for s in floating.BASE_FORCE_NAMES]
+    # The 6x6 base system is solved in the program: reciprocals of three pivots and of M+_0, no numpy.
+    solve = model.program("base_acceleration")
+    assert {str(s) for s, _ in solve.assignments()} >= {"IM0", "KGID1", "KGID2", "KGID3"}
+    for name in floating.MODELS:
+        counts = model.op_count(name)
+        assert counts["mul"] > 0 and counts["add"] > 0
+    assert list(model.program("direct_dynamics").outputs) == [s.name for s in floating.BASE_ACCELERATION] + ["QDP1", "QDP2", "QDP3"]
+    # The articulated inertia at the base is a full 6x6: six pivots.
+    assert {f"BID{k}" for k in range(1, 7)} <= {str(s) for s, _ in model.program("direct_dynamics").assignments()}
+    with pytest.raises(KaneRobotError, match="unknown model 'coriolis_matrix'"):
+        model.program("coriolis_matrix")
+
+
+def test_customized_robot_keeps_zeros():
+    """A base with its centre of mass at O_0 and principal axes along frame 0
+    costs fewer operations: the zeros propagate through the base solve."""
+    robot = satellite()
+    zeros = {name + "0": 0 for name in ("XY", "XZ", "YZ", "MX", "MY", "MZ")}
+    plain, custom = floating.base_acceleration(robot), floating.base_acceleration(robot.subs(zeros))
+    assert custom.op_count()["mul"] < plain.op_count()["mul"]
+
+
+# ------------------------------------------------------------------ errors
+def test_zero_mass_is_a_clear_error():
+    robot = satellite()
+    model = FloatingBaseModel(robot)
+    values = random_parameters(robot, np.random.default_rng(0))
+    with pytest.raises(KaneRobotError, match=r"robot satellite: the floating base \(link 0\) has mass M0 = 0.*give M0 > 0"):
+        model.numeric(dict(values, M0=0.0), backend="numpy")
+    with pytest.raises(KaneRobotError, match="floating base .*M0 = -1"):
+        model.numeric(dict(values, M0=-1.0), backend="numpy")
+    massless = robot.subs({"M0": 0})
+    for build in (FloatingBaseModel, floating.base_acceleration, floating.mass_matrix, floating.inverse_dynamics):
+        with pytest.raises(KaneRobotError, match="link 0"):
+            build(massless)
+    weightless = robot.subs({f"M{j}": 0 for j in range(4)})
+    with pytest.raises(KaneRobotError, match="mass"):
+        FloatingBaseModel(weightless)
+    with pytest.raises(KaneRobotError, match="negative mass"):
+        model.numeric(dict(values, M2=-0.5), backend="numpy")
+
+
+def test_wrong_state_lengths_name_the_expected_length():
+    model = FloatingBaseModel(satellite())
+    fn = model.numeric(random_parameters(model.robot, np.random.default_rng(0)), backend="numpy")
+    q, qd, qdd = random_state(np.random.default_rng(1), 3)
+    with pytest.raises(KaneRobotError, match=r"q must have 10 values \(base position x y z, quaternion x y z w, joints th1 th2 th3\)"):
+        fn.inverse_dynamics(q[:9], qd, qdd)
+    with pytest.raises(KaneRobotError, match=r"qd must have 9 values"):
+        fn.h(q, qd[:3])
+    with pytest.raises(KaneRobotError, match=r"qdd \(joints\) must have 3 values"):
+        fn.base_acceleration(q, qd, qdd)
+    with pytest.raises(KaneRobotError, match=r"tau must have 3 values"):
+        fn.direct_dynamics(q, qd, qdd)
+    with pytest.raises(KaneRobotError, match="quaternion"):
+        fn.mass_matrix(np.concatenate([q[:3], np.zeros(4), q[7:]]))
+    with pytest.raises(KaneRobotError, match="7 \\+ n"):
+        floating.integrate(q, qd[:8], 0.1)
+    with pytest.raises(ParameterError, match="no value for M0"):
+        model.numeric({k: v for k, v in random_parameters(model.robot, np.random.default_rng(0)).items() if k != "M0"})
+
+
+def test_fixed_base_robot_is_refused():
+    with pytest.raises(KaneRobotError, match="no floating base"):
+        FloatingBaseModel(kr.load(kr.frames_path("rx90")))
+
+
+def test_satellite_par_round_trips(tmp_path):
+    robot = satellite()
+    assert robot.floating and robot.links == ("0", "1", "2", "3") and robot.dof == 9
+    assert list(robot.base.G) == list(sympy.symbols("G1 G2 G3"))
+    path = tmp_path / "satellite.par"
+    kr.save(robot, path)
+    again = kr.load(path)
+    assert again.floating and dict(again.dynamics["0"]) == dict(robot.dynamics["0"])
+
+
+# --------------------------------------------------------------- pinocchio
+def pinocchio_free_flyer(robot, values):
+    """pinocchio model of a floating robot: a free-flyer joint carrying link
+    0, then the joints in ``robot.joint_labels`` order (as kanerobot.interop
+    builds fixed-base robots; no rotor inertia, friction nor wrench)."""
+    import pinocchio as pin
+
+    from kanerobot.interop import inertia_about_com
+
+    symbols = {sympy.Symbol(k): v for k, v in values.items()}
+
+    def number(matrix):
+        return np.array(sympy.Matrix(matrix).xreplace(symbols).evalf(), dtype=float)
+
+    zero_q = {s: 0 for s in robot.joint_symbols}
+    model = pin.Model()
+    model.gravity.linear = number(robot.base.G).ravel()
+    root = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    model.appendBodyToJoint(root, pin.Inertia(*inertia_about_com(robot.dynamics["0"], symbols)), pin.SE3.Identity())
+    joint_id, placement = {"0": root}, {"0": np.eye(4)}
+    for frame in robot.frames:
+        T = placement[frame.antecedent] @ number(frame.transform().xreplace(zero_q))
+        body = pin.Inertia(*inertia_about_com(robot.dynamics[frame.label], symbols)) if frame.label in robot.dynamics else None
+        if not frame.is_joint:
+            joint_id[frame.label], placement[frame.label] = joint_id[frame.antecedent], T
+            if body is not None:
+                model.appendBodyToJoint(joint_id[frame.label], body, pin.SE3(T[:3, :3], T[:3, 3]))
+            continue
+        axis = number(frame.axis).ravel()
+        joint = pin.JointModelRevoluteUnaligned(*axis) if frame.sigma == 0 else pin.JointModelPrismaticUnaligned(*axis)
+        joint_id[frame.label] = model.addJoint(joint_id[frame.antecedent], joint, pin.SE3(T[:3, :3], T[:3, 3]), f"joint{frame.label}")
+        placement[frame.label] = np.eye(4)
+        if body is not None:
+            model.appendBodyToJoint(joint_id[frame.label], body, pin.SE3.Identity())
+    return model
+
+
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_against_pinocchio_free_flyer(name):
+    pin = pytest.importorskip("pinocchio")
+    robot = ROBOTS[name]()
+    rng = np.random.default_rng(21 + list(ROBOTS).index(name))
+    values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+    model = FloatingBaseModel(robot)
+    fn = model.numeric(values, backend="numpy")
+    pmodel = pinocchio_free_flyer(robot, values)
+    data = pmodel.createData()
+    assert (pmodel.nq, pmodel.nv) == (model.nq, model.nv)
+    for _ in range(4):
+        q, qd, qdd = random_state(rng, model.n)
+        tau = pin.rnea(pmodel, data, q, qd, qdd)
+        assert close(fn.inverse_dynamics(q, qd, qdd), tau)
+        A = pin.crba(pmodel, data, q)
+        A = np.triu(A) + np.triu(A, 1).T
+        assert close(fn.mass_matrix(q), A)
+        assert close(fn.h(q, qd), pin.nonLinearEffects(pmodel, data, q, qd))
+        assert close(fn.gravity(q), pin.computeGeneralizedGravity(pmodel, data, q))
+        torques = rng.uniform(-5, 5, model.n)
+        expected = pin.aba(pmodel, data, q, qd, np.concatenate([np.zeros(6), torques]))
+        assert close(fn.direct_dynamics(q, qd, torques), expected)
+        base, joint_torques = fn.base_acceleration(q, qd, qdd[6:])
+        full = np.concatenate([base, qdd[6:]])
+        assert close(pin.rnea(pmodel, data, q, qd, full), np.concatenate([np.zeros(6), joint_torques]))
+        assert close(fn.integrate(q, qd, 0.3), pin.integrate(pmodel, q, 0.3 * qd), rtol=1e-12)
