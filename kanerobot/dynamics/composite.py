@@ -112,7 +112,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     {'add': 7, 'mul': 6, 'fn': 2}
 
     Names: ``AS`` is eq. 27, ``PM``, ``PAS`` the terms of eq. 28 in P
-    (:func:`_transport`), ``JP``, ``MSP``, ``MP`` the composite parameters
+    (:func:`transport_inertia`), ``JP``, ``MSP``, ``MP`` the composite parameters
     J+, MS+, M+ of a frame, ``AJ``, ``AJA`` the rotated inertia
     (:func:`~kanerobot.dynamics.common.rotate_inertia`), and
     ``E{r}{i}_{j}``, ``N{r}{i}_{j}`` component r of the force and moment of
@@ -141,7 +141,7 @@ def mass_matrix(robot, rotor=True, trig=True):
         iA_j, iP_j = placements[j]
         iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * MS_plus[j])  # (27)
         iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * M_plus[j])
-        J_plus[i] += rotate_inertia(program, j, iA_j, J_plus[j]) + _transport(program, j, iP_j, iMS_j, iP_j_M)  # (28)
+        J_plus[i] += rotate_inertia(program, j, iA_j, J_plus[j]) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (28)
         MS_plus[i] += iMS_j + iP_j_M  # (29)
         M_plus[i] += M_plus[j]  # (30)
 
@@ -176,7 +176,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     return program
 
 
-def _transport(program, label, P, MS, PM):
+def transport_inertia(program, label, P, MS, PM):
     """The last two terms of eq. 28, ``-[P^ MS^ + (P^ MS^)^T] + P^ P^T M``.
 
     With ``P^ MS^ = MS P^T - (P.MS) I`` and ``P^ P^T = (P.P) I - P P^T``

@@ -162,11 +162,11 @@ def direct_dynamics(robot, trig=True):
             H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
             JD[j] = program.assign(f"JD{j}", 1 / H_j)
             JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
-            tau_j = _motor_torque(robot, j)
+            tau_j = motor_torque(robot, j)
             GW[j] = program.assign(f"GW{j}", tau_j + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
             if i == BASE:
                 continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", _articulated(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             if i == BASE:
@@ -206,7 +206,7 @@ def direct_dynamics(robot, trig=True):
     return program
 
 
-def _articulated(I_star, JU, I_a, a, IA):
+def articulated_inertia(I_star, JU, I_a, a, IA):
     """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20).
 
     Since ``H = a^T I* a + IA``, ``K a = I* a IA / H = JU IA``: when the
@@ -223,7 +223,7 @@ def _articulated(I_star, JU, I_a, a, IA):
     return K
 
 
-def _motor_torque(robot, j):
+def motor_torque(robot, j):
     """tau_j = GAM_j - FV_j qd_j - FS_j sign(qd_j): the joint torque less friction."""
     QP = robot.joint_parameters[j]["QP"]
     FV, FS = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")

@@ -162,7 +162,7 @@ from kanerobot.dynamics.common import (
     motion_parts,
     program_inputs,
 )
-from kanerobot.dynamics.direct import screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.direct import articulated_inertia, screw_transform_inertia, screw_transform_wrench, spatial_inertia
 from kanerobot.dynamics.model import bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
@@ -656,7 +656,7 @@ def _three_step(program, robot, known_qdd, known_tau):
             GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + a_j^T beta*_j
             if i == BASE:
                 continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", _articulated(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:  # a rigid joint (acceleration known) or a fixed frame
             if i == BASE:
@@ -703,22 +703,6 @@ def _three_step(program, robot, known_qdd, known_tau):
             FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
             Gamma[j] = F_j.dot(a_j) + FS_j * sympy.sign(qd_j) + FV_j * qd_j + IA_j * acceleration  # (29)
     return qdd, Gamma
-
-
-def _articulated(I_star, JU, I_a, a, IA):
-    """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20).
-
-    Since ``H = a^T I* a + IA``, ``K a = JU IA``: for a coordinate motion
-    subspace (every Khalil-Kleinfinger frame) row and column k of K are
-    ``s JU IA``, and zero for the link side of a flexible joint (IA = 0).
-    """
-    K = I_star - JU * I_a.T
-    along = [k for k in range(6) if a[k] != 0]
-    if len(along) == 1 and abs(a[along[0]]) == 1:
-        k, s = along[0], a[along[0]]
-        for r in range(6):
-            K[r, k] = K[k, r] = s * JU[r] * IA
-    return K
 
 
 # ---------------------------------------------------------------------------

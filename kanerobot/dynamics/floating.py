@@ -74,9 +74,9 @@ from kanerobot.dynamics.common import (
     motion_parts,
     rotate_inertia,
 )
-from kanerobot.dynamics.composite import _transport
-from kanerobot.dynamics.direct import _articulated, _motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
-from kanerobot.dynamics.newton_euler import _U
+from kanerobot.dynamics.composite import transport_inertia
+from kanerobot.dynamics.direct import articulated_inertia, motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.newton_euler import u_matrix
 from kanerobot.dynamics.model import bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
@@ -368,7 +368,7 @@ def _generalized_forces(robot, what, output, qd, qdd, gravity, friction, rotor, 
     # Link 0: its motion is the state.
     w, wdot = {BASE: w0}, {BASE: dw0}
     Vdot = {BASE: vec("VP", BASE, dv0 + w0.cross(v0) - g0)}
-    U = {BASE: _U(program, BASE, w0, dw0)}
+    U = {BASE: u_matrix(program, BASE, w0, dw0)}
     A, P, MS, F, No = {}, {}, {}, {}, {}
     J, MS[BASE], M = link_inertia(robot, BASE)
     F[BASE] = vec("F", BASE, M * Vdot[BASE] + U[BASE] * MS[BASE])
@@ -385,7 +385,7 @@ def _generalized_forces(robot, what, output, qd, qdd, gravity, friction, rotor, 
         WI = vec("WI" if any(sigmabar_e) else "W", j, jA_i * w[i])                                     # (6a)
         w[j] = vec("W", j, WI + sigmabar_e * qd_j)                                                   # (6b)
         wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar_e * qdd_j + WI.cross(sigmabar_e * qd_j))    # (8)
-        U[j] = _U(program, j, w[j], wdot[j])                                                         # (9)
+        U[j] = u_matrix(program, j, w[j], wdot[j])                                                         # (9)
         VSP = vec("VSP", j, Vdot[i] + U[i] * P[j])
         Vdot[j] = vec("VP", j, jA_i * VSP + sigma_e * qdd_j + 2 * WI.cross(sigma_e * qd_j))          # (10)
         F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                               # (15)
@@ -563,7 +563,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
         alpha = program.assign_matrix(f"AP{{i}}{j}", beta_c[j] - _inertia_times(J_c[j], MS_c[j], M_c[j], zeta[j]))
         iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * MS_c[j])  # SYMORO+ (27)
         iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * M_c[j])
-        J_c[i] += rotate_inertia(program, j, iA_j, J_c[j]) + _transport(program, j, iP_j, iMS_j, iP_j_M)  # (33): (28)
+        J_c[i] += rotate_inertia(program, j, iA_j, J_c[j]) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (33): (28)
         MS_c[i] += iMS_j + iP_j_M  # (29)
         M_c[i] += M_c[j]  # (30)
         beta_c[i] += screw_transform_wrench(program, j, iA_j, iP_j, alpha)  # (34)
@@ -803,8 +803,8 @@ def direct_dynamics(robot, trig=True):
             H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
             JD[j] = program.assign(f"JD{j}", 1 / H_j)
             JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])
-            GW[j] = program.assign(f"GW{j}", _motor_torque(robot, j) + a_j.dot(beta_star[j]))
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", _articulated(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            GW[j] = program.assign(f"GW{j}", motor_torque(robot, j) + a_j.dot(beta_star[j]))
+            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             K_j = I_star[j]  # (22)
@@ -912,7 +912,7 @@ def mass_matrix(robot, rotor=True, trig=True):
         iA_j, iP_j = placements[j]
         iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * MS_plus[j])  # (27)
         iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * M_plus[j])
-        J_plus[i] += rotate_inertia(program, j, iA_j, J_plus[j]) + _transport(program, j, iP_j, iMS_j, iP_j_M)  # (28)
+        J_plus[i] += rotate_inertia(program, j, iA_j, J_plus[j]) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (28)
         MS_plus[i] += iMS_j + iP_j_M  # (29)
         M_plus[i] += M_plus[j]  # (30)
 

@@ -297,7 +297,7 @@ def _vector(program, name, j, v):
     return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
 
 
-def _U(program, j, w, wdot):
+def u_matrix(program, j, w, wdot):
     """jU_j = hat(wdot) + hat(w) hat(w) (eq. 9), from the six products DV of w's components."""
     products = [w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]
     DV = _vector(program, "DV", j, sympy.Matrix(products))
@@ -328,7 +328,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     b = robot.base
     w, wdot = {BASE: vec("W", BASE, b.W0)}, {BASE: vec("WP", BASE, b.WP0)}
     Vdot = {BASE: vec("VP", BASE, b.VP0 - b.G if gravity else b.VP0)}
-    U = {BASE: _U(program, BASE, w[BASE], wdot[BASE])}
+    U = {BASE: u_matrix(program, BASE, w[BASE], wdot[BASE])}
     A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
     # Forward recursion, j = 1 ... n: link motion and total wrench on each link.
@@ -342,7 +342,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         WI = vec("WI" if sigmabar else "W", j, jA_i * w[i])                                        # (6a) jw_i
         w[j] = vec("W", j, WI + sigmabar * qd_j * a)                                               # (6b)
         wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar * (qdd_j * a + WI.cross(qd_j * a)))       # (8)
-        U[j] = _U(program, j, w[j], wdot[j])                                                       # (9)
+        U[j] = u_matrix(program, j, w[j], wdot[j])                                                       # (9)
         VSP = vec("VSP", j, Vdot[i] + U[i] * iP_j)
         Vdot[j] = vec("VP", j, jA_i * VSP + sigma * (qdd_j * a + 2 * WI.cross(qd_j * a)))          # (10)
         F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                             # (15)
