@@ -184,12 +184,14 @@ def _export(model, name, program, args):
     from kanerobot.codegen import generate
 
     from kanerobot.dynamics.closed_loop import ClosedLoopModel
+    from kanerobot.dynamics.floating import FloatingBaseModel
     from kanerobot.dynamics.model import DynamicModel
 
     robot = model.robot
-    if not isinstance(model, (DynamicModel, ClosedLoopModel)):
+    if isinstance(model, FloatingBaseModel) or not isinstance(model, (DynamicModel, ClosedLoopModel)):
         # Floating-base and flexible models: x holds the program's state
-        # inputs, p the others, both named in the generated docstring.
+        # inputs (base speeds, quaternion, motor positions ...), p the others,
+        # both named in the generated docstring.
         states = set(model.state_symbols)
         groups = [
             ("x", [s for s in program.inputs if s in states]),

@@ -59,8 +59,6 @@ Errors: :func:`check_masses` (a base or robot without mass).
 :class:`~kanerobot.dynamics.model.DynamicModel`.
 """
 
-import os
-
 import numpy as np
 import sympy
 
@@ -77,8 +75,8 @@ from kanerobot.dynamics.common import (
 from kanerobot.dynamics.composite import transport_inertia
 from kanerobot.dynamics.direct import articulated_inertia, motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import bound_values, select_backend
-from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.dynamics.model import DynamicModel, bound_values, select_backend
+from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
@@ -1182,7 +1180,7 @@ MODELS = {
 }
 
 
-class FloatingBaseModel:
+class FloatingBaseModel(DynamicModel):
     """The dynamic models of a floating robot, derived on first use.
 
     The floating-base counterpart of
@@ -1216,22 +1214,13 @@ class FloatingBaseModel:
     ((9, 9), (9,))
     """
 
-    method = "newton-euler"
+    models = MODELS
+    parameter_programs = ("inverse_dynamics", "base_acceleration")
+    c_prefix = "kr_floating_"
 
     def __init__(self, robot):
         _check_floating(robot, "the floating-base dynamic model")
-        self.robot = robot
-        self._programs = {}
-        self._compiled = {}
-        self.q = list(robot.q)
-        self.qd = list(robot.qd)
-        self.qdd = list(robot.qdd)
-        self.tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
-        self.wrench = {
-            label: [robot.dynamics[label][name] for name in WRENCH_NAMES]
-            for label in robot.links
-            if any(robot.dynamics[label][name] != 0 for name in WRENCH_NAMES)
-        }
+        super().__init__(robot, "newton-euler")
 
     @property
     def n(self):
@@ -1248,48 +1237,15 @@ class FloatingBaseModel:
         """Length of a velocity or acceleration: 6 + n."""
         return 6 + self.n
 
-    def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`)."""
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if name not in self._programs:
-            self._programs[name] = {
-                "inverse_dynamics": inverse_dynamics,
-                "base_acceleration": base_acceleration,
-                "mass_matrix": mass_matrix,
-                "h": nonlinear_effects,
-                "gravity": gravity_forces,
-                "direct_dynamics": direct_dynamics,
-            }[name](self.robot)
-        return self._programs[name]
-
-    def has_program(self, name):
-        """Every model of :data:`MODELS` has a program (the direct model too)."""
-        return name in MODELS
-
-    def op_count(self, name):
-        """Operations of model ``name``: ``{"add": int, "mul": int, "fn": int}``."""
-        return dict(self.program(name).op_count())
-
-    def compile(self, names=None, jobs=None):
-        """Compile models to C now rather than on their first call.
-
-        As :meth:`kanerobot.dynamics.model.DynamicModel.compile`: sources
-        are generated one after the other, up to ``jobs`` compilers run at
-        once (default one per CPU).  Returns ``{name: CompiledFunction}``.
-        """
-        names = list(MODELS) if names is None else list(names)
-        for name in names:  # derived here, not in the threads
-            self.program(name)
-        self.parameters
-        todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
-        jobs = min(len(todo), jobs or os.cpu_count() or 1)
-        if jobs > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                list(pool.map(self.compiled, todo))
-        return {name: self.compiled(name) for name in names}
+    def _derive(self, name):
+        return {
+            "inverse_dynamics": inverse_dynamics,
+            "base_acceleration": base_acceleration,
+            "mass_matrix": mass_matrix,
+            "h": nonlinear_effects,
+            "gravity": gravity_forces,
+            "direct_dynamics": direct_dynamics,
+        }[name](self.robot)
 
     def _state_groups(self):
         """[(key, symbols)] in argument order: joints, quaternion, rates, base
@@ -1304,65 +1260,11 @@ class FloatingBaseModel:
             ("tau", self.tau),
         ] + [(("wrench", label), symbols) for label, symbols in self.wrench.items()]
 
-    @property
-    def state_symbols(self):
-        """The state symbols, in the order of :meth:`_state_groups`, each once."""
-        out = []
-        for _, group in self._state_groups():
-            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
-        return out
-
-    @property
-    def parameters(self):
-        """Sorted names of the symbols the models need besides the state."""
-        used = set()
-        for name in ("inverse_dynamics", "base_acceleration"):
-            program = self.program(name)
-            for _, expr in list(program.assignments()) + list(program.outputs.items()):
-                used |= expr.free_symbols
-            used -= {symbol for symbol, _ in program.assignments()}
-        return sorted(str(s) for s in used - set(self.state_symbols))
-
-    @property
-    def robot_symbol_names(self):
-        """Names of every symbol of the robot's description."""
-        robot = self.robot
-        exprs = [v for table in (robot.dynamics, robot.joint_parameters) for d in table.values() for v in d.values()]
-        exprs += [v for key in ("Z", "W0", "WP0", "V0", "VP0", "G") for v in getattr(robot.base, key)]
-        names = set(robot.geometric_parameters)
-        for expr in exprs:
-            names |= {str(s) for s in sympy.sympify(expr).free_symbols}
-        return names
-
-    def compiled(self, name):
-        """Model ``name`` compiled to C (:mod:`kanerobot.codegen.compiled`), on first use."""
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if name not in self._compiled:
-            from kanerobot.codegen.compiled import compile_program
-
-            args, seen = [], set()
-            for key, symbols in self._state_groups():
-                argname = key if isinstance(key, str) else f"wrench{len(args) - 7}"
-                group = []
-                for k, symbol in enumerate(symbols):
-                    if isinstance(symbol, sympy.Symbol) and symbol not in seen:
-                        seen.add(symbol)
-                        group.append(symbol)
-                    else:
-                        group.append(sympy.Symbol(f"kr_unused_{argname}_{k}"))
-                args.append((argname, group))
-            args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
-            outputs = self._matrix_grid() if name == "mass_matrix" else None
-            self._compiled[name] = compile_program(
-                self.program(name), f"kr_floating_{name}", args, outputs=outputs, constant=("p",),
-                doc=f"{MODELS[name]}, robot {self.robot.name}",
-            )
-        return self._compiled[name]
-
-    def _matrix_grid(self):
+    def _output_grid(self, name):
         """The (nv, nv) layout of the mass matrix's outputs for the C backend:
         output names on the upper triangle, None (mirrored) below, 0 where absent."""
+        if name != "mass_matrix":
+            return None
         N = self.nv
         names = matrix_entry_names("A", (N, N))
         outputs = set(self.program("mass_matrix").outputs)

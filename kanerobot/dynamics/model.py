@@ -111,7 +111,18 @@ class DynamicModel:
     ----------
     robot : Robot
     method : str
+
+    Subclasses for other structures (a floating base) set :attr:`models`,
+    :meth:`_derive`, :meth:`_state_groups` and :attr:`parameter_programs`;
+    compiling, counting and parameter checks are shared.
     """
+
+    #: The models offered, name -> what it computes.
+    models = MODELS
+    #: Programs whose symbols make up :attr:`parameters`.
+    parameter_programs = ("inverse_dynamics",)
+    #: Prefix of the compiled C functions.
+    c_prefix = "kr_"
 
     def __init__(self, robot, method):
         self.robot = robot
@@ -129,9 +140,9 @@ class DynamicModel:
         }
 
     def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`)."""
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`)."""
+        if name not in self.models:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
         if name not in self._programs:
             self._programs[name] = self._derive(name)
         return self._programs[name]
@@ -216,14 +227,16 @@ class DynamicModel:
         kanerobot.codegen.compiled.CompileError
             No C compiler, or compilation failed.
         """
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        if name not in self.models:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
         if name not in self._compiled:
             from kanerobot.codegen.compiled import compile_program
 
-            args, seen = [], set()
+            args, seen, wrenches = [], set(), 0
             for key, symbols in self._state_groups():
-                argname = key if isinstance(key, str) else f"wrench{len(args) - 3}"
+                if not isinstance(key, str):
+                    wrenches += 1
+                argname = key if isinstance(key, str) else f"wrench{wrenches}"
                 # Entries that are numbers, or symbols already in an earlier
                 # group, get a placeholder no program uses.
                 group = []
@@ -236,14 +249,18 @@ class DynamicModel:
                 args.append((argname, group))
             args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
             program = self.program(name)
-            outputs = None
-            if name in MATRIX_MODELS:
-                outputs = _matrix_grid(program, len(self.q), name, MATRIX_MODELS[name])
             self._compiled[name] = compile_program(
-                program, f"kr_{name}", args, outputs=outputs, constant=("p",),
-                doc=f"{MODELS[name]}, robot {self.robot.name}",
+                program, f"{self.c_prefix}{name}", args, outputs=self._output_grid(name), constant=("p",),
+                doc=f"{self.models[name]}, robot {self.robot.name}",
             )
         return self._compiled[name]
+
+    def _output_grid(self, name):
+        """How the C backend lays out model ``name``'s outputs: None for a
+        vector, else the grid of :func:`_matrix_grid`."""
+        if name not in MATRIX_MODELS:
+            return None
+        return _matrix_grid(self.program(name), len(self.q), name, MATRIX_MODELS[name])
 
     def compile(self, names=None, jobs=None):
         """Compile models to C now rather than on their first call.
@@ -262,8 +279,8 @@ class DynamicModel:
         dict
             ``{name: CompiledFunction}``, as :meth:`compiled` gives them.
         """
-        names = list(MODELS) if names is None else list(names)
-        for name in ["inverse_dynamics"] + names:  # derived here, not in the threads
+        names = list(self.models) if names is None else list(names)
+        for name in list(self.parameter_programs) + names:  # derived here, not in the threads
             self.program(name)
         todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
         jobs = min(len(todo), jobs or os.cpu_count() or 1)
@@ -295,11 +312,10 @@ class DynamicModel:
 
     @property
     def state_symbols(self):
-        """Symbols given as arguments of the numeric functions, in a fixed order:
-        q, QP, QDP, GAM, then the external wrenches."""
-        groups = [self.q, self.qd, self.qdd, self.tau] + list(self.wrench.values())
+        """Symbols given as arguments of the numeric functions, in the order of
+        :meth:`_state_groups` (q, QP, QDP, GAM, then the external wrenches), each once."""
         out = []
-        for group in groups:
+        for _, group in self._state_groups():
             out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
         return out
 
@@ -307,16 +323,18 @@ class DynamicModel:
     def parameters(self):
         """Sorted names of the free symbols the models need besides the state.
 
-        These are the symbols of the inverse dynamic model, which every other
-        model specialises, less q, QP, QDP, GAM and the external wrenches
-        (given as ``wrench=`` to :meth:`NumericDynamics.inverse_dynamics`).
+        These are the symbols of the inverse dynamic model (the programs of
+        :attr:`parameter_programs`), which every other model specialises,
+        less q, QP, QDP, GAM and the external wrenches (given as ``wrench=``
+        to :meth:`NumericDynamics.inverse_dynamics`).
         """
-        program = self.program("inverse_dynamics")
         used = set()
-        for _, expr in list(program.assignments()) + list(program.outputs.items()):
-            used |= expr.free_symbols
-        assigned = {symbol for symbol, _ in program.assignments()}
-        return sorted(str(s) for s in used - assigned - set(self.state_symbols))
+        for name in self.parameter_programs:
+            program = self.program(name)
+            for _, expr in list(program.assignments()) + list(program.outputs.items()):
+                used |= expr.free_symbols
+            used -= {symbol for symbol, _ in program.assignments()}
+        return sorted(str(s) for s in used - set(self.state_symbols))
 
     @property
     def robot_symbol_names(self):
