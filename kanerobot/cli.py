@@ -20,7 +20,7 @@ import time
 from kanerobot import __version__
 from kanerobot.errors import KaneRobotError
 from kanerobot.library import resolve, robot_names
-from kanerobot.report import model_text, robot_tables, summary
+from kanerobot.report import degrees_of_freedom, model_text, robot_tables, summary
 from kanerobot.robot.io import atomic_write_text, load, save
 
 
@@ -266,7 +266,7 @@ def _write(text, output):
 def cmd_list(args):
     for name in robot_names():
         robot = load(resolve(name))
-        print(f"{name:12s} {robot.structure:12s} {robot.dof:3d} DOF  {resolve(name).name}")
+        print(f"{name:12s} {robot.structure:12s} {degrees_of_freedom(robot):3d} DOF  {resolve(name).name}")
 
 
 def cmd_info(args):

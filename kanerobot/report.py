@@ -81,18 +81,30 @@ def robot_tables(robot):
     return "\n".join([geometric_table(robot), dynamic_table(robot), joint_table(robot), base_table(robot)])
 
 
+def degrees_of_freedom(robot):
+    """``robot.dof``, or for a robot on wheels its mobility ``n - rank W``
+    (the wheel constraints come with its dynamics: :mod:`kanerobot.dynamics.wheeled`)."""
+    if robot.wheeled and robot.wheels:
+        from kanerobot.dynamics.wheeled import mobility
+
+        return mobility(robot)
+    return robot.dof
+
+
 def summary(robot):
     """A short description of the structure: type, counts, joints, loops."""
     lines = [
         f"Robot {robot.name}: {robot.structure}"
         + (", floating base" if robot.floating else "")
         + (", wheeled mobile base" if robot.wheeled else ""),
-        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {robot.dof} degrees of freedom",
+        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)} degrees of freedom",
         "Joints: " + ", ".join(f"{l} ({'RPF'[robot.frame(l).sigma]}, {format_expression(robot.frame(l).q)})" for l in robot.joint_labels),
     ]
     if robot.loops:
         lines.append("Loops (cut joint = closing frame): " + ", ".join(f"{k} = {c}" for k, c in robot.loops))
         lines.append("Active joints: " + ", ".join(robot.active_joints) + "; passive: " + ", ".join(robot.passive_joints))
+    if robot.wheeled and robot.wheels:
+        lines.append("Wheels: " + ", ".join(f"{w.joint} ({w.kind}, radius {format_expression(w.radius)})" for w in robot.wheels))
     if robot.geometric_parameters:
         lines.append("Geometric symbols: " + ", ".join(robot.geometric_parameters))
     return "\n".join(lines) + "\n"

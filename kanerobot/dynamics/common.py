@@ -46,7 +46,7 @@ __all__ = [
 _UNSUPPORTED = {
     "loops": "closed-loop dynamics (GAM = G^T GAM_tr, kanerobot.dynamics.closed_loop)",
     "floating": "the floating-base algorithm (kanerobot.dynamics.floating)",
-    "wheeled": "the wheel constraints (not implemented yet)",
+    "wheeled": "the wheel constraints (kanerobot.dynamics.wheeled)",
     "flexible": "the three-step flexible-joint algorithm (kanerobot.dynamics.flexible)",
 }
 
@@ -90,7 +90,7 @@ def check_structure(robot, what, flexible=True):
     else:
         return
     verb = "need" if need in ("loops", "flexible") else "needs"
-    hint = "" if need == "wheeled" else ": kr.derive(robot) gives its models"
+    hint = ": kr.derive(robot) gives its models"
     raise KaneRobotError(f"{what} of {robot.name}: {robot.name} has {kind}, which {verb} {_UNSUPPORTED[need]}{hint}")
 
 

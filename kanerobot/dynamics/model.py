@@ -59,7 +59,7 @@ def derive(robot, method="newton-euler"):
 
     Returns
     -------
-    DynamicModel, ClosedLoopModel, FloatingBaseModel or FlexibleModel
+    DynamicModel, ClosedLoopModel, FloatingBaseModel, FlexibleModel or WheeledModel
         For closed loops, a
         :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
         model of ``method`` projected on the active joints.  For a floating
@@ -68,7 +68,9 @@ def derive(robot, method="newton-euler"):
         pinocchio's free-flyer convention.  With flexible joints
         (``eta = 1``), a :class:`~kanerobot.dynamics.flexible.FlexibleModel`
         (Spong's motor-side model; see :func:`kanerobot.dynamics.flexible.derive`
-        for the others), state ``(q, q_r)``.
+        for the others), state ``(q, q_r)``.  On wheels, a
+        :class:`~kanerobot.dynamics.wheeled.WheeledModel`: the tree model
+        projected on the independent speeds of the rolling constraints.
 
     Examples
     --------
@@ -83,7 +85,9 @@ def derive(robot, method="newton-euler"):
     if method not in METHODS:
         raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
     if robot.wheeled:
-        raise KaneRobotError(f"{robot.name} has a wheeled base: its dynamics come with a later issue")
+        from kanerobot.dynamics.wheeled import WheeledModel
+
+        return WheeledModel(robot, method)
     if robot.floating:
         if method != "newton-euler":
             raise KaneRobotError(

@@ -7,6 +7,7 @@ from kanerobot.robot.description import (
     GeneralPlacement,
     KKPlacement,
     Robot,
+    Wheel,
 )
 
-__all__ = ["BASE", "Base", "Frame", "GeneralPlacement", "KKPlacement", "Robot"]
+__all__ = ["BASE", "Base", "Frame", "GeneralPlacement", "KKPlacement", "Robot", "Wheel"]

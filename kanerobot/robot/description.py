@@ -10,8 +10,17 @@ Frames are numbered in SYMORO's way (Khalil and Kleinfinger; SYMORO+ section
 base.  A closed-loop robot is described by its equivalent tree, each loop cut
 at a passive joint k, plus a fixed frame k + B on the other link that
 coincides with frame k when the loop is closed (NF = NL + 2B).
+
+A wheeled mobile robot (``wheeled``) moves its chassis in the plane: its
+posture ``xi = [x y theta]`` is three joints of the tree (:attr:`Robot.posture`:
+x and y prismatic, theta revolute about the vertical, the chassis being the
+link of theta), and its :class:`Wheel` s say which revolute joints are wheels
+rolling on the ground, their kind (fixed, steering, castor), radius and, for
+a castor, its offset (OpenSYMORO section IV-E; Campion and Chung).  The
+constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
 """
 
+import difflib
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping, Optional, Tuple, Union
@@ -33,6 +42,10 @@ DYNAMIC_NAMES = INERTIAL_NAMES + FRICTION_NAMES + WRENCH_NAMES
 JOINT_NAMES = ("QP", "QDP", "GAM", "eta", "k")
 BASE_VECTOR_NAMES = ("W0", "WP0", "V0", "VP0", "G")
 STRUCTURES = ("serial", "tree", "closed loop")
+#: Kinds of wheels: fixed (axle fixed on the chassis), steering (turned about a
+#: vertical axis through its centre by a steering joint), castor (turned about a
+#: vertical axis at a horizontal distance ``offset`` from its centre).
+WHEEL_KINDS = ("fixed", "steering", "castor")
 
 
 def _expr(value, key, label):
@@ -149,6 +162,130 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Wheel:
+    """A wheel of a wheeled mobile robot, rolling on the ground of the world.
+
+    The wheel is the link of the revolute joint ``joint``: the joint axis is
+    its axle (horizontal), the joint variable its rotation phi, and the
+    origin of its frame its centre, at height ``radius`` above the ground
+    ``z = 0`` of the world.  It touches the ground at the point below its
+    centre; rolling without slipping makes that point's velocity zero
+    (:mod:`kanerobot.dynamics.wheeled` checks the geometry and builds the
+    constraints).
+
+    Parameters
+    ----------
+    joint : str
+        Label of the wheel's revolute joint.
+    kind : {"fixed", "steering", "castor"}
+        ``fixed``: the axle is fixed on the chassis; ``steering``: a
+        steering joint ``steer`` turns the wheel about a vertical axis
+        through its centre (the steering angle beta is a coordinate of its
+        own, free of the constraints); ``castor``: a joint ``steer`` turns it
+        about a vertical axis at the horizontal distance ``offset`` from its
+        centre (beta then follows the motion).
+    radius : number or expression
+        The contact geometry: the wheel's radius, > 0.
+    steer : str, optional
+        Label of the steering (or castor swivel) joint: revolute, about the
+        vertical, between the chassis and the wheel.  Required for steering
+        and castor wheels, refused for fixed ones.
+    offset : number or expression, optional
+        Castor only (required, not 0): the horizontal distance from the
+        steering axis to the wheel centre.
+
+    Raises
+    ------
+    DescriptionError
+        ``key`` ``"wheel:kind"``, ``"wheel:radius"``, ``"wheel:steer"`` or
+        ``"wheel:offset"`` and ``label`` the wheel's joint, for a file
+        reader to point at the line.
+
+    Examples
+    --------
+    >>> Wheel("4", "fixed", radius="R")
+    Wheel(joint='4', kind='fixed', radius=R, steer=None, offset=0)
+    >>> Wheel("7", "castor", radius="Rc", steer="6")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.DescriptionError: castor wheel 7 has no offset: give offset, the horizontal distance from its steering axis (joint 6) to its centre
+    """
+
+    joint: str
+    kind: str = "fixed"
+    radius: Optional[sympy.Expr] = None
+    steer: Optional[str] = None
+    offset: Optional[sympy.Expr] = None
+
+    def __post_init__(self):
+        joint = str(self.joint)
+        object.__setattr__(self, "joint", joint)
+        if self.kind not in WHEEL_KINDS:
+            guess = difflib.get_close_matches(str(self.kind).lower(), WHEEL_KINDS, n=1)
+            hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+            raise DescriptionError(
+                f"wheel {joint}: kind {self.kind!r} is not a kind of wheel{hint}; use {', '.join(WHEEL_KINDS)}",
+                key="wheel:kind",
+                label=joint,
+            )
+        if self.radius is None:
+            raise DescriptionError(
+                f"wheel {joint} has no contact geometry: give its radius (the height of its centre above the ground)",
+                key="wheel:radius",
+                label=joint,
+            )
+        radius = _expr(self.radius, "radius", f"wheel {joint}")
+        if radius.is_number and not (radius.is_real and radius > 0):
+            raise DescriptionError(f"wheel {joint} has radius {radius}: a wheel's radius must be > 0", key="wheel:radius", label=joint)
+        object.__setattr__(self, "radius", radius)
+        steer = None if self.steer is None else str(self.steer)
+        object.__setattr__(self, "steer", steer)
+        if self.kind == "fixed" and steer is not None:
+            raise DescriptionError(
+                f"wheel {joint} is fixed but has a steering joint {steer}: remove steer, or make it a steering or castor wheel",
+                key="wheel:steer",
+                label=joint,
+            )
+        if self.kind != "fixed" and steer is None:
+            raise DescriptionError(
+                f"{self.kind} wheel {joint} has no steering joint: give steer, the label of the revolute joint "
+                f"that turns it about the vertical",
+                key="wheel:steer",
+                label=joint,
+            )
+        if self.offset is None:
+            if self.kind == "castor":
+                raise DescriptionError(
+                    f"castor wheel {joint} has no offset: give offset, the horizontal distance from its steering "
+                    f"axis (joint {steer}) to its centre",
+                    key="wheel:offset",
+                    label=joint,
+                )
+            offset = sympy.S.Zero
+        else:
+            offset = _expr(self.offset, "offset", f"wheel {joint}")
+        if self.kind == "castor" and offset == 0:
+            raise DescriptionError(
+                f"castor wheel {joint} has offset 0: a castor's centre is off its steering axis (offset != 0); "
+                f"a wheel centred on its steering axis is a steering wheel",
+                key="wheel:offset",
+                label=joint,
+            )
+        if self.kind != "castor" and offset != 0:
+            raise DescriptionError(
+                f"{self.kind} wheel {joint} has an offset {offset}: only a castor has one (a steering wheel's axis "
+                f"goes through its centre); make it a castor or remove offset",
+                key="wheel:offset",
+                label=joint,
+            )
+        object.__setattr__(self, "offset", offset)
+
+    def subs(self, mapping):
+        """A new wheel with ``mapping`` ({Symbol: value}) applied to radius and offset."""
+        return replace(self, radius=self.radius.xreplace(mapping), offset=self.offset.xreplace(mapping))
+
+
+@dataclass(frozen=True)
 class Base:
     """Placement and motion of the base frame 0.
 
@@ -220,7 +357,10 @@ class Robot:
     links : sequence of str, optional
         Labels of the frames that carry a link (with inertial parameters).
         Default: every joint frame that does not cut a loop; ``'0'`` is added
-        for a floating or wheeled base.
+        for a floating base, and for a wheeled base without ``posture``.  With
+        a ``posture``, the base 0 is the ground and the x and y frames are
+        massless slides: they carry no link by default, the chassis being
+        the link of the theta joint.
     dynamics : mapping label -> {name: value}, optional
         Dynamic parameters per link (:data:`DYNAMIC_NAMES`); names left out
         take SYMORO's default symbols (``XX3`` ...; external wrench 0).
@@ -233,6 +373,14 @@ class Robot:
         ``closing`` coincides with it when the loop is closed.
     floating, wheeled : bool
         Flags for a floating base and a wheeled mobile base.
+    wheels : sequence of Wheel, optional
+        The wheels of a wheeled robot (``wheeled`` must be true).
+    posture : sequence of 3 str, optional
+        Labels of the joints of the planar posture ``xi = [x y theta]`` of
+        a wheeled robot: x on the base 0 and prismatic, y on x and prismatic,
+        theta on y and revolute (their axes horizontal, horizontal and
+        vertical: :mod:`kanerobot.dynamics.wheeled` checks it).  Required
+        with wheels.
 
     Examples
     --------
@@ -255,6 +403,8 @@ class Robot:
     loops: Tuple[Tuple[str, str], ...]
     floating: bool = False
     wheeled: bool = False
+    wheels: Tuple[Wheel, ...] = ()
+    posture: Tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -269,6 +419,8 @@ class Robot:
         loops=(),
         floating=False,
         wheeled=False,
+        wheels=(),
+        posture=None,
     ):
         """Validate the parts and build a robot, filling SYMORO's defaults."""
         frames = tuple(frames)
@@ -277,12 +429,13 @@ class Robot:
         labels = {f.label for f in frames}
         for cut, closing in loops:
             _check_loop(frames, labels, cut, closing)
+        wheels = tuple(wheels or ())
+        posture = tuple(str(label) for label in posture) if posture else ()
+        _check_wheels(frames, wheels, posture, bool(wheeled))
         cut_labels = {cut for cut, _ in loops}
         closing_labels = {closing for _, closing in loops}
         if links is None:
-            links = [f.label for f in frames if f.is_joint and f.label not in cut_labels]
-            if floating or wheeled:
-                links = [BASE] + links
+            links = default_links(frames, loops, floating, wheeled, posture)
         links = tuple(str(label) for label in links)
         for label in links:
             if label != BASE and label not in labels:
@@ -343,6 +496,8 @@ class Robot:
             loops=loops,
             floating=bool(floating),
             wheeled=bool(wheeled),
+            wheels=wheels,
+            posture=posture,
         )
 
     def __hash__(self):
@@ -441,7 +596,8 @@ class Robot:
     def dof(self):
         """Degrees of freedom: the joints of an open chain, the active joints of
         a closed loop, plus 6 for a floating base.  (A wheeled base's mobility
-        comes from its wheel constraints, handled with its dynamics.)"""
+        comes from its wheel constraints, handled with its dynamics: see
+        :func:`kanerobot.dynamics.wheeled.mobility`.)"""
         return len(self.active_joints) + (6 if self.floating else 0)
 
     @property
@@ -518,13 +674,152 @@ class Robot:
             loops=self.loops,
             floating=self.floating,
             wheeled=self.wheeled,
+            wheels=tuple(wheel.subs(mapping) for wheel in self.wheels),
+            posture=self.posture,
         )
+
+    @property
+    def wheel_joints(self):
+        """Labels of the wheels' joints, in the order of :attr:`wheels`."""
+        return tuple(wheel.joint for wheel in self.wheels)
+
+    def wheel(self, joint):
+        """The :class:`Wheel` whose joint is ``joint``."""
+        for wheel in self.wheels:
+            if wheel.joint == str(joint):
+                return wheel
+        known = ", ".join(self.wheel_joints) or "none"
+        raise DescriptionError(f"robot {self.name} has no wheel on joint {joint!r}; wheels: {known}", label=str(joint))
 
     def __repr__(self):
         return (
             f"<Robot {self.name!r}: {self.structure}, {self.nl} links, {self.nj} joints, "
             f"{self.nf} frames, {self.dof} DOF>"
         )
+
+
+def default_links(frames, loops=(), floating=False, wheeled=False, posture=()):
+    """The links :meth:`Robot.create` gives by default: every joint frame that
+    does not cut a loop; the base for a floating robot and for a wheeled
+    robot without posture; with a posture, not its x and y slides."""
+    cut = {c for c, _ in loops}
+    slides = set(posture[:2]) if posture else set()
+    links = [f.label for f in frames if f.is_joint and f.label not in cut and f.label not in slides]
+    return ([BASE] if floating or (wheeled and not posture) else []) + links
+
+
+def _check_wheels(frames, wheels, posture, wheeled):
+    """The wheels and the posture name joints of the right types, in the right places."""
+    by_label = {f.label: f for f in frames}
+    kinds = {joints.REVOLUTE: "revolute", joints.PRISMATIC: "prismatic", joints.FIXED: "fixed (sigma = 2)"}
+    if (wheels or posture) and not wheeled:
+        what = "wheels" if wheels else "a posture"
+        raise DescriptionError(
+            f"the robot has {what} but is not wheeled: set wheeled = true (or remove them)",
+            key="wheel:joint" if wheels else "posture",
+            label=wheels[0].joint if wheels else None,
+        )
+    if posture:
+        if len(posture) != 3:
+            raise DescriptionError(
+                f"posture names {len(posture)} joints: give the 3 joints x, y, theta of the planar base", key="posture"
+            )
+        if len(set(posture)) != 3:
+            raise DescriptionError(f"posture {list(posture)} names a joint twice: give 3 different joints x, y, theta", key="posture")
+        roles = (("x", joints.PRISMATIC, BASE), ("y", joints.PRISMATIC, posture[0]), ("theta", joints.REVOLUTE, posture[1]))
+        for label, (role, sigma, antecedent) in zip(posture, roles):
+            if label not in by_label:
+                known = ", ".join(by_label)
+                raise DescriptionError(f"posture: {role} is joint {label}, which is not a frame (frames: {known})", key="posture", label=label)
+            frame = by_label[label]
+            if frame.sigma != sigma:
+                raise DescriptionError(
+                    f"posture: {role} is joint {label}, which is {kinds[frame.sigma]}; x and y must be prismatic joints "
+                    f"and theta a revolute joint",
+                    key="posture",
+                    label=label,
+                )
+            if frame.antecedent != antecedent:
+                where = "the base 0" if antecedent == BASE else f"frame {antecedent}"
+                raise DescriptionError(
+                    f"posture: {role} (joint {label}) hangs on frame {frame.antecedent}, not on {where}: the planar base "
+                    f"is the chain 0 -> x -> y -> theta",
+                    key="posture",
+                    label=label,
+                )
+    if not wheels:
+        if posture:
+            raise DescriptionError("the robot has a posture but no wheels: describe its wheels", key="posture")
+        return
+    if not posture:
+        raise DescriptionError(
+            "a robot with wheels needs the posture of its planar base: posture = [x, y, theta], the labels of its "
+            "x and y prismatic joints and its theta revolute joint",
+            key="posture",
+        )
+
+    def ancestors(label):
+        out = []
+        while label != BASE:
+            label = by_label[label].antecedent
+            out.append(label)
+        return out
+
+    seen, steers = set(), {}
+    for wheel in wheels:
+        if not isinstance(wheel, Wheel):
+            raise DescriptionError(f"expected a Wheel, got {wheel!r}", key="wheel:joint")
+        j = wheel.joint
+        if j not in by_label:
+            known = ", ".join(by_label)
+            raise DescriptionError(f"wheel {j}: there is no frame {j} (frames: {known})", key="wheel:joint", label=j)
+        frame = by_label[j]
+        if frame.sigma != joints.REVOLUTE:
+            raise DescriptionError(
+                f"wheel {j}: joint {j} is {kinds[frame.sigma]}, but a wheel turns about its axle: make it a revolute joint (sigma = 0)",
+                key="wheel:joint",
+                label=j,
+            )
+        if j in seen:
+            raise DescriptionError(f"wheel {j} is described twice", key="wheel:joint", label=j)
+        seen.add(j)
+        if j in posture:
+            raise DescriptionError(f"wheel {j}: joint {j} is a joint of the posture, not a wheel", key="wheel:joint", label=j)
+        if posture[2] not in ancestors(j):
+            raise DescriptionError(
+                f"wheel {j} does not hang on the chassis (the theta frame {posture[2]}): it must be carried by the mobile base",
+                key="wheel:joint",
+                label=j,
+            )
+    for wheel in wheels:
+        j, steer = wheel.joint, wheel.steer
+        if steer is None:
+            continue
+        if steer not in by_label:
+            raise DescriptionError(f"wheel {j}: its steering joint {steer} is not a frame", key="wheel:steer", label=j)
+        if by_label[steer].sigma != joints.REVOLUTE:
+            raise DescriptionError(
+                f"wheel {j}: its steering joint {steer} is {kinds[by_label[steer].sigma]}; it must be a revolute joint about the vertical",
+                key="wheel:steer",
+                label=j,
+            )
+        if steer in seen or steer in posture:
+            what = "a wheel's joint" if steer in seen else "a joint of the posture"
+            raise DescriptionError(f"wheel {j}: its steering joint {steer} is {what}", key="wheel:steer", label=j)
+        if steer not in ancestors(j) or posture[2] not in ancestors(steer):
+            raise DescriptionError(
+                f"wheel {j}: its steering joint {steer} is not between the chassis (frame {posture[2]}) and the wheel: "
+                f"the wheel's frame must descend from it",
+                key="wheel:steer",
+                label=j,
+            )
+        if steer in steers:
+            raise DescriptionError(
+                f"joint {steer} steers wheels {steers[steer]} and {j}: give each wheel its own steering joint",
+                key="wheel:steer",
+                label=j,
+            )
+        steers[steer] = j
 
 
 def _check_frames(frames):

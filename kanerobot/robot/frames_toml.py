@@ -73,13 +73,16 @@ from kanerobot.robot.description import (
     GeneralPlacement,
     KKPlacement,
     Robot,
+    Wheel,
     default_dynamics,
     default_joint_parameters,
+    default_links,
 )
 from kanerobot.robot.expressions import format_expression, parse_expression
 from kanerobot.robot.io import read_text
 
-TOP_KEYS = ("name", "floating", "wheeled", "base", "frame")
+TOP_KEYS = ("name", "floating", "wheeled", "posture", "base", "frame", "wheel")
+WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")
 BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES + ("link", "dynamics")
 KK_KEYS = KKPlacement.KEYS
 GENERAL_KEYS = ("R0", "P", "axis", "q")
@@ -147,23 +150,24 @@ class _Lines:
     def __init__(self, text):
         self.where = {}
         table = ()
-        frames = -1
+        counts = {}  # arrays of tables ([[frame]], [[wheel]]): how many met so far
         depth, multiline = 0, None
         for number, line in enumerate(text.splitlines(), 1):
             if depth == 0 and multiline is None:
                 array, plain = _ARRAY_HEADER.match(line), _TABLE_HEADER.match(line)
                 if array:
                     parts = _key_parts(array.group(1))
-                    if parts == ["frame"]:
-                        frames += 1
-                        table = ("frame", frames)
+                    if parts in (["frame"], ["wheel"]):
+                        counts[parts[0]] = counts.get(parts[0], -1) + 1
+                        self._add((parts[0],), number)
+                        table = (parts[0], counts[parts[0]])
                     else:
                         table = tuple(parts)
                     self._add(table, number)
                 elif plain:
                     parts = _key_parts(plain.group(1))
-                    if parts[:1] == ["frame"] and len(parts) > 1 and frames >= 0:
-                        table = ("frame", frames) + tuple(parts[1:])
+                    if parts[:1] and parts[0] in counts and len(parts) > 1:
+                        table = (parts[0], counts[parts[0]]) + tuple(parts[1:])
                     else:
                         table = tuple(parts)
                     self._add(table, number)
@@ -224,6 +228,7 @@ class _Reader:
         self.lines = lines
         self.data = data
         self.labels = []  # frame labels in file order
+        self.wheel_labels = []  # wheel joints in file order
 
     # ------------------------------------------------------------- helpers
     def fail(self, where, message):
@@ -331,7 +336,10 @@ class _Reader:
             overrides[BASE] = base_link
         if base_dynamics is not None:
             dynamics[BASE] = base_dynamics
-        links = default_links(frames, loops, floating, wheeled)
+        posture = self.posture(data["posture"]) if "posture" in data else ()
+        wheels = self.wheels(data.get("wheel", []))
+        self.wheel_labels = [wheel.joint for wheel in wheels]
+        links = default_links(frames, loops, floating, wheeled, posture)
         if overrides:
             chosen = {label: (label in links) for label in [BASE] + self.labels}
             chosen.update(overrides)
@@ -352,6 +360,8 @@ class _Reader:
                 loops=loops,
                 floating=floating,
                 wheeled=wheeled,
+                wheels=wheels,
+                posture=posture,
             )
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
@@ -395,6 +405,38 @@ class _Reader:
         else:
             placement = KKPlacement(*(self.expr(raw.get(k, 0), where + (k,), f"{k} of frame {label}") for k in KK_KEYS))
         return Frame(label, antecedent, sigma, mu, placement), link, closes
+
+    def posture(self, value):
+        where = ("posture",)
+        if not isinstance(value, list) or len(value) != 3:
+            self.fail(where, f"posture must be a list of the 3 joints x, y, theta of the planar base, like [\"x\", \"y\", \"th\"]; got {value!r}")
+        return tuple(self.label(v, where, "a joint of the posture") for v in value)
+
+    def wheels(self, raw_wheels):
+        if not isinstance(raw_wheels, list):
+            self.fail(("wheel",), "wheels are written [[wheel]] (double brackets), one table per wheel")
+        wheels = []
+        for index, raw in enumerate(raw_wheels):
+            where = ("wheel", index)
+            raw = self.table(raw, where, "a wheel")
+            named = raw.get("joint")
+            what = f"wheel {named}" if isinstance(named, (str, int)) and not isinstance(named, bool) else f"wheel number {index + 1}"
+            self.check_keys(raw, WHEEL_KEYS, where, what)
+            if "joint" not in raw:
+                self.fail(where, f"wheel number {index + 1} has no joint: give joint, the label of the wheel's revolute joint")
+            joint = self.label(raw["joint"], where + ("joint",), f"joint of wheel number {index + 1}")
+            kind = raw.get("kind", "fixed")
+            if not isinstance(kind, str):
+                self.fail(where + ("kind",), f"kind of wheel {joint} must be \"fixed\", \"steering\" or \"castor\", got {kind!r}")
+            radius = self.expr(raw["radius"], where + ("radius",), f"radius of wheel {joint}") if "radius" in raw else None
+            steer = self.label(raw["steer"], where + ("steer",), f"steer of wheel {joint}") if "steer" in raw else None
+            offset = self.expr(raw["offset"], where + ("offset",), f"offset of wheel {joint}") if "offset" in raw else None
+            try:
+                wheels.append(Wheel(joint, kind, radius=radius, steer=steer, offset=offset))
+            except DescriptionError as exc:
+                key = (exc.key or "").partition(":")[2]
+                self.fail(where + ((key,) if key in raw else ()), str(exc))
+        return tuple(wheels)
 
     def parameters(self, raw, known, where, what):
         raw = self.table(raw, where, what)
@@ -474,6 +516,12 @@ class _Reader:
 
     def description_line(self, exc):
         key, label = exc.key, exc.label
+        if key == "posture":
+            return self.lines.line("posture") or self.lines.line("wheeled")
+        if key and key.startswith("wheel:"):
+            if label in self.wheel_labels:
+                return self.lines.line("wheel", self.wheel_labels.index(label), key.partition(":")[2])
+            return self.lines.line("wheel", 0)
         if label == BASE or label == "the base":
             if key in DYNAMIC_NAMES:
                 return self.lines.line("base", "dynamics", key)
@@ -501,14 +549,6 @@ def _shape(value):
         sizes = sorted({len(row) for row in value})
         return f"{len(value)} rows of {' or '.join(str(n) for n in sizes)} values"
     return f"{len(value)} values"
-
-
-def default_links(frames, loops, floating, wheeled):
-    """The links :meth:`Robot.create` gives by default: every joint frame that
-    does not cut a loop, and the base for a floating or wheeled robot."""
-    cut = {c for c, _ in loops}
-    links = [f.label for f in frames if f.is_joint and f.label not in cut]
-    return ([BASE] if floating or wheeled else []) + links
 
 
 # --------------------------------------------------------------------- writer
@@ -567,17 +607,32 @@ class _Writer:
         canonical = [label for label in (BASE,) + robot.labels if label in robot.links]
         if list(robot.links) != canonical:
             self.fail(f"its links {', '.join(robot.links)} must be in frame order ({', '.join(canonical)})")
-        defaults = set(default_links(robot.frames, loops, robot.floating, robot.wheeled))
+        defaults = set(default_links(robot.frames, loops, robot.floating, robot.wheeled, robot.posture))
         links = set(robot.links)
 
         self.out.append("# kanerobot frame tree, see docs/frames-format.md")
         self.put("name", _string(robot.name))
         self.put("floating", _bool(robot.floating))
         self.put("wheeled", _bool(robot.wheeled))
+        if robot.posture:
+            self.put("posture", "[" + ", ".join(_string(label) for label in robot.posture) + "]")
         self.write_base((BASE in links) != (BASE in defaults))
         for frame in robot.frames:
             self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
+        for wheel in robot.wheels:
+            self.write_wheel(wheel)
         return "\n".join(self.out) + "\n"
+
+    def write_wheel(self, wheel):
+        what = f"wheel {wheel.joint}"
+        self.out.extend(["", "[[wheel]]"])
+        self.put("joint", _string(wheel.joint))
+        self.put("kind", _string(wheel.kind))
+        self.put("radius", self.value(wheel.radius, f"radius of {what}"))
+        if wheel.steer is not None:
+            self.put("steer", _string(wheel.steer))
+        if wheel.kind == "castor":
+            self.put("offset", self.value(wheel.offset, f"offset of {what}"))
 
     def write_base(self, link_differs):
         base, default = self.robot.base, Base()

@@ -1,0 +1,1306 @@
+"""Wheeled mobile robots: rolling constraints, and the tree model projected on the independent speeds.
+
+OpenSYMORO section IV-E (eqs 42-43); Campion and Chung, *Wheeled robots*.
+A wheeled robot (``wheeled = true``) is described as a tree of frames whose
+first three joints are the planar posture of its chassis, ``xi = [x y
+theta]`` (:attr:`Robot.posture <kanerobot.robot.description.Robot.posture>`:
+x and y prismatic along horizontal axes, theta revolute about the vertical;
+the chassis is the link of theta), and whose :class:`~kanerobot.robot.description.Wheel`
+s are revolute joints: the joint axis is the wheel's axle (horizontal), the
+joint variable its rotation phi, the origin of its frame its centre, at the
+height ``radius`` above the ground ``z = 0`` of the world (``robot.base.Z``
+places frame 0 in the world).  Fixed wheels hang on the chassis, steering
+and castor wheels on a steering joint beta (vertical, through the centre for
+a steering wheel, at the horizontal distance ``offset`` for a castor).
+
+**Constraints.**  A wheel rolls without slipping: the material point of the
+wheel that touches the ground, ``c = p - radius n`` (``p`` its centre, ``n``
+the upward vertical), has zero velocity.  With ``a`` the axle and ``t = a x
+n`` the direction the wheel rolls along, both horizontal:
+
+    t . v_c = 0      non-slipping (along the wheel plane)
+    a . v_c = 0      non-sliding (across it)
+
+(the vertical component vanishes identically once the geometry is right:
+:func:`check_wheels`).  ``v_c`` is linear in the joint rates: each joint k
+between the base and the wheel adds ``e_k x (c - p_k) qd_k`` (revolute, axis
+``e_k`` through ``p_k``) or ``e_k qd_k`` (prismatic).  Two rows per wheel
+give ``W(q) qd = 0``, ``W`` of shape (2 * wheels, n) in frame 0
+(:func:`wheel_constraints`).  Rows can repeat (two coaxial fixed wheels have
+the same non-sliding row): ``rank W`` counts.
+
+**Independent speeds.**  The joint rates split into ``r = rank W``
+dependent ones and ``m = n - r`` independent ones ``qd_a`` (the robot's
+degrees of freedom, :func:`mobility`).  The dependent speeds are chosen, in
+this order of preference, among the posture rates ``x, y, theta``, the
+castors' swivel and rolling rates, then the rolling rates of the fixed and
+steering wheels (last wheels first), each taken when it raises the rank of
+the dependent columns at a generic configuration.  So the independent speeds
+are, in joint order: the body joints (never in ``W``), the steering joints,
+and the rolling rates of the first fixed and steering wheels.  For a
+differential drive: the two wheel rates (``x, y, theta`` and a castor's two
+rates follow); for Krang on its wheels: the two wheel rates and the 17 body
+joints, the body pitch ``q_imu`` included (its generalized force is the
+reaction ``-tau_R - tau_L`` of the wheel motors, seed 001).
+
+**G stays defined.**  ``qd = G(q) qd_a`` with identity rows for the
+independent speeds and ``W_d G_d = -W_i`` for the dependent ones.  ``W_d``
+(rows of W, dependent columns) has full column rank wherever the choice is
+valid; it is solved
+
+- numerically (:class:`WheeledDynamics`) by its singular value
+  decomposition on all the rows, ``G_d = -W_d^+ W_i``: no pivot, redundant
+  rows welcome; where the smallest singular value vanishes, or ``W G`` is
+  not zero (the constraints changed rank), a :class:`SingularityError`
+  names the configuration;
+- symbolically (:meth:`WheeledModel.program`, and the sympy
+  ``KanesMethod`` of :func:`nonholonomic_kanes_method`) on ``r`` independent
+  rows by adjugate over determinant, the determinant simplified once: it
+  vanishes only where the square block is singular (a constant for
+  ``frames/diffdrive.toml``: ``Rc b d``, or ``-b`` without its castor),
+  where LU would divide by the pivot ``cos(theta)``.
+
+**Dynamics** (eq. 43).  The tree model of any engine (the robot with its
+wheels free, :func:`tree_robot`) gives ``Gamma = A qdd + H``.  The wheels'
+contact forces do no work on admissible motions, so with ``qdd = G qdd_a +
+g``, ``W_d g_d = -Wdot qd``, ``g_a = 0``:
+
+    Gamma_a = G^T Gamma(q, G qd_a, G qdd_a + g)
+    A_a = G^T A G,    H_a = G^T (A g + H),    Q_a = G^T Q
+    C_a = G^T (A Gdot + C G),   W_d Gdot_d = -Wdot G
+
+For Kane's method this is the nonholonomic form of Kane's equations
+(``F~_r = F_r + sum_s F_s A_sr``, with ``A = G_d`` the dependent speeds'
+coefficients): the Kane engine's tree programs projected by ``G^T`` are
+Kane's equations of the constrained system, which the tests check against
+sympy's own ``KanesMethod`` with ``u_dependent`` and
+``velocity_constraints`` (:func:`nonholonomic_kanes_method`).
+
+**State.**  ``q``: every joint variable, in ``robot.joint_labels`` order
+(posture, wheels, steering and body joints: the configuration, which the
+independent speeds alone do not determine); ``qd_a``, ``qdd_a``, ``tau_a``:
+the independent speeds (:attr:`WheeledModel.independent`), their
+derivatives and generalized forces.  A simulation state is ``x = (q,
+qd_a)``, ``xdot = (G qd_a, qdd_a)`` (:meth:`WheeledDynamics.rhs`): the
+constraints hold by construction along any motion.
+
+Examples
+--------
+>>> import numpy as np, kanerobot as kr
+>>> from kanerobot.dynamics.parameters import random_parameters
+>>> robot = kr.load(kr.frames_path("diffdrive"))
+>>> model = WheeledModel(robot, "newton-euler")
+>>> model.independent, model.dependent
+(('wr', 'wl'), ('x', 'y', 'th', 'cs', 'cw'))
+>>> fn = model.numeric(random_parameters(robot, np.random.default_rng(0), friction=False), backend="numpy")
+>>> q = np.zeros(7)
+>>> fn.velocities(q, [1.0, 1.0])[:3].round(6).tolist() == [round(fn.values_by_name["R"], 6), 0.0, 0.0]
+True
+>>> fn.mass_matrix(q).shape, fn.direct_dynamics(q, [1.0, 0.5], [0.0, 0.0]).shape
+((2, 2), (2,))
+"""
+
+import dataclasses
+from functools import lru_cache
+
+import numpy as np
+import sympy
+
+from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.robot.description import BASE, Robot
+from kanerobot.robot.joints import PRISMATIC, REVOLUTE
+
+__all__ = [
+    "NonholonomicKane",
+    "WheelConstraints",
+    "WheeledDynamics",
+    "WheeledModel",
+    "adjugate_solver",
+    "check_wheels",
+    "mobility",
+    "nonholonomic_kanes_method",
+    "tree_robot",
+    "wheel_constraints",
+    "wheeled_program",
+]
+
+#: Models with a symbolic program (:meth:`WheeledModel.program`); the Coriolis
+#: matrix and the direct model are numeric (:class:`WheeledDynamics`).
+PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
+#: Relative size of the smallest singular value of the dependent block, and
+#: of the residual ``W G``, below which a configuration is singular.
+SINGULAR_TOL = 1e-9
+#: Row kinds of W, per wheel: non-slipping (along t = a x n), non-sliding (along the axle a).
+ROW_KINDS = ("rolling", "lateral")
+
+
+# ---------------------------------------------------------------- the tree
+def tree_robot(robot):
+    """The robot with its wheels free: the tree whose dynamics the engines give.
+
+    The same frames, links (but the base 0: with a posture it is the
+    ground), dynamic and joint parameters and base, without the wheeled
+    flag, the wheels and the posture.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> tree = tree_robot(kr.load(kr.frames_path("diffdrive")))
+    >>> tree.wheeled, tree.joint_labels, tree.links
+    (False, ('x', 'y', 'th', 'wr', 'wl', 'cs', 'cw'), ('th', 'wr', 'wl', 'cs', 'cw'))
+    """
+    links = [label for label in robot.links if label != BASE]
+    return Robot.create(
+        robot.name,
+        robot.frames,
+        links=links,
+        dynamics={label: dict(robot.dynamics[label]) for label in links},
+        joint_parameters={label: dict(values) for label, values in robot.joint_parameters.items()},
+        base=robot.base,
+        loops=robot.loops,
+    )
+
+
+# ------------------------------------------------------------- constraints
+def _check_robot(robot, what):
+    if not robot.wheeled:
+        raise KaneRobotError(f"{what} of {robot.name}: {robot.name} is not a wheeled robot (wheeled = false)")
+    if not robot.wheels:
+        raise KaneRobotError(
+            f"{what} of {robot.name}: the robot is wheeled but describes no wheels: give its posture and its wheels "
+            f"([[wheel]] tables, see docs/frames-format.md)"
+        )
+    if robot.loops:
+        raise KaneRobotError(f"{what} of {robot.name}: a wheeled robot with closed loops is not handled")
+    if robot.floating:
+        raise KaneRobotError(f"{what} of {robot.name}: a wheeled base cannot also be floating")
+    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    if flexible:
+        raise KaneRobotError(f"{what} of {robot.name}: flexible joints ({', '.join(flexible)}) on a wheeled base are not handled")
+    moving = [key for key in ("W0", "WP0", "V0", "VP0") if any(sympy.sympify(v) != 0 for v in getattr(robot.base, key))]
+    if moving:
+        raise KaneRobotError(
+            f"{what} of {robot.name}: the base (the ground) moves ({', '.join(moving)} not zero); wheels roll on a fixed ground"
+        )
+
+
+def _ground(robot):
+    """``(n, h)``: the upward vertical of the world in frame 0 and the height of O_0."""
+    Z = sympy.Matrix(robot.base.Z)
+    return sympy.Matrix(Z[2, :3]).T, Z[2, 3]
+
+
+class _Geometry:
+    """Frame origins and joint axes in frame 0, shared by the constraints and the checks."""
+
+    def __init__(self, robot):
+        from kanerobot.geometry import transform
+
+        self.robot = robot
+        self.cache = {}
+        self.n, self.h = _ground(robot)
+        self._transform = transform
+
+    def T(self, label):
+        return self._transform(self.robot, BASE, label, cache=self.cache)
+
+    def origin(self, label):
+        return sympy.Matrix(self.T(label)[:3, 3])
+
+    def axis(self, label):
+        return sympy.Matrix(self.T(label)[:3, :3]) * sympy.Matrix(self.robot.frame(label).axis)
+
+    def contact_columns(self, label, point):
+        """``{joint: d v_point / d qd_joint}`` (3x1, frame 0) for the point ``point``
+        (frame 0) moving with the link of frame ``label``."""
+        out = {}
+        for k in self.robot.root_path(label):
+            frame = self.robot.frame(k)
+            if frame.sigma == REVOLUTE:
+                out[k] = self.axis(k).cross(point - self.origin(k))
+            elif frame.sigma == PRISMATIC:
+                out[k] = self.axis(k)
+        return out
+
+
+def _random_values(symbols, rng):
+    return {s: sympy.Float(rng.uniform(0.2, 0.7) if rng.random() < 0.5 else -rng.uniform(0.2, 0.7)) for s in symbols}
+
+
+def _identically_zero(exprs, rng, positive=(), trials=3):
+    """Whether every expression of ``exprs`` vanishes at ``trials`` random points
+    (the symbols in ``positive`` drawn positive: lengths, radii)."""
+    exprs = [sympy.sympify(e) for e in exprs]
+    symbols = sorted(set().union(*(e.free_symbols for e in exprs)) if exprs else set(), key=str)
+    if not symbols:
+        return all(abs(complex(e)) < 1e-12 for e in exprs)
+    for _ in range(trials):
+        values = _random_values(symbols, rng)
+        values.update({s: sympy.Float(rng.uniform(0.2, 0.7)) for s in symbols if s in positive})
+        for e in exprs:
+            value = complex(e.xreplace(values).evalf())
+            if abs(value) > 1e-9:
+                return False
+    return True
+
+
+def _show(expr):
+    return str(sympy.trigsimp(sympy.sympify(expr)))
+
+
+def check_wheels(robot):
+    """Raise unless the wheels and the posture of ``robot`` have a geometry that rolls.
+
+    Checked identically in the joint variables and the parameters (at
+    random values, lengths and radii positive): the posture's x and y axes
+    are horizontal and perpendicular and theta's is vertical; each wheel's
+    axle is horizontal and its centre (its frame's origin) is at the height
+    of its radius above the ground ``z = 0`` of the world; a steering or
+    castor wheel's steering axis is vertical, through the wheel centre for
+    a steering wheel, at the horizontal distance ``offset`` for a castor.
+
+    Raises
+    ------
+    KaneRobotError
+        Naming the robot, the wheel or joint and what to change.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> check_wheels(kr.load(kr.frames_path("diffdrive")))
+    """
+    _check_robot(robot, "the wheels")
+    geo = _Geometry(robot)
+    rng = np.random.default_rng(20240505)
+    n = geo.n
+    positive = {s for w in robot.wheels for s in (w.radius.free_symbols | w.offset.free_symbols)}
+    name = robot.name
+    x, y, th = robot.posture
+    ex, ey, et = geo.axis(x), geo.axis(y), geo.axis(th)
+    if not _identically_zero([n.dot(ex), n.dot(ey)], rng, positive):
+        raise KaneRobotError(f"robot {name}: the posture's x and y joints ({x}, {y}) must slide along horizontal axes")
+    if not _identically_zero([ex.dot(ey)], rng, positive):
+        raise KaneRobotError(f"robot {name}: the posture's x and y joints ({x}, {y}) must slide along perpendicular axes")
+    if not _identically_zero(list(n.cross(et)), rng, positive):
+        raise KaneRobotError(f"robot {name}: the posture's theta joint {th} must turn about the vertical (z of the world)")
+    for wheel in robot.wheels:
+        j = wheel.joint
+        a, p = geo.axis(j), geo.origin(j)
+        s = wheel.steer
+        if s is not None and not _identically_zero(list(n.cross(geo.axis(s))), rng, positive):
+            raise KaneRobotError(f"robot {name}: wheel {j} is steered by joint {s}, whose axis is not vertical")
+        if not _identically_zero([n.dot(a)], rng, positive):
+            raise KaneRobotError(
+                f"robot {name}: wheel {j} has its axle (the axis of joint {j}) not horizontal: a wheel rolls upright "
+                f"on the ground z = 0 of the world"
+            )
+        height = n.dot(p) + geo.h
+        if not _identically_zero([height - wheel.radius], rng, positive):
+            raise KaneRobotError(
+                f"robot {name}: wheel {j} has its centre (the origin of frame {j}) at height {_show(height)} above the "
+                f"ground, not at its radius {wheel.radius}: place the wheel's frame at its centre, at height radius "
+                f"above the ground z = 0 of the world"
+            )
+        if s is None:
+            continue
+        d = p - geo.origin(s)
+        horizontal = d - n * n.dot(d)
+        if wheel.kind == "steering" and not _identically_zero(list(horizontal), rng, positive):
+            raise KaneRobotError(
+                f"robot {name}: steering wheel {j} has its centre off its steering axis (joint {s}): a steering wheel "
+                f"turns about a vertical axis through its centre; an off-centred wheel is a castor (give kind = "
+                f"\"castor\" and its offset)"
+            )
+        if wheel.kind == "castor" and not _identically_zero([horizontal.dot(horizontal) - wheel.offset**2], rng, positive):
+            raise KaneRobotError(
+                f"robot {name}: castor wheel {j} has its centre at the horizontal distance "
+                f"{_show(sympy.sqrt(horizontal.dot(horizontal)))} from its steering axis (joint {s}), not its offset "
+                f"{wheel.offset}: make them agree"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class WheelConstraints:
+    """The rolling constraints ``W(q) qd = 0`` of a wheeled robot (see the module notes).
+
+    Attributes
+    ----------
+    robot : Robot
+    labels : tuple of str
+        The joints, columns of W (``robot.joint_labels``).
+    rows : tuple of (str, str)
+        Per row of W, the wheel's joint and ``"rolling"`` (non-slipping,
+        along ``t = a x n``) or ``"lateral"`` (non-sliding, along the axle).
+    W : sympy.Matrix, shape (2 * wheels, n)
+        In the joint variables and the geometric parameters.
+    rank : int
+        Rank of W at a generic configuration.
+    dependent, independent : tuple of str
+        The dependent and the independent speeds (joint labels, in joint
+        order); ``len(independent)`` is the robot's mobility.
+    square_rows : tuple of int
+        ``rank`` rows of W whose dependent columns form an invertible
+        block at a generic configuration: the rows a symbolic solution uses.
+    velocity : tuple of sympy.Symbol
+        ``V<label>``: the vector ``v`` of :attr:`Wv_dot`.
+    Wv_dot : sympy.Matrix, shape (2 * wheels, 1)
+        ``(d (W v) / dq) qd``, bilinear in ``v`` and ``qd`` (the robot's
+        ``QP``): ``Wdot qd`` at ``v = qd``, ``Wdot G`` column by column.
+    """
+
+    robot: Robot
+    labels: tuple
+    rows: tuple
+    W: sympy.Matrix
+    rank: int
+    dependent: tuple
+    independent: tuple
+    square_rows: tuple
+    velocity: tuple
+    Wv_dot: sympy.Matrix
+
+    def columns(self, labels):
+        """Column indices of joint ``labels``."""
+        return [self.labels.index(label) for label in labels]
+
+    @property
+    def W_dependent(self):
+        """``W`` on the dependent columns, all rows."""
+        return self.W.extract(list(range(self.W.rows)), self.columns(self.dependent))
+
+    @property
+    def W_independent(self):
+        return self.W.extract(list(range(self.W.rows)), self.columns(self.independent))
+
+    @property
+    def geometric_symbols(self):
+        """Free symbols of W besides the joint variables."""
+        joint = set(self.robot.joint_symbols)
+        return {s for s in self.W.free_symbols if s not in joint}
+
+
+def _preference(robot):
+    """Joint labels in the order they are preferred as dependent speeds."""
+    order = list(robot.posture)
+    order += [label for w in robot.wheels if w.kind == "castor" for label in (w.steer, w.joint)]
+    order += [w.joint for w in reversed(robot.wheels) if w.kind != "castor"]
+    rest = [label for label in reversed(robot.joint_labels) if label not in order]
+    return order + rest
+
+
+def _numeric_rank(M, scale=None):
+    if M.size == 0:
+        return 0
+    s = np.linalg.svd(M, compute_uv=False)
+    scale = max(float(np.max(np.abs(M))), 1.0) if scale is None else scale
+    return int(np.sum(s > 1e-9 * scale))
+
+
+def _generic_values(constraints_W, robot, rng):
+    """W at a random configuration and random (positive) parameters, as floats."""
+    symbols = sorted(constraints_W.free_symbols, key=str)
+    values = {s: rng.uniform(-np.pi, np.pi) if s in robot.joint_symbols else rng.uniform(0.2, 0.7) for s in symbols}
+    f = sympy.lambdify(symbols, constraints_W, modules="numpy")
+    return np.array(f(*[values[s] for s in symbols]), dtype=float)
+
+
+@lru_cache(maxsize=32)
+def wheel_constraints(robot, independent=None):
+    """The rolling constraints of ``robot`` and its choice of independent speeds.
+
+    Parameters
+    ----------
+    robot : Robot
+        A wheeled robot with its posture and wheels (:func:`check_wheels`
+        holds).
+    independent : tuple of str, optional
+        The independent speeds (joint labels); by default chosen as the
+        module notes say.  They must leave a dependent block of full rank.
+
+    Returns
+    -------
+    WheelConstraints
+
+    Raises
+    ------
+    KaneRobotError
+        For a geometry that does not roll (:func:`check_wheels`), or
+        independent speeds that do not determine the others.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> c = wheel_constraints(kr.load(kr.frames_path("diffdrive")))
+    >>> c.rows[:2], c.rank, c.independent
+    ((('wr', 'rolling'), ('wr', 'lateral')), 5, ('wr', 'wl'))
+    >>> print(c.W[0, :5])
+    Matrix([[cos(th), sin(th), b/2, -R, 0]])
+    """
+    check_wheels(robot)
+    geo = _Geometry(robot)
+    labels = robot.joint_labels
+    n = geo.n
+    rows, W = [], []
+    for wheel in robot.wheels:
+        j = wheel.joint
+        a, p = geo.axis(j), geo.origin(j)
+        contact = p - wheel.radius * n
+        t = a.cross(n)
+        columns = geo.contact_columns(j, contact)
+        for kind, direction in zip(ROW_KINDS, (t, a)):
+            row = [sympy.S.Zero] * len(labels)
+            for k, v in columns.items():
+                row[labels.index(k)] = _tidy(direction.dot(v))
+            rows.append((j, kind))
+            W.append(row)
+    W = sympy.Matrix(W)
+    rng = np.random.default_rng(7)
+    W0 = _generic_values(W, robot, rng)
+    W1 = _generic_values(W, robot, rng)
+    rank = max(_numeric_rank(W0), _numeric_rank(W1))
+    if independent is None:
+        dependent = []
+        for label in _preference(robot):
+            if len(dependent) == rank:
+                break
+            trial = robot.joint_labels.index(label)
+            cols = [labels.index(d) for d in dependent] + [trial]
+            if _numeric_rank(W0[:, cols]) == len(cols):
+                dependent.append(label)
+        dependent = tuple(label for label in labels if label in dependent)
+        independent = tuple(label for label in labels if label not in dependent)
+    else:
+        independent = tuple(str(label) for label in independent)
+        unknown = [label for label in independent if label not in labels]
+        if unknown:
+            raise KaneRobotError(f"robot {robot.name}: independent speeds {', '.join(unknown)} are not joints")
+        if len(independent) != len(labels) - rank:
+            raise KaneRobotError(
+                f"robot {robot.name} has {len(labels) - rank} independent speeds (n = {len(labels)} joints, rank W = "
+                f"{rank}), not {len(independent)}"
+            )
+        dependent = tuple(label for label in labels if label not in independent)
+        independent = tuple(label for label in labels if label in independent)
+        cols = [labels.index(d) for d in dependent]
+        if _numeric_rank(W0[:, cols]) < len(cols):
+            raise KaneRobotError(
+                f"robot {robot.name}: with independent speeds {', '.join(independent)}, the dependent speeds "
+                f"{', '.join(dependent)} are not determined (their block of W is singular): choose others"
+            )
+    cols = [labels.index(d) for d in dependent]
+    square = []
+    for r in range(W.rows):
+        if len(square) == len(cols):
+            break
+        if _numeric_rank(W0[np.ix_(square + [r], cols)]) == len(square) + 1:
+            square.append(r)
+    qd = sympy.Matrix(robot.qd)
+    V = tuple(sympy.Symbol(f"V{label}") for label in labels)
+    Wv = W * sympy.Matrix(V)
+    q = list(robot.q)
+    Wv_dot = sympy.zeros(W.rows, 1)
+    for m, qm in enumerate(q):
+        if qd[m] != 0:
+            Wv_dot += Wv.diff(qm) * qd[m]
+    Wv_dot = Wv_dot.applyfunc(_tidy)
+    return WheelConstraints(
+        robot=robot,
+        labels=labels,
+        rows=tuple(rows),
+        W=sympy.ImmutableMatrix(W),
+        rank=rank,
+        dependent=dependent,
+        independent=independent,
+        square_rows=tuple(square),
+        velocity=V,
+        Wv_dot=sympy.ImmutableMatrix(Wv_dot),
+    )
+
+
+def _tidy(expr):
+    """Expand and simplify trigonometric products of one W entry (entries are short)."""
+    expr = sympy.expand(sympy.sympify(expr))
+    if expr == 0 or sympy.count_ops(expr) > 400:
+        return expr
+    return sympy.trigsimp(expr)
+
+
+def mobility(robot):
+    """The number of independent speeds of a wheeled robot, ``n - rank W``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> mobility(kr.load(kr.frames_path("diffdrive")))
+    2
+    """
+    return len(wheel_constraints(robot).independent)
+
+
+# ------------------------------------------------------------------ numeric
+def _vector_function(exprs, groups, values):
+    """``f(*arrays) -> (N, len(exprs))``: ``exprs`` with the symbols of
+    ``groups`` (lists of symbols) taken from (N, len(group)) arrays and the
+    others bound to ``values`` ({Symbol: float})."""
+    values = {k: sympy.Float(v) for k, v in values.items()}
+    exprs = [sympy.sympify(e).xreplace(values) for e in exprs]
+    dummies = [[sympy.Dummy(f"x{k}_{m}") for m in range(len(group))] for k, group in enumerate(groups)]
+    mapping = {s: d for group, dg in zip(groups, dummies) for s, d in zip(group, dg) if isinstance(s, sympy.Symbol)}
+    exprs = [e.xreplace(mapping) for e in exprs]
+    left = set().union(*(e.free_symbols for e in exprs)) - set(mapping.values()) if exprs else set()
+    if left:
+        raise ParameterError(f"no value for {', '.join(sorted(map(str, left)))}")
+    compiled = sympy.lambdify([d for dg in dummies for d in dg], exprs, modules="numpy", cse=True)
+
+    def function(*arrays):
+        batch = arrays[0].shape[0]
+        columns = [array[:, m] for array in arrays for m in range(array.shape[1])]
+        out = compiled(*columns)
+        return np.stack([np.broadcast_to(np.asarray(v, dtype=float), (batch,)) for v in out], axis=-1) if out else np.zeros((batch, 0))
+
+    return function
+
+
+def _states(x, size, what, detail):
+    array = np.asarray(x, dtype=float)
+    single = array.ndim == 1
+    array = np.atleast_2d(array)
+    if array.ndim != 2 or array.shape[1] != size:
+        raise KaneRobotError(f"{what} must have {size} values ({detail}), shape ({size},) or (N, {size}); got shape {np.shape(x)}")
+    return array, single
+
+
+class WheeledModel:
+    """Dynamic models of a wheeled robot by one engine: the tree model projected
+    on the independent speeds (see the module notes).
+
+    Parameters
+    ----------
+    robot : Robot
+        Wheeled, with its posture and wheels.
+    method : {"newton-euler", "kane", "lagrange"}
+        The engine of the tree model.
+    independent : sequence of str, optional
+        Independent speeds to use instead of the default choice.
+
+    Attributes
+    ----------
+    robot : Robot
+    method : str
+    tree : DynamicModel
+        The models of :func:`tree_robot` (programs over every joint).
+    constraints : WheelConstraints
+    independent, dependent : tuple of str
+        Joint labels of the independent speeds ``qd_a`` and of the others.
+    q, qd, qdd, tau : list of sympy.Expr
+        The program state: every joint variable; ``QP``, ``QDP``, ``GAM`` of
+        the independent speeds.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = WheeledModel(kr.load(kr.frames_path("krang_wheeled")), "newton-euler")
+    >>> len(model.q), model.independent[:4], model.dof
+    (22, ('wr', 'wl', '1', '2'), 19)
+    """
+
+    def __init__(self, robot, method="newton-euler", independent=None):
+        from kanerobot.dynamics.model import METHODS, DynamicModel
+
+        if method not in METHODS:
+            raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
+        _check_robot(robot, "the wheeled dynamic model")
+        self.robot = robot
+        self.method = method
+        self.constraints = wheel_constraints(robot, None if independent is None else tuple(independent))
+        self.tree = DynamicModel(tree_robot(robot), method)
+        self.independent = self.constraints.independent
+        self.dependent = self.constraints.dependent
+        jp = robot.joint_parameters
+        self.q = list(robot.q)
+        self.qd = [jp[label]["QP"] for label in self.independent]
+        self.qdd = [jp[label]["QDP"] for label in self.independent]
+        self.tau = [jp[label]["GAM"] for label in self.independent]
+        self.wrench = self.tree.wrench
+        self._programs = {}
+
+    @property
+    def dof(self):
+        """Number of independent speeds (the mobility)."""
+        return len(self.independent)
+
+    @property
+    def n(self):
+        """Number of joints (the length of a configuration q)."""
+        return len(self.q)
+
+    def program(self, name):
+        """The wheeled program of model ``name``, derived once (see :func:`wheeled_program`)."""
+        if name not in self._programs:
+            self._programs[name] = wheeled_program(self, name)
+        return self._programs[name]
+
+    def has_program(self, name):
+        return name in PROGRAMS
+
+    def op_count(self, name):
+        """Operations of the program ``name``: ``{"add", "mul", "fn"}``."""
+        return dict(self.program(name).op_count())
+
+    @property
+    def state_symbols(self):
+        """q, then QP, QDP, GAM of the independent speeds, then the wrenches' symbols."""
+        out = []
+        for group in [self.q, self.qd, self.qdd, self.tau] + list(self.wrench.values()):
+            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        return out
+
+    @property
+    def parameters(self):
+        """Sorted names of the tree models' parameters, the symbols of W and
+        those of the potential energy (geometry, masses, first moments, gravity)."""
+        names = set(self.tree.parameters) | {str(s) for s in self.constraints.geometric_symbols}
+        names |= set(self._potential_symbols())
+        return sorted(names)
+
+    def _potential_symbols(self):
+        robot = self.tree.robot
+        names = set(robot.geometric_parameters)
+        for label in robot.links:
+            for key in ("M", "MX", "MY", "MZ"):
+                names |= {str(s) for s in sympy.sympify(robot.dynamics[label][key]).free_symbols}
+        for g in robot.base.G:
+            names |= {str(s) for s in sympy.sympify(g).free_symbols}
+        return names
+
+    @property
+    def robot_symbol_names(self):
+        return set(self.tree.robot_symbol_names) | {str(s) for s in self.constraints.geometric_symbols}
+
+    def numeric(self, values, backend="auto"):
+        """Numeric functions with the parameters bound to ``values`` ({name: float}).
+
+        ``backend`` is that of the tree model (``"auto"``, ``"c"`` or ``"numpy"``,
+        see :meth:`kanerobot.dynamics.model.DynamicModel.numeric`).
+
+        Returns
+        -------
+        WheeledDynamics
+        """
+        return WheeledDynamics(self, values, backend=backend)
+
+    # ------------------------------------------------------------ Kane
+    @property
+    def nonholonomic_kane(self):
+        """The :class:`NonholonomicKane` of a Kane model: sympy's ``KanesMethod``
+        with ``u_dependent`` and ``velocity_constraints`` on the Kane engine's
+        frames, bodies and loads (:func:`nonholonomic_kanes_method`, build
+        ``"system"``), built on first use (seconds; about 17 s for Krang)."""
+        if self.method != "kane":
+            raise KaneRobotError(f"this model was derived by {self.method}: use method='kane'")
+        if not hasattr(self, "_nonholonomic"):
+            self._nonholonomic = nonholonomic_kanes_method(
+                self.robot, build="system", independent=self.independent, system=self.tree.kane_system
+            )
+        return self._nonholonomic
+
+    @property
+    def kanes_method(self):
+        """sympy's ``KanesMethod`` of the constrained system (method ``"kane"``)."""
+        return self.nonholonomic_kane.kanes_method
+
+    @property
+    def bodies(self):
+        return self.nonholonomic_kane.bodies
+
+    @property
+    def loads(self):
+        return self.nonholonomic_kane.loads
+
+    @property
+    def frames(self):
+        return self.nonholonomic_kane.frames
+
+
+class WheeledDynamics:
+    """Numeric dynamics of a wheeled robot with bound parameters.
+
+    Every function takes one state or a batch: ``q`` of shape (n,) or
+    (N, n), every joint variable in ``robot.joint_labels`` order; ``qd_a``,
+    ``qdd_a``, ``tau_a`` of the independent speeds, (m,) or (N, m)
+    (:attr:`WheeledModel.independent`); ``qd`` (every joint rate) (n,) or
+    (N, n).
+
+    Attributes
+    ----------
+    model : WheeledModel
+    tree : NumericDynamics
+        The tree model with the same values.
+    values_by_name : dict
+        The parameter values, by name.
+
+    Raises
+    ------
+    SingularityError
+        Where the independent speeds do not determine the others.
+    """
+
+    def __init__(self, model, values, backend="auto"):
+        from kanerobot.dynamics.model import bound_values
+
+        self.model = model
+        self.robot = model.robot
+        bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
+        self.values_by_name = {str(k): v for k, v in bound.items()}
+        tree_names = set(model.tree.parameters)
+        self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend)
+        c = model.constraints
+        self.constraints = c
+        self.n = len(c.labels)
+        self.m = len(c.independent)
+        self.ind = c.columns(c.independent)
+        self.dep = c.columns(c.dependent)
+        q = list(self.robot.q)
+        qd = list(self.robot.qd)
+        self._W = _vector_function(list(c.W), [q], bound)
+        self._Wv_dot = _vector_function(list(c.Wv_dot), [q, list(c.velocity), qd], bound)
+        self._potential = self._potential_function(bound)
+
+    @property
+    def backend(self):
+        return self.tree.backend
+
+    def _potential_function(self, bound):
+        """V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j), the frames composed numerically."""
+        robot = self.model.tree.robot
+        q = list(robot.q)
+        transforms = {}
+        for frame in robot.frames:
+            transforms[frame.label] = _vector_function(list(sympy.Matrix(frame.transform())[:3, :]), [q], bound)
+        # Gravity and the positions are both in frame 0: Z does not enter.
+        G = np.array([float(sympy.sympify(g).xreplace(bound)) for g in robot.base.G])
+        links = {}
+        for label in robot.links:
+            d = robot.dynamics[label]
+            M = float(sympy.sympify(d["M"]).xreplace(bound))
+            MS = np.array([float(sympy.sympify(d[k]).xreplace(bound)) for k in ("MX", "MY", "MZ")])
+            links[label] = (M, MS)
+
+        def V(qs):
+            batch = qs.shape[0]
+            T = {BASE: np.broadcast_to(np.eye(4), (batch, 4, 4))}
+            out = np.zeros(batch)
+            for frame in robot.frames:
+                local = np.zeros((batch, 4, 4))
+                local[:, :3, :] = transforms[frame.label](qs).reshape(batch, 3, 4)
+                local[:, 3, 3] = 1.0
+                T[frame.label] = T[frame.antecedent] @ local
+                if frame.label in links:
+                    M, MS = links[frame.label]
+                    R, P = T[frame.label][:, :3, :3], T[frame.label][:, :3, 3]
+                    out -= (M * P + R @ MS) @ G
+            return out
+
+        return V
+
+    # ------------------------------------------------------- kinematics
+    def W(self, q):
+        """``W(q)``, shape (rows, n) or (N, rows, n)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        out = self._W(qs).reshape(qs.shape[0], -1, self.n)
+        return out[0] if single else out
+
+    def _G(self, qs):
+        """G (N, n, m), the dependent block's pseudo-inverse pieces and W."""
+        W = self._W(qs).reshape(qs.shape[0], -1, self.n)
+        Wd, Wi = W[:, :, self.dep], W[:, :, self.ind]
+        U, s, Vt = np.linalg.svd(Wd, full_matrices=False)
+        scale = np.maximum(np.abs(W).max(axis=(1, 2)), 1.0)
+        bad = s[:, -1] <= SINGULAR_TOL * scale if s.shape[1] else np.zeros(qs.shape[0], bool)
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            raise SingularityError(
+                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the independent speeds "
+                f"{', '.join(self.model.independent)} do not determine {', '.join(self.model.dependent)} here "
+                f"(a singular configuration of this choice)"
+            )
+        pinv = np.einsum("nji,nj,nkj->nik", Vt, 1.0 / s, U) if s.shape[1] else np.zeros((qs.shape[0], 0, W.shape[1]))
+        G = np.zeros((qs.shape[0], self.n, self.m))
+        G[:, self.ind, :] = np.eye(self.m)
+        G[:, self.dep, :] = -pinv @ Wi
+        residual = np.abs(W @ G).max(axis=(1, 2)) if W.shape[1] else np.zeros(qs.shape[0])
+        if np.any(residual > SINGULAR_TOL * scale * max(1.0, np.abs(G).max())):
+            k = int(np.argmax(residual))
+            raise SingularityError(
+                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the wheels' constraints have a higher rank "
+                f"here (W G = {residual[k]:.3g}): fewer motions are possible than at a generic configuration"
+            )
+        return G, pinv
+
+    def G(self, q):
+        """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        G, _ = self._G(qs)
+        return G[0] if single else G
+
+    def velocities(self, q, qd_a):
+        """Every joint rate ``qd = G(q) qd_a``, shape (n,) or (N, n)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds " + ", ".join(self.model.independent))
+        G, _ = self._G(qs)
+        out = (G @ np.broadcast_to(qa, (qs.shape[0], self.m))[..., None])[..., 0]
+        return out[0] if single else out
+
+    def constraint_residual(self, q, qd):
+        """``max |W(q) qd|``: a float, or (N,) for a batch."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        v, _ = _states(qd, self.n, "qd", "every joint rate")
+        W = self._W(qs).reshape(qs.shape[0], -1, self.n)
+        out = np.abs((W @ np.broadcast_to(v, qs.shape)[..., None])[..., 0]).max(axis=1)
+        return float(out[0]) if single else out
+
+    def _bias(self, qs, qd, pinv):
+        """``g``: ``qdd = G qdd_a + g`` with ``W_d g_d = -Wdot qd``, (N, n)."""
+        wdq = self._Wv_dot(qs, qd, qd)
+        g = np.zeros_like(qd)
+        g[:, self.dep] = -(pinv @ wdq[..., None])[..., 0]
+        return g
+
+    def Gdot(self, q, qd_a):
+        """Time derivative of G along ``qd_a``: ``W_d Gdot_d = -Wdot G``, shape (n, m) or (N, n, m)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds")
+        qa = np.broadcast_to(qa, (qs.shape[0], self.m))
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        out = np.zeros_like(G)
+        for c in range(self.m):
+            wdg = self._Wv_dot(qs, np.ascontiguousarray(G[:, :, c]), qd)
+            out[:, self.dep, c] = -(pinv @ wdg[..., None])[..., 0]
+        return out[0] if single else out
+
+    # ---------------------------------------------------------- dynamics
+    def _prepare(self, q, qd_a):
+        """``q`` and ``qd_a`` as (N, n) and (N, m) arrays of one batch, and whether both were single."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds " + ", ".join(self.model.independent))
+        batch = max(qs.shape[0], qa.shape[0])
+        qs = np.broadcast_to(qs, (batch, self.n))
+        qa = np.broadcast_to(qa, (batch, self.m))
+        return np.ascontiguousarray(qs), np.ascontiguousarray(qa), single and np.ndim(qd_a) == 1
+
+    def inverse_dynamics(self, q, qd_a, qdd_a, wrench=None):
+        """Generalized forces of the independent speeds, ``G^T Gamma(q, G qd_a, G qdd_a + g)``,
+        shape (m,) or (N, m).  ``wrench``: as for the tree (:meth:`NumericDynamics.inverse_dynamics`)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        qdda, _ = _states(qdd_a, self.m, "qdd_a", "the independent accelerations")
+        qdda = np.broadcast_to(qdda, qa.shape)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        qdd = (G @ qdda[..., None])[..., 0] + self._bias(qs, qd, pinv)
+        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, qdd, wrench=wrench))
+        out = (np.swapaxes(G, 1, 2) @ gamma[..., None])[..., 0]
+        return out[0] if single else out
+
+    def mass_matrix(self, q):
+        """``A_a = G^T A G``, shape (m, m) or (N, m, m)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        G, _ = self._G(qs)
+        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
+        out = np.swapaxes(G, 1, 2) @ A @ G
+        return out[0] if single else out
+
+    def h(self, q, qd_a):
+        """``H_a = G^T (A g + H)``: the generalized forces at ``qdd_a = 0``, shape (m,) or (N, m)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        out = self.inverse_dynamics(qs, qa, np.zeros_like(qa))
+        return out[0] if single else out
+
+    def gravity(self, q):
+        """``Q_a = G^T Q``, shape (m,) or (N, m)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        G, _ = self._G(qs)
+        Q = np.atleast_2d(self.tree.gravity(qs))
+        out = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]
+        return out[0] if single else out
+
+    def coriolis_matrix(self, q, qd_a):
+        """``C_a = G^T (A Gdot + C G)``, shape (m, m) or (N, m, m): ``Adot_a - 2 C_a`` is skew-symmetric."""
+        qs, qa, single = self._prepare(q, qd_a)
+        G, _ = self._G(qs)
+        Gdot = np.asarray(self.Gdot(qs, qa)).reshape(G.shape)
+        qd = (G @ qa[..., None])[..., 0]
+        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
+        C = np.asarray(self.tree.coriolis_matrix(qs, qd)).reshape(qs.shape[0], self.n, self.n)
+        out = np.swapaxes(G, 1, 2) @ (A @ Gdot + C @ G)
+        return out[0] if single else out
+
+    def direct_dynamics(self, q, qd_a, tau_a, wrench=None):
+        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        tau, _ = _states(tau_a, self.m, "tau_a", "the generalized forces of the independent speeds")
+        tau = np.broadcast_to(tau, qa.shape)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        g = self._bias(qs, qd, pinv)
+        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
+        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g, wrench=wrench))
+        Gt = np.swapaxes(G, 1, 2)
+        out = np.linalg.solve(Gt @ A @ G, (tau - (Gt @ gamma[..., None])[..., 0])[..., None])[..., 0]
+        return out[0] if single else out
+
+    def potential_energy(self, q):
+        """``V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j)``, a float or (N,)."""
+        qs, single = _states(q, self.n, "q", "every joint")
+        out = self._potential(qs)
+        return float(out[0]) if single else out
+
+    def kinetic_energy(self, q, qd_a):
+        """``1/2 qd_a^T A_a qd_a`` (rotor inertias IA included), a float or (N,)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        A = np.asarray(self.mass_matrix(qs)).reshape(qs.shape[0], self.m, self.m)
+        out = 0.5 * np.einsum("ni,nij,nj->n", qa, A, qa)
+        return float(out[0]) if single else out
+
+    def energy(self, q, qd_a):
+        """Total energy, kinetic plus potential: a float or (N,).  Conserved along
+        a motion without input, friction or external wrench."""
+        qs, qa, single = self._prepare(q, qd_a)
+        out = np.atleast_1d(self.kinetic_energy(qs, qa)) + np.atleast_1d(self.potential_energy(qs))
+        return float(out[0]) if single else out
+
+    def rhs(self, t, x, tau=None):
+        """``xdot`` for ``x = (q, qd_a)``: ``(G(q) qd_a, qdd_a)``, for ``scipy.integrate.solve_ivp``.
+
+        Parameters
+        ----------
+        t : float
+        x : array, shape (n + m,)
+        tau : array (m,), callable ``tau(t, x)`` or None
+            Generalized forces of the independent speeds (default 0).
+        """
+        x = np.asarray(x, dtype=float)
+        q, qa = x[: self.n], x[self.n :]
+        if callable(tau):
+            tau = tau(t, x)
+        tau = np.zeros(self.m) if tau is None else np.asarray(tau, dtype=float)
+        qs = q[None, :]
+        G, pinv = self._G(qs)
+        qd = (G @ qa[None, :, None])[..., 0]
+        g = self._bias(qs, qd, pinv)
+        A = np.asarray(self.tree.mass_matrix(qs)).reshape(1, self.n, self.n)
+        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g))
+        Gt = np.swapaxes(G, 1, 2)[0]
+        qdd_a = np.linalg.solve(Gt @ A[0] @ G[0], tau - Gt @ gamma[0])
+        return np.concatenate([qd[0], qdd_a])
+
+
+# ----------------------------------------------------------------- programs
+def wheeled_program(model, name):
+    """The wheeled model ``name`` as one program (eq. 43, ``Gamma_a = G^T Gamma``).
+
+    The program computes, from q and the independent speeds:
+
+    - on the rows :attr:`WheelConstraints.square_rows` of W, the square
+      dependent block ``WD`` and ``WI``; ``DETWD`` its determinant
+      (simplified once: ``Rc*b*d`` for ``diffdrive``), ``WDI = adj(WD) /
+      DETWD`` and ``G_d = -WDI WI`` (``GW<dependent>_<independent>``);
+    - the dependent rates ``QP_d = G_d QP_a``, ``JDQ = Wdot qd`` and the
+      dependent accelerations ``QDP_d = G_d QDP_a - WDI JDQ``;
+    - the tree model (its program spliced in);
+    - the projection ``GAM_a = GT_a + G_d^T GT_d`` (``h``: the same at
+      ``QDP_a = 0``), ``Q_a = QT_a + G_d^T QT_d``, ``A_a = G^T A_tr G``.
+
+    Parameters
+    ----------
+    model : WheeledModel
+    name : {"inverse_dynamics", "h", "gravity", "mass_matrix"}
+
+    Returns
+    -------
+    Program
+    """
+    from kanerobot.dynamics.closed_loop import _label_name, _splice
+    from kanerobot.symbolic.printing import matrix_entry_names
+    from kanerobot.symbolic.program import Program
+
+    if name not in PROGRAMS:
+        raise KaneRobotError(
+            f"no wheeled program for {name!r} ({', '.join(PROGRAMS)} have one): use model.numeric(values).{name} "
+            f"for {model.robot.name}"
+        )
+    robot, c = model.robot, model.constraints
+    labels = robot.joint_labels
+    jp = robot.joint_parameters
+    ind, dep = list(c.independent), list(c.dependent)
+    QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
+    QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
+    dependent_symbols = {QP[label] for label in dep} | {QDP[label] for label in dep}
+    rates = name in ("inverse_dynamics", "h")
+    tree = model.tree.program("inverse_dynamics" if rates else name)
+    inputs = [x for x in tree.inputs if x not in dependent_symbols]
+    m = len(ind)
+    out_names = {f"GAM{a}" for a in ind} | {f"Q{a}" for a in ind}
+    out_names |= {x for row in matrix_entry_names("A", (m, m)) for x in row}
+    target = Program(inputs=inputs + sorted(c.geometric_symbols, key=str), reserved=out_names, trig=True)
+    rows = list(c.square_rows)
+    Gd = sympy.zeros(len(dep), m)
+    WDI = sympy.zeros(len(dep), len(dep))
+    if dep:
+        W = c.W.extract(rows, list(range(len(labels))))
+        WD = target.assign_matrix("WD{i}{j}", target.replace_sin_cos(W.extract(list(range(len(rows))), c.columns(dep))))
+        WI = target.assign_matrix("WI{i}{j}", target.replace_sin_cos(W.extract(list(range(len(rows))), c.columns(ind))))
+        det = c.W.extract(rows, c.columns(dep)).det(method="berkowitz")
+        det = sympy.factor(sympy.trigsimp(det)) if sympy.count_ops(det) < 2000 else det
+        DET = target.assign("DETWD", target.replace_sin_cos(det))
+        WDI = target.assign_matrix("WDI{i}{j}", WD.adjugate(method="berkowitz") / DET)
+        Gd = target.assign_matrix(lambda i, j: _label_name("GW", dep[i - 1], ind[j - 1]), -WDI * WI)
+    mapping = {}
+    if rates:
+        qd_a = sympy.Matrix([QP[a] for a in ind])
+        for r, d in enumerate(dep):
+            mapping[QP[d]] = target.assign(str(QP[d]), (Gd[r, :] * qd_a)[0])
+        qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
+        if dep:
+            V = dict(zip(c.velocity, qd))
+            JDQ = target.assign_matrix(
+                "JDQ{i}", target.replace_sin_cos(c.Wv_dot.extract(rows, [0]).xreplace(V).xreplace(mapping))
+            )
+            qdd_a = sympy.Matrix([QDP[a] if name == "inverse_dynamics" else 0 for a in ind])
+            qdd_d = Gd * qdd_a - WDI * JDQ
+            for r, d in enumerate(dep):
+                mapping[QDP[d]] = target.assign(str(QDP[d]), qdd_d[r])
+        if name == "h":
+            for a in ind:
+                mapping[QDP[a]] = sympy.S.Zero
+    outputs = _splice(target, tree, mapping)
+    if name == "mass_matrix":
+        n = len(labels)
+        tree_names = matrix_entry_names("A", (n, n))
+        AT = sympy.zeros(n, n)
+        for i in range(n):
+            for j in range(i, n):
+                key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
+                value = outputs.get(key, 0)
+                if value != 0:
+                    value = target.assign(_label_name("AT", labels[i], labels[j]), value)
+                AT[i, j] = AT[j, i] = value
+        G = sympy.zeros(n, m)
+        for col, a in enumerate(ind):
+            G[labels.index(a), col] = 1
+        for row, d in enumerate(dep):
+            G[labels.index(d), :] = Gd[row, :]
+        A = G.T * AT * G
+        names = matrix_entry_names("A", (m, m))
+        for j in range(m):
+            for i in range(j + 1):
+                target.set_output(names[i][j], A[i, j])
+    else:
+        prefix = "Q" if name == "gravity" else "GAM"
+        T = {}
+        for label in labels:
+            value = outputs.get(f"{prefix}{label}", 0)
+            T[label] = target.assign(_label_name(prefix[0] + "T", label), value) if value != 0 else sympy.S.Zero
+        for col, a in enumerate(ind):
+            value = T[a] + sympy.Add(*(Gd[row, col] * T[d] for row, d in enumerate(dep)))
+            target.set_output(f"{prefix}{a}", value)
+    target.prune()
+    return target
+
+
+# ------------------------------------------------------- sympy's KanesMethod
+@dataclasses.dataclass
+class NonholonomicKane:
+    """What :func:`nonholonomic_kanes_method` builds.
+
+    Attributes
+    ----------
+    kanes_method : KanesMethod
+        With ``u_dependent`` and ``velocity_constraints``, after
+        ``kanes_equations(bodies, loads)``: ``mass_matrix`` (n x n, every
+        ``u'``: the ``n - r`` dynamic equations over the ``r`` derivatives of
+        the constraints) and ``forcing``.
+    q : list
+        ``dynamicsymbols`` of every joint variable, joint order.
+    u, u_dependent : list
+        The independent and the dependent speeds.
+    independent, dependent : tuple of str
+        Their joint labels.
+    constraints : list of sympy.Expr
+        The velocity constraints given to KanesMethod.
+    bodies, loads, frames : list, list, dict
+    substitutions : dict
+        ``{q(t): q, q'(t): QP, u(t): QP, u'(t): QDP}`` in the robot's symbols
+        (and, for the ``"system"`` build, the real twins to the robot's and
+        the kinematic program's symbols).
+    system : KaneSystem or None
+        The ``"system"`` build's :class:`~kanerobot.dynamics.kane.KaneSystem`,
+        whose :attr:`kinematics` program defines the intermediate symbols.
+    """
+
+    kanes_method: object
+    q: list
+    u: list
+    u_dependent: list
+    independent: tuple
+    dependent: tuple
+    constraints: list
+    bodies: list
+    loads: list
+    frames: dict
+    substitutions: dict
+    system: object = None
+
+
+def adjugate_solver(A, b):
+    """``A^-1 b`` as ``adj(A) b / det(A)``, the determinant simplified once.
+
+    The constraint solver given to KanesMethod: defined wherever ``A`` is
+    invertible, where LU divides by pivots that can vanish at regular
+    configurations (``cos(theta)`` for a differential drive).
+    """
+    det = A.det(method="berkowitz")
+    if sympy.count_ops(det) < 2000:
+        det = sympy.factor(sympy.trigsimp(det))
+    return A.adjugate(method="berkowitz") * b / det
+
+
+def nonholonomic_kanes_method(robot, build="naive", independent=None, constraint_solver=adjugate_solver, system=None):
+    """sympy's ``KanesMethod`` of a wheeled robot, with dependent speeds and velocity constraints.
+
+    Parameters
+    ----------
+    robot : Robot
+        Wheeled, with its posture and wheels.
+    build : {"naive", "system"}
+        ``"naive"``: the bodies and loads of
+        :func:`kanerobot.dynamics.kane.naive_kanes_method` (frames oriented
+        link by link, sympy derives every velocity), and the velocity
+        constraints derived by sympy too: the velocity of each wheel's
+        contact point (``v2pt_theory`` from its centre) dotted with ``t``
+        and ``a`` (an independent path from :func:`wheel_constraints`;
+        small robots).  ``"system"``: the bodies and loads of
+        :class:`~kanerobot.dynamics.kane.KaneSystem` (body-frame kinematics
+        in intermediate symbols) with the rows of ``W`` in ``q(t)``.
+    independent : sequence of str, optional
+        As :func:`wheel_constraints`.
+    constraint_solver : callable, optional
+        KanesMethod's ``constraint_solver``; the default
+        :func:`adjugate_solver` stays defined where LU would not.
+    system : KaneSystem, optional
+        For the ``"system"`` build: the :class:`~kanerobot.dynamics.kane.KaneSystem`
+        of :func:`tree_robot` to reuse (made here otherwise).
+
+    Returns
+    -------
+    NonholonomicKane
+        Rotor inertias ``IA`` are not part of it.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> nk = nonholonomic_kanes_method(kr.load(kr.frames_path("diffdrive")))
+    >>> nk.kanes_method.mass_matrix.shape, [str(u) for u in nk.u]
+    ((7, 7), ['uwr(t)', 'uwl(t)'])
+    """
+    from sympy.physics.mechanics import KanesMethod, dynamicsymbols
+
+    from kanerobot.dynamics.kane import KaneSystem, naive_kanes_method
+
+    c = wheel_constraints(robot, None if independent is None else tuple(independent))
+    tree = tree_robot(robot)
+    labels = list(robot.joint_labels)
+    t = dynamicsymbols._t
+    rows = list(c.square_rows)
+    if build == "naive":
+        nk = naive_kanes_method(tree)
+        N, frames, q, u, bodies, loads = nk.N, nk.frames, nk.q, nk.u, nk.bodies, nk.loads
+        to_time = dict(zip(_joint_symbols(tree), q))
+        from sympy.physics.mechanics import Point
+
+        n0, _ = _ground(robot)
+        up = n0[0] * N.x + n0[1] * N.y + n0[2] * N.z
+        equations = []
+        origins = _naive_origins(tree, N, frames, q)
+        for wheel in robot.wheels:
+            j = wheel.joint
+            B, O = frames[j], origins[j]
+            a = B.x * robot.frame(j).axis[0] + B.y * robot.frame(j).axis[1] + B.z * robot.frame(j).axis[2]
+            contact = Point(f"C{j}")
+            contact.set_pos(O, -wheel.radius.xreplace(to_time) * up)
+            v = contact.v2pt_theory(O, N, B)
+            equations += [v.dot(a.cross(up)), v.dot(a)]
+        substitutions = nk.substitutions(tree)
+        system = None
+    elif build == "system":
+        if system is None:
+            system = KaneSystem(tree)
+        elif system.robot != tree:
+            raise KaneRobotError(f"the KaneSystem given is not that of the tree of {robot.name}")
+        N, frames, q, u, bodies, loads = system.N, system.frames, system.q, system.u, system.bodies, system.loads
+        to_time = dict(zip(_joint_symbols(tree), q))
+        equations = []
+        qd_t = [qk.diff(t) for qk in q]
+        for r in range(c.W.rows):
+            row = c.W.row(r).xreplace(to_time)
+            equations.append(system.real(sum((row[k] * qd_t[k] for k in range(len(q))), sympy.S.Zero)))
+        substitutions = {}
+        for qt, ut, qs, qd, qdd in zip(q, u, _joint_symbols(tree), tree.qd, tree.qdd):
+            substitutions.update({ut.diff(t): qdd, qt.diff(t): qd, qt: qs, ut: qd})
+        substitutions.update({twin: sympy.Symbol(name) for name, twin in system.real_symbols.items()})
+    else:
+        raise KaneRobotError(f"unknown build {build!r}: 'naive' or 'system'")
+    ind = [u[labels.index(label)] for label in c.independent]
+    dep = [u[labels.index(label)] for label in c.dependent]
+    kd = [qk.diff(t) - uk for qk, uk in zip(q, u)]
+    constraints = [equations[r] for r in rows]
+    km = KanesMethod(
+        N, q, ind, kd_eqs=kd, u_dependent=dep, velocity_constraints=constraints, constraint_solver=constraint_solver
+    )
+    km.kanes_equations(bodies, loads)
+    return NonholonomicKane(
+        kanes_method=km,
+        q=list(q),
+        u=ind,
+        u_dependent=dep,
+        independent=c.independent,
+        dependent=c.dependent,
+        constraints=constraints,
+        bodies=bodies,
+        loads=loads,
+        frames=frames,
+        substitutions=substitutions,
+        system=system,
+    )
+
+
+def _joint_symbols(robot):
+    """The symbol of each joint variable, in joint order (as the Kane engine names its q(t))."""
+    out = []
+    for label in robot.joint_labels:
+        symbols = sorted(sympy.sympify(robot.frame(label).q).free_symbols, key=str)
+        if len(symbols) != 1:
+            raise KaneRobotError(f"joint {label} of {robot.name}: its variable must hold exactly one symbol")
+        out.append(symbols[0])
+    return out
+
+
+def _naive_origins(robot, N, frames, q):
+    """The origin points of the naive build's frames (found from its bodies' points)."""
+    from sympy.physics.mechanics import Point
+
+    to_time = dict(zip(_joint_symbols(robot), q))
+    origins = {BASE: Point("O0")}
+    origins[BASE].set_vel(N, 0)
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        T = sympy.Matrix(frame.transform()).xreplace(to_time)
+        B = frames[i]
+        P = origins[i].locatenew(f"O{j}", T[0, 3] * B.x + T[1, 3] * B.y + T[2, 3] * B.z)
+        if frame.sigma == PRISMATIC:
+            P.set_vel(frames[i], P.pos_from(origins[i]).dt(frames[i]))
+            P.v1pt_theory(origins[i], N, frames[i])
+        else:
+            P.v2pt_theory(origins[i], N, frames[i])
+        origins[j] = P
+    return origins
