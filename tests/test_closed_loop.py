@@ -212,9 +212,7 @@ def test_closed_loop_kane_matches_sympy_kanes_method_with_dependent_speeds():
     values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
     g_names = [str(s) for s in robot.base.G if isinstance(s, sympy.Symbol)]
     assert g_names == ["G3"] or len(g_names) == 3
-    values.setdefault("G1", 0.0)
-    values.setdefault("G2", 0.0)
-    km, q, u, T1, velocity = _fourbar_kanes_method(values)
+    km, q, u, T1, velocity = _fourbar_kanes_method({"G1": 0.0, "G2": 0.0, **values})
     M = sympy.lambdify([q, u], km.mass_matrix, "numpy")
     F = sympy.lambdify([q, u, T1], km.forcing, "numpy")
     V = sympy.lambdify([q, u], sympy.Matrix(velocity), "numpy")
@@ -258,7 +256,7 @@ def test_bad_configurations_are_reported(tmp_path):
     values, fn = _numeric("fourbar")
     with pytest.raises(KaneRobotError, match="does not close the loops of fourbar"):
         fn.mass_matrix([0.3, 0.1, 0.2, 0.0])
-    with pytest.raises(KaneRobotError, match=r"q must have shape \(4,\)"):
+    with pytest.raises(KaneRobotError, match=r"q must have 4 values \(every joint 1, 2, 3, 4\)"):
         fn.gravity([0.0, 0.0])
     # a rocker pivot 5 units away: unit links can never close the loop
     text = (kr.frames_path("fourbar")).read_text().replace('label = "3"\nantecedent = "0"\nsigma = 0\nmu = 0\nd = 1', 'label = "3"\nantecedent = "0"\nsigma = 0\nmu = 0\nd = 5')

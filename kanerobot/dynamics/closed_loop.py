@@ -53,8 +53,8 @@ import dataclasses
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.model import as_states
-from kanerobot.errors import KaneRobotError, SingularityError
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, batched_function
+from kanerobot.errors import KaneRobotError
 
 __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
 
@@ -85,7 +85,7 @@ def equivalent_tree(robot):
     return dataclasses.replace(robot, loops=())
 
 
-class ClosedLoopModel:
+class ClosedLoopModel(ConstrainedModel):
     """Dynamic models of a closed-loop robot by one engine (see the module notes).
 
     Made by :func:`kanerobot.derive` for a robot with loops.
@@ -109,22 +109,13 @@ class ClosedLoopModel:
     (('1',), (6, 4))
     """
 
+    programs = PROGRAMS
+
     def __init__(self, robot, method):
-        from kanerobot.dynamics.model import DynamicModel
         from kanerobot.kinematics import loop_velocity_constraints
 
-        self.robot = robot
-        self.method = method
-        self.tree = DynamicModel(equivalent_tree(robot), method)
-        # The state groups, as DynamicModel's: every joint variable, the active rates and torques.
-        jp = robot.joint_parameters
-        self.q = list(robot.q)
-        self.qd = [jp[label]["QP"] for label in robot.active_joints]
-        self.qdd = [jp[label]["QDP"] for label in robot.active_joints]
-        self.tau = [jp[label]["GAM"] for label in robot.active_joints]
-        self.wrench = self.tree.wrench
+        super().__init__(robot, method, equivalent_tree(robot), robot.active_joints)
         self.constraints = loop_velocity_constraints(robot)
-        self._programs = {}
         q = list(robot.q)
         qd = sympy.Matrix(robot.qd)
         J = self.constraints.J
@@ -134,18 +125,8 @@ class ClosedLoopModel:
             if qd[m] != 0:
                 self.Jdot += J.diff(qm) * qd[m]
 
-    def program(self, name):
-        """The closed-loop program of model ``name``, derived once (see :func:`closed_loop_program`)."""
-        if name not in self._programs:
-            self._programs[name] = closed_loop_program(self, name)
-        return self._programs[name]
-
-    def has_program(self, name):
-        return name in PROGRAMS
-
-    def op_count(self, name):
-        """Operations of the closed-loop program ``name``."""
-        return dict(self.program(name).op_count())
+    def _build(self, name):
+        return closed_loop_program(self, name)
 
     @property
     def parameters(self):
@@ -320,13 +301,17 @@ def closed_loop_program(model, name):
     return target
 
 
-class ClosedLoopDynamics:
+class ClosedLoopDynamics(ConstrainedDynamics):
     """Numeric dynamics of a closed-loop robot with bound parameters.
 
-    Every function takes one state or a batch: ``q`` of shape (nj,) or
-    (N, nj), every joint of the tree in ``robot.joint_labels`` order, a
-    configuration that closes the loops (see :meth:`configuration`);
-    ``qd``, ``qdd``, ``tau`` of the active joints, (dof,) or (N, dof).
+    The projection on the active joints is
+    :class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`'s with
+    ``J`` the kinematic loop constraints; this class adds solving the loops
+    and checks every configuration it is given.  Every function takes one
+    state or a batch: ``q`` of shape (nj,) or (N, nj), every joint of the
+    tree in ``robot.joint_labels`` order, a configuration that closes the
+    loops (see :meth:`configuration`); ``qd``, ``qdd``, ``tau`` of the
+    active joints, (dof,) or (N, dof).
 
     Raises
     ------
@@ -352,38 +337,35 @@ class ClosedLoopDynamics:
     """
 
     def __init__(self, model, values, backend="auto"):
-        from kanerobot.errors import ParameterError
-        from kanerobot.geometry import loop_solver, numeric_function
-
-        robot = model.robot
-        self.model = model
-        self.robot = robot
-        names = set(model.parameters)
-        given = {str(k): v for k, v in values.items()}
-        missing = sorted(names - set(given))
-        if missing:
-            raise ParameterError(
-                f"robot {robot.name}: no value for {', '.join(missing)} (parameters: {', '.join(model.parameters)})"
-            )
-        tree_values = {k: v for k, v in given.items() if k in set(model.tree.parameters) or k in model.tree.robot_symbol_names}
-        self.tree = model.tree.numeric(tree_values, backend=backend)
-        geometric = {k: v for k, v in given.items() if k in names}
-        self._J = numeric_function(robot, model.constraints.J, geometric, ("q",))
-        self._Jdot = numeric_function(robot, model.Jdot, geometric, ("q", "qd"))
-        self._closure = numeric_function(robot, model._closure_expressions(), geometric, ("q",))
-        self._values = geometric
+        super().__init__(model, values, backend=backend)
+        q = list(self.robot.q)
+        qd = list(self.robot.qd)
+        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(q))]
+        geometric = {s: x for s, x in self.bound.items() if str(s) not in {str(y) for y in q + qd}}
+        self._J = batched_function(list(model.constraints.J), [q], geometric)
+        self._Jdot_v = batched_function(list(model.Jdot * sympy.Matrix(v)), [q, v, qd], geometric)
+        self._closure = batched_function(list(model._closure_expressions()), [q], geometric)
+        self._rows = model.constraints.J.rows
+        self._values = {str(s): x for s, x in geometric.items()}
         self._solver = None
-        labels = robot.joint_labels
-        self.active = [labels.index(label) for label in robot.active_joints]
-        self.others = [c for c in range(len(labels)) if c not in self.active]
-        self.nj = len(labels)
-        self.n = len(self.active)
+        self.nj = self.n
 
-    @property
-    def backend(self):
-        return self.tree.backend
+    def _constraint_matrix(self, qs):
+        return self._J(qs).reshape(qs.shape[0], self._rows, self.n)
 
-    # ------------------------------------------------------ configurations
+    def _constraint_rate(self, qs, v, qd):
+        return self._Jdot_v(qs, v, qd)
+
+    def _check(self, qs):
+        residual = np.abs(self._closure(qs)).max(axis=1)
+        if np.any(~(residual <= CLOSURE_TOL)):
+            k = int(np.argmax(~(residual <= CLOSURE_TOL)))
+            raise KaneRobotError(
+                f"q = {np.round(qs[k], 6).tolist()} does not close the loops of {self.robot.name} "
+                f"(residual {residual[k]:.3g} > {CLOSURE_TOL:g}): give every joint of a closed "
+                f"configuration, e.g. from configuration(q_active)"
+            )
+
     def configuration(self, q_active, guess=None, tol=1e-10):
         """All joint values that close the loops for the active joints ``q_active``.
 
@@ -401,131 +383,8 @@ class ClosedLoopDynamics:
         return self._solver(q_active, guess=guess, tol=tol)
 
     def closure_residual(self, q):
-        """Largest absolute residual of the loop-closure equations at ``q`` (nj,)."""
-        return float(np.max(np.abs(self._closure(np.asarray(q, dtype=float)))))
-
-    def _check_closed(self, q):
-        residual = self.closure_residual(q)
-        if not residual <= CLOSURE_TOL:
-            raise KaneRobotError(
-                f"q = {np.round(q, 6).tolist()} does not close the loops of {self.robot.name} "
-                f"(residual {residual:.3g} > {CLOSURE_TOL:g}): give every joint of a closed "
-                f"configuration, e.g. from configuration(q_active)"
-            )
-
-    def G(self, q):
-        """``dq / dq_a`` at a closed configuration, shape (nj, dof)."""
-        q = np.asarray(q, dtype=float)
-        self._check_closed(q)
-        J = np.asarray(self._J(q), dtype=float)
-        Ja, Jo = J[:, self.active], J[:, self.others]
-        G = np.zeros((self.nj, self.n))
-        G[self.active, :] = np.eye(self.n)
-        if self.others:
-            s = np.linalg.svd(Jo, compute_uv=False)
-            scale = max(float(np.max(np.abs(J))), 1.0)
-            if int(np.sum(s > 1e-9 * scale)) < len(self.others):
-                raise SingularityError(
-                    f"{self.robot.name} at q = {np.round(q, 6).tolist()}: the passive joint rates are not "
-                    f"determined by the active ones (a singular configuration of the loops)"
-                )
-            G[self.others, :] = -np.linalg.lstsq(Jo, Ja, rcond=None)[0]
-        return G
-
-    def _bias(self, q, qd_tree, qdd_a, G):
-        """``qdd`` for active accelerations ``qdd_a``: ``G qdd_a + g`` with ``J_o g_o = -Jdot qd``."""
-        J = np.asarray(self._J(q), dtype=float)
-        Jdot = np.asarray(self._Jdot(q, qd_tree), dtype=float)
-        out = G @ qdd_a
-        if self.others:
-            rhs = -(J[:, self.active] @ qdd_a + Jdot @ qd_tree)
-            out[self.others] = np.linalg.lstsq(J[:, self.others], rhs, rcond=None)[0]
-        return out
-
-    def velocities(self, q, qd):
-        """Every joint rate, ``G qd_a``, shape (nj,)."""
-        return self.G(q) @ np.asarray(qd, dtype=float)
-
-    def accelerations(self, q, qd, qdd):
-        """Every joint acceleration, ``G qdd_a + g``, shape (nj,)."""
-        G = self.G(q)
-        qd_tree = G @ np.asarray(qd, dtype=float)
-        return self._bias(np.asarray(q, dtype=float), qd_tree, np.asarray(qdd, dtype=float), G)
-
-    def Gdot(self, q, qd):
-        """Time derivative of G along ``qd_a``: ``J_o Gdot_o = -Jdot G``, shape (nj, dof)."""
-        q = np.asarray(q, dtype=float)
-        G = self.G(q)
-        Jdot = np.asarray(self._Jdot(q, G @ np.asarray(qd, dtype=float)), dtype=float)
-        J = np.asarray(self._J(q), dtype=float)
-        out = np.zeros_like(G)
-        if self.others:
-            out[self.others, :] = np.linalg.lstsq(J[:, self.others], -Jdot @ G, rcond=None)[0]
-        return out
-
-    # ----------------------------------------------------------- the models
-    def _each(self, arrays, function):
-        """``function`` on each state of a batch of (array, length, name) triples."""
-        rows = [as_states(x, n, what) for x, n, what in arrays]
-        single = rows[0][1]
-        batch = max(r.shape[0] for r, _ in rows)
-        out = []
-        for k in range(batch):
-            out.append(function(*[r[k if r.shape[0] > 1 else 0] for r, _ in rows]))
-        out = np.array(out)
-        return out[0] if single else out
-
-    def inverse_dynamics(self, q, qd, qdd, wrench=None):
-        """Active joint torques ``G^T Gamma_tr``, shape (dof,) or (N, dof).
-
-        ``wrench``: as :meth:`NumericDynamics.inverse_dynamics` of the tree
-        (one 6-vector per link, the same for every state of a batch).
-        """
-
-        def one(q, qd, qdd):
-            G = self.G(q)
-            qd_tree = G @ qd
-            qdd_tree = self._bias(q, qd_tree, qdd, G)
-            return G.T @ self.tree.inverse_dynamics(q, qd_tree, qdd_tree, wrench=wrench)
-
-        return self._each([(q, self.nj, "q"), (qd, self.n, "qd"), (qdd, self.n, "qdd")], one)
-
-    def mass_matrix(self, q):
-        """``A_a = G^T A_tr G``, shape (dof, dof) or (N, dof, dof)."""
-
-        def one(q):
-            G = self.G(q)
-            return G.T @ self.tree.mass_matrix(q) @ G
-
-        return self._each([(q, self.nj, "q")], one)
-
-    def h(self, q, qd):
-        """``H_a = G^T (A_tr g + H_tr)``: torques at ``qdd_a = 0``, shape (dof,) or (N, dof)."""
-        zero = np.zeros(self.n)
-        return self.inverse_dynamics(q, qd, zero if np.ndim(q) == 1 else np.zeros((np.shape(q)[0], self.n)))
-
-    def gravity(self, q):
-        """``Q_a = G^T Q_tr``, shape (dof,) or (N, dof)."""
-
-        def one(q):
-            return self.G(q).T @ self.tree.gravity(q)
-
-        return self._each([(q, self.nj, "q")], one)
-
-    def coriolis_matrix(self, q, qd):
-        """``C_a = G^T (A_tr Gdot + C_tr G)``, shape (dof, dof) or (N, dof, dof)."""
-
-        def one(q, qd):
-            G = self.G(q)
-            Gdot = self.Gdot(q, qd)
-            return G.T @ (self.tree.mass_matrix(q) @ Gdot + self.tree.coriolis_matrix(q, G @ qd) @ G)
-
-        return self._each([(q, self.nj, "q"), (qd, self.n, "qd")], one)
-
-    def direct_dynamics(self, q, qd, tau):
-        """Active joint accelerations ``A_a^-1 (tau - H_a)``, shape (dof,) or (N, dof)."""
-
-        def one(q, qd, tau):
-            return np.linalg.solve(self.mass_matrix(q), tau - self.h(q, qd))
-
-        return self._each([(q, self.nj, "q"), (qd, self.n, "qd"), (tau, self.n, "tau")], one)
+        """Largest absolute residual of the loop-closure equations at ``q``: a
+        float for one configuration (nj,), (N,) for a batch."""
+        qs, single = self._states(q, self.n, "q")
+        out = np.abs(self._closure(qs)).max(axis=1)
+        return float(out[0]) if single else out

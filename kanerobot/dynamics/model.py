@@ -428,12 +428,15 @@ def bound_values(robot, parameters, robot_names, values, hint=None):
     return {sympy.Symbol(str(k)): float(v) for k, v in values.items() if str(k) in names}
 
 
-def as_states(x, n, what):
-    """``x`` as an (N, n) array and whether it was a single state."""
+def as_states(x, n, what, detail=None):
+    """``x`` as an (N, n) array and whether it was a single state; ``detail``
+    (what the n values are) goes into the error message."""
     array = np.asarray(x, dtype=float)
     single = array.ndim == 1
     array = np.atleast_2d(array)
     if array.ndim != 2 or array.shape[1] != n:
+        if detail:
+            raise KaneRobotError(f"{what} must have {n} values ({detail}), shape ({n},) or (N, {n}); got shape {np.shape(x)}")
         raise KaneRobotError(f"{what} must have shape ({n},) or (N, {n}), got {np.shape(x)}")
     return array, single
 

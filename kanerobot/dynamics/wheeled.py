@@ -106,7 +106,8 @@ from functools import lru_cache
 import numpy as np
 import sympy
 
-from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, batched_function
+from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 
@@ -127,9 +128,6 @@ __all__ = [
 #: Models with a symbolic program (:meth:`WheeledModel.program`); the Coriolis
 #: matrix and the direct model are numeric (:class:`WheeledDynamics`).
 PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
-#: Relative size of the smallest singular value of the dependent block, and
-#: of the residual ``W G``, below which a configuration is singular.
-SINGULAR_TOL = 1e-9
 #: Row kinds of W, per wheel: non-slipping (along t = a x n), non-sliding (along the axle a).
 ROW_KINDS = ("rolling", "lateral")
 
@@ -538,39 +536,7 @@ def mobility(robot):
 
 
 # ------------------------------------------------------------------ numeric
-def _vector_function(exprs, groups, values):
-    """``f(*arrays) -> (N, len(exprs))``: ``exprs`` with the symbols of
-    ``groups`` (lists of symbols) taken from (N, len(group)) arrays and the
-    others bound to ``values`` ({Symbol: float})."""
-    values = {k: sympy.Float(v) for k, v in values.items()}
-    exprs = [sympy.sympify(e).xreplace(values) for e in exprs]
-    dummies = [[sympy.Dummy(f"x{k}_{m}") for m in range(len(group))] for k, group in enumerate(groups)]
-    mapping = {s: d for group, dg in zip(groups, dummies) for s, d in zip(group, dg) if isinstance(s, sympy.Symbol)}
-    exprs = [e.xreplace(mapping) for e in exprs]
-    left = set().union(*(e.free_symbols for e in exprs)) - set(mapping.values()) if exprs else set()
-    if left:
-        raise ParameterError(f"no value for {', '.join(sorted(map(str, left)))}")
-    compiled = sympy.lambdify([d for dg in dummies for d in dg], exprs, modules="numpy", cse=True)
-
-    def function(*arrays):
-        batch = arrays[0].shape[0]
-        columns = [array[:, m] for array in arrays for m in range(array.shape[1])]
-        out = compiled(*columns)
-        return np.stack([np.broadcast_to(np.asarray(v, dtype=float), (batch,)) for v in out], axis=-1) if out else np.zeros((batch, 0))
-
-    return function
-
-
-def _states(x, size, what, detail):
-    array = np.asarray(x, dtype=float)
-    single = array.ndim == 1
-    array = np.atleast_2d(array)
-    if array.ndim != 2 or array.shape[1] != size:
-        raise KaneRobotError(f"{what} must have {size} values ({detail}), shape ({size},) or (N, {size}); got shape {np.shape(x)}")
-    return array, single
-
-
-class WheeledModel:
+class WheeledModel(ConstrainedModel):
     """Dynamic models of a wheeled robot by one engine: the tree model projected
     on the independent speeds (see the module notes).
 
@@ -604,56 +570,20 @@ class WheeledModel:
     (22, ('wr', 'wl', '1', '2'), 19)
     """
 
+    programs = PROGRAMS
+
     def __init__(self, robot, method="newton-euler", independent=None):
-        from kanerobot.dynamics.model import METHODS, DynamicModel
+        from kanerobot.dynamics.model import METHODS
 
         if method not in METHODS:
             raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
         _check_robot(robot, "the wheeled dynamic model")
-        self.robot = robot
-        self.method = method
         self.constraints = wheel_constraints(robot, None if independent is None else tuple(independent))
-        self.tree = DynamicModel(tree_robot(robot), method)
-        self.independent = self.constraints.independent
+        super().__init__(robot, method, tree_robot(robot), self.constraints.independent)
         self.dependent = self.constraints.dependent
-        jp = robot.joint_parameters
-        self.q = list(robot.q)
-        self.qd = [jp[label]["QP"] for label in self.independent]
-        self.qdd = [jp[label]["QDP"] for label in self.independent]
-        self.tau = [jp[label]["GAM"] for label in self.independent]
-        self.wrench = self.tree.wrench
-        self._programs = {}
 
-    @property
-    def dof(self):
-        """Number of independent speeds (the mobility)."""
-        return len(self.independent)
-
-    @property
-    def n(self):
-        """Number of joints (the length of a configuration q)."""
-        return len(self.q)
-
-    def program(self, name):
-        """The wheeled program of model ``name``, derived once (see :func:`wheeled_program`)."""
-        if name not in self._programs:
-            self._programs[name] = wheeled_program(self, name)
-        return self._programs[name]
-
-    def has_program(self, name):
-        return name in PROGRAMS
-
-    def op_count(self, name):
-        """Operations of the program ``name``: ``{"add", "mul", "fn"}``."""
-        return dict(self.program(name).op_count())
-
-    @property
-    def state_symbols(self):
-        """q, then QP, QDP, GAM of the independent speeds, then the wrenches' symbols."""
-        out = []
-        for group in [self.q, self.qd, self.qdd, self.tau] + list(self.wrench.values()):
-            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
-        return out
+    def _build(self, name):
+        return wheeled_program(self, name)
 
     @property
     def parameters(self):
@@ -722,22 +652,17 @@ class WheeledModel:
         return self.nonholonomic_kane.frames
 
 
-class WheeledDynamics:
+class WheeledDynamics(ConstrainedDynamics):
     """Numeric dynamics of a wheeled robot with bound parameters.
 
-    Every function takes one state or a batch: ``q`` of shape (n,) or
-    (N, n), every joint variable in ``robot.joint_labels`` order; ``qd_a``,
-    ``qdd_a``, ``tau_a`` of the independent speeds, (m,) or (N, m)
-    (:attr:`WheeledModel.independent`); ``qd`` (every joint rate) (n,) or
-    (N, n).
-
-    Attributes
-    ----------
-    model : WheeledModel
-    tree : NumericDynamics
-        The tree model with the same values.
-    values_by_name : dict
-        The parameter values, by name.
+    The projection on the independent speeds is
+    :class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`'s with
+    ``J = W`` the rolling constraints; this class adds W, the constraint
+    residual and the energies.  Every function takes one state or a batch:
+    ``q`` of shape (n,) or (N, n), every joint variable in
+    ``robot.joint_labels`` order; ``qd_a``, ``qdd_a``, ``tau_a`` of the
+    independent speeds, (m,) or (N, m) (:attr:`WheeledModel.independent`);
+    ``qd`` (every joint rate) (n,) or (N, n).
 
     Raises
     ------
@@ -746,29 +671,20 @@ class WheeledDynamics:
     """
 
     def __init__(self, model, values, backend="auto"):
-        from kanerobot.dynamics.model import bound_values
-
-        self.model = model
-        self.robot = model.robot
-        bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
-        self.values_by_name = {str(k): v for k, v in bound.items()}
-        tree_names = set(model.tree.parameters)
-        self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend)
+        super().__init__(model, values, backend=backend)
         c = model.constraints
         self.constraints = c
-        self.n = len(c.labels)
-        self.m = len(c.independent)
-        self.ind = c.columns(c.independent)
-        self.dep = c.columns(c.dependent)
         q = list(self.robot.q)
         qd = list(self.robot.qd)
-        self._W = _vector_function(list(c.W), [q], bound)
-        self._Wv_dot = _vector_function(list(c.Wv_dot), [q, list(c.velocity), qd], bound)
-        self._potential = self._potential_function(bound)
+        self._W = batched_function(list(c.W), [q], self.bound)
+        self._Wv_dot = batched_function(list(c.Wv_dot), [q, list(c.velocity), qd], self.bound)
+        self._potential = self._potential_function(self.bound)
 
-    @property
-    def backend(self):
-        return self.tree.backend
+    def _constraint_matrix(self, qs):
+        return self._W(qs).reshape(qs.shape[0], -1, self.n)
+
+    def _constraint_rate(self, qs, v, qd):
+        return self._Wv_dot(qs, v, qd)
 
     def _potential_function(self, bound):
         """V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j), the frames composed numerically."""
@@ -776,7 +692,7 @@ class WheeledDynamics:
         q = list(robot.q)
         transforms = {}
         for frame in robot.frames:
-            transforms[frame.label] = _vector_function(list(sympy.Matrix(frame.transform())[:3, :]), [q], bound)
+            transforms[frame.label] = batched_function(list(sympy.Matrix(frame.transform())[:3, :]), [q], bound)
         # Gravity and the positions are both in frame 0: Z does not enter.
         G = np.array([float(sympy.sympify(g).xreplace(bound)) for g in robot.base.G])
         links = {}
@@ -803,163 +719,24 @@ class WheeledDynamics:
 
         return V
 
-    # ------------------------------------------------------- kinematics
     def W(self, q):
         """``W(q)``, shape (rows, n) or (N, rows, n)."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        out = self._W(qs).reshape(qs.shape[0], -1, self.n)
-        return out[0] if single else out
-
-    def _G(self, qs):
-        """G (N, n, m), the dependent block's pseudo-inverse pieces and W."""
-        W = self._W(qs).reshape(qs.shape[0], -1, self.n)
-        Wd, Wi = W[:, :, self.dep], W[:, :, self.ind]
-        U, s, Vt = np.linalg.svd(Wd, full_matrices=False)
-        scale = np.maximum(np.abs(W).max(axis=(1, 2)), 1.0)
-        bad = s[:, -1] <= SINGULAR_TOL * scale if s.shape[1] else np.zeros(qs.shape[0], bool)
-        if np.any(bad):
-            k = int(np.argmax(bad))
-            raise SingularityError(
-                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the independent speeds "
-                f"{', '.join(self.model.independent)} do not determine {', '.join(self.model.dependent)} here "
-                f"(a singular configuration of this choice)"
-            )
-        pinv = np.einsum("nji,nj,nkj->nik", Vt, 1.0 / s, U) if s.shape[1] else np.zeros((qs.shape[0], 0, W.shape[1]))
-        G = np.zeros((qs.shape[0], self.n, self.m))
-        G[:, self.ind, :] = np.eye(self.m)
-        G[:, self.dep, :] = -pinv @ Wi
-        residual = np.abs(W @ G).max(axis=(1, 2)) if W.shape[1] else np.zeros(qs.shape[0])
-        if np.any(residual > SINGULAR_TOL * scale * max(1.0, np.abs(G).max())):
-            k = int(np.argmax(residual))
-            raise SingularityError(
-                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the wheels' constraints have a higher rank "
-                f"here (W G = {residual[k]:.3g}): fewer motions are possible than at a generic configuration"
-            )
-        return G, pinv
-
-    def G(self, q):
-        """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        G, _ = self._G(qs)
-        return G[0] if single else G
-
-    def velocities(self, q, qd_a):
-        """Every joint rate ``qd = G(q) qd_a``, shape (n,) or (N, n)."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds " + ", ".join(self.model.independent))
-        G, _ = self._G(qs)
-        out = (G @ np.broadcast_to(qa, (qs.shape[0], self.m))[..., None])[..., 0]
+        qs, single = self._states(q, self.n, "q")
+        out = self._constraint_matrix(qs)
         return out[0] if single else out
 
     def constraint_residual(self, q, qd):
         """``max |W(q) qd|``: a float, or (N,) for a batch."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        v, _ = _states(qd, self.n, "qd", "every joint rate")
-        W = self._W(qs).reshape(qs.shape[0], -1, self.n)
+        qs, single = self._states(q, self.n, "q")
+        v, _ = self._states(qd, self.n, "qd")
+        W = self._constraint_matrix(qs)
         out = np.abs((W @ np.broadcast_to(v, qs.shape)[..., None])[..., 0]).max(axis=1)
         return float(out[0]) if single else out
 
-    def _bias(self, qs, qd, pinv):
-        """``g``: ``qdd = G qdd_a + g`` with ``W_d g_d = -Wdot qd``, (N, n)."""
-        wdq = self._Wv_dot(qs, qd, qd)
-        g = np.zeros_like(qd)
-        g[:, self.dep] = -(pinv @ wdq[..., None])[..., 0]
-        return g
-
-    def Gdot(self, q, qd_a):
-        """Time derivative of G along ``qd_a``: ``W_d Gdot_d = -Wdot G``, shape (n, m) or (N, n, m)."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds")
-        qa = np.broadcast_to(qa, (qs.shape[0], self.m))
-        G, pinv = self._G(qs)
-        qd = (G @ qa[..., None])[..., 0]
-        out = np.zeros_like(G)
-        for c in range(self.m):
-            wdg = self._Wv_dot(qs, np.ascontiguousarray(G[:, :, c]), qd)
-            out[:, self.dep, c] = -(pinv @ wdg[..., None])[..., 0]
-        return out[0] if single else out
-
-    # ---------------------------------------------------------- dynamics
-    def _prepare(self, q, qd_a):
-        """``q`` and ``qd_a`` as (N, n) and (N, m) arrays of one batch, and whether both were single."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        qa, _ = _states(qd_a, self.m, "qd_a", "the independent speeds " + ", ".join(self.model.independent))
-        batch = max(qs.shape[0], qa.shape[0])
-        qs = np.broadcast_to(qs, (batch, self.n))
-        qa = np.broadcast_to(qa, (batch, self.m))
-        return np.ascontiguousarray(qs), np.ascontiguousarray(qa), single and np.ndim(qd_a) == 1
-
-    def inverse_dynamics(self, q, qd_a, qdd_a, wrench=None):
-        """Generalized forces of the independent speeds, ``G^T Gamma(q, G qd_a, G qdd_a + g)``,
-        shape (m,) or (N, m).  ``wrench``: as for the tree (:meth:`NumericDynamics.inverse_dynamics`)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        qdda, _ = _states(qdd_a, self.m, "qdd_a", "the independent accelerations")
-        qdda = np.broadcast_to(qdda, qa.shape)
-        G, pinv = self._G(qs)
-        qd = (G @ qa[..., None])[..., 0]
-        qdd = (G @ qdda[..., None])[..., 0] + self._bias(qs, qd, pinv)
-        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, qdd, wrench=wrench))
-        out = (np.swapaxes(G, 1, 2) @ gamma[..., None])[..., 0]
-        return out[0] if single else out
-
-    def mass_matrix(self, q):
-        """``A_a = G^T A G``, shape (m, m) or (N, m, m)."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        G, _ = self._G(qs)
-        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
-        out = np.swapaxes(G, 1, 2) @ A @ G
-        return out[0] if single else out
-
-    def h(self, q, qd_a):
-        """``H_a = G^T (A g + H)``: the generalized forces at ``qdd_a = 0``, shape (m,) or (N, m)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        out = self.inverse_dynamics(qs, qa, np.zeros_like(qa))
-        return out[0] if single else out
-
-    def gravity(self, q):
-        """``Q_a = G^T Q``, shape (m,) or (N, m)."""
-        qs, single = _states(q, self.n, "q", "every joint")
-        G, _ = self._G(qs)
-        Q = np.atleast_2d(self.tree.gravity(qs))
-        out = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]
-        return out[0] if single else out
-
-    def coriolis_matrix(self, q, qd_a):
-        """``C_a = G^T (A Gdot + C G)``, shape (m, m) or (N, m, m): ``Adot_a - 2 C_a`` is skew-symmetric."""
-        qs, qa, single = self._prepare(q, qd_a)
-        G, _ = self._G(qs)
-        Gdot = np.asarray(self.Gdot(qs, qa)).reshape(G.shape)
-        qd = (G @ qa[..., None])[..., 0]
-        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
-        C = np.asarray(self.tree.coriolis_matrix(qs, qd)).reshape(qs.shape[0], self.n, self.n)
-        out = np.swapaxes(G, 1, 2) @ (A @ Gdot + C @ G)
-        return out[0] if single else out
-
-    def direct_dynamics(self, q, qd_a, tau_a, wrench=None):
-        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        tau, _ = _states(tau_a, self.m, "tau_a", "the generalized forces of the independent speeds")
-        tau = np.broadcast_to(tau, qa.shape)
-        G, pinv = self._G(qs)
-        qd = (G @ qa[..., None])[..., 0]
-        g = self._bias(qs, qd, pinv)
-        A = np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
-        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g, wrench=wrench))
-        Gt = np.swapaxes(G, 1, 2)
-        out = np.linalg.solve(Gt @ A @ G, (tau - (Gt @ gamma[..., None])[..., 0])[..., None])[..., 0]
-        return out[0] if single else out
-
     def potential_energy(self, q):
         """``V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j)``, a float or (N,)."""
-        qs, single = _states(q, self.n, "q", "every joint")
+        qs, single = self._states(q, self.n, "q")
         out = self._potential(qs)
-        return float(out[0]) if single else out
-
-    def kinetic_energy(self, q, qd_a):
-        """``1/2 qd_a^T A_a qd_a`` (rotor inertias IA included), a float or (N,)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        A = np.asarray(self.mass_matrix(qs)).reshape(qs.shape[0], self.m, self.m)
-        out = 0.5 * np.einsum("ni,nij,nj->n", qa, A, qa)
         return float(out[0]) if single else out
 
     def energy(self, q, qd_a):
@@ -968,31 +745,6 @@ class WheeledDynamics:
         qs, qa, single = self._prepare(q, qd_a)
         out = np.atleast_1d(self.kinetic_energy(qs, qa)) + np.atleast_1d(self.potential_energy(qs))
         return float(out[0]) if single else out
-
-    def rhs(self, t, x, tau=None):
-        """``xdot`` for ``x = (q, qd_a)``: ``(G(q) qd_a, qdd_a)``, for ``scipy.integrate.solve_ivp``.
-
-        Parameters
-        ----------
-        t : float
-        x : array, shape (n + m,)
-        tau : array (m,), callable ``tau(t, x)`` or None
-            Generalized forces of the independent speeds (default 0).
-        """
-        x = np.asarray(x, dtype=float)
-        q, qa = x[: self.n], x[self.n :]
-        if callable(tau):
-            tau = tau(t, x)
-        tau = np.zeros(self.m) if tau is None else np.asarray(tau, dtype=float)
-        qs = q[None, :]
-        G, pinv = self._G(qs)
-        qd = (G @ qa[None, :, None])[..., 0]
-        g = self._bias(qs, qd, pinv)
-        A = np.asarray(self.tree.mass_matrix(qs)).reshape(1, self.n, self.n)
-        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g))
-        Gt = np.swapaxes(G, 1, 2)[0]
-        qdd_a = np.linalg.solve(Gt @ A[0] @ G[0], tau - Gt @ gamma[0])
-        return np.concatenate([qd[0], qdd_a])
 
 
 # ----------------------------------------------------------------- programs

@@ -1,0 +1,392 @@
+"""A tree under velocity constraints: closed loops and rolling wheels alike.
+
+Both are the tree model of an engine with linear velocity constraints
+
+    J(q) qd = 0                     (loop closure, SYMORO+ eq. 11; rolling, OpenSYMORO eq. 42)
+
+and a choice of independent speeds ``qd_a`` (the active joints of a loop,
+the wheel rates of a mobile base); the others, ``qd_d``, follow:
+
+    qd  = G qd_a,          G = [I; X] (rows placed by joint),  J_d X = -J_a
+    qdd = G qdd_a + g,     J_d g_d = -Jdot qd
+    Gdot:                  J_d Gdot_d = -Jdot G
+
+``J_d`` may have more rows than columns (a planar loop, two coaxial wheels):
+it is solved by its pseudo-inverse from a singular value decomposition, so no
+pivot can vanish, and a configuration where its smallest singular value does
+is reported as singular.  The dynamics follow from the principle of virtual
+work (Kane's nonholonomic partial velocities give the same projection):
+
+    Gamma_a = G^T Gamma_tr(q, G qd_a, G qdd_a + g)
+    A_a = G^T A_tr G,    H_a = G^T (A_tr g + H_tr),    Q_a = G^T Q_tr
+    C_a = G^T (A_tr Gdot + C_tr G)       (Adot_a - 2 C_a skew-symmetric)
+
+:class:`ConstrainedModel` and :class:`ConstrainedDynamics` carry this once;
+:mod:`kanerobot.dynamics.closed_loop` and :mod:`kanerobot.dynamics.wheeled`
+say what J is and add what is their own (solving the loops, the contact
+geometry, the energies).
+"""
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics.model import DynamicModel, as_states, bound_values
+from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+
+__all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function"]
+
+#: Relative threshold on the smallest singular value of J_d (and on J G).
+SINGULAR_TOL = 1e-9
+
+
+def batched_function(exprs, groups, values):
+    """``f(*arrays) -> (N, len(exprs))``: ``exprs`` compiled with numpy.
+
+    Parameters
+    ----------
+    exprs : sequence of sympy.Expr
+    groups : sequence of sequences of sympy.Symbol
+        The arguments: ``f`` takes one (N, len(group)) array per group.
+    values : dict sympy.Symbol -> float
+        Every other symbol of ``exprs``.
+
+    Raises
+    ------
+    ParameterError
+        Naming the symbols with no value.
+
+    Examples
+    --------
+    >>> a, b, L = sympy.symbols("a b L")
+    >>> f = batched_function([L * a, a * b], [[a], [b]], {L: 2.0})
+    >>> f(np.array([[1.0], [2.0]]), np.array([[3.0], [4.0]])).tolist()
+    [[2.0, 3.0], [4.0, 8.0]]
+    """
+    values = {k: sympy.Float(v) for k, v in values.items()}
+    exprs = [sympy.sympify(e).xreplace(values) for e in exprs]
+    dummies = [[sympy.Dummy(f"x{k}_{m}") for m in range(len(group))] for k, group in enumerate(groups)]
+    mapping = {s: d for group, dg in zip(groups, dummies) for s, d in zip(group, dg) if isinstance(s, sympy.Symbol)}
+    exprs = [e.xreplace(mapping) for e in exprs]
+    left = set().union(*(e.free_symbols for e in exprs)) - set(mapping.values()) if exprs else set()
+    if left:
+        raise ParameterError(f"no value for {', '.join(sorted(map(str, left)))}")
+    compiled = sympy.lambdify([d for dg in dummies for d in dg], exprs, modules="numpy", cse=True)
+
+    def function(*arrays):
+        batch = arrays[0].shape[0]
+        columns = [array[:, m] for array in arrays for m in range(array.shape[1])]
+        out = compiled(*columns)
+        if not out:
+            return np.zeros((batch, 0))
+        return np.stack([np.broadcast_to(np.asarray(v, dtype=float), (batch,)) for v in out], axis=-1)
+
+    return function
+
+
+class ConstrainedModel:
+    """The models of a tree under velocity constraints, by one engine.
+
+    Subclasses set, before calling :meth:`__init__`'s body through
+    ``super().__init__``: nothing; they pass the tree robot and the
+    independent joint labels, and implement :meth:`_build` (the program of
+    a model) and :data:`PROGRAMS`-like :attr:`programs`.
+
+    Attributes
+    ----------
+    robot : Robot
+    method : str
+    tree : DynamicModel
+        The models of the tree (every joint free).
+    independent : tuple of str
+        Labels of the independent speeds ``qd_a``.
+    q, qd, qdd, tau : list of sympy.Expr
+        The program state: every joint variable; ``QP``, ``QDP``, ``GAM``
+        of the independent speeds.
+    wrench : dict
+        The tree's external wrench symbols by link.
+    """
+
+    #: Models with a program (the others are numeric only).
+    programs = ()
+
+    def __init__(self, robot, method, tree_robot, independent):
+        self.robot = robot
+        self.method = method
+        self.tree = DynamicModel(tree_robot, method)
+        self.independent = tuple(independent)
+        jp = robot.joint_parameters
+        self.q = list(robot.q)
+        self.qd = [jp[label]["QP"] for label in self.independent]
+        self.qdd = [jp[label]["QDP"] for label in self.independent]
+        self.tau = [jp[label]["GAM"] for label in self.independent]
+        self.wrench = self.tree.wrench
+        self._programs = {}
+
+    @property
+    def dof(self):
+        """Number of independent speeds."""
+        return len(self.independent)
+
+    @property
+    def n(self):
+        """Number of joints (the length of a configuration q)."""
+        return len(self.q)
+
+    def program(self, name):
+        """The program of model ``name``, derived once."""
+        if name not in self._programs:
+            self._programs[name] = self._build(name)
+        return self._programs[name]
+
+    def _build(self, name):
+        raise NotImplementedError
+
+    def has_program(self, name):
+        return name in self.programs
+
+    def op_count(self, name):
+        """Operations of the program ``name``: ``{"add", "mul", "fn"}``."""
+        return dict(self.program(name).op_count())
+
+    @property
+    def state_symbols(self):
+        """q, then QP, QDP, GAM of the independent speeds, then the wrenches' symbols."""
+        out = []
+        for group in [self.q, self.qd, self.qdd, self.tau] + list(self.wrench.values()):
+            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        return out
+
+    @property
+    def robot_symbol_names(self):
+        return self.tree.robot_symbol_names
+
+
+class ConstrainedDynamics:
+    """Numeric dynamics of a tree under ``J(q) qd = 0``, with bound parameters.
+
+    Every function takes one state or a batch: ``q`` of shape (n,) or
+    (N, n), every joint variable in ``robot.joint_labels`` order; ``qd_a``,
+    ``qdd_a``, ``tau_a`` of the independent speeds, (m,) or (N, m).
+
+    Subclasses give :meth:`_constraint_matrix` (J on a batch),
+    :meth:`_constraint_rate` (``Jdot(q, qd) v`` on a batch) and may check a
+    configuration in :meth:`_check`.
+
+    Attributes
+    ----------
+    model : ConstrainedModel
+    tree : NumericDynamics
+        The tree model with the same values.
+    values_by_name : dict
+        The parameter values, by name.
+    n, m : int
+        Joints, independent speeds.
+    """
+
+    def __init__(self, model, values, backend="auto"):
+        self.model = model
+        self.robot = model.robot
+        bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
+        self.bound = bound
+        self.values_by_name = {str(k): v for k, v in bound.items()}
+        tree_names = set(model.tree.parameters)
+        self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend)
+        labels = self.robot.joint_labels
+        self.n = len(labels)
+        self.m = len(model.independent)
+        self.ind = [labels.index(label) for label in model.independent]
+        self.dep = [c for c in range(self.n) if c not in self.ind]
+        self.dependent = tuple(labels[c] for c in self.dep)
+
+    @property
+    def backend(self):
+        return self.tree.backend
+
+    # ------------------------------------------------------ subclass hooks
+    def _constraint_matrix(self, qs):
+        """``J(q)`` on a batch, (N, rows, n)."""
+        raise NotImplementedError
+
+    def _constraint_rate(self, qs, v, qd):
+        """``Jdot(q, qd) v`` on a batch, (N, rows)."""
+        raise NotImplementedError
+
+    def _check(self, qs):
+        """Raise for configurations the model does not accept (default: none)."""
+
+    # ----------------------------------------------------------- kinematics
+    def _states(self, x, size, what):
+        detail = {
+            "q": "every joint " + ", ".join(self.robot.joint_labels),
+            "qd": "every joint rate",
+        }.get(what, "the independent speeds " + ", ".join(self.model.independent))
+        return as_states(x, size, what, detail)
+
+    def _G(self, qs):
+        """G (N, n, m) and the pseudo-inverse of the dependent block (N, d, rows)."""
+        self._check(qs)
+        J = self._constraint_matrix(qs)
+        Jd, Ji = J[:, :, self.dep], J[:, :, self.ind]
+        U, s, Vt = np.linalg.svd(Jd, full_matrices=False)
+        scale = np.maximum(np.abs(J).max(axis=(1, 2)) if J.size else np.ones(qs.shape[0]), 1.0)
+        if s.shape[1] and len(self.dep) > s.shape[1]:
+            bad = np.ones(qs.shape[0], bool)
+        else:
+            bad = s[:, -1] <= SINGULAR_TOL * scale if s.shape[1] else np.zeros(qs.shape[0], bool)
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            raise SingularityError(
+                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the speeds of "
+                f"{', '.join(self.dependent)} are not determined by those of {', '.join(self.model.independent)} "
+                f"here (a singular configuration)"
+            )
+        pinv = np.einsum("nji,nj,nkj->nik", Vt, 1.0 / s, U) if s.shape[1] else np.zeros((qs.shape[0], 0, J.shape[1]))
+        G = np.zeros((qs.shape[0], self.n, self.m))
+        G[:, self.ind, :] = np.eye(self.m)
+        G[:, self.dep, :] = -pinv @ Ji
+        residual = np.abs(J @ G).max(axis=(1, 2)) if J.shape[1] else np.zeros(qs.shape[0])
+        if np.any(residual > SINGULAR_TOL * scale * max(1.0, np.abs(G).max())):
+            k = int(np.argmax(residual))
+            raise SingularityError(
+                f"{self.robot.name} at q = {np.round(qs[k], 6).tolist()}: the constraints have a higher rank "
+                f"here (J G = {residual[k]:.3g}): fewer motions are possible than at a generic configuration"
+            )
+        return G, pinv
+
+    def G(self, q):
+        """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
+        qs, single = self._states(q, self.n, "q")
+        G, _ = self._G(qs)
+        return G[0] if single else G
+
+    def velocities(self, q, qd_a):
+        """Every joint rate ``qd = G(q) qd_a``, shape (n,) or (N, n)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        G, _ = self._G(qs)
+        out = (G @ qa[..., None])[..., 0]
+        return out[0] if single else out
+
+    def _bias(self, qs, qd, pinv, qdd_a=None, G=None):
+        """``qdd`` at the independent accelerations ``qdd_a`` (0 if None): ``G qdd_a + g``, (N, n)."""
+        rate = self._constraint_rate(qs, qd, qd)
+        out = np.zeros_like(qd) if qdd_a is None else (G @ qdd_a[..., None])[..., 0]
+        out[:, self.dep] += -(pinv @ rate[..., None])[..., 0]
+        return out
+
+    def accelerations(self, q, qd_a, qdd_a):
+        """Every joint acceleration ``G qdd_a + g``, shape (n,) or (N, n)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        qdda = np.broadcast_to(self._states(qdd_a, self.m, "qdd_a")[0], qa.shape)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        out = self._bias(qs, qd, pinv, qdda, G)
+        return out[0] if single else out
+
+    def Gdot(self, q, qd_a):
+        """Time derivative of G along ``qd_a``: ``J_d Gdot_d = -Jdot G``, shape (n, m) or (N, n, m)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        out = np.zeros_like(G)
+        for c in range(self.m):
+            rate = self._constraint_rate(qs, np.ascontiguousarray(G[:, :, c]), qd)
+            out[:, self.dep, c] = -(pinv @ rate[..., None])[..., 0]
+        return out[0] if single else out
+
+    # ------------------------------------------------------------- dynamics
+    def _prepare(self, q, qd_a):
+        """``q`` and ``qd_a`` as (N, n) and (N, m) arrays of one batch, and whether both were single."""
+        qs, single = self._states(q, self.n, "q")
+        qa, single_a = self._states(qd_a, self.m, "qd_a")
+        batch = max(qs.shape[0], qa.shape[0])
+        qs = np.ascontiguousarray(np.broadcast_to(qs, (batch, self.n)))
+        qa = np.ascontiguousarray(np.broadcast_to(qa, (batch, self.m)))
+        return qs, qa, single and single_a
+
+    def _tree_mass_matrix(self, qs):
+        return np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
+
+    def inverse_dynamics(self, q, qd_a, qdd_a, wrench=None):
+        """Generalized forces of the independent speeds, ``G^T Gamma(q, G qd_a, G qdd_a + g)``,
+        shape (m,) or (N, m).  ``wrench``: as for the tree (:meth:`NumericDynamics.inverse_dynamics`)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        qdda = np.broadcast_to(self._states(qdd_a, self.m, "qdd_a")[0], qa.shape)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        qdd = self._bias(qs, qd, pinv, qdda, G)
+        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, qdd, wrench=wrench))
+        out = (np.swapaxes(G, 1, 2) @ gamma[..., None])[..., 0]
+        return out[0] if single else out
+
+    def mass_matrix(self, q):
+        """``A_a = G^T A G``, shape (m, m) or (N, m, m)."""
+        qs, single = self._states(q, self.n, "q")
+        G, _ = self._G(qs)
+        out = np.swapaxes(G, 1, 2) @ self._tree_mass_matrix(qs) @ G
+        return out[0] if single else out
+
+    def h(self, q, qd_a, wrench=None):
+        """``H_a = G^T (A g + H)``: the generalized forces at ``qdd_a = 0``, shape (m,) or (N, m)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        out = self.inverse_dynamics(qs, qa, np.zeros_like(qa), wrench=wrench)
+        return out[0] if single else out
+
+    def gravity(self, q):
+        """``Q_a = G^T Q``, shape (m,) or (N, m)."""
+        qs, single = self._states(q, self.n, "q")
+        G, _ = self._G(qs)
+        Q = np.atleast_2d(self.tree.gravity(qs))
+        out = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]
+        return out[0] if single else out
+
+    def coriolis_matrix(self, q, qd_a):
+        """``C_a = G^T (A Gdot + C G)``, shape (m, m) or (N, m, m): ``Adot_a - 2 C_a`` is skew-symmetric."""
+        qs, qa, single = self._prepare(q, qd_a)
+        G, _ = self._G(qs)
+        Gdot = np.asarray(self.Gdot(qs, qa)).reshape(G.shape)
+        qd = (G @ qa[..., None])[..., 0]
+        C = np.asarray(self.tree.coriolis_matrix(qs, qd)).reshape(qs.shape[0], self.n, self.n)
+        out = np.swapaxes(G, 1, 2) @ (self._tree_mass_matrix(qs) @ Gdot + C @ G)
+        return out[0] if single else out
+
+    def direct_dynamics(self, q, qd_a, tau_a, wrench=None):
+        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        tau = np.broadcast_to(self._states(tau_a, self.m, "tau_a")[0], qa.shape)
+        G, pinv = self._G(qs)
+        qd = (G @ qa[..., None])[..., 0]
+        g = self._bias(qs, qd, pinv)
+        gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g, wrench=wrench))
+        Gt = np.swapaxes(G, 1, 2)
+        A = Gt @ self._tree_mass_matrix(qs) @ G
+        out = np.linalg.solve(A, (tau - (Gt @ gamma[..., None])[..., 0])[..., None])[..., 0]
+        return out[0] if single else out
+
+    def kinetic_energy(self, q, qd_a):
+        """``1/2 qd_a^T A_a qd_a`` (rotor inertias IA included), a float or (N,)."""
+        qs, qa, single = self._prepare(q, qd_a)
+        A = np.asarray(self.mass_matrix(qs)).reshape(qs.shape[0], self.m, self.m)
+        out = 0.5 * np.einsum("ni,nij,nj->n", qa, A, qa)
+        return float(out[0]) if single else out
+
+    def rhs(self, t, x, tau=None):
+        """``xdot`` for ``x = (q, qd_a)``: ``(G(q) qd_a, qdd_a)``, for ``scipy.integrate.solve_ivp``.
+
+        Parameters
+        ----------
+        t : float
+        x : array, shape (n + m,)
+        tau : array (m,), callable ``tau(t, x)`` or None
+            Generalized forces of the independent speeds (default 0).
+        """
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.n + self.m,):
+            raise KaneRobotError(
+                f"x must have {self.n + self.m} values (every joint {', '.join(self.robot.joint_labels)}, then the "
+                f"independent speeds {', '.join(self.model.independent)}), got shape {x.shape}"
+            )
+        q, qa = x[: self.n], x[self.n:]
+        if callable(tau):
+            tau = tau(t, x)
+        tau = np.zeros(self.m) if tau is None else np.asarray(tau, dtype=float)
+        return np.concatenate([self.velocities(q, qa), self.direct_dynamics(q, qa, tau)])
