@@ -398,3 +398,90 @@ def test_against_pinocchio_free_flyer(name):
         full = np.concatenate([base, qdd[6:]])
         assert close(pin.rnea(pmodel, data, q, qd, full), np.concatenate([np.zeros(6), joint_torques]))
         assert close(fn.integrate(q, qd, 0.3), pin.integrate(pmodel, q, 0.3 * qd), rtol=1e-12)
+
+
+# ------------------------------------------------- the Kane engine (issue 5)
+KANE_ROBOTS = ("satellite", "tree")
+
+
+@pytest.fixture(scope="module", params=KANE_ROBOTS)
+def kane_case(request):
+    """(Kane numeric, Newton-Euler numeric, rng) of a robot on random
+    physically consistent parameters, numpy backend."""
+    robot = ROBOTS[request.param]()
+    rng = np.random.default_rng(KANE_ROBOTS.index(request.param) + 41)
+    values = random_parameters(robot, rng)
+    kane = FloatingBaseModel(robot, method="kane").numeric(values, backend="numpy")
+    return kane, FloatingBaseModel(robot).numeric(values, backend="numpy"), rng
+
+
+def test_kane_matches_newton_euler(kane_case):
+    """Every model of the Kane engine (KanesMethod with the base's body-frame
+    twist as its first six speeds) equals Newton-Euler's to 1e-9 relative:
+    A, [F_0; GAM], H, Q, and the direct dynamics and the free-floating base
+    acceleration, which Kane solves numerically from A and H while
+    Newton-Euler runs its recursive programs."""
+    kane, ne, rng = kane_case
+    n = kane.n
+    for _ in range(3):
+        q, qd, qdd = random_state(rng, n)
+        wrench = wrenches(ne.model, rng)
+        tau = rng.uniform(-5, 5, n)
+        assert close(kane.mass_matrix(q), ne.mass_matrix(q))
+        assert close(kane.inverse_dynamics(q, qd, qdd, wrench=wrench), ne.inverse_dynamics(q, qd, qdd, wrench=wrench))
+        assert close(kane.h(q, qd, wrench=wrench), ne.h(q, qd, wrench=wrench))
+        assert close(kane.gravity(q), ne.gravity(q))
+        assert close(kane.direct_dynamics(q, qd, tau, wrench=wrench), ne.direct_dynamics(q, qd, tau, wrench=wrench))
+        for mine, theirs in zip(kane.base_acceleration(q, qd, qdd[6:], wrench=wrench), ne.base_acceleration(q, qd, qdd[6:], wrench=wrench)):
+            assert close(mine, theirs)
+    # Batches too, through the numeric solves of the Kane engine.
+    q, qd, qdd = random_state(rng, n, batch=4)
+    tau = rng.uniform(-5, 5, (4, n))
+    assert close(kane.direct_dynamics(q, qd, tau), ne.direct_dynamics(q, qd, tau))
+    for mine, theirs in zip(kane.base_acceleration(q, qd, qdd[:, 6:]), ne.base_acceleration(q, qd, qdd[:, 6:])):
+        assert close(mine, theirs)
+
+
+def test_kane_model_layout_and_objects():
+    """The Kane floating model has Newton-Euler's outputs, no program for the
+    models it solves from A and H, and exposes sympy's mechanics objects."""
+    robot = satellite()
+    kane, ne = FloatingBaseModel(robot, method="kane"), FloatingBaseModel(robot)
+    for name in ("inverse_dynamics", "h", "gravity"):
+        assert list(kane.program(name).outputs) == list(ne.program(name).outputs), name
+    # Kane writes every entry of A's upper triangle (some are zero only
+    # numerically, by orthogonality); Newton-Euler leaves out its structural zeros.
+    assert set(kane.program("mass_matrix").outputs) >= set(ne.program("mass_matrix").outputs)
+    assert len(kane.program("mass_matrix").outputs) == 9 * 10 // 2
+    assert not kane.has_program("direct_dynamics") and not kane.has_program("base_acceleration")
+    assert kane.has_program("mass_matrix") and ne.has_program("direct_dynamics")
+    with pytest.raises(KaneRobotError, match="solved numerically"):
+        kane.program("direct_dynamics")
+    assert kane.op_count("direct_dynamics")["mul"] > kane.op_count("mass_matrix")["mul"]
+    assert kane.kanes_method.mass_matrix.shape == (9, 9)
+    assert [body.name for body in kane.bodies] == ["B0", "B1", "B2", "B3"]  # the base is a body
+    assert set(kane.frames) == {"0", "1", "2", "3"}
+    assert kane.loads
+    assert set(kane.parameters) <= set(random_parameters(robot, np.random.default_rng(0)))
+    with pytest.raises(KaneRobotError, match="lagrange"):
+        FloatingBaseModel(robot, method="lagrange")
+
+
+def test_kane_c_backend_matches_numpy():
+    """The Kane engine's programs compiled to C (A laid out from its full upper
+    triangle), and its numeric solves on top of them."""
+    model = FloatingBaseModel(satellite(), method="kane")
+    rng = np.random.default_rng(43)
+    values = random_parameters(model.robot, rng)
+    fn_c = model.numeric(values, backend="auto")
+    if fn_c.backend != "c":
+        pytest.skip(f"no C backend: {fn_c.fallback_reason}")
+    fn = model.numeric(values, backend="numpy")
+    q, qd, qdd = random_state(rng, model.n, batch=3)
+    wrench = {"3": rng.uniform(-1, 1, 6)}
+    assert close(fn_c.mass_matrix(q), fn.mass_matrix(q))
+    assert close(fn_c.inverse_dynamics(q, qd, qdd, wrench=wrench), fn.inverse_dynamics(q, qd, qdd, wrench=wrench))
+    tau = rng.uniform(-1, 1, (3, model.n))
+    assert close(fn_c.direct_dynamics(q, qd, tau, wrench=wrench), fn.direct_dynamics(q, qd, tau, wrench=wrench))
+    assert close(fn_c.base_acceleration(q, qd, qdd[:, 6:])[1], fn.base_acceleration(q, qd, qdd[:, 6:])[1])
+    assert fn_c.backend == "c"

@@ -525,3 +525,26 @@ def test_krang_kane_programs_are_order_n():
     ops = {model: kane.program(model).op_count() for model in ("mass_matrix", "coriolis_matrix", "gravity")}
     assert ops["mass_matrix"]["mul"] <= composite.mass_matrix(robot).op_count()["mul"]
     assert ops["gravity"]["mul"] < 400 and ops["coriolis_matrix"]["mul"] < 2 * 6003
+
+
+def test_floating_base_speeds_come_first():
+    """A floating robot: the base's body-frame twist u_VX0 .. u_WZ0 leads the
+    generalized speeds, the base link is a body, and the programs are read
+    off KanesMethod (NestedKane is for a fixed or moving base); the models
+    themselves are checked against Newton-Euler in tests/test_floating.py."""
+    robot = kr.load(kr.frames_path("satellite"))
+    kane = KaneSystem(robot)
+    assert [str(u.func) for u in kane.u] == ["u_VX0", "u_VY0", "u_VZ0", "u_WX0", "u_WY0", "u_WZ0", "u1", "u2", "u3"]
+    assert kane.n == 9 and kane.kanes_method.mass_matrix.shape == (9, 9)
+    assert kane.bodies[0].name == "B0"
+    # frame 0 turns with the base speeds; O_0 moves with them
+    F0 = kane.frames["0"]
+    assert kane.frames["0"].ang_vel_in(kane.N) == Vector([(sympy.Matrix(kane.u[3:6]), F0)])
+    assert kane.origins["0"].vel(kane.N) == Vector([(sympy.Matrix(kane.u[:3]), F0)])
+    A = kane.program("mass_matrix")
+    assert A is kane.program("mass_matrix", source="kanes_method")
+    assert list(kane.program("gravity").outputs)[:6] == ["QFX0", "QFY0", "QFZ0", "QCX0", "QCY0", "QCZ0"]
+    with pytest.raises(KaneRobotError, match="floating base"):
+        kane.program("coriolis_matrix")
+    with pytest.raises(KaneRobotError, match="floating base"):
+        kane.rhs_terms()

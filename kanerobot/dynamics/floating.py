@@ -56,7 +56,12 @@ the singularities of Euler angles; :func:`base_pose` gives ``wT_0`` back.
 Errors: :func:`check_masses` (a base or robot without mass).
 
 :class:`FloatingBaseModel` gathers them like
-:class:`~kanerobot.dynamics.model.DynamicModel`.
+:class:`~kanerobot.dynamics.model.DynamicModel`.  With ``method="kane"`` it
+takes the inverse dynamics, ``A``, ``H`` and ``Q`` from sympy's KanesMethod
+instead (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
+first, same inputs and output names) and solves the base acceleration and
+the direct dynamics numerically from ``A`` and ``H``; the two engines agree
+to rounding (``tests/test_floating.py``).
 """
 
 import numpy as np
@@ -1180,6 +1185,12 @@ MODELS = {
 }
 
 
+#: Engines of a :class:`FloatingBaseModel`.
+FLOATING_METHODS = ("newton-euler", "kane")
+#: Models the Kane engine solves numerically from A and H.
+KANE_SOLVED = ("base_acceleration", "direct_dynamics")
+
+
 class FloatingBaseModel(DynamicModel):
     """The dynamic models of a floating robot, derived on first use.
 
@@ -1192,12 +1203,21 @@ class FloatingBaseModel(DynamicModel):
     ----------
     robot : Robot
         Floating (``is_floating = 1``) serial or tree robot; link 0 is the base.
+    method : {"newton-euler", "kane"}, optional
+        The engine.  ``"kane"``: the inverse dynamics, ``A``, ``H`` and ``Q``
+        read off sympy's KanesMethod
+        (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
+        first; ``source="kanes_method"``), and the base acceleration and
+        direct dynamics solved numerically from ``A`` and ``H`` (see
+        :meth:`has_program`); :attr:`kanes_method`, :attr:`bodies`,
+        :attr:`loads`, :attr:`frames` give the mechanics objects.
 
     Raises
     ------
     KaneRobotError
         When the robot is not floating, has loops, flexible joints, or a
-        base (link 0) or total mass that is a number <= 0.
+        base (link 0) or total mass that is a number <= 0; for an unknown
+        ``method``.
 
     Examples
     --------
@@ -1212,15 +1232,47 @@ class FloatingBaseModel(DynamicModel):
     >>> q = [0, 0, 0, 0, 0, 0, 1, 0.1, 0.2, 0.3]
     >>> fn.mass_matrix(q).shape, fn.direct_dynamics(q, np.zeros(9), np.zeros(3)).shape
     ((9, 9), (9,))
+
+    By Kane's method, the direct dynamics solved from A and H:
+
+    >>> kane = FloatingBaseModel(model.robot, method="kane")
+    >>> kane.has_program("direct_dynamics"), kane.kanes_method.mass_matrix.shape
+    (False, (9, 9))
     """
 
     models = MODELS
     parameter_programs = ("inverse_dynamics", "base_acceleration")
     c_prefix = "kr_floating_"
 
-    def __init__(self, robot):
+    def __init__(self, robot, method="newton-euler"):
         _check_floating(robot, "the floating-base dynamic model")
-        super().__init__(robot, "newton-euler")
+        if method not in FLOATING_METHODS:
+            raise KaneRobotError(
+                f"{robot.name} has a floating base: method={method!r} does not model it; available are "
+                f"{', '.join(FLOATING_METHODS)}"
+            )
+        super().__init__(robot, method)
+        if method == "kane":
+            # The Kane engine has no base_acceleration program to take parameters from.
+            self.parameter_programs = ("inverse_dynamics",)
+
+    def has_program(self, name):
+        """False for the models the Kane engine solves numerically from ``A`` and
+        ``H``: ``base_acceleration`` (the first six rows of ``A qdd + H = [0;
+        GAM]`` solved for the base) and ``direct_dynamics``."""
+        return self.method != "kane" or name not in KANE_SOLVED
+
+    def op_count(self, name):
+        """Operations of model ``name`` (``{"mul", "add", "fn"}``); for a model
+        solved from ``A`` and ``H``, theirs plus a Cholesky factorisation and
+        two triangular solves of size 6 + n (as
+        :meth:`~kanerobot.dynamics.model.DynamicModel.op_count`)."""
+        if self.has_program(name):
+            return dict(self.program(name).op_count())
+        n = self.nv
+        A, H = self.op_count("mass_matrix"), self.op_count("h")
+        solve = n * (n + 1) * (n + 2) // 6 + n * n
+        return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}
 
     @property
     def n(self):
@@ -1238,6 +1290,13 @@ class FloatingBaseModel(DynamicModel):
         return 6 + self.n
 
     def _derive(self, name):
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the kane engine has no program for {name}: it is solved numerically from A and H; "
+                f"use method='newton-euler' for the recursive program"
+            )
+        if self.method == "kane":
+            return self.kane_system.program(name, source="kanes_method")
         return {
             "inverse_dynamics": inverse_dynamics,
             "base_acceleration": base_acceleration,
@@ -1432,6 +1491,38 @@ class FloatingBaseDynamics:
             A[:, i, j] = A[:, j, i] = flat[:, k]
         return A
 
+    def _mass_and_bias(self, states):
+        """``A`` (N, nv, nv) and ``H`` (N, nv) at the states (q, qd, wrenches),
+        broadcast to one batch."""
+        A = self._evaluate("mass_matrix", {key: states[key] for key in ("q", "quaternion")})
+        H = self._evaluate("h", {key: value for key, value in states.items() if key not in ("qdd", "base_acceleration", "tau")})
+        batch = max(len(A), len(H))
+        return np.broadcast_to(A, (batch,) + A.shape[1:]), np.broadcast_to(H, (batch, H.shape[1]))
+
+    def _solve(self, A, b, what):
+        try:
+            return np.linalg.solve(A, b[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise SingularityError(
+                f"robot {self.model.robot.name}: the {what} of the robot is singular (check the masses and inertias)"
+            ) from None
+
+    def _solved_direct_dynamics(self, states, tau):
+        """``A^-1 ([0; tau] - H)``: the direct dynamics of an engine without a
+        recursive program (Kane)."""
+        A, H = self._mass_and_bias(states)
+        rhs = np.concatenate([np.zeros((len(H), 6)), np.broadcast_to(tau, (len(H), self.n))], axis=1) - H
+        return self._solve(A, rhs, "inertia matrix")
+
+    def _solved_base_acceleration(self, states, qdd):
+        """``[vdot_b; GAM]`` with the base free (``F_0 = 0``), from ``A`` and ``H``
+        (Kane): ``A11 vdot_b = -(A12 qdd + H1)``, ``GAM = A21 vdot_b + A22 qdd + H2``."""
+        A, H = self._mass_and_bias(states)
+        qdd = np.broadcast_to(qdd, (len(H), self.n))
+        base = self._solve(A[:, :6, :6], -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6]), "composite inertia")
+        torques = np.einsum("nij,nj->ni", A[:, 6:, :6], base) + np.einsum("nij,nj->ni", A[:, 6:, 6:], qdd) + H[:, 6:]
+        return np.concatenate([base, torques], axis=1)
+
     @staticmethod
     def _result(x, single):
         return x[0] if single else x
@@ -1479,7 +1570,10 @@ class FloatingBaseDynamics:
         states = self._base_states(q, qd)
         states["qdd"] = qdd
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
-        out = self._evaluate("base_acceleration", states)
+        if self.model.has_program("base_acceleration"):
+            out = self._evaluate("base_acceleration", states)
+        else:
+            out = self._solved_base_acceleration(states, qdd)
         if not np.all(np.isfinite(out)):
             raise SingularityError(
                 f"robot {self.model.robot.name}: the composite inertia of the whole robot is singular (check the masses and inertias)"
@@ -1529,8 +1623,10 @@ class FloatingBaseDynamics:
         """
         (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
         states = self._base_states(q, qd)
-        states["tau"] = tau
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
+        if not self.model.has_program("direct_dynamics"):
+            return self._result(self._solved_direct_dynamics(states, tau), single)
+        states["tau"] = tau
         out = self._evaluate("direct_dynamics", states)
         if not np.all(np.isfinite(out)):
             raise SingularityError(

@@ -1,7 +1,8 @@
 """Kane's method for serial and tree robots: sympy's KanesMethod, and the models summed in order n.
 
-:class:`KaneSystem` turns a robot (serial or tree, base fixed or moving with
-a known motion) into the objects a sympy user works with: a
+:class:`KaneSystem` turns a robot (serial or tree, base fixed, moving with
+a known motion, or floating: see *Floating base* below) into the objects a
+sympy user works with: a
 :class:`~sympy.physics.vector.ReferenceFrame` per frame, a
 :class:`~sympy.physics.vector.Point` per origin and centre of mass, a
 :class:`~sympy.physics.mechanics.RigidBody` per link, the loads, and a
@@ -311,6 +312,33 @@ RX-90 system with KanesMethod's equations about 0.7 s (naive KanesMethod
 about 3.7 s), with its A, C, Q and inverse dynamics programs about 1.0 s;
 Krang's system with A, C and Q about 6 s.
 
+Floating base
+-------------
+A floating robot (``robot.floating``, link 0 the base, OpenSYMORO section
+IV-D) has ``6 + n`` generalized speeds: first the base's body-frame twist
+``u_VX0 .. u_WZ0`` (the velocity of O_0 and the angular velocity of link 0,
+both in frame 0: pinocchio's free flyer, the program symbols ``VX0 .. WZ0``
+and their derivatives ``DVX0 .. DWZ0``), then the joint rates.  KanesMethod
+wants coordinates and kinematic differential equations: the base gets six
+pseudo-coordinates ``q_VX0 .. q_WZ0`` with ``q_b' = u_b``, which nothing
+depends on (the base velocities are set explicitly, and the orientation of
+the base enters only through gravity).  The recursion starts from::
+
+    JW_0 = {WX0: e_x, WY0: e_y, WZ0: e_z}     JV_0 = {VX0: e_x, VY0: e_y, VZ0: e_z}
+    WB_0 = VB_0 = WPB_0 = 0                    VPB_0 = w_0 x v_0
+    GV_0 = 0R_w G                              (from the quaternion QX0 .. QW0)
+
+(the classical acceleration of O_0 is ``v_0' + w_0 x v_0``; ``v_0'`` is the
+derivative of the speeds, pinocchio's ``qdd``).  Frame 0 is not oriented on
+N: every vector is given in its body's frame.  Link 0 is a rigid body with
+its weight and external wrench, and the joints' reactions act on it.  The
+models are read off KanesMethod (``source="kanes_method"``, also what the
+default source gives for such a robot: :class:`NestedKane` is for a fixed or
+moving base) with the output names of
+:mod:`~kanerobot.dynamics.floating` (``GAMFX0 .. GAMCZ0, GAM<j>``,
+``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix); there is no Coriolis
+matrix nor :meth:`KaneSystem.rhs_terms` for them.
+
 :meth:`KaneSystem.rhs_terms` splits the right-hand side as the seed's
 ``kanesRHS`` does: joint torques (``a``, the identity), ``J^T f`` and
 ``J^T m`` for wrenches applied by the environment at the origins of chosen
@@ -358,6 +386,12 @@ __all__ = [
 #: Models a :class:`KaneSystem` derives, by :meth:`KaneSystem.program` name
 #: (the names of :data:`kanerobot.dynamics.model.MODELS`).
 MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix")
+#: Labels of the six speeds of a floating base (``u_VX0 .. u_WZ0``, the
+#: program's ``VX0 .. WZ0``): the velocity of O_0 then the angular velocity of
+#: link 0, both in frame 0 (pinocchio's free flyer).
+BASE_SPEED_LABELS = ("VX0", "VY0", "VZ0", "WX0", "WY0", "WZ0")
+#: Models of a floating robot (no Coriolis matrix).
+FLOATING_MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity")
 
 # ---------------------------------------------------------------------------
 # Checks and small helpers
@@ -366,14 +400,14 @@ MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix")
 
 def check_supported(robot):
     """Raise :class:`KaneRobotError` unless ``robot`` is a serial or tree robot
-    with a fixed or moving (known motion) base and rigid joints."""
+    with a fixed, moving (known motion) or floating base and rigid joints."""
     if robot.loops:
         raise KaneRobotError(
             f"robot {robot.name} has closed loops (cut at joint {', '.join(robot.cut_joints)}): Kane's method "
             f"here is for serial and tree robots"
         )
-    if robot.floating:
-        raise KaneRobotError(f"robot {robot.name} has a floating base: Kane's method here needs a base of known motion")
+    if robot.floating and BASE not in robot.links:
+        raise KaneRobotError(f"robot {robot.name} has a floating base: it must carry link 0 (give its dynamic parameters)")
     if robot.wheeled:
         raise KaneRobotError(f"robot {robot.name} has a wheeled mobile base: its wheel constraints are not handled")
     flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
@@ -478,8 +512,9 @@ class KaneSystem:
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot; the base is fixed or moves with the known
-        motion ``W0, WP0, V0, VP0`` of ``robot.base``.
+        Serial or tree robot; the base is fixed, moves with the known
+        motion ``W0, WP0, V0, VP0`` of ``robot.base``, or floats
+        (``robot.floating``, link 0 a body; module notes, *Floating base*).
     trig : bool, optional
         Apply the compound-angle rules (``C23``) in the kinematic program.
 
@@ -503,7 +538,15 @@ class KaneSystem:
         The loads by kind.
     q, u : list of sympy Function
         ``dynamicsymbols`` of the joint variables (named as the robot's) and
-        of the speeds ``u<label>``, in ``robot.joint_labels`` order.
+        of the speeds ``u<label>``, in ``robot.joint_labels`` order; for a
+        floating base, preceded by the base's six pseudo-coordinates
+        ``q_VX0 .. q_WZ0`` and speeds ``u_VX0 .. u_WZ0``.
+    speed_labels : list of str
+        The key of each speed in the partial velocities :attr:`JW` ..: the
+        joint labels, after ``VX0 .. WZ0`` for a floating base.
+    n : int
+        Number of generalized speeds (``6 +`` joints for a floating base).
+    floating : bool
     udot : list of sympy.Derivative
         ``u'``.
     kanes_method : KanesMethod
@@ -561,17 +604,35 @@ class KaneSystem:
         check_supported(robot)
         self.robot = robot
         self.trig = bool(trig)
+        self.floating = bool(robot.floating)
         labels = robot.joint_labels
-        self.n = len(labels)
-        self._index = {label: k for k, label in enumerate(labels)}
-        self.q = [dynamicsymbols(str(x), real=True) for x in _joint_symbols(robot)]
-        self.u = [dynamicsymbols(f"u{label}", real=True) for label in labels]
+        # A floating base puts its six speeds (its body-frame twist) before the
+        # joint rates, as pinocchio's free flyer: see the module notes.
+        base = BASE_SPEED_LABELS if self.floating else ()
+        self.speed_labels = list(base) + list(labels)
+        self.n = len(self.speed_labels)
+        self._index = {label: k for k, label in enumerate(self.speed_labels)}
+        self.q = [dynamicsymbols(f"q_{key}", real=True) for key in base]
+        self.q += [dynamicsymbols(str(x), real=True) for x in _joint_symbols(robot)]
+        self.u = [dynamicsymbols(f"u_{key}", real=True) for key in base]
+        self.u += [dynamicsymbols(f"u{label}", real=True) for label in labels]
         self.real_symbols, self._plain, self._twins = {}, {}, {}
         t = dynamicsymbols._t
         self.udot = [uk.diff(t) for uk in self.u]
         self.GAM = [robot.joint_parameters[label]["GAM"] for label in labels]
-        self._moving = _moving_base(robot)
-        state = [robot.q, robot.qd, robot.qdd]
+        # Program symbols of u and u', and the suffixes of the generalized forces' names.
+        if self.floating:
+            from kanerobot.dynamics.floating import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION
+
+            self._speeds = list(BASE_VELOCITY) + list(robot.qd)
+            self._accelerations = list(BASE_ACCELERATION) + list(robot.qdd)
+            self._suffixes = list(BASE_FORCE_NAMES) + list(labels)
+            state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, robot.qdd, BASE_ACCELERATION]
+        else:
+            self._speeds, self._accelerations, self._suffixes = list(robot.qd), list(robot.qdd), list(labels)
+            state = [robot.q, robot.qd, robot.qdd]
+        # A floating base has no known motion: W0 .. VP0 of robot.base are not used.
+        self._moving = _moving_base(robot) and not self.floating
         self._inputs = program_inputs(robot, state, DYNAMIC_NAMES, base=True)
         self.kinematics = Program(inputs=self._inputs, reserved=self._output_names(), trig=self.trig)
         self._recursion()
@@ -584,7 +645,7 @@ class KaneSystem:
     def _output_names(self):
         """Names the models output: no intermediate variable may take them
         (the compound angle ``C23`` would otherwise take the Coriolis entry's name)."""
-        n, labels = self.n, self.robot.joint_labels
+        n, labels = self.n, self._suffixes
         names = set()
         for prefix in ("A", "C"):
             names |= {name for row in matrix_entry_names(prefix, (n, n)) for name in row}
@@ -621,17 +682,20 @@ class KaneSystem:
         """The kinematic recursion, recorded in :attr:`kinematics` (see the module notes)."""
         robot, p = self.robot, self.kinematics
         b = robot.base
-        QP = dict(zip(robot.joint_labels, robot.qd))
+        QP = dict(zip(self.speed_labels, self._speeds))
         self.placements = frame_placements(robot, p)
         self.JW, self.JV, self.JVI, self.JG = {BASE: {}}, {BASE: {}}, {BASE: {}}, {BASE: {}}
-        self.W = {BASE: self._vec("W{r}_0", b.W0)}
-        self.WB = {BASE: self.W[BASE]}
-        self.VB = {BASE: self._vec("VB{r}_0", b.V0)}
-        self.WPB = {BASE: self._vec("WPB{r}_0", b.WP0)}
-        self.VPB = {BASE: self._vec("VPB{r}_0", b.VP0)}
-        self.GV = {BASE: self._vec("GV{r}_0", b.G)}
         self.VBI, self.CG, self.IG, self.VGB, self.GB, self.reaction_axis = {}, {}, {}, {}, {}, {}
         self._Ucache = {}
+        if self.floating:
+            self._floating_base(QP)
+        else:
+            self.W = {BASE: self._vec("W{r}_0", b.W0)}
+            self.WB = {BASE: self.W[BASE]}
+            self.VB = {BASE: self._vec("VB{r}_0", b.V0)}
+            self.WPB = {BASE: self._vec("WPB{r}_0", b.WP0)}
+            self.VPB = {BASE: self._vec("VPB{r}_0", b.VP0)}
+            self.GV = {BASE: self._vec("GV{r}_0", b.G)}
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -669,6 +733,32 @@ class KaneSystem:
             self.GV[j] = self._vec(f"GV{{r}}_{j}", jA_i * self.GV[i])
             if j in robot.links:
                 self._centre_of_mass(j)
+
+    def _floating_base(self, QP):
+        """Link 0 of a floating base: its speeds are the first six generalized speeds.
+
+        In frame 0, ``w_0 = [u_WX0 u_WY0 u_WZ0]`` and ``v_O0 = [u_VX0 u_VY0
+        u_VZ0]`` (the partial velocities are the unit vectors), with no known
+        base motion (``WB = VB = WPB = 0``).  The classical acceleration of
+        O_0 is ``v_O0' + w_0 x v_O0``: the derivative of the speeds goes to
+        the partial velocities, ``w_0 x v_0`` is the bias ``VPB_0``.  Gravity
+        in frame 0 is ``0R_w G`` from the quaternion ``QX0 .. QW0``
+        (:func:`kanerobot.dynamics.floating._gravity_in_base`).
+        """
+        from kanerobot.dynamics.floating import BASE_VELOCITY, _gravity_in_base
+
+        zero, unit = sympy.zeros(3, 1), sympy.eye(3)
+        linear, angular = BASE_SPEED_LABELS[:3], BASE_SPEED_LABELS[3:]
+        self.JW[BASE] = {key: zero for key in linear} | {key: unit[:, r] for r, key in enumerate(angular)}
+        self.JV[BASE] = {key: unit[:, r] for r, key in enumerate(linear)} | {key: zero for key in angular}
+        self.WB = {BASE: zero}
+        self.VB = {BASE: zero}
+        self.WPB = {BASE: zero}
+        self.W = {BASE: self._speed_sum(self.JW[BASE], zero, QP)}
+        v0 = sympy.Matrix(BASE_VELOCITY[:3])
+        self.VPB = {BASE: self._vec("VPB{r}_0", self.W[BASE].cross(v0))}
+        self.GV = {BASE: _gravity_in_base(self.kinematics, self.robot)}
+        self._centre_of_mass(BASE)
 
     def _centre_of_mass(self, j):
         d = self.robot.dynamics[j]
@@ -743,8 +833,18 @@ class KaneSystem:
         N = ReferenceFrame("N")
         self.N = N
         self.frames, self.origins, self.centres = {}, {}, {}
+        self._omega = {}
         origin = Point("O0")
-        if self._moving:
+        if self.floating:
+            # Frame 0 is not oriented on N: every vector is given in the frame of
+            # the body it belongs to, and gravity carries the base orientation.
+            base = ReferenceFrame("F0")
+            self._omega[BASE] = self._real_speed_sum(self.JW[BASE], self.WB[BASE], self.u)
+            base.set_ang_vel(N, _frame_vector(base, self._omega[BASE]))
+            base.set_ang_acc(N, _frame_vector(base, self._real_speed_sum(self.JW[BASE], self.WPB[BASE], self.udot)))
+            origin.set_vel(N, _frame_vector(base, self._real_speed_sum(self.JV[BASE], self.VB[BASE], self.u)))
+            origin.set_acc(N, _frame_vector(base, self._real_speed_sum(self.JV[BASE], self.VPB[BASE], self.udot)))
+        elif self._moving:
             base = ReferenceFrame("F0")
             base.set_ang_vel(N, self._v(base, self.WB[BASE]))
             base.set_ang_acc(N, self._v(base, self.WPB[BASE]))
@@ -755,10 +855,11 @@ class KaneSystem:
             origin.set_vel(N, 0)
             origin.set_acc(N, 0)
         self.frames[BASE], self.origins[BASE] = base, origin
-        self._omega = {}
         self._omega_symbols = {}  # component of a KanesMethod angular velocity -> W symbol
         self._kinematic_deps = None
         bodies = []
+        if self.floating:
+            bodies.append(self._body(BASE, base, origin))
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
             T = self.real(sympy.Matrix(frame.transform()).xreplace(to_time))
@@ -775,22 +876,15 @@ class KaneSystem:
             O.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JV[j], self.VB[j], self.u)))
             O.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JV[j], self.VPB[j], self.udot)))
             self.frames[j], self.origins[j] = B, O
-            if j not in robot.links:
-                continue
-            d = {name: self.real(value) for name, value in robot.dynamics[j].items()}
-            G = O.locatenew(f"G{j}", self._v(B, self.CG[j]))
-            G.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.VGB[j], self.u)))
-            G.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.GB[j], self.udot)))
-            self.centres[j] = G
-            IG = [self.real(v) for v in self.IG[j]]
-            I_G = _inertia_dyadic(B, IG)
-            bodies.append(RigidBody(f"B{j}", G, B, d["M"], (I_G, G)))
+            if j in robot.links:
+                bodies.append(self._body(j, B, O))
         self.bodies = bodies
         self.load_groups = self._loads()
         self.loads = [load for group in self.load_groups.values() for load in group]
         self.kanes_method = _kanes_method(N, self.q, self.u)
         fr, frstar = self.kanes_method.kanes_equations(self.bodies, self.loads or None)
-        IA = sympy.Matrix([self.real(self._link_value(label, "IA")) for label in robot.joint_labels])
+        IA = sympy.Matrix([self.real(self._link_value(label, "IA")) if label in robot.joint_labels else 0
+                           for label in self.speed_labels])
         self.IA = IA
         self.fr = fr
         self.frstar = frstar - sympy.Matrix([IA[k] * self.udot[k] for k in range(self.n)])
@@ -799,6 +893,19 @@ class KaneSystem:
         self.forcing = self.kanes_method.forcing
         self._fr_groups = {}
         self._aux = None
+
+    def _body(self, j, B, O):
+        """The RigidBody of link j (frame ``B``, origin ``O``), its centre of mass
+        moving as the kinematic program says."""
+        N = self.N
+        d = {name: self.real(value) for name, value in self.robot.dynamics[j].items()}
+        G = O.locatenew(f"G{j}", self._v(B, self.CG[j]))
+        G.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.VGB[j], self.u)))
+        G.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.GB[j], self.udot)))
+        self.centres[j] = G
+        IG = [self.real(v) for v in self.IG[j]]
+        I_G = _inertia_dyadic(B, IG)
+        return RigidBody(f"B{j}", G, B, d["M"], (I_G, G))
 
     def generalized_active_forces(self, loads):
         """``Fr`` of ``loads`` alone (a list of (Point or ReferenceFrame,
@@ -857,11 +964,11 @@ class KaneSystem:
         out = []
         if frame.sigma == REVOLUTE:
             out.append((B, magnitude * self._v(B, a)))
-            if i != BASE:
+            if i != BASE or self.floating:  # a floating base is a body: the reaction works on it
                 out.append((self.frames[i], -magnitude * self._v(self.frames[i], self.reaction_axis[j])))
         else:
             out.append((self.origins[j], magnitude * self._v(B, a)))
-            if i != BASE:
+            if i != BASE or self.floating:
                 # The point of the antecedent that coincides with O_j.
                 P = self._coincident.get(j)
                 if P is None:
@@ -881,11 +988,12 @@ class KaneSystem:
             if gam != 0:
                 groups["torque"] += self._joint_pair(j, gam)
             FV, FS = self.real(self._link_value(j, "FV")), self.real(self._link_value(j, "FS"))
-            friction = -(FV * self.u[k] + FS * sympy.sign(self.u[k]))
+            u = self.u[self._index[j]]
+            friction = -(FV * u + FS * sympy.sign(u))
             if friction != 0:
                 groups["friction"] += self._joint_pair(j, friction)
         for j in robot.links:
-            if j == BASE:
+            if j == BASE and not self.floating:  # a fixed or moving base takes every load
                 continue
             B = self.frames[j]
             M = self.real(self._link_value(j, "M"))
@@ -919,8 +1027,8 @@ class KaneSystem:
                     w = self.W[j][r]
                     out[omega[r]] = values.get(w, w)
         for k in range(self.n):
-            out[self.udot[k]] = robot.qdd[k] if accelerations else sympy.S.Zero
-            out[self.u[k]] = robot.qd[k] if speeds else sympy.S.Zero
+            out[self.udot[k]] = self._accelerations[k] if accelerations else sympy.S.Zero
+            out[self.u[k]] = self._speeds[k] if speeds else sympy.S.Zero
         return out
 
     def _kinematics_needed(self, leaves):
@@ -961,7 +1069,7 @@ class KaneSystem:
         def prepare(found):
             needed = self._kinematics_needed(found)
             # Values that are not the symbol itself (QP = 0, or a line the copy names otherwise).
-            changed = {} if speeds else {v: sympy.S.Zero for v in robot.qd}
+            changed = {} if speeds else {v: sympy.S.Zero for v in self._speeds if isinstance(v, sympy.Symbol)}
             values = {}
             for sym, expr in self.kinematics.assignments(include_dead=True):
                 if sym in needed:
@@ -993,10 +1101,19 @@ class KaneSystem:
             from the leaves to the root (module notes).  ``"kanes_method"``:
             the same models read off KanesMethod's ``mass_matrix`` and
             ``forcing``, an independent path kept for cross-checks (larger
-            programs).
+            programs).  For a floating robot always ``"kanes_method"``
+            (NestedKane is for a fixed or moving base), and only the models
+            of :data:`FLOATING_MODELS`.
         """
         if name not in MODELS:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
+        if self.floating:
+            if name not in FLOATING_MODELS:
+                raise KaneRobotError(
+                    f"robot {self.robot.name} has a floating base: Kane's method gives {', '.join(FLOATING_MODELS)} for it"
+                )
+            # The order-n NestedKane programs are for a fixed or moving base only.
+            source = "kanes_method"
         store = self._source(source)
         if name not in store:
             store[name] = getattr(self, name)(source=source)
@@ -1018,7 +1135,7 @@ class KaneSystem:
         return self._nested
 
     def _names(self, prefix):
-        return [f"{prefix}{label}" for label in self.robot.joint_labels]
+        return [f"{prefix}{suffix}" for suffix in self._suffixes]
 
     def _mass_matrix_entries(self):
         """``[(A<i><j>, KanesMethod.mass_matrix[i, j] + IA_i delta_ij)]``, i <= j, column by column."""
@@ -1067,13 +1184,13 @@ class KaneSystem:
         KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
         ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
         """
-        if source == "nested":
+        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
             return self.nested.generalized_forces("GAM")
         self._source(source)
         n = self.n
         entries = self._mass_matrix_entries()
         h = list(zip(self._names("H"), self._h_expressions()))
-        qdd = list(self.robot.qdd)
+        qdd = list(self._accelerations)
 
         def finish(program, lines):
             A = {}
@@ -1083,7 +1200,7 @@ class KaneSystem:
                 for r in range(c + 1):
                     A[r, c] = A[c, r] = values[names[r][c]]
             gam = []
-            for k, label in enumerate(self.robot.joint_labels):
+            for k, label in enumerate(self._suffixes):
                 total = values[f"H{label}"] + sympy.Add(*(A[k, m] * qdd[m] for m in range(n)))
                 gam.append((f"GAM{label}", total))
             return gam
@@ -1093,7 +1210,7 @@ class KaneSystem:
     def h(self, source="nested"):
         """Centrifugal, Coriolis, gravity, friction (and wrench, base) torques
         ``H = GAM`` at ``u' = 0``: outputs ``GAM<label>``."""
-        if source == "nested":
+        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
             return self.nested.generalized_forces("GAM", accelerations=False, rotor=False)
         self._source(source)
         return self._program(list(zip(self._names("GAM"), self._h_expressions())))
@@ -1106,7 +1223,7 @@ class KaneSystem:
         at ``u = 0`` without friction and wrenches (the base motion is
         kept, as in Newton-Euler's ``gravity_torques``).
         """
-        if source == "nested":
+        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
             if not self._moving:
                 return self.nested.gravity_forces()
             return self.nested.generalized_forces("Q", speeds=False, accelerations=False, friction=False,
@@ -1130,7 +1247,7 @@ class KaneSystem:
         ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
         (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
         inertias (module notes); from KanesMethod: its ``mass_matrix``."""
-        if source == "nested":
+        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
             return self.nested.mass_matrix()
         self._source(source)
         return self._program(self._mass_matrix_entries())
@@ -1140,6 +1257,8 @@ class KaneSystem:
         homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
         assignments, which forward-mode differentiation takes line by
         line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
+        if self.floating:
+            raise KaneRobotError(f"robot {self.robot.name} has a floating base: no Coriolis matrix by Kane's method for it")
         if source == "nested":
             return self.nested.generalized_forces("HV", accelerations=False, gravity=False, friction=False,
                                                   rotor=False, wrench=False, base=False, named=True)
@@ -1188,6 +1307,8 @@ class KaneSystem:
             by a KanesMethod.
         """
         robot = self.robot
+        if self.floating:
+            raise KaneRobotError(f"robot {robot.name} has a floating base: rhs_terms is for a fixed or moving base")
         if frames is None:
             frames = [f.label for f in robot.frames if not robot.children(f.label)]
         frames = [str(f) for f in frames]

@@ -63,7 +63,8 @@ def derive(robot, method="newton-euler"):
         For closed loops, a
         :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
         model of ``method`` projected on the active joints.  For a floating
-        base (Newton-Euler only so far), a
+        base (Newton-Euler or Kane; with Kane the base acceleration and the
+        direct dynamics are solved from A and H), a
         :class:`~kanerobot.dynamics.floating.FloatingBaseModel`, state in
         pinocchio's free-flyer convention.  With flexible joints
         (``eta = 1``), a :class:`~kanerobot.dynamics.flexible.FlexibleModel`
@@ -89,14 +90,9 @@ def derive(robot, method="newton-euler"):
 
         return WheeledModel(robot, method)
     if robot.floating:
-        if method != "newton-euler":
-            raise KaneRobotError(
-                f"{robot.name} has a floating base: only method='newton-euler' models it so far "
-                f"(kanerobot.dynamics.floating)"
-            )
         from kanerobot.dynamics.floating import FloatingBaseModel
 
-        return FloatingBaseModel(robot)
+        return FloatingBaseModel(robot, method)  # newton-euler or kane; lagrange raises there
     if any(robot.joint_parameters[label]["eta"] == 1 for label in robot.joint_labels):
         from kanerobot.dynamics import flexible
 
@@ -283,7 +279,7 @@ class DynamicModel:
         dict
             ``{name: CompiledFunction}``, as :meth:`compiled` gives them.
         """
-        names = list(self.models) if names is None else list(names)
+        names = [name for name in self.models if self.has_program(name)] if names is None else list(names)
         for name in list(self.parameter_programs) + names:  # derived here, not in the threads
             self.program(name)
         todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
