@@ -20,3 +20,4 @@ __version__ = "0.1.0"
 from kanerobot.robot.io import load, save
 from kanerobot.library import frames_path, robot_names
 from kanerobot.dynamics.model import derive
+from kanerobot.simulation import cross_validate, simulate

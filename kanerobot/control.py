@@ -1,0 +1,670 @@
+"""Controllers as plain callables ``tau = controller(t, q, qd)``, and trajectories.
+
+A controller is built on a numeric model (``fn = model.numeric(values)``,
+the model the control engineer believes) and is then run against any plant
+by :func:`kanerobot.simulate` (:mod:`kanerobot.simulation`) or :func:`kanerobot.cross_validate`.  It
+receives the state as that model's functions take it and returns its
+torques (see :mod:`kanerobot.simulation` for each structure's layout).
+
+Controllers track the *controlled coordinates* ``p`` with rates ``v`` (one
+per torque), with the model's inertia ``M`` and bias forces ``b`` in them
+(``tau = M pdd + b``):
+
+- fixed base: ``p = q``; ``M = A(q)``, ``b = H(q, qd)``, gravity ``Q(q)``;
+- closed loops and wheeled bases: the independent joints ``q[ind]`` (the
+  active joints of a loop, the wheels and body joints of a mobile base);
+  the projected ``A_a``, ``H_a``, ``Q_a``;
+- floating base: the joints ``q[7:]``, with the base free: ``M = A22 -
+  A21 A11^-1 A12``, ``b = H2 - A21 A11^-1 H1`` (and the gravity likewise);
+- flexible joints: the rigid joints and the motor positions ``q_r`` of the
+  flexible ones (:func:`controlled_coordinates`); only the gravity ``Q`` at
+  the desired positions is used (PD).
+
+- :class:`ComputedTorque`: ``tau = A(q) (qdd_d + Kd (qd_d - v) + Kp (q_d - p)) + H(q, qd)``:
+  with the exact model, the error obeys ``e'' + Kd e' + Kp e = 0``.
+- :class:`PDGravity`: ``tau = Kp (q_d - p) + Kd (qd_d - v) + Q(q)`` (gravity
+  compensation).  On flexible joints (Tomei's controller) the motors are
+  driven to ``q_d + K^-1 Q(q_d)`` and the gravity term is ``Q(q_d)``.
+
+Trajectories (:class:`Trajectory`) give ``q_d(t), qd_d(t), qdd_d(t)``:
+:func:`quintic` (rest to rest, minimum jerk), :func:`waypoints` (rest at
+each), :func:`sinusoid`, or :meth:`Trajectory.from_arrays` (splines through
+samples) and :meth:`Trajectory.from_functions`.  A balancing LQR for Krang
+on its wheels comes with the wheeled issue.
+
+Examples
+--------
+>>> import numpy as np, kanerobot as kr
+>>> robot = kr.load(kr.frames_path("planar2"))
+>>> values = dict.fromkeys(kr.derive(robot).parameters, 0.0)
+>>> values.update(L1=1.0, M2=1.0, MX2=0.5, ZZ1=1 / 3, ZZ2=1 / 3)
+>>> fn = kr.derive(robot).numeric(values, backend="numpy")
+>>> controller = computed_torque(fn, quintic([0, 0], [1, -1], 2.0))
+>>> result = kr.simulate(fn, None, [0, 0, 0, 0], (0, 2), controller, t_eval=[2.0], rtol=1e-10, atol=1e-12)
+>>> bool(np.abs(result.q[-1] - [1, -1]).max() < 1e-6)
+True
+"""
+
+import numpy as np
+
+from kanerobot.errors import KaneRobotError
+
+__all__ = [
+    "ComputedTorque",
+    "Controller",
+    "PDGravity",
+    "Trajectory",
+    "computed_torque",
+    "controlled_coordinates",
+    "pd_gravity",
+    "quintic",
+    "sinusoid",
+    "waypoints",
+]
+
+
+# -------------------------------------------------------------- trajectories
+def _vector(x, what, n=None):
+    array = np.atleast_1d(np.asarray(x, dtype=float))
+    if array.ndim != 1 or (n is not None and array.shape[0] != n):
+        expected = f"{n} values" if n is not None else "a vector"
+        raise KaneRobotError(f"{what} must be {expected}, got shape {np.shape(x)}")
+    return array
+
+
+class Trajectory:
+    """A desired motion ``t -> (q_d, qd_d, qdd_d)``.
+
+    Parameters
+    ----------
+    position : callable
+        ``q_d(t)``, an (n,) array.
+    velocity, acceleration : callable, optional
+        ``qd_d(t)``, ``qdd_d(t)``; by default central differences of
+        ``position`` (of ``velocity`` for the acceleration) with ``step``.
+    t_span : (float, float), optional
+        Where the trajectory is defined (its natural duration); used as the
+        default span of :func:`kanerobot.cross_validate`.
+    step : float, optional
+        Step of the finite differences.
+
+    Attributes
+    ----------
+    n : int
+        Number of coordinates.
+
+    Examples
+    --------
+    >>> tr = Trajectory(lambda t: np.array([t**2, 1.0]), t_span=(0, 1))
+    >>> q, qd, qdd = tr(0.5)
+    >>> q.tolist(), qd.round(8).tolist(), qdd.round(4).tolist()
+    ([0.25, 1.0], [1.0, 0.0], [2.0, 0.0])
+    """
+
+    def __init__(self, position, velocity=None, acceleration=None, *, t_span=None, step=1e-5):
+        if not callable(position):
+            raise KaneRobotError(f"a trajectory's position must be a function of t, got {position!r}")
+        for name, f in (("velocity", velocity), ("acceleration", acceleration)):
+            if f is not None and not callable(f):
+                raise KaneRobotError(f"a trajectory's {name} must be a function of t or None, got {f!r}")
+        self._position = position
+        self._velocity = velocity
+        self._acceleration = acceleration
+        self.step = float(step)
+        self.t_span = None if t_span is None else (float(t_span[0]), float(t_span[1]))
+        t0 = self.t_span[0] if self.t_span else 0.0
+        self.n = _vector(position(t0), "the trajectory's position").shape[0]
+
+    @classmethod
+    def from_functions(cls, position, velocity=None, acceleration=None, t_span=None):
+        """The trajectory of these functions of t (see the class)."""
+        return cls(position, velocity, acceleration, t_span=t_span)
+
+    @classmethod
+    def from_arrays(cls, t, q, qd=None, qdd=None):
+        """A trajectory through samples.
+
+        ``q`` alone: a C2 cubic spline (not-a-knot); with ``qd``: a cubic
+        Hermite spline; with ``qd`` and ``qdd``: quintic Hermite pieces
+        (C2, matching all three).  Outside ``[t[0], t[-1]]`` it holds the
+        end samples (zero velocity and acceleration).
+
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+            Increasing times.
+        q, qd, qdd : array_like, shape (N, n) (or (N,) for one coordinate)
+
+        Examples
+        --------
+        >>> t = np.linspace(0, 1, 11)
+        >>> tr = Trajectory.from_arrays(t, np.sin(t)[:, None], np.cos(t)[:, None], -np.sin(t)[:, None])
+        >>> q, qd, qdd = tr(0.55)
+        >>> bool(abs(q[0] - np.sin(0.55)) < 1e-9 and abs(qdd[0] + np.sin(0.55)) < 1e-5)
+        True
+        """
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 1 or len(t) < 2 or np.any(np.diff(t) <= 0):
+            raise KaneRobotError("trajectory times must be an increasing 1-D array of at least 2 values")
+
+        def samples(x, what):
+            x = np.asarray(x, dtype=float)
+            x = x[:, None] if x.ndim == 1 else x
+            if x.ndim != 2 or x.shape[0] != len(t):
+                raise KaneRobotError(f"trajectory {what} must have shape ({len(t)}, n), one row per time; got {np.shape(x)}")
+            return x
+
+        q = samples(q, "q")
+        if qd is None:
+            from scipy.interpolate import CubicSpline
+
+            spline = CubicSpline(t, q, axis=0)
+            parts = (spline, spline.derivative(1), spline.derivative(2))
+        elif qdd is None:
+            from scipy.interpolate import CubicHermiteSpline
+
+            spline = CubicHermiteSpline(t, q, samples(qd, "qd"), axis=0)
+            parts = (spline, spline.derivative(1), spline.derivative(2))
+        else:
+            parts = _quintic_hermite(t, q, samples(qd, "qd"), samples(qdd, "qdd"))
+        t0, t1 = t[0], t[-1]
+        zeros = np.zeros(q.shape[1])
+
+        def clipped(k):
+            def f(time):
+                if time < t0 or time > t1:
+                    return parts[0](min(max(time, t0), t1)) if k == 0 else zeros.copy()
+                return np.asarray(parts[k](time), dtype=float)
+
+            return f
+
+        return cls(clipped(0), clipped(1), clipped(2), t_span=(t0, t1))
+
+    def position(self, t):
+        """``q_d(t)``, shape (n,)."""
+        return _vector(self._position(t), "the trajectory's position", self.n)
+
+    def velocity(self, t):
+        """``qd_d(t)``, shape (n,)."""
+        if self._velocity is not None:
+            return _vector(self._velocity(t), "the trajectory's velocity", self.n)
+        h = self.step
+        return (self.position(t + h) - self.position(t - h)) / (2 * h)
+
+    def acceleration(self, t):
+        """``qdd_d(t)``, shape (n,)."""
+        if self._acceleration is not None:
+            return _vector(self._acceleration(t), "the trajectory's acceleration", self.n)
+        h = self.step
+        if self._velocity is not None:
+            return (self.velocity(t + h) - self.velocity(t - h)) / (2 * h)
+        h = max(h, 1e-4)
+        return (self.position(t + h) - 2 * self.position(t) + self.position(t - h)) / (h * h)
+
+    def __call__(self, t):
+        """``(q_d, qd_d, qdd_d)`` at ``t``."""
+        return self.position(t), self.velocity(t), self.acceleration(t)
+
+    def sample(self, times):
+        """``(q_d, qd_d, qdd_d)`` at each time, three arrays of shape (N, n)."""
+        rows = [self(t) for t in np.atleast_1d(np.asarray(times, dtype=float))]
+        if not rows:
+            return tuple(np.zeros((0, self.n)) for _ in range(3))
+        return tuple(np.array(part) for part in zip(*rows))
+
+    def __repr__(self):
+        return f"<Trajectory of {self.n} coordinates{'' if self.t_span is None else f', t {self.t_span[0]:g}..{self.t_span[1]:g}'}>"
+
+
+def _quintic_hermite(t, q, qd, qdd):
+    """Position, velocity and acceleration functions of quintic Hermite pieces."""
+
+    def piece(time):
+        k = int(np.clip(np.searchsorted(t, time, side="right") - 1, 0, len(t) - 2))
+        h = t[k + 1] - t[k]
+        s = (time - t[k]) / h
+        coefficients = _quintic_coefficients(q[k], h * qd[k], h * h * qdd[k], q[k + 1], h * qd[k + 1], h * h * qdd[k + 1])
+        return coefficients, s, h
+
+    def make(order):
+        def f(time):
+            c, s, h = piece(time)
+            return _polyval(c, s, order) / h**order
+
+        return f
+
+    return make(0), make(1), make(2)
+
+
+def _quintic_coefficients(p0, v0, a0, p1, v1, a1):
+    """Coefficients c0..c5 (rows) of the quintic on s in [0, 1] with these end values
+    (v, a already scaled to the unit interval)."""
+    p0, v0, a0, p1, v1, a1 = (np.asarray(x, dtype=float) for x in (p0, v0, a0, p1, v1, a1))
+    c0, c1, c2 = p0, v0, a0 / 2
+    d = p1 - c0 - c1 - c2
+    e = v1 - c1 - 2 * c2
+    f = a1 - 2 * c2
+    c3 = 10 * d - 4 * e + f / 2
+    c4 = -15 * d + 7 * e - f
+    c5 = 6 * d - 3 * e + f / 2
+    return np.array([c0, c1, c2, c3, c4, c5])
+
+
+def _polyval(c, s, order):
+    """The ``order``-th derivative in s of sum_k c_k s^k."""
+    out = np.zeros_like(c[0])
+    for k in range(order, 6):
+        factor = 1.0
+        for m in range(order):
+            factor *= k - m
+        out = out + factor * c[k] * s ** (k - order)
+    return out
+
+
+def quintic(q0, q1, duration, t0=0.0):
+    """A rest-to-rest quintic (minimum-jerk) motion from ``q0`` to ``q1``.
+
+    ``q_d = q0 + (q1 - q0) (10 s^3 - 15 s^4 + 6 s^5)``, ``s = (t - t0) /
+    duration``: zero velocity and acceleration at both ends; it holds ``q0``
+    before ``t0`` and ``q1`` after ``t0 + duration``.
+
+    Parameters
+    ----------
+    q0, q1 : array_like, shape (n,)
+    duration : float
+        Positive.
+    t0 : float, optional
+
+    Returns
+    -------
+    Trajectory
+
+    Examples
+    --------
+    >>> tr = quintic([0.0], [1.0], 2.0)
+    >>> [round(float(x[0]), 6) for x in tr(1.0)]   # half way, at full speed 15/8 / 2
+    [0.5, 0.9375, 0.0]
+    """
+    q0 = _vector(q0, "q0")
+    q1 = _vector(q1, "q1", q0.shape[0])
+    duration = float(duration)
+    if not duration > 0:
+        raise KaneRobotError(f"a quintic needs a positive duration, got {duration}")
+    delta = q1 - q0
+
+    def s_of(t):
+        return min(max((t - t0) / duration, 0.0), 1.0)
+
+    def position(t):
+        s = s_of(t)
+        return q0 + delta * (10 * s**3 - 15 * s**4 + 6 * s**5)
+
+    def velocity(t):
+        s = s_of(t)
+        return delta * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
+
+    def acceleration(t):
+        s = s_of(t)
+        return delta * (60 * s - 180 * s**2 + 120 * s**3) / duration**2
+
+    return Trajectory(position, velocity, acceleration, t_span=(t0, t0 + duration))
+
+
+def waypoints(times, positions):
+    """Rest-to-rest quintics through ``positions`` at ``times``.
+
+    The robot stops at each waypoint (zero velocity and acceleration): a
+    smooth stop-and-go motion, C2 everywhere.
+
+    Parameters
+    ----------
+    times : array_like, shape (K,)
+        Increasing.
+    positions : array_like, shape (K, n)
+
+    Returns
+    -------
+    Trajectory
+
+    Examples
+    --------
+    >>> tr = waypoints([0, 1, 3], [[0.0], [1.0], [-1.0]])
+    >>> tr.position(1.0).tolist(), tr.position(2.0).tolist(), tr.velocity(1.0).tolist()
+    ([1.0], [0.0], [0.0])
+    """
+    positions = np.asarray(positions, dtype=float)
+    positions = positions[:, None] if positions.ndim == 1 else positions
+    zeros = np.zeros_like(positions)
+    return Trajectory.from_arrays(times, positions, zeros, zeros)
+
+
+def sinusoid(q0, amplitude, frequency, phase=0.0, t_span=None):
+    """``q_d = q0 + amplitude sin(2 pi frequency t + phase)``, per coordinate.
+
+    Parameters
+    ----------
+    q0, amplitude, frequency, phase : array_like, shape (n,) or scalars
+        Frequencies in Hz.
+    t_span : (float, float), optional
+
+    Returns
+    -------
+    Trajectory
+
+    Examples
+    --------
+    >>> tr = sinusoid([0.0, 1.0], [0.5, 0.1], 1.0)
+    >>> [x.round(6).tolist() for x in tr(0.25)]
+    [[0.5, 1.1], [0.0, 0.0], [-19.739209, -3.947842]]
+    """
+    q0 = _vector(q0, "q0")
+    n = q0.shape[0]
+    a, f, phi = (np.broadcast_to(_vector(x, name), (n,)).copy() for x, name in ((amplitude, "amplitude"), (frequency, "frequency"), (phase, "phase")))
+    w = 2 * np.pi * f
+    return Trajectory(
+        lambda t: q0 + a * np.sin(w * t + phi),
+        lambda t: a * w * np.cos(w * t + phi),
+        lambda t: -a * w * w * np.sin(w * t + phi),
+        t_span=t_span,
+    )
+
+
+# --------------------------------------------------------------- the models
+class _View:
+    """A numeric model seen by a controller: the controlled coordinates, their
+    inertia and bias forces (see the module's table)."""
+
+    def __init__(self, fn):
+        from kanerobot.dynamics import energy
+
+        self.fn = fn
+        s = energy._structure(fn)
+        self.kind = s.kind
+        self.nq, self.nv, self.n = s.nq, s.nv, s.ntau
+        if self.kind in ("closed loop", "wheeled", "constrained"):
+            self.columns = list(fn.ind)
+            self.labels = list(fn.model.independent)
+        elif self.kind == "floating":
+            self.columns = list(range(7, 7 + fn.n))
+            self.labels = list(fn.model.robot.joint_labels)
+        elif self.kind == "flexible":
+            motor = dict(zip(fn.flexible_index.tolist(), fn.motor_index.tolist()))
+            self.columns = [motor.get(k, k) for k in range(fn.n)]
+            self.labels = [f"qr{label}" if k in motor else label for k, label in enumerate(fn.model.robot.joint_labels)]
+        else:
+            self.columns = list(range(self.n))
+            self.labels = list(fn.model.robot.joint_labels)
+        self.rate_columns = [c - 1 for c in self.columns] if self.kind == "floating" else (
+            list(range(self.n)) if self.kind in ("closed loop", "wheeled", "constrained") else self.columns
+        )
+
+    def positions(self, q):
+        return np.asarray(q, dtype=float)[..., self.columns]
+
+    def rates(self, qd):
+        return np.asarray(qd, dtype=float)[..., self.rate_columns]
+
+    def inertia_bias(self, q, qd):
+        """``(M, b)`` with ``tau = M a + b`` giving the controlled coordinates' acceleration ``a``."""
+        fn = self.fn
+        if self.kind == "flexible":
+            raise KaneRobotError(
+                "computed torque needs a rigid model: a flexible-joint model is of fourth order in the link "
+                "positions; use pd_gravity on it, or build the computed torque on the rigid robot (eta = 0)"
+            )
+        A = np.asarray(fn.mass_matrix(q), dtype=float)
+        h = np.asarray(fn.h(q, qd), dtype=float)
+        if self.kind == "floating":
+            A11, A12, A22 = A[:6, :6], A[:6, 6:], A[6:, 6:]
+            X = np.linalg.solve(A11, np.column_stack([A12, h[:6]]))
+            return A22 - A12.T @ X[:, :-1], h[6:] - A12.T @ X[:, -1]
+        return A.reshape(self.n, self.n), h.reshape(self.n)
+
+    def inertia(self, q):
+        fn = self.fn
+        if self.kind == "flexible":
+            A = np.asarray(fn.mass_matrix(q), dtype=float)
+            d = np.diag(A)[: fn.n].copy()
+            d[fn.flexible_index] += np.diag(A)[fn.motor_index]
+            return np.diag(d)
+        A = np.asarray(fn.mass_matrix(q), dtype=float)
+        if self.kind == "floating":
+            A11, A12, A22 = A[:6, :6], A[:6, 6:], A[6:, 6:]
+            return A22 - A12.T @ np.linalg.solve(A11, A12)
+        return A.reshape(self.n, self.n)
+
+    def gravity(self, q):
+        fn = self.fn
+        Q = np.asarray(fn.gravity(q), dtype=float)
+        if self.kind == "floating":
+            A = np.asarray(fn.mass_matrix(q), dtype=float)
+            return Q[6:] - A[:6, 6:].T @ np.linalg.solve(A[:6, :6], Q[:6])
+        if self.kind == "flexible":
+            return Q[: fn.n]
+        return Q.reshape(self.n)
+
+    def stiffness(self):
+        """Joint stiffnesses k of a flexible model (0 on rigid joints), (n,)."""
+        fn = self.fn
+        z = np.zeros(fn.m)
+        z[fn.motor_index] = 1.0
+        k = np.zeros(fn.n)
+        k[fn.flexible_index] = np.asarray(fn.elastic_torques(z), dtype=float).reshape(-1)
+        return k
+
+    def full_configuration(self, p):
+        """A configuration ``q`` of the model whose controlled coordinates are ``p`` (the
+        others at rest: base at the origin, passive joints solved, motors at ``p``)."""
+        fn = self.fn
+        p = _vector(p, "position", self.n)
+        if self.kind == "floating":
+            return np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], p])
+        if self.kind == "closed loop":
+            return fn.configuration(p)
+        if self.kind in ("wheeled", "constrained"):
+            q = np.zeros(self.nq)
+            q[self.columns] = p
+            return q
+        if self.kind == "flexible":
+            return np.concatenate([p, p[fn.flexible_index]])
+        return p.copy()
+
+
+def controlled_coordinates(fn):
+    """Names of the coordinates a controller built on ``fn`` tracks (module table).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = kr.derive(kr.load(kr.frames_path("planar2flex")))
+    >>> values = dict.fromkeys(model.parameters, 1.0)
+    >>> controlled_coordinates(model.numeric(values, backend="numpy"))
+    ['qr1', 'qr2']
+    """
+    return list(_View(fn).labels)
+
+
+def _gain(value, n, what):
+    K = np.asarray(value, dtype=float)
+    if K.ndim == 0:
+        return np.eye(n) * float(K)
+    if K.shape == (n,):
+        return np.diag(K)
+    if K.shape == (n, n):
+        return K
+    raise KaneRobotError(f"{what} must be a number, {n} values or an {n}x{n} matrix; got shape {K.shape}")
+
+
+def _trajectory(target, n, what):
+    if isinstance(target, Trajectory):
+        if target.n != n:
+            raise KaneRobotError(f"{what} has {target.n} coordinates; the controller tracks {n}")
+        return target
+    if callable(target):
+        trajectory = Trajectory(target)
+        if trajectory.n != n:
+            raise KaneRobotError(f"{what} gives {trajectory.n} coordinates; the controller tracks {n}")
+        return trajectory
+    setpoint = _vector(target, what, n)
+    zeros = np.zeros(n)
+    return Trajectory(lambda t: setpoint, lambda t: zeros, lambda t: zeros)
+
+
+# --------------------------------------------------------------- controllers
+class Controller:
+    """Base of the controllers of this module: ``tau = controller(t, q, qd)``.
+
+    Attributes
+    ----------
+    model : numeric model
+        The model the controller is built on.
+    trajectory : Trajectory
+        What it tracks (``controlled_coordinates(model)``).
+    coordinates : list of str
+        Names of the controlled coordinates.
+    """
+
+    def __init__(self, model, trajectory):
+        self.model = model
+        self.view = _View(model)
+        self.trajectory = _trajectory(trajectory, self.view.n, "the trajectory")
+        self.coordinates = list(self.view.labels)
+
+    def __call__(self, t, q, qd):
+        raise NotImplementedError
+
+    def error(self, t, q, qd):
+        """``(q_d - p, qd_d - v)``: position and rate errors of the controlled coordinates."""
+        q_d, qd_d, _ = self.trajectory(t)
+        return q_d - self.view.positions(q), qd_d - self.view.rates(qd)
+
+
+class ComputedTorque(Controller):
+    """Computed torque on a model: ``tau = M (qdd_d + Kd e' + Kp e) + b``.
+
+    ``M``, ``b`` are the model's inertia and bias forces in the controlled
+    coordinates (module table): with the exact model the closed loop is
+    ``e'' + Kd e' + Kp e = 0``.
+
+    Parameters
+    ----------
+    model : numeric model
+        Rigid: fixed base, closed loops, wheeled base, floating base.
+    trajectory : Trajectory, callable or array_like
+        The desired motion, or a set point.
+    kp, kd : float, array_like (n,) or (n, n), optional
+        Gains in acceleration units: default ``omega^2`` and ``2 zeta omega``
+        with ``omega = 10`` rad/s, ``zeta = 1``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> values = dict.fromkeys(kr.derive(robot).parameters, 0.5)
+    >>> fn = kr.derive(robot).numeric(values, backend="numpy")
+    >>> ct = ComputedTorque(fn, [0.2, 0.1])
+    >>> tau = ct(0.0, [0.2, 0.1], [0.0, 0.0])      # at rest on the set point: H(q, 0) = Q + friction = 0 here
+    >>> tau.round(12).tolist()
+    [0.0, 0.0]
+    """
+
+    def __init__(self, model, trajectory, kp=100.0, kd=20.0):
+        super().__init__(model, trajectory)
+        n = self.view.n
+        self.kp, self.kd = _gain(kp, n, "kp"), _gain(kd, n, "kd")
+        if self.view.kind == "flexible":
+            self.view.inertia_bias(None, None)  # the clear error
+
+    def __call__(self, t, q, qd):
+        q_d, qd_d, qdd_d = self.trajectory(t)
+        e = q_d - self.view.positions(q)
+        de = qd_d - self.view.rates(qd)
+        M, b = self.view.inertia_bias(q, qd)
+        return M @ (qdd_d + self.kd @ de + self.kp @ e) + b
+
+
+class PDGravity(Controller):
+    """PD with gravity compensation: ``tau = Kp e + Kd e' + Q``.
+
+    ``Q`` is the model's gravity torque at the state (at the desired
+    positions for flexible joints, whose motors are driven to ``q_d + K^-1
+    Q(q_d)``: Tomei's controller).
+
+    Parameters
+    ----------
+    model : numeric model
+    trajectory : Trajectory, callable or array_like
+        The desired motion, or a set point.
+    kp, kd : float, array_like (n,) or (n, n), optional
+        Gains in torque units; default ``omega^2 D`` and ``2 omega D`` with
+        ``omega = 10`` rad/s and ``D`` the diagonal of the model's inertia at
+        the trajectory's start.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> values = dict.fromkeys(kr.derive(robot).parameters, 0.5)
+    >>> fn = kr.derive(robot).numeric(values, backend="numpy")
+    >>> pd = PDGravity(fn, [0.2, 0.1], kp=10.0, kd=1.0)
+    >>> pd(0.0, [0.0, 0.0], [0.0, 0.0]).round(12).tolist()   # no gravity torque (G3 along the axes)
+    [2.0, 1.0]
+    """
+
+    def __init__(self, model, trajectory, kp=None, kd=None):
+        super().__init__(model, trajectory)
+        n = self.view.n
+        if kp is None or kd is None:
+            t0 = self.trajectory.t_span[0] if self.trajectory.t_span else 0.0
+            try:
+                D = np.abs(np.diag(self.view.inertia(self.view.full_configuration(self.trajectory.position(t0)))))
+            except KaneRobotError as exc:
+                raise KaneRobotError(f"default PD gains need the inertia at the trajectory's start ({exc}): give kp and kd") from None
+            D = np.where(D > 0, D, 1.0)
+            kp = 100.0 * D if kp is None else kp
+            kd = 20.0 * D if kd is None else kd
+        self.kp, self.kd = _gain(kp, n, "kp"), _gain(kd, n, "kd")
+        self.flexible = self.view.kind == "flexible"
+        if self.flexible:
+            k = self.view.stiffness()
+            self._inverse_stiffness = np.where(k > 0, 1.0 / np.where(k > 0, k, 1.0), 0.0)
+
+    def __call__(self, t, q, qd):
+        q_d, qd_d, _ = self.trajectory(t)
+        if self.flexible:
+            g = self.view.gravity(self.view.full_configuration(q_d))
+            target = q_d + self._inverse_stiffness * g
+        else:
+            g = self.view.gravity(q)
+            target = q_d
+        e = target - self.view.positions(q)
+        de = qd_d - self.view.rates(qd)
+        return self.kp @ e + self.kd @ de + g
+
+
+def computed_torque(model, trajectory, kp=100.0, kd=20.0):
+    """A :class:`ComputedTorque` controller on ``model`` tracking ``trajectory``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> fn = kr.derive(robot).numeric(dict.fromkeys(kr.derive(robot).parameters, 0.5), backend="numpy")
+    >>> computed_torque(fn, quintic([0, 0], [1, 1], 1.0)).coordinates
+    ['1', '2']
+    """
+    return ComputedTorque(model, trajectory, kp=kp, kd=kd)
+
+
+def pd_gravity(model, trajectory, kp=None, kd=None):
+    """A :class:`PDGravity` controller on ``model`` tracking ``trajectory``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> fn = kr.derive(robot).numeric(dict.fromkeys(kr.derive(robot).parameters, 0.5), backend="numpy")
+    >>> pd_gravity(fn, [0.0, 0.0]).kp.diagonal().round(3).tolist()   # 100 diag(A(0))
+    [212.5, 100.0]
+    """
+    return PDGravity(model, trajectory, kp=kp, kd=kd)

@@ -1,0 +1,292 @@
+"""Controllers and trajectories of kanerobot.control, and kr.cross_validate:
+computed torque tracks on the exact model, shows a bounded error against a
+plant with 10 % mass error, PD with gravity compensation reaches its set
+point, every structure can be controlled, plots are written."""
+
+import dataclasses
+import sys
+
+import numpy as np
+import pytest
+
+import kanerobot as kr
+from conftest import library
+from kanerobot import control
+from kanerobot.control import ComputedTorque, PDGravity, Trajectory, computed_torque, pd_gravity, quintic, sinusoid, waypoints
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
+
+TIGHT = {"rtol": 1e-10, "atol": 1e-12}
+
+
+def passive(robot, seed, **options):
+    return random_parameters(robot, np.random.default_rng(seed), friction=False, wrench=False, **options)
+
+
+def heavier(values, factor=1.1, links=None):
+    """Every link's mass, first moments and inertia scaled: the same bodies, ``factor`` times as dense."""
+    names = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
+    out = dict(values)
+    for key in values:
+        for name in names:
+            if key.startswith(name) and key[len(name):] and (links is None or key[len(name):] in links) and not key[len(name)].isalpha():
+                out[key] = values[key] * factor
+    return out
+
+
+# ------------------------------------------------------------ trajectories
+def finite_differences(trajectory, t, h=1e-5):
+    q, qd, qdd = trajectory(t)
+    dq = (trajectory.position(t + h) - trajectory.position(t - h)) / (2 * h)
+    dqd = (trajectory.velocity(t + h) - trajectory.velocity(t - h)) / (2 * h)
+    return qd - dq, qdd - dqd
+
+
+@pytest.mark.parametrize(
+    "trajectory",
+    [
+        quintic([0.0, 1.0], [1.0, -1.0], 2.0, t0=0.5),
+        waypoints([0, 1, 2.5], [[0.0, 0.0], [1.0, 2.0], [-1.0, 0.5]]),
+        sinusoid([0.1, 0.2], [0.5, 0.3], [0.7, 1.1], [0.0, 1.0]),
+        Trajectory.from_arrays(np.linspace(0, 2, 21), np.column_stack([np.sin(np.linspace(0, 2, 21)), np.linspace(0, 2, 21) ** 2])),
+    ],
+    ids=["quintic", "waypoints", "sinusoid", "spline"],
+)
+def test_trajectories_are_consistent(trajectory):
+    for t in np.linspace(0.13, 1.93, 7):  # between the knots of the waypoints (jerk jumps there)
+        dv, da = finite_differences(trajectory, t)
+        assert np.abs(dv).max() < 1e-6 and np.abs(da).max() < 1e-4
+
+
+def test_quintic_boundary_conditions():
+    tr = quintic([0.0, 1.0], [2.0, -1.0], 2.0, t0=1.0)
+    for t, q in ((0.0, [0, 1]), (1.0, [0, 1]), (3.0, [2, -1]), (9.0, [2, -1])):
+        q_d, qd_d, qdd_d = tr(t)
+        np.testing.assert_allclose(q_d, q, atol=1e-15)
+        np.testing.assert_allclose(qd_d, 0, atol=1e-15)
+        np.testing.assert_allclose(qdd_d, 0, atol=1e-12)
+    assert tr.t_span == (1.0, 3.0)
+    with pytest.raises(KaneRobotError, match="positive duration"):
+        quintic([0], [1], 0.0)
+    with pytest.raises(KaneRobotError, match="q1 must be 1 values"):
+        quintic([0], [1, 2], 1.0)
+
+
+def test_trajectory_from_arrays_and_functions():
+    t = np.linspace(0, 1, 11)
+    tr = Trajectory.from_arrays(t, t**2, 2 * t)
+    assert tr.n == 1 and tr.t_span == (0.0, 1.0)
+    np.testing.assert_allclose(tr.position(0.55), [0.55**2], atol=1e-12)  # a cubic Hermite spline is exact on t^2
+    np.testing.assert_allclose(tr.acceleration(0.55), [2.0], atol=1e-9)
+    np.testing.assert_allclose(tr(2.0)[1], [0.0])  # holds the end sample
+    f = Trajectory.from_functions(lambda t: np.array([np.sin(t)]))
+    np.testing.assert_allclose(f.velocity(0.3), [np.cos(0.3)], atol=1e-9)
+    np.testing.assert_allclose(f.acceleration(0.3), [-np.sin(0.3)], atol=1e-5)
+    with pytest.raises(KaneRobotError, match="increasing"):
+        Trajectory.from_arrays([0, 0], [[1], [2]])
+    with pytest.raises(KaneRobotError, match=r"must have shape \(3, n\)"):
+        Trajectory.from_arrays([0, 1, 2], [[1], [2]])
+
+
+# ------------------------------------------------------------- controllers
+def test_computed_torque_on_the_exact_model_tracks_to_1e_6():
+    robot = library("rx90")
+    fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(1), wrench=False))
+    q0 = np.zeros(6)
+    q1 = np.array([0.5, -0.4, 0.3, 1.0, -0.8, 0.6])
+    trajectory = quintic(q0, q1, 1.5)
+    controller = computed_torque(fn, trajectory)
+    result = kr.simulate(fn, None, np.concatenate([q0, np.zeros(6)]), (0.0, 2.0), controller, t_eval=np.linspace(0, 2, 41), **TIGHT)
+    desired = trajectory.sample(result.t)[0]
+    assert np.abs(result.q - desired).max() < 1e-6
+    assert np.abs(result.tau).max() > 1.0
+
+
+def test_cross_validate_newton_euler_controller_on_kane_plant():
+    """Same parameters, two engines: the controller's model is exact, the error is the integrator's."""
+    robot = library("rx90")
+    values = passive(robot, 2)
+    trajectory = quintic(np.zeros(6), [0.4, -0.3, 0.2, 0.6, -0.5, 0.4], 1.0)
+    cv = kr.cross_validate((kr.derive(robot), values), (kr.derive(robot, "kane"), values), "computed_torque", trajectory,
+                           samples=21, **TIGHT)  # fmt: skip
+    s = cv.summary()
+    assert s["max_tracking_error"] < 1e-6
+    assert s["max_mass_matrix_disagreement"] < 1e-9 and s["max_torque_disagreement"] < 1e-6
+    assert "RX90 (kane)" in cv.report() and cv.coordinates == list(robot.joint_labels)
+
+
+def test_cross_validate_against_ten_percent_mass_error():
+    """Computed torque built on the nominal model, the plant's links 10 % heavier: a bounded error, reported."""
+    robot = library("rx90")
+    nominal = passive(robot, 3)
+    plant = heavier(nominal, 1.1)
+    trajectory = quintic(np.zeros(6), [0.8, -0.6, 0.5, 1.0, -0.8, 0.7], 1.0)
+    cv = kr.cross_validate(kr.derive(robot), kr.derive(robot, "kane"), "computed_torque", trajectory,
+                           controller_values=nominal, plant_values=plant, t_span=(0.0, 3.0), samples=61, **TIGHT)  # fmt: skip
+    s = cv.summary()
+    # The model error acts as a disturbance of the loop e'' + Kd e' + Kp e = d (Kp = 100, Kd = 20):
+    assert 1e-5 < s["max_tracking_error"] < 0.05
+    # Once the motion stops the error settles where the loop balances the gravity the model misses:
+    # A^ Kp e + Q^(q) = Q(q), so e = Kp^-1 A^(q)^-1 (Q(q) - Q^(q)), Kp = 100.
+    fc, fp = cv.controller.model, cv.simulation.numeric
+    q_end = cv.simulation.q[-1]
+    predicted = np.linalg.solve(fc.mass_matrix(q_end), fp.gravity(q_end) - fc.gravity(q_end)) / 100.0
+    np.testing.assert_allclose(cv.tracking_error[-1], predicted, rtol=1e-4, atol=1e-9)
+    assert np.abs(predicted).max() > 1e-4
+    # Inertias, bias forces and inverse dynamics all differ by about 10 %.
+    assert 0.05 < s["relative_mass_matrix_disagreement"] < 0.2
+    assert 0.05 < s["relative_torque_disagreement"]
+    assert s["max_torque_disagreement"] > 0.01
+    assert cv.tracking_error.shape == (61, 6) and cv.disagreement["mass_matrix"].shape == (61,)
+    # The tighter the gains, the smaller the error: the same plant with omega = 30 rad/s.
+    stiff = kr.cross_validate(kr.derive(robot), kr.derive(robot, "kane"), "computed_torque", trajectory,
+                              controller_values=nominal, plant_values=plant, gains={"kp": 900.0, "kd": 60.0},
+                              t_span=(0.0, 3.0), samples=61, **TIGHT)  # fmt: skip
+    assert stiff.summary()["max_tracking_error"] < 0.3 * s["max_tracking_error"]
+
+
+def test_pd_with_gravity_compensation_reaches_its_set_point():
+    robot = dataclasses.replace(library("planar2"), base=kr.Base.from_values(G=["G1", 0, 0]))  # a vertical plane
+    values = passive(robot, 4)
+    values["G1"] = 9.81
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    target = [0.7, -0.4]
+    controller = pd_gravity(fn, target)
+    assert isinstance(controller, PDGravity)
+    result = kr.simulate(fn, None, [0.0, 0.0, 0.0, 0.0], (0.0, 5.0), controller, t_eval=[5.0])
+    assert np.abs(result.q[-1] - target).max() < 1e-4
+    # At the set point the torque is the gravity torque.
+    np.testing.assert_allclose(result.tau[-1], fn.gravity(result.q[-1]), atol=1e-2)
+
+
+def test_computed_torque_on_a_closed_loop():
+    robot = dataclasses.replace(library("fourbar"), base=kr.Base.from_values(G=[0, "G2", 0]))
+    fn = kr.derive(robot).numeric(passive(robot, 3), backend="numpy")
+    trajectory = quintic([1.0], [1.5], 1.0)
+    q0 = fn.configuration([1.0], guess=[-1.0, 1.0, -1.0])
+    result = kr.simulate(fn, None, np.concatenate([q0, [0.0]]), (0.0, 1.2), computed_torque(fn, trajectory), t_eval=np.linspace(0, 1.2, 13), **TIGHT)
+    np.testing.assert_allclose(result.q[:, 0], trajectory.sample(result.t)[0][:, 0], atol=1e-6)
+    assert result.monitors["closure_residual"].max() < 1e-8
+
+
+def test_computed_torque_on_a_floating_base():
+    """The joints of a free-floating satellite track their trajectory; the base moves to keep the momentum."""
+    robot = library("satellite")
+    fn = kr.derive(robot).numeric(passive(robot, 5, gravity=0.0), backend="numpy")
+    trajectory = quintic([0.0, 0.3, -0.3], [1.0, -0.5, 0.5], 1.0)
+    cv = kr.cross_validate(fn, fn, ComputedTorque(fn, trajectory), None, samples=11, **TIGHT)
+    assert cv.summary()["max_tracking_error"] < 1e-6
+    assert cv.coordinates == ["1", "2", "3"]
+    momentum = cv.simulation.monitors["momentum"]
+    assert np.abs(momentum).max() < 1e-8  # started with zero momentum, no external force
+    assert np.abs(cv.simulation.q[-1, :7] - [0, 0, 0, 0, 0, 0, 1]).max() > 1e-3  # the base reacted
+
+
+def test_rigid_controller_on_a_flexible_plant():
+    """Computed torque on the rigid arm against the same arm with stiff joints, fed back the motor positions:
+    a bounded error that shrinks as 1/k."""
+    flexible = library("planar2flex")
+    rigid = dataclasses.replace(flexible, joint_parameters={label: dict(p, eta=0) for label, p in flexible.joint_parameters.items()})
+    values = passive(flexible, 6)
+    values.update(G1=9.81)
+    trajectory = quintic([0.0, 0.0], [0.6, -0.5], 1.0)
+    errors = []
+    for k in (1e4, 1e5):
+        plant_values = dict(values, k1=k, k2=k)
+        cv = kr.cross_validate((kr.derive(rigid), values), (kr.derive(flexible), plant_values), "computed_torque", trajectory,
+                               t_span=(0.0, 1.5), samples=31, method="Radau", rtol=1e-8, atol=1e-10)  # fmt: skip
+        errors.append(cv.summary()["max_tracking_error"])
+        assert "different coordinates" in cv.notes[0] and "torque" in cv.disagreement
+        assert cv.tracking_error.shape == (31, 2)
+    assert 1e-6 < errors[0] < 1e-2
+    assert errors[1] == pytest.approx(errors[0] / 10, rel=0.2)
+
+
+def test_pd_on_flexible_joints_reaches_its_set_point():
+    robot = library("planar2flex")
+    values = passive(robot, 6)
+    values.update(G1=9.81, k1=200.0, k2=200.0)
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    assert control.controlled_coordinates(fn) == ["qr1", "qr2"]
+    target = np.array([0.5, -0.3])
+    result = kr.simulate(fn, None, np.zeros(8), (0.0, 8.0), pd_gravity(fn, target), t_eval=[8.0], method="Radau", rtol=1e-8, atol=1e-10)
+    assert np.abs(result.q[-1, :2] - target).max() < 1e-3  # the links reach it; the motors sit K^-1 Q further
+
+
+def test_controller_errors():
+    robot = library("planar2")
+    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    with pytest.raises(KaneRobotError, match="the trajectory has 1 coordinates; the controller tracks 2"):
+        computed_torque(fn, quintic([0.0], [1.0], 1.0))
+    with pytest.raises(KaneRobotError, match=r"kp must be a number, 2 values or an 2x2 matrix"):
+        computed_torque(fn, [0.0, 0.0], kp=[1.0, 2.0, 3.0])
+    flexible = library("planar2flex")
+    ffn = kr.derive(flexible).numeric(passive(flexible, 1), backend="numpy")
+    with pytest.raises(KaneRobotError, match="computed torque needs a rigid model"):
+        computed_torque(ffn, [0.0, 0.0])
+    with pytest.raises(KaneRobotError, match="unknown controller 'lqr'"):
+        kr.cross_validate(fn, fn, "lqr", [0.0, 0.0], t_span=(0, 1))
+    with pytest.raises(KaneRobotError, match="gains takes kp and kd"):
+        kr.cross_validate(fn, fn, "pd_gravity", [0.0, 0.0], t_span=(0, 1), gains={"ki": 1.0})
+    with pytest.raises(KaneRobotError, match="give t_span"):
+        kr.cross_validate(fn, fn, "pd_gravity", [0.0, 0.0])
+    rx = library("rx90")
+    rfn = kr.derive(rx).numeric(passive(rx, 1), backend="numpy")
+    with pytest.raises(KaneRobotError, match="have different states"):
+        kr.cross_validate(fn, rfn, "pd_gravity", [0.0, 0.0], t_span=(0, 1))
+
+
+def test_a_controller_factory_and_a_plain_function():
+    robot = library("planar2")
+    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    trajectory = quintic([0.0, 0.0], [0.3, 0.2], 1.0)
+
+    def my_controller(model, trajectory):
+        return ComputedTorque(model, trajectory, kp=400.0, kd=40.0)
+
+    cv = kr.cross_validate(fn, fn, my_controller, trajectory, samples=5, **TIGHT)
+    assert cv.controller_name == "my_controller" and cv.summary()["max_tracking_error"] < 1e-6
+
+
+# ------------------------------------------------------------------- plots
+def cross_validation_of_planar2(**options):
+    robot = library("planar2")
+    values = passive(robot, 1)
+    return kr.cross_validate((kr.derive(robot), values), (kr.derive(robot, "kane"), heavier(values)), "computed_torque",
+                             quintic([0.0, 0.0], [1.0, -1.0], 1.0), t_span=(0, 1.5), samples=61, backend="numpy", **options)  # fmt: skip
+
+
+def test_plots_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    cv = cross_validation_of_planar2(plot=tmp_path / "figures")
+    names = sorted(path.name for path in cv.figures)
+    assert names == [f"cross_validation_{kind}.png" for kind in ("disagreement", "energy", "torques", "tracking")]
+    for path in cv.figures:
+        assert path.is_file() and path.stat().st_size > 10_000
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    paths = cv.simulation.plot(tmp_path / "run", prefix="planar2")
+    assert [p.name for p in paths] == ["planar2_motion.png", "planar2_torques.png", "planar2_energy.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def test_asking_for_plots_without_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    with pytest.raises(KaneRobotError, match=r"needs matplotlib, which is not installed: pip install 'kanerobot\[plot\]'"):
+        cross_validation_of_planar2(plot=tmp_path)
+    cv = cross_validation_of_planar2()  # the numbers need no matplotlib
+    assert cv.summary()["max_tracking_error"] > 0 and cv.figures == []
+    with pytest.raises(KaneRobotError, match="needs matplotlib"):
+        cv.plot(tmp_path)
+
+
+def test_a_plain_controller_function_in_cross_validate():
+    robot = library("planar2")
+    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    trajectory = quintic([0.0, 0.0], [0.3, 0.2], 1.0)
+    ct = ComputedTorque(fn, trajectory)
+
+    def tau(t, q, qd):
+        return ct(t, q, qd)
+
+    cv = kr.cross_validate(fn, fn, tau, trajectory, samples=5, **TIGHT)
+    assert cv.controller_name == "tau" and cv.summary()["max_tracking_error"] < 1e-6
