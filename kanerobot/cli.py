@@ -291,6 +291,77 @@ def cmd_model(args):
     _write(text if args.lang else model_text(title, robot, text), args.output)
 
 
+def read_values(path):
+    """Parameter values from a TOML file of ``NAME = number`` lines."""
+    import tomllib
+
+    from kanerobot.errors import RobotFileError
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise RobotFileError(path, None, "no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RobotFileError(path, None, f"{exc}: write one NAME = number per line") from None
+    bad = [name for name, value in data.items() if isinstance(value, bool) or not isinstance(value, (int, float))]
+    if bad:
+        raise RobotFileError(path, None, f"{', '.join(bad)} must be numbers (NAME = 0.5)")
+    return {name: float(value) for name, value in data.items()}
+
+
+def cmd_simulate(args):
+    import numpy as np
+
+    from kanerobot.control import computed_torque, pd_gravity, quintic
+    from kanerobot.dynamics.model import derive
+    from kanerobot.dynamics.parameters import random_parameters
+    from kanerobot.simulation import simulate
+
+    robot = load(resolve(args.robot))
+    model = derive(robot, method=args.method)
+    if args.values:
+        values = read_values(args.values)
+    else:
+        values = random_parameters(robot, np.random.default_rng(args.seed), friction=False, wrench=False)
+        print(f"kanerobot: random physically consistent parameters (seed {args.seed}); give yours with --values FILE", file=sys.stderr)
+    try:
+        fn = model.numeric(values)
+    except KaneRobotError as exc:
+        where = f"{args.values}: " if args.values else ""
+        raise type(exc)(f"{where}{exc}") from None
+    n = len(model.q) if not hasattr(model, "nq") else model.nq
+    x0 = _floats(args.x0, "--x0") if args.x0 else None
+    if x0 is None:
+        if type(model).__name__ != "DynamicModel":
+            raise KaneRobotError(f"{robot.name} is a {robot.structure} robot with special state: give --x0 (kr.simulate says which layout)")
+        x0 = np.zeros(2 * n)
+    controller = None
+    if args.controller != "none":
+        q0 = np.asarray(x0[: len(x0) // 2])
+        target = np.asarray(_floats(args.target, "--target")) if args.target else q0
+        if args.controller == "pd":
+            controller = pd_gravity(fn, target)
+        else:
+            controller = computed_torque(fn, quintic(q0, target, args.t))
+    result = simulate(fn, None, x0, (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
+                      t_eval=np.linspace(0.0, args.t, args.samples))
+    for key, value in result.summary().items():
+        print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
+    if args.output:
+        print(f"written {result.save(args.output)}", file=sys.stderr)
+    if args.plot:
+        for path in result.plot(args.plot, prefix=robot.name):
+            print(f"written {path}", file=sys.stderr)
+
+
+def _floats(text, option):
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise KaneRobotError(f"{option} takes numbers separated by commas, got {text!r}") from None
+
+
 def cmd_convert(args):
     robot = load(resolve(args.source))
     save(robot, args.target)
@@ -370,6 +441,27 @@ def build_parser():
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_model)
+
+    p = sub.add_parser(
+        "simulate",
+        help="integrate the direct dynamics with scipy, print a summary, save results and figures",
+        description="Integrate ROBOT's direct dynamic model from x0 = (q, qd) over --t seconds.",
+        epilog="Example: kanerobot simulate planar2 --t 2 --x0 0.5,0,0,0 --controller pd --target 0,0 -o run.npz --plot figures",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines (default: random physical ones)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random parameters when --values is not given")
+    p.add_argument("--t", type=float, default=1.0, help="duration in seconds (default 1)")
+    p.add_argument("--x0", metavar="Q,QD", help="initial state, q then qd, comma separated (default: rest at q = 0)")
+    p.add_argument("--controller", choices=["none", "pd", "computed-torque"], default="none",
+                   help="PD with gravity compensation holding --target, or computed torque along a quintic to --target")
+    p.add_argument("--target", metavar="Q", help="target configuration, comma separated (default: the initial q)")
+    p.add_argument("--method", choices=["newton-euler", "lagrange", "kane"], default="newton-euler", help="engine of the model")
+    p.add_argument("--samples", type=int, default=201, help="output samples (default 201)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv")
+    p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
+    p.add_argument("--progress", action="store_true", help="show progress on standard error")
+    p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("convert", help="convert a robot file between .par and .toml")
     p.add_argument("source", metavar="ROBOT")

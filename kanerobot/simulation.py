@@ -721,14 +721,11 @@ class SimulationResult:
     def arrays(self):
         """The columns of the run as ``{name: 1-D array}`` (for CSV and NPZ files)."""
         columns = {"t": self.t}
-        for prefix, array, names in (
-            ("q", self.q, self.coordinates),
-            ("qd", self.qd, None),
-            ("qdd", self.qdd, None),
-            ("tau", self.tau, None),
-        ):
-            for k in range(array.shape[1]):
-                columns[f"{prefix}_{names[k] if names else k}"] = array[:, k]
+        for prefix, array in (("q", self.q), ("qd", self.qd), ("qdd", self.qdd), ("tau", self.tau)):
+            # joint labels where the entries are the coordinates, positions otherwise
+            names = self.coordinates if len(self.coordinates) == array.shape[1] else range(array.shape[1])
+            for k, name in enumerate(names):
+                columns[f"{prefix}_{name}"] = array[:, k]
         for name in ("kinetic", "potential", "energy", "work", "energy_drift"):
             columns[name] = getattr(self, name)
         for name, value in self.monitors.items():
@@ -749,6 +746,8 @@ class SimulationResult:
         """
         from pathlib import Path
 
+        from kanerobot.robot.io import atomic_write
+
         path = Path(path)
         if path.suffix == ".npz":
             data = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
@@ -756,11 +755,11 @@ class SimulationResult:
                 data[name] = getattr(self, name)
             data.update({f"monitor_{k}": np.asarray(v) for k, v in self.monitors.items()})
             data["coordinates"] = np.array(self.coordinates)
-            np.savez(path, **data)
+            atomic_write(path, lambda handle: np.savez(handle, **data))
         elif path.suffix == ".csv":
             columns = self.arrays()
             table = np.column_stack(list(columns.values())) if len(self.t) else np.zeros((0, len(columns)))
-            np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt="%.17g")
+            atomic_write(path, lambda handle: np.savetxt(handle, table, delimiter=",", header=",".join(columns), comments="", fmt="%.17g"))
         else:
             raise KaneRobotError(f"cannot save a simulation as {path.name!r}: use a .npz or .csv file")
         return path

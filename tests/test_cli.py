@@ -153,3 +153,28 @@ def test_floating_and_flexible_models_print_and_export(capsys):
         assert "x holds the state, p the parameters" in out and "Arguments:" in out
     assert main(["model", "satellite", "cor"]) == 2
     assert "unknown model 'coriolis_matrix'" in capsys.readouterr().err
+
+
+def test_simulate_command_runs_saves_and_reports_bad_input(tmp_path, capsys):
+    import numpy
+
+    target = tmp_path / "run.npz"
+    assert main(["simulate", "planar2", "--t", "0.3", "--x0", "0.5,0,0,0", "--controller", "pd", "--target", "0,0", "-o", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "relative_energy_drift" in out and "max_abs_tau" in out
+    run = numpy.load(target)
+    assert run["q"].shape == (201, 2) and abs(run["q"][0, 0] - 0.5) < 1e-12
+    # The PD controller pulls joint 1 towards 0.
+    assert abs(run["q"][-1, 0]) < 0.5
+    values = tmp_path / "values.toml"
+    values.write_text('M1 = "heavy"\n')
+    assert main(["simulate", "planar2", "--values", str(values)]) == 2
+    assert f"{values}: M1 must be numbers" in capsys.readouterr().err
+    values.write_text("M1 = 1.0\n")
+    assert main(["simulate", "planar2", "--values", str(values)]) == 2
+    assert "no value for" in capsys.readouterr().err
+    assert main(["simulate", "fourbar"]) == 2
+    assert "give --x0" in capsys.readouterr().err
+    assert main(["simulate", "planar2", "--t", "0.1", "-o", str(tmp_path / "run.txt")]) == 2
+    assert "use a .npz or .csv file" in capsys.readouterr().err
+    assert not (tmp_path / "run.txt").exists()

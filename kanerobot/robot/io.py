@@ -59,6 +59,13 @@ def read_text(path):
 
 def atomic_write_text(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename."""
+    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def atomic_write(path, write):
+    """Call ``write(handle)`` on a binary file that becomes ``path`` only once
+    complete (a temporary file in the same folder, then a rename): an error
+    or an interruption leaves nothing half-written."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -69,8 +76,8 @@ def atomic_write_text(path, text):
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
