@@ -29,8 +29,12 @@ per torque), with the model's inertia ``M`` and bias forces ``b`` in them
 Trajectories (:class:`Trajectory`) give ``q_d(t), qd_d(t), qdd_d(t)``:
 :func:`quintic` (rest to rest, minimum jerk), :func:`waypoints` (rest at
 each), :func:`sinusoid`, or :meth:`Trajectory.from_arrays` (splines through
-samples) and :meth:`Trajectory.from_functions`.  A balancing LQR for Krang
-on its wheels comes with the wheeled issue.
+samples) and :meth:`Trajectory.from_functions`.
+
+- :func:`lqr_balance` (:class:`BalanceLQR`): a balancing LQR for a wheeled
+  inverted pendulum (Krang on its wheels), linearised from the numeric
+  model about its upright equilibrium (:func:`upright_equilibrium`,
+  :func:`linearize`, :func:`actuation_matrix`).
 
 Examples
 --------
@@ -50,15 +54,20 @@ import numpy as np
 from kanerobot.errors import KaneRobotError
 
 __all__ = [
+    "BalanceLQR",
     "ComputedTorque",
     "Controller",
     "PDGravity",
     "Trajectory",
+    "actuation_matrix",
     "computed_torque",
     "controlled_coordinates",
+    "linearize",
+    "lqr_balance",
     "pd_gravity",
     "quintic",
     "sinusoid",
+    "upright_equilibrium",
     "waypoints",
 ]
 
@@ -668,3 +677,371 @@ def pd_gravity(model, trajectory, kp=None, kd=None):
     [212.5, 100.0]
     """
     return PDGravity(model, trajectory, kp=kp, kd=kd)
+
+
+# ------------------------------------------------------------ balancing LQR
+def _set_columns(q_eq, columns, p):
+    """``q_eq`` (one or a batch) with the controlled coordinates set to ``p``."""
+    p = np.asarray(p, dtype=float)
+    q = np.array(np.broadcast_to(q_eq, p.shape[:-1] + (q_eq.shape[0],)), dtype=float)
+    q[..., columns] = p
+    return q
+
+
+def _balance_view(fn, what):
+    view = _View(fn)
+    if view.kind not in ("fixed", "wheeled", "constrained"):
+        raise KaneRobotError(
+            f"{what} needs a rigid model whose state is its coordinates and their rates (fixed base or wheeled "
+            f"base); {view.kind} models are not supported"
+        )
+    return view
+
+
+def _label_index(view, label, what):
+    label = str(label)
+    if label not in view.labels:
+        raise KaneRobotError(f"{what} {label!r} is not a controlled coordinate: they are {', '.join(view.labels)}")
+    return view.labels.index(label)
+
+
+def actuation_matrix(fn, pitch="1", wheels=None):
+    """Generalized forces of the controlled coordinates from the motors' torques.
+
+    On a wheeled inverted pendulum (Krang on its wheels) the body's pitch is
+    not actuated: each wheel motor acts between the body and its wheel, so
+    that a torque ``u_w`` is the generalized force ``u_w`` on the wheel's
+    angle and ``-u_w`` on the pitch (both measured about the axle, the
+    wheel's from the heading frame; ``frames/krang_wheeled.toml``).  Every
+    other controlled coordinate has its own motor.
+
+    Parameters
+    ----------
+    fn : numeric model
+        Fixed base or wheeled base.
+    pitch : str or None, optional
+        Label of the unactuated pitch joint; None: every coordinate is
+        actuated (the identity).
+    wheels : sequence of str, optional
+        Labels of the wheel joints whose motors react on the pitch; default
+        the robot's wheels that are controlled coordinates.
+
+    Returns
+    -------
+    B : numpy.ndarray, shape (m, k)
+        ``tau = B u``: ``m`` generalized forces (``controlled_coordinates(fn)``)
+        from ``k`` motor torques (the same coordinates without the pitch).
+    motors : list of str
+        The labels of the motors' coordinates, in the order of ``u``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.dynamics.parameters import random_parameters
+    >>> robot = kr.load(kr.frames_path("krang_wheeled"))
+    >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+    >>> B, motors = actuation_matrix(fn)
+    >>> B.shape, motors[:3], B[2, :3].tolist()   # the pitch's row: -(u_wr + u_wl)
+    ((19, 18), ['wr', 'wl', '2'], [-1.0, -1.0, 0.0])
+    """
+    view = _balance_view(fn, "actuation_matrix")
+    m = view.n
+    if pitch is None:
+        return np.eye(m), list(view.labels)
+    k_pitch = _label_index(view, pitch, "the pitch joint")
+    robot = fn.model.robot
+    if wheels is None:
+        wheels = [w.joint for w in getattr(robot, "wheels", ()) if w.joint in view.labels]
+    wheels = [str(w) for w in wheels]
+    if not wheels:
+        raise KaneRobotError(f"no wheel reacts on the pitch joint {pitch!r} of {robot.name}: give wheels=[...]")
+    rows = [k for k in range(m) if k != k_pitch]
+    B = np.zeros((m, m - 1))
+    for col, row in enumerate(rows):
+        B[row, col] = 1.0
+    for w in wheels:
+        B[k_pitch, rows.index(_label_index(view, w, "the wheel joint"))] = -1.0
+    return B, [view.labels[k] for k in rows]
+
+
+def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
+    """The configuration where the centre of mass is above the axle.
+
+    Solves ``Q_pitch(q) = 0`` (the gravity torque on the pitch; the
+    generalized gravity ``fn.gravity``) on the pitch alone, the other joints
+    held at ``q0``: the roots are found on a grid of ``samples`` pitches over
+    a turn and refined by Brent's method; of those where ``Q_pitch``
+    decreases (``Q = dV/dq``: a maximum of the potential energy in the
+    pitch, the centre of mass above the axle, the unstable inverted
+    pendulum) the one nearest to ``q0``'s pitch is returned.
+
+    Parameters
+    ----------
+    fn : numeric model
+        Fixed base or wheeled base, with gravity.
+    q0 : array_like, optional
+        Every joint variable (``fn``'s ``q``); default zeros.
+    pitch : str, optional
+        The pitch joint (Krang's ``'1'``, ``q_imu``).
+    samples : int, optional
+
+    Returns
+    -------
+    numpy.ndarray
+        ``q0`` with the pitch of the upright equilibrium, in ``(-pi, pi]``.
+
+    Raises
+    ------
+    KaneRobotError
+        When the gravity torque on the pitch has no root (no gravity, or
+        the centre of mass on the axle).
+    """
+    from scipy.optimize import brentq
+
+    view = _balance_view(fn, "upright_equilibrium")
+    k = _label_index(view, pitch, "the pitch joint")
+    column = view.columns[k]
+    q0 = np.zeros(view.nq) if q0 is None else _vector(q0, "q0", view.nq)
+    angles = np.linspace(-np.pi, np.pi, int(samples) + 1)
+    batch = np.repeat(q0[None, :], len(angles), axis=0)
+    batch[:, column] = angles
+
+    def torque(angle):
+        q = q0.copy()
+        q[column] = angle
+        return float(np.asarray(fn.gravity(q), dtype=float).reshape(-1)[k])
+
+    Q = np.asarray(fn.gravity(batch), dtype=float).reshape(len(angles), -1)[:, k]
+    scale = np.abs(Q).max()
+    if not scale > 0:
+        raise KaneRobotError(f"no gravity torque on the pitch {pitch!r}: there is no upright equilibrium to find")
+    roots = []
+    for a, b, qa, qb in zip(angles[:-1], angles[1:], Q[:-1], Q[1:]):
+        if qa == 0.0:
+            roots.append(a)
+        elif qa * qb < 0:
+            roots.append(brentq(torque, a, b, xtol=1e-14, rtol=1e-14))
+    # Upright: the gravity torque Q = dV/dq decreases through the root (V has a maximum).
+    upright = [r for r in roots if torque(r + 1e-6) - torque(r - 1e-6) < 0]
+    if not upright:
+        raise KaneRobotError(f"the gravity torque on the pitch {pitch!r} has no root where it decreases: no upright equilibrium")
+    best = min(upright, key=lambda r: abs(np.angle(np.exp(1j * (r - q0[column])))))
+    q = q0.copy()
+    q[column] = float(np.angle(np.exp(1j * best)))
+    return q
+
+
+def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6):
+    """``A, B`` of ``xdot = f(x, u)`` about the rest state ``(q_eq, 0)``, numerically.
+
+    The state is ``x = (p, v)``: the controlled coordinates' positions ``p``
+    (``controlled_coordinates(fn)``: every joint of a fixed base; the wheel
+    angles and body joints of a wheeled base, not its posture x, y, theta,
+    on which the dynamics does not depend) and their rates ``v``; ``pdot =
+    v`` and ``vdot`` is the model's direct dynamics ``fn.direct_dynamics(q,
+    v, actuation @ u)``, ``q`` being ``q_eq`` with ``p`` in place.  The
+    Jacobians are central differences (steps ``step * max(1, |x|)``) in one
+    batched call.
+
+    Parameters
+    ----------
+    fn : numeric model
+        Fixed base or wheeled base.
+    q_eq : array_like
+        Every joint variable of the equilibrium.
+    u_eq : array_like, optional
+        The motors' torques there (default zeros).
+    actuation : array_like (m, k), optional
+        ``tau = actuation @ u`` (default the identity).
+    step : float, optional
+
+    Returns
+    -------
+    A : numpy.ndarray, shape (2m, 2m)
+    B : numpy.ndarray, shape (2m, k)
+    """
+    view = _balance_view(fn, "linearize")
+    m = view.n
+    q_eq = _vector(q_eq, "q_eq", view.nq)
+    Bact = np.eye(m) if actuation is None else np.asarray(actuation, dtype=float)
+    if Bact.ndim != 2 or Bact.shape[0] != m:
+        raise KaneRobotError(f"the actuation matrix must have {m} rows (the controlled coordinates), got shape {Bact.shape}")
+    k = Bact.shape[1]
+    u_eq = np.zeros(k) if u_eq is None else _vector(u_eq, "u_eq", k)
+    p_eq = view.positions(q_eq)
+    z0 = np.concatenate([p_eq, np.zeros(m), u_eq])
+    size = z0.shape[0]
+    h = step * np.maximum(1.0, np.abs(z0))
+    Z = np.repeat(z0[None, :], 2 * size, axis=0)
+    Z[np.arange(size), np.arange(size)] += h
+    Z[size + np.arange(size), np.arange(size)] -= h
+    q = _set_columns(q_eq, view.columns, Z[:, :m])
+    qd = Z[:, m : 2 * m]
+    tau = Z[:, 2 * m :] @ Bact.T
+    acc = np.asarray(fn.direct_dynamics(q, qd, tau), dtype=float).reshape(2 * size, m)
+    J = ((acc[:size] - acc[size:]) / (2 * h)[:, None]).T  # (m, size)
+    A = np.zeros((2 * m, 2 * m))
+    A[:m, m:] = np.eye(m)
+    A[m:, :] = J[:, : 2 * m]
+    B = np.zeros((2 * m, k))
+    B[m:, :] = J[:, 2 * m :]
+    return A, B
+
+
+class BalanceLQR(Controller):
+    """A linear-quadratic regulator about an equilibrium, linearised from the model.
+
+    ``u = u_eq - K (x - x_eq)``, ``tau = actuation @ u``, with ``x = (p, v)``
+    the controlled coordinates and their rates (:func:`linearize`) and ``K =
+    R^-1 B^T S``, ``S`` the solution of the continuous algebraic Riccati
+    equation (``scipy.linalg.solve_continuous_are``).  For Krang on its
+    wheels every motor is in the one regulator: the two wheel torques and the
+    16 body joints' torques together stabilise the pitch (unactuated; the
+    wheel motors react on it) and hold the posture; there is no separate PD
+    loop.  ``u_eq`` holds the arms against gravity at the equilibrium; the
+    wheel angles are fed back too (the robot comes back to where its wheels
+    started), the posture x, y, theta is not.
+
+    Build it with :func:`lqr_balance`.
+
+    Attributes
+    ----------
+    q_eq : numpy.ndarray
+        Every joint variable of the equilibrium.
+    u_eq, tau_eq : numpy.ndarray
+        The motors' torques and the generalized forces there.
+    A, B : numpy.ndarray
+        The linearised model, ``(2m, 2m)`` and ``(2m, k)``.
+    Q, R, S, K : numpy.ndarray
+        Weights, Riccati solution and gain ``(k, 2m)``.
+    actuation : numpy.ndarray, shape (m, k)
+    motors : list of str
+        Labels of the motors' coordinates, in the order of ``u``.
+    states : list of str
+        ``p`` then ``v`` labels (``"q1"`` ... ``"qd1"`` ...).
+    pitch : str or None
+    open_loop_poles, closed_loop_poles : numpy.ndarray
+        Eigenvalues of ``A`` and ``A - B K``.
+    """
+
+    def __init__(self, model, q_eq, A, B, K, S, Q, R, u_eq, actuation, motors, pitch):
+        view = _View(model)
+        super().__init__(model, view.positions(q_eq))
+        self.q_eq = np.asarray(q_eq, dtype=float)
+        self.A, self.B, self.K, self.S, self.Q, self.R = A, B, K, S, Q, R
+        self.u_eq = u_eq
+        self.actuation = actuation
+        self.tau_eq = actuation @ u_eq
+        self.motors = motors
+        self.pitch = pitch
+        self.states = [f"q{c}" for c in self.coordinates] + [f"qd{c}" for c in self.coordinates]
+        self.x_eq = np.concatenate([self.view.positions(self.q_eq), np.zeros(self.view.n)])
+        self.open_loop_poles = np.linalg.eigvals(A)
+        self.closed_loop_poles = np.linalg.eigvals(A - B @ K)
+
+    def state(self, q, qd):
+        """``x = (p, v)`` of a state ``(q, qd)``."""
+        return np.concatenate([self.view.positions(q), self.view.rates(qd)])
+
+    def motor_torques(self, t, q, qd):
+        """``u = u_eq - K (x - x_eq)``, the motors' torques, shape (k,)."""
+        return self.u_eq - self.K @ (self.state(q, qd) - self.x_eq)
+
+    def __call__(self, t, q, qd):
+        return self.actuation @ self.motor_torques(t, q, qd)
+
+    def pitch_error(self, q):
+        """``q_pitch - q_pitch_eq`` of a configuration or a batch (None without a pitch)."""
+        if self.pitch is None:
+            return None
+        column = self.view.columns[self.coordinates.index(self.pitch)]
+        return np.asarray(q, dtype=float)[..., column] - self.q_eq[column]
+
+    def __repr__(self):
+        unstable = int(np.sum(self.open_loop_poles.real > 1e-9))
+        return (f"<BalanceLQR on {self.model.model.robot.name}: {len(self.states)} states, {len(self.motors)} motors, "
+                f"{unstable} unstable open-loop poles, slowest closed-loop pole {self.closed_loop_poles.real.max():.3g}>")
+
+
+def lqr_balance(fn, q_eq=None, Q=None, R=None, *, pitch="1", q0=None, actuation=None, wheels=None, step=1e-6):
+    """A balancing LQR for a wheeled inverted pendulum (Krang on its wheels), from its model.
+
+    1. The equilibrium: ``q_eq`` as given, else :func:`upright_equilibrium`
+       from ``q0`` (the arms and the other joints held at ``q0``, the pitch
+       solved for the centre of mass above the axle).
+    2. The motors' torques that hold it: ``actuation @ u_eq = Q_a(q_eq)``
+       (least squares; raises if they cannot, i.e. ``q_eq`` is not an
+       equilibrium of the unactuated pitch).
+    3. The linearised model :func:`linearize` (central differences of the
+       numeric direct dynamics in the controlled coordinates, their rates
+       and the motors' torques).
+    4. ``S`` from ``scipy.linalg.solve_continuous_are(A, B, Q, R)``, ``K =
+       R^-1 B^T S``.
+
+    Parameters
+    ----------
+    fn : numeric model
+        ``kr.derive(kr.load(kr.frames_path("krang_wheeled"))).numeric(values)``
+        (any wheeled or fixed-base model; the state is that of
+        :func:`linearize`).
+    q_eq : array_like, optional
+        Every joint variable of the equilibrium.
+    Q : array_like, optional
+        State weights, ``(2m, 2m)`` or ``2m`` diagonal values; default
+        1000 on the positions (rad, m), 10 on the rates.
+    R : array_like, optional
+        Torque weights, ``(k, k)``, ``k`` values or a number; default 0.1.
+    pitch : str or None, optional
+        The unactuated pitch joint (Krang's ``'1'``); None: every
+        coordinate has a motor (and ``q_eq`` is needed).
+    q0 : array_like, optional
+        Where to look for the equilibrium (default zeros).
+    actuation : array_like (m, k), optional
+        Default :func:`actuation_matrix` (wheels reacting on the pitch).
+    wheels : sequence of str, optional
+        For :func:`actuation_matrix`.
+    step : float, optional
+        Relative step of the finite differences.
+
+    Returns
+    -------
+    BalanceLQR
+        ``tau = controller(t, q, qd)``: the generalized forces of the
+        independent speeds (wheels, pitch = -(wheel torques), body joints).
+    """
+    from scipy.linalg import solve_continuous_are
+
+    view = _balance_view(fn, "lqr_balance")
+    m = view.n
+    if q_eq is None:
+        if pitch is None:
+            raise KaneRobotError("lqr_balance without a pitch joint needs q_eq")
+        q_eq = upright_equilibrium(fn, q0, pitch)
+    q_eq = _vector(q_eq, "q_eq", view.nq)
+    if actuation is None:
+        Bact, motors = actuation_matrix(fn, pitch, wheels)
+    else:
+        Bact = np.asarray(actuation, dtype=float)
+        if Bact.ndim != 2 or Bact.shape[0] != m:
+            raise KaneRobotError(f"the actuation matrix must have {m} rows, got shape {Bact.shape}")
+        motors = [f"u{k}" for k in range(Bact.shape[1])]
+    k = Bact.shape[1]
+    gravity = np.asarray(fn.gravity(q_eq), dtype=float).reshape(m)
+    u_eq = np.linalg.lstsq(Bact, gravity, rcond=None)[0]
+    residual = np.abs(Bact @ u_eq - gravity).max()
+    if residual > 1e-8 * max(1.0, np.abs(gravity).max()):
+        raise KaneRobotError(
+            f"q_eq is not an equilibrium the motors can hold: the gravity torques left over are {residual:.3g} "
+            f"(on the unactuated pitch: give q_eq=None to solve for the upright pitch)"
+        )
+    A, B = linearize(fn, q_eq, u_eq, Bact, step)
+    if Q is None:
+        Q = np.diag(np.concatenate([np.full(m, 1000.0), np.full(m, 10.0)]))
+    Q = np.asarray(Q, dtype=float)
+    Q = np.diag(Q) if Q.ndim == 1 else Q
+    if Q.shape != (2 * m, 2 * m):
+        raise KaneRobotError(f"Q must be {2 * m} values or a {2 * m}x{2 * m} matrix, got shape {Q.shape}")
+    R = _gain(0.1 if R is None else R, k, "R")
+    S = solve_continuous_are(A, B, Q, R)
+    K = np.linalg.solve(R, B.T @ S)
+    return BalanceLQR(fn, q_eq, A, B, K, S, Q, R, u_eq, Bact, motors, pitch)

@@ -290,3 +290,119 @@ def test_a_plain_controller_function_in_cross_validate():
 
     cv = kr.cross_validate(fn, fn, tau, trajectory, samples=5, **TIGHT)
     assert cv.controller_name == "tau" and cv.summary()["max_tracking_error"] < 1e-6
+
+
+# ----------------------------------------------------------- balancing LQR
+_KRANG_WHEELED = {}
+
+
+def krang_on_wheels(seed=5):
+    """Krang on its wheels: random consistent bodies, gravity -9.81 along z, balanced wheels
+    (centre of mass on the axle, inertia symmetric about it: the dynamics does not depend on
+    the wheel angles)."""
+    if seed not in _KRANG_WHEELED:
+        robot = library("krang_wheeled")
+        values = passive(robot, seed)
+        values["G3"] = -9.81
+        for wheel in ("wr", "wl"):
+            for name in ("MX", "MZ", "XY", "XZ", "YZ"):
+                values[name + wheel] = 0.0
+            values["ZZ" + wheel] = values["XX" + wheel]
+        _KRANG_WHEELED[seed] = kr.derive(robot).numeric(values)
+    return _KRANG_WHEELED[seed]
+
+
+def test_upright_equilibrium_of_krang_on_wheels():
+    fn = krang_on_wheels()
+    q0 = np.zeros(22)
+    q0[6:] = np.random.default_rng(1).uniform(-0.5, 0.5, 16)  # some posture of the spine, torso and arms
+    q = control.upright_equilibrium(fn, q0)
+    pitch = fn.robot.joint_labels.index("1")
+    assert np.array_equal(np.delete(q, pitch), np.delete(q0, pitch))
+    Q = fn.gravity(q)
+    assert abs(Q[2]) < 1e-9 * np.abs(Q).max()  # no gravity torque on the pitch ...
+    assert abs(Q[0]) < 1e-9 and abs(Q[1]) < 1e-9  # ... nor on the wheels (horizontal ground)
+    # ... and the potential energy is a maximum in the pitch: the centre of mass is above the axle.
+    V = [fn.potential_energy(np.where(np.arange(22) == pitch, q + d, q)) for d in (-0.05, 0.0, 0.05)]
+    assert V[1] > V[0] and V[1] > V[2]
+    B, motors = control.actuation_matrix(fn)
+    assert motors == ["wr", "wl"] + list(fn.model.independent[3:])
+    np.testing.assert_array_equal(B[2], np.r_[-1.0, -1.0, np.zeros(16)])
+
+
+def test_krang_linearisation_is_the_model_s():
+    fn = krang_on_wheels()
+    lqr = control.lqr_balance(fn, q0=np.zeros(22))
+    A, B = lqr.A, lqr.B
+    assert A.shape == (38, 38) and B.shape == (38, 18) and lqr.K.shape == (18, 38)
+    # Another step of the central differences gives the same Jacobians.
+    A2, B2 = control.linearize(fn, lqr.q_eq, lqr.u_eq, lqr.actuation, step=1e-4)
+    assert np.abs(A2 - A).max() < 1e-5 * np.abs(A).max() and np.abs(B2 - B).max() < 1e-5 * np.abs(B).max()
+    # A small displacement from the equilibrium: the model's acceleration is A dx + B du to second order.
+    rng = np.random.default_rng(2)
+    direction, torques = rng.uniform(-1, 1, 38), rng.uniform(-1, 1, 18)
+    residuals = []
+    for eps in (1e-3, 1e-4):
+        dx, du = eps * direction, eps * torques
+        q = lqr.q_eq.copy()
+        q[fn.ind] += dx[:19]
+        acc = fn.direct_dynamics(q, dx[19:], lqr.actuation @ (lqr.u_eq + du))
+        residuals.append(np.abs(acc - (A @ dx + B @ du)[19:]).max() / np.abs(acc).max())
+    # The remainder is of second order: relative to the first-order motion it falls as eps.
+    assert residuals[0] < 1e-2 and 5 < residuals[0] / residuals[1] < 20
+    # The body joints locked, the wheels and the pitch: A_s qdd_s + K_s q_s = 0 (K = dQ/dq) has one
+    # unstable mode, the inverted pendulum, and two zero ones (the robot rolls and turns freely).
+    M = fn.mass_matrix(lqr.q_eq)
+    K = -M @ A[19:, :19]  # at rest: A qdd + K dq = 0
+    s = [0, 1, 2]
+    lam2 = np.linalg.eigvals(np.linalg.solve(M[np.ix_(s, s)], -K[np.ix_(s, s)]))  # lambda^2
+    lam2 = np.sort(lam2.real)
+    assert lam2[-1] > 1.0 and np.abs(lam2[:2]).max() < 1e-6 * lam2[-1]
+    assert np.sum(lqr.open_loop_poles.real > 1e-6) >= 1  # unstable as a whole
+    assert lqr.closed_loop_poles.real.max() < -0.1  # and stabilised by the LQR
+
+
+def test_krang_balances_on_its_wheels_and_falls_without_control():
+    fn = krang_on_wheels()
+    lqr = control.lqr_balance(fn, q0=np.zeros(22))
+    assert isinstance(lqr, control.BalanceLQR) and lqr.pitch == "1" and "18 motors" in repr(lqr)
+    x0 = np.concatenate([lqr.q_eq, np.zeros(19)])
+    x0[5] += 0.05  # the body pitched 0.05 rad forward of upright
+    times = np.linspace(0.0, 5.0, 51)
+    closed = kr.simulate(fn, None, x0, (0.0, 5.0), lqr, t_eval=times)
+    error = np.abs(lqr.pitch_error(closed.q))
+    assert error[0] == pytest.approx(0.05)
+    assert error[times >= 4.0].max() < 1e-3  # upright again within a few seconds
+    assert np.abs(closed.q[-1, 3:] - lqr.q_eq[3:]).max() < 1e-2  # wheels and body back where they were
+    assert closed.monitors["constraint_residual"].max() < 1e-12
+    # The torques it uses: the pitch's generalized force is minus the wheel motors' torques.
+    np.testing.assert_allclose(closed.tau[:, 2], -(closed.tau[:, 0] + closed.tau[:, 1]), atol=1e-9)
+    # Open loop (the constant torques of the equilibrium, no feedback): the pitch diverges, the robot falls.
+    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
+    open_loop = kr.simulate(fn, None, x0, (0.0, 5.0), lqr.tau_eq, events=fall)
+    assert open_loop.terminated_by == "fall" and open_loop.t[-1] < 3.0
+
+
+def test_lqr_on_a_fully_actuated_arm_and_errors():
+    """Any rigid fixed-base model: every joint a motor (pitch=None), the equilibrium given."""
+    robot = dataclasses.replace(library("planar2"), base=kr.Base.from_values(G=["G1", 0, 0]))
+    values = passive(robot, 4)
+    values["G1"] = 9.81
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    q_eq = np.array([0.7, -0.4])
+    lqr = control.lqr_balance(fn, q_eq, pitch=None, R=[0.1, 0.1])
+    np.testing.assert_allclose(lqr.u_eq, fn.gravity(q_eq))
+    assert lqr.motors == ["1", "2"] and lqr.pitch_error(q_eq) is None
+    result = kr.simulate(fn, None, [0.9, -0.2, 0.0, 0.0], (0.0, 4.0), lqr, t_eval=[4.0])
+    assert np.abs(result.q[-1] - q_eq).max() < 1e-4
+    with pytest.raises(KaneRobotError, match="needs q_eq"):
+        control.lqr_balance(fn, pitch=None)
+    with pytest.raises(KaneRobotError, match="no wheel reacts"):
+        control.actuation_matrix(fn, pitch="1")
+    with pytest.raises(KaneRobotError, match="Q must be 4 values"):
+        control.lqr_balance(fn, q_eq, Q=np.ones(3), pitch=None)
+    with pytest.raises(KaneRobotError, match="not a controlled coordinate"):
+        control.upright_equilibrium(fn, pitch="7")
+    wheeled = krang_on_wheels()
+    with pytest.raises(KaneRobotError, match="not an equilibrium the motors can hold"):
+        control.lqr_balance(wheeled, np.zeros(22))

@@ -43,3 +43,23 @@ def test_krang_kane_example(tmp_path, capsys):
         assert A.shape == (17, 17) and np.allclose(A, A.T)
     finally:
         del sys.modules["krang_model"]
+
+
+def test_krang_control_example(tmp_path, capsys):
+    """The issue's control example in its --fast mode: computed torque cross-validated against
+    the Kane plant and a 10 % heavier one, then Krang balancing on its wheels."""
+    module = runpy.run_path(str(ROOT / "examples" / "krang" / "krang_control.py"))
+    results = module["main"](str(tmp_path), fast=True)
+    out = capsys.readouterr().out
+    exact, heavier = results["tracking"]["kane"], results["tracking"]["kane_10pct_heavier"]
+    assert exact["max_tracking_error"] < 1e-6 and exact["max_mass_matrix_disagreement"] < 1e-9
+    assert 1e-4 < heavier["max_tracking_error"] < 0.1 and 0.05 < heavier["relative_mass_matrix_disagreement"] < 0.2
+    balance = results["balancing"]
+    assert balance["late_pitch_error"] < 1e-3 and balance["open_loop_falls"]
+    assert "below 1e-3: True" in out and "falls, |pitch error| 0.5 rad" in out
+    if module["matplotlib_available"]():
+        names = {p.name for p in tmp_path.iterdir()}
+        assert "krang_balance_pitch.png" in names and "krang_ct_kane_10pct_heavier_tracking.png" in names
+        assert all(p.stat().st_size > 10_000 for p in tmp_path.iterdir())
+    else:
+        assert "matplotlib is not installed: no figures" in out
