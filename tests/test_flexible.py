@@ -396,3 +396,24 @@ def test_operation_counts_of_the_library_robots():
     assert planar.op_count("direct_dynamics") == {"add": 37, "mul": 63, "fn": 6}
     kane = model("planar2flex", "kane", "spong")
     assert kane.op_count("direct_dynamics")["mul"] > planar.op_count("direct_dynamics")["mul"]
+
+
+@pytest.mark.parametrize("rotor", ["spong", "full"])
+def test_coriolis_matrix_of_every_engine(rotor):
+    """C of the tree of links and rotors: the engines agree, C zd = H(z, zd) - H(z, 0)
+    without friction, and Adot - 2C is skew-symmetric (Adot by central differences)."""
+    robot = kr.load(kr.frames_path("planar2flex"))
+    rng = np.random.default_rng(21)
+    values = random_parameters(robot, rng, friction=False)
+    fns = {m: flexible.derive(robot, m, rotor).numeric(values, backend="numpy") for m in ("newton-euler", "kane", "lagrange")}
+    ref = fns["newton-euler"]
+    for _ in range(3):
+        z, zd = rng.uniform(-1.5, 1.5, (2, ref.m))
+        C = ref.coriolis_matrix(z, zd)
+        scale = 1 + np.abs(C).max()
+        for method in ("kane", "lagrange"):
+            assert np.allclose(fns[method].coriolis_matrix(z, zd), C, rtol=1e-9, atol=1e-12 * scale), method
+        assert np.allclose(C @ zd, ref.h(z, zd) - ref.h(z, np.zeros(ref.m)), atol=1e-12 * scale)
+        h = 1e-6
+        N = (ref.mass_matrix(z + h * zd) - ref.mass_matrix(z - h * zd)) / (2 * h) - 2 * C
+        assert np.allclose(N, -N.T, atol=1e-7 * scale)

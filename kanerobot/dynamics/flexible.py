@@ -203,6 +203,7 @@ MODELS = {
     "mass_matrix": "inertia matrix A(z) of the link and motor coordinates",
     "h": "centrifugal, Coriolis, gravity and friction forces H(z, zd)",
     "gravity": "gravity forces Q(z)",
+    "coriolis_matrix": "Coriolis matrix C(z, zd) of the tree of links and rotors (Christoffel form; getAC rule for Kane)",
     "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
 }
 #: Models the Kane and Lagrange engines solve from A and H instead of a program.
@@ -869,6 +870,8 @@ class FlexibleModel:
         if self.method == "lagrange":
             from kanerobot.dynamics import lagrange
 
+            if name == "coriolis_matrix":
+                return lagrange.coriolis_matrix(self.tree, self.program("mass_matrix"))
             return {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.tree)
         if self.method == "kane":
             if self._kane is None:
@@ -876,10 +879,12 @@ class FlexibleModel:
 
                 self._kane = KaneSystem(self.tree)
             return self._kane.program(name)
-        from kanerobot.dynamics import composite, newton_euler
+        from kanerobot.dynamics import composite, coriolis, newton_euler
 
         if name == "mass_matrix":
             return composite.mass_matrix(self.tree)
+        if name == "coriolis_matrix":
+            return coriolis.coriolis_matrix(self.tree, self.program("mass_matrix"))
         if name == "h":
             return newton_euler.coriolis_gravity(self.tree)
         return newton_euler.gravity_torques(self.tree)
@@ -992,7 +997,13 @@ class FlexibleModel:
 
             program = self.program(name)
             args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
-            outputs = _matrix_grid(program, self.n + self.nf) if name == "mass_matrix" else None
+            outputs = None
+            if name == "mass_matrix":
+                outputs = _matrix_grid(program, self.n + self.nf)
+            elif name == "coriolis_matrix":
+                from kanerobot.dynamics.model import _matrix_grid as full_grid
+
+                outputs = full_grid(program, self.n + self.nf, name, False)
             self._compiled[name] = compile_program(
                 program, f"kr_flexible_{name}", args, outputs=outputs, constant=("p",),
                 doc=f"{MODELS[name]}, robot {self.robot.name}, {self.method}, rotor {self.rotor}",
@@ -1123,16 +1134,18 @@ class NumericFlexible:
         columns = [array[:, k] for array in arrays for k in range(array.shape[1])]
         out = np.asarray(self._numpy[name](*columns, *self._p), dtype=float)
         flat = np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
-        if name != "mass_matrix":
+        if name not in ("mass_matrix", "coriolis_matrix"):
             return flat
         m = self.m
-        names = matrix_entry_names("A", (m, m))
+        names = matrix_entry_names("A" if name == "mass_matrix" else "C", (m, m))
         position = {names[r][c]: (r, c) for r in range(m) for c in range(m)}
-        A = np.zeros((batch, m, m))
+        M = np.zeros((batch, m, m))
         for k, output in enumerate(self.model.program(name).outputs):
             r, c = position[output]
-            A[:, r, c] = A[:, c, r] = flat[:, k]
-        return A
+            M[:, r, c] = flat[:, k]
+            if name == "mass_matrix":
+                M[:, c, r] = flat[:, k]
+        return M
 
     @staticmethod
     def _result(array, single):
@@ -1148,6 +1161,12 @@ class NumericFlexible:
         """Centrifugal, Coriolis, gravity and friction forces H(z, zd), shape (m,) or (N, m)."""
         (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"))
         return self._result(self._evaluate("h", z=z, zd=zd), single)
+
+    def coriolis_matrix(self, z, zd):
+        """Coriolis matrix C(z, zd) of the link and motor coordinates, shape (m, m) or
+        (N, m, m): ``C zd = H - Q - friction`` and ``Adot - 2C`` is skew-symmetric."""
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"))
+        return self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single)
 
     def gravity(self, z):
         """Gravity forces Q(z), shape (m,) or (N, m) (0 on the motor rows but
