@@ -174,13 +174,17 @@ def test_kane_agrees_with_newton_euler(name):
     assert np.allclose(A, np.swapaxes(A, 1, 2)) and np.all(np.linalg.eigvalsh(A) > 0)
 
 
-def test_lagrange_agrees_too():
-    _, ne = _numeric("diffdrive", "newton-euler", seed=5)
-    _, lagrange = _numeric("diffdrive", "lagrange", seed=5)
+@pytest.mark.parametrize("name", ["diffdrive", pytest.param("krang_wheeled", marks=pytest.mark.slow)])
+def test_lagrange_agrees_too(name):
+    _, ne = _numeric(name, "newton-euler", seed=5)
+    _, lagrange = _numeric(name, "lagrange", seed=5)
     rng = np.random.default_rng(5)
-    q, qa, qdda = rng.uniform(-3, 3, (3, 7)), rng.uniform(-2, 2, (3, 2)), rng.uniform(-2, 2, (3, 2))
+    q, qa, qdda = rng.uniform(-3, 3, (3, ne.n)), rng.uniform(-2, 2, (3, ne.m)), rng.uniform(-2, 2, (3, ne.m))
     _close(lagrange.inverse_dynamics(q, qa, qdda), ne.inverse_dynamics(q, qa, qdda))
     _close(lagrange.mass_matrix(q), ne.mass_matrix(q))
+    _close(lagrange.gravity(q), ne.gravity(q))
+    _close(lagrange.h(q, qa), ne.h(q, qa))
+    _close(lagrange.coriolis_matrix(q, qa), ne.coriolis_matrix(q, qa))
 
 
 @pytest.mark.parametrize("name", ROBOTS)
