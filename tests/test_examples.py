@@ -3,6 +3,8 @@
 import runpy
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,6 +47,7 @@ def test_krang_kane_example(tmp_path, capsys):
         del sys.modules["krang_model"]
 
 
+@pytest.mark.slow  # about 20 s; run with -m slow (the balancing LQR has its own quick tests)
 def test_krang_control_example(tmp_path, capsys):
     """The issue's control example in its --fast mode: computed torque cross-validated against
     the Kane plant and a 10 % heavier one, then Krang balancing on its wheels."""
