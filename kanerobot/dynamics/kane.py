@@ -403,16 +403,22 @@ def check_supported(robot):
     with a fixed, moving (known motion) or floating base and rigid joints."""
     if robot.loops:
         raise KaneRobotError(
-            f"robot {robot.name} has closed loops (cut at joint {', '.join(robot.cut_joints)}): Kane's method "
-            f"here is for serial and tree robots"
+            f"robot {robot.name} has closed loops (cut at joint {', '.join(robot.cut_joints)}): KaneSystem is for "
+            f"serial and tree robots; kr.derive(robot, method='kane') projects the equivalent tree on the loops"
         )
     if robot.floating and BASE not in robot.links:
         raise KaneRobotError(f"robot {robot.name} has a floating base: it must carry link 0 (give its dynamic parameters)")
     if robot.wheeled:
-        raise KaneRobotError(f"robot {robot.name} has a wheeled mobile base: its wheel constraints are not handled")
+        raise KaneRobotError(
+            f"robot {robot.name} has a wheeled mobile base: KaneSystem is for its tree; kr.derive(robot, method='kane') "
+            f"adds the wheel constraints (kanerobot.dynamics.wheeled)"
+        )
     flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
     if flexible:
-        raise KaneRobotError(f"robot {robot.name} has flexible joints ({', '.join(flexible)}): not handled by Kane's method here")
+        raise KaneRobotError(
+            f"robot {robot.name} has flexible joints ({', '.join(flexible)}): KaneSystem is for rigid joints; "
+            f"kr.derive(robot, method='kane') models the motors as extra coordinates (kanerobot.dynamics.flexible)"
+        )
 
 
 def _moving_base(robot):
