@@ -80,7 +80,7 @@ from kanerobot.dynamics.common import (
 from kanerobot.dynamics.composite import transport_inertia
 from kanerobot.dynamics.direct import articulated_inertia, motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import DynamicModel, bound_values, select_backend
+from kanerobot.dynamics.model import DynamicModel, NumericDynamics
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -1357,7 +1357,7 @@ def _as_states(x, size, what, detail):
     return array, single
 
 
-class FloatingBaseDynamics:
+class FloatingBaseDynamics(NumericDynamics):
     """Numeric floating-base dynamics of one robot with bound parameters.
 
     State convention (pinocchio's free flyer): ``q`` has 7 + n values (base
@@ -1375,15 +1375,8 @@ class FloatingBaseDynamics:
     """
 
     def __init__(self, model, values, backend="auto"):
-        select = select_backend(backend)
-        self.model = model
-        self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
+        super().__init__(model, values, backend=backend)
         check_masses(model.robot, {str(k): float(v) for k, v in values.items()})
-        self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
-        self._parameter_array = np.array(self._parameter_values, dtype=float)
-        self._functions = {}
-        self.requested_backend = backend
-        self.backend, self.fallback_reason = select
 
     @property
     def n(self):
@@ -1435,53 +1428,8 @@ class FloatingBaseDynamics:
         return states
 
     # -------------------------------------------------------- evaluation
-    def _evaluate(self, name, states):
-        """Model ``name`` on a batch: (N, outputs) or (N, nv, nv)."""
-        batch = max(array.shape[0] for array in states.values())
-        function = self._c_function(name) if self.backend == "c" else None
-        if function is not None:
-            arrays = []
-            for key, symbols in self.model._state_groups():
-                array = states.get(key)
-                if array is None:
-                    array = np.zeros((batch, len(symbols)))
-                elif array.shape[0] != batch:
-                    if array.shape[0] != 1:
-                        raise ValueError(f"operands could not be broadcast together: {batch} and {array.shape[0]} states")
-                    array = np.broadcast_to(array, (batch, array.shape[1]))
-                arrays.append(np.ascontiguousarray(array, dtype=float))
-            return function.batch(batch, arrays + [self._parameter_array])
-        if name not in self._functions:
-            arguments = self.model.state_symbols + sorted(self.values, key=str)
-            self._functions[name] = self.model.program(name).to_function(args=arguments)
-        zeros = np.zeros(batch)
-        given = {}
-        for key, symbols in self.model._state_groups():
-            if key in states:
-                for k, s in enumerate(symbols):
-                    if isinstance(s, sympy.Symbol) and s not in given:
-                        given[s] = np.broadcast_to(states[key][:, k], (batch,))
-        columns = [given.get(s, zeros) for s in self.model.state_symbols]
-        out = np.asarray(self._functions[name](*columns, *self._parameter_values), dtype=float)
-        flat = np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
-        if name == "mass_matrix":
-            return self._matrix(flat)
-        return flat
-
-    def _c_function(self, name):
-        from kanerobot.codegen.backend import CodegenError
-        from kanerobot.codegen.compiled import CompileError
-
-        try:
-            return self.model.compiled(name)
-        except (CompileError, CodegenError) as exc:
-            if self.requested_backend == "c":
-                raise
-            self.backend = "numpy"
-            self.fallback_reason = f"{name}: {exc}"
-            return None
-
-    def _matrix(self, flat):
+    def _matrix(self, name, flat, symmetric=True):
+        """The (nv, nv) inertia matrix from its upper-triangle outputs."""
         N = self.nv
         names = matrix_entry_names("A", (N, N))
         position = {names[i][j]: (i, j) for i in range(N) for j in range(N)}
