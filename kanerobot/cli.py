@@ -14,6 +14,7 @@ exit status 2 and no traceback.
 """
 
 import argparse
+import os
 import sys
 import time
 
@@ -481,6 +482,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("kanerobot: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (kanerobot list | head): stop quietly, as other tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 
