@@ -53,7 +53,14 @@ import dataclasses
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, batched_function
+from kanerobot.dynamics.constrained import (
+    ConstrainedDynamics,
+    ConstrainedModel,
+    _label_name,
+    _splice,
+    batched_function,
+    project_outputs,
+)
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
@@ -156,23 +163,6 @@ class ClosedLoopModel(ConstrainedModel):
         return ClosedLoopDynamics(self, values, backend=backend)
 
 
-def _label_name(prefix, *labels):
-    """``W31`` for single-character labels, ``W3_1`` otherwise."""
-    if all(len(label) == 1 for label in labels):
-        return prefix + "".join(labels)
-    return prefix + "_".join(labels)
-
-
-def _splice(target, program, mapping):
-    """Copy ``program``'s assignments into ``target`` (renamed where taken,
-    ``mapping`` updated); return its outputs in ``target``'s symbols."""
-    for sym, expr in program.assignments():
-        value = target.assign(sym.name, expr.xreplace(mapping), trig=False)
-        if value != sym:
-            mapping[sym] = value
-    return {name: expr.xreplace(mapping) for name, expr in program.outputs.items()}
-
-
 def closed_loop_program(model, name):
     """The closed-loop model ``name`` as one program (SYMORO+ 5.2, eq. 13).
 
@@ -271,32 +261,7 @@ def closed_loop_program(model, name):
             for a in active:
                 mapping[QDP[a]] = sympy.S.Zero
     outputs = _splice(target, tree, mapping)
-    if name == "mass_matrix":
-        nj = len(labels)
-        tree_names = matrix_entry_names("A", (nj, nj))
-        AT = sympy.zeros(nj, nj)
-        for i in range(nj):
-            for j in range(i, nj):
-                key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                value = outputs.get(key, 0)
-                AT[i, j] = AT[j, i] = target.assign(_label_name("AT", labels[i], labels[j]), value)
-        G = sympy.zeros(nj, n)
-        for col, a in enumerate(active):
-            G[labels.index(a), col] = 1
-        for row, p in enumerate(passive):
-            G[labels.index(p), :] = W[row, :]
-        A = G.T * AT * G
-        names = matrix_entry_names("A", (n, n))
-        for j in range(n):
-            for i in range(j + 1):
-                target.set_output(names[i][j], A[i, j])
-    else:
-        prefix = "Q" if name == "gravity" else "GAM"
-        tree_prefix = "Q" if name == "gravity" else "GAM"
-        T = {label: target.assign(_label_name(prefix[0] + "T", label), outputs.get(f"{tree_prefix}{label}", 0)) for label in labels}
-        for col, a in enumerate(active):
-            value = T[a] + sympy.Add(*(W[row, col] * T[p] for row, p in enumerate(passive)))
-            target.set_output(f"{prefix}{a}", value)
+    project_outputs(target, name, outputs, labels, active, passive, W)
     target.prune()
     return target
 

@@ -33,7 +33,7 @@ import sympy
 from kanerobot.dynamics.model import DynamicModel, as_states, bound_values
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 
-__all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function"]
+__all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
 
 #: Relative threshold on the smallest singular value of J_d (and on J G).
 SINGULAR_TOL = 1e-9
@@ -81,6 +81,60 @@ def batched_function(exprs, groups, values):
         return np.stack([np.broadcast_to(np.asarray(v, dtype=float), (batch,)) for v in out], axis=-1)
 
     return function
+
+
+def _label_name(prefix, *labels):
+    """``W31`` for single-character labels, ``W3_1`` otherwise."""
+    if all(len(label) == 1 for label in labels):
+        return prefix + "".join(labels)
+    return prefix + "_".join(labels)
+
+
+def _splice(target, program, mapping):
+    """Copy ``program``'s assignments into ``target`` (renamed where taken,
+    ``mapping`` updated); return its outputs in ``target``'s symbols."""
+    for sym, expr in program.assignments():
+        value = target.assign(sym.name, expr.xreplace(mapping), trig=False)
+        if value != sym:
+            mapping[sym] = value
+    return {name: expr.xreplace(mapping) for name, expr in program.outputs.items()}
+
+
+def project_outputs(target, name, outputs, labels, independent, dependent, X):
+    """Set the outputs of a constrained program from the tree's: ``G^T`` applied.
+
+    ``G`` has identity rows for the ``independent`` joints and the rows of
+    ``X`` (program symbols, dependent x independent) for the ``dependent``
+    ones.  The tree's outputs ``outputs`` (by name) are named ``AT``, ``GT``
+    or ``QT`` in ``target``; then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``,
+    i <= j) for the inertia matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM``
+    or ``Q`` outputs of the independent joints).
+    """
+    from kanerobot.symbolic.printing import matrix_entry_names
+
+    n, m = len(labels), len(independent)
+    if name == "mass_matrix":
+        tree_names = matrix_entry_names("A", (n, n))
+        AT = sympy.zeros(n, n)
+        for i in range(n):
+            for j in range(i, n):
+                key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
+                AT[i, j] = AT[j, i] = target.assign(_label_name("AT", labels[i], labels[j]), outputs.get(key, 0))
+        G = sympy.zeros(n, m)
+        for col, a in enumerate(independent):
+            G[labels.index(a), col] = 1
+        for row, d in enumerate(dependent):
+            G[labels.index(d), :] = X[row, :]
+        A = G.T * AT * G
+        names = matrix_entry_names("A", (m, m))
+        for j in range(m):
+            for i in range(j + 1):
+                target.set_output(names[i][j], A[i, j])
+        return
+    prefix = "Q" if name == "gravity" else "GAM"
+    T = {label: target.assign(_label_name(prefix[0] + "T", label), outputs.get(f"{prefix}{label}", 0)) for label in labels}
+    for col, a in enumerate(independent):
+        target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
 class ConstrainedModel:

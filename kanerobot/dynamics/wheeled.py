@@ -106,7 +106,14 @@ from functools import lru_cache
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, batched_function
+from kanerobot.dynamics.constrained import (
+    ConstrainedDynamics,
+    ConstrainedModel,
+    _label_name,
+    _splice,
+    batched_function,
+    project_outputs,
+)
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
@@ -772,7 +779,6 @@ def wheeled_program(model, name):
     -------
     Program
     """
-    from kanerobot.dynamics.closed_loop import _label_name, _splice
     from kanerobot.symbolic.printing import matrix_entry_names
     from kanerobot.symbolic.program import Program
 
@@ -826,36 +832,7 @@ def wheeled_program(model, name):
             for a in ind:
                 mapping[QDP[a]] = sympy.S.Zero
     outputs = _splice(target, tree, mapping)
-    if name == "mass_matrix":
-        n = len(labels)
-        tree_names = matrix_entry_names("A", (n, n))
-        AT = sympy.zeros(n, n)
-        for i in range(n):
-            for j in range(i, n):
-                key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                value = outputs.get(key, 0)
-                if value != 0:
-                    value = target.assign(_label_name("AT", labels[i], labels[j]), value)
-                AT[i, j] = AT[j, i] = value
-        G = sympy.zeros(n, m)
-        for col, a in enumerate(ind):
-            G[labels.index(a), col] = 1
-        for row, d in enumerate(dep):
-            G[labels.index(d), :] = Gd[row, :]
-        A = G.T * AT * G
-        names = matrix_entry_names("A", (m, m))
-        for j in range(m):
-            for i in range(j + 1):
-                target.set_output(names[i][j], A[i, j])
-    else:
-        prefix = "Q" if name == "gravity" else "GAM"
-        T = {}
-        for label in labels:
-            value = outputs.get(f"{prefix}{label}", 0)
-            T[label] = target.assign(_label_name(prefix[0] + "T", label), value) if value != 0 else sympy.S.Zero
-        for col, a in enumerate(ind):
-            value = T[a] + sympy.Add(*(Gd[row, col] * T[d] for row, d in enumerate(dep)))
-            target.set_output(f"{prefix}{a}", value)
+    project_outputs(target, name, outputs, labels, ind, dep, Gd)
     target.prune()
     return target
 
