@@ -163,7 +163,7 @@ from kanerobot.dynamics.common import (
     program_inputs,
 )
 from kanerobot.dynamics.direct import articulated_inertia, screw_transform_inertia, screw_transform_wrench, spatial_inertia
-from kanerobot.dynamics.model import bound_values, select_backend
+from kanerobot.dynamics.model import argument_groups, bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
     BASE,
@@ -976,17 +976,7 @@ class FlexibleModel:
     def _groups(self):
         """Argument groups ``[(name, symbols)]`` of every numeric function; entries that
         are not symbols (a customised 0) get placeholders no program uses."""
-        groups, seen = [], set()
-        for argname, symbols in (("z", self._z), ("zd", self._zd), ("zdd", self._zdd), ("tau", self._tau)):
-            group = []
-            for k, symbol in enumerate(symbols):
-                if isinstance(symbol, sympy.Symbol) and symbol not in seen:
-                    seen.add(symbol)
-                    group.append(symbol)
-                else:
-                    group.append(sympy.Symbol(f"kr_unused_{argname}_{k}"))
-            groups.append((argname, group))
-        return groups
+        return argument_groups((("z", self._z), ("zd", self._zd), ("zdd", self._zdd), ("tau", self._tau)))
 
     def compiled(self, name):
         """Program ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`

@@ -232,21 +232,12 @@ class DynamicModel:
         if name not in self._compiled:
             from kanerobot.codegen.compiled import compile_program
 
-            args, seen, wrenches = [], set(), 0
+            named, wrenches = [], 0
             for key, symbols in self._state_groups():
                 if not isinstance(key, str):
                     wrenches += 1
-                argname = key if isinstance(key, str) else f"wrench{wrenches}"
-                # Entries that are numbers, or symbols already in an earlier
-                # group, get a placeholder no program uses.
-                group = []
-                for k, symbol in enumerate(symbols):
-                    if isinstance(symbol, sympy.Symbol) and symbol not in seen:
-                        seen.add(symbol)
-                        group.append(symbol)
-                    else:
-                        group.append(sympy.Symbol(f"kr_unused_{argname}_{k}"))
-                args.append((argname, group))
+                named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
+            args = argument_groups(named)
             args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
             program = self.program(name)
             self._compiled[name] = compile_program(
@@ -377,6 +368,23 @@ class DynamicModel:
             For an unknown backend.
         """
         return NumericDynamics(self, values, backend=backend)
+
+
+def argument_groups(groups):
+    """``[(name, symbols)]`` as arguments of a compiled function: entries that
+    are numbers (a customised 0), or symbols already in an earlier group, get
+    a placeholder no program uses (``kr_unused_<name>_<k>``)."""
+    out, seen = [], set()
+    for name, symbols in groups:
+        group = []
+        for k, symbol in enumerate(symbols):
+            if isinstance(symbol, sympy.Symbol) and symbol not in seen:
+                seen.add(symbol)
+                group.append(symbol)
+            else:
+                group.append(sympy.Symbol(f"kr_unused_{name}_{k}"))
+        out.append((name, group))
+    return out
 
 
 def select_backend(backend):
