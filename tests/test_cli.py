@@ -151,8 +151,11 @@ def test_floating_and_flexible_models_print_and_export(capsys):
         assert main(["model", robot, "ddm", "--lang", "python"]) == 0
         out = capsys.readouterr().out
         assert "x holds the state, p the parameters" in out and "Arguments:" in out
-    assert main(["model", "satellite", "cor"]) == 2
-    assert "unknown model 'coriolis_matrix'" in capsys.readouterr().err
+    for method in ("newton-euler", "kane", "lagrange"):
+        assert main(["model", "satellite", "cor", "--method", method]) == 0
+        assert "C99 = " in capsys.readouterr().out
+    assert main(["model", "satellite", "ddm", "--method", "lagrange"]) == 2
+    assert "solved numerically" in capsys.readouterr().err
 
 
 def test_simulate_command_runs_saves_and_reports_bad_input(tmp_path, capsys):

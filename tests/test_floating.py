@@ -188,6 +188,7 @@ def test_c_backend_matches_numpy():
     assert close(fn_c.mass_matrix(q), fn.mass_matrix(q))
     assert close(fn_c.base_acceleration(q, qd, qdd[:, 6:])[0], fn.base_acceleration(q, qd, qdd[:, 6:])[0])
     assert close(fn_c.gravity(q[0]), fn.gravity(q[0]))
+    assert close(fn_c.coriolis_matrix(q, qd), fn.coriolis_matrix(q, qd))
     tau = rng.uniform(-1, 1, (4, model.n))
     assert close(fn_c.direct_dynamics(q, qd, tau, wrench=wrench), fn.direct_dynamics(q, qd, tau, wrench=wrench))
     assert fn_c.backend == "c"
@@ -266,8 +267,9 @@ def test_programs_layout_and_costs():
     assert list(model.program("direct_dynamics").outputs) == [s.name for s in floating.BASE_ACCELERATION] + ["QDP1", "QDP2", "QDP3"]
     # The articulated inertia at the base is a full 6x6: six pivots.
     assert {f"BID{k}" for k in range(1, 7)} <= {str(s) for s, _ in model.program("direct_dynamics").assignments()}
-    with pytest.raises(KaneRobotError, match="unknown model 'coriolis_matrix'"):
-        model.program("coriolis_matrix")
+    assert len(model.program("coriolis_matrix").outputs) == 9 * 9
+    with pytest.raises(KaneRobotError, match="unknown model 'jacobian'"):
+        model.program("jacobian")
 
 
 def test_customized_robot_keeps_zeros():
@@ -398,29 +400,35 @@ def test_against_pinocchio_free_flyer(name):
         full = np.concatenate([base, qdd[6:]])
         assert close(pin.rnea(pmodel, data, q, qd, full), np.concatenate([np.zeros(6), joint_torques]))
         assert close(fn.integrate(q, qd, 0.3), pin.integrate(pmodel, q, 0.3 * qd), rtol=1e-12)
+        assert close(fn.coriolis_matrix(q, qd), pin.computeCoriolisMatrix(pmodel, data, q, qd))
 
 
-# ------------------------------------------------- the Kane engine (issue 5)
-KANE_ROBOTS = ("satellite", "tree")
+# ----------------------------------- the Kane and Lagrange engines (issues 4, 5)
+ENGINE_CASES = [(name, method) for name in ("satellite", "tree") for method in ("kane", "lagrange")]
 
 
-@pytest.fixture(scope="module", params=KANE_ROBOTS)
+@pytest.fixture(scope="module", params=ENGINE_CASES, ids=["-".join(case) for case in ENGINE_CASES])
 def kane_case(request):
-    """(Kane numeric, Newton-Euler numeric, rng) of a robot on random
-    physically consistent parameters, numpy backend."""
-    robot = ROBOTS[request.param]()
-    rng = np.random.default_rng(KANE_ROBOTS.index(request.param) + 41)
+    """(Kane or Lagrange numeric, Newton-Euler numeric, rng) of a robot on
+    random physically consistent parameters, numpy backend."""
+    name, method = request.param
+    robot = ROBOTS[name]()
+    rng = np.random.default_rng(ENGINE_CASES.index(request.param) + 41)
     values = random_parameters(robot, rng)
-    kane = FloatingBaseModel(robot, method="kane").numeric(values, backend="numpy")
-    return kane, FloatingBaseModel(robot).numeric(values, backend="numpy"), rng
+    engine = FloatingBaseModel(robot, method=method).numeric(values, backend="numpy")
+    return engine, FloatingBaseModel(robot).numeric(values, backend="numpy"), rng
 
 
-def test_kane_matches_newton_euler(kane_case):
+def test_kane_and_lagrange_match_newton_euler(kane_case):
     """Every model of the Kane engine (KanesMethod with the base's body-frame
-    twist as its first six speeds) equals Newton-Euler's to 1e-9 relative:
-    A, [F_0; GAM], H, Q, and the direct dynamics and the free-floating base
-    acceleration, which Kane solves numerically from A and H while
-    Newton-Euler runs its recursive programs."""
+    twist as its first six speeds) and of the Lagrange engine (Boltzmann-Hamel
+    equations from the link energies) equals Newton-Euler's to 1e-9
+    relative: A, C, [F_0; GAM], H, Q, and the direct dynamics and the
+    free-floating base acceleration, which Kane and Lagrange solve
+    numerically from A and H while Newton-Euler runs its recursive
+    programs.  C comes from three routes: Christoffel plus Hamel terms on
+    Newton-Euler's and on Lagrange's A, the seed's getAC rule on
+    KanesMethod's h_vel plus 1/2 A S."""
     kane, ne, rng = kane_case
     n = kane.n
     for _ in range(3):
@@ -428,6 +436,7 @@ def test_kane_matches_newton_euler(kane_case):
         wrench = wrenches(ne.model, rng)
         tau = rng.uniform(-5, 5, n)
         assert close(kane.mass_matrix(q), ne.mass_matrix(q))
+        assert close(kane.coriolis_matrix(q, qd), ne.coriolis_matrix(q, qd))
         assert close(kane.inverse_dynamics(q, qd, qdd, wrench=wrench), ne.inverse_dynamics(q, qd, qdd, wrench=wrench))
         assert close(kane.h(q, qd, wrench=wrench), ne.h(q, qd, wrench=wrench))
         assert close(kane.gravity(q), ne.gravity(q))
@@ -463,8 +472,8 @@ def test_kane_model_layout_and_objects():
     assert set(kane.frames) == {"0", "1", "2", "3"}
     assert kane.loads
     assert set(kane.parameters) <= set(random_parameters(robot, np.random.default_rng(0)))
-    with pytest.raises(KaneRobotError, match="lagrange"):
-        FloatingBaseModel(robot, method="lagrange")
+    with pytest.raises(KaneRobotError, match="available are newton-euler, kane, lagrange"):
+        FloatingBaseModel(robot, method="featherstone")
 
 
 def test_kane_c_backend_matches_numpy():
@@ -484,4 +493,39 @@ def test_kane_c_backend_matches_numpy():
     tau = rng.uniform(-1, 1, (3, model.n))
     assert close(fn_c.direct_dynamics(q, qd, tau, wrench=wrench), fn.direct_dynamics(q, qd, tau, wrench=wrench))
     assert close(fn_c.base_acceleration(q, qd, qdd[:, 6:])[1], fn.base_acceleration(q, qd, qdd[:, 6:])[1])
+    assert close(fn_c.coriolis_matrix(q, qd), fn.coriolis_matrix(q, qd))
     assert fn_c.backend == "c"
+
+
+@pytest.mark.parametrize("method", ["newton-euler", "kane", "lagrange"])
+@pytest.mark.parametrize("name", ["satellite", "tree"])
+def test_coriolis_matrix_is_passive(name, method):
+    """``C nu`` is the velocity part of H (H - Q without friction nor wrench),
+    and ``A' - 2C`` is skew-symmetric, with ``A'`` exact: the time derivative
+    of the inertia matrix program along the joint rates (A depends on the
+    joints only), evaluated on its own."""
+    from kanerobot.symbolic.derivative import time_derivative
+
+    robot = ROBOTS[name]()
+    rng = np.random.default_rng(61 + ["satellite", "tree"].index(name))
+    values = random_parameters(robot, rng, friction=False, wrench=False)
+    model = FloatingBaseModel(robot, method=method)
+    fn = model.numeric(values, backend="numpy")
+    adot = time_derivative(model.program("mass_matrix"), robot.q, robot.qd)
+    adot_fn = adot.to_function()
+    N = model.nv
+    names = sympy.Matrix(N, N, lambda i, j: sympy.Symbol(f"A{i + 1}{j + 1}" if N < 10 else f"A{i + 1}_{j + 1}"))
+    for _ in range(3):
+        q, qd, _ = random_state(rng, model.n)
+        C = fn.coriolis_matrix(q, qd)
+        assert close(C @ qd, fn.h(q, qd) - fn.gravity(q))
+        symbols = list(robot.q) + list(floating.QUATERNION) + list(robot.qd) + list(floating.BASE_VELOCITY)
+        state = dict(values) | {s.name: x for s, x in zip(symbols, np.concatenate([q[7:], q[3:7], qd[6:], qd[:6]]))}
+        flat = dict(zip(adot.outputs, np.atleast_1d(adot_fn(*[state.get(s.name, 0.0) for s in adot_fn.args]))))
+        Adot = np.zeros((N, N))
+        for i in range(N):
+            for j in range(i, N):
+                Adot[i, j] = Adot[j, i] = flat.get(f"d{names[i, j]}_dt", 0.0)
+        assert np.abs(Adot).max() > 1e-3  # the joints move: A changes
+        S = Adot - 2 * C
+        assert np.abs(S + S.T).max() < 1e-10 * (1 + np.abs(C).max())

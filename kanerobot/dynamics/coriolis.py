@@ -46,7 +46,7 @@ from kanerobot.symbolic.printing import matrix_entry_names
 __all__ = ["coriolis_matrix"]
 
 
-def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="partials"):
+def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="partials", extra=None, absent_zero=False):
     """Coriolis matrix ``C(q, qd)`` of a robot as a program (Christoffel form).
 
     Parameters
@@ -66,6 +66,15 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         How the symmetric part ``A'/2`` is formed: from the partial
         derivatives (default, cheaper) or by one time-derivative pass
         (:func:`~kanerobot.symbolic.derivative.time_derivative`'s pass).
+    extra : callable, optional
+        ``extra(A, target)`` is given the (n, n) inertia matrix in the
+        symbols of the result program ``target`` and returns an (n, n)
+        matrix added to ``C`` (the Hamel terms of a floating base,
+        :mod:`~kanerobot.dynamics.floating_coriolis`); it may assign
+        variables in ``target``.
+    absent_zero : bool, optional
+        Take an entry of ``A`` the program does not give as 0 (programs
+        that leave out structural zeros) rather than raise.
 
     Returns
     -------
@@ -149,7 +158,10 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
                     A[i, j] = A[j, i] = (key, outputs[key])
                     break
             else:
-                missing.append(matrix_name("A", i, j))
+                if absent_zero:
+                    A[i, j] = A[j, i] = (matrix_name("A", i, j), sympy.S.Zero)
+                else:
+                    missing.append(matrix_name("A", i, j))
     if missing:
         raise ValueError(f"the inertia matrix program has no output {', '.join(missing)}")
 
@@ -196,6 +208,9 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
                 if diff != 0:
                     terms.append(half[k - 1] * diff)
             skew[i, j] = target.assign(matrix_name("CN", i, j), sympy.Add(*terms))
+    plus = sympy.zeros(n, n)
+    if extra is not None:
+        plus = extra(sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1])), target)
     for i in range(1, n + 1):
         for j in range(1, n + 1):
             if i == j:
@@ -204,6 +219,6 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
                 value = sym[i, j] - skew[i, j]
             else:
                 value = sym[j, i] + skew[j, i]
-            target.set_output(matrix_name("C", i, j), value)
+            target.set_output(matrix_name("C", i, j), value + plus[i - 1, j - 1])
     target.prune()
     return target

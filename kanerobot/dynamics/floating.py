@@ -59,9 +59,13 @@ Errors: :func:`check_masses` (a base or robot without mass).
 :class:`~kanerobot.dynamics.model.DynamicModel`.  With ``method="kane"`` it
 takes the inverse dynamics, ``A``, ``H`` and ``Q`` from sympy's KanesMethod
 instead (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
-first, same inputs and output names) and solves the base acceleration and
-the direct dynamics numerically from ``A`` and ``H``; the two engines agree
-to rounding (``tests/test_floating.py``).
+first, same inputs and output names), with ``method="lagrange"`` from the
+Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.floating_lagrange`,
+and both solve the base acceleration and the direct dynamics numerically
+from ``A`` and ``H``; the three engines agree to rounding
+(``tests/test_floating.py``).  The Coriolis matrix, ``C qd`` the velocity
+terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
+``computeCoriolisMatrix`` (:mod:`~kanerobot.dynamics.floating_coriolis`).
 """
 
 import numpy as np
@@ -80,7 +84,7 @@ from kanerobot.dynamics.common import (
 from kanerobot.dynamics.composite import transport_inertia
 from kanerobot.dynamics.direct import articulated_inertia, motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import DynamicModel, NumericDynamics
+from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, name_prefix
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -1182,13 +1186,14 @@ MODELS = {
     "h": "nonlinear effects H(q, qd): Coriolis, centrifugal, gravity, friction, external wrenches",
     "gravity": "generalized gravity forces Q(q)",
     "direct_dynamics": "base and joint accelerations qdd(q, qd, GAM), recursive, no inertia matrix",
+    "coriolis_matrix": "Coriolis matrix C(q, qd), (6+n)x(6+n): C qd the velocity terms of H, A' - 2C skew (floating_coriolis)",
 }
 
 
 #: Engines of a :class:`FloatingBaseModel`.
-FLOATING_METHODS = ("newton-euler", "kane")
-#: Models the Kane engine solves numerically from A and H.
-KANE_SOLVED = ("base_acceleration", "direct_dynamics")
+FLOATING_METHODS = ("newton-euler", "kane", "lagrange")
+#: Models the Kane and Lagrange engines solve numerically from A and H.
+SOLVED_FROM_A_H = ("base_acceleration", "direct_dynamics")
 
 
 class FloatingBaseModel(DynamicModel):
@@ -1252,15 +1257,15 @@ class FloatingBaseModel(DynamicModel):
                 f"{', '.join(FLOATING_METHODS)}"
             )
         super().__init__(robot, method)
-        if method == "kane":
-            # The Kane engine has no base_acceleration program to take parameters from.
+        if method != "newton-euler":
+            # Kane and Lagrange have no base_acceleration program to take parameters from.
             self.parameter_programs = ("inverse_dynamics",)
 
     def has_program(self, name):
-        """False for the models the Kane engine solves numerically from ``A`` and
-        ``H``: ``base_acceleration`` (the first six rows of ``A qdd + H = [0;
-        GAM]`` solved for the base) and ``direct_dynamics``."""
-        return self.method != "kane" or name not in KANE_SOLVED
+        """False for the models the Kane and Lagrange engines solve numerically
+        from ``A`` and ``H``: ``base_acceleration`` (the first six rows of ``A
+        qdd + H = [0; GAM]`` solved for the base) and ``direct_dynamics``."""
+        return self.method == "newton-euler" or name not in SOLVED_FROM_A_H
 
     def op_count(self, name):
         """Operations of model ``name`` (``{"mul", "add", "fn"}``); for a model
@@ -1292,19 +1297,25 @@ class FloatingBaseModel(DynamicModel):
     def _derive(self, name):
         if not self.has_program(name):
             raise KaneRobotError(
-                f"the kane engine has no program for {name}: it is solved numerically from A and H; "
+                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
                 f"use method='newton-euler' for the recursive program"
             )
         if self.method == "kane":
             return self.kane_system.program(name, source="kanes_method")
-        return {
-            "inverse_dynamics": inverse_dynamics,
-            "base_acceleration": base_acceleration,
-            "mass_matrix": mass_matrix,
-            "h": nonlinear_effects,
-            "gravity": gravity_forces,
-            "direct_dynamics": direct_dynamics,
-        }[name](self.robot)
+        if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
+            from kanerobot.dynamics.floating_coriolis import coriolis_matrix
+
+            return coriolis_matrix(self.robot, self.program("mass_matrix"))
+        if self.method == "lagrange":
+            from kanerobot.dynamics import floating_lagrange as lagrange
+
+            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
+                        "h": lagrange.nonlinear_effects, "gravity": lagrange.gravity_forces}
+        else:
+            builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
+                        "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,
+                        "direct_dynamics": direct_dynamics}
+        return builders[name](self.robot)
 
     def _state_groups(self):
         """[(key, symbols)] in argument order: joints, quaternion, rates, base
@@ -1320,14 +1331,11 @@ class FloatingBaseModel(DynamicModel):
         ] + [(("wrench", label), symbols) for label, symbols in self.wrench.items()]
 
     def _output_grid(self, name):
-        """The (nv, nv) layout of the mass matrix's outputs for the C backend:
-        output names on the upper triangle, None (mirrored) below, 0 where absent."""
-        if name != "mass_matrix":
+        """The (nv, nv) layout of a matrix's outputs for the C backend (see
+        :func:`~kanerobot.dynamics.model._matrix_grid`)."""
+        if name not in MATRIX_MODELS:
             return None
-        N = self.nv
-        names = matrix_entry_names("A", (N, N))
-        outputs = set(self.program("mass_matrix").outputs)
-        return [[names[i][j] if names[i][j] in outputs else (None if names[j][i] in outputs else 0) for j in range(N)] for i in range(N)]
+        return _matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
 
     def numeric(self, values, backend="auto"):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
@@ -1429,15 +1437,17 @@ class FloatingBaseDynamics(NumericDynamics):
 
     # -------------------------------------------------------- evaluation
     def _matrix(self, name, flat, symmetric=True):
-        """The (nv, nv) inertia matrix from its upper-triangle outputs."""
+        """The (nv, nv) matrix from its outputs (the upper triangle of ``A``, all of ``C``)."""
         N = self.nv
-        names = matrix_entry_names("A", (N, N))
+        names = matrix_entry_names(name_prefix(name), (N, N))
         position = {names[i][j]: (i, j) for i in range(N) for j in range(N)}
-        A = np.zeros((flat.shape[0], N, N))
-        for k, output in enumerate(self.model.program("mass_matrix").outputs):
+        M = np.zeros((flat.shape[0], N, N))
+        for k, output in enumerate(self.model.program(name).outputs):
             i, j = position[output]
-            A[:, i, j] = A[:, j, i] = flat[:, k]
-        return A
+            M[:, i, j] = flat[:, k]
+            if symmetric:
+                M[:, j, i] = flat[:, k]
+        return M
 
     def _mass_and_bias(self, states):
         """``A`` (N, nv, nv) and ``H`` (N, nv) at the states (q, qd, wrenches),
@@ -1539,6 +1549,16 @@ class FloatingBaseDynamics(NumericDynamics):
         states = self._base_states(q, qd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd))))
         return self._result(self._evaluate("h", states), single)
+
+    def coriolis_matrix(self, q, qd):
+        """Coriolis matrix ``C(q, qd)``, shape (6+n, 6+n) or (N, 6+n, 6+n).
+
+        ``C qd`` is the velocity part of ``H`` (no gravity, friction or
+        wrench) and ``A' - 2C`` is skew-symmetric; see
+        :mod:`~kanerobot.dynamics.floating_coriolis`.
+        """
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        return self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single)
 
     def gravity(self, q):
         """Generalized gravity forces ``Q(q)``, shape (6+n,) or (N, 6+n)."""

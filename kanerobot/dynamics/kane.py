@@ -336,8 +336,11 @@ models are read off KanesMethod (``source="kanes_method"``, also what the
 default source gives for such a robot: :class:`NestedKane` is for a fixed or
 moving base) with the output names of
 :mod:`~kanerobot.dynamics.floating` (``GAMFX0 .. GAMCZ0, GAM<j>``,
-``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix); there is no Coriolis
-matrix nor :meth:`KaneSystem.rhs_terms` for them.
+``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix); the Coriolis matrix
+is the ``getAC`` rule on KanesMethod's ``h_vel`` plus ``1/2 A S``
+(:mod:`~kanerobot.dynamics.floating_coriolis`: with the base's body twist
+among the speeds, ``getAC`` alone gives a C with ``C u = h_vel`` but ``A' -
+2C`` not skew).  There is no :meth:`KaneSystem.rhs_terms` for them.
 
 :meth:`KaneSystem.rhs_terms` splits the right-hand side as the seed's
 ``kanesRHS`` does: joint torques (``a``, the identity), ``J^T f`` and
@@ -390,8 +393,8 @@ MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix")
 #: program's ``VX0 .. WZ0``): the velocity of O_0 then the angular velocity of
 #: link 0, both in frame 0 (pinocchio's free flyer).
 BASE_SPEED_LABELS = ("VX0", "VY0", "VZ0", "WX0", "WY0", "WZ0")
-#: Models of a floating robot (no Coriolis matrix).
-FLOATING_MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity")
+#: Models of a floating robot.
+FLOATING_MODELS = ("inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix")
 
 # ---------------------------------------------------------------------------
 # Checks and small helpers
@@ -1263,9 +1266,7 @@ class KaneSystem:
         homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
         assignments, which forward-mode differentiation takes line by
         line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
-        if self.floating:
-            raise KaneRobotError(f"robot {self.robot.name} has a floating base: no Coriolis matrix by Kane's method for it")
-        if source == "nested":
+        if source == "nested" and not self.floating:
             return self.nested.generalized_forces("HV", accelerations=False, gravity=False, friction=False,
                                                   rotor=False, wrench=False, base=False, named=True)
         self._source(source)
@@ -1276,12 +1277,16 @@ class KaneSystem:
                 self._fixed = KaneSystem(dataclasses.replace(robot, base=base), trig=self.trig)
             return self._fixed.velocity_forces(source)
         nonmm = self.fr - self.forcing
+        outputs = list(zip(self._names("HV"), list(nonmm)))
+        if self.floating:
+            # The Coriolis matrix of a floating base needs A too (floating_coriolis.half_a_s).
+            outputs += self._mass_matrix_entries()
 
         def finish(program, lines):
             # Outputs named as assignments: ForwardMode differentiates assignments line by line.
             return [(name, program.assign(name, expr)) for name, expr in lines]
 
-        return self._program(list(zip(self._names("HV"), list(nonmm))), finish=finish)
+        return self._program(outputs, finish=finish)
 
     def coriolis_matrix(self, source="nested"):
         """Coriolis matrix by the seed's ``getAC`` rule, ``C_ij = 1/2 dh_vel,i/du_j``:
@@ -1292,7 +1297,21 @@ class KaneSystem:
         each seeded with 1/2 (the derivative along it is then ``1/2 dh_vel/du_j``
         itself, with no product per entry).
         """
-        return coriolis_from_velocity_forces(self.velocity_forces(source), self.robot)
+        hv = self.velocity_forces(source)
+        if not self.floating:
+            return coriolis_from_velocity_forces(hv, self.robot)
+        # Quasi-velocities: getAC lacks the half of A S that makes A' - 2C skew.
+        from kanerobot.dynamics.floating import BASE_VELOCITY
+        from kanerobot.dynamics.floating_coriolis import half_a_s
+
+        n, nu = self.n, list(BASE_VELOCITY) + list(self.robot.qd)
+        names = matrix_entry_names("A", (n, n))
+
+        def extra(fm):
+            A = sympy.Matrix(n, n, lambda i, j: fm.value(hv.outputs[names[min(i, j)][max(i, j)]]))
+            return half_a_s(A, nu)
+
+        return coriolis_from_velocity_forces(hv, self.robot, speeds=nu, rows=self._names("HV"), extra=extra)
 
     # ------------------------------------------------------------- RHS terms
 
@@ -1739,7 +1758,7 @@ class NestedKane:
         return program
 
 
-def coriolis_from_velocity_forces(hv, robot):
+def coriolis_from_velocity_forces(hv, robot, speeds=None, rows=None, extra=None):
     """``C_ij = 1/2 dh_vel,i/du_j`` (the seed's ``getAC`` rule) by forward-mode differentiation.
 
     Parameters
@@ -1748,6 +1767,12 @@ def coriolis_from_velocity_forces(hv, robot):
         ``h_vel``, outputs ``HV<label>``.
     robot : Robot
         Gives the joint labels and the speeds ``QP``.
+    speeds, rows : sequence, optional
+        The speeds and the names of the ``h_vel`` outputs, in order (default
+        ``robot.qd`` and ``HV<label>``; a floating base puts its six first).
+    extra : callable, optional
+        ``extra(fm)`` returns an (n, n) matrix added to ``C``, in the
+        symbols of the result (``fm.value`` maps ``hv``'s symbols there).
 
     Returns
     -------
@@ -1757,8 +1782,9 @@ def coriolis_from_velocity_forces(hv, robot):
         derivative of ``<var>`` and ``C_ij`` is the derivative of
         ``HV<label_i>`` along ``QP_j`` itself.
     """
-    n = robot.nj
-    qd = list(robot.qd)
+    qd = list(robot.qd) if speeds is None else list(speeds)
+    rows = [f"HV{label}" for label in robot.joint_labels] if rows is None else list(rows)
+    n = len(qd)
     names = matrix_entry_names("C", (n, n))
     # The outputs' names stay free: a compound angle made by the trig rules in a
     # derivative line would otherwise take C23.
@@ -1769,10 +1795,11 @@ def coriolis_from_velocity_forces(hv, robot):
         if v != 0:
             fm.add_direction(k, {v: half}, label=str(v))
     outputs = hv.outputs
-    for i, label in enumerate(robot.joint_labels):
-        expr = outputs[f"HV{label}"]
+    plus = extra(fm) if extra is not None else sympy.zeros(n, n)
+    for i, row in enumerate(rows):
+        expr = outputs[row]
         for j in range(n):
-            target.set_output(names[i][j], fm.derivative(expr, j) if qd[j] != 0 else sympy.S.Zero)
+            target.set_output(names[i][j], (fm.derivative(expr, j) if qd[j] != 0 else sympy.S.Zero) + plus[i, j])
     target.prune()
     return target
 

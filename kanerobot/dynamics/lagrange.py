@@ -68,9 +68,13 @@ The Coriolis matrix is the Christoffel form of this module's ``A``
 
 Scope: serial and tree robots with a fixed base (``W0 = WP0 = V0 = VP0 = 0``;
 gravity any), rigid joints.  Closed loops, floating and wheeled bases, a
-moving base and flexible joints raise :class:`KaneRobotError`.
+moving base and flexible joints raise :class:`KaneRobotError` here; the
+floating base has its own module built on this one's link recursions
+(:mod:`~kanerobot.dynamics.floating_lagrange`, :class:`BaseMotion`), and
+``kr.derive(robot, "lagrange")`` reaches the models of every structure.
 """
 
+import dataclasses
 import re
 
 import sympy
@@ -289,8 +293,9 @@ def _check(robot, what):
         kind = None
     if kind:
         raise KaneRobotError(
-            f"{what} of {robot.name} by Lagrange: {robot.name} has {kind}; the Lagrange engine handles "
-            f"serial and tree robots with a fixed base only"
+            f"{what} of {robot.name} by Lagrange: {robot.name} has {kind}; this module handles "
+            f"serial and tree robots with a fixed base only (kanerobot.derive(robot, 'lagrange') "
+            f"dispatches every structure to its Lagrange model)"
         )
     moving = [key for key in ("W0", "WP0", "V0", "VP0") if any(sympy.sympify(v) != 0 for v in getattr(robot.base, key))]
     if moving:
@@ -333,13 +338,34 @@ def _frame_placements(robot, program):
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class BaseMotion:
+    """What the link recursions start from at link 0.
+
+    A fixed base (the default): no speed of its own, at rest, gravity
+    ``robot.base.G``.  A floating base
+    (:mod:`~kanerobot.dynamics.floating_lagrange`): six speed ``labels``,
+    their Jacobian ``columns`` at O_0 in frame 0 (``label -> (Jv, Jw)``),
+    the ``velocity`` ``(v, w)`` of link 0 and ``gravity`` in frame 0.
+    """
+
+    labels: tuple = ()
+    columns: tuple = ()
+    velocity: tuple = (sympy.zeros(3, 1), sympy.zeros(3, 1))
+    gravity: object = None
+
+
 class _Model:
     """Jacobian columns and energies of one robot, recorded into ``program``
     on demand (each piece once)."""
 
-    def __init__(self, robot, program):
+    def __init__(self, robot, program, base=None):
         self.robot = robot
         self.program = program
+        # A fixed base has no speed of its own; a floating one (floating_lagrange)
+        # puts its six body speeds before the joints.
+        self.base = base if base is not None else BaseMotion()
+        self.speed_labels = tuple(self.base.labels) + tuple(robot.joint_labels)
         self.placements = _frame_placements(robot, program)
         self._columns = None
         self._unit_momenta = {}
@@ -352,7 +378,7 @@ class _Model:
         if self._columns is not None:
             return self._columns
         p = self.program
-        cols = {BASE: {}}
+        cols = {BASE: dict(self.base.columns)}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -387,14 +413,12 @@ class _Model:
     # ---------------------------------------------------------- energies
     def inertia_matrix(self, rotor):
         """n x n sympy matrix of expressions (not assigned)."""
-        labels = self.robot.joint_labels
+        labels = self.speed_labels
         index = {label: k for k, label in enumerate(labels)}
         n = len(labels)
         terms = {}
         cols = self.columns()
-        for j in self.robot.links:
-            if j == BASE:
-                continue
+        for j in self.robot.links:  # a fixed link 0 has no column: it adds nothing
             momenta = self.unit_momenta(j)
             joints = sorted(cols[j], key=index.__getitem__)
             for ib, b in enumerate(joints):
@@ -410,7 +434,7 @@ class _Model:
             A[r, c] = A[c, r] = sympy.Add(*parts)
         if rotor:
             for k, label in enumerate(labels):
-                if label in self.robot.dynamics:
+                if label in self.robot.joint_labels and label in self.robot.dynamics:
                     A[k, k] += self.robot.dynamics[label]["IA"]
         return A
 
@@ -422,7 +446,7 @@ class _Model:
         :meth:`columns`; the recursion makes their derivatives cheaper."""
         p = self.program
         qd = dict(zip(self.robot.joint_labels, self.robot.qd))
-        out = {BASE: (sympy.zeros(3, 1), sympy.zeros(3, 1))}
+        out = {BASE: self.base.velocity}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -459,10 +483,10 @@ class _Model:
         return self.program.assign("T", sympy.Add(*terms) / 2)
 
     def generalized_momenta(self):
-        """``joint label -> PQ``: dT/dqd without the rotor term, assigned."""
+        """``speed label -> PQ``: dT/dqd without the rotor term, assigned."""
         cols = self.columns()
         momenta = self.link_momenta()
-        terms = {label: [] for label in self.robot.joint_labels}
+        terms = {label: [] for label in self.speed_labels}
         for j, (_, _, LM, AM) in momenta.items():
             for f, (Jv, Jw) in cols[j].items():
                 terms[f].append(self.program.assign(f"PL{j}_{f}", Jv.dot(LM) + Jw.dot(AM)))
@@ -471,7 +495,7 @@ class _Model:
     def potential_energy(self):
         """``U`` assigned: -sum_j (M_j G . 0P_j + jG . jMS_j)."""
         p = self.program
-        G = {BASE: sympy.Matrix(self.robot.base.G)}
+        G = {BASE: self.base.gravity if self.base.gravity is not None else sympy.Matrix(self.robot.base.G)}
         GP = {BASE: sympy.S.Zero}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
@@ -485,9 +509,9 @@ class _Model:
         return p.assign("U", -sympy.Add(*terms))
 
     def wrench_torques(self):
-        """``joint label -> J^T [f; m]`` summed over the links with a wrench."""
+        """``speed label -> J^T [f; m]`` summed over the links with a wrench."""
         cols = self.columns()
-        terms = {label: [] for label in self.robot.joint_labels}
+        terms = {label: [] for label in self.speed_labels}
         for j in self.robot.links:
             d = self.robot.dynamics[j]
             f = sympy.Matrix([d[n] for n in WRENCH_NAMES[:3]])
@@ -519,25 +543,34 @@ def _lagrange(robot, qdd, trig):
     for x in robot.q:
         fm.add_direction(("q", x), {x: 1}, label=str(x))
     target = fm.target
-    outputs = []
+    rows = joint_rows(fm, robot, PQ, momenta, qdd)
+    for label, x, row in zip(robot.joint_labels, robot.q, rows):
+        target.set_output(f"GAM{label}", row + fm.derivative(U, ("q", x)) + fm.value(wrench[label]))
+    target.prune()
+    return target
+
+
+def joint_rows(fm, robot, PQ, momenta, accelerations):
+    """``d/dt PQ_a - dT/dq_a + IA_a qdd_a + FV_a qd_a + FS_a sign(qd_a)`` for each joint a.
+
+    ``fm`` has the time direction ``"t"`` and one direction ``("q", q_a)``
+    per joint; ``momenta`` is :meth:`_Model.link_momenta`.  dT/dq comes by
+    the chain rule through the link velocities: the partial derivatives of
+    ``T_j = 1/2 (v . LM + w . AM)`` with respect to v and w are the link
+    momenta LM and AM.
+    """
+    rows = []
     for label, x, qd_j, qdd_j in zip(robot.joint_labels, robot.q, robot.qd, robot.qdd):
         key = ("q", x)
-        # dT/dq by the chain rule through the link velocities: the partial
-        # derivatives of T_j = 1/2 (v . LM + w . AM) with respect to v and w
-        # are the link momenta LM and AM.
         terms = []
         for v, w, LM, AM in momenta.values():
             for k in range(3):
                 terms.append(fm.value(LM[k]) * fm.derivative(v[k], key) + fm.value(AM[k]) * fm.derivative(w[k], key))
-        dT = target.assign(fm.name_for("T", key), sympy.Add(*terms))
-        value = fm.derivative(PQ[label], "t") - dT + fm.derivative(U, key) + fm.value(wrench[label])
+        value = fm.derivative(PQ[label], "t") - fm.target.assign(fm.name_for("T", key), sympy.Add(*terms))
         d = robot.dynamics.get(label)
         if d is not None:
-            if qdd:
+            if accelerations:
                 value += d["IA"] * qdd_j
             value += d["FV"] * qd_j + d["FS"] * sympy.sign(qd_j)
-        outputs.append((f"GAM{label}", value))
-    for name, value in outputs:
-        target.set_output(name, value)
-    target.prune()
-    return target
+        rows.append(value)
+    return rows

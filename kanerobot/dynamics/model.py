@@ -63,8 +63,8 @@ def derive(robot, method="newton-euler"):
         For closed loops, a
         :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
         model of ``method`` projected on the active joints.  For a floating
-        base (Newton-Euler or Kane; with Kane the base acceleration and the
-        direct dynamics are solved from A and H), a
+        base (every engine; with Kane and Lagrange the base acceleration and
+        the direct dynamics are solved from A and H), a
         :class:`~kanerobot.dynamics.floating.FloatingBaseModel`, state in
         pinocchio's free-flyer convention.  With flexible joints
         (``eta = 1``), a :class:`~kanerobot.dynamics.flexible.FlexibleModel`
@@ -92,7 +92,7 @@ def derive(robot, method="newton-euler"):
     if robot.floating:
         from kanerobot.dynamics.floating import FloatingBaseModel
 
-        return FloatingBaseModel(robot, method)  # newton-euler or kane; lagrange raises there
+        return FloatingBaseModel(robot, method)
     if any(robot.joint_parameters[label]["eta"] == 1 for label in robot.joint_labels):
         from kanerobot.dynamics import flexible
 
