@@ -21,3 +21,4 @@ from kanerobot.robot.io import load, save
 from kanerobot.library import frames_path, robot_names
 from kanerobot.dynamics.model import derive
 from kanerobot.simulation import cross_validate, simulate
+from kanerobot.identification import base_parameter_set, base_parameters, fourier_excitation, identification_model, identify

@@ -7,6 +7,7 @@
     kanerobot model rx90 fgm             # fast geometric model 0T6
     kanerobot model rx90 jac --frame 6 --projection 0 -o rx90_jac.txt
     kanerobot convert SR400.par sr400.toml
+    kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
 
 ROBOT is a file (.par or .toml) or the name of a robot in frames/.  Errors in
 what the user wrote are printed on one line, ``kanerobot: error: ...``, with
@@ -149,6 +150,30 @@ def _model_loopvel(robot, args, progress):
     return "Kinematic constraint equations of loops\n" + note, text
 
 
+def _model_dim(robot, args, progress):
+    from kanerobot.identification.regressor import identification_model
+    from kanerobot.symbolic.printing import format_program
+
+    progress(f"dynamic identification model of {robot.name} ({robot.nj} joints)")
+    model = identification_model(robot)
+    if args.lang:
+        return "Dynamic identification model", model.export(args.lang)
+    rows, p = model.shape
+    title = f"Dynamic identification model (regressor D of GAM = D K, {rows} x {p}, outputs DG<joint>_<parameter>)"
+    if robot.loops:
+        title += f"\nClosed loops (SYMORO+ 5.2): D_a = G^T D_tree on the active joints {', '.join(robot.active_joints)}"
+    return title, format_program(model.program)
+
+
+def _model_regp(robot, args, progress):
+    from kanerobot.identification.base_parameters import base_parameter_set
+
+    progress(f"base parameters of {robot.name} (symbolic grouping rules)")
+    base = base_parameter_set(robot)
+    lines = [f"{name} = {expr}" for name, expr in base.expressions.items()]
+    return f"Base inertial parameters by grouping ({len(base.names)}, friction included)", "\n".join(lines) + "\n"
+
+
 def _dynamic(name, title):
     def build(robot, args, progress):
         from kanerobot.dynamics.model import derive
@@ -235,6 +260,8 @@ MODELS = {
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
+    "dim": ("dynamic identification model: the regressor D of GAM = D K (--lang python, c, matlab, julia)", _model_dim),
+    "regp": ("base inertial parameters by the grouping rules", _model_regp),
 }
 MODELS.update({key: (title[0].lower() + title[1:], _dynamic(name, title)) for key, (name, title) in DYNAMIC_MODELS.items()})
 
@@ -285,7 +312,7 @@ def cmd_model(args):
         label = getattr(args, option)
         if label not in (None, "0"):
             robot.frame(label)  # a clear error for an unknown frame
-    if args.lang and args.model not in DYNAMIC_MODELS:
+    if args.lang and args.model not in DYNAMIC_MODELS and args.model != "dim":
         raise KaneRobotError(f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}), not {args.model}")
     title, text = MODELS[args.model][1](robot, args, progress)
     progress("done")
@@ -361,6 +388,23 @@ def _floats(text, option):
         return [float(v) for v in text.split(",")]
     except ValueError:
         raise KaneRobotError(f"{option} takes numbers separated by commas, got {text!r}") from None
+
+
+def cmd_identify(args):
+    from kanerobot.errors import ParameterError
+    from kanerobot.identification.identify import identify
+
+    robot = load(resolve(args.robot))
+    values = read_values(args.values) if args.values else {}
+    try:
+        result = identify(robot, args.data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
+                          decimation=args.decimate, physical=args.physical)  # fmt: skip
+    except ParameterError as exc:
+        where = f"{args.values}: " if args.values else ""
+        raise ParameterError(f"{where}{exc}; give them with --values FILE (NAME = number lines)") from None
+    print(result.summary())
+    if args.output:
+        print(f"written {result.save(args.output)}", file=sys.stderr)
 
 
 def cmd_convert(args):
@@ -463,6 +507,23 @@ def build_parser():
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "identify",
+        help="estimate the base dynamic parameters from a recording (t, q, tau) by least squares",
+        description="Identify ROBOT's base dynamic parameters from DATA, a .csv (columns t, q_<joint>..., tau_<joint>...) or .npz (t, q, tau).",
+        epilog="Example: kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("data", metavar="DATA", help="recording, .csv or .npz")
+    p.add_argument("--values", metavar="FILE", help="geometric and gravity values, a TOML file of NAME = number lines")
+    p.add_argument("--method", choices=["ls", "wls"], default="ls", help="ordinary or per-joint weighted least squares (default ls)")
+    p.add_argument("--model", choices=["dynamic", "filtered", "energy"], default="dynamic", help="identification model (default dynamic)")
+    p.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass the positions at HZ before differentiating")
+    p.add_argument("--decimate", type=int, default=1, metavar="K", help="parallel decimation factor (default 1)")
+    p.add_argument("--physical", action="store_true", help="physically consistent estimate (positive masses, triangle inequalities)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv")
+    p.set_defaults(func=cmd_identify)
 
     p = sub.add_parser("convert", help="convert a robot file between .par and .toml")
     p.add_argument("source", metavar="ROBOT")

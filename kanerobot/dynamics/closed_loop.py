@@ -206,6 +206,67 @@ def closed_loop_program(model, name):
             f"model.numeric(values).{name} for {model.robot.name}"
         )
     robot, c = model.robot, model.constraints
+    labels = robot.joint_labels
+    active, passive = list(c.active), list(c.passive)
+    QDP = {label: sympy.sympify(robot.joint_parameters[label]["QDP"]) for label in labels}
+    rates = name in ("inverse_dynamics", "h")
+    tree_name = "inverse_dynamics" if rates else name
+    tree = model.tree.program(tree_name)
+    inputs = [x for x in tree.inputs if x not in dependent_symbols(robot, c)]
+    n = len(active)
+    out_names = {f"GAM{a}" for a in active} | {f"Q{a}" for a in active}
+    out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
+    target = Program(inputs=inputs, reserved=out_names, trig=True)
+    W, mapping = loop_kinematics(model, target, rates=rates, accelerations=name == "inverse_dynamics")
+    if name == "h":
+        for a in active:
+            mapping[QDP[a]] = sympy.S.Zero
+    outputs = _splice(target, tree, mapping)
+    project_outputs(target, name, outputs, labels, active, passive, W)
+    target.prune()
+    return target
+
+
+def dependent_symbols(robot, constraints):
+    """The rates and accelerations of the passive and cut joints: not inputs of
+    a closed-loop program (it computes them from the active ones)."""
+    jp = robot.joint_parameters
+    return {sympy.sympify(jp[label][key]) for label in list(constraints.passive) + list(constraints.cut) for key in ("QP", "QDP")}
+
+
+def loop_kinematics(model, target, rates=True, accelerations=True):
+    """Assign in ``target`` what a closed-loop program computes from the active joints.
+
+    - ``W = -Wp^-1 Wa`` (``WPI = Wp^-1`` by adjugate over ``DETWP``, defined
+      wherever Wp is invertible, no pivoting);
+    - with ``rates``: the passive rates ``QP_p = W QP_a``, the cut joints'
+      rates from the cut rows ``Wac QP_a + Wpc QP_p + Wc QP_c = 0``, and the
+      passive accelerations ``QDP_p = W QDP_a - WPI (Jdot qd)`` (``QDP_a = 0``
+      unless ``accelerations``); a cut joint's acceleration is 0 (nothing
+      is carried beyond it).
+
+    Parameters
+    ----------
+    model : ClosedLoopModel
+    target : Program
+    rates, accelerations : bool, optional
+
+    Returns
+    -------
+    W : sympy.Matrix
+        (passive, active), of assigned symbols ``W<passive>_<active>``.
+    mapping : dict
+        ``{QP or QDP symbol of a passive or cut joint: its value in target}``,
+        for splicing the tree's program (:func:`~kanerobot.dynamics.constrained._splice`).
+
+    Raises
+    ------
+    KaneRobotError
+        When ``Wp`` (or ``Wc``) is not square after removing the
+        identically zero rows (then only the numeric model, which solves by
+        least squares, applies).
+    """
+    robot, c = model.robot, model.constraints
     if c.Wp.rows != c.Wp.cols:
         raise KaneRobotError(
             f"{robot.name}: Wp is {c.Wp.rows} x {c.Wp.cols} after removing the identically zero rows, not "
@@ -216,54 +277,36 @@ def closed_loop_program(model, name):
     active, passive, cut = list(c.active), list(c.passive), list(c.cut)
     QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
     QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
-    dependent = {QP[label] for label in passive + cut} | {QDP[label] for label in passive + cut}
-    rates = name in ("inverse_dynamics", "h")
-    tree_name = "inverse_dynamics" if rates else name
-    tree = model.tree.program(tree_name)
-    inputs = [x for x in tree.inputs if x not in dependent]
-    n = len(active)
-    out_names = {f"GAM{a}" for a in active} | {f"Q{a}" for a in active}
-    out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
-    target = Program(inputs=inputs, reserved=out_names, trig=True)
-    # W = -Wp^-1 Wa, by adjugate over determinant (defined wherever Wp is invertible).
     Wp = target.assign_matrix("WP{i}{j}", target.replace_sin_cos(c.Wp))
     Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
-    W = -WPI * Wa
-    W = target.assign_matrix(lambda i, j: _label_name("W", passive[i - 1], active[j - 1]), W)
+    W = target.assign_matrix(lambda i, j: _label_name("W", passive[i - 1], active[j - 1]), -WPI * Wa)
     mapping = {}
-    if rates:
-        qd_a = sympy.Matrix([QP[a] for a in active])
-        for r, p in enumerate(passive):
-            mapping[QP[p]] = target.assign(str(QP[p]), (W[r, :] * qd_a)[0])
-        if cut:
-            if c.Wc.rows != c.Wc.cols:
-                raise KaneRobotError(f"{robot.name}: Wc is {c.Wc.rows} x {c.Wc.cols}, not square: no symbolic cut-joint rates")
-            Wac = target.replace_sin_cos(c.Wac)
-            Wpc = target.replace_sin_cos(c.Wpc)
-            qd_p = sympy.Matrix([mapping[QP[p]] for p in passive])
-            rhs = -(Wac * qd_a + Wpc * qd_p)
-            Wc = target.replace_sin_cos(c.Wc)
-            qd_c = Wc.adjugate(method="berkowitz") * rhs / Wc.det(method="berkowitz")
-            for r, k in enumerate(cut):
-                mapping[QP[k]] = target.assign(str(QP[k]), qd_c[r])
-        qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
-        Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(labels)))))
-        JDQ = target.assign_matrix("JDQ{i}", (Jdot * qd.xreplace({v: 0 for v in []})))
-        qdd_a = sympy.Matrix([QDP[a] if name == "inverse_dynamics" else 0 for a in active])
-        qdd_p = W * qdd_a - WPI * JDQ
-        for r, p in enumerate(passive):
-            mapping[QDP[p]] = target.assign(str(QDP[p]), qdd_p[r])
-        for k in cut:  # nothing is carried beyond a cut joint: its acceleration is not needed
-            mapping[QDP[k]] = sympy.S.Zero
-        if name == "h":
-            for a in active:
-                mapping[QDP[a]] = sympy.S.Zero
-    outputs = _splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, active, passive, W)
-    target.prune()
-    return target
+    if not rates:
+        return W, mapping
+    qd_a = sympy.Matrix([QP[a] for a in active])
+    for r, p in enumerate(passive):
+        mapping[QP[p]] = target.assign(str(QP[p]), (W[r, :] * qd_a)[0])
+    if cut:
+        if c.Wc.rows != c.Wc.cols:
+            raise KaneRobotError(f"{robot.name}: Wc is {c.Wc.rows} x {c.Wc.cols}, not square: no symbolic cut-joint rates")
+        qd_p = sympy.Matrix([mapping[QP[p]] for p in passive])
+        rhs = -(target.replace_sin_cos(c.Wac) * qd_a + target.replace_sin_cos(c.Wpc) * qd_p)
+        Wc = target.replace_sin_cos(c.Wc)
+        qd_c = Wc.adjugate(method="berkowitz") * rhs / Wc.det(method="berkowitz")
+        for r, k in enumerate(cut):
+            mapping[QP[k]] = target.assign(str(QP[k]), qd_c[r])
+    qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
+    Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(labels)))))
+    JDQ = target.assign_matrix("JDQ{i}", Jdot * qd)
+    qdd_a = sympy.Matrix([QDP[a] if accelerations else 0 for a in active])
+    qdd_p = W * qdd_a - WPI * JDQ
+    for r, p in enumerate(passive):
+        mapping[QDP[p]] = target.assign(str(QDP[p]), qdd_p[r])
+    for k in cut:
+        mapping[QDP[k]] = sympy.S.Zero
+    return W, mapping
 
 
 class ClosedLoopDynamics(ConstrainedDynamics):

@@ -1,0 +1,260 @@
+"""Filtering of recorded data and the filtered dynamic identification model.
+
+Data preparation (Gautier's practice for the inverse dynamic model):
+
+- :func:`lowpass`: zero-phase Butterworth low-pass (``scipy.signal.butter``
+  and ``filtfilt``) of the joint positions, so that central differences
+  (:func:`derivatives`) give rates and accelerations without amplified noise;
+- :func:`decimate`: *parallel* decimation, the same zero-phase low-pass and
+  down-sampling applied to the torques and to each column of the
+  observation matrix, which removes the torque ripple above the motion's
+  band without biasing the linear relation ``tau = W K``.
+
+The filtered dynamic model (SYMORO+ eqs. 40-46) needs no acceleration.  With
+``Gamma = d/dt(D1 K) + D2 K`` (41) and a second-order low-pass
+``F(s) = a^2 / (s + a)^2`` (45) and its derivative filter
+``F'(s) = a^2 s / (s + a)^2`` (46),
+
+    F[Gamma] = F'[D1] K + F[D2] K                                       (44)
+
+:func:`filtered_model` applies both filters, discretised by the bilinear
+(Tustin) transform at the sampling period, from rest: ``D1 - D1(t0)`` goes
+through ``F'`` so that its initial value does not enter (the Laplace
+transform of ``d/dt x`` is ``s X - x(t0)``).  The identity then holds to the
+discretisation error, ``O(dt^2)``.
+
+Examples
+--------
+>>> import numpy as np
+>>> t = np.arange(0.0, 2.0, 1e-3)
+>>> x = np.sin(2 * np.pi * t)[:, None]
+>>> y = second_order_filter(x - x[0], 1e-3, 50.0, derivative=True)    # F' = F applied to dx/dt
+>>> z = second_order_filter(2 * np.pi * np.cos(2 * np.pi * t)[:, None], 1e-3, 50.0)
+>>> bool(np.abs(y - z)[500:].max() < 1e-4)
+True
+"""
+
+import numpy as np
+
+from kanerobot.errors import KaneRobotError
+
+__all__ = ["check_uniform", "decimate", "derivatives", "filtered_model", "lowpass", "second_order_filter"]
+
+
+def check_uniform(t, tolerance=1e-3, source="recording"):
+    """The sampling period of ``t``, after checking that it is uniform.
+
+    Parameters
+    ----------
+    t : array_like, shape (N,)
+    tolerance : float, optional
+        Largest relative deviation of a step from the median step.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DataError
+        Naming the first irregular sample: filters need uniform sampling
+        (resample the recording first).
+
+    Examples
+    --------
+    >>> check_uniform([0.0, 0.1, 0.2, 0.3])
+    0.1
+    """
+    from kanerobot.identification.data import DataError
+
+    t = np.asarray(t, dtype=float)
+    steps = np.diff(t)
+    dt = float(np.median(steps))
+    bad = np.nonzero(np.abs(steps - dt) > tolerance * dt)[0]
+    if len(bad):
+        k = int(bad[0]) + 1
+        raise DataError(source, None, f"sampling is not uniform at sample {k} (step {steps[k - 1]:.6g} s, median {dt:.6g} s): "
+                                      f"resample the recording at a constant period")  # fmt: skip
+    return round(dt, 15)
+
+
+def lowpass(x, dt, cutoff, order=4):
+    """Zero-phase Butterworth low-pass of ``x`` along its first axis.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, ...)
+    dt : float
+        Sampling period (s).
+    cutoff : float
+        Cut-off frequency (Hz), below the Nyquist frequency ``1 / (2 dt)``.
+    order : int, optional
+        Of the Butterworth filter (applied forward and backward: twice).
+
+    Returns
+    -------
+    numpy.ndarray, shape of ``x``
+
+    Examples
+    --------
+    >>> t = np.arange(0.0, 1.0, 1e-3)
+    >>> x = np.sin(2 * np.pi * t) + 0.1 * np.sin(2 * np.pi * 200 * t)
+    >>> bool(np.abs(lowpass(x, 1e-3, 20.0) - np.sin(2 * np.pi * t))[50:-50].max() < 1e-2)   # away from the ends
+    True
+    """
+    from scipy import signal
+
+    x = np.asarray(x, dtype=float)
+    nyquist = 0.5 / dt
+    if not 0 < cutoff < nyquist:
+        raise KaneRobotError(f"cut-off frequency {cutoff:g} Hz must lie between 0 and the Nyquist frequency {nyquist:g} Hz")
+    sos = signal.butter(order, cutoff, fs=1.0 / dt, output="sos")
+    # odd extension over a few periods of the cut-off: small end effects
+    padlen = min(len(x) - 1, max(3 * (2 * len(sos) + 1), int(3.0 / (cutoff * dt))))
+    return signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+
+
+def derivatives(q, dt, cutoff=None, order=4):
+    """Positions, rates and accelerations from sampled positions.
+
+    ``q`` is low-passed (:func:`lowpass`, when ``cutoff`` is given), then
+    differentiated twice by second-order central differences
+    (``numpy.gradient``).
+
+    Parameters
+    ----------
+    q : array_like, shape (N, n)
+    dt : float
+    cutoff : float, optional
+        Cut-off frequency (Hz) of the position filter; none by default.
+
+    Returns
+    -------
+    q, qd, qdd : numpy.ndarray, shape (N, n)
+
+    Examples
+    --------
+    >>> t = np.arange(0.0, 1.0, 1e-3)
+    >>> _, qd, qdd = derivatives(np.sin(t)[:, None], 1e-3)
+    >>> bool(abs(qd[500, 0] - np.cos(0.5)) < 1e-6 and abs(qdd[500, 0] + np.sin(0.5)) < 1e-6)
+    True
+    """
+    q = np.asarray(q, dtype=float)
+    if cutoff is not None:
+        q = lowpass(q, dt, cutoff, order)
+    qd = np.gradient(q, dt, axis=0, edge_order=2)
+    qdd = np.gradient(qd, dt, axis=0, edge_order=2)
+    return q, qd, qdd
+
+
+def decimate(x, factor, order=8):
+    """Parallel decimation: anti-aliasing low-pass, then every ``factor``-th sample.
+
+    A zero-phase Butterworth low-pass (:func:`lowpass`, ``order``, applied
+    forward and backward) with its cut-off at half the new Nyquist
+    frequency, flat in the pass band (unlike the Chebyshev filter of
+    ``scipy.signal.decimate``, whose ripple changes low-frequency gains by
+    about 1 %), then one sample in ``factor``.  Apply it to the torques and to
+    the observation matrix alike.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, ...)
+    factor : int
+        1 returns ``x`` unchanged.
+    order : int, optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (ceil(N / factor), ...)
+
+    Examples
+    --------
+    >>> decimate(np.ones((200, 2)), 5).shape
+    (40, 2)
+    """
+    x = np.asarray(x, dtype=float)
+    if isinstance(factor, bool) or int(factor) != factor or factor < 1:
+        raise KaneRobotError(f"decimation factor must be a positive integer, got {factor}")
+    factor = int(factor)
+    if factor == 1:
+        return x
+    if len(x) < 10 * factor:
+        raise KaneRobotError(f"{len(x)} samples are too few to decimate by {factor}: record longer or decimate less")
+    return lowpass(x, 1.0, 0.25 / factor, order=order)[::factor]
+
+
+def second_order_filter(x, dt, a, derivative=False):
+    """``F(s) = a^2 / (s + a)^2`` (45), or ``F'(s) = a^2 s / (s + a)^2`` (46), from rest.
+
+    Discretised by the bilinear transform at period ``dt`` and applied along
+    the first axis with zero initial state (``scipy.signal.lfilter``).
+
+    Parameters
+    ----------
+    x : array_like, shape (N, ...)
+    dt : float
+    a : float
+        Bandwidth (rad/s).
+    derivative : bool, optional
+        ``F'`` instead of ``F``.
+
+    Returns
+    -------
+    numpy.ndarray, shape of ``x``
+
+    Examples
+    --------
+    >>> y = second_order_filter(np.ones(5000), 1e-3, 50.0)     # unit DC gain
+    >>> round(float(y[-1]), 9)
+    1.0
+    """
+    from scipy import signal
+
+    if not a > 0:
+        raise KaneRobotError(f"filter bandwidth a must be positive, got {a}")
+    numerator = [a * a, 0.0] if derivative else [a * a]
+    b, den = signal.bilinear(numerator, [1.0, 2 * a, a * a], fs=1.0 / dt)
+    return signal.lfilter(b, den, np.asarray(x, dtype=float), axis=0)
+
+
+def filtered_model(regressors, t, q, qd, a, tau=None, base=None):
+    """The filtered dynamic identification model (44): ``F[Gamma] = W_f K``.
+
+    Parameters
+    ----------
+    regressors : Regressors
+        :class:`~kanerobot.identification.numeric_regressor.Regressors` of
+        the robot (its :meth:`lagrangian` gives ``D1``, ``D2``).
+    t : array_like, shape (N,)
+        Uniform times.
+    q, qd : array_like, shape (N, n)
+        Positions and rates (no acceleration).
+    a : float
+        Bandwidth of ``F`` and ``F'`` (rad/s).
+    tau : array_like, shape (N, n), optional
+        Torques, filtered by ``F``.
+    base : BaseParameterSet, optional
+        Keep only its base columns (matched by name,
+        :meth:`~kanerobot.identification.numeric_regressor.Regressors.base_columns`):
+        shape (N, n, nb).
+
+    Returns
+    -------
+    W_f : numpy.ndarray, shape (N, n, p)
+        ``F'[D1 - D1(t0)] + F[D2]``, columns in the order of ``regressors.parameters``.
+    tau_f : numpy.ndarray, shape (N, n) or None
+        ``F[tau]``.
+
+    Notes
+    -----
+    Both start from rest: the first ``~10 / a`` seconds carry the filters'
+    transient and the discretisation differs most there; :func:`identify`
+    drops them.
+    """
+    dt = check_uniform(t)
+    D1, D2 = regressors.lagrangian(q, qd)
+    W = second_order_filter(D1 - D1[:1], dt, a, derivative=True) + second_order_filter(D2, dt, a)
+    if base is not None:
+        W = W[:, :, regressors.base_columns(base).columns]
+    return W, (None if tau is None else second_order_filter(tau, dt, a))

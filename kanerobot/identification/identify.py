@@ -1,0 +1,547 @@
+"""Identification of the base dynamic parameters from recorded motion.
+
+:func:`identify` goes from a recording ``(t, q, tau)`` to estimates one can
+trust (Gautier's method, SYMORO+ section 6):
+
+1. rates and accelerations from the positions: zero-phase Butterworth
+   low-pass then central differences (:mod:`.filtering`), unless the
+   recording carries them;
+2. the observation matrix, one of three models:
+
+   - ``form="dynamic"``: ``tau = D_b(q, qd, qdd) K_b`` (39) at every sample;
+   - ``form="filtered"``: ``F[tau] = (F'[D1] + F[D2])_b K_b`` (44), no
+     acceleration;
+   - ``form="energy"``: ``int qd^T tau = (Delta h + friction integrals)_b K_b``
+     (47) over consecutive intervals;
+
+   ``D`` from the identification model's program
+   (:func:`~.regressor.identification_model`), ``D1``, ``D2``, ``h`` by the
+   unit-parameter rule (:class:`~.numeric_regressor.Regressors`), restricted
+   to the base columns of :func:`~.base_parameters.base_parameter_set`
+   (numeric method with the given geometry and gravity, or a set passed as
+   ``base``): ``D_b = D[..., columns]`` and ``K_b = T K`` with
+   ``T = base.matrix(values)``;
+3. parallel decimation of the torques and of the observation matrix alike;
+4. least squares: ``method="ls"`` (ordinary) or ``"wls"`` (each joint's
+   equations weighted by the inverse standard deviation of its own
+   residual, Gautier 1997).  With ``r`` rows and ``nb`` base parameters::
+
+       K_b = argmin |W K_b - y|^2,    sigma^2 = |y - W K_b|^2 / (r - nb)
+       C = sigma^2 (W^T W)^-1,        sigma_i = sqrt(C_ii),   %sigma_i = 100 sigma_i / |K_b,i|
+
+   and the condition number of ``W`` (2-norm) says how well the motion
+   excites the parameters (:mod:`.excitation` minimises it);
+5. ``physical=True``: standard parameters of real bodies closest to the
+   least-squares estimate in the metric of its covariance,
+   ``min (T K - K_b)^T C^-1 (T K - K_b)``, over each link's pseudo-inertia
+   ``[[Sigma, MS], [MS^T, M]] = U U^T`` (``Sigma = 1/2 tr(J) I - J``, U upper
+   triangular with a positive diagonal, a Cholesky factor: positive mass
+   and an inertia about the centre of mass that satisfies the triangle
+   inequalities) and ``IA, FV, FS >= 0`` (bounds of ``least_squares``).
+
+Examples
+--------
+>>> import numpy as np, kanerobot as kr
+>>> robot = kr.load(kr.frames_path("planar2"))
+>>> true = {"ZZ1": 0.5, "ZZ2": 0.2, "MX2": 0.3, "MY2": 0.05, "M2": 1.0, "IA1": 0.1, "IA2": 0.05,
+...         "FV1": 0.2, "FV2": 0.1, "FS1": 0.0, "FS2": 0.0}
+>>> values = dict(dict.fromkeys(kr.derive(robot).parameters, 0.0), L1=0.5, G3=-9.81, **true)
+>>> fn = kr.derive(robot).numeric(values)
+>>> t = np.linspace(0.0, 4.0, 801)
+>>> q = np.column_stack([np.sin(2 * t) + 0.3 * np.sin(5 * t), np.cos(3 * t) - 0.5 * np.sin(7 * t)])
+>>> qd = np.column_stack([2 * np.cos(2 * t) + 1.5 * np.cos(5 * t), -3 * np.sin(3 * t) - 3.5 * np.cos(7 * t)])
+>>> qdd = np.column_stack([-4 * np.sin(2 * t) - 7.5 * np.sin(5 * t), -9 * np.cos(3 * t) + 24.5 * np.sin(7 * t)])
+>>> data = {"t": t, "q": q, "qd": qd, "qdd": qdd, "tau": fn.inverse_dynamics(q, qd, qdd)}
+>>> result = identify(robot, data, values={"L1": 0.5, "G3": -9.81})
+>>> round(result.estimates["ZZ2"], 9), result.relative_std["ZZ2"] < 1e-6
+(0.2, True)
+"""
+
+import numpy as np
+
+from kanerobot.errors import KaneRobotError
+from kanerobot.identification.data import as_recorded
+from kanerobot.identification.numeric_regressor import Regressors
+
+__all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
+
+#: Estimators of :func:`identify`.
+METHODS = ("ls", "wls")
+#: Identification models of :func:`identify`.
+FORMS = ("dynamic", "filtered", "energy")
+
+
+def _regressors(model, values, friction, rotor, backend):
+    if isinstance(model, Regressors):
+        return model
+    return Regressors(model, values or {}, friction=friction, rotor=rotor, backend=backend)
+
+
+def identify(model, data, values=None, method="ls", *, form="dynamic", cutoff=None, decimation=1, bandwidth=None,
+             window=20, trim=None, physical=False, friction=True, rotor=True, base=None, backend="auto"):  # fmt: skip
+    """Estimate the base dynamic parameters of a robot from a recording.
+
+    Parameters
+    ----------
+    model : Robot, DynamicModel, IdentificationModel or Regressors
+        The robot (fixed-base serial or tree), its dynamic or identification
+        model, or its :class:`~.numeric_regressor.Regressors` (then
+        ``values``, ``friction``, ``rotor`` and ``backend`` are its own).
+        ``D`` is the identification model's program.
+    data : RecordedData, str, pathlib.Path, mapping or SimulationResult
+        ``t`` (N,), ``q`` and ``tau`` (N, n), optionally ``qd``, ``qdd``; a
+        path is read by :func:`~.data.load_data` (CSV or NPZ).
+    values : mapping
+        ``{name: float}`` of the geometric and gravity symbols (``L1``,
+        ``D3``, ``G3`` ...); other entries are ignored.
+    method : {"ls", "wls"}
+        Ordinary or weighted (per joint) least squares.
+    form : {"dynamic", "filtered", "energy"}
+        The identification model (module notes).
+    cutoff : float, optional
+        Cut-off frequency (Hz) of the zero-phase Butterworth filter of the
+        positions before differentiation; none by default.  When given,
+        rates and accelerations come from the filtered positions even if
+        the recording has measured ones.
+    decimation : int, optional
+        Factor of the parallel decimation of torques and observation matrix.
+    bandwidth : float, optional
+        ``a`` (rad/s) of the filters F, F' of ``form="filtered"``; default
+        a tenth of the sampling frequency, ``2 pi / (10 dt)``.
+    window : int, optional
+        Samples per interval of ``form="energy"``.
+    trim : int, optional
+        Samples dropped at each end (after decimation): the ends of the
+        filters and differences.  Default 2, or 10 with decimation; the
+        filtered model also drops the first ``10 / a`` seconds.
+    physical : bool, optional
+        Also a physically consistent estimate (module notes); the
+        least-squares one stays in ``result.ls_estimates``.
+    friction, rotor : bool, optional
+        Identify ``FV, FS`` and ``IA``.
+    base : BaseParameterSet, optional
+        The base parameters (default: :func:`~.base_parameters.base_parameter_set`
+        with ``method="numeric"``, the geometry and gravity of ``values`` and
+        ``friction``); matched to the regressor's columns by name
+        (:meth:`~.numeric_regressor.Regressors.base_columns`).
+    backend : {"auto", "c", "numpy"}, optional
+
+    Returns
+    -------
+    IdentificationResult
+
+    Raises
+    ------
+    KaneRobotError
+        For an unknown method or form, a recording that does not match the
+        robot (:class:`~.data.DataError`), too few samples for the
+        parameters, missing geometric values, a base set that does not
+        match the regressor's parameters.
+    """
+    from kanerobot.identification import filtering
+    from kanerobot.identification.energy_model import energy_model
+
+    if method not in METHODS:
+        raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
+    if form not in FORMS:
+        raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
+    regs = _regressors(model, values, friction, rotor, backend)
+    data = as_recorded(data, regs.robot)
+    base = base if base is not None else regs.base_parameter_set()
+    selected = regs.base_columns(base)
+    dt = filtering.check_uniform(data.t, source=data.source)
+    t = data.t
+    if data.qd is not None and cutoff is None:
+        q, qd = data.q, data.qd
+        qdd = data.qdd if data.qdd is not None else np.gradient(qd, dt, axis=0, edge_order=2)
+    else:
+        q, qd, qdd = filtering.derivatives(data.q, dt, cutoff)
+    columns = selected.columns
+    trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
+    if form == "energy":
+        W, y = energy_model(regs, t, q, qd, data.tau, window=window)
+        W, y = W[:, columns][:, None, :], y[:, None]  # one equation per interval: one group
+        groups = ["energy"]
+    else:
+        if form == "dynamic":
+            W = regs.regressor(q, qd, qdd)[:, :, columns]
+            y = data.tau
+            start = 0
+        else:
+            a = bandwidth if bandwidth is not None else 2 * np.pi / (10 * dt)
+            W, y = filtering.filtered_model(regs, t, q, qd, a, tau=data.tau)
+            W = W[:, :, columns]
+            start = int(np.ceil(10.0 / (a * dt)))
+        W, y = filtering.decimate(W, decimation), filtering.decimate(y, decimation)
+        first = max(trim, int(np.ceil(start / max(decimation, 1))))
+        last = len(y) - trim
+        if last - first < 1:
+            raise KaneRobotError(f"{len(data.t)} samples leave no equation after trimming {first} and {trim} samples: record longer")
+        W, y = W[first:last], y[first:last]
+        groups = list(regs.robot.joint_labels)
+    return _solve(regs, base, selected, W, y, groups, method, form, physical, dict(cutoff=cutoff, decimation=decimation, trim=trim))
+
+
+def _solve(regs, base, selected, W, y, groups, method, form, physical, options):
+    """Least squares on the (N, g, nb) observation array ``W`` and (N, g) ``y``."""
+    N, g, nb = W.shape
+    rows = N * g
+    if rows <= nb:
+        raise KaneRobotError(f"{rows} equations for {nb} base parameters: record a longer motion (more samples than parameters)")
+    A = W.transpose(1, 0, 2).reshape(rows, nb)  # rows joint by joint
+    b = y.T.reshape(rows)
+    group_of = np.repeat(np.arange(g), N)
+    weights = np.ones(g)
+    if method == "wls":
+        for j in range(g):
+            Aj, bj = A[group_of == j], b[group_of == j]
+            xj, *_ = np.linalg.lstsq(Aj, bj, rcond=None)
+            rank = np.linalg.matrix_rank(Aj) if Aj.any() else 0
+            dof = max(len(bj) - rank, 1)
+            sigma_j = np.sqrt(np.sum((bj - Aj @ xj) ** 2) / dof)
+            weights[j] = 1.0 / sigma_j if sigma_j > 0 else 1.0
+        weights /= weights.max()
+    scale = weights[group_of]
+    A_w, b_w = A * scale[:, None], b * scale
+    estimate, covariance, sigma2, cond = _least_squares(A_w, b_w)
+    result = IdentificationResult(
+        regressors=regs, base=base, selected=selected, estimate=estimate, covariance=covariance, sigma2=sigma2, condition_number=cond,
+        residual=b - A @ estimate, observed=b, rows=rows, groups=groups, weights=weights, method=method, form=form, options=options,
+    )  # fmt: skip
+    if physical:
+        result._set_physical(*physical_estimate(regs, selected.T, estimate, A_w))
+    return result
+
+
+def _least_squares(A, b):
+    """``(x, C, sigma^2, cond)``: x = argmin |A x - b|, C = sigma^2 (A^T A)^-1."""
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    if s[-1] <= s[0] * 1e-13:
+        raise KaneRobotError(
+            f"the observation matrix is rank deficient (condition number {s[0] / max(s[-1], 1e-300):.3g}): "
+            "the motion does not excite every base parameter; use a richer trajectory (kr.fourier_excitation)"
+        )
+    x = Vt.T @ ((U.T @ b) / s)
+    r, nb = A.shape
+    sigma2 = float(np.sum((b - A @ x) ** 2) / (r - nb))
+    C = sigma2 * (Vt.T / s**2) @ Vt
+    return x, C, sigma2, float(s[0] / s[-1])
+
+
+# ------------------------------------------------------------------ physical
+def _link_blocks(regs):
+    """``[(link, {kind: column index})]`` of the standard parameters, by link."""
+    blocks = {}
+    for k, (label, kind) in enumerate(regs.owners):
+        blocks.setdefault(label, {})[kind] = k
+    return list(blocks.items())
+
+
+_INERTIA_INDEX = {"XX": (0, 0), "XY": (0, 1), "XZ": (0, 2), "YY": (1, 1), "YZ": (1, 2), "ZZ": (2, 2)}
+_TRIU = np.triu_indices(4)
+_DIAGONAL = [k for k, (i, j) in enumerate(zip(*_TRIU)) if i == j]
+_UNITS = np.zeros((10, 4, 4))
+_UNITS[np.arange(10), _TRIU[0], _TRIU[1]] = 1.0
+#: Floor of the diagonal of the pseudo-inertia's factor: strictly real bodies.
+_FLOOR = 1e-4
+
+
+def _pseudo_inertia_map(kinds, p):
+    """``M`` (p, 16) with ``K = M vec(P)`` for one link's entries of the pseudo-inertia ``P``
+    (``J = tr(Sigma) I - Sigma``, ``MS = P[:3, 3]``, ``M = P[3, 3]``)."""
+    M = np.zeros((p, 16))
+    for kind, column in kinds.items():
+        if kind in _INERTIA_INDEX:
+            a, b = _INERTIA_INDEX[kind]
+            if a == b:
+                for c in range(3):
+                    if c != a:
+                        M[column, 4 * c + c] = 1.0
+            else:
+                M[column, 4 * a + b] = -1.0
+        elif kind in ("MX", "MY", "MZ"):
+            M[column, 4 * "XYZ".index(kind[1]) + 3] = 1.0
+        elif kind == "M":
+            M[column, 15] = 1.0
+    return M
+
+
+class _Parametrisation:
+    """Standard parameters from ``theta``: per link the 10 entries of an upper
+    triangular U with the pseudo-inertia ``P = U U^T``, then ``IA, FV, FS``;
+    the Jacobian ``dK/dtheta`` and the bounds: U's diagonal at least
+    :data:`_FLOOR`, ``IA, FV, FS >= 0`` (bounds rather than squares, whose
+    zero is a stationary point where the optimiser stalls)."""
+
+    def __init__(self, regs):
+        self.p = len(regs.parameters)
+        self.links = []
+        k = 0
+        for _, kinds in _link_blocks(regs):
+            extra = [kinds[kind] for kind in ("IA", "FV", "FS") if kind in kinds]
+            self.links.append((k, _pseudo_inertia_map(kinds, self.p), extra))
+            k += 10 + len(extra)
+        self.size = k
+
+    def _factor(self, theta):
+        U = np.zeros((4, 4))
+        U[_TRIU] = theta
+        return U
+
+    def standard(self, theta):
+        K = np.zeros(self.p)
+        for k, M, extra in self.links:
+            U = self._factor(theta[k : k + 10])
+            K += M @ (U @ U.T).reshape(16)
+            K[extra] += theta[k + 10 : k + 10 + len(extra)]
+        return K
+
+    def jacobian(self, theta):
+        J = np.zeros((self.p, self.size))
+        for k, M, extra in self.links:
+            U = self._factor(theta[k : k + 10])
+            EU = _UNITS @ U.T  # (10, 4, 4): dU U^T for each entry of U
+            J[:, k : k + 10] = M @ (EU + EU.transpose(0, 2, 1)).reshape(10, 16).T
+            for e, column in enumerate(extra):
+                J[column, k + 10 + e] = 1.0
+        return J
+
+    def start(self):
+        """Each link a small body of unit mass at its origin; IA, FV, FS 0.5."""
+        theta = np.zeros(self.size)
+        for k, _, extra in self.links:
+            theta[[k + d for d in _DIAGONAL]] = np.sqrt([0.1, 0.1, 0.1, 1.0])
+            theta[k + 10 : k + 10 + len(extra)] = 0.5
+        return theta
+
+    def lower_bounds(self):
+        lower = np.full(self.size, -np.inf)
+        for k, _, extra in self.links:
+            lower[[k + d for d in _DIAGONAL]] = _FLOOR
+            lower[k + 10 : k + 10 + len(extra)] = 0.0
+        return lower
+
+
+def physical_estimate(regs, T, estimate, A, max_nfev=300):
+    """Standard parameters of real bodies whose base parameters best fit the data.
+
+    Minimises ``|R (T K(theta) - K_b)|^2 + eps^2 |K(theta)|^2`` (``R`` the
+    triangular factor of the observation matrix ``A``, so that the first
+    term is the increase of the least-squares cost) by
+    ``scipy.optimize.least_squares`` with the exact Jacobian, over each
+    link's factor ``U`` of its pseudo-inertia ``P = U U^T`` (upper
+    triangular, diagonal bounded below by ``1e-4``: positive definite, so a
+    positive mass and an inertia about the centre of mass satisfying the
+    triangle inequalities strictly) and ``IA, FV, FS >= 0`` (bounds).  The small ``eps`` picks, among standard
+    parameters with the same base values, small ones.
+
+    Parameters
+    ----------
+    regs : Regressors
+    T : numpy.ndarray, shape (nb, p)
+        ``K_b = T K`` on the columns of ``regs.parameters``
+        (:meth:`~.numeric_regressor.Regressors.base_columns`).
+    estimate : numpy.ndarray, shape (nb,)
+        Least-squares base estimate.
+    A : numpy.ndarray, shape (r, nb)
+    max_nfev : int, optional
+        Evaluations per start (three starts, the best kept).  The cost
+        flattens along the directions only ``eps`` sees: more changes the
+        fit by a few percent of its (chi-square) cost at most.
+
+    Returns
+    -------
+    K : numpy.ndarray, shape (p,)
+        Standard parameters (order of ``regs.parameters``).
+    K_b : numpy.ndarray, shape (nb,)
+        ``T K``.
+    """
+    from scipy.optimize import least_squares
+
+    param = _Parametrisation(regs)
+    R = np.linalg.qr(A, mode="r")
+    T = np.asarray(T, dtype=float)
+    RT = R @ T
+    eps = 1e-4 * np.linalg.norm(RT) / np.sqrt(max(len(regs.parameters), 1))
+
+    def residual(theta):
+        K = param.standard(theta)
+        return np.concatenate([RT @ K - R @ estimate, eps * K])
+
+    def jacobian(theta):
+        J = param.jacobian(theta)
+        return np.vstack([RT @ J, eps * J])
+
+    best = None
+    rng = np.random.default_rng(0)
+    bounds = (param.lower_bounds(), np.full(param.size, np.inf))
+    for attempt in range(3):  # the start, then two perturbed ones: keep the best
+        x0 = param.start() * (1.0 if attempt == 0 else np.exp(rng.normal(scale=0.5, size=param.size)))
+        solution = least_squares(residual, x0, jac=jacobian, bounds=bounds, method="trf", x_scale="jac", max_nfev=max_nfev)
+        if best is None or solution.cost < best.cost:
+            best = solution
+    K = param.standard(best.x)
+    return K, T @ K
+
+
+# ------------------------------------------------------------------ result
+class IdentificationResult:
+    """Estimates of the base parameters with their uncertainty.
+
+    Attributes
+    ----------
+    names : list of str
+        Base parameter names.
+    estimates : dict
+        ``{name: value}``: the physically consistent estimate with
+        ``physical=True``, else the least-squares one.
+    ls_estimates : dict
+        The least-squares estimate.
+    std, relative_std : dict
+        ``sigma_i = sqrt(C_ii)`` and ``100 sigma_i / |K_i|`` (%) of the
+        least-squares estimate.
+    covariance : numpy.ndarray, shape (nb, nb)
+        ``C = sigma^2 (W^T W)^-1`` (W weighted for ``"wls"``).
+    sigma2 : float
+        Residual variance of the (weighted) equations.
+    condition_number : float
+        2-norm condition number of the (weighted) observation matrix.
+    residual : numpy.ndarray, shape (rows,)
+        ``y - W K_b`` (unweighted), joint by joint.
+    relative_residual : float
+        ``|y - W K_b| / |y|``.
+    weights : numpy.ndarray, shape (groups,)
+        Per-joint weights (1 for ``"ls"``).
+    standard : dict or None
+        With ``physical=True``: standard parameter values of real bodies
+        (``{name: value}``); ``consistent`` says whether each link passes
+        :func:`kanerobot.dynamics.parameters.is_physically_consistent`.
+    base : BaseParameterSet
+        The base parameter set identified.
+    columns : list of int
+        The base columns among ``regressors.parameters``: ``D_b = D[..., columns]``.
+    T : numpy.ndarray, shape (nb, p)
+        ``K_b = T K`` for standard parameters K in the order of
+        ``regressors.parameters`` (``base.matrix`` with the geometry bound).
+    method, form : str
+    rows : int
+        Number of equations.
+    """
+
+    def __init__(self, *, regressors, base, selected, estimate, covariance, sigma2, condition_number, residual, observed, rows, groups, weights,
+                 method, form, options):  # fmt: skip
+        self.regressors = regressors
+        self.base = base
+        self.names = list(selected.names)
+        self.columns = list(selected.columns)
+        self.T = selected.T
+        self._ls = np.asarray(estimate, dtype=float)
+        self._values = self._ls.copy()
+        self.covariance = covariance
+        self.sigma2 = sigma2
+        self.condition_number = condition_number
+        self.residual = residual
+        self.rows = rows
+        self.groups = groups
+        self.weights = weights
+        self.method, self.form, self.options = method, form, options
+        std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+        self.std = dict(zip(self.names, std.tolist()))
+        with np.errstate(divide="ignore"):
+            rel = np.where(np.abs(self._ls) > 0, 100.0 * std / np.abs(self._ls), np.inf)
+        self.relative_std = dict(zip(self.names, rel.tolist()))
+        self.ls_estimates = dict(zip(self.names, self._ls.tolist()))
+        norm = np.linalg.norm(observed)
+        self.relative_residual = float(np.linalg.norm(residual) / norm) if norm > 0 else float(np.linalg.norm(residual))
+        self.standard = None
+        self.consistent = None
+
+    @property
+    def estimates(self):
+        return dict(zip(self.names, self._values.tolist()))
+
+    @property
+    def values(self):
+        """Estimates as an array, shape (nb,), in the order of :attr:`names`."""
+        return self._values.copy()
+
+    def _set_physical(self, K, K_b):
+        from kanerobot.dynamics.parameters import is_physically_consistent
+
+        self._values = np.asarray(K_b, dtype=float)
+        self.standard = dict(zip(self.regressors.parameters, np.asarray(K).tolist()))
+        self.consistent = {}
+        for label, kinds in _link_blocks(self.regressors):
+            link = {kind: self.standard[self.regressors.parameters[k]] for kind, k in kinds.items()}
+            if all(kind in link for kind in ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")):
+                self.consistent[label] = is_physically_consistent(link, tol=0.0)
+
+    def predict(self, q, qd, qdd):
+        """Joint torques of the identified model, ``D_b(q, qd, qdd) K_b``.
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (n,) or (N, n)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,) or (N, n)
+        """
+        single = np.ndim(q) == 1
+        D = self.regressors.regressor(q, qd, qdd)[:, :, self.columns]
+        tau = D @ self._values
+        return tau[0] if single else tau
+
+    def summary(self):
+        """The estimates as a text table: name, value, sigma, %sigma, then the condition number.
+
+        Returns
+        -------
+        str
+        """
+        lines = [f"{'parameter':>10s} {'estimate':>14s} {'std':>12s} {'%std':>9s}"]
+        for name, value in zip(self.names, self._values):
+            lines.append(f"{name:>10s} {value:14.6g} {self.std[name]:12.4g} {self.relative_std[name]:9.3g}")
+        lines.append(f"method {self.method}, model {self.form}, {self.rows} equations, {len(self.names)} base parameters")
+        lines.append(f"condition number {self.condition_number:.4g}, residual variance {self.sigma2:.4g}")
+        lines.append(f"base parameter set: {len(self.base)} base parameters of {self.base.robot.name} ({self.base.method} method)")
+        if self.consistent is not None:
+            lines.append("physically consistent estimate: " + ", ".join(f"link {k} {'ok' if v else 'NOT consistent'}" for k, v in self.consistent.items()))
+        return "\n".join(lines)
+
+    def save(self, path):
+        """Write the estimates: ``.toml`` (``NAME = value`` lines, readable by
+        ``kanerobot simulate --values`` when the standard ones are there) or
+        ``.csv`` (name, estimate, std, relative std %).
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        from pathlib import Path
+
+        from kanerobot.robot.io import atomic_write_text
+
+        path = Path(path)
+        if path.suffix == ".toml":
+            lines = [f"# kanerobot identify: {self.method}, {self.form} model, condition number {self.condition_number:.6g}",
+                     "# base parameters (value, then std and relative std % as comments)"]  # fmt: skip
+            for name, value in zip(self.names, self._values):
+                lines.append(f"{name} = {float(value)!r}  # std {self.std[name]:.6g}, {self.relative_std[name]:.4g} %")
+            if self.standard is not None:
+                lines.append("# physically consistent standard parameters")
+                lines.append("[standard]")
+                lines += [f"{name} = {float(value)!r}" for name, value in self.standard.items()]
+            text = "\n".join(lines) + "\n"
+        elif path.suffix == ".csv":
+            text = "name,estimate,std,relative_std_percent\n" + "".join(
+                f"{name},{float(value)!r},{self.std[name]!r},{self.relative_std[name]!r}\n" for name, value in zip(self.names, self._values)
+            )
+        else:
+            raise KaneRobotError(f"cannot save identification results as {path.name!r}: use a .toml or .csv file")
+        atomic_write_text(path, text)
+        return path
+
+    def __repr__(self):
+        return (f"<IdentificationResult {self.method} {self.form}: {len(self.names)} base parameters, {self.rows} equations, "
+                f"condition number {self.condition_number:.3g}>")  # fmt: skip

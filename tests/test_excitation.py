@@ -1,0 +1,97 @@
+"""Fourier excitation trajectories and the optimisation of the condition number."""
+
+import numpy as np
+import pytest
+import sympy
+
+import kanerobot as kr
+from kanerobot.control import computed_torque
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
+from kanerobot.identification.excitation import FourierTrajectory, fourier_excitation
+from kanerobot.identification.numeric_regressor import Regressors
+
+
+def unit_regressor(robot, values, parameters):
+    """D(q, qd, qdd) by the unit-parameter rule, independent of the identification program: column j
+    is the Newton-Euler inverse dynamics with parameter j = 1, every other dynamic parameter 0."""
+    model = kr.derive(robot)
+    dynamic = {str(v) for link in robot.dynamics.values() for v in link.values() if isinstance(v, sympy.Symbol)}
+    zero = {name: 0.0 if name in dynamic else float(values[name]) for name in model.parameters}
+    units = [(k, model.numeric(dict(zero, **{name: 1.0}))) for k, name in enumerate(parameters) if name in model.parameters]
+
+    def D(q, qd, qdd):
+        out = np.zeros(np.shape(q) + (len(parameters),))
+        for k, fn in units:
+            out[..., k] = fn.inverse_dynamics(q, qd, qdd)
+        return out
+
+    return D
+
+
+@pytest.fixture(scope="module")
+def planar():
+    robot = kr.load(kr.frames_path("planar2"))
+    values = random_parameters(robot, np.random.default_rng(0), wrench=False)
+    return robot, values, Regressors(robot, values)
+
+
+def test_fourier_series_derivatives_and_period():
+    rng = np.random.default_rng(0)
+    tr = FourierTrajectory([0.1, -0.2, 0.3], rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 0.4)
+    t = np.linspace(0.0, 5.0, 41)
+    q, qd, qdd = tr.sample(t)
+    e = 1e-5
+    np.testing.assert_allclose(qd, (tr.position(t + e) - tr.position(t - e)) / (2 * e), atol=1e-8)
+    np.testing.assert_allclose(qdd, (tr.velocity(t + e) - tr.velocity(t - e)) / (2 * e), atol=1e-7)
+    np.testing.assert_allclose(tr.position(t + tr.period), q, atol=1e-12)  # periodic
+    # zero-mean rates: the offset is the mean position over a period
+    grid = np.arange(400) * tr.period / 400
+    np.testing.assert_allclose(tr.position(grid).mean(axis=0), [0.1, -0.2, 0.3], atol=1e-12)
+    # one state at a time too, as kanerobot.control wants
+    q1, qd1, qdd1 = tr(t[3])
+    np.testing.assert_allclose(q1, q[3])
+    assert FourierTrajectory(**tr.coefficients()).position(1.3) == pytest.approx(tr.position(1.3))
+
+
+def test_fourier_trajectory_is_tracked_by_computed_torque(planar):
+    robot, values, regs = planar
+    fn = kr.derive(robot).numeric({k: values[k] for k in kr.derive(robot).parameters})
+    tr = FourierTrajectory([0.0, 0.5], [[0.5, 0.2], [-0.3, 0.4]], [[0.1, 0.0], [0.2, -0.1]], 0.5)
+    q0, qd0, _ = tr(0.0)
+    t = np.linspace(0.0, 2.0, 21)
+    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, 2.0), controller=computed_torque(fn, tr), t_eval=t)
+    np.testing.assert_allclose(run.q, tr.position(t), atol=1e-6)
+
+
+def test_excitation_lowers_the_condition_number_within_the_limits(planar):
+    robot, values, regs = planar
+    limits = [(-1.0, 1.5), (-2.0, 0.5)]
+    out = fourier_excitation(regs, harmonics=3, frequency=0.25, q_limits=limits, qd_max=1.5, qdd_max=4.0, maxiter=60)
+    assert out.success
+    assert out.condition_number < 0.7 * out.initial_condition_number
+    # the reported number, again with the unit-parameter regressor on the base columns of the same samples
+    assert out.base is regs.base_parameter_set()
+    columns = [regs.parameters.index(out.base.parameters[c]) for c in out.base.columns]
+    q, qd, qdd = out.trajectory.sample(out.times)
+    W = unit_regressor(robot, values, regs.parameters)(q, qd, qdd)[:, :, columns].reshape(-1, len(columns))
+    assert out.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-8)
+    # limits hold at the samples, and nearly so between them
+    lower, upper = np.array(limits).T
+    assert np.all(q >= lower - 1e-8) and np.all(q <= upper + 1e-8)
+    assert np.abs(qd).max() <= 1.5 + 1e-8 and np.abs(qdd).max() <= 4.0 + 1e-8
+    fine = out.trajectory.sample(np.linspace(0.0, out.trajectory.period, 5000))
+    assert np.all(fine[0] >= lower - 0.05) and np.all(fine[0] <= upper + 0.05)
+    assert np.abs(fine[1]).max() <= 1.5 * 1.05
+
+
+def test_excitation_arguments_are_checked(planar):
+    robot, values, regs = planar
+    with pytest.raises(KaneRobotError, match="q_limits must be"):
+        fourier_excitation(regs, q_limits=[(1.0, -1.0)] * 2, maxiter=1)
+    with pytest.raises(KaneRobotError, match="harmonics must be at least 1"):
+        fourier_excitation(regs, harmonics=0)
+    with pytest.raises(KaneRobotError, match=r"shape \(2, L\)"):
+        FourierTrajectory([0.0, 0.0], np.zeros((3, 2)), np.zeros((3, 2)), 1.0)
+    with pytest.raises(KaneRobotError, match="positive"):
+        FourierTrajectory([0.0], [[1.0]], [[0.0]], 0.0)
