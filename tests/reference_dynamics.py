@@ -294,3 +294,24 @@ class FloatingReferenceModel(ReferenceModel):
         qdd_joints = numpy.asarray(qdd_joints, dtype=float)
         base = -numpy.linalg.solve(A[:6, :6], A[:6, 6:] @ qdd_joints + H[:6])
         return base, A[6:, :6] @ base + A[6:, 6:] @ qdd_joints + H[6:]
+
+
+def unit_regressor(robot, values, parameters):
+    """The identification regressor D(q, qd, qdd) by the unit-parameter rule,
+    independent of the identification program: column j is the Newton-Euler
+    inverse dynamics with parameter j = 1, every other dynamic parameter 0
+    (the torques are linear in the dynamic parameters)."""
+    import kanerobot as kr
+
+    model = kr.derive(robot)
+    dynamic = {str(v) for link in robot.dynamics.values() for v in link.values() if isinstance(v, sympy.Symbol)}
+    zero = {name: 0.0 if name in dynamic else float(values[name]) for name in model.parameters}
+    units = [(k, model.numeric(dict(zero, **{name: 1.0}))) for k, name in enumerate(parameters) if name in model.parameters]
+
+    def D(q, qd, qdd):
+        out = numpy.zeros(numpy.shape(q) + (len(parameters),))
+        for k, fn in units:
+            out[..., k] = fn.inverse_dynamics(q, qd, qdd)
+        return out
+
+    return D

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import sympy
 
 import kanerobot as kr
 from kanerobot.control import computed_torque
@@ -10,23 +9,7 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.identification.excitation import FourierTrajectory, fourier_excitation
 from kanerobot.identification.numeric_regressor import Regressors
-
-
-def unit_regressor(robot, values, parameters):
-    """D(q, qd, qdd) by the unit-parameter rule, independent of the identification program: column j
-    is the Newton-Euler inverse dynamics with parameter j = 1, every other dynamic parameter 0."""
-    model = kr.derive(robot)
-    dynamic = {str(v) for link in robot.dynamics.values() for v in link.values() if isinstance(v, sympy.Symbol)}
-    zero = {name: 0.0 if name in dynamic else float(values[name]) for name in model.parameters}
-    units = [(k, model.numeric(dict(zero, **{name: 1.0}))) for k, name in enumerate(parameters) if name in model.parameters]
-
-    def D(q, qd, qdd):
-        out = np.zeros(np.shape(q) + (len(parameters),))
-        for k, fn in units:
-            out[..., k] = fn.inverse_dynamics(q, qd, qdd)
-        return out
-
-    return D
+from reference_dynamics import unit_regressor
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import tomllib
 
 import numpy as np
 import pytest
-import sympy
 
 import kanerobot as kr
 from kanerobot.cli import main
@@ -25,6 +24,7 @@ from kanerobot.identification.excitation import FourierTrajectory, fourier_excit
 from kanerobot.identification.identify import identify
 from kanerobot.identification.numeric_regressor import Regressors
 from kanerobot.identification.regressor import identification_model
+from reference_dynamics import unit_regressor
 
 
 def planar_with_gravity():
@@ -56,23 +56,6 @@ def base_truth(result, values):
     assert [name for name in base.names if name in result.names] == result.names
     rows = [base.names.index(name) for name in result.names]
     return T[rows] @ np.array([values[name] for name in base.parameters])
-
-
-def unit_regressor(robot, values, parameters):
-    """D(q, qd, qdd) by the unit-parameter rule, independent of the identification program: column j
-    is the Newton-Euler inverse dynamics with parameter j = 1, every other dynamic parameter 0."""
-    model = kr.derive(robot)
-    dynamic = {str(v) for link in robot.dynamics.values() for v in link.values() if isinstance(v, sympy.Symbol)}
-    zero = {name: 0.0 if name in dynamic else float(values[name]) for name in model.parameters}
-    units = [(k, model.numeric(dict(zero, **{name: 1.0}))) for k, name in enumerate(parameters) if name in model.parameters]
-
-    def D(q, qd, qdd):
-        out = np.zeros(np.shape(q) + (len(parameters),))
-        for k, fn in units:
-            out[..., k] = fn.inverse_dynamics(q, qd, qdd)
-        return out
-
-    return D
 
 
 @pytest.fixture(scope="module")

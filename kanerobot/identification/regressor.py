@@ -38,7 +38,7 @@ import sympy
 from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement
 from kanerobot.dynamics.model import as_states
 from kanerobot.dynamics.newton_euler import _sigma, _sigmabar
-from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.errors import ParameterError
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
