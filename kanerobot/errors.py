@@ -36,10 +36,11 @@ class DescriptionError(KaneRobotError):
         self.label = label
 
 
-class RobotFileError(KaneRobotError):
-    """A robot file cannot be read or written.
+class FileError(KaneRobotError):
+    """A file cannot be read or written, or what it holds is wrong.
 
-    The message reads ``path:line: what is wrong and what to do``.
+    The message reads ``path:line: what is wrong and what to do`` (the line
+    when one is at fault); ``path``, ``line`` and ``reason`` keep the parts.
     """
 
     def __init__(self, path, line, message):
@@ -48,6 +49,14 @@ class RobotFileError(KaneRobotError):
         self.path = str(path)
         self.line = line
         self.reason = message
+
+
+class RobotFileError(FileError):
+    """A robot file cannot be read or written."""
+
+
+class DataError(FileError):
+    """A recording (identification data) cannot be read or is inconsistent."""
 
 
 class ParameterError(KaneRobotError):

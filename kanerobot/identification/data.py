@@ -31,24 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kanerobot.errors import KaneRobotError
+from kanerobot.errors import DataError, KaneRobotError
 
 __all__ = ["DataError", "RecordedData", "as_recorded", "load_data", "save_data"]
-
-
-class DataError(KaneRobotError):
-    """A recording cannot be read or is inconsistent.
-
-    The message reads ``path:line: what is wrong and what to do`` (the line
-    when one is at fault).
-    """
-
-    def __init__(self, path, line, message):
-        where = f"{path}:{line}" if line else f"{path}"
-        super().__init__(f"{where}: {message}")
-        self.path = str(path)
-        self.line = line
-        self.reason = message
 
 
 @dataclass
