@@ -22,3 +22,4 @@ from kanerobot.library import frames_path, robot_names
 from kanerobot.dynamics.model import derive
 from kanerobot.simulation import cross_validate, simulate
 from kanerobot.identification import base_parameter_set, base_parameters, fourier_excitation, identification_model, identify
+from kanerobot.igm import inverse_geometric

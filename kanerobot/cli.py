@@ -150,6 +150,18 @@ def _model_loopvel(robot, args, progress):
     return "Kinematic constraint equations of loops\n" + note, text
 
 
+def _model_igm(robot, args, progress):
+    from kanerobot.igm.api import derive_igm
+    from kanerobot.igm.export import generate_igm
+
+    progress(f"inverse geometric model of {robot.name} by Paul's method")
+    igm = derive_igm(robot, end=args.frame)
+    title = f"Inverse geometric model ({igm.method.capitalize()}'s method, SYMORO+ section 3.3)"
+    if args.lang:
+        return title, generate_igm(igm, args.lang)
+    return title, str(igm) + "\n"
+
+
 def _model_dim(robot, args, progress):
     from kanerobot.identification.regressor import identification_model
     from kanerobot.symbolic.printing import format_program
@@ -260,6 +272,7 @@ MODELS = {
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
+    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab)", _model_igm),
     "dim": ("dynamic identification model: the regressor D of GAM = D K (--lang python, c, matlab, julia)", _model_dim),
     "regp": ("base inertial parameters by the grouping rules", _model_regp),
 }
@@ -312,7 +325,7 @@ def cmd_model(args):
         label = getattr(args, option)
         if label not in (None, "0"):
             robot.frame(label)  # a clear error for an unknown frame
-    if args.lang and args.model not in DYNAMIC_MODELS and args.model != "dim":
+    if args.lang and args.model not in DYNAMIC_MODELS and args.model not in ("igm", "dim"):
         raise KaneRobotError(f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}), not {args.model}")
     title, text = MODELS[args.model][1](robot, args, progress)
     progress("done")

@@ -208,7 +208,7 @@ def terminal_frame(robot):
     if len(leaves) == 1:
         return leaves[0]
     which = f"several end frames ({', '.join(leaves)})" if leaves else "no end frame outside its loops"
-    raise KaneRobotError(f"robot {robot.name} has {which}: say which one with end=...")
+    raise KaneRobotError(f"robot {robot.name} has {which}: say which one (end=... in Python, --frame on the command line)")
 
 
 def direct_geometric_model(robot, end=None, world=False, simplify=False):
