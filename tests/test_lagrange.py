@@ -163,7 +163,9 @@ def test_equals_newton_euler_and_composite(name, rng):
         assert_relative(GAM, GAM_ne, what=f"{name} inverse dynamics")
 
 
-@pytest.mark.parametrize("name", ROBOTS)
+# Krang's case (12 s) is slow: tests/test_engines.py holds Krang's Lagrange
+# models equal to Newton-Euler in the default run.
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def test_models_agree_with_one_another(name, rng):
     """GAM = A qdd + H and H = C qd + Q + friction + J^T wrench, all Lagrange."""
     robot = robot_named(name)
