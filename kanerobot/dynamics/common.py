@@ -107,9 +107,10 @@ def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
         The dynamic parameters of every link to include (``"XX"`` ..
         ``"M"``, ``"IA"``, ...); default all of
         :data:`~kanerobot.robot.description.DYNAMIC_NAMES`.
-    base : bool, optional
+    base : bool or sequence of str, optional
         Also the symbols of the base motion and gravity (``W0, WP0, V0,
-        VP0, G``).
+        VP0, G``); a sequence names which of them (``("G",)`` for a
+        floating base, whose motion is the state).
 
     Returns
     -------
@@ -131,10 +132,10 @@ def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
     for label in robot.links:
         for name in names:
             parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
-    if base:
-        for key in ("W0", "WP0", "V0", "VP0", "G"):
-            for entry in getattr(robot.base, key):
-                parameters |= sympy.sympify(entry).free_symbols
+    keys = ("W0", "WP0", "V0", "VP0", "G") if base is True else (base or ())
+    for key in keys:
+        for entry in getattr(robot.base, key):
+            parameters |= sympy.sympify(entry).free_symbols
     return out + sorted(parameters - set(out), key=str)
 
 

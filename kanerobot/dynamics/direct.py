@@ -64,7 +64,7 @@ from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
 
-__all__ = ["direct_dynamics"]
+__all__ = ["direct_dynamics", "first_forward_recursion", "velocity_bias"]
 
 
 def direct_dynamics(robot, trig=True):
@@ -113,7 +113,6 @@ def direct_dynamics(robot, trig=True):
     ``GW``, ``GK`` (K), ``AP`` (alpha), ``VR``, ``GU``, ``WP``, ``VP``.
     """
     check_structure(robot, "the direct dynamic model")
-    QP = dict(zip(robot.joint_labels, robot.qd))
     tau_symbols = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
     inputs = program_inputs(robot, [robot.q, robot.qd, tau_symbols], DYNAMIC_NAMES, base=True)
     program = Program(inputs=inputs, trig=trig)
@@ -121,30 +120,7 @@ def direct_dynamics(robot, trig=True):
     base = robot.base
 
     # (i) First forward recursion (16)-(18).
-    w = {BASE: sympy.Matrix(base.W0)}
-    gamma, beta, inertia = {}, {}, {}
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
-        qd_j = QP.get(j, sympy.S.Zero)
-        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
-        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
-        gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
-        )  # (17)
-        J, MS, M = inertia[j] = link_inertia(robot, j)
-        F_e = sympy.Matrix([link_parameter(robot, j, name) for name in WRENCH_NAMES])
-        w_x_MS = program.assign_matrix(f"WM{{i}}{j}", w[j].cross(MS))
-        Jw = program.assign_matrix(f"JW{{i}}{j}", J * w[j])
-        beta[j] = -F_e - sympy.Matrix.vstack(
-            program.assign_matrix(f"SW{{i}}{j}", w[j].cross(w_x_MS)),
-            program.assign_matrix(f"KW{{i}}{j}", w[j].cross(Jw)),
-        )  # (18)
+    w, gamma, beta, inertia = first_forward_recursion(robot, program, placements, sympy.Matrix(base.W0))
 
     # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
     I_star = {j: spatial_inertia(*inertia[j]) for j in inertia}
@@ -204,6 +180,63 @@ def direct_dynamics(robot, trig=True):
         program.set_output(f"QDP{j}", qdd[j])
     program.prune()
     return program
+
+
+def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
+    """``jbeta_j = -jF_ej - [jw_j x (jw_j x jMS_j); jw_j x (jJ_j jw_j)]`` (eq. 18).
+
+    Names ``WM``, ``JW``, ``SW``, ``KW`` (SYMORO's); ``wrench=False`` leaves
+    out the external wrench ``F_e`` (``FX .. CZ``).
+    """
+    F_e = sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES]) if wrench else sympy.zeros(6, 1)
+    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", w_j.cross(MS))
+    Jw = program.assign_matrix(f"JW{{i}}{label}", J * w_j)
+    return -F_e - sympy.Matrix.vstack(
+        program.assign_matrix(f"SW{{i}}{label}", w_j.cross(w_x_MS)),
+        program.assign_matrix(f"KW{{i}}{label}", w_j.cross(Jw)),
+    )
+
+
+def first_forward_recursion(robot, program, placements, w0):
+    """The first forward recursion of the direct model, j = 1 .. n (eqs 16-18).
+
+    Parameters
+    ----------
+    robot : Robot
+    program : Program
+    placements : dict
+        ``label -> (iA_j, iP_j)`` (:func:`~kanerobot.dynamics.common.frame_placements`).
+    w0 : sympy.Matrix, shape (3, 1)
+        Angular velocity of link 0.
+
+    Returns
+    -------
+    w, gamma, beta, inertia : dict
+        By frame label: the angular velocity ``jw_j`` (16, ``WI``, ``W``),
+        the relative acceleration ``jgamma_j`` (17, ``LW``, ``WQ``), the
+        bias wrench ``jbeta_j`` (18, :func:`velocity_bias`) and
+        ``(J, MS, M)`` of the link; ``w`` also has link 0.
+    """
+    QP = dict(zip(robot.joint_labels, robot.qd))
+    w = {BASE: w0}
+    gamma, beta, inertia = {}, {}, {}
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        iA_j, iP_j = placements[j]
+        jA_i = iA_j.T
+        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
+        qd_j = QP.get(j, sympy.S.Zero)
+        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
+        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
+        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
+        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
+        gamma[j] = sympy.Matrix.vstack(
+            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
+            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
+        )  # (17)
+        J, MS, M = inertia[j] = link_inertia(robot, j)
+        beta[j] = velocity_bias(robot, program, j, w[j], J, MS)  # (18)
+    return w, gamma, beta, inertia
 
 
 def articulated_inertia(I_star, JU, I_a, a, IA):

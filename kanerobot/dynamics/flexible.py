@@ -157,12 +157,10 @@ from kanerobot.dynamics.common import (
     assign_symmetric,
     check_structure,
     frame_placements,
-    link_inertia,
     link_parameter,
-    motion_parts,
     program_inputs,
 )
-from kanerobot.dynamics.direct import articulated_inertia, screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.direct import articulated_inertia, first_forward_recursion, screw_transform_inertia, screw_transform_wrench, spatial_inertia
 from kanerobot.dynamics.model import argument_groups, bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
@@ -611,31 +609,8 @@ def _three_step(program, robot, known_qdd, known_tau):
     QP = dict(zip(robot.joint_labels, robot.qd))
 
     # (i) First forward recursion (16)-(18): angular velocities, gamma_j, beta_j.
-    w = {BASE: sympy.Matrix(base.W0)}
-    gamma, beta, I_O = {}, {}, {}
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
-        qd_j = QP.get(j, sympy.S.Zero)
-        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
-        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
-        gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
-        )  # (17)
-        J, MS, M = link_inertia(robot, j)
-        F_e = sympy.Matrix([link_parameter(robot, j, name) for name in ("FX", "FY", "FZ", "CX", "CY", "CZ")])
-        w_x_MS = program.assign_matrix(f"WM{{i}}{j}", w[j].cross(MS))
-        Jw = program.assign_matrix(f"JW{{i}}{j}", J * w[j])
-        beta[j] = -F_e - sympy.Matrix.vstack(
-            program.assign_matrix(f"SW{{i}}{j}", w[j].cross(w_x_MS)),
-            program.assign_matrix(f"KW{{i}}{j}", w[j].cross(Jw)),
-        )  # (18)
-        I_O[j] = spatial_inertia(J, MS, M)
+    w, gamma, beta, inertia = first_forward_recursion(robot, program, placements, sympy.Matrix(base.W0))
+    I_O = {j: spatial_inertia(*inertia[j]) for j in inertia}
 
     # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
     I_star, beta_star = dict(I_O), dict(beta)

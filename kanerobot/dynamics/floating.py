@@ -79,10 +79,19 @@ from kanerobot.dynamics.common import (
     link_inertia,
     link_parameter,
     motion_parts,
+    program_inputs,
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
-from kanerobot.dynamics.direct import articulated_inertia, motor_torque, screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.direct import (
+    articulated_inertia,
+    first_forward_recursion,
+    motor_torque,
+    screw_transform_inertia,
+    screw_transform_wrench,
+    spatial_inertia,
+    velocity_bias,
+)
 from kanerobot.dynamics.newton_euler import u_matrix
 from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, name_prefix
 from kanerobot.errors import KaneRobotError, SingularityError
@@ -202,18 +211,8 @@ def _check_floating(robot, what):
 
 def _inputs(robot, state, names, gravity):
     """State symbols in order, then the parameters (geometry, the links'
-    ``names``, gravity) sorted by name."""
-    out = []
-    for group in state:
-        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
-    parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
-    for label in robot.links:
-        for name in names:
-            parameters |= sympy.sympify(robot.dynamics[label][name]).free_symbols
-    if gravity:
-        for entry in robot.base.G:
-            parameters |= sympy.sympify(entry).free_symbols
-    return out + sorted(parameters - set(out), key=str)
+    ``names``, gravity) sorted by name; the base motion is the state."""
+    return program_inputs(robot, state, names, base=("G",) if gravity else False)
 
 
 def _names(rotor, friction, wrench):
@@ -512,19 +511,8 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     v0, w0 = sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])
     g0 = _gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
 
-    def F_e(label):
-        if not wrench:
-            return sympy.zeros(6, 1)
-        return sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES])
-
     def bias(label, w_j, J, MS):
-        """jbeta_j = -jF_ej - [w x (w x MS); w x (J w)] (18)."""
-        w_x_MS = program.assign_matrix(f"WM{{i}}{label}", w_j.cross(MS))
-        Jw = program.assign_matrix(f"JW{{i}}{label}", J * w_j)
-        return -F_e(label) - sympy.Matrix.vstack(
-            program.assign_matrix(f"SW{{i}}{label}", w_j.cross(w_x_MS)),
-            program.assign_matrix(f"KW{{i}}{label}", w_j.cross(Jw)),
-        )
+        return velocity_bias(robot, program, label, w_j, J, MS, wrench=wrench)  # (18)
 
     # (i) First forward recursion (16)-(18), (31).
     J_c, MS_c, M_c = {}, {}, {}  # composite link j: jJ+_j, jMS+_j, M+_j
@@ -759,41 +747,15 @@ def direct_dynamics(robot, trig=True):
     state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, tau_symbols]
     program = Program(inputs=_inputs(robot, state, _names(True, True, True), True), trig=trig)
     placements = frame_placements(robot, program)
-    QP = dict(zip(robot.joint_labels, robot.qd))
     v0, w0 = sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])
     g0 = _gravity_in_base(program, robot)
 
-    def bias(label, w_j, J, MS):
-        """jbeta_j = -jF_ej - [w x (w x MS); w x (J w)] (18)."""
-        F_e = sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES])
-        w_x_MS = program.assign_matrix(f"WM{{i}}{label}", w_j.cross(MS))
-        Jw = program.assign_matrix(f"JW{{i}}{label}", J * w_j)
-        return -F_e - sympy.Matrix.vstack(
-            program.assign_matrix(f"SW{{i}}{label}", w_j.cross(w_x_MS)),
-            program.assign_matrix(f"KW{{i}}{label}", w_j.cross(Jw)),
-        )
-
     # (i) First forward recursion (16)-(18), link 0 included.
     inertia = {BASE: link_inertia(robot, BASE)}
-    w = {BASE: w0}
-    beta = {BASE: bias(BASE, w0, inertia[BASE][0], inertia[BASE][1])}
-    gamma = {}
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        sigma_e, sigmabar_e = motion_parts(frame)
-        qd_j = QP.get(j, sympy.S.Zero)
-        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
-        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))
-        gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
-        )  # (17)
-        inertia[j] = link_inertia(robot, j)
-        beta[j] = bias(j, w[j], inertia[j][0], inertia[j][1])  # (18)
+    beta = {BASE: velocity_bias(robot, program, BASE, w0, *inertia[BASE][:2])}
+    w, gamma, beta_links, links = first_forward_recursion(robot, program, placements, w0)
+    beta.update(beta_links)
+    inertia.update(links)
 
     # (ii) Backward recursion (19)-(25), down to link 0.
     I_star = {j: spatial_inertia(*inertia[j]) for j in inertia}
