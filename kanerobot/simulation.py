@@ -1517,7 +1517,6 @@ def _initial_state(pview, cview, trajectory, t0, columns):
     q_d, qd_d, _ = trajectory(t0)
     fp = pview.fn
     if pview.kind == "flexible" and cview.kind != "flexible":
-        n = fp.n
         z = np.concatenate([q_d, q_d[fp.flexible_index]])
         k = pview.stiffness()
         g = pview.gravity(z)  # link rows at q_d

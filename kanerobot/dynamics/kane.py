@@ -1026,7 +1026,6 @@ class KaneSystem:
         """How the leaves of KanesMethod's expressions become program values:
         real twins -> the robot's or the kinematic program's symbols (through
         ``values``), ``u`` -> QP, ``u'`` -> QDP (or 0)."""
-        robot = self.robot
         out = {twin: values.get(plain, plain) for twin, plain in self._plain.items()}
         # The angular velocities KanesMethod carries (sum_k JW_jk u_k + WB_j)
         # are the program's W_j: one name for both.
@@ -1071,7 +1070,6 @@ class KaneSystem:
 
         Only the kinematic definitions the outputs use are copied (the
         leaves met by :func:`_emit` and what their definitions need)."""
-        robot = self.robot
         program = Program(inputs=list(self._inputs) + list(extra_inputs))
         keys = self._leaves({}, speeds=speeds, accelerations=False)
 
