@@ -64,7 +64,7 @@ from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
 
-__all__ = ["direct_dynamics", "first_forward_recursion", "velocity_bias"]
+__all__ = ["direct_dynamics", "first_forward_recursion", "second_forward_recursion", "velocity_bias"]
 
 
 def direct_dynamics(robot, trig=True):
@@ -155,26 +155,8 @@ def direct_dynamics(robot, trig=True):
         beta_star[i] -= screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
 
     # (iii) Second forward recursion (27)-(28), from 0Vdot_0 = [VP0 - G; WP0].
-    Vdot = {BASE: sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))}
-    qdd = {}
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
-        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
-        VR = sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j]  # jS_i iVdot_i + jgamma_j
-        VR = program.assign_matrix(f"VR{{i}}{j}", VR)
-        if frame.is_joint:
-            GU = program.assign(f"GU{j}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
-            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
-            Vdot[j] = VR + frame.motion_subspace() * qdd[j]  # (28)
-        else:
-            Vdot[j] = VR  # (28), no joint
-        Vdot[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
-            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
-        )
+    Vdot0 = sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))
+    qdd, _ = second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW)
 
     for j in robot.joint_labels:
         program.set_output(f"QDP{j}", qdd[j])
@@ -237,6 +219,58 @@ def first_forward_recursion(robot, program, placements, w0):
         J, MS, M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS)  # (18)
     return w, gamma, beta, inertia
+
+
+def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW, known_qdd=None):
+    """The second forward recursion of the direct model (eqs 27-28).
+
+    Joint j with ``JU[j]`` (its torque known) gets ``QDP_j = GW_j JD_j -
+    JU_j . VR_j`` (27); the others move with ``known_qdd`` (0 by default:
+    fixed frames).  ``jVdot_j = VR_j + ja_j qdd_j`` (28) with ``VR_j = jS_i
+    iVdot_i + jgamma_j``.
+
+    Parameters
+    ----------
+    robot, program, placements
+        As in :func:`first_forward_recursion`.
+    Vdot0 : sympy.Matrix, shape (6, 1)
+        The spatial acceleration of link 0 (gravity included).
+    gamma, JU, JD, GW : dict
+        From the first forward and the backward recursions.
+    known_qdd : dict, optional
+        ``label -> acceleration`` of joints without ``JU``.
+
+    Returns
+    -------
+    qdd : dict
+        ``QDP_j`` of the joints with ``JU``.
+    Vdot : dict
+        ``jVdot_j`` of every link (``VP``, ``WP``).
+    """
+    known_qdd = known_qdd or {}
+    Vdot = {BASE: Vdot0}
+    qdd = {}
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        iA_j, iP_j = placements[j]
+        jA_i = iA_j.T
+        vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
+        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
+        VR = sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j]  # jS_i iVdot_i + jgamma_j
+        VR = program.assign_matrix(f"VR{{i}}{j}", VR)
+        if j in JU:
+            GU = program.assign(f"GU{j}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
+            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
+            Vdot[j] = VR + frame.motion_subspace() * qdd[j]  # (28)
+        elif j in known_qdd:
+            Vdot[j] = VR + frame.motion_subspace() * known_qdd[j]  # (28), acceleration given
+        else:
+            Vdot[j] = VR  # (28), no joint acceleration
+        Vdot[j] = sympy.Matrix.vstack(
+            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
+            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
+        )
+    return qdd, Vdot
 
 
 def articulated_inertia(I_star, JU, I_a, a, IA):

@@ -160,7 +160,14 @@ from kanerobot.dynamics.common import (
     link_parameter,
     program_inputs,
 )
-from kanerobot.dynamics.direct import articulated_inertia, first_forward_recursion, screw_transform_inertia, screw_transform_wrench, spatial_inertia
+from kanerobot.dynamics.direct import (
+    articulated_inertia,
+    first_forward_recursion,
+    screw_transform_inertia,
+    screw_transform_wrench,
+    second_forward_recursion,
+    spatial_inertia,
+)
 from kanerobot.dynamics.model import argument_groups, bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
@@ -645,28 +652,11 @@ def _three_step(program, robot, known_qdd, known_tau):
         beta_star[i] = beta_star[i] - screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
 
     # (iii) Second forward recursion (26)-(29), from 0Vdot_0 = [VP0 - G; WP0].
-    Vdot = {BASE: sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))}
-    qdd, Gamma = {}, {}
+    Vdot0 = sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))
+    qdd, Vdot = second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW, known_qdd)
+    Gamma = {}
     for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        a_j = frame.motion_subspace()
-        vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
-        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
-        VR = sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j]  # jS_i iVdot_i + gamma_j
-        VR = program.assign_matrix(f"VR{{i}}{j}", VR)
-        if j in known_tau:
-            GU = program.assign(f"GU{j}", JU[j].dot(VR))  # a_j^T I*_j VR_j H_j^-1
-            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
-            acceleration = qdd[j]
-        else:
-            acceleration = known_qdd.get(j, sympy.S.Zero)
-        Vdot[j] = VR + a_j * acceleration  # (28)
-        Vdot[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
-            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
-        )
+        j = frame.label
         if frame.is_joint and j not in known_tau:
             # (26) with K_j = I*_j: jF_j = I*_j jVdot_j - beta*_j, then (29).
             F_j = I_star[j] * Vdot[j] - beta_star[j]
@@ -677,7 +667,7 @@ def _three_step(program, robot, known_qdd, known_tau):
             qd_j = QP[j]
             IA_j = link_parameter(robot, j, "IA")
             FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
-            Gamma[j] = F_j.dot(a_j) + FS_j * sympy.sign(qd_j) + FV_j * qd_j + IA_j * acceleration  # (29)
+            Gamma[j] = F_j.dot(frame.motion_subspace()) + FS_j * sympy.sign(qd_j) + FV_j * qd_j + IA_j * known_qdd.get(j, sympy.S.Zero)  # (29)
     return qdd, Gamma
 
 

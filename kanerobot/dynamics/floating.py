@@ -88,6 +88,7 @@ from kanerobot.dynamics.direct import (
     first_forward_recursion,
     motor_torque,
     screw_transform_inertia,
+    second_forward_recursion,
     screw_transform_wrench,
     spatial_inertia,
     velocity_bias,
@@ -793,24 +794,7 @@ def direct_dynamics(robot, trig=True):
     DV = Vdot[BASE][:3, 0] + g0 - w0.cross(v0)
 
     # (iv) Second forward recursion (27)-(28).
-    qdd = {}
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        iA_j, iP_j = placements[j]
-        jA_i = iA_j.T
-        vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
-        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
-        VR = program.assign_matrix(f"VR{{i}}{j}", sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j])
-        if frame.is_joint:
-            GU = program.assign(f"GU{j}", JU[j].dot(VR))
-            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
-            Vdot[j] = VR + frame.motion_subspace() * qdd[j]  # (28)
-        else:
-            Vdot[j] = VR
-        Vdot[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
-            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
-        )
+    qdd, _ = second_forward_recursion(robot, program, placements, Vdot[BASE], gamma, JU, JD, GW)
 
     for symbol, value in zip(BASE_ACCELERATION, list(DV) + list(Vdot[BASE][3:, 0])):
         program.set_output(symbol.name, value)
