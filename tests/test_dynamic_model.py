@@ -17,7 +17,8 @@ from kanerobot.dynamics.parameters import random_parameters
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
 
-@pytest.fixture(scope="module", params=ROBOTS)
+# Krang (10 s here) is slow: tests/test_engines.py holds its models in the default run.
+@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def case(request):
     robot = kr.load(kr.frames_path(request.param))
     model = kr.derive(robot)
