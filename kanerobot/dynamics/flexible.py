@@ -168,7 +168,7 @@ from kanerobot.dynamics.direct import (
     second_forward_recursion,
     spatial_inertia,
 )
-from kanerobot.dynamics.model import argument_groups, bound_values, select_backend
+from kanerobot.dynamics.model import argument_groups, bound_values, parameters_without_state, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
     BASE,
@@ -233,11 +233,8 @@ def flexible_joints(robot):
 
 
 def _joint_symbol(robot, label):
-    """The one symbol of joint ``label``'s variable (a KK ``theta = th2 - pi/2`` gives ``th2``)."""
-    symbols = sympy.sympify(robot.frame(label).q).free_symbols
-    if len(symbols) != 1:
-        raise KaneRobotError(f"joint {label} of {robot.name}: its variable {robot.frame(label).q} must hold exactly one symbol")
-    return next(iter(symbols))
+    """The symbol of joint ``label``'s variable (a KK ``theta = th2 - pi/2`` gives ``th2``)."""
+    return robot.frame(label).q
 
 
 def motor_symbols(robot):
@@ -326,7 +323,7 @@ def _rotor_placement(frame, qr):
     mapping = {s: qr for s in sympy.sympify(frame.q).free_symbols}
     if isinstance(p, KKPlacement):
         return KKPlacement(*(sympy.sympify(getattr(p, key)).xreplace(mapping) for key in KKPlacement.KEYS))
-    return GeneralPlacement(p.R0, p.P, p.axis, qr)
+    return GeneralPlacement(p.R0, p.P, p.axis, sympy.sympify(p.q).xreplace(mapping))
 
 
 def _link_side(robot):
@@ -917,7 +914,7 @@ class FlexibleModel:
                 for _, expr in list(program.assignments()) + list(program.outputs.items()):
                     used |= expr.free_symbols
                 used -= {symbol for symbol, _ in program.assignments()}
-            self._parameters = sorted(str(s) for s in used - set(self.state_symbols))
+            self._parameters = parameters_without_state(self.robot, used - set(self.state_symbols))
         return list(self._parameters)
 
     def numeric(self, values, backend="auto"):

@@ -85,6 +85,12 @@ def derive(robot, method="newton-euler"):
     """
     if method not in METHODS:
         raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
+    leaks = robot.state_leaks()
+    if leaks:
+        raise KaneRobotError(
+            f"{robot.name}: {leaks[0][2]}; a joint variable or rate may appear only in its own joint, "
+            f"or the models would list it among their parameters"
+        )
     if robot.wheeled:
         from kanerobot.dynamics.wheeled import WheeledModel
 
@@ -325,7 +331,7 @@ class DynamicModel:
             for _, expr in list(program.assignments()) + list(program.outputs.items()):
                 used |= expr.free_symbols
             used -= {symbol for symbol, _ in program.assignments()}
-        return sorted(str(s) for s in used - set(self.state_symbols))
+        return parameters_without_state(self.robot, used - set(self.state_symbols))
 
     @property
     def robot_symbol_names(self):
@@ -624,3 +630,29 @@ def _matrix_grid(program, n, name, symmetric):
 def name_prefix(model_name):
     """Prefix of the matrix entries a model's outputs are named with."""
     return {"mass_matrix": "A", "coriolis_matrix": "C"}[model_name]
+
+
+def parameters_without_state(robot, symbols):
+    """Sorted names of ``symbols``, refusing any joint variable of ``robot``.
+
+    The last guard of the invariant that :func:`derive` checks on the robot:
+    a model never asks for a coordinate as if it were a parameter (the
+    numeric functions would then ignore the state they are given).
+
+    Examples
+    --------
+    >>> import sympy, kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> parameters_without_state(arm, {sympy.Symbol("L1"), sympy.Symbol("th2")})
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.KaneRobotError: planar2: the models would list the joint variables th2 among their parameters; please report this as a bug of kanerobot
+    """
+    names = sorted(str(s) for s in symbols)
+    joints = sorted(set(names) & {str(s) for s in robot.q})
+    if joints:
+        raise KaneRobotError(
+            f"{robot.name}: the models would list the joint variables {', '.join(joints)} among their "
+            f"parameters; please report this as a bug of kanerobot"
+        )
+    return names

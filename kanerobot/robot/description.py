@@ -22,6 +22,7 @@ constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
 
 import difflib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping, Optional, Tuple, Union
 
@@ -137,9 +138,29 @@ class Frame:
         return self.sigma != joints.FIXED
 
     @property
-    def q(self):
-        """Joint variable (theta or r, or the general frame's q); None if fixed."""
+    def joint_expression(self):
+        """theta (revolute KK), r (prismatic KK) or a general frame's q, as
+        written: the joint variable plus its offset; None if fixed."""
         return self.placement.joint_variable(self.sigma)
+
+    @cached_property
+    def _variable_and_offset(self):
+        expr = self.joint_expression
+        if expr is None:
+            return None, sympy.S.Zero
+        return joints.split_joint_variable(expr, self.label)
+
+    @property
+    def q(self):
+        """The joint variable, a plain symbol (``th2`` of ``theta = th2 - pi/2``);
+        None if fixed."""
+        return self._variable_and_offset[0]
+
+    @property
+    def offset(self):
+        """The constant added to the joint variable in theta (revolute) or r
+        (prismatic): ``-pi/2`` of ``theta = th2 - pi/2``; 0 if none or fixed."""
+        return self._variable_and_offset[1]
 
     @property
     def axis(self):
@@ -486,7 +507,7 @@ class Robot:
         if joint_parameters:
             extra = ", ".join(sorted(joint_parameters))
             raise DescriptionError(f"joint parameters given for {extra}, which are not joints", key="joint_parameters", label=extra)
-        return cls(
+        robot = cls(
             name=str(name),
             frames=frames,
             links=links,
@@ -499,6 +520,13 @@ class Robot:
             wheels=wheels,
             posture=posture,
         )
+        for key, label, phrase in robot.state_leaks()[:1]:
+            raise DescriptionError(
+                f"{phrase}: a joint variable or rate belongs to its joint alone; give this value a parameter of its own",
+                key=key,
+                label=label,
+            )
+        return robot
 
     def __hash__(self):
         return hash((self.name, self.frames, self.links, self.loops))
@@ -633,6 +661,62 @@ class Robot:
         for entry in self.base.Z:
             names |= {str(s) for s in entry.free_symbols}
         return sorted(names - {str(s) for s in self.joint_symbols})
+
+    def state_leaks(self):
+        """Places where a joint variable or rate appears outside its joint.
+
+        A joint variable may appear only in its own frame's theta, r or q
+        (with a constant offset); the rate symbols ``QP``, ``QDP``, ``GAM`` of
+        a joint only as that joint's rates.  Anything else would make a
+        coordinate look like a parameter of the models.
+
+        Returns
+        -------
+        list of tuple
+            ``(key, label, phrase)`` per leak, e.g. ``("d", "3", "d of frame
+            3 uses th2")``; empty for a sound robot.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> kr.load(kr.frames_path("rx90")).state_leaks()
+        []
+        """
+        variables = {f.q for f in self.frames if f.is_joint}
+        rates = set()
+        for values in self.joint_parameters.values():
+            rates |= {values[key] for key in ("QP", "QDP", "GAM") if isinstance(values[key], sympy.Symbol)}
+        state = variables | rates
+        leaks = []
+
+        def check(expr, where, own=None):
+            found = sorted(str(s) for s in sympy.sympify(expr).free_symbols & state if s != own)
+            if found:
+                key, _, label = where.split(" ", 2)
+                leaks.append((key, label.split(" ")[-1], f"{where} uses {', '.join(found)}"))
+
+        for f in self.frames:
+            p = f.placement
+            if f.is_kk:
+                joint_key = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
+                for key in KKPlacement.KEYS:
+                    check(getattr(p, key), f"{key} of frame {f.label}", f.q if key == joint_key else None)
+            else:
+                for key in ("R0", "P", "axis"):
+                    check(getattr(p, key), f"{key} of frame {f.label}")
+                check(p.q, f"q of frame {f.label}", f.q)
+        for label, values in self.dynamics.items():
+            for key, value in values.items():
+                check(value, f"{key} of link {label}")
+        for label, values in self.joint_parameters.items():
+            for key in ("eta", "k"):
+                check(values[key], f"{key} of joint {label}")
+        for key in ("Z",) + BASE_VECTOR_NAMES:
+            check(getattr(self.base, key), f"{key} of the base")
+        for wheel in self.wheels:
+            check(wheel.radius, f"radius of wheel {wheel.joint}")
+            check(wheel.offset, f"offset of wheel {wheel.joint}")
+        return leaks
 
     # ------------------------------------------------------------ derivation
     def subs(self, values):
@@ -835,14 +919,39 @@ def _check_frames(frames):
         by_label[f.label] = f
     variables = {}
     for f in frames:
-        if f.is_joint and isinstance(f.q, sympy.Symbol):
-            if f.q in variables:
+        if f.is_joint and f.sigma in (0, 1):
+            key = _joint_key(f)
+            if not sympy.sympify(f.joint_expression).free_symbols:
+                kind = joints.JOINT_TYPES[f.sigma]
                 raise DescriptionError(
-                    f"frames {variables[f.q]} and {f.label} use the same joint variable {f.q}: give each joint its own",
-                    key="theta" if f.is_kk and f.sigma == 0 else ("r" if f.is_kk else "q"),
+                    f"frame {f.label} is {kind} but its {key} is {f.joint_expression}: {key} holds the joint variable "
+                    f"(e.g. {'th' if f.sigma == 0 else key}{f.label}, or {'th' if f.sigma == 0 else key}{f.label} + an offset)",
+                    key=key,
                     label=f.label,
                 )
-            variables[f.q] = f.label
+            try:
+                q = f.q
+            except joints.JointVariableError as exc:
+                raise DescriptionError(f"{key} of frame {f.label}: {exc}", key=key, label=f.label) from None
+            if q in variables:
+                raise DescriptionError(
+                    f"frames {variables[q]} and {f.label} use the same joint variable {q}: give each joint its own",
+                    key=key,
+                    label=f.label,
+                )
+            variables[q] = f.label
+    for f in frames:
+        if f.is_joint and f.sigma in (0, 1):
+            # An offset is a constant: another joint's variable in it would
+            # couple two joints and hide a coordinate among the parameters.
+            shared = sorted(str(s) for s in sympy.sympify(f.offset).free_symbols if s in variables)
+            if shared:
+                raise DescriptionError(
+                    f"{_joint_key(f)} of frame {f.label} is {f.joint_expression}: its offset uses the joint variable "
+                    f"{', '.join(shared)} of frame {variables[symbol(shared[0])]}; an offset must be a constant",
+                    key=_joint_key(f),
+                    label=f.label,
+                )
     for f in frames:
         if f.sigma not in (0, 1, 2):
             raise DescriptionError(
@@ -856,6 +965,13 @@ def _check_frames(frames):
             raise DescriptionError(_antecedent_message(f, by_label), key="ant", label=f.label)
         seen.add(f.label)
         _check_placement(f)
+
+
+def _joint_key(frame):
+    """The name of the field holding ``frame``'s joint variable, for messages."""
+    if not frame.is_kk:
+        return "q"
+    return "theta" if frame.sigma == joints.REVOLUTE else "r"
 
 
 def _antecedent_message(frame, by_label):
@@ -905,8 +1021,6 @@ def _check_placement(f):
                 key="R0",
                 label=f.label,
             )
-    if f.is_joint and not isinstance(f.q, sympy.Symbol):
-        raise DescriptionError(f"joint variable of frame {f.label} must be a name, got {f.q}", key="q", label=f.label)
 
 
 def _check_loop(frames, labels, cut, closing):

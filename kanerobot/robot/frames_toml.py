@@ -469,14 +469,17 @@ class _Reader:
         for index, frame in enumerate(frames):
             if not frame.is_joint:
                 continue
-            for s in sorted(sympy.sympify(frame.q).free_symbols, key=str):
-                if s in owner:
-                    self.fail(
-                        ("frame", index, self.joint_key(frame)),
-                        f"joint variable {s} of frame {frame.label} is already the joint variable of frame "
-                        f"{owner[s]}: every joint needs its own variable",
-                    )
-                owner[s] = frame.label
+            try:
+                variable = frame.q
+            except joints.JointVariableError:
+                continue  # not 'variable + offset': Robot.create says so, at its line
+            if variable in owner:
+                self.fail(
+                    ("frame", index, self.joint_key(frame)),
+                    f"joint variable {variable} of frame {frame.label} is already the joint variable of frame "
+                    f"{owner[variable]}: every joint needs its own variable",
+                )
+            owner[variable] = frame.label
 
     def check_loops(self, frames, loops):
         by_label = {f.label: f for f in frames}

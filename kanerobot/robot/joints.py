@@ -94,3 +94,68 @@ def motion_subspace(sigma, axis):
     if sigma == PRISMATIC:
         return sympy.Matrix.vstack(e, sympy.zeros(3, 1))
     return sympy.zeros(6, 1)
+
+
+class JointVariableError(ValueError):
+    """The joint's theta, r or q is not ``variable + constant``."""
+
+
+def split_joint_variable(expr, label="", known=()):
+    """``(q, offset)`` of a joint expression ``q + offset``.
+
+    Published Denavit-Hartenberg tables written as Khalil-Kleinfinger
+    parameters carry constant shifts (``th2 - pi/2``, ``th3 + 0.3``,
+    ``r2 + L0``).  The joint variable is the symbol that appears alone with
+    coefficient +1; the offset is what remains and may not contain it.  When
+    several symbols appear alone (``r2 + L0``), the one named after the joint
+    (``th2``, ``r2``, ``q2``, ``theta2``) wins, then one not in ``known`` (the
+    names of the robot's other parameters, if the caller knows them).
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        theta of a revolute KK frame, r of a prismatic one, q of a general frame.
+    label : str
+        The frame's label, for the naming rule.
+    known : iterable of str, optional
+        Names that are certainly not this joint's variable.
+
+    Returns
+    -------
+    tuple
+        ``(sympy.Symbol, sympy.Expr)``.
+
+    Raises
+    ------
+    JointVariableError
+        With a message saying what the expression must look like.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> th2, r2, L0 = sympy.symbols("th2 r2 L0")
+    >>> split_joint_variable(th2 - sympy.pi / 2, "2")
+    (th2, -pi/2)
+    >>> split_joint_variable(r2 + L0, "2")
+    (r2, L0)
+    """
+    if isinstance(expr, sympy.Symbol):
+        return expr, sympy.S.Zero
+    alone = [term for term in sympy.Add.make_args(expr) if isinstance(term, sympy.Symbol)]
+    if len(alone) > 1:
+        named = [s for s in alone if s.name in {f"{p}{label}" for p in ("th", "r", "q", "theta", "q_")}]
+        unknown = [s for s in alone if s.name not in set(known)]
+        alone = named if len(named) == 1 else unknown
+    if len(alone) != 1:
+        what = "no symbol appears alone" if not alone else "several symbols could be it: " + ", ".join(map(str, alone))
+        raise JointVariableError(
+            f"{expr} is not 'joint variable + constant' ({what}); write it as the joint's own symbol plus an "
+            f"offset, e.g. th{label} - pi/2 or r{label} + L0"
+        )
+    variable = alone[0]
+    offset = expr - variable
+    if variable in offset.free_symbols:
+        raise JointVariableError(
+            f"{expr}: the joint variable {variable} appears in its offset {offset}; the offset must be a constant"
+        )
+    return variable, offset

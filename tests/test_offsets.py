@@ -1,0 +1,232 @@
+"""Joint offsets (issue 13): theta = th_j + c_j or r = r_j + c_j, in every structure and engine.
+
+A robot whose joint j reads ``theta = th_j + c_j`` is the same machine as
+the one reading ``theta = th_j``, seen through shifted coordinates: every
+model of the first at q equals the model of the second at q + c.  The
+programs are evaluated with the same random parameters on both sides, so
+the check is independent of how each engine forms its equations.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import sympy
+
+import kanerobot as kr
+from kanerobot import geometry
+from kanerobot.dynamics.flexible import motor_symbols
+from kanerobot.errors import DescriptionError, KaneRobotError, RobotFileError
+from kanerobot.robot.description import Frame, KKPlacement, Robot
+
+
+
+
+def robot_named(name):
+    return kr.load(kr.frames_path(name))
+
+
+def shifted(robot, offsets):
+    """``robot`` with ``offsets[label]`` added to each listed joint's theta, r or q."""
+    frames = []
+    for frame in robot.frames:
+        if frame.label in offsets:
+            p = frame.placement
+            if frame.is_kk:
+                key = "theta" if frame.sigma == 0 else "r"
+                p = replace(p, **{key: getattr(p, key) + offsets[frame.label]})
+            else:
+                p = replace(p, q=p.q + offsets[frame.label])
+            frame = replace(frame, placement=p)
+        frames.append(frame)
+    return replace(robot, frames=tuple(frames))
+
+
+def random_offsets(robot, rng):
+    return {label: float(rng.uniform(-1.5, 1.5)) for label in robot.joint_labels}
+
+
+def coordinate_shift(robot, offsets):
+    """{symbol: c}: the joint variables and, for flexible joints, their motor angles."""
+    shift = {robot.frame(label).q: c for label, c in offsets.items()}
+    motors = motor_symbols(robot) if any(robot.joint_parameters[l]["eta"] == 1 for l in robot.joint_labels) else {}
+    for label, symbols in motors.items():
+        shift[symbols[0]] = offsets[label]
+    return shift
+
+
+def assert_programs_shift(plain_model, offset_model, shift, rng, names):
+    """Each program of ``offset_model`` at x equals ``plain_model``'s at x + c."""
+    for name in names:
+        plain, moved = plain_model.program(name), offset_model.program(name)
+        symbols = sorted(set(plain.inputs) | set(moved.inputs) | set(shift), key=str)
+        values = {s: rng.uniform(0.2, 1.2) for s in symbols}
+        args_plain = [values[s] + shift.get(s, 0.0) for s in symbols]
+        args_moved = [values[s] for s in symbols]
+        a = plain.to_function(symbols)(*args_plain)
+        b = moved.to_function(symbols)(*args_moved)
+        assert plain.outputs.keys() == moved.outputs.keys(), name
+        scale = max(1.0, float(np.max(np.abs(a))))
+        assert np.max(np.abs(a - b)) < 1e-9 * scale, (name, np.max(np.abs(a - b)))
+
+
+STRUCTURES = [
+    ("rx90", "newton-euler"),
+    ("rx90", "kane"),
+    ("rx90", "lagrange"),
+    ("stanford", "newton-euler"),  # a prismatic joint: r3 + c
+    ("fourbar", "newton-euler"),  # closed loop
+    ("planar2flex", "newton-euler"),  # flexible joints
+    ("satellite", "newton-euler"),  # floating base
+    ("diffdrive", "newton-euler"),  # wheels, general frames
+]
+
+
+@pytest.mark.parametrize("name,method", STRUCTURES)
+def test_every_model_sees_the_offset(name, method):
+    rng = np.random.default_rng(13)
+    robot = robot_named(name)
+    offsets = random_offsets(robot, rng)
+    moved = shifted(robot, offsets)
+    assert list(moved.q) == list(robot.q)
+    plain_model, offset_model = kr.derive(robot, method), kr.derive(moved, method)
+    assert offset_model.parameters == plain_model.parameters
+    assert not {str(q) for q in moved.q} & set(offset_model.parameters)
+    names = [n for n in ("inverse_dynamics", "mass_matrix", "gravity", "coriolis_matrix") if offset_model.has_program(n)]
+    assert names
+    assert_programs_shift(plain_model, offset_model, coordinate_shift(robot, offsets), rng, names)
+
+
+def test_geometry_and_jacobian_see_the_offset():
+    rng = np.random.default_rng(2)
+    robot = robot_named("stanford")
+    offsets = random_offsets(robot, rng)
+    moved = shifted(robot, offsets)
+    values = {name: rng.uniform(0.1, 0.5) for name in robot.geometric_parameters}
+    q = rng.uniform(-1, 1, robot.dof)
+    c = np.array([offsets[label] for label in robot.joint_labels])
+    T_plain = geometry.numeric_transform(robot, "0", "6", values)(q + c)
+    T_moved = geometry.numeric_transform(moved, "0", "6", values)(q)
+    np.testing.assert_allclose(T_moved, T_plain, atol=1e-12)
+
+
+PAR = """(* Robotname = 'offset2' *)
+NL = 2
+NJ = 2
+NF = 2
+Type = 0
+ant = {0,1}
+sigma = {0,1}
+b = {0,0}
+d = {0,L1}
+r = {0,r2 + L0}
+gamma = {0,0}
+alpha = {0,pi/2}
+mu = {1,1}
+theta = {th1 + 0.3,-pi/2}
+G = {0,G2,0}
+"""
+
+
+def test_par_offsets_load_and_round_trip(tmp_path):
+    path = tmp_path / "offset2.par"
+    path.write_text(PAR)
+    robot = kr.load(path)
+    assert list(robot.q) == [sympy.Symbol("th1"), sympy.Symbol("r2")]
+    assert robot.frame("1").offset == sympy.Float(0.3)
+    assert robot.frame("2").offset == sympy.Symbol("L0")
+    assert "L0" in robot.geometric_parameters and "th1" not in robot.geometric_parameters
+    for suffix in (".par", ".toml"):
+        out = tmp_path / f"again{suffix}"
+        kr.save(robot, out)
+        assert kr.load(out) == robot
+
+
+def test_numeric_model_takes_the_joint_variable_not_the_offset_angle(tmp_path):
+    """Defect 1: gravity([0]) == gravity([1]) when the offset hid th1."""
+    path = tmp_path / "offset2.par"
+    path.write_text(PAR)
+    robot = kr.load(path)
+    for method in ("newton-euler", "kane", "lagrange"):
+        model = kr.derive(robot, method)
+        assert "th1" not in model.parameters and "r2" not in model.parameters
+        fn = model.numeric({name: 1.0 for name in model.parameters}, backend="numpy")
+        g0, g1 = fn.gravity([0.0, 0.0]), fn.gravity([1.0, 0.0])
+        # link 1 turns about z, gravity along y: its torque is -(MX1 cos + ...) G2, it changes with th1
+        assert abs(g0[0] - g1[0]) > 0.1, method
+
+
+def test_general_frame_offset_in_toml(tmp_path):
+    text = """name = "gen1"
+[[frame]]
+label = "1"
+antecedent = "0"
+sigma = 0
+R0 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+P = [0, 0, 0]
+axis = [0, 0, 1]
+q = "q1 - pi/2"
+"""
+    path = tmp_path / "gen1.toml"
+    path.write_text(text)
+    robot = kr.load(path)
+    assert list(robot.q) == [sympy.Symbol("q1")] and robot.frame("1").offset == -sympy.pi / 2
+    T = geometry.numeric_transform(robot, "0", "1", {})([0.0])
+    np.testing.assert_allclose(T[:2, :2], [[0, 1], [-1, 0]], atol=1e-15)
+    kr.save(robot, tmp_path / "back.toml")
+    assert kr.load(tmp_path / "back.toml") == robot
+
+
+@pytest.mark.parametrize(
+    "theta,words",
+    [
+        ("2*th1", "not 'joint variable + constant'"),
+        ("a + b", "several symbols could be it: a, b"),
+        ("th1 + th1**2", "appears in its offset"),
+        ("sin(th1)", "not 'joint variable + constant'"),
+    ],
+)
+def test_a_joint_expression_that_is_not_variable_plus_constant_is_refused(tmp_path, theta, words):
+    path = tmp_path / "bad.par"
+    path.write_text(PAR.replace("th1 + 0.3", theta))
+    with pytest.raises(RobotFileError) as info:
+        kr.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:14: theta of frame 1"), message
+    assert words in message
+
+
+def test_an_offset_may_not_use_another_joint_variable(tmp_path):
+    path = tmp_path / "bad.par"
+    path.write_text(PAR.replace("r2 + L0", "r2 + th1"))
+    with pytest.raises(RobotFileError, match=r":10: r of frame 2 is r2 \+ th1: its offset uses the joint variable th1 of frame 1"):
+        kr.load(path)
+
+
+@pytest.mark.parametrize(
+    "old,new,line,words",
+    [
+        ("d = {0,L1}", "d = {0,th1}", 9, "d of frame 2 uses th1"),
+        ("G = {0,G2,0}", "G = {0,QP1,0}", 15, "G of the base uses QP1"),
+    ],
+)
+def test_a_joint_variable_or_rate_outside_its_joint_is_refused(tmp_path, old, new, line, words):
+    path = tmp_path / "bad.par"
+    path.write_text(PAR.replace(old, new))
+    with pytest.raises(RobotFileError) as info:
+        kr.load(path)
+    assert str(info.value).startswith(f"{path}:{line}: {words}"), str(info.value)
+
+
+def test_derive_refuses_a_robot_whose_state_leaks_into_its_parameters():
+    """The invariant holds for robots built without Robot.create too."""
+    th1, th2 = sympy.symbols("th1 th2")
+    arm = Robot.create("arm", [Frame("1", "0", 0, 1, KKPlacement(theta=th1)), Frame("2", "1", 0, 1, KKPlacement(d="L1", theta=th2))])
+    frames = (arm.frames[0], replace(arm.frames[1], placement=KKPlacement(d=th1, theta=th2)))
+    leaky = replace(arm, frames=frames)
+    assert leaky.state_leaks()[0][2] == "d of frame 2 uses th1"
+    for method in ("newton-euler", "kane", "lagrange"):
+        with pytest.raises(KaneRobotError, match="d of frame 2 uses th1"):
+            kr.derive(leaky, method)
+    with pytest.raises(DescriptionError, match="d of frame 2 uses th1"):
+        Robot.create("arm", frames)
