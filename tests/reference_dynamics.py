@@ -315,3 +315,129 @@ def unit_regressor(robot, values, parameters):
         return out
 
     return D
+
+
+# ------------------------------------------------ standard-DH arms, by hand
+def rot_x_matrix(angle):
+    c, s = numpy.cos(angle), numpy.sin(angle)
+    return numpy.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def rot_z_matrix(angle):
+    c, s = numpy.cos(angle), numpy.sin(angle)
+    return numpy.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def standard_dh_transform(theta, d, a, alpha):
+    """``Rz(theta) Tz(d) Tx(a) Rx(alpha)``: frame i in frame i-1 (standard DH)."""
+    T = numpy.eye(4)
+    Rz = rot_z_matrix(theta)
+    T[:3, :3] = Rz @ rot_x_matrix(alpha)
+    T[:3, 3] = Rz @ numpy.array([a, 0.0, 0.0]) + numpy.array([0.0, 0.0, d])
+    return T
+
+
+class StandardDHArm:
+    """A serial revolute arm from its standard-DH table, in plain numpy.
+
+    Nothing here reads a robot file or calls kanerobot: the arm is the table
+    itself.  Link i carries frame i at its far end (standard DH), placed in
+    frame i-1 by ``Rz(q_i + offset_i) Tz(d_i) Tx(a_i) Rx(alpha_i)``; joint i
+    turns about z_{i-1}.  The dynamics are Featherstone's recursive
+    Newton-Euler algorithm (inverse dynamics, C(q, qd) qd, gravity) and the
+    composite-rigid-body algorithm (inertia matrix), written in DH frame i
+    for link i, with the conventions of :class:`ReferenceModel`.
+
+    Parameters
+    ----------
+    table : dict
+        ``d``, ``a``, ``alpha``, ``offset`` (n values each), ``mass`` (n),
+        ``com`` (n x 3, centre of mass of link i in frame i), ``inertia``
+        (n x 3 x 3, about the centre of mass, in the axes of frame i),
+        ``armature`` (n, rotor inertia on joint i's side, optional) and
+        ``gravity`` (3, acceleration of gravity in frame 0).
+    """
+
+    def __init__(self, table):
+        self.table = table
+        self.n = len(table["d"])
+        self.armature = numpy.asarray(table.get("armature", numpy.zeros(self.n)), dtype=float)
+        self.gravity_vector = numpy.asarray(table["gravity"], dtype=float)
+        self.inertias = []
+        for m, c, Ic in zip(table["mass"], table["com"], table["inertia"]):
+            c, Ic = numpy.asarray(c, dtype=float), numpy.asarray(Ic, dtype=float)
+            # Parallel-axis theorem: inertia about the origin of frame i.
+            J = Ic + m * (c @ c * numpy.eye(3) - numpy.outer(c, c))
+            self.inertias.append(spatial_inertia(m, m * c, J))
+
+    def transforms(self, q):
+        """``[T_{0,1}, T_{1,2}, ...]``, each frame in the previous one."""
+        t = self.table
+        return [
+            standard_dh_transform(q[i] + t["offset"][i], t["d"][i], t["a"][i], t["alpha"][i])
+            for i in range(self.n)
+        ]
+
+    def forward_kinematics(self, q):
+        """Pose of frame n in frame 0."""
+        T = numpy.eye(4)
+        for step in self.transforms(numpy.asarray(q, dtype=float)):
+            T = T @ step
+        return T
+
+    def _joints(self, q):
+        """``(iX_{i-1}, S_i)`` per link: the motion transform and the joint's
+        motion subspace in frame i (the unit twist about z_{i-1})."""
+        out = []
+        for T in self.transforms(numpy.asarray(q, dtype=float)):
+            X = motion_transform(T)
+            out.append((X, X @ numpy.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])))
+        return out
+
+    def inverse_dynamics(self, q, qd, qdd, gravity=True):
+        """Joint torques (rotor inertias included)."""
+        qd, qdd = numpy.asarray(qd, dtype=float), numpy.asarray(qdd, dtype=float)
+        joints = self._joints(q)
+        v = numpy.zeros(6)
+        # Gravity as an upward acceleration of the base.
+        a = numpy.concatenate([numpy.zeros(3), -self.gravity_vector if gravity else numpy.zeros(3)])
+        forces = []
+        for (X, S), I, w, wd in zip(joints, self.inertias, qd, qdd):
+            v = X @ v + S * w
+            a = X @ a + S * wd + crm(v) @ (S * w)
+            forces.append(I @ a + crf(v) @ I @ v)
+        tau = numpy.zeros(self.n)
+        for i in reversed(range(self.n)):
+            X, S = joints[i]
+            tau[i] = S @ forces[i] + self.armature[i] * qdd[i]
+            if i > 0:
+                forces[i - 1] = forces[i - 1] + X.T @ forces[i]
+        return tau
+
+    def mass_matrix(self, q):
+        """Inertia matrix by the composite-rigid-body algorithm (not the RNEA)."""
+        joints = self._joints(q)
+        composite = [I.copy() for I in self.inertias]
+        for i in reversed(range(1, self.n)):
+            X = joints[i][0]
+            composite[i - 1] = composite[i - 1] + X.T @ composite[i] @ X
+        A = numpy.diag(self.armature).astype(float)
+        for i in range(self.n):
+            F = composite[i] @ joints[i][1]
+            A[i, i] += joints[i][1] @ F
+            for j in reversed(range(i)):
+                F = joints[j + 1][0].T @ F
+                A[i, j] = A[j, i] = F @ joints[j][1]
+        return A
+
+    def gravity(self, q):
+        zero = numpy.zeros(self.n)
+        return self.inverse_dynamics(q, zero, zero)
+
+    def coriolis_times_qd(self, q, qd):
+        """``C(q, qd) qd``: the velocity torques (no gravity)."""
+        return self.inverse_dynamics(q, qd, numpy.zeros(self.n), gravity=False)
+
+    def direct_dynamics(self, q, qd, tau):
+        """``A^-1 (tau - C qd - g)``."""
+        return numpy.linalg.solve(self.mass_matrix(q), tau - self.coriolis_times_qd(q, qd) - self.gravity(q))
