@@ -7,7 +7,7 @@ OpenSYMORO's RX90_*.txt).  :func:`robot_tables` gives the tables and
 """
 
 from kanerobot.robot.description import BASE_VECTOR_NAMES, INERTIAL_NAMES
-from kanerobot.robot.expressions import format_expression
+from kanerobot.robot.expressions import format_expression, format_joint
 
 _WIDTH = 8
 
@@ -26,8 +26,10 @@ def geometric_table(robot):
         out.append(_row(["j", "ant", "sigma", "mu", "gamma", "b", "alpha", "d", "theta", "r"]))
         for f in kk:
             p = f.placement
-            values = [p.gamma, p.b, p.alpha, p.d, p.theta, p.r]
-            out.append(_row([f.label, f.antecedent, f.sigma, f.mu] + [format_expression(v) for v in values]))
+            values = [format_expression(v) for v in (p.gamma, p.b, p.alpha, p.d, p.theta, p.r)]
+            if f.sigma in (0, 1):
+                values[4 + f.sigma] = format_joint(f.q, f.offset)
+            out.append(_row([f.label, f.antecedent, f.sigma, f.mu] + values))
     if general:
         if out:
             out.append("\n")
@@ -37,7 +39,7 @@ def geometric_table(robot):
             p = f.placement
             vec = lambda m: "[" + ", ".join(format_expression(v) for v in m) + "]"  # noqa: E731
             rows = "[" + "; ".join(", ".join(format_expression(v) for v in p.R0.row(i)) for i in range(3)) + "]"
-            q = format_expression(p.q) if f.is_joint else "-"
+            q = format_joint(f.q, f.offset) if f.is_joint else "-"
             out.append(_row([f.label, f.antecedent, f.sigma, f.mu, q, vec(p.axis), vec(p.P), rows]))
     return "".join(out)
 

@@ -6,6 +6,8 @@ import numpy
 import pytest
 import sympy
 
+from kanerobot import frames_path, load
+from kanerobot.geometry import numeric_transform
 from kanerobot.errors import KaneRobotError
 from kanerobot.igm import numeric as num
 from kanerobot.igm.api import inverse_geometric
@@ -109,3 +111,13 @@ def test_twelve_real_solutions_all_found():
     numeric = num.numeric_inverse(solver.model, T, starts=500, rng=numpy.random.default_rng(0))
     assert len(numeric) == 12
     assert all(any(num._distance(x, s, REVOLUTE) < 1e-6 for s in sols) for x in numeric)
+
+
+def test_general_method_says_it_does_not_apply_to_a_spherical_wrist():
+    """Issue 13 defect 6: it answered 'the pose is out of reach' for a reachable pose."""
+    robot = load(frames_path("rx90"))
+    values = {"D3": 0.45, "RL4": 0.38}
+    T = numeric_transform(robot, "0", "6", values)([0.3, -0.7, 1.1, 0.4, -0.9, 2.0])
+    with pytest.raises(KaneRobotError, match=r"the general 6R method does not apply to the geometry of RX90 \(spherical joint 4, 5, 6\).*use method='auto'"):
+        inverse_geometric(robot, T, values, method="general")
+    assert len(inverse_geometric(robot, T, values, method="auto")) == 8

@@ -230,3 +230,60 @@ def test_derive_refuses_a_robot_whose_state_leaks_into_its_parameters():
             kr.derive(leaky, method)
     with pytest.raises(DescriptionError, match="d of frame 2 uses th1"):
         Robot.create("arm", frames)
+
+
+def _angle_gap(a, b):
+    return float(np.max(np.abs(np.angle(np.exp(1j * (np.asarray(a) - np.asarray(b)))))))
+
+
+@pytest.mark.parametrize("name,method", [("rx90", "auto"), ("rx90", "paul"), ("rx90", "numeric"), ("stanford", "auto")])
+def test_inverse_geometric_reports_q_not_theta(name, method):
+    rng = np.random.default_rng(21)
+    robot = robot_named(name)
+    offsets = random_offsets(robot, rng)
+    moved = shifted(robot, offsets)
+    values = {p: rng.uniform(0.2, 0.6) for p in robot.geometric_parameters}
+    q = rng.uniform(-1, 1, robot.dof)
+    T = geometry.numeric_transform(moved, "0", "6", values)(q)
+    sols = kr.inverse_geometric(moved, T, values, method=method)
+    assert sols and min(_angle_gap(s, q) for s in sols) < 1e-9, sols.message
+    pose = geometry.numeric_transform(moved, "0", "6", values)
+    for s in sols:
+        np.testing.assert_allclose(pose(s), T, atol=1e-9)
+
+
+def test_the_closed_form_solver_of_a_robot_with_offsets_subtracts_them():
+    from kanerobot.igm import derive_igm
+
+    rng = np.random.default_rng(4)
+    robot = robot_named("rx90")
+    moved = shifted(robot, random_offsets(robot, rng))
+    values = {"D3": 0.45, "RL4": 0.38}
+    q = rng.uniform(-1, 1, 6)
+    T = geometry.numeric_transform(moved, "0", "6", values)(q)
+    igm = derive_igm(moved)
+    assert "with the joint offsets: th1 = th1 + " in str(igm)
+    assert min(_angle_gap(s, q) for s in igm.solver(values)(T)) < 1e-9
+
+
+@pytest.mark.parametrize("name", ["stanford", "fourbar"])
+def test_identification_sees_the_offset(name):
+    from kanerobot.identification import base_parameters, identification_model
+
+    rng = np.random.default_rng(8)
+    robot = robot_named(name)
+    offsets = random_offsets(robot, rng)
+    moved = shifted(robot, offsets)
+    plain, offset_model = identification_model(robot), identification_model(moved)
+    assert plain.parameters == offset_model.parameters
+    assert not {str(q) for q in moved.q} & set(offset_model.values_needed)
+    symbols = sorted(set(plain.program.inputs) | set(offset_model.program.inputs) | set(moved.q), key=str)
+    values = {s: rng.uniform(0.2, 1.2) for s in symbols}
+    shift = coordinate_shift(robot, offsets)
+    a = plain.program.to_function(symbols)(*[values[s] + shift.get(s, 0.0) for s in symbols])
+    b = offset_model.program.to_function(symbols)(*[values[s] for s in symbols])
+    np.testing.assert_allclose(b, a, atol=1e-9 * max(1.0, np.max(np.abs(a))))
+    numbers = {p: 0.4 for p in robot.geometric_parameters}
+    for method in ("symbolic", "numeric"):
+        grouped = base_parameters(robot, method=method, friction=False, values=numbers)
+        assert [str(p) for p in base_parameters(moved, method=method, friction=False, values=numbers)] == [str(p) for p in grouped]

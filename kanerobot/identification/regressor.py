@@ -36,7 +36,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement
-from kanerobot.dynamics.model import as_states
+from kanerobot.dynamics.model import as_states, parameters_without_state
 from kanerobot.dynamics.newton_euler import _sigma, _sigmabar
 from kanerobot.errors import ParameterError
 from kanerobot.robot.description import BASE
@@ -201,7 +201,7 @@ class IdentificationModel:
         for _, expr in list(self.program.assignments()) + list(self.program.outputs.items()):
             used |= expr.free_symbols
         used -= {symbol for symbol, _ in self.program.assignments()}
-        return sorted(str(s) for s in used - state)
+        return parameters_without_state(self.robot, used - state)
 
     def op_count(self):
         """Operations of the program: ``{"add", "mul", "fn"}``."""

@@ -94,6 +94,10 @@ class InverseGeometricModel:
             raise KaneRobotError(f"closed-form method {method!r}: use 'auto', 'paul' or 'pieper'")
         self.robot = robot
         self.end = _end(robot, end)
+        # with joint offsets the steps solve the KK angles theta = q + offset;
+        # the solver subtracts the offsets from its results
+        robot = robot.without_offsets()
+        self._angles_robot = robot
         chain = robot.root_path(self.end)
         self.structure = decoupled_structure(robot, chain)
         if method == "pieper" and self.structure is None:
@@ -121,6 +125,11 @@ class InverseGeometricModel:
         text = str(self.program)
         if self.loop_program is not None:
             text += "\n\nthen the loops:\n" + "\n".join(str(self.loop_program).splitlines()[3:])
+        if self.robot.has_offsets:
+            shifts = ", ".join(
+                f"{f.q} = {f.joint_expression} - ({f.offset})" for f in self.robot.frames if f.is_joint and f.offset != 0
+            )
+            text += f"\n\nthe steps solve the KK angles; with the joint offsets: {shifts}"
         return text
 
     def solver(self, values, tol=1e-10):
@@ -137,11 +146,13 @@ class InverseGeometricModel:
         """
         chain = self.program.compile(values)
         loops = self.loop_program.compile(values) if self.loop_program is not None else None
-        model = num.ChainModel(self.robot, self.end, values)
+        angles_robot = self._angles_robot
+        model = num.ChainModel(angles_robot, self.end, values)
         revolute = model.revolute_mask()
+        offsets = numpy.array(self.robot.offset_values(values))
         closure = None
-        if self.robot.loops:
-            closure = numeric_function(self.robot, sympy.Matrix(loop_constraints(self.robot)), values)
+        if angles_robot.loops:
+            closure = numeric_function(angles_robot, sympy.Matrix(loop_constraints(angles_robot)), values)
 
         def solve(T):
             T = numpy.asarray(T, dtype=float)
@@ -161,7 +172,7 @@ class InverseGeometricModel:
                 checked = [(q, free) for q, free in loops(T, start=checked)
                            if numpy.all(numpy.isfinite(q)) and numpy.max(numpy.abs(closure(q))) <= tol]
             for q, free in checked:
-                q = num.wrap(q, revolute)
+                q = num.wrap(q - offsets, revolute)
                 if all(num._distance(q, p, revolute) > 1e-7 for p in kept):
                     kept.append(q)
                     families.append(tuple(free))
@@ -252,6 +263,12 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
     if T.shape != (4, 4):
         raise KaneRobotError(f"the pose T must be a 4x4 matrix, got shape {T.shape}")
     end = _end(robot, end)
+    if robot.has_offsets:
+        # solve for the KK angles theta = q + offset, then report q
+        offsets = numpy.array(robot.offset_values(values))
+        angles = inverse_geometric(robot.without_offsets(), T, values, method, tol, starts, rng, end)
+        revolute = num.ChainModel(robot, end, values).revolute_mask()
+        return Solutions([num.wrap(q - offsets, revolute) for q in angles], angles.families, angles.method, angles.message)
     if method == "auto" and _is_6r(robot, end) and not _decoupled(robot, end):
         # general geometry: Paul's search would end without a closed form,
         # slowly; special geometry (UR-like parallel axes) makes the
@@ -271,7 +288,18 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
     if method == "general":
         from kanerobot.igm.general6r import general_6r_inverse
 
-        return general_6r_inverse(robot, T, values, tol=tol, end=end)
+        sols = general_6r_inverse(robot, T, values, tol=tol, end=end)
+        if sols.degenerate:
+            structure = _decoupled_name(robot, end)
+            why = (
+                f"the general 6R method does not apply to the geometry of {robot.name}"
+                + (f" ({structure})" if structure else " (special geometry: parallel or intersecting axes)")
+                + ": its elimination is degenerate, so solutions are missing"
+            )
+            if not sols:
+                raise KaneRobotError(f"{why}; use method='auto' (Paul's or Pieper's closed form) or 'numeric'")
+            sols.message = f"{len(sols)} solution(s), perhaps not all: {why}; method='auto' finds them all"
+        return sols
     model = num.ChainModel(robot, end, values)
     rng = numpy.random.default_rng(0) if rng is None else rng
     sols = num.numeric_inverse(model, T, starts=starts, rng=rng, tol=tol)
@@ -298,7 +326,11 @@ def _end(robot, end):
 
 
 def _decoupled(robot, end):
-    return decoupled_structure(robot, robot.root_path(end)) is not None
+    return _decoupled_name(robot, end) is not None
+
+
+def _decoupled_name(robot, end):
+    return decoupled_structure(robot, robot.root_path(end))
 
 
 def _is_6r(robot, end):

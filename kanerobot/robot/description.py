@@ -28,7 +28,7 @@ from typing import Mapping, Optional, Tuple, Union
 
 import sympy
 
-from kanerobot.errors import DescriptionError
+from kanerobot.errors import DescriptionError, ParameterError
 from kanerobot.robot import joints
 from kanerobot.robot.expressions import parse_expression, symbol
 
@@ -717,6 +717,60 @@ class Robot:
             check(wheel.radius, f"radius of wheel {wheel.joint}")
             check(wheel.offset, f"offset of wheel {wheel.joint}")
         return leaks
+
+    @property
+    def has_offsets(self):
+        """True when some joint reads ``variable + offset``."""
+        return any(f.is_joint and f.offset != 0 for f in self.frames)
+
+    def without_offsets(self):
+        """The same robot with every joint offset dropped (theta = th2 for th2 - pi/2).
+
+        Its configuration ``theta`` is this robot's ``q + offset``: algorithms
+        that solve for the Khalil-Kleinfinger angles themselves (the inverse
+        geometric model) work on it and subtract :meth:`offset_values`.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> from dataclasses import replace
+        >>> arm = kr.load(kr.frames_path("planar2"))
+        >>> f2 = arm.frame("2")
+        >>> shifted = replace(arm, frames=(arm.frames[0], replace(f2, placement=replace(f2.placement, theta=f2.q - 1))))
+        >>> shifted.has_offsets, shifted.without_offsets() == arm
+        (True, True)
+        """
+        frames = []
+        for f in self.frames:
+            if f.is_joint and f.offset != 0:
+                p = f.placement
+                key = "q" if not f.is_kk else ("theta" if f.sigma == joints.REVOLUTE else "r")
+                f = replace(f, placement=replace(p, **{key: f.q}))
+            frames.append(f)
+        return replace(self, frames=tuple(frames))
+
+    def offset_values(self, values=None):
+        """The offsets of the joints, in joint order, as floats.
+
+        Parameters
+        ----------
+        values : dict, optional
+            Values of the parameters an offset uses (``L0`` of ``r2 + L0``).
+
+        Raises
+        ------
+        ParameterError
+            When an offset uses a parameter missing from ``values``.
+        """
+        mapping = {symbol(str(k)): v for k, v in (values or {}).items()}
+        out = []
+        for label in self.joint_labels:
+            offset = sympy.sympify(self.frame(label).offset).xreplace(mapping)
+            if offset.free_symbols:
+                missing = ", ".join(sorted(map(str, offset.free_symbols)))
+                raise ParameterError(f"the offset of joint {label} of {self.name} needs a value for {missing}")
+            out.append(float(offset))
+        return out
 
     # ------------------------------------------------------------ derivation
     def subs(self, values):

@@ -193,3 +193,19 @@ def format_expression(expr):
 def expression_symbols(expr):
     """Names of the free symbols of ``expr``, sorted."""
     return sorted(str(s) for s in sympy.sympify(expr).free_symbols)
+
+
+def format_joint(variable, offset):
+    """A joint's theta, r or q as users write it: the variable first.
+
+    >>> import sympy
+    >>> th2, L0 = sympy.symbols("th2 L0")
+    >>> format_joint(th2, -sympy.pi / 2), format_joint(th2, 0.3), format_joint(th2, L0), format_joint(th2, 0)
+    ('th2 - pi/2', 'th2 + 0.3', 'th2 + L0', 'th2')
+    """
+    if sympy.sympify(offset) == 0:
+        return format_expression(variable)
+    text = format_expression(offset)
+    if text.startswith("-"):
+        return f"{format_expression(variable)} - {text[1:]}"
+    return f"{format_expression(variable)} + {text}"
