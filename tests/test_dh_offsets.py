@@ -275,7 +275,17 @@ def wrapped(angles):
     return (np.asarray(angles) + np.pi) % (2 * np.pi) - np.pi
 
 
-@pytest.mark.parametrize("name,suffix", FILES)
+# Deriving Paul's solver takes seconds per robot: the default run keeps one
+# file of each robot (KK frames for the PUMA, general frames for the UR5).
+IGM_FILES = [
+    ("puma560_dh", ".par"),
+    ("ur5_dh", ".toml"),
+    pytest.param("puma560_dh", ".toml", marks=pytest.mark.slow),
+    pytest.param("ur5_dh", ".par", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("name,suffix", IGM_FILES)
 def test_inverse_geometric_returns_the_generating_configuration(name, suffix):
     robot = robot_of(name, suffix)
     reference = StandardDHArm(TABLES[name])

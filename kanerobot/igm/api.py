@@ -334,6 +334,8 @@ def _decoupled_name(robot, end):
 
 
 def _is_6r(robot, end):
+    """Whether the general 6R method applies: six revolute Khalil-Kleinfinger
+    frames from the base to ``end`` and nothing else (General6R's own
+    condition; a general-frame 6R arm goes to Paul's method or the numeric one)."""
     chain = [robot.frame(label) for label in robot.root_path(end)]
-    moving = [f for f in chain if f.is_joint]
-    return len(moving) == 6 and all(f.sigma == joints.REVOLUTE for f in moving)
+    return len(chain) == 6 and all(f.sigma == joints.REVOLUTE and f.is_kk for f in chain)
