@@ -283,6 +283,8 @@ def test_identification_sees_the_offset(name):
     a = plain.program.to_function(symbols)(*[values[s] + shift.get(s, 0.0) for s in symbols])
     b = offset_model.program.to_function(symbols)(*[values[s] for s in symbols])
     np.testing.assert_allclose(b, a, atol=1e-9 * max(1.0, np.max(np.abs(a))))
+    if robot.loops:
+        return  # the base parameters of loops are the tree's, projected: stanford covers them
     numbers = {p: 0.4 for p in robot.geometric_parameters}
     for method in ("symbolic", "numeric"):
         grouped = base_parameters(robot, method=method, friction=False, values=numbers)
