@@ -396,7 +396,9 @@ class _Plant:
         # qdd is affine in tau: one column per stuck rate, then R_S qdd + c_S = 0 fixes the holding forces
         K = np.column_stack([np.array(self.acceleration(q, qd, tau0 - P[:, j]), dtype=float) - a0 for j in stuck])
         RS = self.rate_map(q)[stuck]
-        holding = np.linalg.solve(RS @ K, -(RS @ a0 + self.rate_bias(q, qd)[stuck]))
+        # least squares: stuck rates that hold each other (a wheel and the body it carries) leave the
+        # holding forces undetermined; the motion is not, and the smallest forces are taken
+        holding = np.linalg.lstsq(RS @ K, -(RS @ a0 + self.rate_bias(q, qd)[stuck]), rcond=None)[0]
         f = f.copy()
         f[stuck] = holding
         return a0 + K @ holding, f
@@ -727,8 +729,9 @@ def _without_coulomb(fn, structure):
     zero = {symbol: 0 for symbol in symbols}
     for label, expr in zip(structure.friction_labels, structure.FS_expressions):
         if expr.xreplace(zero) != 0:
+            written = f"{float(expr):g}" if expr.is_number else str(expr)
             raise KaneRobotError(
-                f"{structure.robot.name}: the Coulomb friction of joint {label} is FS = {expr} in the robot's description; "
+                f"{structure.robot.name}: the Coulomb friction of joint {label} is FS = {written} in the robot's description; "
                 f"simulate applies Coulomb friction itself from the values of FS symbols: write a symbol "
                 f"(FS{label}) and give its value, or pass friction='model' to keep the model's FS sign(qd)"
             )
@@ -975,6 +978,7 @@ def _rhs(p, torque, work, progress=None, mode=None, dissipation=False):
     calls = [0]
 
     def rhs(t, y):
+        y = np.asarray(y, dtype=float)
         q_raw, qd = y[:nq], y[nq : nq + nv]
         q = p.prepare(q_raw)
         tau = torque(t, q, qd)
@@ -1370,7 +1374,7 @@ class _StickSlip:
         y = np.array(y, dtype=float)
         q, qd = p.prepare(y[: p.nq]), y[p.nq : p.nq + p.nv]
         R = p.rate_map(q)[list(stuck)]
-        y[p.nq : p.nq + p.nv] = qd - R.T @ np.linalg.solve(R @ R.T, R @ qd)
+        y[p.nq : p.nq + p.nv] = qd - np.linalg.pinv(R) @ (R @ qd)
         return y
 
     def start(self, t, y):
