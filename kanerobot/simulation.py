@@ -40,14 +40,38 @@ How each is integrated:
 - wheeled bases: ``qdot = G(q) qd_a`` as for loops; the rolling
   constraints ``W qd = 0`` hold by construction, and
   ``monitors["constraint_residual"]`` (``max |W(q) G qd_a|``) shows it;
-- Coulomb friction ``FS sign(qd)`` is discontinuous where a joint stops:
-  the step size collapses there (a sticking joint chatters); give
-  ``FS = 0``, or a ``max_step`` and a stiff method, for such runs.
+
+Coulomb friction.  The generated models carry ``FS sign(qd)``, which is
+discontinuous where a joint stops: an integrator's step size collapses
+there and the run stalls.  :func:`simulate` therefore evaluates the model
+with its ``FS`` symbols bound to 0 and applies a law of its own from the
+``FS`` values, as torques on the rates friction acts on (every joint of a
+fixed or floating base, every joint of a loop or a wheeled base through
+``G^T``, the rigid joints and motors of flexible joints); ``friction=``
+chooses it:
+
+- ``"regularised"`` (default): ``FS tanh(r / v_s)``, smooth, with the
+  velocity scale ``v_s = friction_velocity`` (default
+  :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3 rad/s or m/s).  Above a few
+  ``v_s`` it is Coulomb's law; a joint held by a torque ``|tau_hold| < FS``
+  does not stick but creeps at ``|r| = v_s atanh(|tau_hold| / FS)``;
+- ``"stick-slip"``: exact Coulomb friction, integrated phase by phase
+  between events.  A joint at rest sticks (``r = 0``, its acceleration 0,
+  the others' from the model constrained by it) while the torque that
+  holds it stays below ``FS``; an event ends the phase when that torque
+  reaches ``FS`` (the joint slips the way it pushes) or when the rate of a
+  slipping joint, which feels ``FS sign(r)``, crosses zero (it sticks, or
+  turns back if ``FS`` cannot hold it).  ``result.friction_events`` lists
+  the switches.  Joints that hold each other (a loop, wheels) share the
+  least-squares holding torques;
+- ``"model"``: the model's own ``FS sign(qd)``, as generated (the run may
+  stall where a joint stops).
 
 Along the run the work ``W = int qd . (tau - friction) dt`` is integrated
 with the state, so that ``energy_drift = E - E(0) - W`` is the integration
 error of the energy for any input (without torques and friction it is
-``E - E(0)``).
+``E - E(0)``); ``friction_work`` is the part friction dissipated
+(``int r . f dt``, viscous and Coulomb).
 
 Examples
 --------
@@ -779,6 +803,24 @@ class SimulationResult:
         (:mod:`kanerobot.dynamics.energy`).
     work : numpy.ndarray, shape (N,)
         ``int qd . (tau - friction) dt`` from the start.
+    friction_work : numpy.ndarray, shape (N,)
+        ``int r . f dt``: the energy friction dissipated (viscous and
+        Coulomb, >= 0), included in ``work``.
+    friction : numpy.ndarray, shape (N, nr)
+        The friction torques ``f`` on the rates ``r`` friction acts on
+        (``FV r`` plus the Coulomb law; the holding torque of a stuck joint).
+    friction_labels : list of str
+        The joints of those rates (a motor ``r<label>`` of flexible joints).
+    friction_law, friction_velocity
+        The Coulomb law used (``"regularised"``, ``"stick-slip"`` or
+        ``"model"``) and ``v_s`` of the regularised one (else None).
+    friction_events : list of dict
+        Stick-slip switches: ``{"t", "joint", "event"}`` with event
+        ``"stick"``, ``"slip"`` (from rest) or ``"reverse"`` (a slipping
+        joint that stopped and turns back); the joints at rest at the start
+        are listed at ``t0``.
+    segments : int
+        The ``solve_ivp`` calls (one per stick-slip phase).
     energy_change : numpy.ndarray, shape (N,)
         ``E - E(0)``.
     energy_drift : numpy.ndarray, shape (N,)
@@ -802,7 +844,8 @@ class SimulationResult:
     layout : str
         The state layout, as error messages give it.
     status, message, success, nfev, njev, nlu
-        From ``solve_ivp``; ``solution`` is its whole result (``sol`` with
+        From ``solve_ivp`` (evaluations summed over the phases);
+        ``solution`` is its whole result, of the last phase (``sol`` with
         ``dense_output=True``).
     kind, method, seconds
         The structure, the solver, the wall time of the integration.
@@ -835,7 +878,7 @@ class SimulationResult:
         >>> values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.0, "K1": 1e3}
         >>> r = simulate(kr.load(kr.frames_path("flexarm1")), values, [0.1, 0.1, 0, 0], (0, 0.1), method="Radau", backend="numpy")
         >>> sorted(r.summary())[:4]
-        ['final_time', 'kind', 'max_abs_energy_drift', 'max_abs_tau']
+        ['final_time', 'friction_events', 'friction_law', 'friction_work']
         """
         out = {
             "robot": self.name,
@@ -846,6 +889,9 @@ class SimulationResult:
             "nfev": int(self.nfev),
             "seconds": float(self.seconds),
             "max_abs_energy_drift": float(np.max(np.abs(self.energy_drift))) if len(self.t) else 0.0,
+            "friction_work": float(self.friction_work[-1]) if len(self.t) else 0.0,
+            "friction_law": self.friction_law,
+            "friction_events": len(self.friction_events),
             "relative_energy_drift": float(self.relative_energy_drift),
             "max_abs_tau": float(np.max(np.abs(self.tau))) if self.tau.size else 0.0,
             "terminated_by": self.terminated_by or "",
@@ -865,7 +911,7 @@ class SimulationResult:
             names = self.coordinates if len(self.coordinates) == array.shape[1] else range(array.shape[1])
             for k, name in enumerate(names):
                 columns[f"{prefix}_{name}"] = array[:, k]
-        for name in ("kinetic", "potential", "energy", "work", "energy_drift"):
+        for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift"):
             columns[name] = getattr(self, name)
         for name, value in self.monitors.items():
             value = np.asarray(value)
@@ -890,7 +936,7 @@ class SimulationResult:
         path = Path(path)
         if path.suffix == ".npz":
             data = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
-            for name in ("kinetic", "potential", "energy", "work", "energy_drift"):
+            for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift", "friction"):
                 data[name] = getattr(self, name)
             data.update({f"monitor_{k}": np.asarray(v) for k, v in self.monitors.items()})
             data["coordinates"] = np.array(self.coordinates)
