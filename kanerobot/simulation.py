@@ -54,7 +54,10 @@ chooses it:
   velocity scale ``v_s = friction_velocity`` (default
   :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3 rad/s or m/s).  Above a few
   ``v_s`` it is Coulomb's law; a joint held by a torque ``|tau_hold| < FS``
-  does not stick but creeps at ``|r| = v_s atanh(|tau_hold| / FS)``;
+  does not stick but creeps at ``|r| = v_s atanh(|tau_hold| / FS)``.
+  Near rest the law is stiff (time constant ``~ m v_s / FS``): unless a
+  ``method`` is given, such runs use ``"LSODA"``
+  (:data:`REGULARISED_METHOD`), which switches to BDF there;
 - ``"stick-slip"``: exact Coulomb friction, integrated phase by phase
   between events.  A joint at rest sticks (``r = 0``, its acceleration 0,
   the others' from the model constrained by it) while the torque that
@@ -89,13 +92,17 @@ released from 0.5 rad with the spring at rest, integrated by Radau:
 
 import sys
 import time
+import weakref
 
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
 
 __all__ = [
+    "DEFAULT_FRICTION_VELOCITY",
     "DEFAULT_SOLVER_OPTIONS",
+    "FRICTION_LAWS",
+    "REGULARISED_METHOD",
     "CrossValidation",
     "Event",
     "SimulationResult",
@@ -114,8 +121,11 @@ __all__ = [
 DEFAULT_SOLVER_OPTIONS = {"method": "DOP853", "rtol": 1e-8, "atol": 1e-10}
 #: Closure residual above which a closed-loop configuration is projected back.
 PROJECTION_TOL = 1e-10
+#: The default method under regularised Coulomb friction (stiff near rest).
+REGULARISED_METHOD = "LSODA"
 #: How :func:`simulate` applies Coulomb friction (see its ``friction``).
 FRICTION_LAWS = ("regularised", "stick-slip", "model")
+_COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
 #: The velocity scale ``v_s`` of the regularised law ``FS tanh(qd / v_s)`` (rad/s or m/s).
 DEFAULT_FRICTION_VELOCITY = 1e-3
 
@@ -392,6 +402,9 @@ class _Plant:
         """``c`` (nr,): ``rdot = R qdd + c``."""
         return np.zeros(len(self.FS))
 
+    #: Whether ``P`` is the identity (friction on the rates tau drives, one to one).
+    direct_friction = True
+
     def force_map(self, q):
         """``P`` (ntau, nr): friction ``f`` on the rates acts as the torques ``-P f``."""
         return np.eye(self.ntau)
@@ -409,13 +422,12 @@ class _Plant:
         if self.coulomb is None:
             return np.array(self.acceleration(q, qd, tau), dtype=float), self.FS * np.sign(r)
         f = self.coulomb.regularised(r) if signs is None else self.FS * signs
-        if not f.any() and not stuck:
-            return np.array(self.acceleration(q, qd, tau), dtype=float), f
+        if not stuck:
+            torques = f if self.direct_friction else self.force_map(q) @ f
+            return np.array(self.acceleration(q, qd, tau - torques), dtype=float), f
         P = self.force_map(q)
         tau0 = tau - P @ f
         a0 = np.array(self.acceleration(q, qd, tau0), dtype=float)
-        if not stuck:
-            return a0, f
         stuck = list(stuck)
         # qdd is affine in tau: one column per stuck rate, then R_S qdd + c_S = 0 fixes the holding forces
         K = np.column_stack([np.array(self.acceleration(q, qd, tau0 - P[:, j]), dtype=float) - a0 for j in stuck])
@@ -520,6 +532,8 @@ class _ConstrainedPlant(_Plant):
     def rate_bias(self, q, qd):
         return self.fn.accelerations(q, qd, np.zeros(self.nv))
 
+    direct_friction = False
+
     def force_map(self, q):
         return self.fn.G(q).T
 
@@ -612,6 +626,8 @@ class _FlexiblePlant(_Plant):
 
     def actuated_rates(self, qd):
         return self.B @ qd
+
+    direct_friction = False
 
     def force_map(self, q):
         # friction acts on the rigid joints and the motors, the rows tau drives (none on a link side)
@@ -748,6 +764,10 @@ def _without_coulomb(fn, structure):
     own law from the values instead.  A ``FS`` written as a number in the
     robot's description cannot be unbound: an error says what to write.
     """
+    try:
+        return _COULOMB_FREE[fn]
+    except (KeyError, TypeError):
+        pass
     symbols = set().union(*(e.free_symbols for e in structure.FS_expressions))
     values = dict(getattr(fn, "values_by_name", None) or {str(k): v for k, v in fn.values.items()})
     zero = {symbol: 0 for symbol in symbols}
@@ -760,7 +780,12 @@ def _without_coulomb(fn, structure):
                 f"(FS{label}) and give its value, or pass friction='model' to keep the model's FS sign(qd)"
             )
     values.update({str(symbol): 0.0 for symbol in symbols if str(symbol) in values})
-    return fn.model.numeric(values, backend=fn.backend)
+    free = fn.model.numeric(values, backend=fn.backend)
+    try:
+        _COULOMB_FREE[fn] = free  # a numeric model is immutable: one re-binding serves every run of it
+    except TypeError:
+        pass
+    return free
 
 
 class _Coulomb:
@@ -1190,14 +1215,16 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
         joint feels ``FS sign(r)`` until its rate crosses zero.  ``"model"``:
         the model's own ``FS sign(r)``, discontinuous: where a joint stops
         the step size collapses (the run may not finish).  Viscous friction
-        ``FV r`` is the model's in every case.
+        ``FV r`` is the model's in every case.  Coulomb friction acts on
+        the joints whose ``FS`` the model has (module notes).
     friction_velocity : float, optional
         The velocity scale ``v_s`` of ``"regularised"`` (rad/s or m/s;
         default :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3).  Smaller is closer
         to exact Coulomb friction and stiffer to integrate.
     **solver_options
-        Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default;
-        ``"Radau"``, ``"BDF"`` or ``"LSODA"`` for stiff flexible joints),
+        Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default,
+        ``"LSODA"`` under regularised Coulomb friction, which is stiff near
+        rest; ``"Radau"``, ``"BDF"`` or ``"LSODA"`` for stiff flexible joints),
         ``rtol`` (1e-8), ``atol`` (1e-10), ``max_step``, ``first_step``,
         ``dense_output``, ``jac`` ...
 
@@ -1250,6 +1277,9 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
         raise KaneRobotError("dense_output is not available with friction='stick-slip' (one solution per stick-slip phase)")
     fn = numeric_model(model, values, backend)
     p = plant(fn, law, friction_velocity)
+    if "method" not in solver_options and p.coulomb is not None and law == "regularised":
+        # FS tanh(r / v_s) is stiff near rest (time constant ~ m v_s / FS): LSODA switches to BDF there
+        options["method"] = REGULARISED_METHOD
     q0, qd0 = p.split(x0)
     torque = _torque_function(controller, p)
     nq, nv = p.nq, p.nv
