@@ -801,7 +801,7 @@ class _Coulomb:
             raise KaneRobotError(f"friction_velocity must be a positive speed (rad/s or m/s), got {velocity!r}")
         self.law, self.velocity, self.FS = law, velocity, p.FS
         self.active = np.flatnonzero(p.FS)  # the rates that can stick
-        if law == "stick-slip" and np.any(p.FS < 0):
+        if np.any(p.FS < 0):
             j = int(np.argmax(p.FS < 0))
             raise KaneRobotError(f"{p.name}: FS of joint {p.energy.friction_labels[j]} is {p.FS[j]:g}; a Coulomb coefficient is >= 0")
 
@@ -1892,7 +1892,8 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
     backend : {"auto", "c", "numpy"}
     progress : bool
     **solver_options
-        Given to :func:`simulate` (``method``, ``rtol``, ``atol``, ...).
+        Given to :func:`simulate` (``friction``, ``friction_velocity``,
+        ``method``, ``rtol``, ``atol``, ...).
 
     Returns
     -------

@@ -19,7 +19,7 @@ from conftest import library
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Frame, KKPlacement, Robot, default_dynamics
-from kanerobot.simulation import DEFAULT_FRICTION_VELOCITY, right_hand_side
+from kanerobot.simulation import DEFAULT_FRICTION_VELOCITY, event, joint_limit, right_hand_side
 
 # a one-link arm turning about z0 in a vertical plane, gravity along -y0:
 # its gravity torque is m g l cos(q) with the first moment m l = MX1
@@ -172,6 +172,28 @@ def test_slider_decelerates_at_FS_over_m_and_stays_stopped():
     np.testing.assert_allclose(smooth.q[:, 0], result.q[:, 0], atol=1e-5)
     assert np.max(np.abs(smooth.qd[after])) < DEFAULT_FRICTION_VELOCITY
     np.testing.assert_allclose(smooth.friction_work[-1], 0.5 * m * v0**2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("friction", ["stick-slip", "regularised"])
+def test_user_events_across_stick_slip_phases(friction):
+    """q = v0 t - FS t^2 / (2 m): recorded at q = 0.5, stopped at the limit q = 0.9."""
+    m, fs, v0 = 1.5, 3.0, 2.0
+    model, values = slider_model(m, fs)
+    half = event(lambda t, q, qd: q[0] - 0.5, name="half")
+    limit = joint_limit("1", upper=0.9)
+    result = kr.simulate(model, values, [0.0, v0], (0.0, 2.0), events=[half, limit], friction=friction, backend="numpy")
+    a = fs / m
+    np.testing.assert_allclose(result.events["half"]["t"], [(v0 - np.sqrt(v0**2 - 2 * a * 0.5)) / a], rtol=1e-7)
+    np.testing.assert_allclose(result.events["limit 1"]["t"], [(v0 - np.sqrt(v0**2 - 2 * a * 0.9)) / a], rtol=1e-7)
+    assert result.terminated_by == "limit 1" and result.t[-1] == result.events["limit 1"]["t"][0]
+    assert result.friction_events == []  # it never stopped
+
+
+def test_a_negative_FS_is_refused():
+    model, values = arm_model()
+    for friction in ("regularised", "stick-slip"):
+        with pytest.raises(KaneRobotError, match=r"arm: FS of joint 1 is -1; a Coulomb coefficient is >= 0"):
+            kr.simulate(model, dict(values, FS1=-1.0), [0.3, 0.0], (0.0, 1.0), friction=friction, backend="numpy")
 
 
 # ---------------------------------------------------------------- the RX-90 of the report
