@@ -125,9 +125,9 @@ PROJECTION_TOL = 1e-10
 REGULARISED_METHOD = "LSODA"
 #: How :func:`simulate` applies Coulomb friction (see its ``friction``).
 FRICTION_LAWS = ("regularised", "stick-slip", "model")
-_COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
 #: The velocity scale ``v_s`` of the regularised law ``FS tanh(qd / v_s)`` (rad/s or m/s).
 DEFAULT_FRICTION_VELOCITY = 1e-3
+_COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
 
 
 # ------------------------------------------------------------------ events
@@ -791,14 +791,13 @@ def _without_coulomb(fn, structure):
 class _Coulomb:
     """The Coulomb law a plant applies: ``FS tanh(r / v_s)`` or exact stick-slip."""
 
-    def __init__(self, p, law, velocity):
-        velocity = DEFAULT_FRICTION_VELOCITY if velocity is None else velocity
+    def __init__(self, p, law, given):
         try:
-            velocity = float(velocity)
+            velocity = DEFAULT_FRICTION_VELOCITY if given is None else float(given)
         except (TypeError, ValueError):
             velocity = np.nan
         if law == "regularised" and not (np.isfinite(velocity) and velocity > 0):
-            raise KaneRobotError(f"friction_velocity must be a positive speed (rad/s or m/s), got {velocity!r}")
+            raise KaneRobotError(f"friction_velocity must be a positive speed (rad/s or m/s), got {given!r}")
         self.law, self.velocity, self.FS = law, velocity, p.FS
         self.active = np.flatnonzero(p.FS)  # the rates that can stick
         if np.any(p.FS < 0):
@@ -1400,6 +1399,8 @@ def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress):
             return run
         k = next(i for i in range(len(friction_events)) if len(solution.t_events[nu + i]))
         start, y = float(solution.t_events[nu + k][0]), np.array(solution.y_events[nu + k][0], dtype=float)
+        if start >= t1:  # the switch is the end
+            return run
         mode, y = stick.switch(start, y, mode, k)
         first = False
 
