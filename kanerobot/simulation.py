@@ -40,14 +40,41 @@ How each is integrated:
 - wheeled bases: ``qdot = G(q) qd_a`` as for loops; the rolling
   constraints ``W qd = 0`` hold by construction, and
   ``monitors["constraint_residual"]`` (``max |W(q) G qd_a|``) shows it;
-- Coulomb friction ``FS sign(qd)`` is discontinuous where a joint stops:
-  the step size collapses there (a sticking joint chatters); give
-  ``FS = 0``, or a ``max_step`` and a stiff method, for such runs.
+
+Coulomb friction.  The generated models carry ``FS sign(qd)``, which is
+discontinuous where a joint stops: an integrator's step size collapses
+there and the run stalls.  :func:`simulate` therefore evaluates the model
+with its ``FS`` symbols bound to 0 and applies a law of its own from the
+``FS`` values, as torques on the rates friction acts on (every joint of a
+fixed or floating base, every joint of a loop or a wheeled base through
+``G^T``, the rigid joints and motors of flexible joints); ``friction=``
+chooses it:
+
+- ``"regularised"`` (default): ``FS tanh(r / v_s)``, smooth, with the
+  velocity scale ``v_s = friction_velocity`` (default
+  :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3 rad/s or m/s).  Above a few
+  ``v_s`` it is Coulomb's law; a joint held by a torque ``|tau_hold| < FS``
+  does not stick but creeps at ``|r| = v_s atanh(|tau_hold| / FS)``.
+  Near rest the law is stiff (time constant ``~ m v_s / FS``): unless a
+  ``method`` is given, such runs use ``"LSODA"``
+  (:data:`REGULARISED_METHOD`), which switches to BDF there;
+- ``"stick-slip"``: exact Coulomb friction, integrated phase by phase
+  between events.  A joint at rest sticks (``r = 0``, its acceleration 0,
+  the others' from the model constrained by it) while the torque that
+  holds it stays below ``FS``; an event ends the phase when that torque
+  reaches ``FS`` (the joint slips the way it pushes) or when the rate of a
+  slipping joint, which feels ``FS sign(r)``, crosses zero (it sticks, or
+  turns back if ``FS`` cannot hold it).  ``result.friction_events`` lists
+  the switches.  Joints that hold each other (a loop, wheels) share the
+  least-squares holding torques;
+- ``"model"``: the model's own ``FS sign(qd)``, as generated (the run may
+  stall where a joint stops).
 
 Along the run the work ``W = int qd . (tau - friction) dt`` is integrated
 with the state, so that ``energy_drift = E - E(0) - W`` is the integration
 error of the energy for any input (without torques and friction it is
-``E - E(0)``).
+``E - E(0)``); ``friction_work`` is the part friction dissipated
+(``int r . f dt``, viscous and Coulomb).
 
 Examples
 --------
@@ -65,13 +92,17 @@ released from 0.5 rad with the spring at rest, integrated by Radau:
 
 import sys
 import time
+import weakref
 
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
 
 __all__ = [
+    "DEFAULT_FRICTION_VELOCITY",
     "DEFAULT_SOLVER_OPTIONS",
+    "FRICTION_LAWS",
+    "REGULARISED_METHOD",
     "CrossValidation",
     "Event",
     "SimulationResult",
@@ -90,6 +121,13 @@ __all__ = [
 DEFAULT_SOLVER_OPTIONS = {"method": "DOP853", "rtol": 1e-8, "atol": 1e-10}
 #: Closure residual above which a closed-loop configuration is projected back.
 PROJECTION_TOL = 1e-10
+#: The default method under regularised Coulomb friction (stiff near rest).
+REGULARISED_METHOD = "LSODA"
+#: How :func:`simulate` applies Coulomb friction (see its ``friction``).
+FRICTION_LAWS = ("regularised", "stick-slip", "model")
+#: The velocity scale ``v_s`` of the regularised law ``FS tanh(qd / v_s)`` (rad/s or m/s).
+DEFAULT_FRICTION_VELOCITY = 1e-3
+_COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
 
 
 # ------------------------------------------------------------------ events
@@ -314,6 +352,7 @@ class _Plant:
         self.energy = energy._structure(fn)
         self.FV, self.FS = self.energy.FV, self.energy.FS
         self.fast = None
+        self.coulomb = None  # a _Coulomb when simulate applies the Coulomb law (not the model's)
 
     # layouts and names
     @property
@@ -353,9 +392,60 @@ class _Plant:
     def actuated_rates(self, qd):
         return qd
 
-    def power(self, q, qd, qdot, tau):
+    # where friction acts: its rates r = R(q) qd, their derivative R qdd + c(q, qd), and
+    # the torques -P(q) f that a friction force f on r puts in tau (all constant but loops')
+    def rate_map(self, q):
+        """``R`` (nr, nv): the friction rates ``r = R qd``."""
+        return np.eye(self.nv)
+
+    def rate_bias(self, q, qd):
+        """``c`` (nr,): ``rdot = R qdd + c``."""
+        return np.zeros(len(self.FS))
+
+    #: Whether ``P`` is the identity (friction on the rates tau drives, one to one).
+    direct_friction = True
+
+    def force_map(self, q):
+        """``P`` (ntau, nr): friction ``f`` on the rates acts as the torques ``-P f``."""
+        return np.eye(self.ntau)
+
+    def motion(self, q, qd, qdot, tau, stuck=None, signs=None):
+        """``(qdd, f)``: the accelerations and the Coulomb force ``f`` on the friction rates.
+
+        Without :attr:`coulomb` the model's own law acts (``f`` is its
+        ``FS sign(r)``).  With it, the model has ``FS = 0`` and ``f`` is
+        applied through the torques: the regularised law when ``signs`` is
+        None, else ``FS signs`` on the slipping rates and, on the ``stuck``
+        ones, the holding force that keeps them at rest (``rdot = 0``).
+        """
+        r = self.friction_rates(q, qd, qdot)
+        if self.coulomb is None:
+            return np.array(self.acceleration(q, qd, tau), dtype=float), self.FS * np.sign(r)
+        f = self.coulomb.regularised(r) if signs is None else self.FS * signs
+        if not stuck:
+            torques = f if self.direct_friction else self.force_map(q) @ f
+            return np.array(self.acceleration(q, qd, tau - torques), dtype=float), f
+        P = self.force_map(q)
+        tau0 = tau - P @ f
+        a0 = np.array(self.acceleration(q, qd, tau0), dtype=float)
+        stuck = list(stuck)
+        # qdd is affine in tau: one column per stuck rate, then R_S qdd + c_S = 0 fixes the holding forces
+        K = np.column_stack([np.array(self.acceleration(q, qd, tau0 - P[:, j]), dtype=float) - a0 for j in stuck])
+        RS = self.rate_map(q)[stuck]
+        # least squares: stuck rates that hold each other (a wheel and the body it carries) leave the
+        # holding forces undetermined; the motion is not, and the smallest forces are taken
+        holding = np.linalg.lstsq(RS @ K, -(RS @ a0 + self.rate_bias(q, qd)[stuck]), rcond=None)[0]
+        f = f.copy()
+        f[stuck] = holding
+        return a0 + K @ holding, f
+
+    def power(self, q, qd, qdot, tau, f=None):
+        """``(power of tau less friction, power of friction)``, with the Coulomb force ``f`` on the rates."""
         rates = self.friction_rates(q, qd, qdot)
-        return float(self.actuated_rates(qd) @ tau - rates @ (self.FV * rates + self.FS * np.sign(rates)))
+        if f is None:
+            f = self.FS * np.sign(rates)
+        dissipated = float(rates @ (self.FV * rates + f))
+        return float(self.actuated_rates(qd) @ tau) - dissipated, dissipated
 
     # outputs
     def outputs(self, q_raw):
@@ -435,6 +525,17 @@ class _ConstrainedPlant(_Plant):
 
     def friction_rates(self, q, qd, qdot):
         return qdot
+
+    def rate_map(self, q):
+        return self.fn.G(q)
+
+    def rate_bias(self, q, qd):
+        return self.fn.accelerations(q, qd, np.zeros(self.nv))
+
+    direct_friction = False
+
+    def force_map(self, q):
+        return self.fn.G(q).T
 
     def sample(self, rng):
         raise NotImplementedError
@@ -526,6 +627,12 @@ class _FlexiblePlant(_Plant):
     def actuated_rates(self, qd):
         return self.B @ qd
 
+    direct_friction = False
+
+    def force_map(self, q):
+        # friction acts on the rigid joints and the motors, the rows tau drives (none on a link side)
+        return self.B
+
     def monitors(self, q_raw, q, qd):
         fn = self.fn
         return {"deflection": q[:, fn.flexible_index] - q[:, fn.motor_index]} if len(q) else {}
@@ -581,6 +688,9 @@ class _FloatingPlant(_Plant):
     def actuated_rates(self, qd):
         return qd[6:]
 
+    def rate_map(self, q):
+        return np.eye(self.nv)[6:]
+
     def monitors(self, q_raw, q, qd):
         from kanerobot.dynamics.floating import base_pose
 
@@ -598,8 +708,26 @@ class _FloatingPlant(_Plant):
         return q, rng.uniform(-1, 1, self.nv)
 
 
-def plant(fn):
-    """The integrable view of a numeric model (used by :func:`simulate`)."""
+def plant(fn, friction="model", friction_velocity=None):
+    """The integrable view of a numeric model (used by :func:`simulate`).
+
+    ``friction`` is the Coulomb law (:data:`FRICTION_LAWS`): ``"model"``
+    keeps the model's ``FS sign(qd)``; ``"regularised"`` and
+    ``"stick-slip"`` evaluate the model with its ``FS`` symbols bound to 0
+    and apply that law from the ``FS`` values (:attr:`coulomb`).
+    """
+    law = _friction_law(friction)
+    p = _plant(fn)
+    if law == "model" or not np.any(p.FS):
+        return p
+    FS = p.FS
+    p = _plant(_without_coulomb(fn, p.energy))
+    p.FS = FS
+    p.coulomb = _Coulomb(p, law, friction_velocity)
+    return p
+
+
+def _plant(fn):
     from kanerobot.dynamics.closed_loop import ClosedLoopDynamics
     from kanerobot.dynamics.constrained import ConstrainedDynamics
     from kanerobot.dynamics.flexible import NumericFlexible
@@ -621,6 +749,65 @@ def plant(fn):
     )
 
 
+# ---------------------------------------------------------------- friction
+def _friction_law(friction):
+    law = {"regularized": "regularised", "stick_slip": "stick-slip"}.get(friction, friction)
+    if law not in FRICTION_LAWS:
+        raise KaneRobotError(f"friction must be one of {', '.join(map(repr, FRICTION_LAWS))}, got {friction!r}")
+    return law
+
+
+def _without_coulomb(fn, structure):
+    """``fn`` bound again with the symbols of every Coulomb coefficient ``FS`` set to 0.
+
+    The generated models carry ``FS sign(qd)``; the simulation applies its
+    own law from the values instead.  A ``FS`` written as a number in the
+    robot's description cannot be unbound: an error says what to write.
+    """
+    try:
+        return _COULOMB_FREE[fn]
+    except (KeyError, TypeError):
+        pass
+    symbols = set().union(*(e.free_symbols for e in structure.FS_expressions))
+    values = dict(getattr(fn, "values_by_name", None) or {str(k): v for k, v in fn.values.items()})
+    zero = {symbol: 0 for symbol in symbols}
+    for label, expr in zip(structure.friction_labels, structure.FS_expressions):
+        if expr.xreplace(zero) != 0:
+            written = f"{float(expr):g}" if expr.is_number else str(expr)
+            raise KaneRobotError(
+                f"{structure.robot.name}: the Coulomb friction of joint {label} is FS = {written} in the robot's description; "
+                f"simulate applies Coulomb friction itself from the values of FS symbols: write a symbol "
+                f"(FS{label}) and give its value, or pass friction='model' to keep the model's FS sign(qd)"
+            )
+    values.update({str(symbol): 0.0 for symbol in symbols if str(symbol) in values})
+    free = fn.model.numeric(values, backend=fn.backend)
+    try:
+        _COULOMB_FREE[fn] = free  # a numeric model is immutable: one re-binding serves every run of it
+    except TypeError:
+        pass
+    return free
+
+
+class _Coulomb:
+    """The Coulomb law a plant applies: ``FS tanh(r / v_s)`` or exact stick-slip."""
+
+    def __init__(self, p, law, given):
+        try:
+            velocity = DEFAULT_FRICTION_VELOCITY if given is None else float(given)
+        except (TypeError, ValueError):
+            velocity = np.nan
+        if law == "regularised" and not (np.isfinite(velocity) and velocity > 0):
+            raise KaneRobotError(f"friction_velocity must be a positive speed (rad/s or m/s), got {given!r}")
+        self.law, self.velocity, self.FS = law, velocity, p.FS
+        self.active = np.flatnonzero(p.FS)  # the rates that can stick
+        if np.any(p.FS < 0):
+            j = int(np.argmax(p.FS < 0))
+            raise KaneRobotError(f"{p.name}: FS of joint {p.energy.friction_labels[j]} is {p.FS[j]:g}; a Coulomb coefficient is >= 0")
+
+    def regularised(self, r):
+        return self.FS * np.tanh(r / self.velocity)
+
+
 # ------------------------------------------------------------------ result
 class SimulationResult:
     """What :func:`simulate` returns: the motion, torques, energies and monitors.
@@ -640,6 +827,24 @@ class SimulationResult:
         (:mod:`kanerobot.dynamics.energy`).
     work : numpy.ndarray, shape (N,)
         ``int qd . (tau - friction) dt`` from the start.
+    friction_work : numpy.ndarray, shape (N,)
+        ``int r . f dt``: the energy friction dissipated (viscous and
+        Coulomb, >= 0), included in ``work``.
+    friction : numpy.ndarray, shape (N, nr)
+        The friction torques ``f`` on the rates ``r`` friction acts on
+        (``FV r`` plus the Coulomb law; the holding torque of a stuck joint).
+    friction_labels : list of str
+        The joints of those rates (a motor ``r<label>`` of flexible joints).
+    friction_law, friction_velocity
+        The Coulomb law used (``"regularised"``, ``"stick-slip"`` or
+        ``"model"``) and ``v_s`` of the regularised one (else None).
+    friction_events : list of dict
+        Stick-slip switches: ``{"t", "joint", "event"}`` with event
+        ``"stick"``, ``"slip"`` (from rest) or ``"reverse"`` (a slipping
+        joint that stopped and turns back); the joints at rest at the start
+        are listed at ``t0``.
+    segments : int
+        The ``solve_ivp`` calls (one per stick-slip phase).
     energy_change : numpy.ndarray, shape (N,)
         ``E - E(0)``.
     energy_drift : numpy.ndarray, shape (N,)
@@ -663,7 +868,8 @@ class SimulationResult:
     layout : str
         The state layout, as error messages give it.
     status, message, success, nfev, njev, nlu
-        From ``solve_ivp``; ``solution`` is its whole result (``sol`` with
+        From ``solve_ivp`` (evaluations summed over the phases);
+        ``solution`` is its whole result, of the last phase (``sol`` with
         ``dense_output=True``).
     kind, method, seconds
         The structure, the solver, the wall time of the integration.
@@ -696,7 +902,7 @@ class SimulationResult:
         >>> values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.0, "K1": 1e3}
         >>> r = simulate(kr.load(kr.frames_path("flexarm1")), values, [0.1, 0.1, 0, 0], (0, 0.1), method="Radau", backend="numpy")
         >>> sorted(r.summary())[:4]
-        ['final_time', 'kind', 'max_abs_energy_drift', 'max_abs_tau']
+        ['final_time', 'friction_events', 'friction_law', 'friction_work']
         """
         out = {
             "robot": self.name,
@@ -707,6 +913,9 @@ class SimulationResult:
             "nfev": int(self.nfev),
             "seconds": float(self.seconds),
             "max_abs_energy_drift": float(np.max(np.abs(self.energy_drift))) if len(self.t) else 0.0,
+            "friction_work": float(self.friction_work[-1]) if len(self.t) else 0.0,
+            "friction_law": self.friction_law,
+            "friction_events": len(self.friction_events),
             "relative_energy_drift": float(self.relative_energy_drift),
             "max_abs_tau": float(np.max(np.abs(self.tau))) if self.tau.size else 0.0,
             "terminated_by": self.terminated_by or "",
@@ -726,7 +935,7 @@ class SimulationResult:
             names = self.coordinates if len(self.coordinates) == array.shape[1] else range(array.shape[1])
             for k, name in enumerate(names):
                 columns[f"{prefix}_{name}"] = array[:, k]
-        for name in ("kinetic", "potential", "energy", "work", "energy_drift"):
+        for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift"):
             columns[name] = getattr(self, name)
         for name, value in self.monitors.items():
             value = np.asarray(value)
@@ -751,7 +960,7 @@ class SimulationResult:
         path = Path(path)
         if path.suffix == ".npz":
             data = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
-            for name in ("kinetic", "potential", "energy", "work", "energy_drift"):
+            for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift", "friction"):
                 data[name] = getattr(self, name)
             data.update({f"monitor_{k}": np.asarray(v) for k, v in self.monitors.items()})
             data["coordinates"] = np.array(self.coordinates)
@@ -830,22 +1039,31 @@ def _torque_function(controller, plant):
     return torque
 
 
-def _rhs(p, torque, work, progress=None):
-    """``f(t, y)`` of a plant: ``y = (q, qd)``, with the work integrated last when ``work``."""
+def _rhs(p, torque, work, progress=None, mode=None, dissipation=False):
+    """``f(t, y)`` of a plant: ``y = (q, qd)``, then the work when ``work`` and the
+    friction's work when ``dissipation``; ``mode`` the stick-slip mode ``(stuck, signs)``."""
     nq, nv = p.nq, p.nv
-    size = nq + nv + (1 if work else 0)
+    size = nq + nv + (1 if work else 0) + (1 if dissipation else 0)
+    stuck, signs = mode if mode is not None else (None, None)
     calls = [0]
 
     def rhs(t, y):
+        y = np.asarray(y, dtype=float)
         q_raw, qd = y[:nq], y[nq : nq + nv]
         q = p.prepare(q_raw)
         tau = torque(t, q, qd)
         qdot = p.qdot(q, qd)
         out = np.empty(size)
         out[:nq] = qdot
-        out[nq : nq + nv] = p.acceleration(q, qd, tau)
+        if p.coulomb is None:
+            out[nq : nq + nv] = p.acceleration(q, qd, tau)
+            f = None
+        else:
+            out[nq : nq + nv], f = p.motion(q, qd, qdot, tau, stuck, signs)
         if work:
-            out[-1] = p.power(q, qd, qdot, tau)
+            out[nq + nv], dissipated = p.power(q, qd, qdot, tau, f)
+            if dissipation:
+                out[nq + nv + 1] = dissipated
         if progress is not None:
             calls[0] += 1
             progress.update(t, calls[0])
@@ -854,7 +1072,7 @@ def _rhs(p, torque, work, progress=None):
     return rhs
 
 
-def right_hand_side(model, values=None, controller=None, *, work=False, backend="auto"):
+def right_hand_side(model, values=None, controller=None, *, work=False, backend="auto", friction="regularised", friction_velocity=None):
     """The function ``xdot = f(t, x)`` that :func:`simulate` integrates.
 
     For ``scipy.integrate.solve_ivp`` or any other integrator: ``x = (q,
@@ -871,6 +1089,12 @@ def right_hand_side(model, values=None, controller=None, *, work=False, backend=
     controller : callable or array_like, optional
         ``tau(t, q, qd)`` or constant torques; default none.
     work : bool, optional
+    friction : {"regularised", "model"}, optional
+        The Coulomb law, as :func:`simulate` (``"stick-slip"`` switches
+        between several functions: only :func:`simulate` runs it).
+    friction_velocity : float, optional
+        ``v_s`` of the regularised law (default
+        :data:`DEFAULT_FRICTION_VELOCITY`).
 
     Returns
     -------
@@ -884,11 +1108,71 @@ def right_hand_side(model, values=None, controller=None, *, work=False, backend=
     >>> f(0.0, [0.0, 0.1, 1.0, 2.0]).round(6).tolist()      # K1 * 0.1 / ZZ1, -K1 * 0.1 / IA1
     [1.0, 2.0, 20.0, -100.0]
     """
-    p = plant(numeric_model(model, values, backend))
+    if _friction_law(friction) == "stick-slip":
+        raise KaneRobotError(
+            "right_hand_side: friction='stick-slip' switches between stuck and slipping joints at events, it is not one "
+            "function f(t, x); use simulate(), or friction='regularised' (or 'model') here"
+        )
+    p = plant(numeric_model(model, values, backend), friction, friction_velocity)
     return _rhs(p, _torque_function(controller, p), work)
 
 
-def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=None, progress=False, backend="auto", **solver_options):
+def _time_span(t_span):
+    """``(t0, t1)`` floats of a forward, non-empty, finite ``t_span``."""
+    try:
+        t0, t1 = (float(t) for t in t_span)
+    except (TypeError, ValueError):
+        raise KaneRobotError(f"t_span must be (start, end) times, got {t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1)):
+        raise KaneRobotError(f"t_span must be two finite times (start, end), got {t_span!r}")
+    if t1 == t0:
+        raise KaneRobotError(f"t_span must be (start, end) with end > start: {t_span!r} is empty (start = end = {t0:g})")
+    if t1 < t0:
+        raise KaneRobotError(f"t_span must be (start, end) with end > start: {t_span!r} runs backwards (end {t1:g} < start {t0:g})")
+    return t0, t1
+
+
+def _output_times(t_eval, t0, t1):
+    """``t_eval`` as an increasing array inside ``[t0, t1]`` (None stays None)."""
+    if t_eval is None:
+        return None
+    try:
+        times = np.asarray(t_eval, dtype=float)
+    except (TypeError, ValueError):
+        raise KaneRobotError(f"t_eval must be output times (numbers), got {t_eval!r}") from None
+    if times.ndim != 1 or times.size == 0:
+        raise KaneRobotError(
+            f"t_eval must be a non-empty list of output times in t_span [{t0:g}, {t1:g}], got {t_eval!r} "
+            f"(shape {times.shape}); leave it out to get the solver's steps"
+        )
+    bad = ~np.isfinite(times) | (times < t0) | (times > t1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise KaneRobotError(f"t_eval[{k}] = {times[k]:g} is outside t_span [{t0:g}, {t1:g}]: output times must lie in it")
+    steps = np.diff(times)
+    if np.any(steps <= 0):
+        k = int(np.argmax(steps <= 0)) + 1
+        raise KaneRobotError(f"t_eval must increase strictly: t_eval[{k}] = {times[k]:g} follows t_eval[{k - 1}] = {times[k - 1]:g}")
+    return times
+
+
+def _start_state(x0):
+    """``x0`` as a 1-D finite array (its length is checked against the model's layout later)."""
+    try:
+        x = np.asarray(x0, dtype=float)
+    except (TypeError, ValueError):
+        raise KaneRobotError(f"x0 must be numbers (q then qd), got {x0!r}") from None
+    if x.ndim != 1:
+        raise KaneRobotError(f"x0 must be one flat array (q then qd), got shape {x.shape}")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        where = np.flatnonzero(bad)
+        raise KaneRobotError(f"x0 has values that are not finite at {where.tolist()}: {x[where].tolist()}; give finite q and qd")
+    return x
+
+
+def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=None, progress=False, backend="auto",
+             friction="regularised", friction_velocity=None, **solver_options):  # fmt: skip
     """Integrate the direct dynamic model with ``scipy.integrate.solve_ivp``.
 
     Parameters
@@ -904,13 +1188,14 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
     x0 : array_like, shape (nq + nv,)
         ``q`` then ``qd`` (module table).
     t_span : (float, float)
-        Start and end times.
+        Start and end times, end after start.
     controller : callable or array_like, optional
         ``tau = controller(t, q, qd)`` returning ``ntau`` torques (see
         :mod:`kanerobot.control`), or constant torques; default none (a
         passive robot).
     t_eval : array_like, optional
-        Output times; default the solver's steps.
+        Output times, increasing, inside ``t_span``; default the solver's
+        steps.
     events : Event, callable or list of them, optional
         :class:`Event` s (:func:`event`, :func:`joint_limit`); a plain
         callable ``value(t, q, qd)`` is recorded, not terminal.
@@ -918,9 +1203,27 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
         Show the progress on standard error.
     backend : {"auto", "c", "numpy"}, optional
         For ``model.numeric`` when the model is not numeric yet.
+    friction : {"regularised", "stick-slip", "model"}, optional
+        How the Coulomb friction ``FS`` of the joints acts (module notes).
+        ``"regularised"`` (default): ``FS tanh(r / v_s)`` on each joint rate
+        ``r``, smooth, so any solver integrates it; a joint held by less
+        than ``FS`` creeps at ``|r| = v_s atanh(|tau_hold| / FS)`` instead of
+        sticking.  ``"stick-slip"``: exact Coulomb friction, the run cut at
+        events: a joint at rest sticks (``r = 0``) while the torque that
+        holds it is below ``FS`` and slips when it reaches ``FS``; a slipping
+        joint feels ``FS sign(r)`` until its rate crosses zero.  ``"model"``:
+        the model's own ``FS sign(r)``, discontinuous: where a joint stops
+        the step size collapses (the run may not finish).  Viscous friction
+        ``FV r`` is the model's in every case.  Coulomb friction acts on
+        the joints whose ``FS`` the model has (module notes).
+    friction_velocity : float, optional
+        The velocity scale ``v_s`` of ``"regularised"`` (rad/s or m/s;
+        default :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3).  Smaller is closer
+        to exact Coulomb friction and stiffer to integrate.
     **solver_options
-        Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default;
-        ``"Radau"``, ``"BDF"`` or ``"LSODA"`` for stiff flexible joints),
+        Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default,
+        ``"LSODA"`` under regularised Coulomb friction, which is stiff near
+        rest; ``"Radau"``, ``"BDF"`` or ``"LSODA"`` for stiff flexible joints),
         ``rtol`` (1e-8), ``atol`` (1e-10), ``max_step``, ``first_step``,
         ``dense_output``, ``jac`` ...
 
@@ -931,10 +1234,14 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
     Raises
     ------
     KaneRobotError
-        For an ``x0`` of the wrong length (naming the layout), a ``q`` that
-        does not close the loops, a zero quaternion, a controller returning
-        the wrong number of torques or non-finite ones, a bad ``t_span``,
-        and when the integrator fails (its message and the time reached).
+        Before any work: a ``t_span`` that is not two finite times, empty or
+        running backwards; a ``t_eval`` that is empty, not increasing or
+        outside ``t_span``; an ``x0`` that is not finite or, once the model
+        is known, of the wrong length (naming the layout), a ``q`` that does
+        not close the loops, a zero quaternion; an unknown ``friction``.
+        During the run: a controller returning the wrong number of torques
+        or non-finite ones, and the integrator failing (its message and the
+        time reached).
 
     Examples
     --------
@@ -949,41 +1256,51 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
     Traceback (most recent call last):
       ...
     kanerobot.errors.KaneRobotError: x0 for planar2 must have 4 values: q (2: joints 1, 2) then qd (2: their rates); got shape (3,)
+    >>> simulate(kr.derive(robot), values, [0, 0, 1, 0], (1, 0), backend="numpy")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.KaneRobotError: t_span must be (start, end) with end > start: (1, 0) runs backwards (end 0 < start 1)
     """
-    from scipy.integrate import solve_ivp
-
     from kanerobot.dynamics import energy
 
-    fn = numeric_model(model, values, backend)
-    p = plant(fn)
-    q0, qd0 = p.split(x0)
-    try:
-        t0, t1 = (float(t) for t in t_span)
-    except (TypeError, ValueError):
-        raise KaneRobotError(f"t_span must be (start, end) times, got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1)) or t1 == t0:
-        raise KaneRobotError(f"t_span must be two different finite times, got {t_span!r}")
+    # the inputs that need no model first: nothing is derived or compiled for a wrong call
+    t0, t1 = _time_span(t_span)
+    t_eval = _output_times(t_eval, t0, t1)
+    x0 = _start_state(x0)
+    law = _friction_law(friction)
     if "args" in solver_options:
         raise KaneRobotError("args is not supported: the controller takes (t, q, qd); bind extra arguments in it")
     options = dict(DEFAULT_SOLVER_OPTIONS)
     options.update(solver_options)
+    if law == "stick-slip" and options.get("dense_output"):
+        raise KaneRobotError("dense_output is not available with friction='stick-slip' (one solution per stick-slip phase)")
+    fn = numeric_model(model, values, backend)
+    p = plant(fn, law, friction_velocity)
+    if "method" not in solver_options and p.coulomb is not None and law == "regularised":
+        # FS tanh(r / v_s) is stiff near rest (time constant ~ m v_s / FS): LSODA switches to BDF there
+        options["method"] = REGULARISED_METHOD
+    q0, qd0 = p.split(x0)
     torque = _torque_function(controller, p)
     nq, nv = p.nq, p.nv
     bar = _Progress(progress, p.name, t0, t1)
-    rhs = _rhs(p, torque, work=True, progress=bar if progress else None)
     scipy_events, event_list = _events(events, p)
-    y0 = np.concatenate([q0, qd0, [0.0]])
+    y0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.monotonic()
-    solution = solve_ivp(rhs, (t0, t1), y0, t_eval=t_eval, events=scipy_events or None, **options)
+    run = _integrate(p, torque, (t0, t1), y0, t_eval, options, scipy_events, bar if progress else None)
     seconds = time.monotonic() - start
-    if solution.status == -1:
-        raise KaneRobotError(f"the integration of {p.name} failed at t = {solution.t[-1] if len(solution.t) else t0:g}: {solution.message}")
-    y = solution.y.T
-    q_raw, qd, work = y[:, :nq], y[:, nq : nq + nv], y[:, -1]
+    y = run.y
+    q_raw, qd, work, friction_work = y[:, :nq], y[:, nq : nq + nv], y[:, nq + nv], y[:, nq + nv + 1]
     q = p.outputs(q_raw)
-    t = solution.t
+    t = run.t
     tau = np.array([torque(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), p.ntau)
-    qdd = np.asarray(fn.direct_dynamics(q, qd, tau), dtype=float).reshape(len(t), nv) if len(t) else np.zeros((0, nv))
+    nr = len(p.FS)
+    qdd, friction_torques = np.zeros((len(t), nv)), np.zeros((len(t), nr))
+    for i, mode in enumerate(run.modes):
+        qdot = p.qdot(q[i], qd[i])
+        stuck, signs = mode if mode is not None else (None, None)
+        qdd[i], f = p.motion(q[i], qd[i], qdot, tau[i], stuck, signs)
+        rates = p.friction_rates(q[i], qd[i], qdot)
+        friction_torques[i] = p.FV * rates + f
     if len(t):
         kinetic = np.atleast_1d(energy.kinetic_energy(fn, q, qd))
         potential = np.atleast_1d(energy.potential_energy(fn, q))
@@ -996,23 +1313,214 @@ def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=
     relative = float(np.max(np.abs(drift), initial=0.0)) / (scale if scale > 0 else 1.0)
     recorded, terminated_by = {}, None
     for k, (name, ev) in enumerate(event_list):
-        ty = solution.t_events[k] if solution.t_events is not None else np.zeros(0)
-        yy = solution.y_events[k] if solution.y_events is not None else np.zeros((0, nq + nv + 1))
-        yy = np.asarray(yy).reshape(len(ty), nq + nv + 1)
-        recorded[name] = {"t": np.asarray(ty), "q": p.outputs(yy[:, :nq]), "qd": yy[:, nq : nq + nv]}
-        if ev.terminal and solution.status == 1 and len(ty):
+        ty = np.asarray(run.t_events[k], dtype=float)
+        yy = np.asarray(run.y_events[k], dtype=float).reshape(len(ty), len(y0))
+        recorded[name] = {"t": ty, "q": p.outputs(yy[:, :nq]), "qd": yy[:, nq : nq + nv]}
+        if ev.terminal and run.status == 1 and len(ty):
             terminated_by = name
+    solution = run.solution
     result = SimulationResult(
         name=p.name, kind=p.kind, t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic, potential=potential,
-        energy=total, work=work, energy_change=change, energy_drift=drift, relative_energy_drift=relative,
+        energy=total, work=work, friction_work=friction_work, energy_change=change, energy_drift=drift,
+        relative_energy_drift=relative, friction=friction_torques, friction_labels=list(p.energy.friction_labels),
+        friction_law=law, friction_velocity=p.coulomb.velocity if p.coulomb is not None and law == "regularised" else None,
+        friction_events=run.switches, segments=run.segments,
         monitors=p.monitors(q_raw, q, qd), events=recorded, terminated_by=terminated_by,
-        coordinates=list(p.coordinates), layout=p.layout, status=solution.status, message=solution.message,
-        success=bool(solution.success), nfev=int(solution.nfev), njev=int(solution.njev), nlu=int(solution.nlu),
+        coordinates=list(p.coordinates), layout=p.layout, status=run.status, message=solution.message,
+        success=run.status >= 0, nfev=run.nfev, njev=run.njev, nlu=run.nlu,
         solution=solution, method=options["method"] if isinstance(options["method"], str) else options["method"].__name__,
         seconds=seconds, numeric=fn,
     )  # fmt: skip
     bar.done(result)
     return result
+
+
+class _Run:
+    """The outputs of one or several ``solve_ivp`` calls (one per stick-slip phase), joined."""
+
+    def __init__(self, user_events, size):
+        self.ts, self.ys, self.modes = [], [], []
+        self.t_events = [[] for _ in range(user_events)]
+        self.y_events = [[] for _ in range(user_events)]
+        self.size = size
+        self.nfev = self.njev = self.nlu = self.segments = 0
+        self.switches = []
+        self.status, self.solution = 0, None
+
+    def add(self, solution, mode, first, dense):
+        t, y = solution.t, solution.y.T
+        if not first and not dense and len(t):
+            t, y = t[1:], y[1:]  # the previous phase ended at this point
+        self.ts.append(t)
+        self.ys.append(y)
+        self.modes += [mode] * len(t)
+        for k in range(len(self.t_events)):
+            self.t_events[k] += list(solution.t_events[k])
+            self.y_events[k] += list(np.asarray(solution.y_events[k]).reshape(-1, self.size))
+        self.nfev += int(solution.nfev)
+        self.njev += int(solution.njev)
+        self.nlu += int(solution.nlu)
+        self.segments += 1
+        self.status, self.solution = solution.status, solution
+
+    @property
+    def t(self):
+        return np.concatenate(self.ts) if self.ts else np.zeros(0)
+
+    @property
+    def y(self):
+        return np.concatenate(self.ys).reshape(-1, self.size) if self.ys else np.zeros((0, self.size))
+
+
+def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress):
+    """``solve_ivp`` from ``y0`` over ``t_span``: once, or phase after phase for stick-slip."""
+    from scipy.integrate import solve_ivp
+
+    t0, t1 = t_span
+    run = _Run(len(user_events), len(y0))
+    stick = _StickSlip(p, torque, options) if p.coulomb is not None and p.coulomb.law == "stick-slip" else None
+    mode, y, start, first = None, y0, t0, True
+    if stick is not None:
+        mode, y = stick.start(t0, y0)
+        run.switches = stick.switches
+    while True:
+        rhs = _rhs(p, torque, True, progress, mode, dissipation=True)
+        friction_events = stick.events(mode) if stick is not None else []
+        times = None if t_eval is None else t_eval[t_eval >= start] if first else t_eval[t_eval > start]
+        solution = solve_ivp(rhs, (start, t1), y, t_eval=times, events=(user_events + friction_events) or None, **options)
+        if solution.status == -1:
+            reached = solution.t[-1] if len(solution.t) else start
+            raise KaneRobotError(f"the integration of {p.name} failed at t = {reached:g}: {solution.message}")
+        run.add(solution, mode, first, times is not None)
+        if solution.status == 0 or stick is None:
+            return run
+        nu = len(user_events)
+        if any(user_events[k].terminal and len(solution.t_events[k]) for k in range(nu)):
+            return run
+        k = next(i for i in range(len(friction_events)) if len(solution.t_events[nu + i]))
+        start, y = float(solution.t_events[nu + k][0]), np.array(solution.y_events[nu + k][0], dtype=float)
+        if start >= t1:  # the switch is the end
+            return run
+        mode, y = stick.switch(start, y, mode, k)
+        first = False
+
+
+class _StickSlip:
+    """Exact Coulomb friction: which rates are stuck, the signs of the slipping ones, the events between.
+
+    A mode is ``(stuck, signs)``: the stuck friction rates (held at ``r = 0``
+    by the force that :meth:`_Plant.motion` solves for) and ``FS signs`` on
+    the others.  Events: a slipping rate crosses zero; the holding force of
+    a stuck one reaches ``FS``.  At each, :meth:`switch` settles the new mode.
+    """
+
+    #: Switches after which the run is refused as chattering.
+    MAX_SWITCHES = 20_000
+
+    def __init__(self, p, torque, options):
+        self.p, self.torque = p, torque
+        self.FS, self.active = p.FS, p.coulomb.active
+        self.rest = float(np.max(options.get("atol", DEFAULT_SOLVER_OPTIONS["atol"])))  # a rate this small is at rest at t0
+        self.switches = []
+        self._cache = (None, None, None)
+
+    def _parts(self, t, y):
+        p = self.p
+        q, qd = p.prepare(y[: p.nq]), y[p.nq : p.nq + p.nv]
+        return q, qd, p.qdot(q, qd), self.torque(t, q, qd)
+
+    def _rates(self, t, y):
+        q, qd, qdot, _ = self._parts(t, y)
+        return self.p.friction_rates(q, qd, qdot)
+
+    def _holding(self, t, y, mode):
+        """The friction force on the rates in ``mode`` (the holding forces on the stuck ones)."""
+        key = (t, mode[0], mode[1].tobytes())
+        if self._cache[0] == key and np.array_equal(self._cache[1], y):
+            return self._cache[2]
+        q, qd, qdot, tau = self._parts(t, y)
+        f = self.p.motion(q, qd, qdot, tau, list(mode[0]), mode[1])[1]
+        self._cache = (key, np.array(y), f)
+        return f
+
+    def _stop(self, y, stuck):
+        """``y`` with the ``stuck`` rates set to 0 (the least change of the speeds)."""
+        if not stuck:
+            return y
+        p = self.p
+        y = np.array(y, dtype=float)
+        q, qd = p.prepare(y[: p.nq]), y[p.nq : p.nq + p.nv]
+        R = p.rate_map(q)[list(stuck)]
+        y[p.nq : p.nq + p.nv] = qd - np.linalg.pinv(R) @ (R @ qd)
+        return y
+
+    def start(self, t, y):
+        r = self._rates(t, y)
+        signs = np.zeros(len(self.FS))
+        signs[self.active] = np.sign(r[self.active])
+        stuck = [int(j) for j in self.active if abs(r[j]) <= self.rest]
+        signs[stuck] = 0.0
+        return self._settle(t, y, stuck, signs, None)
+
+    def switch(self, t, y, mode, k):
+        stuck, signs = list(mode[0]), mode[1].copy()
+        j = self._event_rates[k]
+        if len(self.switches) > self.MAX_SWITCHES:
+            raise KaneRobotError(
+                f"{self.p.name}: {len(self.switches)} stick-slip switches by t = {t:g} (joints chattering between "
+                f"sticking and slipping); use friction='regularised'"
+            )
+        if j in stuck:  # its holding force reached FS
+            return self._settle(t, y, stuck, signs, mode[0], release=j)
+        stuck.append(j)  # its rate crossed zero: it sticks if FS can hold it
+        signs[j] = 0.0
+        return self._settle(t, y, stuck, signs, mode[0])
+
+    def _settle(self, t, y, stuck, signs, before, release=None):
+        """The consistent mode at ``(t, y)``: the stuck rates whose holding force exceeds ``FS``
+        (and ``release``) slip the way that force pushes them.  ``before`` (None at the start):
+        the rates stuck until now; the changes go to :attr:`switches`."""
+        y = self._stop(y, stuck)
+        released = []
+        while stuck:
+            f = self._holding(t, y, (tuple(stuck), signs))
+            ratio = np.abs(f[stuck]) / self.FS[stuck]
+            k = stuck.index(release) if release is not None else int(np.argmax(ratio))
+            if release is None and ratio[k] <= 1.0:
+                break
+            release = None
+            j = stuck.pop(k)
+            signs[j] = np.sign(f[j])
+            released.append(j)
+        labels = self.p.energy.friction_labels
+        for j in stuck:
+            if before is None or j not in before:
+                self.switches.append({"t": t, "joint": labels[j], "event": "stick"})
+        for j in released:
+            # from rest (stuck before, or at the start) it slips; a slipping joint that stopped turns back
+            kind = "slip" if before is None or j in before else "reverse"
+            self.switches.append({"t": t, "joint": labels[j], "event": kind})
+        return (tuple(stuck), signs), y
+
+    def events(self, mode):
+        stuck, signs = mode
+        out, self._event_rates = [], []
+        for j in self.active:
+            j = int(j)
+            if j in stuck:
+                def event(t, y, j=j):
+                    return self.FS[j] - abs(self._holding(t, y, mode)[j])
+
+                event.direction = -1
+            else:
+                def event(t, y, j=j):
+                    return self._rates(t, y)[j]
+
+                event.direction = -signs[j]
+            event.terminal = True
+            out.append(event)
+            self._event_rates.append(j)
+        return out
 
 
 def _events(events, p):
@@ -1385,7 +1893,8 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
     backend : {"auto", "c", "numpy"}
     progress : bool
     **solver_options
-        Given to :func:`simulate` (``method``, ``rtol``, ``atol``, ...).
+        Given to :func:`simulate` (``friction``, ``friction_velocity``,
+        ``method``, ``rtol``, ``atol``, ...).
 
     Returns
     -------

@@ -96,7 +96,8 @@ def test_computed_torque_on_the_exact_model_tracks_to_1e_6():
     q1 = np.array([0.5, -0.4, 0.3, 1.0, -0.8, 0.6])
     trajectory = quintic(q0, q1, 1.5)
     controller = computed_torque(fn, trajectory)
-    result = kr.simulate(fn, None, np.concatenate([q0, np.zeros(6)]), (0.0, 2.0), controller, t_eval=np.linspace(0, 2, 41), **TIGHT)
+    # friction="model": the plant's Coulomb law is the controller model's own FS sign(qd)
+    result = kr.simulate(fn, None, np.concatenate([q0, np.zeros(6)]), (0.0, 2.0), controller, t_eval=np.linspace(0, 2, 41), friction="model", **TIGHT)
     desired = trajectory.sample(result.t)[0]
     assert np.abs(result.q - desired).max() < 1e-6
     assert np.abs(result.tau).max() > 1.0

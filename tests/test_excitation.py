@@ -43,7 +43,8 @@ def test_fourier_trajectory_is_tracked_by_computed_torque(planar):
     tr = FourierTrajectory([0.0, 0.5], [[0.5, 0.2], [-0.3, 0.4]], [[0.1, 0.0], [0.2, -0.1]], 0.5)
     q0, qd0, _ = tr(0.0)
     t = np.linspace(0.0, 2.0, 21)
-    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, 2.0), controller=computed_torque(fn, tr), t_eval=t)
+    # friction="model": the plant's Coulomb law is the controller model's own FS sign(qd)
+    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, 2.0), controller=computed_torque(fn, tr), t_eval=t, friction="model")
     np.testing.assert_allclose(run.q, tr.position(t), atol=1e-6)
 
 

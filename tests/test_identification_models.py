@@ -53,7 +53,9 @@ def rx90_run(rx90):
     tr = FourierTrajectory(rng.uniform(-0.5, 0.5, 6), 0.5 * rng.normal(size=(6, 3)), 0.5 * rng.normal(size=(6, 3)), 0.5)
     q0, qd0, _ = tr(0.0)
     t = np.arange(0.0, 1.0 + 1e-9, 1e-3)
-    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, t[-1]), controller=computed_torque(fn, tr), t_eval=t, rtol=1e-11, atol=1e-12)
+    # friction="model": the motion of the model the regressors write, FS sign(qd) included
+    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, t[-1]), controller=computed_torque(fn, tr), t_eval=t,
+                      friction="model", rtol=1e-11, atol=1e-12)
     return run
 
 

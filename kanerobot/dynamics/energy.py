@@ -479,6 +479,9 @@ class _Structure:
         self.bodies = _Bodies(tree_robot, symbols)
         self.FV = np.array([_number(link_parameter(tree_robot, label, "FV"), symbols) for label in friction_labels])
         self.FS = np.array([_number(link_parameter(tree_robot, label, "FS"), symbols) for label in friction_labels])
+        # the expressions too: the simulation re-binds their symbols to apply its own Coulomb law
+        self.FS_expressions = [sympy.sympify(link_parameter(tree_robot, label, "FS")) for label in friction_labels]
+        self.friction_labels = list(friction_labels)
         if self.kind == "flexible":
             self.B = np.zeros((fn.n, fn.m))  # zd . B^T tau: rigid joints on their rows, motor torques on the motor rows
             self.B[fn.rigid_index, fn.rigid_index] = 1.0
