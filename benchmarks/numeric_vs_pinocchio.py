@@ -8,14 +8,18 @@ over the batch); the baseline is pinocchio (the `pin` package: rnea and
 crba) called in a Python loop over the same states.  The script also checks
 that all give the same numbers.  Ratios are pinocchio's time over
 kanerobot's: above 1 means kanerobot is faster.  The C backend is skipped
-(and said so) when there is no C compiler.
+(and said so) when there is no C compiler.  Without pinocchio the script says
+so in one line, times kanerobot's backends alone, and exits with status 2
+(``needs``).
 
 Run:  pip install -e '.[bench]' && python benchmarks/numeric_vs_pinocchio.py [N]
 """
 
+import importlib
 import sys
 import time
 
+import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
 
 import kanerobot as kr
@@ -32,9 +36,14 @@ def best_of(repeats, function):
     return min(times), result
 
 
-def main(N=10_000):
-    import pinocchio as pin
+def check():
+    """Lines naming the missing requirements (pinocchio)."""
+    return needs.missing(needs.pinocchio("the comparison with pinocchio's rnea and crba"))
 
+
+def main(N=10_000):
+    status = needs.announce(__file__, check())
+    pin = None if status else importlib.import_module("pinocchio")
     header = (
         f"{'robot':8s} {'model':16s} {'numpy us/state':>15s} {'c us/state':>11s} {'pinocchio us/state':>19s}"
         f" {'pin/numpy':>10s} {'pin/c':>7s} {'max rel diff':>13s}"
@@ -49,8 +58,9 @@ def main(N=10_000):
         if backends["c"].backend != "c":
             print(f"{name}: no C backend ({backends['c'].fallback_reason})", file=sys.stderr)
             del backends["c"]
-        pmodel = to_pinocchio(robot, values)
-        data = pmodel.createData()
+        if pin is not None:
+            pmodel = to_pinocchio(robot, values)
+            data = pmodel.createData()
         n = robot.nj
         q, qd, qdd = rng.uniform(-np.pi, np.pi, (N, n)), rng.uniform(-2, 2, (N, n)), rng.uniform(-3, 3, (N, n))
         for fn in backends.values():
@@ -68,18 +78,21 @@ def main(N=10_000):
             ("mass matrix", lambda fn: fn.mass_matrix(q), crba),
         ]
         for label, ours, theirs in cases:
-            reference_time, reference = best_of(3, theirs)
-            times, diff = {}, 0.0
+            # without pinocchio: kanerobot's times, the pinocchio columns nan
+            reference_time, reference = best_of(3, theirs) if pin is not None else (float("nan"), None)
+            times, diff = {}, 0.0 if pin is not None else float("nan")
             for key, fn in backends.items():
                 times[key], result = best_of(3, lambda: ours(fn))
-                diff = max(diff, np.abs(result - reference).max() / np.abs(reference).max())
+                if reference is not None:
+                    diff = max(diff, np.abs(result - reference).max() / np.abs(reference).max())
             per_state = {key: times[key] / N * 1e6 if key in times else float("nan") for key in ("numpy", "c")}
             ratio = {key: reference_time / times[key] if key in times else float("nan") for key in ("numpy", "c")}
             print(
                 f"{name:8s} {label:16s} {per_state['numpy']:15.2f} {per_state['c']:11.2f} {reference_time / N * 1e6:19.2f}"
                 f" {ratio['numpy']:10.2f} {ratio['c']:7.2f} {diff:13.1e}"
             )
+    return status
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))

@@ -23,6 +23,7 @@ Examples
 """
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from kanerobot.control import Trajectory
 from kanerobot.errors import KaneRobotError
@@ -255,8 +256,10 @@ def fourier_excitation(model, values=None, *, harmonics=4, frequency=0.2, sample
         if feasible(x0):
             break
         x0 *= 0.7
-    initial = cond(x0)
-    solution = minimize(cond, x0, method="SLSQP", constraints=constraints, options={"maxiter": int(maxiter), "ftol": 1e-6})
+    # one BLAS thread: the SVDs are small, and idle BLAS threads spinning on a busy machine made it 10 times slower
+    with threadpool_limits(limits=1, user_api="blas"):
+        initial = cond(x0)
+        solution = minimize(cond, x0, method="SLSQP", constraints=constraints, options={"maxiter": int(maxiter), "ftol": 1e-6})
     x = solution.x if np.isfinite(solution.fun) and solution.fun <= initial and feasible(solution.x) else x0
     ab = x.reshape(n, 2 * L)
     trajectory = FourierTrajectory(q0, ab[:, :L], ab[:, L:], frequency)
