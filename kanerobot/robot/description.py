@@ -931,3 +931,89 @@ def _check_loop(frames, labels, cut, closing):
             key="ant",
             label=closing,
         )
+
+
+def check_joint_symbols(robot):
+    """Refuse a robot whose joint variables or rates are used as parameters.
+
+    The joint variables (``robot.q``) and the joint rates QP, QDP, GAM are the
+    state of the models: a parameter written with one of them (``XX2 = th1``,
+    ``d3 = QP1``) would be silently taken for the state.  Each joint variable
+    must appear in its own frame's theta, r or q only, and each rate must be
+    its own name (or a number).  The file readers call this on what they
+    read; ``key`` and ``label`` of the error point at the value at fault.
+
+    Raises
+    ------
+    DescriptionError
+    """
+    state = {}
+    for f in robot.frames:
+        if not f.is_joint:
+            continue
+        key = ("theta" if f.sigma == joints.REVOLUTE else "r") if f.is_kk else "q"
+        q = sympy.sympify(f.q)
+        if not q.free_symbols:
+            example = ("th" if f.sigma == joints.REVOLUTE else "r") + f.label
+            raise DescriptionError(
+                f"{key} of frame {f.label} is {q}, but frame {f.label} is a joint (sigma = {f.sigma}): {key} holds "
+                f"its joint variable, a name such as {example}",
+                key=key,
+                label=f.label,
+            )
+        for s in q.free_symbols:
+            state[s] = f"the joint variable of frame {f.label}"
+    for label in robot.joint_labels:
+        for key in ("QP", "QDP", "GAM"):
+            value = sympy.sympify(robot.joint_parameters[label][key])
+            if isinstance(value, sympy.Symbol):
+                if value in state:
+                    raise DescriptionError(
+                        f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}",
+                        key=key,
+                        label=label,
+                    )
+                state[value] = f"{key} of joint {label}"
+            elif value.free_symbols:
+                raise DescriptionError(
+                    f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque is a name "
+                    f"(e.g. {key}{label}) or a number",
+                    key=key,
+                    label=label,
+                )
+
+    def refuse(value, key, label, what):
+        used = sorted((s for s in sympy.sympify(value).free_symbols if s in state), key=str)
+        if used:
+            raise DescriptionError(
+                f"{key} of {what} is {value}, which uses {used[0]}, {state[used[0]]}: a parameter cannot depend "
+                f"on the state (joint variables, QP, QDP, GAM); give it its own name",
+                key=key,
+                label=label,
+            )
+
+    for f in robot.frames:
+        p, what = f.placement, f"frame {f.label}"
+        if f.is_kk:
+            own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
+            for key in KKPlacement.KEYS:
+                if key != own:
+                    refuse(getattr(p, key), key, f.label, what)
+        else:
+            for key in ("R0", "P", "axis"):
+                for value in getattr(p, key):
+                    refuse(value, key, f.label, what)
+            if not f.is_joint:
+                refuse(p.q, "q", f.label, what)
+    for label, values in robot.dynamics.items():
+        for key, value in values.items():
+            refuse(value, key, label, "the base" if label == BASE else f"link {label}")
+    for label, values in robot.joint_parameters.items():
+        for key in ("eta", "k"):
+            refuse(values[key], key, label, f"joint {label}")
+    for key in ("Z",) + BASE_VECTOR_NAMES:
+        for value in getattr(robot.base, key):
+            refuse(value, key, BASE, "the base")
+    for wheel in robot.wheels:
+        refuse(wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}")
+        refuse(wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}")

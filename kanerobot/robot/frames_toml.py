@@ -74,6 +74,7 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
     Wheel,
+    check_joint_symbols,
     default_dynamics,
     default_joint_parameters,
     default_links,
@@ -353,7 +354,7 @@ class _Reader:
                 what = "the base" if label == BASE else f"frame {label}"
                 self.fail(where, f"{what} carries no link, so it has no dynamics: remove the table or set link = true")
         try:
-            return Robot.create(
+            robot = Robot.create(
                 name,
                 frames,
                 links=links,
@@ -366,6 +367,8 @@ class _Reader:
                 wheels=wheels,
                 posture=posture,
             )
+            check_joint_symbols(robot)
+            return robot
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
         except Exception as exc:  # sympy failing on an odd value: still the file's fault
