@@ -425,3 +425,25 @@ def test_hang_guard_stops_a_hang():
             while True:
                 pass
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_large_symbolic_axis_is_checked_without_hanging(tmp_path):
+    """Found while fuzzing by hand (issue 13): the unit check of a general
+    frame's axis ran sympy.simplify, which did not return in minutes on a
+    large power; the axis is now tested numerically."""
+    path = tmp_path / "axis.toml"
+    path.write_text(
+        'name = "axis"\n\n[[frame]]\nlabel = "1"\nantecedent = "0"\nsigma = 0\n'
+        'axis = ["(a+b+c+d+e+f)**64", "sin(a+b)**64*cos(c)**64", 0]\nq = "q1"\n'
+    )
+    with pytest.raises(RobotFileError) as info:
+        try:
+            with hang_guard(HANG_SECONDS):
+                kr.load(path)
+        except Hang:
+            pytest.fail(f"kr.load did not return within {HANG_SECONDS} s", pytrace=False)
+    assert str(info.value).startswith(f"{path}:7: axis of frame 1 is ["), str(info.value)
+    assert "not a unit vector" in str(info.value)
+    # A symbolic axis that is a unit vector still reads.
+    path.write_text(path.read_text().replace('["(a+b+c+d+e+f)**64", "sin(a+b)**64*cos(c)**64", 0]', '["sin(a)", 0, "cos(a)"]'))
+    assert kr.load(path).frame("1").axis == sympy.Matrix([sympy.sin(sympy.Symbol("a")), 0, sympy.cos(sympy.Symbol("a"))])
