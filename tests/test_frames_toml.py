@@ -447,6 +447,14 @@ sigma = 0
 d = "%s"   # <-
 theta = "th2"
 """ % ("-" * 1500 + "L1"),
+    "deep_arrays": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+P = %s   # <-
+q = "th2"
+""" % ("[" * 3000 + "]" * 3000),
     "joint_variable_as_mass": GOOD_HEAD + """
 [frame.dynamics]
 M = "2*th1"   # <-
@@ -529,6 +537,7 @@ def test_fuzz_findings_say_what_is_wrong(tmp_path):
 
     assert "too many digits" in message("integer_of_5000_digits")
     assert "nested more than" in message("deep_nesting")
+    assert "nested too deeply (more than 50 levels)" in message("deep_arrays")
     assert "M of link 1 is 2*th1, which uses th1, the joint variable of frame 1" in message("joint_variable_as_mass")
     assert "P of frame 2 is th1, which uses th1, the joint variable of frame 1" in message("joint_variable_in_P")
     assert "G of the base is QP1, which uses QP1, QP of joint 1" in message("rate_in_gravity")

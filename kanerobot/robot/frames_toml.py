@@ -100,6 +100,7 @@ _ARRAY_HEADER = re.compile(r"^\s*\[\[\s*(.+?)\s*\]\]\s*(?:#.*)?$")
 _TABLE_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
 _KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
 _KEY_LINE = re.compile(r"^\s*(" + _KEY_PART + r"(?:\s*\.\s*" + _KEY_PART + r")*)\s*=")
+_MAX_NESTING = 50
 _LONG_NUMBER = re.compile(r"[0-9_]{4000,}")
 _TOML_ERROR_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
 
@@ -111,13 +112,13 @@ def _key_parts(text):
 def _scan_brackets(line, depth, in_multiline):
     """Bracket depth and open multi-line string after ``line`` (strings and
     comments skipped), so that continuation lines of arrays are not taken
-    for keys or table headers."""
-    i = 0
+    for keys or table headers, and the deepest nesting within the line."""
+    i, peak = 0, depth
     while i < len(line):
         if in_multiline:
             end = line.find(in_multiline, i)
             if end < 0:
-                return depth, in_multiline
+                return depth, in_multiline, peak
             i, in_multiline = end + 3, None
             continue
         if line.startswith('"""', i) or line.startswith("'''", i):
@@ -139,10 +140,11 @@ def _scan_brackets(line, depth, in_multiline):
             break
         if ch in "[{":
             depth += 1
+            peak = max(peak, depth)
         elif ch in "]}":
             depth = max(0, depth - 1)
         i += 1
-    return depth, in_multiline
+    return depth, in_multiline, peak
 
 
 class _Lines:
@@ -151,6 +153,7 @@ class _Lines:
 
     def __init__(self, text):
         self.where = {}
+        self.too_deep = None  # first line nesting arrays or tables more than _MAX_NESTING deep
         table = ()
         counts = {}  # arrays of tables ([[frame]], [[wheel]]): how many met so far
         depth, multiline = 0, None
@@ -179,7 +182,9 @@ class _Lines:
                         parts = _key_parts(key.group(1))
                         for n in range(1, len(parts) + 1):
                             self._add(table + tuple(parts[:n]), number)
-            depth, multiline = _scan_brackets(line, depth, multiline)
+            depth, multiline, peak = _scan_brackets(line, depth, multiline)
+            if peak > _MAX_NESTING and self.too_deep is None:
+                self.too_deep = number
 
     def _add(self, path, number):
         self.where.setdefault(path, number)
@@ -215,6 +220,11 @@ def frames_from_text(text, path="<string>"):
             message = message[: match.start()]
             line = int(match.group(1)) if match.group(1) else max(1, len(text.splitlines()))
         raise RobotFileError(path, line, f"TOML syntax error: {message}") from None
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables recursively.
+        raise RobotFileError(
+            path, lines.too_deep, f"arrays or tables nested too deeply (more than {_MAX_NESTING} levels): a robot file needs 2"
+        ) from None
     except ValueError:
         # tomllib converts integers with int(), which refuses more than 4300
         # digits (sys.get_int_max_str_digits) with a bare ValueError.
