@@ -174,6 +174,12 @@ BAD = {
     ),
     "rate_twice": (RX90.replace("QP = {QP1,QP2", "QP = {QP1,QP1"), _line_of("QP = {"), "QP of joint 2 is QP1, QP of joint 1"),
     "rate_expression": (RX90.replace("QP = {QP1,QP2", "QP = {QP1,2*QP2"), _line_of("QP = {"), "is a name (e.g. QP2) or a number"),
+    "joint_variable_twice": (
+        RX90.replace("theta = {th1,th2", "theta = {th1,th1+1"),
+        _line_of("theta ="),
+        # (the words a joint-offset check of description.py would share)
+        "the joint variable of frame 1",
+    ),
     "joint_without_variable": (
         RX90.replace("theta = {th1,th2", "theta = {th1,1.5"),
         _line_of("theta ="),

@@ -979,6 +979,12 @@ def check_joint_symbols(robot):
                 label=f.label,
             )
         for s in q.free_symbols:
+            if s in state:
+                raise DescriptionError(
+                    f"{key} of frame {f.label} is {q}, which uses {s}, {state[s]}: every joint needs its own variable",
+                    key=key,
+                    label=f.label,
+                )
             state[s] = f"the joint variable of frame {f.label}"
     for label in robot.joint_labels:
         for key in ("QP", "QDP", "GAM"):
