@@ -538,9 +538,9 @@ def test_fuzz_findings_say_what_is_wrong(tmp_path):
     assert "too many digits" in message("integer_of_5000_digits")
     assert "nested more than" in message("deep_nesting")
     assert "nested too deeply (more than 50 levels)" in message("deep_arrays")
-    assert "M of link 1 is 2*th1, which uses th1, the joint variable of frame 1" in message("joint_variable_as_mass")
-    assert "P of frame 2 is th1, which uses th1, the joint variable of frame 1" in message("joint_variable_in_P")
-    assert "G of the base is QP1, which uses QP1, QP of joint 1" in message("rate_in_gravity")
+    assert "M of link 1 uses th1" in message("joint_variable_as_mass")
+    assert "P of frame 2 uses th1" in message("joint_variable_in_P")
+    assert "G of the base uses QP1" in message("rate_in_gravity")
     assert "QDP of joint 2 is th1, the joint variable of frame 1" in message("rate_is_a_joint_variable")
 
 

@@ -25,6 +25,7 @@ must not name a joint variable or rate.
 """
 
 import contextlib
+import dataclasses
 import os
 import random
 import re
@@ -397,11 +398,15 @@ def test_the_checks_see_what_they_look_for(tmp_path, monkeypatch):
 
     th1, th2 = sympy.symbols("th1 th2")
     frames = [Frame("1", "0", 0, 1, KKPlacement(theta=th1)), Frame("2", "1", 0, 1, KKPlacement(d="L1", theta=th2))]
-    assert joint_variable_problems(Robot.create("ok", frames)) == []
-    # Built in Python, around the readers' check: a joint variable as an inertia, a rate as a length.
-    bad = Robot.create("bad", frames, dynamics={"2": {"XX": th1}})
+    ok = Robot.create("ok", frames)
+    assert joint_variable_problems(ok) == []
+    # Put together around every check of the package (dataclasses.replace
+    # skips Robot.create): a joint variable as an inertia, a rate as a length.
+    dynamics = {label: dict(values) for label, values in ok.dynamics.items()}
+    dynamics["2"]["XX"] = th1
+    bad = dataclasses.replace(ok, dynamics=dynamics)
     assert joint_variable_problems(bad) == ["XX of link 2 = th1 uses joint variable(s) ['th1']"]
-    bad = Robot.create("bad", [frames[0], Frame("2", "1", 0, 1, KKPlacement(d="QP1", theta=th2))])
+    bad = dataclasses.replace(ok, frames=(frames[0], Frame("2", "1", 0, 1, KKPlacement(d="QP1", theta=th2))))
     assert joint_variable_problems(bad) == ["d of frame 2 = QP1 uses joint rate(s) ['QP1']"]
 
     source = FRAMES[0]

@@ -159,14 +159,14 @@ BAD = {
     "joint_variable_as_inertia": (
         RX90.replace("XX = {XX1,XX2", "XX = {XX1,th1"),
         _line_of("XX = {"),
-        "XX of link 2 is th1, which uses th1, the joint variable of frame 1",
+        "XX of link 2 uses th1",
     ),
     "joint_variable_in_geometry": (
         RX90.replace("d = {0,0,D3", "d = {0,0,2*th2"),
         _line_of("d = {"),
-        "d of frame 3 is 2*th2, which uses th2, the joint variable of frame 2",
+        "d of frame 3 uses th2",
     ),
-    "rate_as_mass": (RX90.replace("M = {M1", "M = {QP1"), _line_of("M = {"), "M of link 1 is QP1, which uses QP1, QP of joint 1"),
+    "rate_as_mass": (RX90.replace("M = {M1", "M = {QP1"), _line_of("M = {"), "M of link 1 uses QP1"),
     "rate_is_joint_variable": (
         RX90.replace("QP = {QP1,QP2", "QP = {QP1,th2"),
         _line_of("QP = {"),
@@ -177,13 +177,12 @@ BAD = {
     "joint_variable_twice": (
         RX90.replace("theta = {th1,th2", "theta = {th1,th1+1"),
         _line_of("theta ="),
-        # (the words a joint-offset check of description.py would share)
-        "the joint variable of frame 1",
+        "frames 1 and 2 use the same joint variable th1",
     ),
     "joint_without_variable": (
         RX90.replace("theta = {th1,th2", "theta = {th1,1.5"),
         _line_of("theta ="),
-        "theta of frame 2 is 1.50000000000000, but frame 2 is a joint",
+        "frame 2 is revolute but its theta is 1.50000000000000: theta holds the joint variable",
     ),
 }
 
@@ -215,7 +214,7 @@ def test_line_of_a_dynamic_parameter_counts_the_base_link(tmp_path):
     with pytest.raises(kr.RobotFileError) as info:
         read_par(path)
     assert info.value.line == bad_line, str(info.value)
-    assert "XX of link 2 is th1" in str(info.value)
+    assert "XX of link 2 uses th1" in str(info.value)
 
 
 def test_byte_order_mark_is_not_text(tmp_path):

@@ -964,27 +964,28 @@ def check_joint_symbols(robot):
     ------
     DescriptionError
     """
-    state = {}
+    state, owner = {}, {}
     for f in robot.frames:
         if not f.is_joint:
             continue
         key = ("theta" if f.sigma == joints.REVOLUTE else "r") if f.is_kk else "q"
         q = sympy.sympify(f.q)
         if not q.free_symbols:
+            kind = "revolute" if f.sigma == joints.REVOLUTE else "prismatic"
             example = ("th" if f.sigma == joints.REVOLUTE else "r") + f.label
             raise DescriptionError(
-                f"{key} of frame {f.label} is {q}, but frame {f.label} is a joint (sigma = {f.sigma}): {key} holds "
-                f"its joint variable, a name such as {example}",
+                f"frame {f.label} is {kind} but its {key} is {q}: {key} holds the joint variable (e.g. {example})",
                 key=key,
                 label=f.label,
             )
         for s in q.free_symbols:
-            if s in state:
+            if s in owner:
                 raise DescriptionError(
-                    f"{key} of frame {f.label} is {q}, which uses {s}, {state[s]}: every joint needs its own variable",
+                    f"frames {owner[s]} and {f.label} use the same joint variable {s}: give each joint its own",
                     key=key,
                     label=f.label,
                 )
+            owner[s] = f.label
             state[s] = f"the joint variable of frame {f.label}"
     for label in robot.joint_labels:
         for key in ("QP", "QDP", "GAM"):
@@ -1009,8 +1010,8 @@ def check_joint_symbols(robot):
         used = sorted((s for s in sympy.sympify(value).free_symbols if s in state), key=str)
         if used:
             raise DescriptionError(
-                f"{key} of {what} is {value}, which uses {used[0]}, {state[used[0]]}: a parameter cannot depend "
-                f"on the state (joint variables, QP, QDP, GAM); give it its own name",
+                f"{key.partition(':')[2] or key} of {what} uses {used[0]} ({state[used[0]]}): a joint variable or rate "
+                f"belongs to its joint alone; give this value a parameter of its own",
                 key=key,
                 label=label,
             )

@@ -538,7 +538,7 @@ class _Reader:
             if label in self.wheel_labels:
                 return self.lines.line("wheel", self.wheel_labels.index(label), key.partition(":")[2])
             return self.lines.line("wheel", 0)
-        if label == BASE or label == "the base":
+        if label in (BASE, "the base", "base"):  # how description errors name the base
             if key in DYNAMIC_NAMES:
                 return self.lines.line("base", "dynamics", key)
             return self.lines.line("base", key) if key else self.lines.line("base")
