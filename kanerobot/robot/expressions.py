@@ -97,7 +97,7 @@ def parse_expression(text):
         functions not in :data:`FUNCTIONS`, names starting with ``_``, ...;
         for a value that is not a finite real number (``nan``, ``inf``,
         ``1e999``, ``log(0)``, ``sqrt(-1)``, a number beyond a double's
-        range such as ``10**400``) and for nesting deeper than 100 levels.
+        range such as ``10**400``) and for nesting deeper than 200 levels.
 
     Examples
     --------
