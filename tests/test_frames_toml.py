@@ -429,6 +429,57 @@ sigma = 0
 theta = "th2"
 link = "yes"   # <-
 """,
+    # Found by tests/test_fuzz.py (issue 13): a raw ValueError from tomllib,
+    # a bare RecursionError message, joint variables and rates taken as parameters.
+    "integer_of_5000_digits": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+d = """ + "9" * 5000 + """   # <-
+theta = "th2"
+""",
+    "deep_nesting": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+d = "%s"   # <-
+theta = "th2"
+""" % ("-" * 1500 + "L1"),
+    "deep_arrays": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+P = %s   # <-
+q = "th2"
+""" % ("[" * 3000 + "]" * 3000),
+    "joint_variable_as_mass": GOOD_HEAD + """
+[frame.dynamics]
+M = "2*th1"   # <-
+""",
+    "joint_variable_in_P": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+P = ["L1", "th1", 0]   # <-
+q = "th2"
+""",
+    "rate_in_gravity": GOOD_HEAD + """
+[base]
+G = [0, 0, "QP1"]   # <-
+""",
+    "rate_is_a_joint_variable": GOOD_HEAD + """
+[[frame]]
+label = "2"
+antecedent = "1"
+sigma = 0
+theta = "th2"
+[frame.joint]
+QDP = "th1"   # <-
+""",
 }
 
 
@@ -474,6 +525,30 @@ def test_messages_say_what_to_fix(tmp_path):
     assert "is not an allowed" in message("injection_q")
     assert "TOML syntax error" in message("toml_syntax")
     assert "[[frame]]" in message("single_bracket_frame")
+
+
+def test_fuzz_findings_say_what_is_wrong(tmp_path):
+    def message(case):
+        path = tmp_path / f"{case}.toml"
+        path.write_text(textwrap.dedent(BAD[case]))
+        with pytest.raises(RobotFileError) as info:
+            load(path)
+        return info.value.reason
+
+    assert "too many digits" in message("integer_of_5000_digits")
+    assert "nested more than" in message("deep_nesting")
+    assert "nested too deeply (more than 50 levels)" in message("deep_arrays")
+    assert "M of link 1 uses th1" in message("joint_variable_as_mass")
+    assert "P of frame 2 uses th1" in message("joint_variable_in_P")
+    assert "G of the base uses QP1" in message("rate_in_gravity")
+    assert "QDP of joint 2 is th1, the joint variable of frame 1" in message("rate_is_a_joint_variable")
+
+
+def test_byte_order_mark_is_not_text(tmp_path):
+    """Windows editors may start a UTF-8 file with a byte-order mark."""
+    path = tmp_path / "krang.toml"
+    path.write_bytes(KRANG.read_text().encode("utf-8-sig"))
+    assert load(path) == load(KRANG)
 
 
 def test_unreadable_and_missing_files(tmp_path):

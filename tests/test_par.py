@@ -143,6 +143,47 @@ BAD = {
     "unknown_function": (RX90.replace("d = {0,0,D3", "d = {0,0,open(D3)"), _line_of("d = {"), "unknown function 'open'"),
     "attribute": (RX90.replace("d = {0,0,D3", "d = {0,0,D3.real"), _line_of("d = {"), "is not allowed"),
     "wrong_nf": (RX90.replace("NF = 6", "NF = 7"), _line_of("NF ="), "NL + 2B"),
+    # Found by tests/test_fuzz.py (issue 13): each of these was a raw
+    # RecursionError or ValueError, or a silently accepted value.
+    "deep_unary": (RX90.replace("d = {0,0,D3", "d = {0,0," + "-" * 1500 + "D3"), _line_of("d = {"), "nested more than"),
+    "long_sum": (RX90.replace("d = {0,0,D3", "d = {0,0,D3" + "+1" * 600), _line_of("d = {"), "nested more than"),
+    "tower_of_powers": (RX90.replace("d = {0,0,D3", "d = {0,0,((10**60)**60)**60"), _line_of("d = {"), "beyond a double's range"),
+    "power_of_power": (RX90.replace("d = {0,0,D3", "d = {0,0,10**10**10"), _line_of("d = {"), "exponent '10000000000' is too large"),
+    "float_overflow": (RX90.replace("d = {0,0,D3", "d = {0,0,1e999"), _line_of("d = {"), "1e999 is not a finite number"),
+    "product_overflow": (RX90.replace("d = {0,0,D3", "d = {0,0,D3*1e308*10"), _line_of("d = {"), "beyond a double's range"),
+    "huge_integer": (RX90.replace("d = {0,0,D3", "d = {0,0,1" + "0" * 400), _line_of("d = {"), "too large"),
+    "nan_name": (RX90.replace("d = {0,0,D3", "d = {0,0,NaN"), _line_of("d = {"), "'NaN' is not a finite number"),
+    "inf_name": (RX90.replace("d = {0,0,D3", "d = {0,0,-inf"), _line_of("d = {"), "'inf' is not a finite number"),
+    "log_zero": (RX90.replace("d = {0,0,D3", "d = {0,0,log(0)"), _line_of("d = {"), "'log(0)' is zoo, not a finite number"),
+    "not_real": (RX90.replace("d = {0,0,D3", "d = {0,0,acos(2)*D3"), _line_of("d = {"), "not a real number"),
+    "joint_variable_as_inertia": (
+        RX90.replace("XX = {XX1,XX2", "XX = {XX1,th1"),
+        _line_of("XX = {"),
+        "XX of link 2 uses th1",
+    ),
+    "joint_variable_in_geometry": (
+        RX90.replace("d = {0,0,D3", "d = {0,0,2*th2"),
+        _line_of("d = {"),
+        "d of frame 3 uses th2",
+    ),
+    "rate_as_mass": (RX90.replace("M = {M1", "M = {QP1"), _line_of("M = {"), "M of link 1 uses QP1"),
+    "rate_is_joint_variable": (
+        RX90.replace("QP = {QP1,QP2", "QP = {QP1,th2"),
+        _line_of("QP = {"),
+        "QP of joint 2 is th2, the joint variable of frame 2",
+    ),
+    "rate_twice": (RX90.replace("QP = {QP1,QP2", "QP = {QP1,QP1"), _line_of("QP = {"), "QP of joint 2 is QP1, QP of joint 1"),
+    "rate_expression": (RX90.replace("QP = {QP1,QP2", "QP = {QP1,2*QP2"), _line_of("QP = {"), "is a name (e.g. QP2) or a number"),
+    "joint_variable_twice": (
+        RX90.replace("theta = {th1,th2", "theta = {th1,th1+1"),
+        _line_of("theta ="),
+        "frames 1 and 2 use the same joint variable th1",
+    ),
+    "joint_without_variable": (
+        RX90.replace("theta = {th1,th2", "theta = {th1,1.5"),
+        _line_of("theta ="),
+        "frame 2 is revolute but its theta is 1.50000000000000: theta holds the joint variable",
+    ),
 }
 
 
@@ -160,6 +201,27 @@ def test_bad_file_gives_one_clear_error(name, tmp_path, monkeypatch):
     assert words in message
     assert "\n" not in message
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing created (no PWNED)
+
+
+def test_line_of_a_dynamic_parameter_counts_the_base_link(tmp_path):
+    """With a floating base the dynamic lists start with the base (link 0):
+    the error points at the item of the link at fault, not one before."""
+    text = (FRAMES / "satellite.par").read_text()
+    text = text.replace("XX = {XX0,XX1,XX2,XX3}", "XX = {XX0,\nXX1,\nth1,\nXX3}")
+    path = tmp_path / "satellite.par"
+    path.write_text(text)
+    bad_line = text.splitlines().index("th1,") + 1
+    with pytest.raises(kr.RobotFileError) as info:
+        read_par(path)
+    assert info.value.line == bad_line, str(info.value)
+    assert "XX of link 2 uses th1" in str(info.value)
+
+
+def test_byte_order_mark_is_not_text(tmp_path):
+    """Windows editors may start a UTF-8 file with a byte-order mark."""
+    path = tmp_path / "rx90.par"
+    path.write_bytes(RX90.encode("utf-8-sig"))
+    assert kr.load(path) == read_par(FRAMES / "rx90.par")
 
 
 def test_binary_file(tmp_path):

@@ -1057,8 +1057,8 @@ def _check_placement(f):
         raise DescriptionError(f"frame {f.label}: placement must be KKPlacement or GeneralPlacement", label=f.label)
     if p.R0.shape != (3, 3) or p.P.shape != (3, 1) or p.axis.shape != (3, 1):
         raise DescriptionError(f"frame {f.label}: R0 must be 3x3, P and axis 3x1", key="R0", label=f.label)
-    norm = sympy.simplify(sum(e**2 for e in p.axis) - 1)
-    if f.is_joint and norm != 0:
+    norm = _unit_residual(p.axis) if f.is_joint else None
+    if norm is not None:
         raise DescriptionError(
             f"axis of frame {f.label} is {list(p.axis)}, not a unit vector (|e|^2 - 1 = {norm}): normalise it",
             key="axis",
@@ -1075,6 +1075,23 @@ def _check_placement(f):
                 key="R0",
                 label=f.label,
             )
+
+
+def _unit_residual(axis):
+    """``|axis|^2 - 1`` where it is not 0 (None when ``axis`` is a unit vector).
+
+    Tested numerically, at three points of the axis's symbols when it has
+    any: ``sympy.simplify`` could run for hours on a large expression written
+    in a file (``(a+b+c+d+e+f)**64``).
+    """
+    residual = sum(e**2 for e in axis) - 1
+    symbols = sorted(residual.free_symbols, key=str)
+    for point in ((0.3, 0.7), (1.1, -0.4), (-0.6, 0.2))[: 3 if symbols else 1]:
+        values = {s: sympy.Float(point[n % 2] + 0.01 * n) for n, s in enumerate(symbols)}
+        value = residual.xreplace(values).evalf(15)
+        if not (value.is_number and abs(value) < 1e-9):
+            return residual if not symbols else f"{value} at {', '.join(f'{s} = {v}' for s, v in values.items())}"
+    return None
 
 
 def _check_loop(frames, labels, cut, closing):
@@ -1099,3 +1116,96 @@ def _check_loop(frames, labels, cut, closing):
             key="ant",
             label=closing,
         )
+
+
+def check_joint_symbols(robot):
+    """Refuse a robot whose joint variables or rates are used as parameters.
+
+    The joint variables (``robot.q``) and the joint rates QP, QDP, GAM are the
+    state of the models: a parameter written with one of them (``XX2 = th1``,
+    ``d3 = QP1``) would be silently taken for the state.  Each joint variable
+    must appear in its own frame's theta, r or q only, and each rate must be
+    its own name (or a number).  The file readers call this on what they
+    read; ``key`` and ``label`` of the error point at the value at fault.
+
+    Raises
+    ------
+    DescriptionError
+    """
+    state, owner = {}, {}
+    for f in robot.frames:
+        if not f.is_joint:
+            continue
+        key = ("theta" if f.sigma == joints.REVOLUTE else "r") if f.is_kk else "q"
+        q = sympy.sympify(f.q)
+        if not q.free_symbols:
+            kind = "revolute" if f.sigma == joints.REVOLUTE else "prismatic"
+            example = ("th" if f.sigma == joints.REVOLUTE else "r") + f.label
+            raise DescriptionError(
+                f"frame {f.label} is {kind} but its {key} is {q}: {key} holds the joint variable (e.g. {example})",
+                key=key,
+                label=f.label,
+            )
+        for s in q.free_symbols:
+            if s in owner:
+                raise DescriptionError(
+                    f"frames {owner[s]} and {f.label} use the same joint variable {s}: give each joint its own",
+                    key=key,
+                    label=f.label,
+                )
+            owner[s] = f.label
+            state[s] = f"the joint variable of frame {f.label}"
+    for label in robot.joint_labels:
+        for key in ("QP", "QDP", "GAM"):
+            value = sympy.sympify(robot.joint_parameters[label][key])
+            if isinstance(value, sympy.Symbol):
+                if value in state:
+                    raise DescriptionError(
+                        f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}",
+                        key=key,
+                        label=label,
+                    )
+                state[value] = f"{key} of joint {label}"
+            elif value.free_symbols:
+                raise DescriptionError(
+                    f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque is a name "
+                    f"(e.g. {key}{label}) or a number",
+                    key=key,
+                    label=label,
+                )
+
+    def refuse(value, key, label, what):
+        used = sorted((s for s in sympy.sympify(value).free_symbols if s in state), key=str)
+        if used:
+            raise DescriptionError(
+                f"{key.partition(':')[2] or key} of {what} uses {used[0]} ({state[used[0]]}): a joint variable or rate "
+                f"belongs to its joint alone; give this value a parameter of its own",
+                key=key,
+                label=label,
+            )
+
+    for f in robot.frames:
+        p, what = f.placement, f"frame {f.label}"
+        if f.is_kk:
+            own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
+            for key in KKPlacement.KEYS:
+                if key != own:
+                    refuse(getattr(p, key), key, f.label, what)
+        else:
+            for key in ("R0", "P", "axis"):
+                for value in getattr(p, key):
+                    refuse(value, key, f.label, what)
+            if not f.is_joint:
+                refuse(p.q, "q", f.label, what)
+    for label, values in robot.dynamics.items():
+        for key, value in values.items():
+            refuse(value, key, label, "the base" if label == BASE else f"link {label}")
+    for label, values in robot.joint_parameters.items():
+        for key in ("eta", "k"):
+            refuse(values[key], key, label, f"joint {label}")
+    for key in ("Z",) + BASE_VECTOR_NAMES:
+        for value in getattr(robot.base, key):
+            refuse(value, key, BASE, "the base")
+    for wheel in robot.wheels:
+        refuse(wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}")
+        refuse(wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}")

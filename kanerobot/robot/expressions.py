@@ -9,6 +9,7 @@ holding ``__import__('os').system(...)`` is refused with a message, not run.
 """
 
 import ast
+import math
 import re
 
 import sympy
@@ -33,10 +34,21 @@ FUNCTIONS = {
 
 #: Names that stand for constants rather than symbols.
 CONSTANTS = {"pi": sympy.pi, "Pi": sympy.pi}
+#: Names that spell a value that is not a finite number (case ignored for the
+#: first three); a parameter called ``inf`` would read as infinity to anyone,
+#: and sympy prints an infinite value ``oo``, so none of them is a symbol.
+NOT_FINITE = ("nan", "inf", "infinity", "oo", "zoo")
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MAX_LENGTH = 2000
 _MAX_EXPONENT = 64
+#: Nesting of the syntax tree (parentheses, unary signs, chains of operators):
+#: far more than any parameter needs, far less than Python's recursion limit.
+_MAX_DEPTH = 200
+#: Largest magnitude of a number: a double's.  Checking every intermediate
+#: result against it also keeps ``10**10**10`` or ``((10**60)**60)**60`` from
+#: building numbers of billions of digits.
+_MAX_MAGNITUDE = sympy.Float(1.7976931348623157e308)
 
 _BINARY = {
     ast.Add: lambda a, b: a + b,
@@ -58,7 +70,11 @@ def symbol(name):
 
 def is_valid_name(name):
     """True when ``name`` can be a symbol in a robot file."""
-    return bool(_NAME.match(name)) and name not in FUNCTIONS and name not in CONSTANTS
+    return bool(_NAME.match(name)) and name not in FUNCTIONS and name not in CONSTANTS and not _not_finite_name(name)
+
+
+def _not_finite_name(name):
+    return name.lower() in NOT_FINITE[:3] or name in NOT_FINITE[3:]
 
 
 def parse_expression(text):
@@ -78,7 +94,10 @@ def parse_expression(text):
     ------
     ExpressionError
         For anything outside the grammar: attribute access, strings, calls of
-        functions not in :data:`FUNCTIONS`, names starting with ``_``, ...
+        functions not in :data:`FUNCTIONS`, names starting with ``_``, ...;
+        for a value that is not a finite real number (``nan``, ``inf``,
+        ``1e999``, ``log(0)``, ``sqrt(-1)``, a number beyond a double's
+        range such as ``10**400``) and for nesting deeper than 200 levels.
 
     Examples
     --------
@@ -88,15 +107,21 @@ def parse_expression(text):
     Traceback (most recent call last):
     ...
     kanerobot.errors.ExpressionError: '__import__' is not an allowed name (names are letters, digits and '_', starting with a letter)
+    >>> parse_expression("10**10**10")
+    Traceback (most recent call last):
+    ...
+    kanerobot.errors.ExpressionError: exponent '10000000000' is too large (at most 64)
+    >>> parse_expression("1e999")
+    Traceback (most recent call last):
+    ...
+    kanerobot.errors.ExpressionError: 1e999 is not a finite number (it reads as inf)
     """
     if isinstance(text, sympy.Basic):
         return text
     if isinstance(text, bool):
         raise ExpressionError(f"expected a number or an expression, got {text!r}")
-    if isinstance(text, int):
-        return sympy.Integer(text)
-    if isinstance(text, float):
-        return sympy.Float(text)
+    if isinstance(text, (int, float)):
+        return _number(text, repr(text), None)
     if not isinstance(text, str):
         raise ExpressionError(f"expected a number or an expression, got {text!r}")
     source = text.strip()
@@ -109,30 +134,100 @@ def parse_expression(text):
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse {text.strip()!r}: {exc.msg}", exc.offset) from None
-    return _translate(tree.body)
+        raise ExpressionError(f"cannot parse {_shown(source)}: {exc.msg}", exc.offset) from None
+    except (RecursionError, MemoryError, ValueError):
+        # CPython's parser gives up on very deep nesting (RecursionError or
+        # MemoryError) and on integer literals of more than 4300 digits.
+        raise ExpressionError(f"cannot parse {_shown(source)}: nested too deeply or a number too long") from None
+    _check_depth(tree.body)
+    return _translate(tree.body, source)
 
 
-def _translate(node):
+def _shown(source, limit=80):
+    """``source`` quoted for a message, shortened when long."""
+    return repr(source) if len(source) <= limit else repr(source[:limit]) + f"... ({len(source)} characters)"
+
+
+def _check_depth(root):
+    """Refuse trees nested deeper than :data:`_MAX_DEPTH` (walked without recursion)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ExpressionError(
+                f"expression nested more than {_MAX_DEPTH} levels deep: simplify it", getattr(node, "col_offset", -1) + 1
+            )
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _number(value, written, column):
+    """A number of the file (or of Python) as sympy, refused when not finite."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExpressionError(f"{written} is not a finite number (it reads as {value})", column)
+    if isinstance(value, int) and abs(value) > _MAX_MAGNITUDE:
+        raise ExpressionError(f"{_shown(written)} is too large: numbers must be within a double's range (1.8e308)", column)
+    return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
+
+
+def _written(node, source):
+    """The text of ``node`` as the file writes it."""
+    return ast.get_source_segment(source, node) or ast.unparse(node)
+
+
+def _finite(result, node, source):
+    """``result`` of ``node``, refused if it is not a finite real value.
+
+    Numbers are evaluated (a few digits suffice to see nan, infinity, an
+    imaginary part or an overflow of a double); other expressions have
+    their number atoms checked.
+    """
+    column = node.col_offset + 1
+    written = _shown(_written(node, source), 60)
+    if result.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        raise ExpressionError(f"{written} is {result}, not a finite number", column)
+    if result.has(sympy.I):
+        raise ExpressionError(f"{written} is {result}, not a real number", column)
+    try:
+        if result.is_number:
+            value = result.evalf(15)
+            real, imag = value.as_real_imag()
+            if imag != 0:
+                raise ExpressionError(f"{written} is {value}, not a real number", column)
+            if not real.is_finite or abs(real) > _MAX_MAGNITUDE:
+                raise ExpressionError(f"{written} is {value}, beyond a double's range (1.8e308)", column)
+            return result
+        for atom in result.atoms(sympy.Number):
+            if abs(atom) > _MAX_MAGNITUDE:
+                raise ExpressionError(
+                    f"{written} holds the number {sympy.Float(atom, 4)}, beyond a double's range (1.8e308)", column
+                )
+    except ExpressionError:
+        raise
+    except Exception:  # mpmath or sympy giving up on an absurd value (exp(exp(exp(100))))
+        raise ExpressionError(f"{written} cannot be evaluated to a finite number", column) from None
+    return result
+
+
+def _translate(node, source):
     if isinstance(node, ast.Constant):
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ExpressionError(f"{value!r} is not a number", node.col_offset + 1)
-        return sympy.Integer(value) if isinstance(value, int) else sympy.Float(value)
+        return _number(value, _written(node, source), node.col_offset + 1)
     if isinstance(node, ast.Name):
         return _name(node.id, node.col_offset + 1)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _translate(node.operand)
+        operand = _translate(node.operand, source)
         return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _translate(node.left), _translate(node.right)
+        left, right = _translate(node.left, source), _translate(node.right, source)
         if isinstance(node.op, ast.Pow) and right.is_number and abs(right) > _MAX_EXPONENT:
-            raise ExpressionError(f"exponent {right} is too large (at most {_MAX_EXPONENT})", node.col_offset + 1)
+            raise ExpressionError(f"exponent {_shown(str(right), 40)} is too large (at most {_MAX_EXPONENT})", node.col_offset + 1)
         if isinstance(node.op, ast.Div) and right.is_zero:
             raise ExpressionError("division by zero", node.col_offset + 1)
-        return _BINARY[type(node.op)](left, right)
+        return _finite(_BINARY[type(node.op)](left, right), node, source)
     if isinstance(node, ast.Call):
-        return _call(node)
+        return _finite(_call(node, source), node, source)
     raise ExpressionError(
         f"{ast.unparse(node)!r} is not allowed: use numbers, names, + - * / ** and "
         f"the functions {', '.join(sorted(FUNCTIONS))}",
@@ -143,6 +238,8 @@ def _translate(node):
 def _name(name, column):
     if name in CONSTANTS:
         return CONSTANTS[name]
+    if _not_finite_name(name):
+        raise ExpressionError(f"{name!r} is not a finite number: parameters take finite values", column)
     if not _NAME.match(name):
         raise ExpressionError(
             f"{name!r} is not an allowed name (names are letters, digits and '_', starting with a letter)",
@@ -153,7 +250,7 @@ def _name(name, column):
     return symbol(name)
 
 
-def _call(node):
+def _call(node, source):
     column = node.col_offset + 1
     if not isinstance(node.func, ast.Name):
         raise ExpressionError(f"{ast.unparse(node.func)!r} is not an allowed function", column)
@@ -169,7 +266,7 @@ def _call(node):
         )
     if node.keywords:
         raise ExpressionError(f"{name}() takes no keyword arguments", column)
-    args = [_translate(arg) for arg in node.args]
+    args = [_translate(arg, source) for arg in node.args]
     expected = 2 if name == "atan2" else 1
     if len(args) != expected:
         raise ExpressionError(f"{name}() takes {expected} argument(s), got {len(args)}", column)

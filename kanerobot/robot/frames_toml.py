@@ -74,6 +74,7 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
     Wheel,
+    check_joint_symbols,
     default_dynamics,
     default_joint_parameters,
     default_links,
@@ -99,6 +100,8 @@ _ARRAY_HEADER = re.compile(r"^\s*\[\[\s*(.+?)\s*\]\]\s*(?:#.*)?$")
 _TABLE_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
 _KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
 _KEY_LINE = re.compile(r"^\s*(" + _KEY_PART + r"(?:\s*\.\s*" + _KEY_PART + r")*)\s*=")
+_MAX_NESTING = 50
+_LONG_NUMBER = re.compile(r"[0-9_]{4000,}")
 _TOML_ERROR_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$")
 
 
@@ -109,13 +112,13 @@ def _key_parts(text):
 def _scan_brackets(line, depth, in_multiline):
     """Bracket depth and open multi-line string after ``line`` (strings and
     comments skipped), so that continuation lines of arrays are not taken
-    for keys or table headers."""
-    i = 0
+    for keys or table headers, and the deepest nesting within the line."""
+    i, peak = 0, depth
     while i < len(line):
         if in_multiline:
             end = line.find(in_multiline, i)
             if end < 0:
-                return depth, in_multiline
+                return depth, in_multiline, peak
             i, in_multiline = end + 3, None
             continue
         if line.startswith('"""', i) or line.startswith("'''", i):
@@ -137,10 +140,11 @@ def _scan_brackets(line, depth, in_multiline):
             break
         if ch in "[{":
             depth += 1
+            peak = max(peak, depth)
         elif ch in "]}":
             depth = max(0, depth - 1)
         i += 1
-    return depth, in_multiline
+    return depth, in_multiline, peak
 
 
 class _Lines:
@@ -149,6 +153,7 @@ class _Lines:
 
     def __init__(self, text):
         self.where = {}
+        self.too_deep = None  # first line nesting arrays or tables more than _MAX_NESTING deep
         table = ()
         counts = {}  # arrays of tables ([[frame]], [[wheel]]): how many met so far
         depth, multiline = 0, None
@@ -177,7 +182,9 @@ class _Lines:
                         parts = _key_parts(key.group(1))
                         for n in range(1, len(parts) + 1):
                             self._add(table + tuple(parts[:n]), number)
-            depth, multiline = _scan_brackets(line, depth, multiline)
+            depth, multiline, peak = _scan_brackets(line, depth, multiline)
+            if peak > _MAX_NESTING and self.too_deep is None:
+                self.too_deep = number
 
     def _add(self, path, number):
         self.where.setdefault(path, number)
@@ -213,6 +220,17 @@ def frames_from_text(text, path="<string>"):
             message = message[: match.start()]
             line = int(match.group(1)) if match.group(1) else max(1, len(text.splitlines()))
         raise RobotFileError(path, line, f"TOML syntax error: {message}") from None
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables recursively.
+        raise RobotFileError(
+            path, lines.too_deep, f"arrays or tables nested too deeply (more than {_MAX_NESTING} levels): a robot file needs 2"
+        ) from None
+    except ValueError:
+        # tomllib converts integers with int(), which refuses more than 4300
+        # digits (sys.get_int_max_str_digits) with a bare ValueError.
+        match = _LONG_NUMBER.search(text)
+        line = text.count("\n", 0, match.start()) + 1 if match else None
+        raise RobotFileError(path, line, "a number has too many digits: numbers must be within a double's range (1.8e308)") from None
     return _Reader(path, lines, data).robot()
 
 
@@ -251,14 +269,10 @@ class _Reader:
         if isinstance(value, (list, dict)):
             self.fail(where, f"{what} must be a number or an expression in quotes, got {value!r}")
         try:
-            result = parse_expression(value)
+            # parse_expression refuses values that are not finite real numbers.
+            return parse_expression(value)
         except Exception as exc:  # ExpressionError, or sympy failing on odd input
             self.fail(where, f"{what}: {exc}")
-        if result.has(sympy.nan, sympy.oo, -sympy.oo, sympy.zoo):
-            self.fail(where, f"{what} is {result}, not a finite number")
-        if result.is_number and result.is_real is False:
-            self.fail(where, f"{what} is {result}, not a real number")
-        return result
 
     def vector(self, value, size, where, what):
         if not isinstance(value, list) or len(value) != size or any(isinstance(v, (list, dict)) for v in value):
@@ -350,7 +364,7 @@ class _Reader:
                 what = "the base" if label == BASE else f"frame {label}"
                 self.fail(where, f"{what} carries no link, so it has no dynamics: remove the table or set link = true")
         try:
-            return Robot.create(
+            robot = Robot.create(
                 name,
                 frames,
                 links=links,
@@ -363,6 +377,8 @@ class _Reader:
                 wheels=wheels,
                 posture=posture,
             )
+            check_joint_symbols(robot)
+            return robot
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
         except Exception as exc:  # sympy failing on an odd value: still the file's fault
@@ -525,7 +541,7 @@ class _Reader:
             if label in self.wheel_labels:
                 return self.lines.line("wheel", self.wheel_labels.index(label), key.partition(":")[2])
             return self.lines.line("wheel", 0)
-        if label == BASE or label == "the base":
+        if label in (BASE, "the base", "base"):  # how description errors name the base
             if key in DYNAMIC_NAMES:
                 return self.lines.line("base", "dynamics", key)
             return self.lines.line("base", key) if key else self.lines.line("base")

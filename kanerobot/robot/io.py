@@ -50,7 +50,8 @@ def save(robot, path):
 def read_text(path):
     """The text of a robot file, with a clear error for unreadable bytes."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (Windows editors write one) is not text.
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RobotFileError(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
     except OSError as exc:

@@ -33,6 +33,7 @@ from kanerobot.robot.description import (
     Frame,
     KKPlacement,
     Robot,
+    check_joint_symbols,
 )
 from kanerobot.robot.expressions import format_expression, parse_expression
 from kanerobot.robot.io import read_text
@@ -281,7 +282,7 @@ def _build(path, name, table):
     loop_pairs = [(str(nl + b), str(nj + b)) for b in range(1, loops + 1)]
     try:
         base = Base.from_values(**base_values)
-        return Robot.create(
+        robot = Robot.create(
             name,
             frames,
             links=links,
@@ -292,23 +293,33 @@ def _build(path, name, table):
             floating=floating,
             wheeled=wheeled,
         )
+        check_joint_symbols(robot)
+        return robot
     except DescriptionError as exc:
-        raise RobotFileError(path, _line_of(table, exc), str(exc)) from None
+        raise RobotFileError(path, _line_of(table, exc, links), str(exc)) from None
 
 
-def _line_of(table, exc):
-    """The line of the statement a description error points at."""
+def _line_of(table, exc, links=()):
+    """The line of the statement (or list item) a description error points at.
+
+    Geometric and joint lists hold frames 1, 2, ... in order; the dynamic
+    lists hold ``links`` (the base first when it is a link); the base's
+    vectors and Z are pointed at by their statement.
+    """
     key = {"label": "ant", "links": "NL", "loops": "NJ", "theta": "theta", "r": "r"}.get(exc.key, exc.key)
-    if key in table:
-        stmt = table[key]
-        if exc.label is not None and stmt.is_list:
-            try:
-                index = int(str(exc.label).split(",")[0]) - 1
-                return stmt.items[index][1]
-            except (ValueError, IndexError):
-                pass
+    if key not in table:
+        return None
+    stmt = table[key]
+    if exc.label is None or not stmt.is_list or key in BASE_VECTOR_NAMES + ("Z",):
         return stmt.line
-    return None
+    label = str(exc.label).split(",")[0].strip()
+    if key in DYNAMIC_NAMES:
+        index = list(links).index(label) if label in links else None
+    else:
+        index = int(label) - 1 if label.isdigit() and int(label) >= 1 else None
+    if index is not None and index < len(stmt.items):
+        return stmt.items[index][1]
+    return stmt.line
 
 
 # --------------------------------------------------------------------- writing
