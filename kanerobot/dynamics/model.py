@@ -87,10 +87,7 @@ def derive(robot, method="newton-euler"):
         raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
     leaks = robot.state_leaks()
     if leaks:
-        raise KaneRobotError(
-            f"{robot.name}: {leaks[0][2]}; a joint variable or rate may appear only in its own joint, "
-            f"or the models would list it among their parameters"
-        )
+        raise KaneRobotError(f"{robot.name}: {leaks[0][2]} (the models would take it for a parameter)")
     if robot.wheeled:
         from kanerobot.dynamics.wheeled import WheeledModel
 

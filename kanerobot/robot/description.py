@@ -520,12 +520,8 @@ class Robot:
             wheels=wheels,
             posture=posture,
         )
-        for key, label, phrase in robot.state_leaks()[:1]:
-            raise DescriptionError(
-                f"{phrase}: a joint variable or rate belongs to its joint alone; give this value a parameter of its own",
-                key=key,
-                label=label,
-            )
+        for key, label, message in robot.state_leaks()[:1]:
+            raise DescriptionError(message, key=key, label=label)
         return robot
 
     def __hash__(self):
@@ -663,18 +659,22 @@ class Robot:
         return sorted(names - {str(s) for s in self.joint_symbols})
 
     def state_leaks(self):
-        """Places where a joint variable or rate appears outside its joint.
+        """Places where the state of the models is used as a parameter.
 
-        A joint variable may appear only in its own frame's theta, r or q
-        (with a constant offset); the rate symbols ``QP``, ``QDP``, ``GAM`` of
-        a joint only as that joint's rates.  Anything else would make a
-        coordinate look like a parameter of the models.
+        The joint variables (``robot.q``) and the rates ``QP``, ``QDP``,
+        ``GAM`` are the state: a joint variable may appear only in its own
+        frame's theta, r or q (with a constant offset), and each rate must
+        be a name of its own or a number.  Anything else (``XX2 = th1``,
+        ``d3 = QP1``, ``QP2 = th2``) would make a coordinate look like a
+        parameter of the models, which would then ignore the state given to
+        them.
 
         Returns
         -------
         list of tuple
-            ``(key, label, phrase)`` per leak, e.g. ``("d", "3", "d of frame
-            3 uses th2")``; empty for a sound robot.
+            ``(key, label, message)`` per problem, ``key`` and ``label``
+            pointing at the value at fault (the base's label is ``"0"``);
+            empty for a sound robot.
 
         Examples
         --------
@@ -682,40 +682,49 @@ class Robot:
         >>> kr.load(kr.frames_path("rx90")).state_leaks()
         []
         """
-        variables = {f.q for f in self.frames if f.is_joint}
-        rates = set()
-        for values in self.joint_parameters.values():
-            rates |= {values[key] for key in ("QP", "QDP", "GAM") if isinstance(values[key], sympy.Symbol)}
-        state = variables | rates
+        state = {f.q: f"the joint variable of frame {f.label}" for f in self.frames if f.is_joint}
         leaks = []
+        for label in self.joint_labels:
+            for key in ("QP", "QDP", "GAM"):
+                value = sympy.sympify(self.joint_parameters[label][key])
+                if isinstance(value, sympy.Symbol) and value in state:
+                    leaks.append((key, label, f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}"))
+                elif isinstance(value, sympy.Symbol):
+                    state[value] = f"{key} of joint {label}"
+                elif value.free_symbols:
+                    leaks.append((key, label, f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque "
+                                              f"is a name (e.g. {key}{label}) or a number"))
 
-        def check(expr, where, own=None):
-            found = sorted(str(s) for s in sympy.sympify(expr).free_symbols & state if s != own)
-            if found:
-                key, _, label = where.split(" ", 2)
-                leaks.append((key, label.split(" ")[-1], f"{where} uses {', '.join(found)}"))
+        def check(value, key, label, what, own=None):
+            used = sorted((s for s in sympy.sympify(value).free_symbols if s in state and s != own), key=str)
+            if used:
+                leaks.append((key, label, f"{key.partition(':')[2] or key} of {what} uses {used[0]} ({state[used[0]]}): "
+                                          f"a joint variable or rate belongs to its joint alone; give this value a "
+                                          f"parameter of its own"))
 
         for f in self.frames:
-            p = f.placement
+            p, what = f.placement, f"frame {f.label}"
             if f.is_kk:
-                joint_key = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
+                own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
                 for key in KKPlacement.KEYS:
-                    check(getattr(p, key), f"{key} of frame {f.label}", f.q if key == joint_key else None)
+                    check(getattr(p, key), key, f.label, what, f.q if key == own else None)
             else:
                 for key in ("R0", "P", "axis"):
-                    check(getattr(p, key), f"{key} of frame {f.label}")
-                check(p.q, f"q of frame {f.label}", f.q)
+                    for value in getattr(p, key):
+                        check(value, key, f.label, what)
+                check(p.q, "q", f.label, what, f.q)
         for label, values in self.dynamics.items():
             for key, value in values.items():
-                check(value, f"{key} of link {label}")
+                check(value, key, label, "the base" if label == BASE else f"link {label}")
         for label, values in self.joint_parameters.items():
             for key in ("eta", "k"):
-                check(values[key], f"{key} of joint {label}")
+                check(values[key], key, label, f"joint {label}")
         for key in ("Z",) + BASE_VECTOR_NAMES:
-            check(getattr(self.base, key), f"{key} of the base")
+            for value in getattr(self.base, key):
+                check(value, key, BASE, "the base")
         for wheel in self.wheels:
-            check(wheel.radius, f"radius of wheel {wheel.joint}")
-            check(wheel.offset, f"offset of wheel {wheel.joint}")
+            check(wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}")
+            check(wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}")
         return leaks
 
     @property
@@ -1116,96 +1125,3 @@ def _check_loop(frames, labels, cut, closing):
             key="ant",
             label=closing,
         )
-
-
-def check_joint_symbols(robot):
-    """Refuse a robot whose joint variables or rates are used as parameters.
-
-    The joint variables (``robot.q``) and the joint rates QP, QDP, GAM are the
-    state of the models: a parameter written with one of them (``XX2 = th1``,
-    ``d3 = QP1``) would be silently taken for the state.  Each joint variable
-    must appear in its own frame's theta, r or q only, and each rate must be
-    its own name (or a number).  The file readers call this on what they
-    read; ``key`` and ``label`` of the error point at the value at fault.
-
-    Raises
-    ------
-    DescriptionError
-    """
-    state, owner = {}, {}
-    for f in robot.frames:
-        if not f.is_joint:
-            continue
-        key = ("theta" if f.sigma == joints.REVOLUTE else "r") if f.is_kk else "q"
-        q = sympy.sympify(f.q)
-        if not q.free_symbols:
-            kind = "revolute" if f.sigma == joints.REVOLUTE else "prismatic"
-            example = ("th" if f.sigma == joints.REVOLUTE else "r") + f.label
-            raise DescriptionError(
-                f"frame {f.label} is {kind} but its {key} is {q}: {key} holds the joint variable (e.g. {example})",
-                key=key,
-                label=f.label,
-            )
-        for s in q.free_symbols:
-            if s in owner:
-                raise DescriptionError(
-                    f"frames {owner[s]} and {f.label} use the same joint variable {s}: give each joint its own",
-                    key=key,
-                    label=f.label,
-                )
-            owner[s] = f.label
-            state[s] = f"the joint variable of frame {f.label}"
-    for label in robot.joint_labels:
-        for key in ("QP", "QDP", "GAM"):
-            value = sympy.sympify(robot.joint_parameters[label][key])
-            if isinstance(value, sympy.Symbol):
-                if value in state:
-                    raise DescriptionError(
-                        f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}",
-                        key=key,
-                        label=label,
-                    )
-                state[value] = f"{key} of joint {label}"
-            elif value.free_symbols:
-                raise DescriptionError(
-                    f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque is a name "
-                    f"(e.g. {key}{label}) or a number",
-                    key=key,
-                    label=label,
-                )
-
-    def refuse(value, key, label, what):
-        used = sorted((s for s in sympy.sympify(value).free_symbols if s in state), key=str)
-        if used:
-            raise DescriptionError(
-                f"{key.partition(':')[2] or key} of {what} uses {used[0]} ({state[used[0]]}): a joint variable or rate "
-                f"belongs to its joint alone; give this value a parameter of its own",
-                key=key,
-                label=label,
-            )
-
-    for f in robot.frames:
-        p, what = f.placement, f"frame {f.label}"
-        if f.is_kk:
-            own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
-            for key in KKPlacement.KEYS:
-                if key != own:
-                    refuse(getattr(p, key), key, f.label, what)
-        else:
-            for key in ("R0", "P", "axis"):
-                for value in getattr(p, key):
-                    refuse(value, key, f.label, what)
-            if not f.is_joint:
-                refuse(p.q, "q", f.label, what)
-    for label, values in robot.dynamics.items():
-        for key, value in values.items():
-            refuse(value, key, label, "the base" if label == BASE else f"link {label}")
-    for label, values in robot.joint_parameters.items():
-        for key in ("eta", "k"):
-            refuse(values[key], key, label, f"joint {label}")
-    for key in ("Z",) + BASE_VECTOR_NAMES:
-        for value in getattr(robot.base, key):
-            refuse(value, key, BASE, "the base")
-    for wheel in robot.wheels:
-        refuse(wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}")
-        refuse(wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}")

@@ -74,7 +74,6 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
     Wheel,
-    check_joint_symbols,
     default_dynamics,
     default_joint_parameters,
     default_links,
@@ -377,7 +376,6 @@ class _Reader:
                 wheels=wheels,
                 posture=posture,
             )
-            check_joint_symbols(robot)
             return robot
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None

@@ -33,7 +33,6 @@ from kanerobot.robot.description import (
     Frame,
     KKPlacement,
     Robot,
-    check_joint_symbols,
 )
 from kanerobot.robot.expressions import format_expression, parse_expression
 from kanerobot.robot.io import read_text
@@ -293,7 +292,6 @@ def _build(path, name, table):
             floating=floating,
             wheeled=wheeled,
         )
-        check_joint_symbols(robot)
         return robot
     except DescriptionError as exc:
         raise RobotFileError(path, _line_of(table, exc, links), str(exc)) from None
