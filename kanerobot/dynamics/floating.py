@@ -94,7 +94,7 @@ from kanerobot.dynamics.direct import (
     velocity_bias,
 )
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, as_states, name_prefix
+from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, as_states, finite_values, name_prefix
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -1320,8 +1320,9 @@ class FloatingBaseDynamics(NumericDynamics):
     """
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
+        # The base's mass first: its message says what a floating base needs.
+        check_masses(model.robot, finite_values(model.robot, values))
         super().__init__(model, values, backend=backend, physical=physical, check=check)
-        check_masses(model.robot, {str(k): float(v) for k, v in values.items()})
 
     @property
     def n(self):

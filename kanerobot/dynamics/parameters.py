@@ -224,7 +224,7 @@ def check_physical(robot, values):
             value = expr.xreplace(numbers)
             if value.is_number:
                 known[name] = float(value)
-                if not expr.is_number:
+                if not expr.is_number and name in INERTIA_NAMES:
                     written.append(f"{expr} = {known[name]:g}")
         reasons = physical_violations(known)
         if reasons:
