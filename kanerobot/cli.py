@@ -386,6 +386,12 @@ def cmd_simulate(args):
         x0 = default
     elif len(x0) != len(q_names) + len(qd_names):
         raise KaneRobotError(f"--x0 of {robot.name} ({kind}) takes {len(q_names) + len(qd_names)} values, got {len(x0)}: {layout}")
+    if target is not None and args.controller != "none":
+        # one target per torque (kanerobot.control's table)
+        count = {"closed-loop": len(qd_names), "wheeled": len(qd_names), "floating-base": len(qd_names) - 6,
+                 "flexible-joint": robot.nj}.get(kind, len(q_names))
+        if len(target) != count:
+            raise KaneRobotError(f"--target of {robot.name} ({kind}) takes {count} values, one per controlled coordinate, got {len(target)}")
     plot_prefix = robot.name
     values_path = None
     if values is None:
@@ -409,18 +415,11 @@ def cmd_simulate(args):
         raise type(exc)(f"{where}{exc}") from None
     controller = None
     if args.controller != "none":
-        from kanerobot.control import controlled_coordinates
-
-        coordinates = controlled_coordinates(fn)
-        if target is None:
-            target = _controlled_positions(fn, x0[: len(q_names)])
-        elif len(target) != len(coordinates):
-            raise KaneRobotError(f"--target of {robot.name} takes {len(coordinates)} values ({', '.join(coordinates)}), got {len(target)}")
-        target = np.asarray(target)
+        start = _controlled_positions(fn, x0[: len(q_names)])
+        target = start if target is None else np.asarray(target)
         if args.controller == "pd":
             controller = pd_gravity(fn, target)
         else:
-            start = np.asarray(_controlled_positions(fn, x0[: len(q_names)]))
             controller = computed_torque(fn, quintic(start, target, args.t))
     result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
                       t_eval=np.linspace(0.0, args.t, args.samples))
@@ -472,7 +471,7 @@ def _controlled_positions(fn, q):
     """The coordinates a controller on ``fn`` tracks, at the configuration ``q``."""
     from kanerobot.control import _View
 
-    return list(_View(fn).positions(q))
+    return _View(fn).positions(q)
 
 
 def _values_text(values, title):

@@ -266,6 +266,8 @@ def test_x0_of_special_structures_comes_with_its_layout(robot, layout, capsys):
     assert layout in one_line_error(capsys, "simulate", robot)
     line = one_line_error(capsys, "simulate", "satellite", "--x0", "1,2")
     assert "--x0 of satellite (floating-base) takes 19 values, got 2: q = x, y, z, qx, qy, qz, qw, th1, th2, th3, then qd = vx, vy, vz, wx, wy, wz, QP1, QP2, QP3" in line
+    line = one_line_error(capsys, "simulate", "satellite", "--controller", "pd", "--target", "1,2")
+    assert "--target of satellite (floating-base) takes 3 values, one per controlled coordinate, got 2" in line
 
 
 @pytest.mark.parametrize("robot", ["flexarm1", "planar2flex"])

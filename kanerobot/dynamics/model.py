@@ -11,6 +11,7 @@ compiler (:mod:`kanerobot.codegen.compiled`) when one is available.
     Gamma = A(q) qdd + C(q, qd) qd + Q(q) + friction,   H = C qd + Q + friction
 """
 
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -364,9 +365,11 @@ class DynamicModel:
         parameters, which group several links' values, need
         ``physical=False``.  ``check`` (default True) makes every function
         refuse states that are not finite numbers (an ``inf`` rate gives NaN
-        torques everywhere); the test costs about 1 us a call, a few percent
-        of a single-state call in C: ``check=False`` saves it in a loop of
-        states known to be finite.
+        torques everywhere).  The test is measurable: 1-2 us of a 27 us
+        single-state call of the RX-90's ``h`` in C (about 5 %), 10-15 % of a
+        batch of 1000 states; ``check=False`` saves it in a loop of states
+        known to be finite (``kr.simulate`` of a fixed-base robot in C calls
+        the compiled code directly and does not pay it).
 
         Raises
         ------
@@ -486,11 +489,19 @@ def as_states(x, n, what, detail=None, check=True):
         if detail:
             raise KaneRobotError(f"{what} must have {n} values ({detail}), shape ({n},) or (N, {n}); got shape {np.shape(x)}")
         raise KaneRobotError(f"{what} must have shape ({n},) or (N, {n}), got {np.shape(x)}")
-    if check and not np.isfinite(array).all():
+    if check and not _finite(array):
         row, column = np.argwhere(~np.isfinite(array))[0]
         where = f"{what}[{column}]" if single else f"{what}[{row}, {column}] (state {row} of the batch)"
         raise KaneRobotError(f"{where} = {array[row, column]}: states must be finite numbers")
     return array, single
+
+
+def _finite(array):
+    """Whether every entry is a finite number.  For one state, Python's math
+    on a short list costs a third of numpy's ufunc call (0.7 us against 2-3)."""
+    if array.size <= 32:
+        return all(map(math.isfinite, array.ravel().tolist()))
+    return bool(np.isfinite(array).all())
 
 
 class NumericDynamics:
