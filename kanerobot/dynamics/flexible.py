@@ -168,7 +168,7 @@ from kanerobot.dynamics.direct import (
     second_forward_recursion,
     spatial_inertia,
 )
-from kanerobot.dynamics.model import argument_groups, as_states, bound_values, select_backend
+from kanerobot.dynamics.model import argument_groups, bound_values, select_backend
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
     BASE,
@@ -986,6 +986,8 @@ def _matrix_grid(program, m):
 
 def _states(*arguments, check=True):
     """Each ``(x, k, what)`` as an (N, k) array, and whether all were one state (1-D)."""
+    from kanerobot.dynamics.model import as_states  # the check every structure shares
+
     arrays, single = [], True
     for x, k, what in arguments:
         array, one = as_states(x, k, what, check=check)
