@@ -154,10 +154,13 @@ def test_partial_links_give_necessary_conditions():
     assert physical_violations(dict.fromkeys(["XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M"], 0.0)) == []
 
 
-def test_numbers_written_in_the_robot_file_are_checked_too():
+def test_numbers_of_the_robot_file_are_checked_with_the_values_of_their_link():
+    """A link written in numbers only is the file's (published tables run as
+    published); values given to one of its parameters check the whole link."""
     robot = kr.load(kr.frames_path("planar2")).subs({"M2": -2})
-    with pytest.raises(ParameterError, match=r"link 2 \(numbers of the robot file\): mass M = -2 < 0"):
-        check_physical(robot, {})
+    check_physical(robot, {})
+    with pytest.raises(ParameterError, match=r"link 2 \(ZZ2 = 1, MX2 = 0.1, MY2 = 0, M = -2\): mass M = -2 < 0"):
+        check_physical(robot, {"ZZ2": 1.0, "MX2": 0.1, "MY2": 0.0})
 
 
 def test_identification_binds_arbitrary_base_parameter_values():
