@@ -12,7 +12,10 @@ bodies that cannot exist; here each link is drawn as a body first:
 
 then J_O = I_G + M (c.c I - c c^T) and MS = M c (parallel-axis theorem).
 :func:`is_physically_consistent` checks the converse: that given parameters
-are those of a real body.
+are those of a real body; :func:`physical_violations` says why not, also
+for a link of which only some parameters are known, and
+:func:`check_physical` applies it to the values bound by ``numeric``.
+Gravity symbols get their physical value (:func:`gravity_values`).
 """
 
 import numpy as np
@@ -21,7 +24,16 @@ import sympy
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import INERTIAL_NAMES, WRENCH_NAMES
 
-__all__ = ["INERTIA_NAMES", "check_physical", "gravity_values", "is_physically_consistent", "physical_violations", "random_link", "random_parameters", "random_rotation"]
+__all__ = [
+    "INERTIA_NAMES",
+    "check_physical",
+    "gravity_values",
+    "is_physically_consistent",
+    "physical_violations",
+    "random_link",
+    "random_parameters",
+    "random_rotation",
+]
 
 #: The parameters of a rigid body, as :func:`random_link` returns them.
 INERTIA_NAMES = tuple(name for name in INERTIAL_NAMES if name != "IA")
@@ -114,7 +126,7 @@ def physical_violations(link, tol=1e-9):
 
     Parameters that are unknown (left out of ``link``) may take any value:
     only what the known ones already exclude is reported.  With all of
-    ``XX .. ZZ, MX, MY, MZ, M`` known the test is complete (mass > 0, the
+    ``XX .. ZZ, MX, MY, MZ, M`` known the test is complete (mass >= 0, the
     inertia about the centre of mass positive semi-definite with its
     eigenvalues satisfying the triangle inequality); with some unknown,
     the necessary conditions on the diagonal (unknown first moments taken
