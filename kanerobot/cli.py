@@ -313,11 +313,15 @@ def cmd_list(args):
 
 
 def cmd_info(args):
+    if args.output:
+        _output_path(args.output)
     robot = load(resolve(args.robot))
     _write(summary(robot) + "\n" + robot_tables(robot), args.output)
 
 
 def cmd_model(args):
+    if args.output:
+        _output_path(args.output)  # before a derivation that may take minutes
     progress = Progress(args.progress or sys.stderr.isatty())
     progress(f"loading {args.robot}")
     robot = load(resolve(args.robot))
@@ -363,7 +367,7 @@ def cmd_simulate(args):
 
     # What the user wrote is checked before the model is derived and the run
     # starts: a mistake costs a second, not the whole simulation.
-    output = _output_path(args.output) if args.output else None
+    output = _output_path(args.output, (".npz", ".csv"), "a simulation") if args.output else None
     if args.plot:
         _check_plot_folder(args.plot)
     values = read_values(args.values) if args.values else None
@@ -479,19 +483,20 @@ def _values_text(values, title):
     return f"# {title}\n" + "".join(f"{name} = {float(value)!r}\n" for name, value in sorted(values.items()))
 
 
-def _output_path(text):
-    """The ``-o`` file of a simulation, checked before the run: a .npz or .csv
-    file in a folder that exists and can be written."""
+def _output_path(text, suffixes=None, what=None, option="-o"):
+    """An output file, checked before the work: one of ``suffixes`` (when
+    given; ``what`` is what the file holds), in a folder that exists and can
+    be written."""
     path = Path(text)
-    if path.suffix not in (".npz", ".csv"):
-        raise KaneRobotError(f"-o {text}: cannot save a simulation as {path.name!r}: use a .npz or .csv file")
+    if suffixes and path.suffix not in suffixes:
+        raise KaneRobotError(f"{option} {text}: cannot save {what} as {path.name!r}: use a {' or '.join(suffixes)} file")
     if path.is_dir():
-        raise KaneRobotError(f"-o {text} is a folder: give a .npz or .csv file name")
+        raise KaneRobotError(f"{option} {text} is a folder: give a file name")
     folder = path.parent
     if not folder.is_dir():
-        raise KaneRobotError(f"-o {text}: folder {folder} does not exist: create it first")
+        raise KaneRobotError(f"{option} {text}: folder {folder} does not exist: create it first")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise KaneRobotError(f"-o {text}: folder {folder} is not writable")
+        raise KaneRobotError(f"{option} {text}: folder {folder} is not writable")
     return path
 
 
@@ -547,6 +552,10 @@ def cmd_identify(args):
     from kanerobot.errors import ParameterError
     from kanerobot.identification.identify import identify
 
+    if args.output:
+        _output_path(args.output, (".toml", ".csv"), "identification results")
+    if not Path(args.data).is_file():
+        raise KaneRobotError(f"{args.data}: no such file (the recording: .csv or .npz)")
     robot = load(resolve(args.robot))
     values = read_values(args.values) if args.values else {}
     try:

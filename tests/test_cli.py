@@ -344,3 +344,19 @@ def test_set_refuses_names_where_numbers_are_expected(capsys):
 def test_usage_errors_are_one_line(capsys):
     assert "invalid choice: 'simulat'" in one_line_error(capsys, "simulat", "planar2")
     assert one_line_error(capsys, "model", "rx90").startswith("kanerobot model: error: the following arguments are required: MODEL")
+
+
+def test_identify_and_model_outputs_are_checked_before_the_work(capsys, no_work, tmp_path, monkeypatch):
+    import importlib
+
+    module = importlib.import_module("kanerobot.identification.identify")
+    monkeypatch.setattr(module, "identify", lambda *a, **k: pytest.fail("identified first"))
+    (tmp_path / "run.csv").write_text("t,q_1,q_2,tau_1,tau_2\n")
+    data = str(tmp_path / "run.csv")
+    line = one_line_error(capsys, "identify", "planar2", data, "-o", str(tmp_path / "missing" / "estimates.toml"))
+    assert f"folder {tmp_path / 'missing'} does not exist: create it first" in line
+    line = one_line_error(capsys, "identify", "planar2", data, "-o", str(tmp_path / "estimates.txt"))
+    assert "cannot save identification results as 'estimates.txt': use a .toml or .csv file" in line
+    assert "nothere.csv: no such file (the recording" in one_line_error(capsys, "identify", "planar2", str(tmp_path / "nothere.csv"))
+    line = one_line_error(capsys, "model", "rx90", "idm", "-o", str(tmp_path / "missing" / "idm.txt"))
+    assert "does not exist: create it first" in line
