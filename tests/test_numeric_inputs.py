@@ -64,6 +64,17 @@ def test_a_state_that_is_not_finite_is_refused_by_every_structure(name):
         call(np.array([q, q]), np.array([qd, bad]))
 
 
+def test_flexible_inverse_dynamics_reads_no_link_side_acceleration():
+    """zdd of a flexible joint's link side is an output of the three-step
+    model: a NaN placeholder there is fine, an inf of the motor is not."""
+    *_, fn = numeric("flexarm1")
+    z, zd = [0.1, 0.2], [0.3, -0.1]
+    inverse = fn.inverse_dynamics(z, zd, [np.nan, 0.5])
+    assert np.isfinite(inverse.qdd_flexible).all() and np.isfinite(inverse.torque_motor).all()
+    with pytest.raises(KaneRobotError, match=r"^zdd\[1\] = inf"):
+        fn.inverse_dynamics(z, zd, [np.nan, np.inf])
+
+
 def test_check_false_skips_the_test_and_gives_what_the_arithmetic_gives():
     robot, model, values, _ = numeric("planar2")
     fn = model.numeric(values, backend="numpy", check=False)

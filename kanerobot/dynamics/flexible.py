@@ -1180,7 +1180,14 @@ class NumericFlexible:
             and ``H``, ``qdd_f = A_ff^-1 (Gamma_f - H_f - A_fk zdd_k)``, then
             the other rows (eq. 15).
         """
-        (z, zd, zdd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (zdd, self.m, "zdd"), check=self.check)
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
+        (zdd,), one = _states((zdd, self.m, "zdd"), check=False)
+        single = single and one
+        if self.check:
+            # the flexible joints' link-side entries are not read: NaN placeholders are fine there
+            read = zdd.copy()
+            read[:, self.flexible_index] = 0.0
+            _states((read[0] if one else read, self.m, "zdd"))
         batch = max(z.shape[0], zd.shape[0], zdd.shape[0])
         f, r, mt = self.flexible_index, self.rigid_index, self.motor_index
         zdd = np.array(np.broadcast_to(zdd, (batch, self.m)))
