@@ -405,10 +405,14 @@ def cmd_simulate(args):
         elif args.plot:
             values_path = Path(args.plot) / f"{plot_prefix}_values.toml"
         text = _values_text(values, f"random physically consistent parameters of {robot.name} (kanerobot simulate --seed {args.seed})")
-        if values_path is None:
+        if values_path is None and len(values) <= PRINTED_VALUES:
             print(f"kanerobot: random physically consistent parameters (seed {args.seed}); "
                   "give yours with --values FILE (these lines are such a file):", file=sys.stderr)
             sys.stderr.write(text)
+        elif values_path is None:
+            gravity = ", ".join(f"{g} = {values[str(g)]:g}" for g in robot.base.G if str(g) in values) or "as in the file"
+            print(f"kanerobot: {len(values)} random physically consistent parameters (seed {args.seed}; gravity {gravity}); "
+                  "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE", file=sys.stderr)
         else:
             print(f"kanerobot: random physically consistent parameters (seed {args.seed}), saved to {values_path} "
                   "with the results; give yours with --values FILE", file=sys.stderr)
@@ -438,6 +442,10 @@ def cmd_simulate(args):
         Path(values_path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(values_path, text)
         print(f"written {values_path}", file=sys.stderr)
+
+
+#: Random parameters printed in full when the run is not saved; more are summarised.
+PRINTED_VALUES = 40
 
 
 def state_layout(model):

@@ -331,6 +331,24 @@ def test_random_parameters_are_shown_saved_and_read_back(tmp_path, capsys):
     assert printed.read_text() == text
 
 
+
+def test_many_random_parameters_are_summarised(capsys, monkeypatch):
+    import numpy
+
+    import kanerobot as kr
+    import kanerobot.cli
+    from kanerobot.dynamics.parameters import random_parameters
+
+    count = len(random_parameters(kr.load(kr.frames_path("planar2")), numpy.random.default_rng(0)))
+    monkeypatch.setattr(kanerobot.cli, "PRINTED_VALUES", 5)
+    assert main(["simulate", "planar2", "--t", "0.01"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"kanerobot: {count} random physically consistent parameters (seed 0; gravity G3 = -9.81); "
+        "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE"
+    ]
+
+
 def test_set_refuses_names_where_numbers_are_expected(capsys):
     """--set D3=abc silently became a symbol (issue 13, defect 9)."""
     line = one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=abc")
