@@ -375,7 +375,6 @@ def cmd_simulate(args):
     target = _floats(args.target, "--target") if args.target else None
     robot = load(resolve(args.robot))
     progress = Progress(args.progress or sys.stderr.isatty())
-    progress(f"deriving the dynamic model of {robot.name} by {args.method}")
     model = derive(robot, method=args.method)  # programs are derived on first use: cheap here
     kind, q_names, qd_names, default = state_layout(model)
     if args.controller == "computed-torque" and kind == "flexible-joint":
@@ -416,6 +415,7 @@ def cmd_simulate(args):
         else:
             print(f"kanerobot: random physically consistent parameters (seed {args.seed}), saved to {values_path} "
                   "with the results; give yours with --values FILE", file=sys.stderr)
+    progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
     try:
         fn = model.numeric(values)
     except KaneRobotError as exc:
