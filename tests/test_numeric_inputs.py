@@ -198,6 +198,7 @@ def test_random_parameters_give_gravity_its_physical_value():
             values = random_parameters(robot, np.random.default_rng(seed))
             assert {k: values[k] for k in expected} == expected, name
     assert gravity_values([0, 0, sympy.Symbol("G3")], gravity=1.62) == {"G3": -1.62}
+    assert gravity_values(sympy.symbols("G1 G2 G3")) == {"G1": 0.0, "G2": 0.0, "G3": -9.81}  # a fixed base: z0 up
     assert gravity_values([sympy.Symbol("G1"), sympy.Symbol("G2"), 0], gravity=(1.0, 2.0, 0.0)) == {"G1": 1.0, "G2": 2.0}
     with pytest.raises(KaneRobotError, match="gravity must be a number"):
         gravity_values([0, 0, sympy.Symbol("G3")], gravity=(0, 1))

@@ -256,7 +256,7 @@ def check_physical(robot, values):
         )
 
 
-def gravity_values(G, gravity=9.81):
+def gravity_values(G, gravity=9.81, floating=False):
     """Values of the gravity symbols of a base's ``G`` (the gravity acceleration
     vector in frame 0, SYMORO's convention).
 
@@ -267,8 +267,10 @@ def gravity_values(G, gravity=9.81):
       plane whose x0 or y0 points down, as ``flexarm1.par`` and
       ``planar2flex.par`` say).
     - Several symbolic components (``G = {G1,G2,G3}``): the file leaves the
-      direction open, as for a free flyer in orbit (``satellite.par``):
-      they get 0.  Give the vector explicitly for anything else.
+      direction open.  A fixed or moving base gets SYMORO's z0 up,
+      ``(0, 0, -gravity)``; a floating base, whose ``G`` is in the world
+      frame, 0: a free flyer in orbit (``satellite.par``).  Give the vector
+      explicitly for anything else.
 
     Parameters
     ----------
@@ -276,6 +278,8 @@ def gravity_values(G, gravity=9.81):
     gravity : float or sequence of 3 floats, optional
         The norm of gravity for the rules above, or the gravity vector
         itself (its components go to the symbolic ones).
+    floating : bool, optional
+        Whether the base is floating (``robot.floating``).
 
     Returns
     -------
@@ -288,7 +292,9 @@ def gravity_values(G, gravity=9.81):
     {'G3': -9.81}
     >>> gravity_values([sympy.Symbol("G1"), 0, 0])  # flexarm1: x0 points down
     {'G1': 9.81}
-    >>> gravity_values(sympy.symbols("G1 G2 G3"))  # the satellite, in orbit
+    >>> gravity_values(sympy.symbols("G1 G2 G3"))  # a fixed base: z0 up
+    {'G1': 0.0, 'G2': 0.0, 'G3': -9.81}
+    >>> gravity_values(sympy.symbols("G1 G2 G3"), floating=True)  # the satellite, in orbit
     {'G1': 0.0, 'G2': 0.0, 'G3': 0.0}
     >>> gravity_values(sympy.symbols("G1 G2 G3"), gravity=(0, 0, -1.62))  # on the Moon
     {'G1': 0.0, 'G2': 0.0, 'G3': -1.62}
@@ -304,6 +310,8 @@ def gravity_values(G, gravity=9.81):
         if len(symbolic) == 1:
             k = symbolic[0]
             vector[k] = -float(gravity) if k == 2 else float(gravity)
+        elif symbolic and not floating:
+            vector[2] = -float(gravity)
     return {str(G[k]): float(vector[k]) for k in symbolic if isinstance(G[k], sympy.Symbol)}
 
 
@@ -311,8 +319,8 @@ def random_parameters(robot, rng=None, friction=True, rotor=True, wrench=True, g
     """Random values for every parameter symbol of ``robot``.
 
     Geometric symbols get lengths in [0.1, 0.6]; gravity symbols their
-    physical value (:func:`gravity_values`: ``G3 = -9.81`` for ``G = {0,0,G3}``,
-    0 for a direction the file leaves open); base velocity and
+    physical value (:func:`gravity_values`: ``G3 = -9.81`` for ``G = {0,0,G3}``
+    or ``{G1,G2,G3}``, 0 for a floating base's ``{G1,G2,G3}``); base velocity and
     acceleration symbols (``W0, WP0, V0, VP0``) small random values in
     [-0.5, 0.5]; each link's inertial symbols come from :func:`random_link`;
     IA, FV, FS and the external wrench ``FX .. CZ`` random when enabled,
@@ -353,7 +361,7 @@ def random_parameters(robot, rng=None, friction=True, rotor=True, wrench=True, g
     # Gravity used to be a random direction: the three draws are kept so that
     # a seed gives the other parameters it gave before.
     rng.normal(size=3)
-    for name, value in gravity_values(robot.base.G, gravity).items():
+    for name, value in gravity_values(robot.base.G, gravity, floating=robot.floating).items():
         put(sympy.Symbol(name), value)
     for key in ("W0", "WP0", "V0", "VP0"):
         for g in getattr(robot.base, key):
