@@ -15,9 +15,11 @@ exit status 2 and no traceback.
 """
 
 import argparse
+import math
 import os
 import sys
 import time
+from pathlib import Path
 
 from kanerobot import __version__
 from kanerobot.errors import KaneRobotError
@@ -311,16 +313,20 @@ def cmd_list(args):
 
 
 def cmd_info(args):
+    if args.output:
+        _output_path(args.output)
     robot = load(resolve(args.robot))
     _write(summary(robot) + "\n" + robot_tables(robot), args.output)
 
 
 def cmd_model(args):
+    if args.output:
+        _output_path(args.output)  # before a derivation that may take minutes
     progress = Progress(args.progress or sys.stderr.isatty())
     progress(f"loading {args.robot}")
     robot = load(resolve(args.robot))
     if args.values:
-        robot = robot.subs(_parse_values(args.values))
+        robot = _bind(robot, _parse_values(args.values))
     for option in ("start", "frame", "projection", "intermediate"):
         label = getattr(args, option)
         if label not in (None, "0"):
@@ -359,54 +365,205 @@ def cmd_simulate(args):
     from kanerobot.dynamics.parameters import random_parameters
     from kanerobot.simulation import simulate
 
+    # What the user wrote is checked before the model is derived and the run
+    # starts: a mistake costs a second, not the whole simulation.
+    output = _output_path(args.output, (".npz", ".csv"), "a simulation") if args.output else None
+    if args.plot:
+        _check_plot_folder(args.plot)
+    values = read_values(args.values) if args.values else None
+    x0 = _floats(args.x0, "--x0") if args.x0 else None
+    target = _floats(args.target, "--target") if args.target else None
     robot = load(resolve(args.robot))
-    model = derive(robot, method=args.method)
-    if args.values:
-        values = read_values(args.values)
-    else:
+    progress = Progress(args.progress or sys.stderr.isatty())
+    model = derive(robot, method=args.method)  # programs are derived on first use: cheap here
+    kind, q_names, qd_names, default = state_layout(model)
+    if args.controller == "computed-torque" and kind == "flexible-joint":
+        raise KaneRobotError(f"{robot.name} has flexible joints: computed torque needs a rigid model; use --controller pd")
+    layout = f"q = {', '.join(q_names)}, then qd = {', '.join(qd_names)}"
+    if x0 is None:
+        if default is None:
+            raise KaneRobotError(
+                f"{robot.name} is a {kind} robot: q = 0 need not be a state of it; give --x0 with "
+                f"{len(q_names) + len(qd_names)} values: {layout}"
+            )
+        x0 = default
+    elif len(x0) != len(q_names) + len(qd_names):
+        raise KaneRobotError(f"--x0 of {robot.name} ({kind}) takes {len(q_names) + len(qd_names)} values, got {len(x0)}: {layout}")
+    if target is not None and args.controller != "none":
+        # one target per torque (kanerobot.control's table)
+        count = {"closed-loop": len(qd_names), "wheeled": len(qd_names), "floating-base": len(qd_names) - 6,
+                 "flexible-joint": robot.nj}.get(kind, len(q_names))
+        if len(target) != count:
+            raise KaneRobotError(f"--target of {robot.name} ({kind}) takes {count} values, one per controlled coordinate, got {len(target)}")
+    plot_prefix = robot.name
+    values_path = None
+    if values is None:
         values = random_parameters(robot, np.random.default_rng(args.seed), friction=False, wrench=False)
-        print(f"kanerobot: random physically consistent parameters (seed {args.seed}); give yours with --values FILE", file=sys.stderr)
+        if output:
+            values_path = output.with_name(output.stem + ".values.toml")
+        elif args.plot:
+            values_path = Path(args.plot) / f"{plot_prefix}_values.toml"
+        text = _values_text(values, f"random physically consistent parameters of {robot.name} (kanerobot simulate --seed {args.seed})")
+        if values_path is None and len(values) <= PRINTED_VALUES:
+            print(f"kanerobot: random physically consistent parameters (seed {args.seed}); "
+                  "give yours with --values FILE (these lines are such a file):", file=sys.stderr)
+            sys.stderr.write(text)
+        elif values_path is None:
+            gravity = ", ".join(f"{g} = {values[str(g)]:g}" for g in robot.base.G if str(g) in values) or "as in the file"
+            print(f"kanerobot: {len(values)} random physically consistent parameters (seed {args.seed}; gravity {gravity}); "
+                  "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE", file=sys.stderr)
+        else:
+            print(f"kanerobot: random physically consistent parameters (seed {args.seed}), saved to {values_path} "
+                  "with the results; give yours with --values FILE", file=sys.stderr)
+    progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
     try:
         fn = model.numeric(values)
     except KaneRobotError as exc:
         where = f"{args.values}: " if args.values else ""
         raise type(exc)(f"{where}{exc}") from None
-    n = len(model.q) if not hasattr(model, "nq") else model.nq
-    x0 = _floats(args.x0, "--x0") if args.x0 else None
-    if x0 is None:
-        if type(model).__name__ != "DynamicModel":
-            raise KaneRobotError(f"{robot.name} is a {robot.structure} robot with special state: give --x0 (kr.simulate says which layout)")
-        x0 = np.zeros(2 * n)
     controller = None
     if args.controller != "none":
-        q0 = np.asarray(x0[: len(x0) // 2])
-        target = np.asarray(_floats(args.target, "--target")) if args.target else q0
+        start = _controlled_positions(fn, x0[: len(q_names)])
+        target = start if target is None else np.asarray(target)
         if args.controller == "pd":
             controller = pd_gravity(fn, target)
         else:
-            controller = computed_torque(fn, quintic(q0, target, args.t))
-    result = simulate(fn, None, x0, (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
+            controller = computed_torque(fn, quintic(start, target, args.t))
+    result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
                       t_eval=np.linspace(0.0, args.t, args.samples))
     for key, value in result.summary().items():
         print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
-    if args.output:
-        print(f"written {result.save(args.output)}", file=sys.stderr)
+    if output:
+        print(f"written {result.save(output)}", file=sys.stderr)
     if args.plot:
-        for path in result.plot(args.plot, prefix=robot.name):
+        for path in result.plot(args.plot, prefix=plot_prefix):
             print(f"written {path}", file=sys.stderr)
+    if values_path is not None:
+        Path(values_path).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(values_path, text)
+        print(f"written {values_path}", file=sys.stderr)
+
+
+#: Random parameters printed in full when the run is not saved; more are summarised.
+PRINTED_VALUES = 40
+
+
+def state_layout(model):
+    """What ``x0 = (q, qd)`` of :func:`kanerobot.simulate` holds for a derived
+    ``model`` (the table of :mod:`kanerobot.simulation`).
+
+    Returns
+    -------
+    tuple
+        ``(kind, q names, qd names, default x0 or None)``: the default is
+        rest at q = 0 (a floating base at the origin, unit quaternion);
+        None where q = 0 need not be a state (closed loops, wheeled bases).
+    """
+    from kanerobot.dynamics.closed_loop import ClosedLoopModel
+    from kanerobot.dynamics.flexible import FlexibleModel
+    from kanerobot.dynamics.floating import FloatingBaseModel
+    from kanerobot.dynamics.wheeled import WheeledModel
+
+    if isinstance(model, FlexibleModel):
+        q, qd = [str(s) for s in model.coordinates], [str(s) for s in model._zd]
+        return "flexible-joint", q, qd, [0.0] * (len(q) + len(qd))
+    joints, rates = [str(s) for s in model.q], [str(s) for s in model.qd]
+    if isinstance(model, ClosedLoopModel):
+        return "closed-loop", joints[:-1] + [f"{joints[-1]} (a closed configuration)"], rates, None
+    if isinstance(model, WheeledModel):
+        return "wheeled", joints, rates, None
+    if isinstance(model, FloatingBaseModel):
+        q = ["x", "y", "z", "qx", "qy", "qz", "qw"] + joints
+        qd = ["vx", "vy", "vz", "wx", "wy", "wz"] + rates
+        return "floating-base", q, qd, [0.0] * 6 + [1.0] + [0.0] * (len(joints) + len(qd))
+    return model.robot.structure, joints, rates, [0.0] * (len(joints) + len(rates))
+
+
+def _controlled_positions(fn, q):
+    """The coordinates a controller on ``fn`` tracks, at the configuration ``q``."""
+    from kanerobot.control import _View
+
+    return _View(fn).positions(q)
+
+
+def _values_text(values, title):
+    """``NAME = number`` lines that :func:`read_values` reads back exactly."""
+    return f"# {title}\n" + "".join(f"{name} = {float(value)!r}\n" for name, value in sorted(values.items()))
+
+
+def _output_path(text, suffixes=None, what=None, option="-o"):
+    """An output file, checked before the work: one of ``suffixes`` (when
+    given; ``what`` is what the file holds), in a folder that exists and can
+    be written."""
+    path = Path(text)
+    if suffixes and path.suffix not in suffixes:
+        raise KaneRobotError(f"{option} {text}: cannot save {what} as {path.name!r}: use a {' or '.join(suffixes)} file")
+    if path.is_dir():
+        raise KaneRobotError(f"{option} {text} is a folder: give a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise KaneRobotError(f"{option} {text}: folder {folder} does not exist: create it first")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise KaneRobotError(f"{option} {text}: folder {folder} is not writable")
+    return path
+
+
+def _check_plot_folder(text):
+    """``--plot FOLDER``: matplotlib installed, and a folder that is or can be
+    made writable (it is created with its parents)."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise KaneRobotError("--plot needs matplotlib, which is not installed: pip install 'kanerobot[plot]' (or leave out --plot)")
+    folder = Path(text)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise KaneRobotError(f"--plot {text}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise KaneRobotError(f"--plot {text}: folder {existing} is not writable")
 
 
 def _floats(text, option):
     try:
-        return [float(v) for v in text.split(",")]
+        numbers = [float(v) for v in text.split(",")]
     except ValueError:
         raise KaneRobotError(f"{option} takes numbers separated by commas, got {text!r}") from None
+    bad = [v for v in numbers if not math.isfinite(v)]
+    if bad:
+        raise KaneRobotError(f"{option} takes finite numbers, got {bad[0]} in {text!r}")
+    return numbers
+
+
+def _duration(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a duration in seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a positive duration in seconds, got {text!r}")
+    return value
+
+
+def _samples(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number of samples, got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"takes at least 2 samples (the start and the end), got {value}")
+    return value
 
 
 def cmd_identify(args):
     from kanerobot.errors import ParameterError
     from kanerobot.identification.identify import identify
 
+    if args.output:
+        _output_path(args.output, (".toml", ".csv"), "identification results")
+    if not Path(args.data).is_file():
+        raise KaneRobotError(f"{args.data}: no such file (the recording: .csv or .npz)")
     robot = load(resolve(args.robot))
     values = read_values(args.values) if args.values else {}
     try:
@@ -437,17 +594,57 @@ def _rows(text):
 
 
 def _parse_values(items):
+    """``{name: sympy number}`` of ``--set NAME=VALUE`` options.
+
+    A value is a number or an expression of numbers (``pi/2``, ``0.45*2``);
+    a name in it (``--set D3=abc``, a typo) is refused rather than becoming a
+    new symbol of the model."""
+    from kanerobot.robot.expressions import parse_expression
+
     values = {}
     for item in items:
         if "=" not in item:
             raise KaneRobotError(f"--set takes NAME=VALUE, got {item!r}")
-        name, value = item.split("=", 1)
-        values[name.strip()] = value.strip()
+        name, text = (part.strip() for part in item.split("=", 1))
+        if not name or not text:
+            raise KaneRobotError(f"--set takes NAME=VALUE, got {item!r}")
+        try:
+            value = parse_expression(text)
+        except KaneRobotError as exc:
+            raise KaneRobotError(f"--set {item}: {exc}") from None
+        free = sorted(str(s) for s in value.free_symbols)
+        if free:
+            raise KaneRobotError(
+                f"--set {item}: {', '.join(free)} {'is not a number' if len(free) == 1 else 'are not numbers'}; "
+                "--set takes a number or an expression of numbers (D3=0.45, A=pi/2)"
+            )
+        if not (value.is_real and value.is_finite):
+            raise KaneRobotError(f"--set {item}: {text} is not a finite real number")
+        values[name] = value
     return values
 
 
+def _bind(robot, values):
+    """``robot`` with the ``--set`` values, refusing names it does not have."""
+    unused = [name for name, value in values.items() if robot.subs({name: value}) == robot]
+    if unused:
+        raise KaneRobotError(
+            f"--set: {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} not a symbol of {robot.name}'s tables "
+            f"(its geometric parameters: {', '.join(robot.geometric_parameters) or 'none'}; see kanerobot info {robot.name})"
+        )
+    return robot.subs(values)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse reporting a usage error as every other error: one line on
+    standard error, exit status 2 (sub-commands are made of this class too)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kanerobot",
         description=(
             "Symbolic models of robots described by a Khalil-Kleinfinger table (.par, SYMORO's format) "
@@ -509,14 +706,15 @@ def build_parser():
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
     p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines (default: random physical ones)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random parameters when --values is not given")
-    p.add_argument("--t", type=float, default=1.0, help="duration in seconds (default 1)")
-    p.add_argument("--x0", metavar="Q,QD", help="initial state, q then qd, comma separated (default: rest at q = 0)")
+    p.add_argument("--t", type=_duration, default=1.0, help="duration in seconds (default 1)")
+    p.add_argument("--x0", metavar="Q,QD", help="initial state, q then qd, comma separated (default: rest at q = 0; "
+                   "a floating base at the origin; closed loops and wheeled bases must give it)")
     p.add_argument("--controller", choices=["none", "pd", "computed-torque"], default="none",
                    help="PD with gravity compensation holding --target, or computed torque along a quintic to --target")
     p.add_argument("--target", metavar="Q", help="target configuration, comma separated (default: the initial q)")
     p.add_argument("--method", choices=["newton-euler", "lagrange", "kane"], default="newton-euler", help="engine of the model")
-    p.add_argument("--samples", type=int, default=201, help="output samples (default 201)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv")
+    p.add_argument("--samples", type=_samples, default=201, help="output samples, at least 2 (default 201)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv (random parameters go to FILE's stem + .values.toml)")
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)

@@ -486,7 +486,7 @@ def controlled_coordinates(fn):
     --------
     >>> import kanerobot as kr
     >>> model = kr.derive(kr.load(kr.frames_path("planar2flex")))
-    >>> values = dict.fromkeys(model.parameters, 1.0)
+    >>> values = dict(dict.fromkeys(model.parameters, 1.0), MY2=0.0)  # a body: ZZ2 >= MX2**2 / M2
     >>> controlled_coordinates(model.numeric(values, backend="numpy"))
     ['qr1', 'qr2']
     """
@@ -569,7 +569,7 @@ class ComputedTorque(Controller):
     --------
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
-    >>> values = dict.fromkeys(kr.derive(robot).parameters, 0.5)
+    >>> values = dict(dict.fromkeys(kr.derive(robot).parameters, 0.5), MY2=0.0)  # a body: ZZ2 >= MX2**2 / M2
     >>> fn = kr.derive(robot).numeric(values, backend="numpy")
     >>> ct = ComputedTorque(fn, [0.2, 0.1])
     >>> tau = ct(0.0, [0.2, 0.1], [0.0, 0.0])      # at rest on the set point: H(q, 0) = Q + friction = 0 here
@@ -613,7 +613,7 @@ class PDGravity(Controller):
     --------
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
-    >>> values = dict.fromkeys(kr.derive(robot).parameters, 0.5)
+    >>> values = dict(dict.fromkeys(kr.derive(robot).parameters, 0.5), MY2=0.0)  # a body: ZZ2 >= MX2**2 / M2
     >>> fn = kr.derive(robot).numeric(values, backend="numpy")
     >>> pd = PDGravity(fn, [0.2, 0.1], kp=10.0, kd=1.0)
     >>> pd(0.0, [0.0, 0.0], [0.0, 0.0]).round(12).tolist()   # no gravity torque (G3 along the axes)
@@ -658,7 +658,7 @@ def computed_torque(model, trajectory, kp=100.0, kd=20.0):
     --------
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
-    >>> fn = kr.derive(robot).numeric(dict.fromkeys(kr.derive(robot).parameters, 0.5), backend="numpy")
+    >>> fn = kr.derive(robot).numeric(dict(dict.fromkeys(kr.derive(robot).parameters, 0.5), MY2=0.0), backend="numpy")
     >>> computed_torque(fn, quintic([0, 0], [1, 1], 1.0)).coordinates
     ['1', '2']
     """
@@ -672,7 +672,7 @@ def pd_gravity(model, trajectory, kp=None, kd=None):
     --------
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
-    >>> fn = kr.derive(robot).numeric(dict.fromkeys(kr.derive(robot).parameters, 0.5), backend="numpy")
+    >>> fn = kr.derive(robot).numeric(dict(dict.fromkeys(kr.derive(robot).parameters, 0.5), MY2=0.0), backend="numpy")
     >>> pd_gravity(fn, [0.0, 0.0]).kp.diagonal().round(3).tolist()   # 100 diag(A(0))
     [212.5, 100.0]
     """

@@ -264,7 +264,7 @@ def numeric_model(model, values=None, backend="auto"):
     Examples
     --------
     >>> import kanerobot as kr
-    >>> fn = numeric_model(kr.load(kr.frames_path("planar2")), dict.fromkeys(["L1", "M2", "MX2", "MY2", "ZZ1", "ZZ2", "IA1", "IA2", "FV1", "FV2", "FS1", "FS2"], 1.0), "numpy")
+    >>> fn = numeric_model(kr.load(kr.frames_path("planar2")), dict.fromkeys(["L1", "M2", "MX2", "ZZ1", "ZZ2", "IA1", "IA2", "FV1", "FV2", "FS1", "FS2"], 1.0) | {"MY2": 0.0}, "numpy")
     >>> type(fn).__name__, numeric_model(fn) is fn
     ('NumericDynamics', True)
     """

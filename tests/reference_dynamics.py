@@ -306,7 +306,7 @@ def unit_regressor(robot, values, parameters):
     model = kr.derive(robot)
     dynamic = {str(v) for link in robot.dynamics.values() for v in link.values() if isinstance(v, sympy.Symbol)}
     zero = {name: 0.0 if name in dynamic else float(values[name]) for name in model.parameters}
-    units = [(k, model.numeric(dict(zero, **{name: 1.0}))) for k, name in enumerate(parameters) if name in model.parameters]
+    units = [(k, model.numeric(dict(zero, **{name: 1.0}), physical=False)) for k, name in enumerate(parameters) if name in model.parameters]
 
     def D(q, qd, qdd):
         out = numpy.zeros(numpy.shape(q) + (len(parameters),))

@@ -104,3 +104,22 @@ def test_general_frame_errors():
         Robot.create("bad", [Frame("1", "0", 0, 1, GeneralPlacement([[1, 0, 0], [0, 1, 0], [0, 0, -1]], [0, 0, 0], [0, 0, 1], "q"))])
     with pytest.raises(kr.DescriptionError, match="R0 needs 3x3"):
         GeneralPlacement([[1, 0], [0, 1]], [0, 0, 0], [0, 0, 1], "q")
+
+
+def test_load_of_a_library_name_points_to_frames_path(tmp_path, monkeypatch):
+    """kr.load("rx90") said "unknown file type '(none)'" (issue 13, defect 9)."""
+    monkeypatch.chdir(tmp_path)
+    for given in ("rx90", "rx90.par", "krang.toml"):
+        name = given.split(".")[0]
+        with pytest.raises(kr.RobotFileError, match=rf"^{given}: no such file; did you mean kr.load\(kr.frames_path\('{name}'\)\)"):
+            kr.load(given)
+    with pytest.raises(kr.RobotFileError, match=r"^nope: no such file$"):
+        kr.load("nope")
+    with pytest.raises(kr.RobotFileError, match="is a folder, not a robot file"):
+        kr.load(tmp_path)
+    (tmp_path / "robot.txt").write_text("NL = 1\n")
+    with pytest.raises(kr.RobotFileError, match=r"unknown file type '.txt': use .par \(SYMORO table\) or .toml"):
+        kr.load("robot.txt")
+    # a file of that name in the working folder is what load reads
+    (tmp_path / "rx90.par").write_text(kr.frames_path("rx90").read_text())
+    assert kr.load("rx90.par") == kr.load(kr.frames_path("rx90"))

@@ -181,3 +181,200 @@ def test_simulate_command_runs_saves_and_reports_bad_input(tmp_path, capsys):
     assert main(["simulate", "planar2", "--t", "0.1", "-o", str(tmp_path / "run.txt")]) == 2
     assert "use a .npz or .csv file" in capsys.readouterr().err
     assert not (tmp_path / "run.txt").exists()
+
+
+# ------------------------------------------- inputs checked before the work
+def one_line_error(capsys, *args):
+    """Run ``kanerobot ARGS`` in-process: exit status 2 and one line on standard error; the line."""
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Make deriving or simulating fail loudly: an error must come before them."""
+    import kanerobot.dynamics.model
+    import kanerobot.simulation
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the work started before the inputs were checked")
+
+    monkeypatch.setattr(kanerobot.dynamics.model, "derive", forbidden)
+    monkeypatch.setattr(kanerobot.simulation, "simulate", forbidden)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--samples", "0"], "argument --samples: takes at least 2 samples (the start and the end), got 0"),
+        (["--samples", "-5"], "argument --samples: takes at least 2 samples"),
+        (["--samples", "many"], "argument --samples: takes a whole number of samples, got 'many'"),
+        (["--t", "-1"], "argument --t: takes a positive duration in seconds, got '-1'"),
+        (["--t", "nan"], "argument --t: takes a positive duration"),
+        (["--x0", "0,nan,0,0"], "--x0 takes finite numbers, got nan"),
+        (["-o", "no_such_folder/run.npz"], "folder no_such_folder does not exist: create it first"),
+        (["-o", "run.txt"], "use a .npz or .csv file"),
+    ],
+)
+def test_simulate_options_are_checked_before_the_work(args, words, capsys, no_work, tmp_path, monkeypatch):
+    """--samples 0 and -5 gave raw tracebacks, --t -1 ran backwards, a missing
+    -o folder was reported after the whole run (issue 13, defect 4)."""
+    monkeypatch.chdir(tmp_path)
+    line = one_line_error(capsys, "simulate", "planar2", *args)
+    assert words in line and line.startswith("kanerobot"), line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_without_matplotlib_says_what_to_install(capsys, no_work, monkeypatch, tmp_path):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))
+    line = one_line_error(capsys, "simulate", "planar2", "--plot", str(tmp_path / "figures"))
+    assert "--plot needs matplotlib, which is not installed: pip install 'kanerobot[plot]'" in line
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert "is a file, not a folder" in one_line_error(capsys, "simulate", "planar2", "--plot", str(tmp_path / "file" / "figures"))
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anywhere")
+def test_unwritable_output_folder_is_reported_first(capsys, no_work, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert "is not writable" in one_line_error(capsys, "simulate", "planar2", "-o", str(locked / "run.npz"))
+    finally:
+        locked.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    "robot, layout",
+    [
+        ("fourbar", "give --x0 with 5 values: q = th1, th2, th3, th4 (a closed configuration), then qd = QP1"),
+        ("diffdrive", "give --x0 with 9 values: q = x, y, th, phi_r, phi_l, beta_c, phi_c, then qd = QPwr, QPwl"),
+    ],
+)
+def test_x0_of_special_structures_comes_with_its_layout(robot, layout, capsys):
+    """The CLI asked for --x0 without saying what it holds (issue 13, defect 9)."""
+    assert layout in one_line_error(capsys, "simulate", robot)
+    line = one_line_error(capsys, "simulate", "satellite", "--x0", "1,2")
+    assert "--x0 of satellite (floating-base) takes 19 values, got 2: q = x, y, z, qx, qy, qz, qw, th1, th2, th3, then qd = vx, vy, vz, wx, wy, wz, QP1, QP2, QP3" in line
+    line = one_line_error(capsys, "simulate", "satellite", "--controller", "pd", "--target", "1,2")
+    assert "--target of satellite (floating-base) takes 3 values, one per controlled coordinate, got 2" in line
+
+
+@pytest.mark.parametrize("robot", ["flexarm1", "planar2flex"])
+def test_simulate_flexible_robots_hang_at_rest(robot, tmp_path, capsys):
+    """AttributeError: 'FlexibleModel' object has no attribute 'q' (issue 13,
+    defect 3).  Released at rest from z = 0 (springs at rest, no friction, no
+    torque), the arm swings: its potential energy (gravity and springs) never
+    exceeds the initial one, the energy being conserved."""
+    import numpy
+
+    target = tmp_path / "run.csv"
+    assert main(["simulate", robot, "--t", "0.2", "--samples", "5", "-o", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "final_time             0.2" in out
+    table = numpy.loadtxt(target, delimiter=",", skiprows=1)
+    header = target.read_text().splitlines()[0].split(",")
+    assert table.shape == (5, len(header))
+    q = table[:, [k for k, name in enumerate(header) if name.startswith("q_")]]
+    assert q.shape[1] == {"flexarm1": 2, "planar2flex": 4}[robot]
+    assert numpy.abs(q[0]).max() == 0 and numpy.abs(q[-1]).max() > 1e-3  # from rest, it moved
+    column = dict(zip(header, table.T))
+    assert numpy.all(column["potential"] <= column["potential"][0] + 1e-9)
+    assert numpy.abs(column["energy_drift"]).max() < 1e-6 * numpy.abs(column["potential"]).max()
+
+
+def test_satellite_in_orbit_stays_where_it_is(tmp_path, capsys):
+    """The satellite (gravity 0 in orbit) fell under random gravity (issue 13,
+    defect 5); by default it starts at the origin, at rest, and stays."""
+    import numpy
+
+    target = tmp_path / "run.npz"
+    assert main(["simulate", "satellite", "--t", "0.5", "-o", str(target)]) == 0
+    capsys.readouterr()
+    run = numpy.load(target)
+    numpy.testing.assert_allclose(run["q"][-1], [0, 0, 0, 0, 0, 0, 1, 0, 0, 0], atol=1e-12)
+    values = (tmp_path / "run.values.toml").read_text()
+    assert "G1 = 0.0\nG2 = 0.0\nG3 = 0.0\n" in values
+
+
+def test_random_parameters_are_shown_saved_and_read_back(tmp_path, capsys):
+    """The CLI neither showed nor saved the values it drew (issue 13, defect 5)."""
+    import numpy
+
+    first = tmp_path / "run.npz"
+    args = ["simulate", "planar2", "--t", "0.3", "--x0", "0.5,0,0,0", "--controller", "pd", "--target", "0,0"]
+    assert main([*args, "-o", str(first)]) == 0
+    err = capsys.readouterr().err
+    saved = tmp_path / "run.values.toml"
+    assert f"saved to {saved}" in err and f"written {saved}" in err
+    text = saved.read_text()
+    assert "G3 = -9.81\n" in text and "M2 = " in text
+    again = tmp_path / "again.npz"
+    assert main([*args, "--values", str(saved), "-o", str(again)]) == 0
+    assert not (tmp_path / "again.values.toml").exists()  # the user's values are theirs
+    numpy.testing.assert_array_equal(numpy.load(first)["q"], numpy.load(again)["q"])
+    # without -o they are printed, as a file --values reads
+    assert main([*args[:3], "0.01"]) == 0
+    err = capsys.readouterr().err
+    printed = tmp_path / "printed.toml"
+    printed.write_text(err.split("(these lines are such a file):\n", 1)[1])
+    assert printed.read_text() == text
+
+
+
+def test_many_random_parameters_are_summarised(capsys, monkeypatch):
+    import numpy
+
+    import kanerobot as kr
+    import kanerobot.cli
+    from kanerobot.dynamics.parameters import random_parameters
+
+    count = len(random_parameters(kr.load(kr.frames_path("planar2")), numpy.random.default_rng(0)))
+    monkeypatch.setattr(kanerobot.cli, "PRINTED_VALUES", 5)
+    assert main(["simulate", "planar2", "--t", "0.01"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"kanerobot: {count} random physically consistent parameters (seed 0; gravity G3 = -9.81); "
+        "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE"
+    ]
+
+
+def test_set_refuses_names_where_numbers_are_expected(capsys):
+    """--set D3=abc silently became a symbol (issue 13, defect 9)."""
+    line = one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=abc")
+    assert "--set D3=abc: abc is not a number; --set takes a number or an expression of numbers" in line
+    assert "FOO is not a symbol of RX90's tables" in one_line_error(capsys, "model", "rx90", "fgm", "--set", "FOO=1")
+    assert "is not a finite real number" in one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=sqrt(-1)")
+    assert main(["model", "rx90", "trm", "--frame", "3", "--set", "D3=pi/4"]) == 0
+    assert "pi/4" in capsys.readouterr().out
+
+
+def test_usage_errors_are_one_line(capsys):
+    assert "invalid choice: 'simulat'" in one_line_error(capsys, "simulat", "planar2")
+    assert one_line_error(capsys, "model", "rx90").startswith("kanerobot model: error: the following arguments are required: MODEL")
+
+
+def test_identify_and_model_outputs_are_checked_before_the_work(capsys, no_work, tmp_path, monkeypatch):
+    import importlib
+
+    module = importlib.import_module("kanerobot.identification.identify")
+    monkeypatch.setattr(module, "identify", lambda *a, **k: pytest.fail("identified first"))
+    (tmp_path / "run.csv").write_text("t,q_1,q_2,tau_1,tau_2\n")
+    data = str(tmp_path / "run.csv")
+    line = one_line_error(capsys, "identify", "planar2", data, "-o", str(tmp_path / "missing" / "estimates.toml"))
+    assert f"folder {tmp_path / 'missing'} does not exist: create it first" in line
+    line = one_line_error(capsys, "identify", "planar2", data, "-o", str(tmp_path / "estimates.txt"))
+    assert "cannot save identification results as 'estimates.txt': use a .toml or .csv file" in line
+    assert "nothere.csv: no such file (the recording" in one_line_error(capsys, "identify", "planar2", str(tmp_path / "nothere.csv"))
+    line = one_line_error(capsys, "model", "rx90", "idm", "-o", str(tmp_path / "missing" / "idm.txt"))
+    assert "does not exist: create it first" in line

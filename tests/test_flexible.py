@@ -287,7 +287,8 @@ def test_one_link_arm_matches_its_closed_form(method, rotor):
     Spong's and the full model are the same."""
     rng = np.random.default_rng(17)
     I, ml, g, J, FV, FS, k = 0.7, 1.3, 9.81, 0.05, 0.2, 0.1, 250.0
-    values = {"ZZ1": I, "MX1": ml, "MY1": 0.0, "M1": 2.0, "G1": g, "IA1": J, "FV1": FV, "FS1": FS, "K1": k}
+    # M1 = 3 (absent from the equations): a real body needs I >= (m l)^2 / m.
+    values = {"ZZ1": I, "MX1": ml, "MY1": 0.0, "M1": 3.0, "G1": g, "IA1": J, "FV1": FV, "FS1": FS, "K1": k}
     fn = flexible.derive(library("flexarm1"), method=method, rotor=rotor).numeric(values, backend="numpy")
     q, qr, qd, qrd, qrdd, tau = rng.uniform(-2, 2, (6, 6))
     z, zd = np.stack([q, qr], axis=1), np.stack([qd, qrd], axis=1)

@@ -116,7 +116,7 @@ def test_moving_base_matches_reference(name, rng):
     r = moving_robot(name)
     program = idm(name, base="moving")
     assert not any(s.name.startswith("V0") for s in program.inputs)  # V0 is not needed
-    values = random_parameters(r, rng)
+    values = random_parameters(r, rng, gravity=(2.0, -3.0, -9.0))  # G1 .. G3 in the file: a direction that tests all three
     assert all(values[k] != 0 for k in ("W01", "WP02", "VP03", "V01", "G1"))
     reference = ReferenceModel(r, values)
     for q, qd, qdd in states(r, rng):

@@ -153,14 +153,17 @@ class ClosedLoopModel(ConstrainedModel):
             self._closure = sympy.Matrix(loop_constraints(self.robot))
         return self._closure
 
-    def numeric(self, values, backend="auto"):
+    def numeric(self, values, backend="auto", physical=True, check=True):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
+
+        ``backend``, ``physical`` and ``check`` as for
+        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
 
         Returns
         -------
         ClosedLoopDynamics
         """
-        return ClosedLoopDynamics(self, values, backend=backend)
+        return ClosedLoopDynamics(self, values, backend=backend, physical=physical, check=check)
 
 
 def closed_loop_program(model, name):
@@ -344,8 +347,8 @@ class ClosedLoopDynamics(ConstrainedDynamics):
     ((1, 1), (1,))
     """
 
-    def __init__(self, model, values, backend="auto"):
-        super().__init__(model, values, backend=backend)
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
+        super().__init__(model, values, backend=backend, physical=physical, check=check)
         q = list(self.robot.q)
         qd = list(self.robot.qd)
         v = [sympy.Symbol(f"kr_v{k}") for k in range(len(q))]

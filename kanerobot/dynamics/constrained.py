@@ -237,14 +237,17 @@ class ConstrainedDynamics:
         Joints, independent speeds.
     """
 
-    def __init__(self, model, values, backend="auto"):
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
         self.model = model
         self.robot = model.robot
-        bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values)
+        self.check = check
+        bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=physical)
         self.bound = bound
         self.values_by_name = {str(k): v for k, v in bound.items()}
         tree_names = set(model.tree.parameters)
-        self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend)
+        # The tree's values were checked above with the loop's geometry.
+        self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend,
+                                       physical=False, check=check)
         labels = self.robot.joint_labels
         self.n = len(labels)
         self.m = len(model.independent)
@@ -274,7 +277,7 @@ class ConstrainedDynamics:
             "q": "every joint " + ", ".join(self.robot.joint_labels),
             "qd": "every joint rate",
         }.get(what, "the independent speeds " + ", ".join(self.model.independent))
-        return as_states(x, size, what, detail)
+        return as_states(x, size, what, detail, self.check)
 
     def _G(self, qs):
         """G (N, n, m) and the pseudo-inverse of the dependent block (N, d, rows)."""

@@ -137,7 +137,7 @@ def gravity_energy(fn, q, values=None):
     >>> robot = kr.load(kr.frames_path("planar2"))
     >>> robot = dataclasses.replace(robot, base=kr.Base.from_values(G=["G1", 0, 0]))
     >>> values = dict.fromkeys(kr.derive(robot).parameters, 0.0)
-    >>> values.update(M1=1.0, MX1=0.5, L1=1.0, G1=-9.81)
+    >>> values.update(M1=1.0, MX1=0.5, ZZ1=0.25, L1=1.0, G1=-9.81)
     >>> fn = kr.derive(robot).numeric(values, backend="numpy")
     >>> round(float(gravity_energy(fn, [0.0, 0.0])), 12)
     4.905
@@ -250,7 +250,7 @@ def friction_torques(fn, q, qd):
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
     >>> values = dict.fromkeys(kr.derive(robot).parameters, 1.0)
-    >>> values.update(FV1=0.5, FS1=0.1, FV2=0.0, FS2=0.0)
+    >>> values.update(FV1=0.5, FS1=0.1, FV2=0.0, FS2=0.0, MY2=0.0)  # MY2 = 0: a body (ZZ2 >= MX2**2 / M2)
     >>> fn = kr.derive(robot).numeric(values, backend="numpy")
     >>> rates, torques = friction_torques(fn, [0.0, 0.0], [2.0, -1.0])
     >>> torques.tolist()
@@ -290,7 +290,7 @@ def power(fn, q, qd, tau):
     >>> import kanerobot as kr
     >>> robot = kr.load(kr.frames_path("planar2"))
     >>> values = dict.fromkeys(kr.derive(robot).parameters, 1.0)
-    >>> values.update(FV1=0.5, FS1=0.0, FV2=0.0, FS2=0.0)
+    >>> values.update(FV1=0.5, FS1=0.0, FV2=0.0, FS2=0.0, MY2=0.0)  # MY2 = 0: a body (ZZ2 >= MX2**2 / M2)
     >>> fn = kr.derive(robot).numeric(values, backend="numpy")
     >>> float(power(fn, [0.0, 0.0], [2.0, 0.0], [3.0, 1.0]))   # 3*2 - 0.5*2*2
     4.0

@@ -917,14 +917,15 @@ class FlexibleModel:
             self._parameters = parameters_without_state(self.robot, used - set(self.state_symbols))
         return list(self._parameters)
 
-    def numeric(self, values, backend="auto"):
+    def numeric(self, values, backend="auto", physical=True, check=True):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``values`` must give every name of :attr:`parameters` (other symbols
         of the robot are accepted and ignored); flexible joints need a
-        positive stiffness ``k`` and rotor inertia ``IA``.  ``backend`` as
+        positive stiffness ``k`` and rotor inertia ``IA``.  ``backend``,
+        ``physical`` and ``check`` as for
         :meth:`kanerobot.dynamics.model.DynamicModel.numeric`: ``"numpy"``,
-        ``"c"`` or ``"auto"``.
+        ``"c"`` or ``"auto"``; physical values; finite states.
 
         Raises
         ------
@@ -932,7 +933,7 @@ class FlexibleModel:
             For missing or unknown names, and for a flexible joint whose
             stiffness or rotor inertia is not positive, naming the joint.
         """
-        return NumericFlexible(self, values, backend=backend)
+        return NumericFlexible(self, values, backend=backend, physical=physical, check=check)
 
     # ---------------------------------------------------------- compiled
     def _groups(self):
@@ -980,15 +981,14 @@ def _matrix_grid(program, m):
     return grid
 
 
-def _states(*arguments):
+def _states(*arguments, check=True):
     """Each ``(x, k, what)`` as an (N, k) array, and whether all were one state (1-D)."""
+    from kanerobot.dynamics.model import as_states  # the check every structure shares
+
     arrays, single = [], True
     for x, k, what in arguments:
-        array = np.asarray(x, dtype=float)
-        single = single and array.ndim == 1
-        array = np.atleast_2d(array)
-        if array.ndim != 2 or array.shape[1] != k:
-            raise KaneRobotError(f"{what} must have shape ({k},) or (N, {k}), got {np.shape(x)}")
+        array, one = as_states(x, k, what, check=check)
+        single = single and one
         arrays.append(array)
     return arrays, single
 
@@ -1017,9 +1017,10 @@ class NumericFlexible:
     fallback_reason : str or None
     """
 
-    def __init__(self, model, values, backend="auto"):
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
         select = select_backend(backend)
         self.model = model
+        self.check = check
         robot = model.robot
         names = set(model.parameters)
 
@@ -1032,7 +1033,7 @@ class NumericFlexible:
             ]
             return f": give {', '.join(stiff)} a positive value" if stiff else ""
 
-        bound_values(robot, model.parameters, _robot_symbol_names(robot), values, hint=stiffness_hint)
+        bound_values(robot, model.parameters, _robot_symbol_names(robot), values, hint=stiffness_hint, physical=physical)
         given_values = {str(k): v for k, v in values.items()}
         known = names | _robot_symbol_names(robot)
         numbers = {sympy.Symbol(k): sympy.Float(float(v)) for k, v in given_values.items() if k in known}
@@ -1106,36 +1107,36 @@ class NumericFlexible:
     # ------------------------------------------------------------ models
     def mass_matrix(self, z):
         """Inertia matrix A(z), shape (m, m) or (N, m, m)."""
-        (z,), single = _states((z, self.m, "z"))
+        (z,), single = _states((z, self.m, "z"), check=self.check)
         return self._result(self._evaluate("mass_matrix", z=z), single)
 
     def h(self, z, zd):
         """Centrifugal, Coriolis, gravity and friction forces H(z, zd), shape (m,) or (N, m)."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"))
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
         return self._result(self._evaluate("h", z=z, zd=zd), single)
 
     def coriolis_matrix(self, z, zd):
         """Coriolis matrix C(z, zd) of the link and motor coordinates, shape (m, m) or
         (N, m, m): ``C zd = H - Q - friction`` and ``Adot - 2C`` is skew-symmetric."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"))
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
         return self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single)
 
     def gravity(self, z):
         """Gravity forces Q(z), shape (m,) or (N, m) (0 on the motor rows but
         for a ``"full"`` prismatic rotor's weight)."""
-        (z,), single = _states((z, self.m, "z"))
+        (z,), single = _states((z, self.m, "z"), check=self.check)
         return self._result(self._evaluate("gravity", z=z), single)
 
     def elastic_torques(self, z):
         """``Gamma_f = -k (q_f - q_r)``, shape (nf,) or (N, nf)."""
-        (z,), single = _states((z, self.m, "z"))
+        (z,), single = _states((z, self.m, "z"), check=self.check)
         return self._result(self._evaluate("elastic_torques", z=z), single)
 
     def generalized_forces(self, z, tau):
         """``B tau + S Gamma_f(z)``, shape (m,) or (N, m): the rigid joints'
         torques, the elastic torques on the flexible joints' rows, motor torque
         minus elastic torque on the motor rows."""
-        (z, tau), single = _states((z, self.m, "z"), (tau, self.n, "tau"))
+        (z, tau), single = _states((z, self.m, "z"), (tau, self.n, "tau"), check=self.check)
         batch = max(z.shape[0], tau.shape[0])
         Gf = np.broadcast_to(self._evaluate("elastic_torques", z=z), (batch, self.nf))
         tau = np.broadcast_to(tau, (batch, self.n))
@@ -1151,7 +1152,7 @@ class NumericFlexible:
         Newton-Euler: the three-step recursion (no inertia matrix); Kane and
         Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.
         """
-        (z, zd, tau), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (tau, self.n, "tau"))
+        (z, zd, tau), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (tau, self.n, "tau"), check=self.check)
         if self.model.has_program("direct_dynamics"):
             return self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single)
         A = self._evaluate("mass_matrix", z=z)
@@ -1176,7 +1177,14 @@ class NumericFlexible:
             and ``H``, ``qdd_f = A_ff^-1 (Gamma_f - H_f - A_fk zdd_k)``, then
             the other rows (eq. 15).
         """
-        (z, zd, zdd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (zdd, self.m, "zdd"))
+        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
+        (zdd,), one = _states((zdd, self.m, "zdd"), check=False)
+        single = single and one
+        if self.check:
+            # the flexible joints' link-side entries are not read: NaN placeholders are fine there
+            read = zdd.copy()
+            read[:, self.flexible_index] = 0.0
+            _states((read[0] if one else read, self.m, "zdd"))
         batch = max(z.shape[0], zd.shape[0], zdd.shape[0])
         f, r, mt = self.flexible_index, self.rigid_index, self.motor_index
         zdd = np.array(np.broadcast_to(zdd, (batch, self.m)))

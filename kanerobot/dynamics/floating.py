@@ -94,7 +94,7 @@ from kanerobot.dynamics.direct import (
     velocity_bias,
 )
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, name_prefix
+from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, as_states, finite_values, name_prefix
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -1283,13 +1283,14 @@ class FloatingBaseModel(DynamicModel):
             return None
         return _matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
 
-    def numeric(self, values, backend="auto"):
+    def numeric(self, values, backend="auto", physical=True, check=True):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         As :meth:`kanerobot.dynamics.model.DynamicModel.numeric`: ``values``
         must give every name of :attr:`parameters` (other symbols of the
         robot are accepted and ignored); ``backend`` is ``"numpy"``, ``"c"``
-        or ``"auto"`` (C when a compiler is found).
+        or ``"auto"`` (C when a compiler is found); ``physical`` checks that
+        the values are those of real bodies, ``check`` that states are finite.
 
         Raises
         ------
@@ -1298,17 +1299,7 @@ class FloatingBaseModel(DynamicModel):
         KaneRobotError
             When the values give the base (link 0) or the whole robot a mass <= 0.
         """
-        return FloatingBaseDynamics(self, values, backend=backend)
-
-
-def _as_states(x, size, what, detail):
-    """``x`` as an (N, size) array and whether it was a single state."""
-    array = np.asarray(x, dtype=float)
-    single = array.ndim == 1
-    array = np.atleast_2d(array)
-    if array.ndim != 2 or array.shape[1] != size:
-        raise KaneRobotError(f"{what} must have {size} values ({detail}), shape ({size},) or (N, {size}); got shape {np.shape(x)}")
-    return array, single
+        return FloatingBaseDynamics(self, values, backend=backend, physical=physical, check=check)
 
 
 class FloatingBaseDynamics(NumericDynamics):
@@ -1328,9 +1319,10 @@ class FloatingBaseDynamics(NumericDynamics):
     fallback_reason : str or None
     """
 
-    def __init__(self, model, values, backend="auto"):
-        super().__init__(model, values, backend=backend)
-        check_masses(model.robot, {str(k): float(v) for k, v in values.items()})
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
+        # The base's mass first: its message says what a floating base needs.
+        check_masses(model.robot, finite_values(model.robot, values))
+        super().__init__(model, values, backend=backend, physical=physical, check=check)
 
     @property
     def n(self):
@@ -1347,15 +1339,15 @@ class FloatingBaseDynamics(NumericDynamics):
     # ------------------------------------------------------------ states
     def _configuration(self, q):
         joints = " ".join(s.name if isinstance(s, sympy.Symbol) else str(s) for s in self.model.q)
-        q, single = _as_states(q, self.nq, "q", f"base position x y z, quaternion x y z w, joints {joints}")
+        q, single = as_states(q, self.nq, "q", f"base position x y z, quaternion x y z w, joints {joints}", self.check)
         return q, single
 
     def _velocity(self, qd, what="qd"):
         joints = " ".join(str(s) for s in self.model.qd)
-        return _as_states(qd, self.nv, what, f"base v x y z and w x y z in frame 0, joints {joints}")
+        return as_states(qd, self.nv, what, f"base v x y z and w x y z in frame 0, joints {joints}", self.check)
 
     def _joints(self, x, what):
-        return _as_states(x, self.n, what, f"one per joint {', '.join(self.model.robot.joint_labels)}")
+        return as_states(x, self.n, what, f"one per joint {', '.join(self.model.robot.joint_labels)}", self.check)
 
     def _base_states(self, q, qd=None, qdd=None):
         states = {"q": q[:, 7:], "quaternion": _normalised(q[:, 3:7])}
@@ -1363,22 +1355,6 @@ class FloatingBaseDynamics(NumericDynamics):
             states["qd"], states["base_velocity"] = qd[:, 6:], qd[:, :6]
         if qdd is not None:
             states["qdd"], states["base_acceleration"] = qdd[:, 6:], qdd[:, :6]
-        return states
-
-    def _wrench_states(self, wrench, batch):
-        states = {}
-        wrench = {str(label): value for label, value in (wrench or {}).items()}
-        for label in self.model.wrench:
-            value = np.asarray(wrench.pop(label, np.zeros(6)), dtype=float)
-            if value.shape[-1] != 6:
-                raise KaneRobotError(f"wrench of link {label} must have 6 values FX FY FZ CX CY CZ, got shape {value.shape}")
-            states["wrench", label] = np.broadcast_to(np.atleast_2d(value), (batch, 6))
-        if wrench:
-            described = ", ".join(self.model.wrench) or "none"
-            raise KaneRobotError(
-                f"no external wrench is described on link(s) {', '.join(map(str, wrench))} "
-                f"(links with FX..CZ in the robot file: {described})"
-            )
         return states
 
     # -------------------------------------------------------- evaluation

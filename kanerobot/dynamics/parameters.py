@@ -12,15 +12,28 @@ bodies that cannot exist; here each link is drawn as a body first:
 
 then J_O = I_G + M (c.c I - c c^T) and MS = M c (parallel-axis theorem).
 :func:`is_physically_consistent` checks the converse: that given parameters
-are those of a real body.
+are those of a real body; :func:`physical_violations` says why not, also
+for a link of which only some parameters are known, and
+:func:`check_physical` applies it to the values bound by ``numeric``.
+Gravity symbols get their physical value (:func:`gravity_values`).
 """
 
 import numpy as np
 import sympy
 
+from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import INERTIAL_NAMES, WRENCH_NAMES
 
-__all__ = ["INERTIA_NAMES", "is_physically_consistent", "random_link", "random_parameters", "random_rotation"]
+__all__ = [
+    "INERTIA_NAMES",
+    "check_physical",
+    "gravity_values",
+    "is_physically_consistent",
+    "physical_violations",
+    "random_link",
+    "random_parameters",
+    "random_rotation",
+]
 
 #: The parameters of a rigid body, as :func:`random_link` returns them.
 INERTIA_NAMES = tuple(name for name in INERTIAL_NAMES if name != "IA")
@@ -108,11 +121,206 @@ def is_physically_consistent(link, tol=1e-12):
     return bool(e[0] > tol and e[0] + e[1] >= e[2] - tol)
 
 
+def physical_violations(link, tol=1e-9):
+    """Why a link's known SYMORO parameters cannot be those of a rigid body.
+
+    Parameters that are unknown (left out of ``link``) may take any value:
+    only what the known ones already exclude is reported.  With all of
+    ``XX .. ZZ, MX, MY, MZ, M`` known the test is complete (mass >= 0, the
+    inertia about the centre of mass positive semi-definite with its
+    eigenvalues satisfying the triangle inequality); with some unknown,
+    the necessary conditions on the diagonal (unknown first moments taken
+    as 0, which can only help).  A mass of 0 is accepted for a massless
+    link (no first moments; the inertia about the origin is then tested).
+
+    Parameters
+    ----------
+    link : mapping
+        ``{"XX": float, ..., "M": float, "IA", "FV", "FS": float}``, any subset.
+    tol : float, optional
+        Relative margin on the inertia tests (rounding of values written
+        with few digits).
+
+    Returns
+    -------
+    list of str
+        One reason per violated condition; empty when consistent.
+
+    Examples
+    --------
+    >>> physical_violations({"M": -1.0})
+    ['mass M = -1 < 0']
+    >>> physical_violations({"ZZ": 1.0, "MX": 1.0, "MY": 1.0, "M": 1.0})  # planar: ZZ about G = 1 - 2
+    ['the inertia about the centre of mass has ZZ_G = -1 < 0']
+    >>> physical_violations({"ZZ": 3.0, "MX": 1.0, "MY": 1.0, "M": 1.0, "FV": 0.1, "FS": 0.2})
+    []
+    """
+    reasons = [f"{name} = {link[name]:g} < 0" for name in ("IA", "FV", "FS") if name in link and link[name] < 0]
+    M = link.get("M")
+    if M is not None and M < 0:
+        return [f"mass M = {M:g} < 0"] + reasons
+    ms = np.array([link.get(name, 0.0) for name in ("MX", "MY", "MZ")])
+    if M == 0 and np.any(ms != 0):
+        return ["mass M = 0 with first moments MX, MY, MZ not 0 (a massless link has none)"] + reasons
+    names = ((0, 0, "XX"), (0, 1, "XY"), (0, 2, "XZ"), (1, 1, "YY"), (1, 2, "YZ"), (2, 2, "ZZ"))
+    J = np.full((3, 3), np.nan)
+    for i, j, name in names:
+        if name in link:
+            J[i, j] = J[j, i] = link[name]
+    # J_G = J_O - M (c.c I - c c^T) with c = MS / M; unknown first moments as
+    # 0 make the diagonal of J_G and its triangle sums larger: tests on them
+    # stay necessary conditions.
+    shift = (ms @ ms * np.eye(3) - np.outer(ms, ms)) / M if M else np.zeros((3, 3))
+    J_G = J - shift
+    scale = tol * max(1.0, float(np.nanmax(np.abs(J))) if not np.all(np.isnan(J)) else 1.0)
+    complete = M is not None and all(name in link for name in ("MX", "MY", "MZ")) and not np.any(np.isnan(J))
+    if complete:
+        e = np.linalg.eigvalsh(J_G)
+        if e[0] < -scale:
+            reasons.append(f"the inertia about the centre of mass is not positive semi-definite (eigenvalues {_numbers(e)})")
+        elif e[0] + e[1] < e[2] - scale:
+            reasons.append(f"the principal moments about the centre of mass {_numbers(e)} break the triangle inequality")
+        return reasons
+    diagonal = np.diag(J_G)
+    for k, axis in enumerate("XYZ"):
+        if diagonal[k] < -scale:
+            reasons.append(f"the inertia about the centre of mass has {axis * 2}_G = {diagonal[k]:g} < 0")
+    for k, axis in enumerate("XYZ"):
+        others = [diagonal[m] for m in range(3) if m != k]
+        if not np.isnan(diagonal).any() and sum(others) < diagonal[k] - scale:
+            reasons.append(f"{axis * 2}_G = {diagonal[k]:g} exceeds the sum of the other two moments (triangle inequality)")
+    return reasons
+
+
+def _numbers(array):
+    return "(" + ", ".join(f"{x:.4g}" for x in array) + ")"
+
+
+def check_physical(robot, values):
+    """Raise unless ``values`` make every link of ``robot`` a rigid body.
+
+    Each link's inertial and friction parameters (as the robot file writes
+    them: symbols, expressions or numbers) are evaluated with ``values``;
+    those that become numbers are tested by :func:`physical_violations`,
+    for every link that ``values`` gives something to.  A link the file
+    writes with numbers only is the file's: published tables load and run
+    as published (the PUMA 560's of Armstrong et al., used by Corke, give
+    link 3 principal moments 0.0125, 0.066, 0.086, which break the triangle
+    inequality).
+
+    Parameters
+    ----------
+    robot : Robot
+    values : mapping
+        ``{symbol name: float}``.
+
+    Raises
+    ------
+    ParameterError
+        Naming each link at fault, the parameters and what is wrong, and the
+        way out for values that need not be physical (identified base
+        parameters): ``physical=False``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> check_physical(robot, {"M2": 1.0, "MX2": 0.5, "MY2": 0.0, "ZZ2": 0.3})
+    >>> check_physical(robot, {"M2": -1.0})
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.ParameterError: robot planar2: link 2 (M2 = -1): mass M = -1 < 0; give physical values, or numeric(..., physical=False) for values that need not be (base parameters)
+    """
+    numbers = {sympy.Symbol(str(k)): sympy.Float(float(v)) for k, v in values.items()}
+    faults = []
+    for label in robot.links:
+        table = robot.dynamics[label]
+        known, written, given = {}, [], False
+        for name in INERTIA_NAMES + ("IA", "FV", "FS"):
+            expr = sympy.sympify(table[name])
+            value = expr.xreplace(numbers)
+            if value.is_number:
+                known[name] = float(value)
+                given = given or not expr.is_number
+                if name in INERTIA_NAMES:
+                    written.append(f"{expr} = {known[name]:g}" if not expr.is_number else f"{name} = {known[name]:g}")
+        if not given:
+            continue
+        reasons = physical_violations(known)
+        if reasons:
+            faults.append(f"link {label} ({', '.join(written)}): {'; '.join(reasons)}")
+    if faults:
+        raise ParameterError(
+            f"robot {robot.name}: " + "; ".join(faults)
+            + "; give physical values, or numeric(..., physical=False) for values that need not be (base parameters)"
+        )
+
+
+def gravity_values(G, gravity=9.81, floating=False):
+    """Values of the gravity symbols of a base's ``G`` (the gravity acceleration
+    vector in frame 0, SYMORO's convention).
+
+    - A component that is a number stays as written (0 in orbit stays 0).
+    - Exactly one symbolic component: the file names gravity's axis.  On z0
+      it gets ``-gravity`` (z0 up, SYMORO's convention: ``G = {0,0,G3}``,
+      ``G3 = -g``); on x0 or y0 ``+gravity`` (a planar arm in a vertical
+      plane whose x0 or y0 points down, as ``flexarm1.par`` and
+      ``planar2flex.par`` say).
+    - Several symbolic components (``G = {G1,G2,G3}``): the file leaves the
+      direction open.  A fixed or moving base gets SYMORO's z0 up,
+      ``(0, 0, -gravity)``; a floating base, whose ``G`` is in the world
+      frame, 0: a free flyer in orbit (``satellite.par``).  Give the vector
+      explicitly for anything else.
+
+    Parameters
+    ----------
+    G : sequence of 3 sympy expressions
+    gravity : float or sequence of 3 floats, optional
+        The norm of gravity for the rules above, or the gravity vector
+        itself (its components go to the symbolic ones).
+    floating : bool, optional
+        Whether the base is floating (``robot.floating``).
+
+    Returns
+    -------
+    dict
+        ``{symbol name: float}`` for the components that are plain symbols.
+
+    Examples
+    --------
+    >>> gravity_values([0, 0, sympy.Symbol("G3")])  # the RX-90, the PUMA, Krang
+    {'G3': -9.81}
+    >>> gravity_values([sympy.Symbol("G1"), 0, 0])  # flexarm1: x0 points down
+    {'G1': 9.81}
+    >>> gravity_values(sympy.symbols("G1 G2 G3"))  # a fixed base: z0 up
+    {'G1': 0.0, 'G2': 0.0, 'G3': -9.81}
+    >>> gravity_values(sympy.symbols("G1 G2 G3"), floating=True)  # the satellite, in orbit
+    {'G1': 0.0, 'G2': 0.0, 'G3': 0.0}
+    >>> gravity_values(sympy.symbols("G1 G2 G3"), gravity=(0, 0, -1.62))  # on the Moon
+    {'G1': 0.0, 'G2': 0.0, 'G3': -1.62}
+    """
+    G = [sympy.sympify(g) for g in G]
+    symbolic = [k for k, g in enumerate(G) if not g.is_number]
+    if np.ndim(gravity) == 1:
+        if len(gravity) != 3:
+            raise KaneRobotError(f"gravity must be a number (its norm) or a vector of 3 numbers, got {list(gravity)}")
+        vector = np.asarray(gravity, dtype=float)
+    else:
+        vector = np.zeros(3)
+        if len(symbolic) == 1:
+            k = symbolic[0]
+            vector[k] = -float(gravity) if k == 2 else float(gravity)
+        elif symbolic and not floating:
+            vector[2] = -float(gravity)
+    return {str(G[k]): float(vector[k]) for k in symbolic if isinstance(G[k], sympy.Symbol)}
+
+
 def random_parameters(robot, rng=None, friction=True, rotor=True, wrench=True, gravity=9.81):
     """Random values for every parameter symbol of ``robot``.
 
-    Geometric symbols get lengths in [0.1, 0.6]; gravity symbols get the
-    components of a random direction scaled to ``gravity``; base velocity and
+    Geometric symbols get lengths in [0.1, 0.6]; gravity symbols their
+    physical value (:func:`gravity_values`: ``G3 = -9.81`` for ``G = {0,0,G3}``
+    or ``{G1,G2,G3}``, 0 for a floating base's ``{G1,G2,G3}``); base velocity and
     acceleration symbols (``W0, WP0, V0, VP0``) small random values in
     [-0.5, 0.5]; each link's inertial symbols come from :func:`random_link`;
     IA, FV, FS and the external wrench ``FX .. CZ`` random when enabled,
@@ -125,8 +333,8 @@ def random_parameters(robot, rng=None, friction=True, rotor=True, wrench=True, g
     rng : numpy.random.Generator, optional
     friction, rotor, wrench : bool, optional
         Random ``FV, FS``, ``IA``, ``FX .. CZ``, else 0.
-    gravity : float, optional
-        Norm of the gravity vector.
+    gravity : float or sequence of 3 floats, optional
+        Norm of gravity, or the gravity vector (see :func:`gravity_values`).
 
     Returns
     -------
@@ -150,10 +358,11 @@ def random_parameters(robot, rng=None, friction=True, rotor=True, wrench=True, g
 
     for name in robot.geometric_parameters:
         values[name] = rng.uniform(0.1, 0.6)
-    direction = rng.normal(size=3)
-    direction *= gravity / np.linalg.norm(direction)
-    for k, g in enumerate(robot.base.G):
-        put(g, direction[k])
+    # Gravity used to be a random direction: the three draws are kept so that
+    # a seed gives the other parameters it gave before.
+    rng.normal(size=3)
+    for name, value in gravity_values(robot.base.G, gravity, floating=robot.floating).items():
+        put(sympy.Symbol(name), value)
     for key in ("W0", "WP0", "V0", "VP0"):
         for g in getattr(robot.base, key):
             put(g, rng.uniform(-0.5, 0.5))

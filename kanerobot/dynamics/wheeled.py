@@ -614,17 +614,18 @@ class WheeledModel(ConstrainedModel):
     def robot_symbol_names(self):
         return set(self.tree.robot_symbol_names) | {str(s) for s in self.constraints.geometric_symbols}
 
-    def numeric(self, values, backend="auto"):
+    def numeric(self, values, backend="auto", physical=True, check=True):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
-        ``backend`` is that of the tree model (``"auto"``, ``"c"`` or ``"numpy"``,
-        see :meth:`kanerobot.dynamics.model.DynamicModel.numeric`).
+        ``backend`` is that of the tree model (``"auto"``, ``"c"`` or ``"numpy"``),
+        ``physical`` and ``check`` as for
+        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
 
         Returns
         -------
         WheeledDynamics
         """
-        return WheeledDynamics(self, values, backend=backend)
+        return WheeledDynamics(self, values, backend=backend, physical=physical, check=check)
 
     # ------------------------------------------------------------ Kane
     @property
@@ -677,8 +678,8 @@ class WheeledDynamics(ConstrainedDynamics):
         Where the independent speeds do not determine the others.
     """
 
-    def __init__(self, model, values, backend="auto"):
-        super().__init__(model, values, backend=backend)
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
+        super().__init__(model, values, backend=backend, physical=physical, check=check)
         c = model.constraints
         self.constraints = c
         q = list(self.robot.q)

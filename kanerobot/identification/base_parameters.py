@@ -330,7 +330,8 @@ def _states(robot, model, numbers, rng, samples, q0=None):
         return rng.uniform(-np.pi, np.pi, (n, robot.nj)), rng.normal(size=(n, rows)), rng.normal(size=(n, rows)), None
     import kanerobot as kr
 
-    dyn = kr.derive(robot).numeric(numbers, backend="numpy")
+    # Only the loop closure is used: the inertial values need not be a body's.
+    dyn = kr.derive(robot).numeric(numbers, backend="numpy", physical=False)
     active = [robot.joint_labels.index(label) for label in model.joints]
     others = [k for k in range(robot.nj) if k not in active]
     if q0 is not None:

@@ -163,13 +163,15 @@ class Regressors:
     def _unit_models(self):
         """``(units, zero)``: per parameter the numeric dynamic model with that
         parameter 1 and the other dynamic parameters 0 (None when the dynamic
-        model does not have it), and the one with all 0; built once."""
+        model does not have it), and the one with all 0; built once.  A unit
+        parameter is no body (MX = 1 with M = 0): ``physical=False``."""
         if self._units is None:
             self._units = [
-                self.dynamic.numeric(dict(self._zero, **{name: 1.0}), backend=self.backend) if name in self.dynamic.parameters else None
+                self.dynamic.numeric(dict(self._zero, **{name: 1.0}), backend=self.backend, physical=False)
+                if name in self.dynamic.parameters else None
                 for name in self.parameters
             ]
-            self._zero_fn = self.dynamic.numeric(self._zero, backend=self.backend)
+            self._zero_fn = self.dynamic.numeric(self._zero, backend=self.backend, physical=False)
         return self._units, self._zero_fn
 
     # ------------------------------------------------------------ base parameters

@@ -30,14 +30,43 @@ def _codec(path):
 def load(path):
     """Read a robot from a ``.par`` (SYMORO) or ``.toml`` (frame tree) file.
 
-    Raises :class:`~kanerobot.errors.RobotFileError` naming the file and line
-    for anything wrong in it.
+    ``path`` is a file; the robots shipped with kanerobot are
+    ``load(frames_path("rx90"))`` (a missing file named like one of them
+    says so).  Raises :class:`~kanerobot.errors.RobotFileError` naming the
+    file and line for anything wrong in it.
+
+    Examples
+    --------
+    >>> load("rx90")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.RobotFileError: rx90: no such file; did you mean kr.load(kr.frames_path('rx90')), the robot rx90 shipped with kanerobot?
     """
     path = Path(path)
-    reader, _ = _codec(path)
+    if path.is_dir():
+        raise RobotFileError(path, None, "is a folder, not a robot file (.par or .toml)")
     if not path.is_file():
-        raise RobotFileError(path, None, "no such file")
+        raise RobotFileError(path, None, "no such file" + _library_hint(path))
+    reader, _ = _codec(path)
     return reader(path)
+
+
+def _library_hint(path):
+    """Advice for a missing file that names a robot shipped in ``frames/``:
+    ``kr.load("rx90")`` means ``kr.load(kr.frames_path("rx90"))``."""
+    from kanerobot.errors import KaneRobotError
+    from kanerobot.library import robot_names
+
+    if len(path.parts) != 1 or path.suffix.lower() not in ("", ".par", ".toml"):
+        return ""
+    try:
+        shipped = robot_names()
+    except KaneRobotError:
+        return ""
+    name = path.stem if path.suffix else path.name
+    if name not in shipped:
+        return ""
+    return f"; did you mean kr.load(kr.frames_path({name!r})), the robot {name} shipped with kanerobot?"
 
 
 def save(robot, path):
