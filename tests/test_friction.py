@@ -192,7 +192,8 @@ def test_user_events_across_stick_slip_phases(friction):
 def test_a_negative_FS_is_refused():
     model, values = arm_model()
     for friction in ("regularised", "stick-slip"):
-        with pytest.raises(KaneRobotError, match=r"arm: FS of joint 1 is -1; a Coulomb coefficient is >= 0"):
+        # the numeric model's physical check speaks first, naming the value
+        with pytest.raises(KaneRobotError, match=r"FS = -1 < 0"):
             kr.simulate(model, dict(values, FS1=-1.0), [0.3, 0.0], (0.0, 1.0), friction=friction, backend="numpy")
 
 
@@ -218,7 +219,8 @@ def test_passive_rx90_with_FS_1_simulates_one_second():
     assert {"stick", "slip"} <= kinds
     # two laws, two paths: the same motion to the creep of the regularised one
     np.testing.assert_allclose(runs["regularised"].q[-1], runs["stick-slip"].q[-1], atol=5e-3)
-    np.testing.assert_allclose(runs["regularised"].friction_work[-1], runs["stick-slip"].friction_work[-1], rtol=1e-4)
+    # the two laws differ by the regularised law's creep, of the order of v_s = 1e-3 (relative)
+    np.testing.assert_allclose(runs["regularised"].friction_work[-1], runs["stick-slip"].friction_work[-1], rtol=1e-3)
 
 
 # ---------------------------------------------------------------- other structures
