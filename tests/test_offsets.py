@@ -290,3 +290,15 @@ def test_identification_sees_the_offset(name):
     for method in ("symbolic", "numeric"):
         grouped = base_parameters(robot, method=method, friction=False, values=numbers)
         assert [str(p) for p in base_parameters(moved, method=method, friction=False, values=numbers)] == [str(p) for p in grouped]
+
+
+def test_files_write_the_joint_variable_first(tmp_path):
+    path = tmp_path / "offset2.par"
+    path.write_text(PAR)
+    robot = kr.load(path)
+    kr.save(robot, tmp_path / "out.par")
+    assert "theta = {th1 + 0.3,-pi/2}" in (tmp_path / "out.par").read_text()
+    assert "r = {0,r2 + L0}" in (tmp_path / "out.par").read_text()
+    kr.save(robot, tmp_path / "out.toml")
+    text = (tmp_path / "out.toml").read_text()
+    assert 'theta = "th1 + 0.3"' in text and 'r = "r2 + L0"' in text

@@ -234,6 +234,9 @@ def test_binary_file(tmp_path):
 def test_missing_file_and_unknown_extension(tmp_path):
     with pytest.raises(kr.RobotFileError, match="no such file"):
         kr.load(tmp_path / "absent.par")
+    with pytest.raises(kr.RobotFileError, match="no such file"):
+        kr.load(tmp_path / "robot.urdf")
+    (tmp_path / "robot.urdf").write_text("<robot name='r'/>")
     with pytest.raises(kr.RobotFileError, match="unknown file type"):
         kr.load(tmp_path / "robot.urdf")
 

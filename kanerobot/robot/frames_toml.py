@@ -78,7 +78,7 @@ from kanerobot.robot.description import (
     default_joint_parameters,
     default_links,
 )
-from kanerobot.robot.expressions import format_expression, parse_expression
+from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
 from kanerobot.robot.io import read_text
 
 TOP_KEYS = ("name", "floating", "wheeled", "posture", "base", "frame", "wheel")
@@ -605,6 +605,15 @@ class _Writer:
             self.fail(f"{what} = {expr} would read back as {back}")
         return text
 
+    def joint_value(self, frame, expr, what):
+        """A joint's theta, r or q as written, the variable first (``"th2 - pi/2"``)."""
+        if frame.offset == 0:
+            return self.value(expr, what)
+        source = format_joint(frame.q, frame.offset)
+        if parse_expression(source) != sympy.sympify(expr):
+            self.fail(f"{what} = {expr} would read back as {source}")
+        return _string(source)
+
     def vector(self, values, what):
         return "[" + ", ".join(self.value(v, what) for v in values) + "]"
 
@@ -692,14 +701,17 @@ class _Writer:
         p = frame.placement
         if frame.is_kk:
             for key in KK_KEYS:
-                self.put(key, self.value(getattr(p, key), f"{key} of {what}"))
+                if frame.is_joint and key == ("theta" if frame.sigma == joints.REVOLUTE else "r"):
+                    self.put(key, self.joint_value(frame, getattr(p, key), f"{key} of {what}"))
+                else:
+                    self.put(key, self.value(getattr(p, key), f"{key} of {what}"))
         else:
             self.put("R0", self.matrix(p.R0, f"R0 of {what}"))
             self.put("P", self.vector(p.P, f"P of {what}"))
             if frame.is_joint or p.axis != _Z_AXIS:
                 self.put("axis", self.vector(p.axis, f"axis of {what}"))
             if frame.is_joint or sympy.sympify(p.q) != 0:
-                self.put("q", self.value(p.q, f"q of {what}"))
+                self.put("q", self.joint_value(frame, p.q, f"q of {what}") if frame.is_joint else self.value(p.q, f"q of {what}"))
         if is_link != default_link:
             self.put("link", _bool(is_link))
         if closes is not None:

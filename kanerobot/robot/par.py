@@ -34,7 +34,7 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
 )
-from kanerobot.robot.expressions import format_expression, parse_expression
+from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
 from kanerobot.robot.io import read_text
 
 GEOMETRY_KEYS = ("ant", "sigma", "b", "d", "r", "gamma", "alpha", "mu", "theta")
@@ -368,7 +368,10 @@ def write_par(robot, path=None):
         elif key in ("sigma", "mu"):
             values = [sympy.Integer(getattr(f, key)) for f in frames]
         else:
-            values = [getattr(f.placement, key) for f in frames]
+            # a joint's theta or r as written, the variable first: th2 - pi/2
+            values = [format_joint(f.q, f.offset) if key == _joint_key(f) else format_expression(getattr(f.placement, key)) for f in frames]
+            out.append(f"{key} = {{{','.join(values)}}}\n")
+            continue
         out.append(_format_list(key, values))
     out.append("\n(* Dynamic parameters and external forces *)\n")
     for key in DYNAMIC_NAMES:
@@ -389,3 +392,8 @@ def write_par(robot, path=None):
     out.append(_format_list("Z", list(robot.base.Z)))
     out.append("\n(* End of definition *)\n")
     return "".join(out)
+
+
+def _joint_key(frame):
+    """``"theta"`` or ``"r"``: the key holding a KK joint's variable; None if fixed."""
+    return {0: "theta", 1: "r"}.get(frame.sigma)
