@@ -354,7 +354,7 @@ def test_set_refuses_names_where_numbers_are_expected(capsys):
     line = one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=abc")
     assert "--set D3=abc: abc is not a number; --set takes a number or an expression of numbers" in line
     assert "FOO is not a symbol of RX90's tables" in one_line_error(capsys, "model", "rx90", "fgm", "--set", "FOO=1")
-    assert "is not a finite real number" in one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=sqrt(-1)")
+    assert "not a real number" in one_line_error(capsys, "model", "rx90", "fgm", "--set", "D3=sqrt(-1)")
     assert main(["model", "rx90", "trm", "--frame", "3", "--set", "D3=pi/4"]) == 0
     assert "pi/4" in capsys.readouterr().out
 
