@@ -780,7 +780,9 @@ def _without_coulomb(fn, structure):
                 f"(FS{label}) and give its value, or pass friction='model' to keep the model's FS sign(qd)"
             )
     values.update({str(symbol): 0.0 for symbol in symbols if str(symbol) in values})
-    free = fn.model.numeric(values, backend=fn.backend)
+    # the values were accepted when fn was bound (checked, or deliberately not):
+    # zeroing FS cannot make them less physical, so they are not checked again
+    free = fn.model.numeric(values, backend=fn.backend, physical=False)
     try:
         _COULOMB_FREE[fn] = free  # a numeric model is immutable: one re-binding serves every run of it
     except TypeError:
