@@ -514,6 +514,26 @@ def _orient(child, parent, dcm):
 # The fast system
 # ---------------------------------------------------------------------------
 
+#: The attributes of :class:`KaneSystem` built on first access, and their
+#: stage: 1 the kinematic recursion, 2 the mechanics objects and KanesMethod.
+_LAZY_ATTRIBUTES = dict.fromkeys(
+    ("kinematics", "placements", "JW", "JV", "JVI", "JG", "VBI", "CG", "IG", "VGB", "GB", "reaction_axis",
+     "W", "WB", "VB", "WPB", "VPB", "GV", "_Ucache"), 1
+) | dict.fromkeys(
+    ("N", "frames", "origins", "centres", "bodies", "loads", "load_groups", "kanes_method", "IA", "fr", "frstar",
+     "mass_matrix_kane", "forcing", "_omega", "_omega_symbols", "_kinematic_deps", "_coincident", "_fr_groups",
+     "_aux"), 2
+)
+
+
+def _check_masses(robot):
+    """A link without mass has no first moments (its centre of mass would be nowhere)."""
+    for j in robot.links:
+        d = robot.dynamics[j]
+        MS = [d["MX"], d["MY"], d["MZ"]]
+        if sympy.sympify(d["M"]) == 0 and not _is_zero(sympy.Matrix(MS)):
+            raise KaneRobotError(f"link {j} of {robot.name} has M = 0 but first moments {MS}: give it a mass")
+
 
 class KaneSystem:
     """Kane's method for a robot, on sympy.physics.mechanics objects.
@@ -576,6 +596,12 @@ class KaneSystem:
         with the rotor inertia term ``-IA_j u'_j`` added).
     mass_matrix_kane, forcing : sympy.Matrix
         ``kanes_method.mass_matrix`` and ``.forcing``, computed once.
+
+    The kinematic program (:attr:`kinematics`, :attr:`IG` and the partial
+    velocities) and the mechanics objects (:attr:`N` .. :attr:`forcing`,
+    :attr:`kanes_method` among them) are built on first access, not by the
+    constructor: the default (nested) programs need none of them, and
+    sympy's ``kanes_equations`` is most of a KanesMethod build's time.
 
     Methods :meth:`inverse_dynamics`, :meth:`mass_matrix`, :meth:`h`,
     :meth:`gravity`, :meth:`coriolis_matrix` (or :meth:`program` by name,
@@ -643,13 +669,44 @@ class KaneSystem:
         # A floating base has no known motion: W0 .. VP0 of robot.base are not used.
         self._moving = _moving_base(robot) and not self.floating
         self._inputs = program_inputs(robot, state, DYNAMIC_NAMES, base=True)
-        self.kinematics = Program(inputs=self._inputs, reserved=self._output_names(), trig=self.trig)
-        self._recursion()
-        self._mechanics()
+        _check_masses(robot)
+        # The kinematic program and the mechanics objects (KanesMethod) are
+        # built on first access (__getattr__): the nested programs need neither.
+        self._built = 0
         self._programs = {}
         self._kanes_method_programs = {}
         self._nested = None
         self._fixed = None
+
+    def __getattr__(self, name):
+        # Called only for an attribute not set yet: the lazily built ones are
+        # made by their stage, the others do not exist.
+        stage = _LAZY_ATTRIBUTES.get(name)
+        if stage is not None and self.__dict__.get("_built", stage) < stage:
+            self._build(stage)
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self, stage):
+        """Build up to ``stage``: 1 the kinematic program (:meth:`_recursion`), 2 the
+        mechanics objects and KanesMethod's equations (:meth:`_mechanics`).
+
+        The stage is marked built before it runs, so that an attribute read
+        before it is set raises AttributeError instead of building again;
+        a stage that fails is unmarked, and the next access runs it afresh.
+        """
+        built = self._built
+        try:
+            if self._built < 1:
+                self._built = 1
+                self.kinematics = Program(inputs=self._inputs, reserved=self._output_names(), trig=self.trig)
+                self._recursion()
+            if stage >= 2 and self._built < 2:
+                self._built = 2
+                self._mechanics()
+        except BaseException:
+            self._built = built
+            raise
 
     def _output_names(self):
         """Names the models output: no intermediate variable may take them
@@ -773,9 +830,7 @@ class KaneSystem:
         d = self.robot.dynamics[j]
         M = sympy.sympify(d["M"])
         MS = sympy.Matrix([d["MX"], d["MY"], d["MZ"]])
-        if M == 0:
-            if not _is_zero(MS):
-                raise KaneRobotError(f"link {j} of {self.robot.name} has M = 0 but first moments {list(MS)}: give it a mass")
+        if M == 0:  # no first moments either (_check_masses)
             c = sympy.zeros(3, 1)
         else:
             c = self._vec(f"CG{{r}}_{j}", MS / M)
