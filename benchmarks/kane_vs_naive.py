@@ -12,8 +12,9 @@ Ours, in the same process, each from a fresh :class:`KaneSystem`:
 1. like for like: the RX-90 system, i.e. ``KanesMethod.kanes_equations``
    on its bodies and loads and KanesMethod's ``mass_matrix`` and
    ``forcing`` -- what the baseline computes, and no more;
-2. full: the RX-90 system (KanesMethod included) and its A, C, Q and
-   inverse dynamics programs, the ones the engine emits: Kane's equations
+2. full: the RX-90 system and its A, C, Q and inverse dynamics programs,
+   the ones the engine emits (KanesMethod is not built for them: the
+   system builds it only when asked for, as in 1): Kane's equations
    summed from the leaves to the root (``kanerobot.dynamics.kane``,
    ``NestedKane``), C by forward-mode differentiation of h_vel, pruned;
 3. Krang (17-DOF tree): the system and its A, C, Q programs.
