@@ -492,6 +492,82 @@ def test_exposed_objects_are_sympy_mechanics_objects():
     assert numpy.allclose(numpy.array(dcm.evalf(), dtype=float), T[:3, :3])
 
 
+# ------------------------------------------------------------ KanesMethod on demand
+
+
+def cart_pendulum(n, monkeypatch):
+    """The cart with an n-link pendulum of benchmarks/kane_vs_newton_euler.py (one generator for both)."""
+    from pathlib import Path
+    import importlib.util
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(folder))  # the script imports its sibling needs.py
+    spec = importlib.util.spec_from_file_location("benchmark_kane_vs_newton_euler", folder / "kane_vs_newton_euler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.cart_pendulum(n)
+
+
+def test_kane_derivation_builds_no_kanes_method(monkeypatch):
+    """A plain Kane derivation never constructs sympy's KanesMethod (nor the
+    frames and bodies it needs): with the class made to raise, the RX-90's
+    models still come out, equal to Newton-Euler's; model.kanes_method then
+    builds it on demand."""
+    import kanerobot.dynamics.kane as kane_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("KanesMethod constructed by a plain Kane derivation")
+
+    monkeypatch.setattr(kane_module, "KanesMethod", refuse)
+    robot = robot_named("rx90")
+    model = kr.derive(robot, "kane")
+    reference = reference_programs(robot)
+    rng = numpy.random.default_rng(37)
+    values = state(robot, rng)
+    for name, program in reference.items():
+        close(evaluate(model.program(name), values), evaluate(program, values), f"rx90 {name} without KanesMethod")
+    built = model.kane_system.__dict__
+    assert not {"kanes_method", "bodies", "frames", "N", "kinematics"} & set(built), sorted(built)
+    with pytest.raises(AssertionError, match="plain Kane derivation"):
+        model.kanes_method  # asked for: built now (and here refused)
+    monkeypatch.undo()
+    # Available once asked for, after a failed attempt too, and the same object every time.
+    km = model.kanes_method
+    assert isinstance(km, KanesMethod) and km is model.kane_system.kanes_method and km.mass_matrix.shape == (6, 6)
+    assert model.bodies[5].name == "B6" and sorted(model.frames) == ["0", "1", "2", "3", "4", "5", "6"]
+
+
+def test_kanes_method_on_demand_equals_the_nested_programs():
+    """A fresh system: the KanesMethod-read A and GAM (built on demand) equal the nested ones."""
+    robot = robot_named("planar2")
+    kane = KaneSystem(robot)
+    nested = {model: kane.program(model) for model in ("mass_matrix", "inverse_dynamics")}
+    assert "kanes_method" not in kane.__dict__
+    values = state(robot, numpy.random.default_rng(41))
+    for model, program in nested.items():
+        close(evaluate(kane.program(model, source="kanes_method"), values), evaluate(program, values), f"planar2 {model}")
+    assert isinstance(kane.kanes_method, KanesMethod)
+    with pytest.raises(AttributeError, match="no attribute 'kanes_methods'"):
+        kane.kanes_methods  # noqa: B018  (a misspelt name is not a lazy attribute)
+
+
+def test_cart_pendulum_kane_equals_newton_euler(monkeypatch):
+    """The cart with a 3-link pendulum (the benchmark's robot with 20): Kane's
+    models equal Newton-Euler's; the rail is horizontal (no gravity force on
+    the cart) and the cart carries every mass (A11 = total mass + rotor)."""
+    robot = cart_pendulum(3, monkeypatch)
+    assert robot.dof == 4 and [f.sigma for f in robot.frames] == [1, 0, 0, 0]
+    kane = KaneSystem(robot)
+    reference = reference_programs(robot)
+    values = state(robot, numpy.random.default_rng(43))
+    for model, program in reference.items():
+        close(evaluate(kane.program(model), values), evaluate(program, values), f"cart pendulum {model}")
+    assert evaluate(kane.program("gravity"), values)["Q1"] == 0
+    total = sum(values[f"M{j}"] for j in range(1, 5)) + values["IA1"]
+    assert evaluate(kane.program("mass_matrix"), values)["A11"] == pytest.approx(total, rel=1e-12)
+    assert "kanes_method" not in kane.__dict__
+
+
 def test_closed_loops_and_floating_bases_are_refused():
     with pytest.raises(KaneRobotError, match="closed loops"):
         KaneSystem(kr.load(kr.frames_path("sr400")))
