@@ -24,6 +24,7 @@ REQUIREMENTS = {
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,
+    "kane_vs_newton_euler.py": None,
     "numeric_engines.py": None,
     "friction_simulation.py": None,
 }
