@@ -15,9 +15,14 @@
   and the Christoffel C; A' - 2C is skew-symmetric (A' by finite differences).
 - The right-hand side terms a, b1..b4, c of the seed's kanesRHS.
 - The exposed objects are sympy.physics.mechanics objects.
+- A plain Kane derivation constructs no KanesMethod (the class made to raise,
+  the RX-90's models still equal Newton-Euler's); model.kanes_method builds it
+  on demand; the benchmark's cart pendulum (3 links) equals Newton-Euler.
 """
 
 import dataclasses
+import importlib.util
+from pathlib import Path
 
 import numpy
 import pytest
@@ -497,9 +502,6 @@ def test_exposed_objects_are_sympy_mechanics_objects():
 
 def cart_pendulum(n, monkeypatch):
     """The cart with an n-link pendulum of benchmarks/kane_vs_newton_euler.py (one generator for both)."""
-    from pathlib import Path
-    import importlib.util
-
     folder = Path(__file__).resolve().parents[1] / "benchmarks"
     monkeypatch.syspath_prepend(str(folder))  # the script imports its sibling needs.py
     spec = importlib.util.spec_from_file_location("benchmark_kane_vs_newton_euler", folder / "kane_vs_newton_euler.py")
