@@ -701,7 +701,8 @@ class KaneSystem:
 
         The stage is marked built before it runs, so that an attribute read
         before it is set raises AttributeError instead of building again;
-        a stage that fails is unmarked, and the next access runs it afresh.
+        a stage that fails is unmarked and what it had set dropped, so the
+        next access runs it afresh rather than reading half of it.
         """
         built = self._built
         try:
@@ -713,6 +714,9 @@ class KaneSystem:
                 self._built = 2
                 self._mechanics()
         except BaseException:
+            for name, level in _LAZY_ATTRIBUTES.items():
+                if level > built:
+                    self.__dict__.pop(name, None)
             self._built = built
             raise
 
