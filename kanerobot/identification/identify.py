@@ -71,7 +71,10 @@ METHODS = ("ls", "wls")
 FORMS = ("dynamic", "filtered", "energy")
 
 
-def _regressors(model, values, friction, rotor, backend):
+def as_regressors(model, values, friction, rotor, backend):
+    """``model`` as numeric :class:`~kanerobot.identification.numeric_regressor.Regressors`
+    (returned as is when it already is one), for :func:`identify` and the
+    excitation optimisation."""
     if isinstance(model, Regressors):
         return model
     return Regressors(model, values or {}, friction=friction, rotor=rotor, backend=backend)
@@ -145,7 +148,7 @@ def identify(model, data, values=None, method="ls", *, form="dynamic", cutoff=No
         raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
     if form not in FORMS:
         raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
-    regs = _regressors(model, values, friction, rotor, backend)
+    regs = as_regressors(model, values, friction, rotor, backend)
     data = as_recorded(data, regs.robot)
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)
