@@ -40,17 +40,17 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "kanerobot"
 PACKAGE = PACKAGE_ROOT.name
 
 
-def _module_name(path):
+def _module_name(path, root=PACKAGE_ROOT):
     """Dotted name of a source file of the package (``__init__.py`` names its package)."""
-    parts = list(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts)
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def _modules():
-    """Map dotted module name -> source path, for every module of the package."""
-    return {_module_name(path): path for path in sorted(PACKAGE_ROOT.rglob("*.py"))}
+def _modules(root=PACKAGE_ROOT):
+    """Map dotted module name -> source path, for every module of the package in folder ``root``."""
+    return {_module_name(path, root): path for path in sorted(root.rglob("*.py"))}
 
 
 def _is_private(name):
@@ -66,7 +66,7 @@ def _resolve_from(node, module, is_package):
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(module, path, modules):
+def _imports(module, path, modules, root=PACKAGE_ROOT):
     """Edges and private imports of one module.
 
     Returns
@@ -80,7 +80,7 @@ def _imports(module, path, modules):
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     is_package = path.name == "__init__.py"
-    where = path.relative_to(PACKAGE_ROOT.parent).as_posix()
+    where = path.relative_to(root.parent).as_posix()
     edges = {}
     private = []
     # local names bound to a kanerobot module, for the ``m._name`` check
@@ -118,8 +118,8 @@ def _imports(module, path, modules):
     return edges, private
 
 
-def import_graph():
-    """The import graph of the package.
+def import_graph(root=PACKAGE_ROOT):
+    """The import graph of the package in folder ``root`` (default: kanerobot).
 
     Returns
     -------
@@ -128,13 +128,13 @@ def import_graph():
     private : list of str
         Every private name imported across modules (see :func:`_imports`).
     """
-    modules = _modules()
+    modules = _modules(root)
     graph = {}
     private = []
     for module, path in modules.items():
-        graph[module], found = _imports(module, path, modules)
+        graph[module], found = _imports(module, path, modules, root)
         private.extend(found)
-    return graph, private
+    return graph, sorted(set(private))
 
 
 def find_cycles(graph):
@@ -236,16 +236,48 @@ def _describe(graph, component, chain):
     return f"{len(component)} modules in a cycle ({members}); e.g. {steps} -> {_module_path(chain[-1])}"
 
 
-def test_the_graph_sees_every_kind_of_import():
-    """The builder itself: relative, package, submodule and function-local imports are edges."""
+def test_the_graph_sees_every_kind_of_import(tmp_path):
+    """The builder on a hand-made package: relative, package, submodule, aliased and
+    function-local imports are edges; private names are caught both ways."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "from pkg.a import f\n",
+        "a.py": "import numpy\n\n\ndef f():\n    from pkg.sub import c\n    return c\n\n\ndef _g():\n    pass\n",
+        "b.py": "from pkg.a import _g\nfrom . import a\nimport pkg.sub.c as cc\n\n\ndef h():\n    from pkg import f\n    return a._g, cc._hidden, f, __name__\n",
+        "sub/__init__.py": "",
+        "sub/c.py": "from .. import b\nfrom ..a import __doc__\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    graph, private = import_graph(package)
+    assert {module: sorted(targets) for module, targets in graph.items()} == {
+        "pkg": ["pkg.a"],
+        "pkg.a": ["pkg.sub.c"],  # function-local; numpy is no node
+        "pkg.b": ["pkg", "pkg.a", "pkg.sub.c"],  # ``from pkg import f``: f is an attribute of pkg/__init__.py
+        "pkg.sub": [],
+        "pkg.sub.c": ["pkg.a", "pkg.b"],  # relative imports, ``..`` from pkg/sub/c.py
+    }
+    assert graph["pkg.b"]["pkg"] == 7  # the line of the import, for the failure message
+    assert private == [
+        "pkg/b.py:1: from pkg.a import _g",
+        "pkg/b.py:8: pkg.a._g",
+        "pkg/b.py:8: pkg.sub.c._hidden",
+    ]  # a dunder (__doc__, __name__) is not private
+    cycles = find_cycles(graph)
+    assert [component for component, _ in cycles] == [["pkg", "pkg.a", "pkg.b", "pkg.sub.c"]]
+    assert cycles[0][1] == ["pkg", "pkg.a", "pkg.sub.c", "pkg.b", "pkg"]
+
+
+def test_the_graph_of_kanerobot_has_its_known_edges():
+    """Spot checks on the real package: a module-level import, a package re-export,
+    ``from package import module`` (an edge to the module) and a function-local import."""
     graph, _ = import_graph()
-    # module level, absolute
     assert "kanerobot.errors" in graph["kanerobot.robot.io"]
-    # a package __init__ re-exporting from its modules
     assert "kanerobot.robot.description" in graph["kanerobot.robot"]
-    # ``from kanerobot.dynamics import model``: the submodule, not the package
-    assert all(target in _modules() for targets in graph.values() for target in targets)
-    # a third-party import is no node
+    assert "kanerobot.dynamics.lagrange" in graph["kanerobot.dynamics.floating_lagrange"]
+    assert "kanerobot.dynamics" not in graph["kanerobot.dynamics.floating_lagrange"]
+    assert "kanerobot.dynamics.kane" in graph["kanerobot.dynamics.dynamic_model"]  # imported inside kane_system
     assert not any(target.split(".")[0] != PACKAGE for targets in graph.values() for target in targets)
 
 

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import sympy
 
+from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -106,8 +107,6 @@ class DynamicModel:
                 f"A^-1 (Gamma - H); use method='newton-euler' for the recursive direct dynamic model"
             )
         if self.method == "lagrange":
-            from kanerobot.dynamics import lagrange
-
             if name == "coriolis_matrix":
                 return lagrange.coriolis_matrix(self.robot, self.program("mass_matrix"))
             return {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.robot)
@@ -121,6 +120,8 @@ class DynamicModel:
         if self.method != "kane":
             raise KaneRobotError(f"this model was derived by {self.method}: use kr.derive(robot, method='kane')")
         if not hasattr(self, "_kane"):
+            # imported on first use: kane loads sympy.physics.mechanics, which `import kanerobot`
+            # should not pay for (no import cycle: kane imports nothing of this module)
             from kanerobot.dynamics.kane import KaneSystem
 
             self._kane = KaneSystem(self.robot)
@@ -144,8 +145,6 @@ class DynamicModel:
         return self.kane_system.frames
 
     def _newton_euler(self, name):
-        from kanerobot.dynamics import composite, coriolis, direct, newton_euler
-
         if name == "inverse_dynamics":
             return newton_euler.inverse_dynamics(self.robot)
         if name == "h":

@@ -153,6 +153,7 @@ import collections
 import numpy as np
 import sympy
 
+from kanerobot.dynamics import composite, coriolis, lagrange, newton_euler
 from kanerobot.dynamics.common import (
     assign_symmetric,
     check_structure,
@@ -837,19 +838,16 @@ class FlexibleModel:
         if name == "direct_dynamics":
             return direct_dynamics(self.robot, rotor=self.rotor)
         if self.method == "lagrange":
-            from kanerobot.dynamics import lagrange
-
             if name == "coriolis_matrix":
                 return lagrange.coriolis_matrix(self.tree, self.program("mass_matrix"))
             return {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.tree)
         if self.method == "kane":
             if self._kane is None:
+                # imported on first use: kane loads sympy.physics.mechanics (no import cycle)
                 from kanerobot.dynamics.kane import KaneSystem
 
                 self._kane = KaneSystem(self.tree)
             return self._kane.program(name)
-        from kanerobot.dynamics import composite, coriolis, newton_euler
-
         if name == "mass_matrix":
             return composite.mass_matrix(self.tree)
         if name == "coriolis_matrix":

@@ -71,6 +71,7 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
+from kanerobot.dynamics import floating_coriolis, floating_lagrange
 from kanerobot.dynamics.common import (
     angle_labels,
     assign_symmetric,
@@ -1159,14 +1160,10 @@ class FloatingBaseModel(DynamicModel):
         if self.method == "kane":
             return self.kane_system.program(name, source="kanes_method")
         if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
-            from kanerobot.dynamics.floating_coriolis import coriolis_matrix
-
-            return coriolis_matrix(self.robot, self.program("mass_matrix"))
+            return floating_coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         if self.method == "lagrange":
-            from kanerobot.dynamics import floating_lagrange as lagrange
-
-            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
-                        "h": lagrange.nonlinear_effects, "gravity": lagrange.gravity_forces}
+            builders = {"inverse_dynamics": floating_lagrange.inverse_dynamics, "mass_matrix": floating_lagrange.mass_matrix,
+                        "h": floating_lagrange.nonlinear_effects, "gravity": floating_lagrange.gravity_forces}
         else:
             builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
                         "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,

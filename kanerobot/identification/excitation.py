@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from kanerobot.control import Trajectory
 from kanerobot.errors import KaneRobotError
+from kanerobot.identification.identify import as_regressors
 
 __all__ = ["ExcitationResult", "FourierTrajectory", "fourier_excitation"]
 
@@ -198,8 +199,6 @@ def fourier_excitation(model, values=None, *, harmonics=4, frequency=0.2, sample
     (True, True)
     """
     from scipy.optimize import minimize
-
-    from kanerobot.identification.identify import as_regressors
 
     regs = as_regressors(model, values, friction, rotor, backend)
     n, L = regs.n, int(harmonics)

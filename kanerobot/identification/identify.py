@@ -60,7 +60,9 @@ Examples
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.identification import filtering
 from kanerobot.identification.data import as_recorded
+from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
 
 __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
@@ -141,9 +143,6 @@ def identify(model, data, values=None, method="ls", *, form="dynamic", cutoff=No
         parameters, missing geometric values, a base set that does not
         match the regressor's parameters.
     """
-    from kanerobot.identification import filtering
-    from kanerobot.identification.energy_model import energy_model
-
     if method not in METHODS:
         raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
     if form not in FORMS:

@@ -35,7 +35,9 @@ G qdd_a + g)`` (SYMORO+ 5.2), computed like
 import numpy as np
 import sympy
 
+from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, equivalent_tree, loop_kinematics
 from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement
+from kanerobot.dynamics.constrained import label_name, splice
 from kanerobot.dynamics.dynamic_model import as_states, parameters_without_state
 from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar
 from kanerobot.errors import ParameterError
@@ -163,8 +165,6 @@ class IdentificationModel:
         self.closed = bool(robot.loops)
         tree = robot
         if self.closed:
-            from kanerobot.dynamics.closed_loop import equivalent_tree
-
             tree = equivalent_tree(robot)
         check_structure(tree, "the dynamic identification model", flexible=False)
         self.parameters, self._symbols, self._owners = _standard_parameters(tree, friction, rotor)
@@ -469,9 +469,6 @@ def _closed_loop_regressor(robot, tree_program, tree_entries, parameters):
     """``D_a = G^T D_tree`` as one program: the loop kinematics of
     :func:`kanerobot.dynamics.closed_loop.loop_kinematics`, the tree's
     regressor spliced in, each column projected as ``GAM_a = GT_a + W^T GT_p``."""
-    from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, loop_kinematics
-    from kanerobot.dynamics.constrained import label_name, splice
-
     model = ClosedLoopModel(robot, "newton-euler")
     c = model.constraints
     labels = list(robot.joint_labels)
