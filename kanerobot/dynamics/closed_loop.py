@@ -56,10 +56,10 @@ import sympy
 from kanerobot.dynamics.constrained import (
     ConstrainedDynamics,
     ConstrainedModel,
-    label_name,
-    splice,
     batched_function,
+    label_name,
     project_outputs,
+    splice,
 )
 from kanerobot.errors import KaneRobotError
 

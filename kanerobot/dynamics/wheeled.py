@@ -106,15 +106,15 @@ from functools import lru_cache
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.dynamic_model import METHODS
 from kanerobot.dynamics.constrained import (
     ConstrainedDynamics,
     ConstrainedModel,
-    label_name,
-    splice,
     batched_function,
+    label_name,
     project_outputs,
+    splice,
 )
+from kanerobot.dynamics.dynamic_model import METHODS
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
