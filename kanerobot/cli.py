@@ -481,9 +481,9 @@ def state_layout(model):
 
 def _controlled_positions(fn, q):
     """The coordinates a controller on ``fn`` tracks, at the configuration ``q``."""
-    from kanerobot.control import _View
+    from kanerobot.control import ControlView
 
-    return _View(fn).positions(q)
+    return ControlView(fn).positions(q)
 
 
 def _values_text(values, title):

@@ -379,15 +379,19 @@ def sinusoid(q0, amplitude, frequency, phase=0.0, t_span=None):
 
 
 # --------------------------------------------------------------- the models
-class _View:
+class ControlView:
     """A numeric model seen by a controller: the controlled coordinates, their
-    inertia and bias forces (see the module's table)."""
+    inertia and bias forces (see the module's table).
+
+    Shared with :mod:`kanerobot.simulation` (closed-loop runs) and the CLI
+    (positions of a state); ``fn`` is any structure's numeric model.
+    """
 
     def __init__(self, fn):
         from kanerobot.dynamics import energy
 
         self.fn = fn
-        s = energy._structure(fn)
+        s = energy.energy_structure(fn)
         self.kind = s.kind
         self.nq, self.nv, self.n = s.nq, s.nv, s.ntau
         if self.kind in ("closed loop", "wheeled", "constrained"):
@@ -490,7 +494,7 @@ def controlled_coordinates(fn):
     >>> controlled_coordinates(model.numeric(values, backend="numpy"))
     ['qr1', 'qr2']
     """
-    return list(_View(fn).labels)
+    return list(ControlView(fn).labels)
 
 
 def _gain(value, n, what):
@@ -504,7 +508,13 @@ def _gain(value, n, what):
     raise KaneRobotError(f"{what} must be a number, {n} values or an {n}x{n} matrix; got shape {K.shape}")
 
 
-def _trajectory(target, n, what):
+def as_trajectory(target, n, what):
+    """``target`` as a :class:`Trajectory` of ``n`` coordinates.
+
+    ``target`` is a :class:`Trajectory`, a function of time (positions; the
+    derivatives by :class:`Trajectory`) or a constant set point of ``n``
+    values; ``what`` names it in the error raised when the sizes differ.
+    """
     if isinstance(target, Trajectory):
         if target.n != n:
             raise KaneRobotError(f"{what} has {target.n} coordinates; the controller tracks {n}")
@@ -535,8 +545,8 @@ class Controller:
 
     def __init__(self, model, trajectory):
         self.model = model
-        self.view = _View(model)
-        self.trajectory = _trajectory(trajectory, self.view.n, "the trajectory")
+        self.view = ControlView(model)
+        self.trajectory = as_trajectory(trajectory, self.view.n, "the trajectory")
         self.coordinates = list(self.view.labels)
 
     def __call__(self, t, q, qd):
@@ -689,7 +699,7 @@ def _set_columns(q_eq, columns, p):
 
 
 def _balance_view(fn, what):
-    view = _View(fn)
+    view = ControlView(fn)
     if view.kind not in ("fixed", "wheeled", "constrained"):
         raise KaneRobotError(
             f"{what} needs a rigid model whose state is its coordinates and their rates (fixed base or wheeled "
@@ -925,7 +935,7 @@ class BalanceLQR(Controller):
     """
 
     def __init__(self, model, q_eq, A, B, K, S, Q, R, u_eq, actuation, motors, pitch):
-        view = _View(model)
+        view = ControlView(model)
         super().__init__(model, view.positions(q_eq))
         self.q_eq = np.asarray(q_eq, dtype=float)
         self.A, self.B, self.K, self.S, self.Q, self.R = A, B, K, S, Q, R

@@ -422,7 +422,7 @@ def _bind(robot, exprs, values, variables):
     return mapping
 
 
-def _check_count(values, labels, what, kind="joints"):
+def check_count(values, labels, what, kind="joints"):
     """A KaneRobotError unless ``values`` has one entry per label of ``labels``."""
     if len(values) != len(labels):
         raise KaneRobotError(f"{what} needs {len(labels)} values ({kind} {', '.join(labels)}), got {len(values)}")
@@ -492,7 +492,7 @@ def numeric_function(robot, expr, values, variables=("q",)):
             raise KaneRobotError(f"expected {len(groups)} vector(s) ({', '.join(variables)}), got {len(args)}")
         vectors = [numpy.asarray(a, dtype=float).reshape(-1) for a in args]
         for name, v in zip(variables, vectors):
-            _check_count(v, robot.joint_labels, name)
+            check_count(v, robot.joint_labels, name)
         return numpy.array(compiled(*vectors), dtype=float).reshape(shape)
 
     return function
@@ -540,7 +540,7 @@ def _joint_vector(robot, given, labels, what):
             raise KaneRobotError(f"{what}: {', '.join(unknown)} are not joints of {robot.name}")
         return out
     given = numpy.asarray(given, dtype=float).reshape(-1)
-    _check_count(given, labels, what)
+    check_count(given, labels, what)
     return dict(zip(labels, given.tolist()))
 
 
@@ -615,7 +615,7 @@ def loop_solver(robot, values, known=()):
             x0 = numpy.array([g.get(label, 0.0) for label in unknown])
         else:
             x0 = numpy.asarray(guess, dtype=float).reshape(-1)
-            _check_count(x0, unknown, "guess", "passive joints")
+            check_count(x0, unknown, "guess", "passive joints")
 
         def full(x):
             out = q.copy()

@@ -24,7 +24,7 @@ import numpy
 import sympy
 
 from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.geometry import _check_count, numeric_function, position, rotation
+from kanerobot.geometry import check_count, numeric_function, position, rotation
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
 
@@ -58,7 +58,7 @@ def _joint_values(robot, given, default, what):
     if given is None:
         return dict(zip(robot.joint_labels, default))
     values = list(given)
-    _check_count(values, robot.joint_labels, what)
+    check_count(values, robot.joint_labels, what)
     return {label: sympy.sympify(v) for label, v in zip(robot.joint_labels, values)}
 
 

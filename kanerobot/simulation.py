@@ -349,7 +349,7 @@ class _Plant:
         from kanerobot.dynamics import energy
 
         self.fn = fn
-        self.energy = energy._structure(fn)
+        self.energy = energy.energy_structure(fn)
         self.FV, self.FS = self.energy.FV, self.energy.FS
         self.fast = None
         self.coulomb = None  # a _Coulomb when simulate applies the Coulomb law (not the model's)
@@ -1953,10 +1953,10 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
             raise KaneRobotError(f"the controller factory {name} returned {ctrl!r}, not a controller(t, q, qd)")
     else:
         raise KaneRobotError(f"controller must be a name, a Controller or a factory, got {controller!r}")
-    trajectory = getattr(ctrl, "trajectory", None) or (control._trajectory(trajectory, control._View(fc).n, "the trajectory") if trajectory is not None else None)
+    trajectory = getattr(ctrl, "trajectory", None) or (control.as_trajectory(trajectory, control.ControlView(fc).n, "the trajectory") if trajectory is not None else None)
     if trajectory is None:
         raise KaneRobotError("cross_validate needs the trajectory the controller tracks (to measure the tracking error)")
-    cview, pview = control._View(fc), control._View(fp)
+    cview, pview = control.ControlView(fc), control.ControlView(fp)
     function, columns, compared = _observer(pview, cview, observe)
     if t_span is None:
         if trajectory.t_span is None:

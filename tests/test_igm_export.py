@@ -28,7 +28,7 @@ def rx90():
 
 def _same_set(a, b):
     revolute = numpy.ones(6, dtype=bool)
-    return len(a) == len(b) and all(any(num._distance(numpy.array(x), y, revolute) < 1e-9 for y in b) for x in a)
+    return len(a) == len(b) and all(any(num.joint_distance(numpy.array(x), y, revolute) < 1e-9 for y in b) for x in a)
 
 
 def test_python_export_matches(rx90):
@@ -114,7 +114,7 @@ def test_export_prismatic_and_closed_loop(name, tmp_path):
 
     def same(found):
         return len(found) == len(reference) and all(
-            any(num._distance(numpy.array(a), b, revolute) < 1e-8 for b in reference) for a in found)
+            any(num.joint_distance(numpy.array(a), b, revolute) < 1e-8 for b in reference) for a in found)
 
     assert len(reference) >= 2 and same(sols)
     if shutil.which("gcc") is None:

@@ -40,10 +40,10 @@ def _check(seed, starts):
     assert len(sols) <= 16 and len(sols) % 2 == 0  # real roots of a real polynomial come in pairs here
     for s in sols:
         assert num.pose_distance(solver.model.pose(s), T) <= 1e-10
-    assert any(num._distance(num.wrap(q, REVOLUTE), s, REVOLUTE) < 1e-7 for s in sols)
+    assert any(num.joint_distance(num.wrap(q, REVOLUTE), s, REVOLUTE) < 1e-7 for s in sols)
     numeric = inverse_geometric(robot, T, {}, method="numeric", starts=starts, rng=rng)
     for s in numeric:
-        assert any(num._distance(s, g, REVOLUTE) < 1e-6 for g in sols), "DLS found a solution the general method missed"
+        assert any(num.joint_distance(s, g, REVOLUTE) < 1e-6 for g in sols), "DLS found a solution the general method missed"
     return len(sols), len(numeric)
 
 
@@ -92,9 +92,9 @@ def test_ur_like_special_geometry_goes_to_paul():
     sols = inverse_geometric(robot, T, {})
     assert sols.method == "paul" and len(sols) == 8
     assert all(num.pose_distance(model.pose(s), T) <= 1e-10 for s in sols)
-    assert any(num._distance(num.wrap(q, REVOLUTE), s, REVOLUTE) < 1e-7 for s in sols)
+    assert any(num.joint_distance(num.wrap(q, REVOLUTE), s, REVOLUTE) < 1e-7 for s in sols)
     for s in num.numeric_inverse(model, T, starts=30, rng=rng):
-        assert any(num._distance(s, g, REVOLUTE) < 1e-6 for g in sols)
+        assert any(num.joint_distance(s, g, REVOLUTE) < 1e-6 for g in sols)
 
 
 def test_twelve_real_solutions_all_found():
@@ -110,7 +110,7 @@ def test_twelve_real_solutions_all_found():
     assert max(num.pose_distance(solver.model.pose(s), T) for s in sols) <= 1e-10
     numeric = num.numeric_inverse(solver.model, T, starts=500, rng=numpy.random.default_rng(0))
     assert len(numeric) == 12
-    assert all(any(num._distance(x, s, REVOLUTE) < 1e-6 for s in sols) for x in numeric)
+    assert all(any(num.joint_distance(x, s, REVOLUTE) < 1e-6 for s in sols) for x in numeric)
 
 
 def test_general_method_says_it_does_not_apply_to_a_spherical_wrist():

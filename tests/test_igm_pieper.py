@@ -92,7 +92,7 @@ class Case:
 
     def found(self, q, sols):
         q = num.wrap(q, self.revolute)
-        return any(num._distance(q, s, self.revolute) < 1e-7 for s in sols)
+        return any(num.joint_distance(q, s, self.revolute) < 1e-7 for s in sols)
 
 
 def round_trip(case, poses):
@@ -179,7 +179,7 @@ def dls_agreement(case, poses, starts):
         sols = case.solve(T)
         dls = num.numeric_inverse(case.model, T, starts=starts, rng=numpy.random.default_rng(0))
         assert len(dls) == len(sols)
-        assert all(any(num._distance(s, d, case.revolute) < 1e-6 for d in dls) for s in sols)
+        assert all(any(num.joint_distance(s, d, case.revolute) < 1e-6 for d in dls) for s in sols)
 
 
 @pytest.mark.parametrize("name", ["mid234", pytest.param("mid345", marks=pytest.mark.slow)])
@@ -238,7 +238,7 @@ def test_general_geometry_falls_back_to_the_general_method(robots):
     sols = inverse_geometric(robot, T, case_values)
     assert sols.method == "general"
     assert all(num.pose_distance(model.pose(s), T) <= 1e-10 for s in sols)
-    assert any(num._distance(num.wrap(q, revolute), s, revolute) < 1e-7 for s in sols)
+    assert any(num.joint_distance(num.wrap(q, revolute), s, revolute) < 1e-7 for s in sols)
 
 
 def test_exported_python_gives_the_same_solutions(robots):

@@ -13,6 +13,10 @@ the direct model) and its parameters:
 - :mod:`~kanerobot.dynamics.coriolis`: Coriolis matrix in Christoffel form;
 - :mod:`~kanerobot.dynamics.direct`: recursive direct dynamic model (outputs
   ``QDP<label>``);
-- :mod:`~kanerobot.dynamics.model`: :func:`derive`, which gathers them, and the
-  numeric functions built from generated code.
+- :mod:`~kanerobot.dynamics.model`: :func:`derive`, which gathers them and
+  chooses the model of the robot's structure (its ``STRUCTURES`` table);
+- :mod:`~kanerobot.dynamics.dynamic_model`: the model class every structure
+  shares and the numeric functions built from generated code;
+- :mod:`~kanerobot.dynamics.free_flyer`: the floating base's symbols and
+  checks, shared by the floating-base engines.
 """

@@ -56,10 +56,10 @@ import sympy
 from kanerobot.dynamics.constrained import (
     ConstrainedDynamics,
     ConstrainedModel,
-    _label_name,
-    _splice,
     batched_function,
+    label_name,
     project_outputs,
+    splice,
 )
 from kanerobot.errors import KaneRobotError
 
@@ -224,7 +224,7 @@ def closed_loop_program(model, name):
     if name == "h":
         for a in active:
             mapping[QDP[a]] = sympy.S.Zero
-    outputs = _splice(target, tree, mapping)
+    outputs = splice(target, tree, mapping)
     project_outputs(target, name, outputs, labels, active, passive, W)
     target.prune()
     return target
@@ -284,7 +284,7 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
     Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
-    W = target.assign_matrix(lambda i, j: _label_name("W", passive[i - 1], active[j - 1]), -WPI * Wa)
+    W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1], active[j - 1]), -WPI * Wa)
     mapping = {}
     if not rates:
         return W, mapping

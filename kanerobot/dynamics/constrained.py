@@ -30,7 +30,7 @@ geometry, the energies).
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.model import DynamicModel, as_states, bound_values
+from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 
 __all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
@@ -83,14 +83,14 @@ def batched_function(exprs, groups, values):
     return function
 
 
-def _label_name(prefix, *labels):
+def label_name(prefix, *labels):
     """``W31`` for single-character labels, ``W3_1`` otherwise."""
     if all(len(label) == 1 for label in labels):
         return prefix + "".join(labels)
     return prefix + "_".join(labels)
 
 
-def _splice(target, program, mapping):
+def splice(target, program, mapping):
     """Copy ``program``'s assignments into ``target`` (renamed where taken,
     ``mapping`` updated); return its outputs in ``target``'s symbols."""
     for sym, expr in program.assignments():
@@ -119,7 +119,7 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X):
         for i in range(n):
             for j in range(i, n):
                 key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                AT[i, j] = AT[j, i] = target.assign(_label_name("AT", labels[i], labels[j]), outputs.get(key, 0))
+                AT[i, j] = AT[j, i] = target.assign(label_name("AT", labels[i], labels[j]), outputs.get(key, 0))
         G = sympy.zeros(n, m)
         for col, a in enumerate(independent):
             G[labels.index(a), col] = 1
@@ -132,7 +132,7 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X):
                 target.set_output(names[i][j], A[i, j])
         return
     prefix = "Q" if name == "gravity" else "GAM"
-    T = {label: target.assign(_label_name(prefix[0] + "T", label), outputs.get(f"{prefix}{label}", 0)) for label in labels}
+    T = {label: target.assign(label_name(prefix[0] + "T", label), outputs.get(f"{prefix}{label}", 0)) for label in labels}
     for col, a in enumerate(independent):
         target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 

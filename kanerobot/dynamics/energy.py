@@ -101,7 +101,7 @@ def kinetic_energy(fn, q, qd):
     >>> float(kinetic_energy(fn, [0.3, 0.0], [2.0, 0.0]))
     1.0
     """
-    s = _structure(fn)
+    s = energy_structure(fn)
     (q, single), (qd, _) = s.configuration(q), s.velocity(qd)
     A = np.asarray(fn.mass_matrix(q), dtype=float).reshape(len(q), qd.shape[1], qd.shape[1])
     T = 0.5 * np.einsum("ni,nij,nj->n", qd, A, qd)
@@ -142,7 +142,7 @@ def gravity_energy(fn, q, values=None):
     >>> round(float(gravity_energy(fn, [0.0, 0.0])), 12)
     4.905
     """
-    s = _structure(fn, values)
+    s = energy_structure(fn, values)
     q, single = s.configuration(q)
     moments, _ = s.bodies.first_moments(*s.placement(q))
     U = -sum(moment @ s.gravity for moment in moments.values()) if moments else np.zeros(len(q))
@@ -173,7 +173,7 @@ def elastic_energy(fn, q):
     >>> float(elastic_energy(fn, [0.0, 0.1]))          # 1/2 K1 0.1^2
     0.5
     """
-    s = _structure(fn)
+    s = energy_structure(fn)
     q, single = s.configuration(q)
     if s.kind != "flexible" or not fn.nf:
         return _out(np.zeros(len(q)), single)
@@ -256,7 +256,7 @@ def friction_torques(fn, q, qd):
     >>> torques.tolist()
     [1.1, 0.0]
     """
-    s = _structure(fn)
+    s = energy_structure(fn)
     (q, single), (qd, _) = s.configuration(q), s.velocity(qd)
     rates = s.friction_rates(q, qd)
     torques = s.FV * rates + s.FS * np.sign(rates) + 0.0  # no -0.0
@@ -295,7 +295,7 @@ def power(fn, q, qd, tau):
     >>> float(power(fn, [0.0, 0.0], [2.0, 0.0], [3.0, 1.0]))   # 3*2 - 0.5*2*2
     4.0
     """
-    s = _structure(fn)
+    s = energy_structure(fn)
     (q, single), (qd, _) = s.configuration(q), s.velocity(qd)
     tau, _ = _states(tau, s.ntau, "tau", s.tau_layout)
     rates = s.friction_rates(q, qd)
@@ -331,7 +331,7 @@ def centres_of_mass(fn, q, values=None):
     >>> centres_of_mass(fn, [0.0, 0.0])["2"].tolist()
     [1.5, 0.0, 0.0]
     """
-    s = _structure(fn, values)
+    s = energy_structure(fn, values)
     q, single = s.configuration(q)
     moments, masses = s.bodies.first_moments(*s.placement(q))
     return {label: _out(moment / masses[label], single) for label, moment in moments.items() if masses[label] > 0}
@@ -518,7 +518,13 @@ class _Structure:
         return qd
 
 
-def _structure(fn, values=None):
+def energy_structure(fn, values=None):
+    """What the energy functions and the controllers need to know of a numeric model ``fn``.
+
+    The structure (kind, sizes nq, nv, ntau, ...) of any structure's
+    numeric model, built once per ``fn`` and cached (rebuilt when ``values``
+    rebind the parameters).
+    """
     if values:
         return _Structure(fn, values)
     try:

@@ -153,6 +153,7 @@ import collections
 import numpy as np
 import sympy
 
+from kanerobot.dynamics import composite, coriolis, lagrange, newton_euler
 from kanerobot.dynamics.common import (
     assign_symmetric,
     check_structure,
@@ -168,7 +169,14 @@ from kanerobot.dynamics.direct import (
     second_forward_recursion,
     spatial_inertia,
 )
-from kanerobot.dynamics.model import argument_groups, bound_values, parameters_without_state, select_backend
+from kanerobot.dynamics.dynamic_model import (
+    argument_groups,
+    as_states,
+    bound_values,
+    matrix_grid,
+    parameters_without_state,
+    select_backend,
+)
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
     BASE,
@@ -830,19 +838,16 @@ class FlexibleModel:
         if name == "direct_dynamics":
             return direct_dynamics(self.robot, rotor=self.rotor)
         if self.method == "lagrange":
-            from kanerobot.dynamics import lagrange
-
             if name == "coriolis_matrix":
                 return lagrange.coriolis_matrix(self.tree, self.program("mass_matrix"))
             return {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.tree)
         if self.method == "kane":
             if self._kane is None:
+                # imported on first use: kane loads sympy.physics.mechanics (no import cycle)
                 from kanerobot.dynamics.kane import KaneSystem
 
                 self._kane = KaneSystem(self.tree)
             return self._kane.program(name)
-        from kanerobot.dynamics import composite, coriolis, newton_euler
-
         if name == "mass_matrix":
             return composite.mass_matrix(self.tree)
         if name == "coriolis_matrix":
@@ -951,12 +956,8 @@ class FlexibleModel:
             program = self.program(name)
             args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
             outputs = None
-            if name == "mass_matrix":
-                outputs = _matrix_grid(program, self.n + self.nf)
-            elif name == "coriolis_matrix":
-                from kanerobot.dynamics.model import _matrix_grid as full_grid
-
-                outputs = full_grid(program, self.n + self.nf, name, False)
+            if name in ("mass_matrix", "coriolis_matrix"):
+                outputs = matrix_grid(program, self.n + self.nf, name, name == "mass_matrix")
             self._compiled[name] = compile_program(
                 program, f"kr_flexible_{name}", args, outputs=outputs, constant=("p",),
                 doc=f"{MODELS[name]}, robot {self.robot.name}, {self.method}, rotor {self.rotor}",
@@ -964,27 +965,8 @@ class FlexibleModel:
         return self._compiled[name]
 
 
-def _matrix_grid(program, m):
-    """Nested list placing an inertia-matrix program's outputs (``A<r><c>``,
-    r <= c) in an (m, m) matrix: None mirrors, 0 is an absent entry."""
-    names = matrix_entry_names("A", (m, m))
-    position = {names[r][c]: (r, c) for r in range(m) for c in range(m)}
-    grid = [[0] * m for _ in range(m)]
-    placed = set()
-    for output in program.outputs:
-        r, c = position[output]
-        grid[r][c] = output
-        placed.add((r, c))
-    for r, c in list(placed):
-        if (c, r) not in placed:
-            grid[c][r] = None
-    return grid
-
-
 def _states(*arguments, check=True):
     """Each ``(x, k, what)`` as an (N, k) array, and whether all were one state (1-D)."""
-    from kanerobot.dynamics.model import as_states  # the check every structure shares
-
     arrays, single = [], True
     for x, k, what in arguments:
         array, one = as_states(x, k, what, check=check)

@@ -71,6 +71,7 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
+from kanerobot.dynamics import floating_coriolis, floating_lagrange
 from kanerobot.dynamics.common import (
     angle_labels,
     assign_symmetric,
@@ -94,7 +95,27 @@ from kanerobot.dynamics.direct import (
     velocity_bias,
 )
 from kanerobot.dynamics.newton_euler import u_matrix
-from kanerobot.dynamics.model import MATRIX_MODELS, DynamicModel, NumericDynamics, _matrix_grid, as_states, finite_values, name_prefix
+from kanerobot.dynamics.dynamic_model import (
+    MATRIX_MODELS,
+    DynamicModel,
+    NumericDynamics,
+    as_states,
+    finite_values,
+    matrix_grid,
+    name_prefix,
+)
+from kanerobot.dynamics.free_flyer import (
+    BASE_ACCELERATION,
+    BASE_FORCE_NAMES,
+    BASE_VELOCITY,
+    QUATERNION,
+    RIGID_INERTIAL_NAMES,
+    base_program_inputs,
+    check_floating,
+    check_masses,
+    gravity_in_base,
+    parameter_names,
+)
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -121,116 +142,6 @@ __all__ = [
     "quaternion_to_rotation",
     "rotation_to_quaternion",
 ]
-
-#: Orientation of the base, the unit quaternion of wR_0, pinocchio's order (x y z w).
-QUATERNION = tuple(sympy.symbols("QX0 QY0 QZ0 QW0"))
-#: Base speeds: velocity of O_0 and angular velocity of link 0, in frame 0.
-BASE_VELOCITY = tuple(sympy.symbols("VX0 VY0 VZ0 WX0 WY0 WZ0"))
-#: Time derivatives of the base speeds.
-BASE_ACCELERATION = tuple(sympy.symbols("DVX0 DVY0 DVZ0 DWX0 DWY0 DWZ0"))
-#: Suffixes of the six base entries of a generalized-force program's outputs
-#: (``GAMFX0 .. GAMCZ0``): force then moment about O_0, in frame 0.
-BASE_FORCE_NAMES = ("FX0", "FY0", "FZ0", "CX0", "CY0", "CZ0")
-
-_INERTIA = tuple(name for name in INERTIAL_NAMES if name != "IA")  # XX .. M
-
-
-# ------------------------------------------------------------------ checks
-def check_masses(robot, values=None):
-    """Raise unless the floating base and the whole robot have a positive mass.
-
-    A floating base of zero mass makes the inertia matrix singular (a base
-    motion that the first joint undoes moves no mass), and a robot of zero
-    total mass has no base acceleration at all.
-
-    Parameters
-    ----------
-    robot : Robot
-    values : mapping, optional
-        ``{name: float}``: masses that are symbols are checked with these
-        values; without it, only masses that are numbers in ``robot``.
-
-    Raises
-    ------
-    KaneRobotError
-        Naming the robot, the link and what to change.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> robot = kr.load(kr.frames_path("satellite"))
-    >>> check_masses(robot)
-    >>> check_masses(robot, {"M0": 0.0, "M1": 1.0, "M2": 1.0, "M3": 1.0})
-    Traceback (most recent call last):
-      ...
-    kanerobot.errors.KaneRobotError: robot satellite: the floating base (link 0) has mass M0 = 0; a floating base needs a positive mass and inertia: give M0 > 0 (M of link 0 in the robot file, or its value)
-    """
-    symbols = {sympy.Symbol(str(k)): v for k, v in (values or {}).items()}
-    masses = {}
-    for label in robot.links:
-        expr = sympy.sympify(robot.dynamics[label]["M"])
-        value = sympy.sympify(expr.xreplace(symbols))
-        if value.is_number:
-            masses[label] = (expr, float(value))
-    for label, (expr, value) in masses.items():
-        mass = f"{expr} = {value:g}" if isinstance(expr, sympy.Symbol) else f"{value:g}"
-        if label == BASE and value <= 0:
-            name = expr if isinstance(expr, sympy.Symbol) else "M of link 0"
-            raise KaneRobotError(
-                f"robot {robot.name}: the floating base (link 0) has mass {mass}; a floating base needs a "
-                f"positive mass and inertia: give {name} > 0 (M of link 0 in the robot file, or its value)"
-            )
-        if value < 0:
-            raise KaneRobotError(f"robot {robot.name}: link {label} has a negative mass {mass}: masses must be >= 0")
-    if len(masses) == len(robot.links):
-        total = sum(value for _, value in masses.values())
-        if total <= 0:
-            raise KaneRobotError(
-                f"robot {robot.name}: the total mass is {total:g}; a floating robot needs a positive mass: give its links positive M"
-            )
-
-
-def _check_floating(robot, what):
-    """Raise unless ``robot`` is a floating tree these algorithms handle."""
-    if not robot.floating:
-        raise KaneRobotError(
-            f"{what} of {robot.name}: {robot.name} has no floating base (is_floating = 0); use kanerobot.derive for a fixed base"
-        )
-    if robot.loops:
-        raise KaneRobotError(f"{what} of {robot.name}: a floating base with closed loops is not implemented yet")
-    if robot.wheeled:
-        raise KaneRobotError(f"{what} of {robot.name}: a floating base cannot also be a wheeled base")
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
-    if flexible:
-        raise KaneRobotError(
-            f"{what} of {robot.name}: flexible joints ({', '.join(flexible)}) on a floating base are not implemented yet"
-        )
-    if BASE not in robot.links:
-        raise KaneRobotError(f"{what} of {robot.name}: the floating base must carry link 0 (give its dynamic parameters)")
-    check_masses(robot)
-
-
-def _inputs(robot, state, names, gravity):
-    """State symbols in order, then the parameters (geometry, the links'
-    ``names``, gravity) sorted by name; the base motion is the state."""
-    return program_inputs(robot, state, names, base=("G",) if gravity else False)
-
-
-def _names(rotor, friction, wrench):
-    return _INERTIA + (("IA",) if rotor else ()) + (("FV", "FS") if friction else ()) + (WRENCH_NAMES if wrench else ())
-
-
-def _gravity_in_base(program, robot):
-    """``0g = 0R_w wg``: gravity in frame 0, from the unit quaternion (u, w).
-
-    ``t = 2 (wg x u)``, ``0g = wg + w t + t x u`` (the rotation by the
-    conjugate quaternion); names ``GT{r}`` and ``G0{r}``.
-    """
-    G = sympy.Matrix(robot.base.G)
-    u, w = sympy.Matrix(QUATERNION[:3]), QUATERNION[3]
-    t = program.assign_matrix("GT{i}", 2 * G.cross(u))
-    return program.assign_matrix("G0{i}", G + w * t + t.cross(u))
-
 
 def _vec(program, name, j, v):
     """Assign the components of a 3x1 vector as ``name<row><j>``."""
@@ -350,13 +261,13 @@ def gravity_forces(robot, *, trig=True):
 
 
 def _generalized_forces(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
-    _check_floating(robot, what)
+    check_floating(robot, what)
     state = [robot.q, QUATERNION]
     if qd:
         state += [robot.qd, BASE_VELOCITY]
     if qdd:
         state += [robot.qdd, BASE_ACCELERATION]
-    program = Program(inputs=_inputs(robot, state, _names(rotor, friction, wrench), gravity), trig=trig)
+    program = Program(inputs=base_program_inputs(robot, state, parameter_names(rotor, friction, wrench), gravity), trig=trig)
 
     def vec(name, j, v):
         return _vec(program, name, j, v)
@@ -367,7 +278,7 @@ def _generalized_forces(robot, what, output, qd, qdd, gravity, friction, rotor, 
     zero = sympy.zeros(3, 1)
     v0, w0 = (sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])) if qd else (zero, zero)
     dv0, dw0 = (sympy.Matrix(BASE_ACCELERATION[:3]), sympy.Matrix(BASE_ACCELERATION[3:])) if qdd else (zero, zero)
-    g0 = _gravity_in_base(program, robot) if gravity else zero
+    g0 = gravity_in_base(program, robot) if gravity else zero
     QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
     QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
     labels = angle_labels(robot)
@@ -503,14 +414,14 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     >>> program.definition(sympy.Symbol("KGID1")), program.definition(sympy.Symbol("IM0"))
     (1/KG11, 1/MP0)
     """
-    _check_floating(robot, "the floating-base acceleration")
+    check_floating(robot, "the floating-base acceleration")
     state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, robot.qdd]
-    program = Program(inputs=_inputs(robot, state, _names(rotor, friction, wrench), gravity), trig=trig)
+    program = Program(inputs=base_program_inputs(robot, state, parameter_names(rotor, friction, wrench), gravity), trig=trig)
     placements = frame_placements(robot, program)
     QP = dict(zip(robot.joint_labels, robot.qd))
     QDP = dict(zip(robot.joint_labels, robot.qdd))
     v0, w0 = sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])
-    g0 = _gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
+    g0 = gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
 
     def bias(label, w_j, J, MS):
         return velocity_bias(robot, program, label, w_j, J, MS, wrench=wrench)  # (18)
@@ -743,13 +654,13 @@ def direct_dynamics(robot, trig=True):
     >>> [str(s) for s, _ in program.assignments() if str(s).startswith("BID")]  # the six pivots of 0I*_0
     ['BID1', 'BID2', 'BID3', 'BID4', 'BID5', 'BID6']
     """
-    _check_floating(robot, "the floating-base direct dynamic model")
+    check_floating(robot, "the floating-base direct dynamic model")
     tau_symbols = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
     state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, tau_symbols]
-    program = Program(inputs=_inputs(robot, state, _names(True, True, True), True), trig=trig)
+    program = Program(inputs=base_program_inputs(robot, state, parameter_names(True, True, True), True), trig=trig)
     placements = frame_placements(robot, program)
     v0, w0 = sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])
-    g0 = _gravity_in_base(program, robot)
+    g0 = gravity_in_base(program, robot)
 
     # (i) First forward recursion (16)-(18), link 0 included.
     inertia = {BASE: link_inertia(robot, BASE)}
@@ -845,9 +756,9 @@ def mass_matrix(robot, rotor=True, trig=True):
     >>> len(program.outputs)  # the upper triangle of a 9 x 9 matrix, less its 7 zeros
     38
     """
-    _check_floating(robot, "the floating-base inertia matrix")
-    parameters = INERTIAL_NAMES if rotor else _INERTIA
-    program = Program(inputs=_inputs(robot, [robot.q], parameters, False), trig=trig)
+    check_floating(robot, "the floating-base inertia matrix")
+    parameters = INERTIAL_NAMES if rotor else RIGID_INERTIAL_NAMES
+    program = Program(inputs=base_program_inputs(robot, [robot.q], parameters, False), trig=trig)
     placements = frame_placements(robot, program)
 
     J_plus, MS_plus, M_plus = {}, {}, {}
@@ -1196,7 +1107,7 @@ class FloatingBaseModel(DynamicModel):
     c_prefix = "kr_floating_"
 
     def __init__(self, robot, method="newton-euler"):
-        _check_floating(robot, "the floating-base dynamic model")
+        check_floating(robot, "the floating-base dynamic model")
         if method not in FLOATING_METHODS:
             raise KaneRobotError(
                 f"{robot.name} has a floating base: method={method!r} does not model it; available are "
@@ -1249,14 +1160,10 @@ class FloatingBaseModel(DynamicModel):
         if self.method == "kane":
             return self.kane_system.program(name, source="kanes_method")
         if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
-            from kanerobot.dynamics.floating_coriolis import coriolis_matrix
-
-            return coriolis_matrix(self.robot, self.program("mass_matrix"))
+            return floating_coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         if self.method == "lagrange":
-            from kanerobot.dynamics import floating_lagrange as lagrange
-
-            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
-                        "h": lagrange.nonlinear_effects, "gravity": lagrange.gravity_forces}
+            builders = {"inverse_dynamics": floating_lagrange.inverse_dynamics, "mass_matrix": floating_lagrange.mass_matrix,
+                        "h": floating_lagrange.nonlinear_effects, "gravity": floating_lagrange.gravity_forces}
         else:
             builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
                         "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,
@@ -1278,10 +1185,10 @@ class FloatingBaseModel(DynamicModel):
 
     def _output_grid(self, name):
         """The (nv, nv) layout of a matrix's outputs for the C backend (see
-        :func:`~kanerobot.dynamics.model._matrix_grid`)."""
+        :func:`~kanerobot.dynamics.model.matrix_grid`)."""
         if name not in MATRIX_MODELS:
             return None
-        return _matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
+        return matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
 
     def numeric(self, values, backend="auto", physical=True, check=True):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).

@@ -37,7 +37,7 @@ engine returns (H).
 import sympy
 
 from kanerobot.dynamics.coriolis import coriolis_matrix as christoffel
-from kanerobot.dynamics.floating import BASE_VELOCITY
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY
 
 __all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
 

@@ -45,15 +45,15 @@ Scope: floating serial and tree robots with rigid joints.
 import sympy
 
 from kanerobot.dynamics import lagrange
-from kanerobot.dynamics.floating import (
+from kanerobot.dynamics.free_flyer import (
     BASE_ACCELERATION,
     BASE_FORCE_NAMES,
     BASE_VELOCITY,
     QUATERNION,
-    _check_floating,
-    _gravity_in_base,
-    _inputs,
-    _names,
+    base_program_inputs,
+    check_floating,
+    gravity_in_base,
+    parameter_names,
 )
 from kanerobot.dynamics.lagrange import BaseMotion
 from kanerobot.symbolic.derivative import ForwardMode
@@ -92,8 +92,8 @@ def mass_matrix(robot, trig=True):
     >>> A.substitute_back()["A11"]
     M0 + M1 + M2 + M3
     """
-    _check_floating(robot, "the floating-base inertia matrix by Lagrange")
-    model = _model(robot, [robot.q], _names(True, False, False), gravity=False, qd=False, trig=trig)
+    check_floating(robot, "the floating-base inertia matrix by Lagrange")
+    model = _model(robot, [robot.q], parameter_names(True, False, False), gravity=False, qd=False, trig=trig)
     A = model.inertia_matrix(rotor=True)
     names = matrix_entry_names("A", A.shape)
     for c in range(A.shape[0]):
@@ -113,7 +113,7 @@ def gravity_forces(robot, trig=True):
     >>> list(Q.outputs)[:3], Q.output_lines()[0]
     (['QFX0', 'QFY0', 'QFZ0'], ('QFX0', G01*(-M0 - M1 - M2 - M3)))
     """
-    _check_floating(robot, "the floating-base gravity forces by Lagrange")
+    check_floating(robot, "the floating-base gravity forces by Lagrange")
     model = _model(robot, [robot.q, QUATERNION], ("M", "MX", "MY", "MZ"), gravity=True, qd=False, trig=trig)
     U = model.potential_energy()
     fm = _directions(model, robot, time=None)
@@ -157,16 +157,16 @@ def inverse_dynamics(robot, trig=True):
 
 # ------------------------------------------------------------ internals
 def _model(robot, state, names, gravity, qd, trig):
-    """A Lagrange :class:`~kanerobot.dynamics.lagrange._Model` whose link 0 moves
+    """A Lagrange :class:`~kanerobot.dynamics.lagrange.EnergyModel` whose link 0 moves
     with the base speeds: six extra Jacobian columns, unit vectors of frame 0."""
-    program = lagrange._program(robot, _inputs(robot, state, names, gravity), trig)
+    program = lagrange.energy_program(robot, base_program_inputs(robot, state, names, gravity), trig)
     zero, unit = sympy.zeros(3, 1), sympy.eye(3)
     columns = tuple((label, (unit[:, k], zero)) for k, label in enumerate(BASE_SPEED_LABELS[:3]))
     columns += tuple((label, (zero, unit[:, k])) for k, label in enumerate(BASE_SPEED_LABELS[3:]))
     velocity = (sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])) if qd else (zero, zero)
-    g0 = _gravity_in_base(program, robot) if gravity else None
+    g0 = gravity_in_base(program, robot) if gravity else None
     base = BaseMotion(labels=BASE_SPEED_LABELS, columns=columns, velocity=velocity, gravity=g0)
-    return lagrange._Model(robot, program, base)
+    return lagrange.EnergyModel(robot, program, base)
 
 
 def _directions(model, robot, time):
@@ -201,11 +201,11 @@ def _output_names(robot, prefix):
 
 def _equations(robot, accelerations, trig):
     what = "the floating-base inverse dynamic model" if accelerations else "the floating-base nonlinear effects"
-    _check_floating(robot, f"{what} by Lagrange")
+    check_floating(robot, f"{what} by Lagrange")
     state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY]
     if accelerations:
         state += [robot.qdd, BASE_ACCELERATION]
-    model = _model(robot, state, _names(accelerations, True, True), gravity=True, qd=True, trig=trig)
+    model = _model(robot, state, parameter_names(accelerations, True, True), gravity=True, qd=True, trig=trig)
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
     U = model.potential_energy()

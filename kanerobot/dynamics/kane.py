@@ -373,6 +373,8 @@ from kanerobot.dynamics.common import (
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
+from kanerobot.dynamics.floating_coriolis import half_a_s
+from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION, gravity_in_base
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES, Base
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
@@ -665,8 +667,6 @@ class KaneSystem:
         self.GAM = [robot.joint_parameters[label]["GAM"] for label in labels]
         # Program symbols of u and u', and the suffixes of the generalized forces' names.
         if self.floating:
-            from kanerobot.dynamics.floating import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION
-
             self._speeds = list(BASE_VELOCITY) + list(robot.qd)
             self._accelerations = list(BASE_ACCELERATION) + list(robot.qdd)
             self._suffixes = list(BASE_FORCE_NAMES) + list(labels)
@@ -821,10 +821,8 @@ class KaneSystem:
         O_0 is ``v_O0' + w_0 x v_O0``: the derivative of the speeds goes to
         the partial velocities, ``w_0 x v_0`` is the bias ``VPB_0``.  Gravity
         in frame 0 is ``0R_w G`` from the quaternion ``QX0 .. QW0``
-        (:func:`kanerobot.dynamics.floating._gravity_in_base`).
+        (:func:`kanerobot.dynamics.free_flyer.gravity_in_base`).
         """
-        from kanerobot.dynamics.floating import BASE_VELOCITY, _gravity_in_base
-
         zero, unit = sympy.zeros(3, 1), sympy.eye(3)
         linear, angular = BASE_SPEED_LABELS[:3], BASE_SPEED_LABELS[3:]
         self.JW[BASE] = {key: zero for key in linear} | {key: unit[:, r] for r, key in enumerate(angular)}
@@ -835,7 +833,7 @@ class KaneSystem:
         self.W = {BASE: self._speed_sum(self.JW[BASE], zero, QP)}
         v0 = sympy.Matrix(BASE_VELOCITY[:3])
         self.VPB = {BASE: self._vec("VPB{r}_0", self.W[BASE].cross(v0))}
-        self.GV = {BASE: _gravity_in_base(self.kinematics, self.robot)}
+        self.GV = {BASE: gravity_in_base(self.kinematics, self.robot)}
         self._centre_of_mass(BASE)
 
     def _centre_of_mass(self, j):
@@ -1366,9 +1364,6 @@ class KaneSystem:
         if not self.floating:
             return coriolis_from_velocity_forces(hv, self.robot)
         # Quasi-velocities: getAC lacks the half of A S that makes A' - 2C skew.
-        from kanerobot.dynamics.floating import BASE_VELOCITY
-        from kanerobot.dynamics.floating_coriolis import half_a_s
-
         n, nu = self.n, list(BASE_VELOCITY) + list(self.robot.qd)
         names = matrix_entry_names("A", (n, n))
 

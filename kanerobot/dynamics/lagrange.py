@@ -146,7 +146,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     """
     _check(robot, "the inertia matrix")
     names = INERTIAL_NAMES if rotor else tuple(n for n in INERTIAL_NAMES if n != "IA")
-    model = _Model(robot, _program(robot, program_inputs(robot, [robot.q], names), trig))
+    model = EnergyModel(robot, energy_program(robot, program_inputs(robot, [robot.q], names), trig))
     A = model.inertia_matrix(rotor)
     labels = robot.joint_labels
     out = matrix_entry_names("A", (len(labels), len(labels)))
@@ -199,7 +199,7 @@ def gravity(robot, trig=True):
     """
     _check(robot, "the gravity torques")
     inputs = program_inputs(robot, [robot.q], _MASS, base=True)
-    model = _Model(robot, _program(robot, inputs, trig))
+    model = EnergyModel(robot, energy_program(robot, inputs, trig))
     U = model.potential_energy()
     fm = ForwardMode(model.program)
     for x in robot.q:
@@ -259,7 +259,7 @@ def energy(robot, trig=True):
     """
     _check(robot, "the energy")
     inputs = program_inputs(robot, [robot.q, robot.qd], INERTIAL_NAMES, base=True)
-    model = _Model(robot, _program(robot, inputs, trig))
+    model = EnergyModel(robot, energy_program(robot, inputs, trig))
     T = model.kinetic_energy(rotor=True)
     U = model.potential_energy()
     model.program.set_output("T", T)
@@ -278,7 +278,13 @@ def _reserved(robot):
     return {name for prefix in ("C", "CA", "CN") for row in matrix_entry_names(prefix, (n, n)) for name in row}
 
 
-def _program(robot, inputs, trig):
+def energy_program(robot, inputs, trig):
+    """An empty :class:`~kanerobot.symbolic.Program` for a Lagrange model of ``robot``.
+
+    Its inputs are ``inputs``; the output names of the Coriolis matrix
+    (``C23`` ...) are kept free of intermediate variables (see
+    :func:`_reserved`); ``trig`` as in :class:`~kanerobot.symbolic.Program`.
+    """
     return Program(inputs=inputs, reserved=_reserved(robot), trig=trig)
 
 
@@ -355,9 +361,13 @@ class BaseMotion:
     gravity: object = None
 
 
-class _Model:
+class EnergyModel:
     """Jacobian columns and energies of one robot, recorded into ``program``
-    on demand (each piece once)."""
+    on demand (each piece once).
+
+    Shared with :mod:`~kanerobot.dynamics.floating_lagrange`, which passes a
+    moving ``base`` (:class:`BaseMotion`) whose speeds come before the joints'.
+    """
 
     def __init__(self, robot, program, base=None):
         self.robot = robot
@@ -529,7 +539,7 @@ def _lagrange(robot, qdd, trig):
     state = [robot.q, robot.qd] + ([robot.qdd] if qdd else [])
     names = (INERTIAL_NAMES if qdd else tuple(n for n in INERTIAL_NAMES if n != "IA")) + ("FV", "FS") + WRENCH_NAMES
     inputs = program_inputs(robot, state, names, base=True)
-    model = _Model(robot, _program(robot, inputs, trig))
+    model = EnergyModel(robot, energy_program(robot, inputs, trig))
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
     U = model.potential_energy()
@@ -554,7 +564,7 @@ def joint_rows(fm, robot, PQ, momenta, accelerations):
     """``d/dt PQ_a - dT/dq_a + IA_a qdd_a + FV_a qd_a + FS_a sign(qd_a)`` for each joint a.
 
     ``fm`` has the time direction ``"t"`` and one direction ``("q", q_a)``
-    per joint; ``momenta`` is :meth:`_Model.link_momenta`.  dT/dq comes by
+    per joint; ``momenta`` is :meth:`EnergyModel.link_momenta`.  dT/dq comes by
     the chain rule through the link velocities: the partial derivatives of
     ``T_j = 1/2 (v . LM + w . AM)`` with respect to v and w are the link
     momenta LM and AM.

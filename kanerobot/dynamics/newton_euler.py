@@ -334,7 +334,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     # Forward recursion, j = 1 ... n: link motion and total wrench on each link.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), _sigma(frame), _sigmabar(frame)
+        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
         qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
         J, MS[j], M = link_inertia(robot, j)
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
@@ -353,7 +353,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     f, m, FDI, GAM = {}, {}, {}, {}
     for frame in reversed(robot.frames):
         j, k = frame.label, robot.children(frame.label)
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), _sigma(frame), _sigmabar(frame)
+        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
         f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                    # (17)
@@ -370,12 +370,12 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     return program
 
 
-def _sigma(frame):
+def joint_sigma(frame):
     """sigma_j: 1 for a prismatic joint, else 0."""
     return int(frame.sigma == PRISMATIC)
 
 
-def _sigmabar(frame):
+def joint_sigmabar(frame):
     """sigmabar_j: 1 for a revolute joint, else 0 (a fixed frame has neither)."""
     return int(frame.sigma == REVOLUTE)
 

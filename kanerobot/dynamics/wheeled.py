@@ -109,11 +109,12 @@ import sympy
 from kanerobot.dynamics.constrained import (
     ConstrainedDynamics,
     ConstrainedModel,
-    _label_name,
-    _splice,
     batched_function,
+    label_name,
     project_outputs,
+    splice,
 )
+from kanerobot.dynamics.dynamic_model import METHODS
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
@@ -580,8 +581,6 @@ class WheeledModel(ConstrainedModel):
     programs = PROGRAMS
 
     def __init__(self, robot, method="newton-euler", independent=None):
-        from kanerobot.dynamics.model import METHODS
-
         if method not in METHODS:
             raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
         _check_robot(robot, "the wheeled dynamic model")
@@ -813,7 +812,7 @@ def wheeled_program(model, name):
         det = sympy.factor(sympy.trigsimp(det)) if sympy.count_ops(det) < 2000 else det
         DET = target.assign("DETWD", target.replace_sin_cos(det))
         WDI = target.assign_matrix("WDI{i}{j}", WD.adjugate(method="berkowitz") / DET)
-        Gd = target.assign_matrix(lambda i, j: _label_name("GW", dep[i - 1], ind[j - 1]), -WDI * WI)
+        Gd = target.assign_matrix(lambda i, j: label_name("GW", dep[i - 1], ind[j - 1]), -WDI * WI)
     mapping = {}
     if rates:
         qd_a = sympy.Matrix([QP[a] for a in ind])
@@ -832,7 +831,7 @@ def wheeled_program(model, name):
         if name == "h":
             for a in ind:
                 mapping[QDP[a]] = sympy.S.Zero
-    outputs = _splice(target, tree, mapping)
+    outputs = splice(target, tree, mapping)
     project_outputs(target, name, outputs, labels, ind, dep, Gd)
     target.prune()
     return target

@@ -70,6 +70,7 @@ import numpy as np
 import sympy
 from threadpoolctl import threadpool_limits
 
+from kanerobot.dynamics.model import derive
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.identification.regressor import identification_model
 from kanerobot.robot.description import BASE
@@ -328,10 +329,8 @@ def _states(robot, model, numbers, rng, samples, q0=None):
     n = samples or max(40, int(np.ceil(4 * p / rows)) + 10)
     if not robot.loops:
         return rng.uniform(-np.pi, np.pi, (n, robot.nj)), rng.normal(size=(n, rows)), rng.normal(size=(n, rows)), None
-    import kanerobot as kr
-
     # Only the loop closure is used: the inertial values need not be a body's.
-    dyn = kr.derive(robot).numeric(numbers, backend="numpy", physical=False)
+    dyn = derive(robot).numeric(numbers, backend="numpy", physical=False)
     active = [robot.joint_labels.index(label) for label in model.joints]
     others = [k for k in range(robot.nj) if k not in active]
     if q0 is not None:

@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from kanerobot.control import Trajectory
 from kanerobot.errors import KaneRobotError
+from kanerobot.identification.identify import as_regressors
 
 __all__ = ["ExcitationResult", "FourierTrajectory", "fourier_excitation"]
 
@@ -199,9 +200,7 @@ def fourier_excitation(model, values=None, *, harmonics=4, frequency=0.2, sample
     """
     from scipy.optimize import minimize
 
-    from kanerobot.identification.identify import _regressors
-
-    regs = _regressors(model, values, friction, rotor, backend)
+    regs = as_regressors(model, values, friction, rotor, backend)
     n, L = regs.n, int(harmonics)
     if L < 1:
         raise KaneRobotError(f"harmonics must be at least 1, got {harmonics}")

@@ -36,7 +36,7 @@ True
 
 import numpy as np
 
-from kanerobot.errors import KaneRobotError
+from kanerobot.errors import DataError, KaneRobotError
 
 __all__ = ["check_uniform", "decimate", "derivatives", "filtered_model", "lowpass", "second_order_filter"]
 
@@ -65,8 +65,6 @@ def check_uniform(t, tolerance=1e-3, source="recording"):
     >>> check_uniform([0.0, 0.1, 0.2, 0.3])
     0.1
     """
-    from kanerobot.identification.data import DataError
-
     t = np.asarray(t, dtype=float)
     steps = np.diff(t)
     dt = float(np.median(steps))

@@ -60,7 +60,9 @@ Examples
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.identification import filtering
 from kanerobot.identification.data import as_recorded
+from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
 
 __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
@@ -71,7 +73,10 @@ METHODS = ("ls", "wls")
 FORMS = ("dynamic", "filtered", "energy")
 
 
-def _regressors(model, values, friction, rotor, backend):
+def as_regressors(model, values, friction, rotor, backend):
+    """``model`` as numeric :class:`~kanerobot.identification.numeric_regressor.Regressors`
+    (returned as is when it already is one), for :func:`identify` and the
+    excitation optimisation."""
     if isinstance(model, Regressors):
         return model
     return Regressors(model, values or {}, friction=friction, rotor=rotor, backend=backend)
@@ -138,14 +143,11 @@ def identify(model, data, values=None, method="ls", *, form="dynamic", cutoff=No
         parameters, missing geometric values, a base set that does not
         match the regressor's parameters.
     """
-    from kanerobot.identification import filtering
-    from kanerobot.identification.energy_model import energy_model
-
     if method not in METHODS:
         raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
     if form not in FORMS:
         raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
-    regs = _regressors(model, values, friction, rotor, backend)
+    regs = as_regressors(model, values, friction, rotor, backend)
     data = as_recorded(data, regs.robot)
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)

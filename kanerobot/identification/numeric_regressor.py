@@ -36,8 +36,11 @@ from collections import namedtuple
 import numpy as np
 import sympy
 
+from kanerobot.dynamics.model import DynamicModel, derive
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.identification.regressor import STANDARD_NAMES
+from kanerobot.identification.base_parameters import base_parameter_set
+from kanerobot.identification.regressor import STANDARD_NAMES, IdentificationModel, identification_model
+from kanerobot.robot.description import BASE, Robot
 
 __all__ = ["BaseColumns", "Regressors"]
 
@@ -112,10 +115,6 @@ class Regressors:
     """
 
     def __init__(self, model, values, friction=True, rotor=True, backend="auto"):
-        from kanerobot.dynamics.model import DynamicModel, derive
-        from kanerobot.identification.regressor import IdentificationModel, identification_model
-        from kanerobot.robot.description import Robot
-
         identification = dynamic = None
         if isinstance(model, Robot):
             robot = model
@@ -186,8 +185,6 @@ class Regressors:
         BaseParameterSet
         """
         if self._base is None:
-            from kanerobot.identification.base_parameters import base_parameter_set
-
             self._base = base_parameter_set(self.robot, method="numeric", values=self.bound_values, friction=self.friction,
                                             rotor=self.rotor)  # fmt: skip
         return self._base
@@ -324,7 +321,6 @@ class Regressors:
             gravity = np.array([number(e) for e in self.robot.base.G])
             self._kinematics = frames, gravity
         frames, gravity = self._kinematics
-        from kanerobot.robot.description import BASE
 
         N = len(q)
         R, P = {BASE: np.broadcast_to(np.eye(3), (N, 3, 3))}, {BASE: np.zeros((N, 3))}

@@ -35,9 +35,11 @@ G qdd_a + g)`` (SYMORO+ 5.2), computed like
 import numpy as np
 import sympy
 
+from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, equivalent_tree, loop_kinematics
 from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement
-from kanerobot.dynamics.model import as_states, parameters_without_state
-from kanerobot.dynamics.newton_euler import _sigma, _sigmabar
+from kanerobot.dynamics.constrained import label_name, splice
+from kanerobot.dynamics.dynamic_model import as_states, parameters_without_state
+from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar
 from kanerobot.errors import ParameterError
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
@@ -163,8 +165,6 @@ class IdentificationModel:
         self.closed = bool(robot.loops)
         tree = robot
         if self.closed:
-            from kanerobot.dynamics.closed_loop import equivalent_tree
-
             tree = equivalent_tree(robot)
         check_structure(tree, "the dynamic identification model", flexible=False)
         self.parameters, self._symbols, self._owners = _standard_parameters(tree, friction, rotor)
@@ -405,7 +405,7 @@ def _tree_regressor(robot, symbols, owners):
     # Forward recursion, shared by every column.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), _sigma(frame), _sigmabar(frame)
+        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
         qd_j, qdd_j = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
         jA_i = A[j].T
@@ -443,7 +443,7 @@ def _tree_regressor(robot, symbols, owners):
                 frame = frames[at]
                 if frame.is_joint:
                     a = sympy.Matrix(frame.axis)
-                    value = (_sigma(frame) * f + _sigmabar(frame) * m).dot(a)
+                    value = (joint_sigma(frame) * f + joint_sigmabar(frame) * m).dot(a)
                     if value != 0:
                         columns[rows[at], col] = columns.get((rows[at], col), 0) + value
                 i = frame.antecedent
@@ -469,19 +469,16 @@ def _closed_loop_regressor(robot, tree_program, tree_entries, parameters):
     """``D_a = G^T D_tree`` as one program: the loop kinematics of
     :func:`kanerobot.dynamics.closed_loop.loop_kinematics`, the tree's
     regressor spliced in, each column projected as ``GAM_a = GT_a + W^T GT_p``."""
-    from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, loop_kinematics
-    from kanerobot.dynamics.constrained import _label_name, _splice
-
     model = ClosedLoopModel(robot, "newton-euler")
     c = model.constraints
     labels = list(robot.joint_labels)
     active, passive = list(c.active), list(c.passive)
     target = Program(inputs=[x for x in tree_program.inputs if x not in dependent_symbols(robot, c)], trig=True)
     W, mapping = loop_kinematics(model, target)
-    outputs = _splice(target, tree_program, mapping)
+    outputs = splice(target, tree_program, mapping)
     tree = {}
     for name, (r, col) in tree_entries.items():
-        tree[labels[r], col] = target.assign(_label_name("DT", labels[r]) + f"_{parameters[col]}", outputs[name])
+        tree[labels[r], col] = target.assign(label_name("DT", labels[r]) + f"_{parameters[col]}", outputs[name])
     entries = {}
     for col, pname in enumerate(parameters):
         for k, a in enumerate(active):

@@ -21,38 +21,12 @@ from kanerobot.igm.loops import loop_steps
 from kanerobot.igm.paul import NoClosedForm, chain_equations, consistent_samples, pose_matrix, solve_chain
 from kanerobot.igm.pieper import centres, decoupled_structure
 from kanerobot.igm.program import SolutionProgram
+from kanerobot.igm.solutions import Solutions
 from kanerobot.robot import joints
 
 METHODS = ("auto", "paul", "pieper", "general", "numeric")
 
 _CACHE = {}
-
-
-class Solutions(list):
-    """The joint vectors solving a pose (a list of numpy arrays, ``robot.joint_labels`` order).
-
-    Attributes
-    ----------
-    families : list of tuple of str
-        For each solution the joints that may take any value (a singular
-        configuration: the solution is one member of a family, given with
-        those joints at 0); empty tuples for isolated solutions.
-    method : str
-        The method that produced them.
-    message : str
-        ``'n solutions'``, or why there is none (the pose is out of reach).
-    """
-
-    def __init__(self, items=(), families=(), method="", message=""):
-        super().__init__(items)
-        self.families = list(families)
-        self.method = method
-        self.message = message or (f"{len(self)} solution(s)" if self else "no solution: the pose is out of reach")
-
-    @property
-    def singular(self):
-        """True when some solution belongs to a family."""
-        return any(self.families)
 
 
 class InverseGeometricModel:
@@ -173,7 +147,7 @@ class InverseGeometricModel:
                            if numpy.all(numpy.isfinite(q)) and numpy.max(numpy.abs(closure(q))) <= tol]
             for q, free in checked:
                 q = num.wrap(q - offsets, revolute)
-                if all(num._distance(q, p, revolute) > 1e-7 for p in kept):
+                if all(num.joint_distance(q, p, revolute) > 1e-7 for p in kept):
                     kept.append(q)
                     families.append(tuple(free))
             return Solutions(kept, families, self.method)
@@ -273,9 +247,7 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
         # general geometry: Paul's search would end without a closed form,
         # slowly; special geometry (UR-like parallel axes) makes the
         # elimination degenerate, and then Paul's method is the one
-        from kanerobot.igm.general6r import general_6r_inverse
-
-        sols = general_6r_inverse(robot, T, values, tol=tol, end=end)
+        sols = _general_6r(robot, T, values, tol, end)
         if not sols.degenerate:
             return sols
     if method in ("auto", "paul", "pieper"):
@@ -286,9 +258,7 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
                 raise
             method = "general" if _is_6r(robot, end) else "numeric"
     if method == "general":
-        from kanerobot.igm.general6r import general_6r_inverse
-
-        sols = general_6r_inverse(robot, T, values, tol=tol, end=end)
+        sols = _general_6r(robot, T, values, tol, end)
         if sols.degenerate:
             structure = _decoupled_name(robot, end)
             why = (
@@ -307,6 +277,16 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
 
 
 _SOLVERS = {}
+
+
+def _general_6r(robot, T, values, tol, end):
+    """:func:`~kanerobot.igm.general6r.general_6r_inverse`, imported on first use:
+    general6r loads scipy.linalg (about 0.14 s), which ``import kanerobot``
+    would otherwise pay for every robot (no import cycle: general6r imports
+    nothing of this module)."""
+    from kanerobot.igm.general6r import general_6r_inverse
+
+    return general_6r_inverse(robot, T, values, tol=tol, end=end)
 
 
 def _compiled(robot, method, values, tol, end):

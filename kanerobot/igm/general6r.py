@@ -31,6 +31,7 @@ import sympy
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.geometry import terminal_frame
 from kanerobot.igm import numeric as num
+from kanerobot.igm.solutions import Solutions
 from kanerobot.robot import joints
 
 
@@ -265,12 +266,10 @@ def general_6r_inverse(robot, T, values, tol=1e-10, end=None):
 
     Returns
     -------
-    kanerobot.igm.api.Solutions
+    kanerobot.igm.Solutions
         Its attribute ``degenerate`` is True when the geometry is special
         for the elimination (solutions may be missing).
     """
-    from kanerobot.igm.api import Solutions
-
     solver = General6R(robot, values, end=end)
     sols = solver(T, tol=tol)
     out = Solutions(sols, [()] * len(sols), "general")

@@ -241,12 +241,14 @@ def unique_solutions(solutions, revolute, tol=1e-7):
     out = []
     for q in solutions:
         q = wrap(q, revolute)
-        if all(_distance(q, p, revolute) > tol for p in out):
+        if all(joint_distance(q, p, revolute) > tol for p in out):
             out.append(q)
     return out
 
 
-def _distance(a, b, revolute):
+def joint_distance(a, b, revolute):
+    """Largest difference between joint vectors ``a`` and ``b``, revolute ones
+    (where the boolean mask ``revolute`` is set) taken modulo 2 pi."""
     d = numpy.abs(a - b)
     d[revolute] = numpy.minimum(d[revolute], 2 * numpy.pi - d[revolute])
     return float(numpy.max(d)) if len(d) else 0.0

@@ -79,7 +79,7 @@ from kanerobot.robot.description import (
     default_links,
 )
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
-from kanerobot.robot.io import read_text
+from kanerobot.robot.files import read_text
 
 TOP_KEYS = ("name", "floating", "wheeled", "posture", "base", "frame", "wheel")
 WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")

@@ -6,23 +6,21 @@ over the target only once complete, so an error never leaves a half-written
 file behind.
 """
 
-import os
-import tempfile
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
+from kanerobot.robot import frames_toml, par
+from kanerobot.robot.files import atomic_write, atomic_write_text, read_text
+
+__all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save"]
 
 
 def _codec(path):
-    """(reader, writer) for the file's extension; modules are imported lazily."""
+    """(reader, writer) for the file's extension."""
     suffix = Path(path).suffix.lower()
     if suffix == ".par":
-        from kanerobot.robot import par
-
         return par.read_par, par.write_par
     if suffix == ".toml":
-        from kanerobot.robot import frames_toml
-
         return frames_toml.read_frames, frames_toml.write_frames
     raise RobotFileError(path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree)")
 
@@ -74,44 +72,3 @@ def save(robot, path):
     path = Path(path)
     _, writer = _codec(path)
     atomic_write_text(path, writer(robot, path))
-
-
-def read_text(path):
-    """The text of a robot file, with a clear error for unreadable bytes."""
-    try:
-        # utf-8-sig: a byte-order mark (Windows editors write one) is not text.
-        return Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RobotFileError(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
-    except OSError as exc:
-        raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
-
-
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
-
-
-def atomic_write(path, write):
-    """Call ``write(handle)`` on a binary file that becomes ``path`` only once
-    complete (a temporary file in the same folder, then a rename): an error
-    or an interruption leaves nothing half-written."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise RobotFileError(path, None, f"folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    # mkstemp creates the file 0600; give it the permissions open() would.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -35,7 +35,7 @@ from kanerobot.robot.description import (
     Robot,
 )
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
-from kanerobot.robot.io import read_text
+from kanerobot.robot.files import read_text
 
 GEOMETRY_KEYS = ("ant", "sigma", "b", "d", "r", "gamma", "alpha", "mu", "theta")
 JOINT_KEYS = ("QP", "QDP", "GAM")

@@ -1,0 +1,685 @@
+"""The model class every structure shares and the numeric helpers of every dynamic model.
+
+:class:`DynamicModel` holds the programs of a serial or tree robot's dynamic
+models (derived on first use, kept, with their operation counts) and is the
+base class of the other structures' models (floating base, flexible joints,
+closed loops, wheels: :mod:`~kanerobot.dynamics.floating`,
+:mod:`~kanerobot.dynamics.flexible`, :mod:`~kanerobot.dynamics.constrained`);
+``model.numeric`` binds the parameters to numbers and returns
+:class:`NumericDynamics`, whose functions run the programs as generated code
+(no sympy substitution), for one state or a batch of states: numpy source, or
+C compiled with the system compiler (:mod:`kanerobot.codegen.compiled`) when
+one is available.  The checks and layouts here (:func:`as_states`,
+:func:`bound_values`, :func:`matrix_grid` ...) are the ones every structure
+shares.
+
+This module imports no structure module: they all import it, and
+:func:`kanerobot.dynamics.model.derive` (which chooses among them) sits above.
+
+    Gamma = A(q) qdd + C(q, qd) qd + Q(q) + friction,   H = C qd + Q + friction
+"""
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.robot.description import WRENCH_NAMES
+from kanerobot.symbolic.printing import matrix_entry_names
+
+#: Models a :class:`DynamicModel` offers, with what they compute.
+MODELS = {
+    "inverse_dynamics": "joint torques Gamma(q, qd, qdd) by recursive Newton-Euler",
+    "mass_matrix": "inertia matrix A(q) by composite links",
+    "h": "centrifugal, Coriolis, gravity and friction torques H(q, qd)",
+    "coriolis_matrix": "Coriolis matrix C(q, qd) in Christoffel form",
+    "gravity": "gravity torques Q(q)",
+    "direct_dynamics": "joint accelerations qdd(q, qd, Gamma), recursive, no inertia matrix",
+}
+#: Engines: Khalil's customized Newton-Euler (with composite links, Christoffel
+#: symbols and the recursive direct model), Lagrange (kinetic and potential
+#: energy), Kane (sympy.physics.mechanics.KanesMethod).
+METHODS = ("newton-euler", "lagrange", "kane")
+#: Models an engine has no program for; they are computed from others.
+SOLVED = {"lagrange": {"direct_dynamics"}, "kane": {"direct_dynamics"}}
+#: Backends of :meth:`DynamicModel.numeric`.
+BACKENDS = ("auto", "c", "numpy")
+#: Models whose result is an (n, n) matrix, and whether it is symmetric.
+MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
+
+
+class DynamicModel:
+    """The programs of one robot's dynamic models, derived on first use.
+
+    Attributes
+    ----------
+    robot : Robot
+    method : str
+
+    Subclasses for other structures (a floating base) set :attr:`models`,
+    :meth:`_derive`, :meth:`_state_groups` and :attr:`parameter_programs`;
+    compiling, counting and parameter checks are shared.
+    """
+
+    #: The models offered, name -> what it computes.
+    models = MODELS
+    #: Programs whose symbols make up :attr:`parameters`.
+    parameter_programs = ("inverse_dynamics",)
+    #: Prefix of the compiled C functions.
+    c_prefix = "kr_"
+
+    def __init__(self, robot, method):
+        self.robot = robot
+        self.method = method
+        self._programs = {}
+        self._compiled = {}
+        self.q = list(robot.q)
+        self.qd = list(robot.qd)
+        self.qdd = list(robot.qdd)
+        self.tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
+        self.wrench = {
+            label: [robot.dynamics[label][name] for name in WRENCH_NAMES]
+            for label in robot.links
+            if any(robot.dynamics[label][name] != 0 for name in WRENCH_NAMES)
+        }
+
+    def program(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`)."""
+        if name not in self.models:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
+        if name not in self._programs:
+            self._programs[name] = self._derive(name)
+        return self._programs[name]
+
+    def has_program(self, name):
+        """False for the models this engine computes from others (direct dynamics of
+        Lagrange and Kane: a linear solve of A qdd = Gamma - H)."""
+        return name not in SOLVED.get(self.method, set())
+
+    def _derive(self, name):
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the {self.method} engine has no program for {name}: it is solved numerically as "
+                f"A^-1 (Gamma - H); use method='newton-euler' for the recursive direct dynamic model"
+            )
+        if self.method == "lagrange":
+            if name == "coriolis_matrix":
+                return lagrange.coriolis_matrix(self.robot, self.program("mass_matrix"))
+            return {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.robot)
+        if self.method == "kane":
+            return self.kane_system.program(name)
+        return self._newton_euler(name)
+
+    @property
+    def kane_system(self):
+        """The :class:`~kanerobot.dynamics.kane.KaneSystem` of a Kane model."""
+        if self.method != "kane":
+            raise KaneRobotError(f"this model was derived by {self.method}: use kr.derive(robot, method='kane')")
+        if not hasattr(self, "_kane"):
+            # imported on first use: kane loads sympy.physics.mechanics, which `import kanerobot`
+            # should not pay for (no import cycle: kane imports nothing of this module)
+            from kanerobot.dynamics.kane import KaneSystem
+
+            self._kane = KaneSystem(self.robot)
+        return self._kane
+
+    @property
+    def kanes_method(self):
+        """The ``sympy.physics.mechanics.KanesMethod`` of a Kane model."""
+        return self.kane_system.kanes_method
+
+    @property
+    def bodies(self):
+        return self.kane_system.bodies
+
+    @property
+    def loads(self):
+        return self.kane_system.loads
+
+    @property
+    def frames(self):
+        return self.kane_system.frames
+
+    def _newton_euler(self, name):
+        if name == "inverse_dynamics":
+            return newton_euler.inverse_dynamics(self.robot)
+        if name == "h":
+            return newton_euler.coriolis_gravity(self.robot)
+        if name == "gravity":
+            return newton_euler.gravity_torques(self.robot)
+        if name == "mass_matrix":
+            return composite.mass_matrix(self.robot)
+        if name == "coriolis_matrix":
+            return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
+        return direct.direct_dynamics(self.robot)
+
+    def compiled(self, name):
+        """Model ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`.
+
+        Compiled on first use (or loaded from the cache folder) and kept.
+        Its arguments are the state groups q, QP, QDP, GAM, then one group of
+        six per external wrench (see :attr:`wrench`), each ``(N, n)`` or
+        ``(N, 6)``, and the parameters, ``(len(parameters),)`` in the order
+        of :attr:`parameters`, passed once for the whole batch.  It returns
+        ``(N, n)`` vectors or ``(N, n, n)`` matrices (the inertia matrix
+        filled by symmetry).
+
+        Raises
+        ------
+        kanerobot.codegen.compiled.CompileError
+            No C compiler, or compilation failed.
+        """
+        if name not in self.models:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
+        if name not in self._compiled:
+            from kanerobot.codegen.compiled import compile_program
+
+            named, wrenches = [], 0
+            for key, symbols in self._state_groups():
+                if not isinstance(key, str):
+                    wrenches += 1
+                named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
+            args = argument_groups(named)
+            args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
+            program = self.program(name)
+            self._compiled[name] = compile_program(
+                program, f"{self.c_prefix}{name}", args, outputs=self._output_grid(name), constant=("p",),
+                doc=f"{self.models[name]}, robot {self.robot.name}",
+            )
+        return self._compiled[name]
+
+    def _output_grid(self, name):
+        """How the C backend lays out model ``name``'s outputs: None for a
+        vector, else the grid of :func:`matrix_grid`."""
+        if name not in MATRIX_MODELS:
+            return None
+        return matrix_grid(self.program(name), len(self.q), name, MATRIX_MODELS[name])
+
+    def compile(self, names=None, jobs=None):
+        """Compile models to C now rather than on their first call.
+
+        Sources are generated one after the other while up to ``jobs``
+        compilers run at once (default: one per CPU).
+
+        Parameters
+        ----------
+        names : iterable of str, optional
+            Models (see :data:`MODELS`); by default all of them.
+        jobs : int, optional
+
+        Returns
+        -------
+        dict
+            ``{name: CompiledFunction}``, as :meth:`compiled` gives them.
+        """
+        names = [name for name in self.models if self.has_program(name)] if names is None else list(names)
+        for name in list(self.parameter_programs) + names:  # derived here, not in the threads
+            self.program(name)
+        todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
+        jobs = min(len(todo), jobs or os.cpu_count() or 1)
+        if jobs > 1:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                list(pool.map(self.compiled, todo))
+        return {name: self.compiled(name) for name in names}
+
+    def _state_groups(self):
+        """[(key, symbols)]: "q", "qd", "qdd", "tau", then ("wrench", label) per wrench."""
+        return [("q", self.q), ("qd", self.qd), ("qdd", self.qdd), ("tau", self.tau)] + [
+            (("wrench", label), symbols) for label, symbols in self.wrench.items()
+        ]
+
+    def op_count(self, name):
+        """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``.
+
+        For a direct dynamic model solved from A and H (Lagrange, Kane), the
+        counts of both programs plus those of a Cholesky factorisation and two
+        triangular solves, taken as ``n(n+1)(n+2)/6 + n^2`` multiplications,
+        as many additions plus n, and n square roots.
+        """
+        if self.has_program(name):
+            return dict(self.program(name).op_count())
+        n = len(self.q)
+        A, H = self.op_count("mass_matrix"), self.op_count("h")
+        solve = n * (n + 1) * (n + 2) // 6 + n * n
+        return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}
+
+    @property
+    def state_symbols(self):
+        """Symbols given as arguments of the numeric functions, in the order of
+        :meth:`_state_groups` (q, QP, QDP, GAM, then the external wrenches), each once."""
+        out = []
+        for _, group in self._state_groups():
+            out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        return out
+
+    @property
+    def parameters(self):
+        """Sorted names of the free symbols the models need besides the state.
+
+        These are the symbols of the inverse dynamic model (the programs of
+        :attr:`parameter_programs`), which every other model specialises,
+        less q, QP, QDP, GAM and the external wrenches (given as ``wrench=``
+        to :meth:`NumericDynamics.inverse_dynamics`).
+        """
+        used = set()
+        for name in self.parameter_programs:
+            program = self.program(name)
+            for _, expr in list(program.assignments()) + list(program.outputs.items()):
+                used |= expr.free_symbols
+            used -= {symbol for symbol, _ in program.assignments()}
+        return parameters_without_state(self.robot, used - set(self.state_symbols))
+
+    @property
+    def robot_symbol_names(self):
+        """Names of every symbol in the robot's description (parameters and states)."""
+        robot = self.robot
+        exprs = [v for table in (robot.dynamics, robot.joint_parameters) for d in table.values() for v in d.values()]
+        exprs += [v for key in ("Z", "W0", "WP0", "V0", "VP0", "G") for v in getattr(robot.base, key)]
+        names = set(robot.geometric_parameters)
+        for expr in exprs:
+            names |= {str(s) for s in sympy.sympify(expr).free_symbols}
+        return names
+
+    def numeric(self, values, backend="auto", physical=True, check=True):
+        """Numeric functions with the parameters bound to ``values`` ({name: float}).
+
+        ``values`` must give every name of :attr:`parameters`; other symbols
+        of the robot that no model needs are accepted and ignored.
+
+        ``backend`` says how the programs run:
+
+        - ``"numpy"``: generated numpy source, vectorized over the batch;
+        - ``"c"``: generated C, compiled with the system compiler on each
+          model's first call (see :mod:`kanerobot.codegen.compiled`; the
+          libraries are cached on disk and in the process); an error when
+          there is no compiler or compiling fails;
+        - ``"auto"`` (default): C when a C compiler is found, else numpy;
+          if compiling fails, numpy from then on.  The reason for falling
+          back is :attr:`NumericDynamics.fallback_reason`.
+
+        Both give the same numbers (to rounding) and the same shapes.
+
+        ``physical`` (default True) checks that the values are those of real
+        bodies (:func:`~kanerobot.dynamics.parameters.check_physical`: mass
+        >= 0, inertia about the centre of mass positive semi-definite with the
+        triangle inequality, rotor inertia and friction >= 0); identified base
+        parameters, which group several links' values, need
+        ``physical=False``.  ``check`` (default True) makes every function
+        refuse states that are not finite numbers (an ``inf`` rate gives NaN
+        torques everywhere).  The test is measurable: 1-2 us of a 27 us
+        single-state call of the RX-90's ``h`` in C (about 5 %), 10-15 % of a
+        batch of 1000 states; ``check=False`` saves it in a loop of states
+        known to be finite (``kr.simulate`` of a fixed-base robot in C calls
+        the compiled code directly and does not pay it).
+
+        Raises
+        ------
+        ParameterError
+            Listing the names without a value and the names that are not
+            symbols of the robot; for a value that is not a finite number;
+            for values that are not physical (with ``physical=True``).
+        kanerobot.codegen.compiled.CompileError
+            With ``backend="c"`` when no C compiler is found.
+        KaneRobotError
+            For an unknown backend.
+        """
+        return NumericDynamics(self, values, backend=backend, physical=physical, check=check)
+
+
+def argument_groups(groups):
+    """``[(name, symbols)]`` as arguments of a compiled function: entries that
+    are numbers (a customised 0), or symbols already in an earlier group, get
+    a placeholder no program uses (``kr_unused_<name>_<k>``)."""
+    out, seen = [], set()
+    for name, symbols in groups:
+        group = []
+        for k, symbol in enumerate(symbols):
+            if isinstance(symbol, sympy.Symbol) and symbol not in seen:
+                seen.add(symbol)
+                group.append(symbol)
+            else:
+                group.append(sympy.Symbol(f"kr_unused_{name}_{k}"))
+        out.append((name, group))
+    return out
+
+
+def select_backend(backend):
+    """``(backend, fallback_reason)`` for a requested backend of :data:`BACKENDS`:
+    ``"c"`` when a C compiler is found (an error if ``"c"`` was asked and there
+    is none), else ``"numpy"`` with the reason."""
+    if backend not in BACKENDS:
+        raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
+    if backend == "numpy":
+        return "numpy", None
+    from kanerobot.codegen.compiled import find_compiler
+
+    try:
+        find_compiler()
+    except KaneRobotError as exc:
+        if backend == "c":
+            raise type(exc)(f"backend 'c': {exc}") from None
+        return "numpy", str(exc)
+    return "c", None
+
+
+def bound_values(robot, parameters, robot_names, values, hint=None, physical=True):
+    """``{Symbol: float}`` of the ``parameters`` in ``values``, after checking them.
+
+    Names of ``robot_names`` (symbols of the robot) that no model needs are
+    accepted and left out (XX1 of an arm whose first link only turns about z).
+    Every structure's ``numeric`` binds its values here, so the checks are
+    the same for all.
+
+    Raises
+    ------
+    ParameterError
+        Listing the parameters without a value (``hint(missing)`` may add
+        advice) and the names that are not symbols of the robot; naming a
+        value that is not a finite number; with ``physical``, naming the
+        links whose values are not those of a rigid body
+        (:func:`~kanerobot.dynamics.parameters.check_physical`).
+    """
+    names = set(parameters)
+    given = {str(k) for k in values}
+    missing = sorted(names - given)
+    unknown = sorted(given - names - set(robot_names))
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append(f"no value for {', '.join(missing)}" + (hint(missing) if hint else ""))
+        if unknown:
+            parts.append(f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a symbol of this robot")
+        raise ParameterError(f"robot {robot.name}: " + "; ".join(parts) + f" (parameters: {', '.join(parameters)})")
+    numbers = finite_values(robot, values)
+    if physical:
+        from kanerobot.dynamics.parameters import check_physical
+
+        check_physical(robot, numbers)
+    return {sympy.Symbol(name): value for name, value in numbers.items() if name in names}
+
+
+def finite_values(robot, values):
+    """``{name: float}`` of ``values``, or a :class:`ParameterError` naming
+    those that are not finite numbers."""
+    numbers, bad = {}, []
+    for key, value in values.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            bad.append(f"{key} = {value!r}")
+            continue
+        if not np.isfinite(number):
+            bad.append(f"{key} = {number}")
+        numbers[str(key)] = number
+    if bad:
+        raise ParameterError(f"robot {robot.name}: {', '.join(bad)}: every value must be a finite number")
+    return numbers
+
+
+def as_states(x, n, what, detail=None, check=True):
+    """``x`` as an (N, n) array and whether it was a single state; ``detail``
+    (what the n values are) goes into the error message.  With ``check``,
+    entries that are not finite numbers are refused, naming the first."""
+    try:
+        array = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise KaneRobotError(f"{what} must be numbers, got {x!r}") from None
+    single = array.ndim == 1
+    array = np.atleast_2d(array)
+    if array.ndim != 2 or array.shape[1] != n:
+        if detail:
+            raise KaneRobotError(f"{what} must have {n} values ({detail}), shape ({n},) or (N, {n}); got shape {np.shape(x)}")
+        raise KaneRobotError(f"{what} must have shape ({n},) or (N, {n}), got {np.shape(x)}")
+    if check and not _finite(array):
+        row, column = np.argwhere(~np.isfinite(array))[0]
+        where = f"{what}[{column}]" if single else f"{what}[{row}, {column}] (state {row} of the batch)"
+        raise KaneRobotError(f"{where} = {array[row, column]}: states must be finite numbers")
+    return array, single
+
+
+def _finite(array):
+    """Whether every entry is a finite number.  For one state, Python's math
+    on a short list costs a third of numpy's ufunc call (0.7 us against 2-3)."""
+    if array.size <= 32:
+        return all(map(math.isfinite, array.ravel().tolist()))
+    return bool(np.isfinite(array).all())
+
+
+class NumericDynamics:
+    """Numeric dynamic functions of one robot with bound parameters.
+
+    Every function takes one state (1-D arrays of length n) or a batch
+    (2-D arrays of shape (N, n)) and returns arrays of matching shape.
+    Programs are compiled (to numpy source, or to C) once, on first call.
+
+    Attributes
+    ----------
+    backend : {"c", "numpy"}
+        What runs the models now.
+    requested_backend : {"auto", "c", "numpy"}
+        What :meth:`DynamicModel.numeric` was asked for.
+    fallback_reason : str or None
+        Why ``"auto"`` runs numpy (no compiler, or a compiler error).
+    """
+
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
+        select = select_backend(backend)
+        self.model = model
+        self.check = check
+        self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=physical)
+        self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
+        self._parameter_array = np.array(self._parameter_values, dtype=float)
+        self._compiled = {}
+        self.requested_backend = backend
+        self.backend, self.fallback_reason = select
+
+    @property
+    def n(self):
+        return len(self.model.q)
+
+    def _evaluate(self, name, states):
+        """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the
+        keys of ``DynamicModel._state_groups`` to (N, k) arrays; groups left
+        out are 0 (wrenches, torques)."""
+        function = self._c_function(name) if self.backend == "c" else None
+        batch = next(iter(states.values())).shape[0]
+        if function is not None:
+            arrays = []
+            for key, symbols in self.model._state_groups():
+                array = states.get(key)
+                if array is None:
+                    array = np.zeros((batch, len(symbols)))
+                elif array.shape[0] != batch:
+                    if array.shape[0] != 1:  # as numpy broadcasting would say
+                        raise ValueError(f"operands could not be broadcast together: {batch} and {array.shape[0]} states")
+                    array = np.broadcast_to(array, (batch, array.shape[1]))
+                arrays.append(array)
+            return function.batch(batch, arrays + [self._parameter_array])
+        given = {
+            s: array[:, k]
+            for key, symbols in self.model._state_groups() if key in states
+            for array in (states[key],)
+            for k, s in enumerate(symbols) if isinstance(s, sympy.Symbol)
+        }
+        flat = self._run(name, given)
+        if name in MATRIX_MODELS:
+            return self._matrix(name, flat, symmetric=MATRIX_MODELS[name])
+        return flat
+
+    def _c_function(self, name):
+        """The compiled model, or None after falling back to numpy."""
+        from kanerobot.codegen.backend import CodegenError
+        from kanerobot.codegen.compiled import CompileError
+
+        try:
+            return self.model.compiled(name)
+        except (CompileError, CodegenError) as exc:
+            if self.requested_backend == "c":
+                raise
+            self.backend = "numpy"
+            self.fallback_reason = f"{name}: {exc}"
+            return None
+
+    def _run(self, name, given):
+        """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
+        symbols to (N,) columns, and state symbols left out are 0 (wrenches, torques)."""
+        if name not in self._compiled:
+            arguments = self.model.state_symbols + sorted(self.values, key=str)
+            self._compiled[name] = self.model.program(name).to_function(args=arguments)
+        batch = len(next(iter(given.values())))
+        zeros = np.zeros(batch)
+        states = [given.get(s, zeros) for s in self.model.state_symbols]
+        out = np.asarray(self._compiled[name](*states, *self._parameter_values), dtype=float)
+        return np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
+
+    def _vector_result(self, result, single):
+        return result[0] if single else result
+
+    def _matrix(self, name, flat, symmetric):
+        n = self.n
+        outputs = list(self.model.program(name).outputs)
+        names = matrix_entry_names(name_prefix(name), (n, n))
+        position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
+        M = np.zeros((flat.shape[0], n, n))
+        for k, output in enumerate(outputs):
+            i, j = position[output]
+            M[:, i, j] = flat[:, k]
+            if symmetric:
+                M[:, j, i] = flat[:, k]
+        return M
+
+    # ----------------------------------------------------------- the models
+    def inverse_dynamics(self, q, qd, qdd, wrench=None):
+        """Joint torques, shape (n,) or (N, n).
+
+        ``wrench`` maps a link label to the 6-vector (FX, FY, FZ, CX, CY, CZ)
+        the link exerts on the environment, in its own frame; links the robot
+        describes with a wrench and that are left out get zero.
+        """
+        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+        states = {"q": q, "qd": qd, "qdd": qdd}
+        states.update(self._wrench_states(wrench, q.shape[0]))
+        return self._vector_result(self._evaluate("inverse_dynamics", states), single)
+
+    def _state(self, x, what):
+        """One argument of n entries as an (N, n) array and whether it was one state."""
+        return as_states(x, self.n, what, check=self.check)
+
+    def _wrench_states(self, wrench, batch):
+        """``{("wrench", label): (batch, 6) array}`` of every link the robot
+        describes with a wrench (0 where ``wrench`` leaves it out)."""
+        states = {}
+        wrench = {str(label): value for label, value in (wrench or {}).items()}
+        for label in self.model.wrench:
+            value, _ = as_states(wrench.pop(label, np.zeros(6)), 6, f"wrench of link {label}", "FX FY FZ CX CY CZ", self.check)
+            states["wrench", label] = np.broadcast_to(value, (batch, 6))
+        if wrench:
+            described = ", ".join(self.model.wrench) or "none"
+            raise KaneRobotError(
+                f"no external wrench is described on link(s) {', '.join(map(str, wrench))} "
+                f"(links with FX..CZ in the robot file: {described})"
+            )
+        return states
+
+    def mass_matrix(self, q):
+        """Inertia matrix A(q), shape (n, n) or (N, n, n)."""
+        q, single = self._state(q, "q")
+        A = self._evaluate("mass_matrix", {"q": q})
+        return A[0] if single else A
+
+    def h(self, q, qd):
+        """Centrifugal, Coriolis, gravity and friction torques H(q, qd)."""
+        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
+        return self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single)
+
+    def coriolis_matrix(self, q, qd):
+        """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n)."""
+        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
+        C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
+        return C[0] if single else C
+
+    def gravity(self, q):
+        """Gravity torques Q(q), shape (n,) or (N, n)."""
+        q, single = self._state(q, "q")
+        return self._vector_result(self._evaluate("gravity", {"q": q}), single)
+
+    def direct_dynamics(self, q, qd, tau):
+        """Joint accelerations for torques ``tau``, shape (n,) or (N, n)."""
+        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+        if not self.model.has_program("direct_dynamics"):
+            A = self._evaluate("mass_matrix", {"q": q})
+            rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
+            return self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
+        return self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single)
+
+
+def matrix_grid(program, n, name, symmetric):
+    """Where the outputs of a matrix model go in its (n, n) result.
+
+    Parameters
+    ----------
+    program : Program
+        The model's program; its outputs are named ``<prefix><i><j>``
+        (:func:`name_prefix`).
+    n : int
+        Size of the matrix.
+    name : str
+        The model's name (``"mass_matrix"``, ``"coriolis_matrix"`` ...).
+    symmetric : bool
+        Whether an entry missing from the program is the mirror of a present one.
+
+    Returns
+    -------
+    list of list
+        Output name at each place, as :meth:`NumericDynamics._matrix` fills it
+        and the C backend lays it out: ``None`` for an entry mirrored from the
+        other triangle, ``0`` for an absent (zero) entry.
+    """
+    names = matrix_entry_names(name_prefix(name), (n, n))
+    position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
+    grid = [[0] * n for _ in range(n)]
+    placed = set()
+    for output in program.outputs:
+        i, j = position[output]
+        grid[i][j] = output
+        placed.add((i, j))
+    if symmetric:
+        for i, j in list(placed):
+            if (j, i) not in placed:
+                grid[j][i] = None
+    return grid
+
+
+def name_prefix(model_name):
+    """Prefix of the matrix entries a model's outputs are named with."""
+    return {"mass_matrix": "A", "coriolis_matrix": "C"}[model_name]
+
+
+def parameters_without_state(robot, symbols):
+    """Sorted names of ``symbols``, refusing any joint variable of ``robot``.
+
+    The last guard of the invariant that :func:`~kanerobot.dynamics.model.derive` checks on the robot:
+    a model never asks for a coordinate as if it were a parameter (the
+    numeric functions would then ignore the state they are given).
+
+    Examples
+    --------
+    >>> import sympy, kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> parameters_without_state(arm, {sympy.Symbol("L1"), sympy.Symbol("th2")})
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.KaneRobotError: planar2: the models would list the joint variables th2 among their parameters; please report this as a bug of kanerobot
+    """
+    names = sorted(str(s) for s in symbols)
+    joints = sorted(set(names) & {str(s) for s in robot.q})
+    if joints:
+        raise KaneRobotError(
+            f"{robot.name}: the models would list the joint variables {', '.join(joints)} among their "
+            f"parameters; please report this as a bug of kanerobot"
+        )
+    return names
