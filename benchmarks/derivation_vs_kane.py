@@ -15,7 +15,6 @@ Run:  python benchmarks/derivation_vs_kane.py
 import sys
 import time
 
-import needs  # first: one line and exit status 2 when kanerobot is not installed
 import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 

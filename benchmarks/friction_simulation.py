@@ -20,7 +20,6 @@ Run:  python benchmarks/friction_simulation.py
 
 import time
 
-import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
 
 import kanerobot as kr

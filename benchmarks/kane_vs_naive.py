@@ -39,7 +39,6 @@ import gc
 import sys
 import time
 
-import needs  # first: one line and exit status 2 when kanerobot is not installed
 from sympy.core.cache import clear_cache
 
 import kanerobot as kr

@@ -22,7 +22,6 @@ import ctypes
 import sys
 import time
 
-import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
 
 import kanerobot as kr

@@ -6,6 +6,10 @@
 (6, 'serial')
 """
 
+#: The version, in one place (pyproject.toml reads it from here).
+__version__ = "0.1.0"
+
+from kanerobot.dynamics.model import derive
 from kanerobot.errors import (
     DescriptionError,
     ExpressionError,
@@ -14,12 +18,36 @@ from kanerobot.errors import (
     RobotFileError,
     SingularityError,
 )
-from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
-
-__version__ = "0.1.0"
-from kanerobot.robot.io import load, save
-from kanerobot.library import frames_path, robot_names
-from kanerobot.dynamics.model import derive
-from kanerobot.simulation import cross_validate, simulate
 from kanerobot.identification import base_parameter_set, base_parameters, fourier_excitation, identification_model, identify
 from kanerobot.igm import inverse_geometric
+from kanerobot.library import frames_path, robot_names
+from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
+from kanerobot.robot.io import load, save
+from kanerobot.simulation import cross_validate, simulate
+
+__all__ = [
+    "Base",
+    "DescriptionError",
+    "ExpressionError",
+    "Frame",
+    "GeneralPlacement",
+    "KKPlacement",
+    "KaneRobotError",
+    "ParameterError",
+    "Robot",
+    "RobotFileError",
+    "SingularityError",
+    "base_parameter_set",
+    "base_parameters",
+    "cross_validate",
+    "derive",
+    "fourier_excitation",
+    "frames_path",
+    "identification_model",
+    "identify",
+    "inverse_geometric",
+    "load",
+    "robot_names",
+    "save",
+    "simulate",
+]

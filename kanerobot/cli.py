@@ -222,7 +222,6 @@ DYNAMIC_MODELS = {
 def _export(model, name, program, args):
     """Generated function file text for one dynamic model (``--lang``)."""
     from kanerobot.codegen import generate
-
     from kanerobot.dynamics.closed_loop import ClosedLoopModel
     from kanerobot.dynamics.floating import FloatingBaseModel
     from kanerobot.dynamics.model import DynamicModel

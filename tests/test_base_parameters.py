@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 import sympy
+from conftest import CORPUS
 from threadpoolctl import threadpool_limits
 
 import kanerobot as kr
-from conftest import CORPUS
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.identification import base_parameter_set, base_parameters

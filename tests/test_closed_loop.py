@@ -168,7 +168,6 @@ def _fourbar_kanes_method(values):
     A1 = N.orientnew("A1", "Axis", (q[0], N.z))
     A2 = A1.orientnew("A2", "Axis", (q[1], A1.z))
     A3 = N.orientnew("A3", "Axis", (q[2], N.z))
-    A4 = A3.orientnew("A4", "Axis", (q[3], A3.z))
     O1 = O.locatenew("O1", 0)
     O2 = O1.locatenew("O2", A1.x)
     O3 = O.locatenew("O3", N.x)

@@ -17,15 +17,14 @@ consistent (:func:`kanerobot.dynamics.parameters.random_parameters`).
 import numpy
 import pytest
 import sympy
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from reference_dynamics import mass_matrix_by_unit_accelerations, numeric_link
 
 from kanerobot import geometry, kinematics
 from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
-
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
-from reference_dynamics import mass_matrix_by_unit_accelerations, numeric_link
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 

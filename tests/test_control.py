@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import library
 
 import kanerobot as kr
-from conftest import library
 from kanerobot import control
 from kanerobot.control import ComputedTorque, PDGravity, Trajectory, computed_torque, pd_gravity, quintic, sinusoid, waypoints
 from kanerobot.dynamics.parameters import random_parameters

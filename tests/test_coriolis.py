@@ -6,15 +6,14 @@ import re
 import numpy
 import pytest
 import sympy
+from conftest import CORPUS, library
+from conftest import program_outputs as evaluate
 
 from kanerobot.dynamics import newton_euler
 from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.coriolis import coriolis_matrix
 from kanerobot.robot.expressions import parse_expression
 from kanerobot.symbolic import Program
-
-from conftest import CORPUS, library
-from conftest import program_outputs as evaluate
 
 INM = CORPUS / "RX90_inm.txt"
 

@@ -4,11 +4,10 @@ import re
 
 import pytest
 import sympy
+from conftest import program_outputs as evaluate
 
 from kanerobot.symbolic import Program
 from kanerobot.symbolic.derivative import ForwardMode, differentiate, time_derivative
-
-from conftest import program_outputs as evaluate
 
 X, Y, Z, A, B = sympy.symbols("x y z a b")
 

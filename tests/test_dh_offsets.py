@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference_dynamics import StandardDHArm, rot_x_matrix, rot_z_matrix
 
 import kanerobot as kr
-from reference_dynamics import StandardDHArm, rot_x_matrix, rot_z_matrix
 
 DATA = Path(__file__).resolve().parent / "data" / "dh"
 HALF_PI = np.pi / 2

@@ -19,15 +19,14 @@ import re
 import numpy
 import pytest
 import sympy
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from reference_dynamics import ReferenceModel, number, numeric_link
 
 from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.direct import direct_dynamics
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import BASE, Base, Robot, WRENCH_NAMES
-
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
-from reference_dynamics import ReferenceModel, number, numeric_link
+from kanerobot.robot.description import BASE, WRENCH_NAMES, Base, Robot
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 

@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
+from conftest import library, plate_robot, tree_robot
 
 import kanerobot as kr
-from conftest import library, plate_robot, tree_robot
 from kanerobot.dynamics import energy, lagrange
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError

@@ -15,7 +15,6 @@ import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 
 
-
 def _is_tree(robot):
     flexible = any(robot.joint_parameters[label]["eta"] == 1 for label in robot.joint_labels)
     return not (robot.loops or robot.floating or robot.wheeled or flexible)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from reference_dynamics import unit_regressor
 
 import kanerobot as kr
 from kanerobot.control import computed_torque
@@ -9,7 +10,6 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.identification.excitation import FourierTrajectory, fourier_excitation
 from kanerobot.identification.numeric_regressor import Regressors
-from reference_dynamics import unit_regressor
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ Numbers are checked by independent paths:
 import numpy as np
 import pytest
 import sympy
+from conftest import library, tree_robot
 from scipy.integrate import solve_ivp
 
 import kanerobot as kr
-from conftest import library, tree_robot
 from kanerobot.dynamics import flexible
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.robot.description import Base, Robot

@@ -17,15 +17,15 @@ and external wrench included unless pinocchio is the other side.
 import numpy as np
 import pytest
 import sympy
+from conftest import plate_robot, tree_robot
+from reference_dynamics import FloatingReferenceModel, quaternion_matrix
 
 import kanerobot as kr
-from conftest import plate_robot, tree_robot
 from kanerobot.dynamics import floating
 from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import Robot
-from reference_dynamics import FloatingReferenceModel, quaternion_matrix
 
 RTOL = 1e-9
 

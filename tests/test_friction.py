@@ -13,9 +13,9 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
-from conftest import library
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Frame, KKPlacement, Robot, default_dynamics

@@ -3,13 +3,12 @@
 import numpy
 import pytest
 import sympy
+from conftest import random_values
 
 import kanerobot as kr
 from kanerobot import geometry
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import Base, Frame, KKPlacement, Robot
-
-from conftest import random_values
 
 
 # An independent Khalil-Kleinfinger product, from elementary numpy matrices.

@@ -10,6 +10,7 @@ and the filtered model against the torques and motion of kr.simulate.
 
 import numpy as np
 import pytest
+from reference_dynamics import unit_regressor
 
 import kanerobot as kr
 from kanerobot.control import computed_torque
@@ -17,12 +18,11 @@ from kanerobot.dynamics import energy
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.identification import filtering
+from kanerobot.identification.base_parameters import base_parameter_set
 from kanerobot.identification.data import DataError, RecordedData, as_recorded, load_data, save_data
 from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.excitation import FourierTrajectory
-from kanerobot.identification.base_parameters import base_parameter_set
 from kanerobot.identification.numeric_regressor import Regressors
-from reference_dynamics import unit_regressor
 
 
 def _setup(name, seed=0, friction=True):

@@ -13,6 +13,7 @@ import tomllib
 
 import numpy as np
 import pytest
+from reference_dynamics import unit_regressor
 
 import kanerobot as kr
 from kanerobot.cli import main
@@ -24,7 +25,6 @@ from kanerobot.identification.excitation import FourierTrajectory, fourier_excit
 from kanerobot.identification.identify import identify
 from kanerobot.identification.numeric_regressor import Regressors
 from kanerobot.identification.regressor import identification_model
-from reference_dynamics import unit_regressor
 
 
 def planar_with_gravity():

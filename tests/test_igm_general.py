@@ -7,8 +7,8 @@ import pytest
 import sympy
 
 from kanerobot import frames_path, load
-from kanerobot.geometry import numeric_transform
 from kanerobot.errors import KaneRobotError
+from kanerobot.geometry import numeric_transform
 from kanerobot.igm import numeric as num
 from kanerobot.igm.api import inverse_geometric
 from kanerobot.igm.general6r import General6R

@@ -531,7 +531,7 @@ def test_kane_derivation_builds_no_kanes_method(monkeypatch):
     built = model.kane_system.__dict__
     assert not {"kanes_method", "bodies", "frames", "N", "kinematics"} & set(built), sorted(built)
     with pytest.raises(AssertionError, match="plain Kane derivation"):
-        model.kanes_method  # asked for: built now (and here refused)
+        model.kanes_method  # noqa: B018 -- asked for: built now (and here refused)
     assert not {"bodies", "frames", "N"} & set(built)  # nothing half built is left
     monkeypatch.undo()
     # Available once asked for, after a failed attempt too, and the same object every time.

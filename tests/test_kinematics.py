@@ -5,13 +5,12 @@ the numerically solved loops, and OpenSYMORO's RX-90 Jacobian."""
 import numpy
 import pytest
 import sympy
+from conftest import CORPUS, random_values
 
 from kanerobot import geometry, kinematics
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import Base, Robot
 from kanerobot.robot.expressions import parse_expression
-
-from conftest import CORPUS, random_values
 
 H = 1e-6
 

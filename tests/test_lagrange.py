@@ -315,7 +315,7 @@ def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
     Q = vector(evaluate(program(robot, "gravity"), values), "Q", robot.joint_labels)
     A = matrix(evaluate(program(robot, "mass_matrix"), values), "A", robot.nj, True)
     energies = evaluate(lagrange.energy(robot), values)
-    for k, (q, qd, T, U, grad) in enumerate(numpy_energies(robot, values)):
+    for k, (_q, qd, T, U, grad) in enumerate(numpy_energies(robot, values)):
         scale = max(numpy.max(numpy.abs(grad)), 1e-12)
         assert numpy.max(numpy.abs(Q[k] - grad)) < 1e-6 * scale, (Q[k], grad)
         assert abs(0.5 * qd @ A[k] @ qd - T) < 1e-6 * max(abs(T), 1e-12)

@@ -9,15 +9,14 @@ import functools
 import numpy
 import pytest
 import sympy
+from conftest import library, opensymoro_equations, tree_robot
+from reference_dynamics import ReferenceModel, mass_matrix_by_unit_accelerations
 
 from kanerobot.dynamics.newton_euler import coriolis_gravity, gravity_torques, inverse_dynamics
 from kanerobot.dynamics.parameters import INERTIA_NAMES, is_physically_consistent, random_link, random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import Base, Robot, WRENCH_NAMES
+from kanerobot.robot.description import WRENCH_NAMES, Base, Robot
 from kanerobot.robot.expressions import parse_expression
-
-from conftest import library, opensymoro_equations, tree_robot
-from reference_dynamics import ReferenceModel, mass_matrix_by_unit_accelerations
 
 RTOL = 1e-9
 FLAGS = ("qd", "qdd", "gravity", "friction", "rotor", "wrench")

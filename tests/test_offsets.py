@@ -21,8 +21,6 @@ from kanerobot.errors import DescriptionError, KaneRobotError, RobotFileError
 from kanerobot.robot.description import Frame, KKPlacement, Robot
 
 
-
-
 def robot_named(name):
     return kr.load(kr.frames_path(name))
 

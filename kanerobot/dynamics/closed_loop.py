@@ -200,8 +200,8 @@ def closed_loop_program(model, name):
         not square after removing the identically zero rows (then only the
         numeric model, which solves by least squares, applies).
     """
-    from kanerobot.symbolic.program import Program
     from kanerobot.symbolic.printing import matrix_entry_names
+    from kanerobot.symbolic.program import Program
 
     if name not in PROGRAMS:
         raise KaneRobotError(

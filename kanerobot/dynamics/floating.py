@@ -80,7 +80,6 @@ from kanerobot.dynamics.common import (
     link_inertia,
     link_parameter,
     motion_parts,
-    program_inputs,
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
@@ -89,12 +88,11 @@ from kanerobot.dynamics.direct import (
     first_forward_recursion,
     motor_torque,
     screw_transform_inertia,
-    second_forward_recursion,
     screw_transform_wrench,
+    second_forward_recursion,
     spatial_inertia,
     velocity_bias,
 )
-from kanerobot.dynamics.newton_euler import u_matrix
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
     DynamicModel,
@@ -116,8 +114,9 @@ from kanerobot.dynamics.free_flyer import (
     gravity_in_base,
     parameter_names,
 )
+from kanerobot.dynamics.newton_euler import u_matrix
 from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
+from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
 

@@ -633,7 +633,7 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
 
     # Parameters with no effect and equal effects: on the regrouped columns, two random geometries.
     found = []
-    for draw in range(2):
+    for _ in range(2):
         numbers = _bound_values(robot, model, {}, rng, require=False)
         q, qd, qdd, q0 = _states(robot, model, numbers, rng, samples, q0)
         W = _stacked(model, numbers, q, qd, qdd)[:, kept]
