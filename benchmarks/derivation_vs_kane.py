@@ -15,6 +15,7 @@ Run:  python benchmarks/derivation_vs_kane.py
 import sys
 import time
 
+import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 

@@ -20,6 +20,7 @@ Run:  python benchmarks/friction_simulation.py
 
 import time
 
+import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
 
 import kanerobot as kr

@@ -39,6 +39,7 @@ import gc
 import sys
 import time
 
+import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 from sympy.core.cache import clear_cache
 
 import kanerobot as kr

@@ -32,6 +32,7 @@ import gc
 import sys
 import time
 
+import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 import sympy
 from sympy.core.cache import clear_cache
 from sympy.physics.mechanics import models

@@ -22,6 +22,7 @@ import ctypes
 import sys
 import time
 
+import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
 
 import kanerobot as kr
@@ -100,7 +101,7 @@ def main(argv=None):
         for name in MODELS:
             for fn in functions.values():
                 calls[name](fn)  # compile outside the timing
-            best = interleaved_best(args.rounds, {m: (lambda fn=fn: calls[name](fn)) for m, fn in functions.items()})
+            best = interleaved_best(args.rounds, {m: (lambda fn=fn, name=name: calls[name](fn)) for m, fn in functions.items()})
             t = {m: seconds / N * 1e6 for m, seconds in best.items()}
             ratio = t["kane"] / t["newton-euler"]
             worst = max(worst, ratio)

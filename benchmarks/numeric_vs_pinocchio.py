@@ -58,6 +58,7 @@ def main(N=10_000):
         if backends["c"].backend != "c":
             print(f"{name}: no C backend ({backends['c'].fallback_reason})", file=sys.stderr)
             del backends["c"]
+        pmodel = data = None  # without pinocchio: kanerobot's side only
         if pin is not None:
             pmodel = to_pinocchio(robot, values)
             data = pmodel.createData()
@@ -66,23 +67,24 @@ def main(N=10_000):
         for fn in backends.values():
             fn.inverse_dynamics(q[:2], qd[:2], qdd[:2]), fn.mass_matrix(q[:2])  # compile once, outside the timing
 
-        def rnea():
+        # this round's arrays bound as defaults: the closures run within the round
+        def rnea(pmodel=pmodel, data=data, q=q, qd=qd, qdd=qdd):
             return np.array([pin.rnea(pmodel, data, q[k], qd[k], qdd[k]) for k in range(N)])
 
-        def crba():
+        def crba(pmodel=pmodel, data=data, q=q):
             A = np.array([pin.crba(pmodel, data, q[k]) for k in range(N)])
             return np.triu(A) + np.transpose(np.triu(A, 1), (0, 2, 1))  # crba fills the upper triangle
 
         cases = [
-            ("inverse dynamics", lambda fn: fn.inverse_dynamics(q, qd, qdd), rnea),
-            ("mass matrix", lambda fn: fn.mass_matrix(q), crba),
+            ("inverse dynamics", lambda fn, q=q, qd=qd, qdd=qdd: fn.inverse_dynamics(q, qd, qdd), rnea),
+            ("mass matrix", lambda fn, q=q: fn.mass_matrix(q), crba),
         ]
         for label, ours, theirs in cases:
             # without pinocchio: kanerobot's times, the pinocchio columns nan
             reference_time, reference = best_of(3, theirs) if pin is not None else (float("nan"), None)
             times, diff = {}, 0.0 if pin is not None else float("nan")
             for key, fn in backends.items():
-                times[key], result = best_of(3, lambda: ours(fn))
+                times[key], result = best_of(3, lambda ours=ours, fn=fn: ours(fn))
                 if reference is not None:
                     diff = max(diff, np.abs(result - reference).max() / np.abs(reference).max())
             per_state = {key: times[key] / N * 1e6 if key in times else float("nan") for key in ("numpy", "c")}

@@ -99,7 +99,7 @@ def main(evaluations=20_000):
     options = {"method": "DOP853", "rtol": 1e-10, "atol": 1e-12}
     runs = {}
     for name, f in right_hand_sides.items():
-        seconds = best_of(3, lambda: runs.__setitem__(name, solve_ivp(f, (0.0, 1.0), x0, **options)))
+        seconds = best_of(3, lambda name=name, f=f: runs.__setitem__(name, solve_ivp(f, (0.0, 1.0), x0, **options)))
         runs[name] = (seconds, runs[name])
     print(f"\nsolve_ivp, 1 s of passive Krang, {options['method']} rtol {options['rtol']:g}:")
     for name, (seconds, run) in runs.items():

@@ -321,7 +321,7 @@ def fast_geometric_model(robot, i=BASE, j=None, trig=True):
         reached = robot.antecedent(label) if climbing else label
         T = sympy.Matrix(T * program.replace_sin_cos(A))
         if n < len(steps) - 1:
-            T[:3, :] = program.assign_matrix(lambda r, c: f"T{i}T{reached}_{r}{c}", T[:3, :])
+            T[:3, :] = program.assign_matrix(lambda r, c, reached=reached: f"T{i}T{reached}_{r}{c}", T[:3, :])
     program.set_output_matrix(lambda r, c: f"T{i}T{j}_{r}{c}", T[:3, :])
     program.prune()
     return program

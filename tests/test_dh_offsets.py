@@ -161,7 +161,7 @@ def test_reference_gravity_is_the_potential_energy_gradient():
         arm = StandardDHArm(table)
         gravity = np.asarray(table["gravity"])
 
-        def potential(q):
+        def potential(q, arm=arm, table=table, gravity=gravity):
             U, T = 0.0, np.eye(4)
             for step, m, c in zip(arm.transforms(q), table["mass"], table["com"]):
                 T = T @ step

@@ -133,7 +133,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     # complete and named JP, MSP, MP.
     for frame in reversed(robot.frames):
         j, i = frame.label, frame.antecedent
-        J_plus[j] = assign_symmetric(program, lambda r, c: f"JP{r}{c}{j}", J_plus[j])
+        J_plus[j] = assign_symmetric(program, lambda r, c, j=j: f"JP{r}{c}{j}", J_plus[j])
         MS_plus[j] = program.assign_matrix(f"MSP{{i}}{j}", MS_plus[j])
         M_plus[j] = program.assign(f"MP{j}", M_plus[j])
         if i == BASE:

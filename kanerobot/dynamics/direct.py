@@ -129,7 +129,7 @@ def direct_dynamics(robot, trig=True):
     for frame in reversed(robot.frames):
         j, i = frame.label, frame.antecedent
         # Every successor of j has been added: I*_j and beta*_j are complete.
-        I_star[j] = assign_symmetric(program, lambda r, c: f"MJE{r}{c}{j}", I_star[j])
+        I_star[j] = assign_symmetric(program, lambda r, c, j=j: f"MJE{r}{c}{j}", I_star[j])
         beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
         a_j = frame.motion_subspace()
         if frame.is_joint:
@@ -142,7 +142,7 @@ def direct_dynamics(robot, trig=True):
             GW[j] = program.assign(f"GW{j}", tau_j + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
             if i == BASE:
                 continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             if i == BASE:

@@ -629,7 +629,7 @@ def _three_step(program, robot, known_qdd, known_tau):
     JD, JU, GW, tau = {}, {}, {}, {}
     for frame in reversed(robot.frames):
         j, i = frame.label, frame.antecedent
-        I_star[j] = assign_symmetric(program, lambda r, c: f"MJE{r}{c}{j}", I_star[j])
+        I_star[j] = assign_symmetric(program, lambda r, c, j=j: f"MJE{r}{c}{j}", I_star[j])
         beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
         a_j = frame.motion_subspace()
         if j in known_tau:  # a flexible joint, or the direct model
@@ -644,7 +644,7 @@ def _three_step(program, robot, known_qdd, known_tau):
             GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + a_j^T beta*_j
             if i == BASE:
                 continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:  # a rigid joint (acceleration known) or a fixed frame
             if i == BASE:

@@ -455,7 +455,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     for frame in list(reversed(robot.frames)) + [None]:
         j = frame.label if frame is not None else BASE
         # Every successor of j has been added: I^c_j and beta^c_j are complete.
-        J_c[j] = assign_symmetric(program, lambda r, c: f"JP{r}{c}{j}", J_c[j])
+        J_c[j] = assign_symmetric(program, lambda r, c, j=j: f"JP{r}{c}{j}", J_c[j])
         MS_c[j] = program.assign_matrix(f"MSP{{i}}{j}", MS_c[j])
         M_c[j] = program.assign(f"MP{j}", M_c[j])
         beta_c[j] = sympy.Matrix.vstack(
@@ -674,7 +674,7 @@ def direct_dynamics(robot, trig=True):
     JD, JU, GW = {}, {}, {}
     for frame in reversed(robot.frames):
         j, i = frame.label, frame.antecedent
-        I_star[j] = assign_symmetric(program, lambda r, c: f"MJE{r}{c}{j}", I_star[j])
+        I_star[j] = assign_symmetric(program, lambda r, c, j=j: f"MJE{r}{c}{j}", I_star[j])
         beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
         a_j = frame.motion_subspace()
         if frame.is_joint:
@@ -684,7 +684,7 @@ def direct_dynamics(robot, trig=True):
             JD[j] = program.assign(f"JD{j}", 1 / H_j)
             JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])
             GW[j] = program.assign(f"GW{j}", motor_torque(robot, j) + a_j.dot(beta_star[j]))
-            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
+            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
             alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             K_j = I_star[j]  # (22)
@@ -766,7 +766,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     # Composite links from the leaves down to link 0 (SYMORO+ eqs 27-30).
     for frame in list(reversed(robot.frames)) + [None]:
         j = frame.label if frame is not None else BASE
-        J_plus[j] = assign_symmetric(program, lambda r, c: f"JP{r}{c}{j}", J_plus[j])
+        J_plus[j] = assign_symmetric(program, lambda r, c, j=j: f"JP{r}{c}{j}", J_plus[j])
         MS_plus[j] = program.assign_matrix(f"MSP{{i}}{j}", MS_plus[j])
         M_plus[j] = program.assign(f"MP{j}", M_plus[j])
         if frame is None:

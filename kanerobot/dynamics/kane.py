@@ -1795,7 +1795,7 @@ class NestedKane:
         # program names each distinct expression once).
         for frame in reversed(robot.frames):
             j, i = frame.label, frame.antecedent
-            JT[j] = assign_symmetric(program, lambda r, c: f"JT{r}{c}_{j}", JT[j])
+            JT[j] = assign_symmetric(program, lambda r, c, j=j: f"JT{r}{c}_{j}", JT[j])
             MST[j] = sympy.Matrix(self._vec("MST", j, _column(MST[j])))
             MT[j] = program.assign(f"MT{j}", MT[j])
             if i != BASE:

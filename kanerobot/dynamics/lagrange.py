@@ -338,8 +338,8 @@ def _frame_placements(robot, program):
         j = frame.label
         T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=label)
         out[j] = (
-            program.assign_matrix(lambda r, c: f"RA{r}{c}{j}", T[:3, :3]),
-            program.assign_matrix(lambda r, c: f"PA{r}{j}", T[:3, 3]),
+            program.assign_matrix(lambda r, c, j=j: f"RA{r}{c}{j}", T[:3, :3]),
+            program.assign_matrix(lambda r, c, j=j: f"PA{r}{j}", T[:3, 3]),
         )
     return out
 
@@ -395,10 +395,10 @@ class EnergyModel:
             jA_i = iA_j.T
             own = {}
             for f, (Jv, Jw) in cols[i].items():
-                JU = p.assign_matrix(lambda r, c: f"JU{r}{j}_{f}", Jv + Jw.cross(iP_j))
+                JU = p.assign_matrix(lambda r, c, f=f, j=j: f"JU{r}{j}_{f}", Jv + Jw.cross(iP_j))
                 own[f] = (
-                    p.assign_matrix(lambda r, c: f"JV{r}{j}_{f}", jA_i * JU),
-                    p.assign_matrix(lambda r, c: f"JW{r}{j}_{f}", jA_i * Jw),
+                    p.assign_matrix(lambda r, c, f=f, j=j: f"JV{r}{j}_{f}", jA_i * JU),
+                    p.assign_matrix(lambda r, c, f=f, j=j: f"JW{r}{j}_{f}", jA_i * Jw),
                 )
             if frame.is_joint:
                 own[j] = _split(frame.motion_subspace())
@@ -414,8 +414,8 @@ class EnergyModel:
             out = {}
             for f, (Jv, Jw) in self.columns()[j].items():
                 out[f] = (
-                    p.assign_matrix(lambda r, c: f"LM{r}{j}_{f}", M * Jv + Jw.cross(MS)),
-                    p.assign_matrix(lambda r, c: f"AM{r}{j}_{f}", J * Jw + MS.cross(Jv)),
+                    p.assign_matrix(lambda r, c, f=f: f"LM{r}{j}_{f}", M * Jv + Jw.cross(MS)),
+                    p.assign_matrix(lambda r, c, f=f: f"AM{r}{j}_{f}", J * Jw + MS.cross(Jv)),
                 )
             self._unit_momenta[j] = out
         return self._unit_momenta[j]
@@ -463,10 +463,10 @@ class EnergyModel:
             jA_i = iA_j.T
             vi, wi = out[i]
             sigma_a, sigmabar_a = _split(frame.motion_subspace())
-            VU = p.assign_matrix(lambda r, c: f"VU{r}{j}", vi + wi.cross(iP_j))
+            VU = p.assign_matrix(lambda r, c, j=j: f"VU{r}{j}", vi + wi.cross(iP_j))
             qdj = qd.get(j, 0)
-            v = p.assign_matrix(lambda r, c: f"V{r}{j}", jA_i * VU + qdj * sigma_a)
-            w = p.assign_matrix(lambda r, c: f"W{r}{j}", jA_i * wi + qdj * sigmabar_a)
+            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{j}", jA_i * VU + qdj * sigma_a)
+            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{j}", jA_i * wi + qdj * sigmabar_a)
             out[j] = (v, w)
         return {j: out[j] for j in self.robot.links}
 
@@ -477,8 +477,8 @@ class EnergyModel:
             out = {}
             for j, (v, w) in self.velocities().items():
                 J, MS, M = link_inertia(self.robot, j)
-                LM = p.assign_matrix(lambda r, c: f"LM{r}{j}", M * v + w.cross(MS))
-                AM = p.assign_matrix(lambda r, c: f"AM{r}{j}", J * w + MS.cross(v))
+                LM = p.assign_matrix(lambda r, c, j=j: f"LM{r}{j}", M * v + w.cross(MS))
+                AM = p.assign_matrix(lambda r, c, j=j: f"AM{r}{j}", J * w + MS.cross(v))
                 out[j] = (v, w, LM, AM)
             self._link_momenta = out
         return self._link_momenta
@@ -510,7 +510,7 @@ class EnergyModel:
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
-            G[j] = p.assign_matrix(lambda r, c: f"GR{r}{j}", iA_j.T * G[i])
+            G[j] = p.assign_matrix(lambda r, c, j=j: f"GR{r}{j}", iA_j.T * G[i])
             GP[j] = p.assign(f"GP{j}", GP[i] + G[i].dot(iP_j))
         terms = []
         for j in self.robot.links:
