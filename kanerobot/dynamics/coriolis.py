@@ -246,7 +246,7 @@ def _skew_part(target, n, half, derivative, matrix_name):
 
 
 def _set_outputs(target, n, sym, skew, plus, matrix_name):
-    """Output ``C = A'/2 -+ (A' - 2C)/2 + plus`` entry by entry, row by row."""
+    """Output ``C<i><j>`` row by row: ``CA - CN`` above the diagonal, ``CA + CN`` (transposed) below, plus ``plus``."""
     for i in range(1, n + 1):
         for j in range(1, n + 1):
             if i == j:
