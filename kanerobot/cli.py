@@ -357,11 +357,10 @@ def read_values(path):
 
 
 def cmd_simulate(args):
+    """``kanerobot simulate``: check the options, derive, bind the values, run, report and save."""
     import numpy as np
 
-    from kanerobot.control import computed_torque, pd_gravity, quintic
     from kanerobot.dynamics.model import derive
-    from kanerobot.dynamics.parameters import random_parameters
     from kanerobot.simulation import simulate
 
     # What the user wrote is checked before the model is derived and the run
@@ -376,6 +375,27 @@ def cmd_simulate(args):
     progress = Progress(args.progress or sys.stderr.isatty())
     model = derive(robot, method=args.method)  # programs are derived on first use: cheap here
     kind, q_names, qd_names, default = state_layout(model)
+    x0 = _initial_state(robot, args, kind, q_names, qd_names, default, x0, target)
+    plot_prefix = robot.name
+    values_path = text = None
+    if values is None:
+        values, values_path, text = _random_values(robot, args, output, plot_prefix)
+    progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
+    try:
+        fn = model.numeric(values)
+    except KaneRobotError as exc:
+        where = f"{args.values}: " if args.values else ""
+        raise type(exc)(f"{where}{exc}") from None
+    controller = _cli_controller(args, fn, x0[: len(q_names)], target)
+    result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
+                      t_eval=np.linspace(0.0, args.t, args.samples))
+    for key, value in result.summary().items():
+        print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
+    _write_simulation(result, args, output, plot_prefix, values_path, text)
+
+
+def _initial_state(robot, args, kind, q_names, qd_names, default, x0, target):
+    """The state to start from (--x0 or the model's rest); --x0, --target and --controller must fit the model."""
     if args.controller == "computed-torque" and kind == "flexible-joint":
         raise KaneRobotError(f"{robot.name} has flexible joints: computed torque needs a rigid model; use --controller pd")
     layout = f"q = {', '.join(q_names)}, then qd = {', '.join(qd_names)}"
@@ -394,44 +414,53 @@ def cmd_simulate(args):
                  "flexible-joint": robot.nj}.get(kind, len(q_names))
         if len(target) != count:
             raise KaneRobotError(f"--target of {robot.name} ({kind}) takes {count} values, one per controlled coordinate, got {len(target)}")
-    plot_prefix = robot.name
+    return x0
+
+
+def _random_values(robot, args, output, plot_prefix):
+    """Random physically consistent parameters (--seed), announced on stderr: (values, file to save them to or None, its text)."""
+    import numpy as np
+
+    from kanerobot.dynamics.parameters import random_parameters
+
     values_path = None
-    if values is None:
-        values = random_parameters(robot, np.random.default_rng(args.seed), friction=False, wrench=False)
-        if output:
-            values_path = output.with_name(output.stem + ".values.toml")
-        elif args.plot:
-            values_path = Path(args.plot) / f"{plot_prefix}_values.toml"
-        text = _values_text(values, f"random physically consistent parameters of {robot.name} (kanerobot simulate --seed {args.seed})")
-        if values_path is None and len(values) <= PRINTED_VALUES:
-            print(f"kanerobot: random physically consistent parameters (seed {args.seed}); "
-                  "give yours with --values FILE (these lines are such a file):", file=sys.stderr)
-            sys.stderr.write(text)
-        elif values_path is None:
-            gravity = ", ".join(f"{g} = {values[str(g)]:g}" for g in robot.base.G if str(g) in values) or "as in the file"
-            print(f"kanerobot: {len(values)} random physically consistent parameters (seed {args.seed}; gravity {gravity}); "
-                  "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE", file=sys.stderr)
-        else:
-            print(f"kanerobot: random physically consistent parameters (seed {args.seed}), saved to {values_path} "
-                  "with the results; give yours with --values FILE", file=sys.stderr)
-    progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
-    try:
-        fn = model.numeric(values)
-    except KaneRobotError as exc:
-        where = f"{args.values}: " if args.values else ""
-        raise type(exc)(f"{where}{exc}") from None
-    controller = None
-    if args.controller != "none":
-        start = _controlled_positions(fn, x0[: len(q_names)])
-        target = start if target is None else np.asarray(target)
-        if args.controller == "pd":
-            controller = pd_gravity(fn, target)
-        else:
-            controller = computed_torque(fn, quintic(start, target, args.t))
-    result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
-                      t_eval=np.linspace(0.0, args.t, args.samples))
-    for key, value in result.summary().items():
-        print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
+    values = random_parameters(robot, np.random.default_rng(args.seed), friction=False, wrench=False)
+    if output:
+        values_path = output.with_name(output.stem + ".values.toml")
+    elif args.plot:
+        values_path = Path(args.plot) / f"{plot_prefix}_values.toml"
+    text = _values_text(values, f"random physically consistent parameters of {robot.name} (kanerobot simulate --seed {args.seed})")
+    if values_path is None and len(values) <= PRINTED_VALUES:
+        print(f"kanerobot: random physically consistent parameters (seed {args.seed}); "
+              "give yours with --values FILE (these lines are such a file):", file=sys.stderr)
+        sys.stderr.write(text)
+    elif values_path is None:
+        gravity = ", ".join(f"{g} = {values[str(g)]:g}" for g in robot.base.G if str(g) in values) or "as in the file"
+        print(f"kanerobot: {len(values)} random physically consistent parameters (seed {args.seed}; gravity {gravity}); "
+              "-o FILE saves them with the results, --seed draws them again; give yours with --values FILE", file=sys.stderr)
+    else:
+        print(f"kanerobot: random physically consistent parameters (seed {args.seed}), saved to {values_path} "
+              "with the results; give yours with --values FILE", file=sys.stderr)
+    return values, values_path, text
+
+
+def _cli_controller(args, fn, q0, target):
+    """The --controller (None for none), towards --target or holding the start positions."""
+    import numpy as np
+
+    from kanerobot.control import computed_torque, pd_gravity, quintic
+
+    if args.controller == "none":
+        return None
+    start = _controlled_positions(fn, q0)
+    target = start if target is None else np.asarray(target)
+    if args.controller == "pd":
+        return pd_gravity(fn, target)
+    return computed_torque(fn, quintic(start, target, args.t))
+
+
+def _write_simulation(result, args, output, plot_prefix, values_path, text):
+    """Save the results (-o), the plots (--plot) and the random values drawn, each announced on stderr."""
     if output:
         print(f"written {result.save(output)}", file=sys.stderr)
     if args.plot:
@@ -441,7 +470,6 @@ def cmd_simulate(args):
         Path(values_path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(values_path, text)
         print(f"written {values_path}", file=sys.stderr)
-
 
 #: Random parameters printed in full when the run is not saved; more are summarised.
 PRINTED_VALUES = 40

@@ -1928,6 +1928,43 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
         _require_matplotlib("cross_validate(plot=...)")
     fc = _as_numeric(controller_model, controller_values, backend, "the controller's model")
     fp = _as_numeric(plant_model, plant_values, backend, "the plant's model")
+    ctrl, name = _cross_controller(controller, fc, trajectory, gains)
+    trajectory = getattr(ctrl, "trajectory", None) or (control.as_trajectory(trajectory, control.ControlView(fc).n, "the trajectory") if trajectory is not None else None)
+    if trajectory is None:
+        raise KaneRobotError("cross_validate needs the trajectory the controller tracks (to measure the tracking error)")
+    cview, pview = control.ControlView(fc), control.ControlView(fp)
+    function, columns, compared = _observer(pview, cview, observe)
+    t0, t1 = _cross_time_span(t_span, trajectory)
+    if x0 is None:
+        try:
+            x0 = _initial_state(pview, cview, trajectory, t0, columns)
+        except KaneRobotError as exc:
+            raise KaneRobotError(f"cannot start the plant on the trajectory at t = {t0:g} ({exc}): give x0") from None
+    if t_eval is None:
+        t_eval = np.linspace(t0, t1, int(samples))
+
+    plant_controller = _plant_controller(ctrl, function, columns)
+    sim = simulate(fp, None, x0, (t0, t1), plant_controller, t_eval=t_eval, progress=progress, **solver_options)
+    qc, qdc, qddc = _controller_seen(sim, function, compared)
+    desired, desired_rate, _ = trajectory.sample(sim.t)
+    actual, actual_rate = cview.positions(qc), cview.rates(qdc)
+    disagreement, relative, notes = _disagreement(fc, fp, cview, pview, qc, qdc, qddc, sim)
+    result = CrossValidation(
+        simulation=sim, t=sim.t, coordinates=list(cview.labels), desired=desired, actual=actual,
+        tracking_error=desired - actual, velocity_error=desired_rate - actual_rate, tau=sim.tau,
+        disagreement=disagreement, relative_disagreement=relative, notes=notes, figures=[],
+        controller_name=name, controller_robot=_robot_name(fc), plant_robot=_robot_name(fp),
+        controller_kind=cview.kind, plant_kind=pview.kind, controller=ctrl,
+    )  # fmt: skip
+    if plot is not None:
+        result.plot(Path(plot), prefix)
+    return result
+
+
+def _cross_controller(controller, fc, trajectory, gains):
+    """The controller of :func:`cross_validate` built on ``fc`` (a name, a Controller, a function or a factory), and its name."""
+    from kanerobot import control
+
     gains = dict(gains or {})
     unknown = set(gains) - {"kp", "kd"}
     if unknown:
@@ -1953,24 +1990,20 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
             raise KaneRobotError(f"the controller factory {name} returned {ctrl!r}, not a controller(t, q, qd)")
     else:
         raise KaneRobotError(f"controller must be a name, a Controller or a factory, got {controller!r}")
-    trajectory = getattr(ctrl, "trajectory", None) or (control.as_trajectory(trajectory, control.ControlView(fc).n, "the trajectory") if trajectory is not None else None)
-    if trajectory is None:
-        raise KaneRobotError("cross_validate needs the trajectory the controller tracks (to measure the tracking error)")
-    cview, pview = control.ControlView(fc), control.ControlView(fp)
-    function, columns, compared = _observer(pview, cview, observe)
+    return ctrl, name
+
+
+def _cross_time_span(t_span, trajectory):
+    """(t0, t1): ``t_span``, else the trajectory's natural duration."""
     if t_span is None:
         if trajectory.t_span is None:
             raise KaneRobotError("give t_span: the trajectory has no natural duration")
         t_span = trajectory.t_span
-    t0, t1 = float(t_span[0]), float(t_span[1])
-    if x0 is None:
-        try:
-            x0 = _initial_state(pview, cview, trajectory, t0, columns)
-        except KaneRobotError as exc:
-            raise KaneRobotError(f"cannot start the plant on the trajectory at t = {t0:g} ({exc}): give x0") from None
-    if t_eval is None:
-        t_eval = np.linspace(t0, t1, int(samples))
+    return float(t_span[0]), float(t_span[1])
 
+
+def _plant_controller(ctrl, function, columns):
+    """The controller as the plant calls it: the plant's state seen through the observer ``function``, else ``columns``."""
     if function is not None:
         def plant_controller(t, q, qd):
             q_c, qd_c = function(q, qd)
@@ -1981,28 +2014,19 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
         def plant_controller(t, q, qd):
             return ctrl(t, q[qcols], qd[vcols])
 
-    sim = simulate(fp, None, x0, (t0, t1), plant_controller, t_eval=t_eval, progress=progress, **solver_options)
+    return plant_controller
+
+
+def _controller_seen(sim, function, compared):
+    """The positions, rates and accelerations (None through an observer) of the controller's coordinates along ``sim``."""
     if function is not None:
         seen = [function(q, qd) for q, qd in zip(sim.q, sim.qd)]
         qc = np.array([s[0] for s in seen]).reshape(len(sim.t), -1)
         qdc = np.array([s[1] for s in seen]).reshape(len(sim.t), -1)
-        qddc = None
-    else:
-        mq, mv = compared
-        qc, qdc, qddc = sim.q[:, mq], sim.qd[:, mv], sim.qdd[:, mv]
-    desired, desired_rate, _ = trajectory.sample(sim.t)
-    actual, actual_rate = cview.positions(qc), cview.rates(qdc)
-    disagreement, relative, notes = _disagreement(fc, fp, cview, pview, qc, qdc, qddc, sim)
-    result = CrossValidation(
-        simulation=sim, t=sim.t, coordinates=list(cview.labels), desired=desired, actual=actual,
-        tracking_error=desired - actual, velocity_error=desired_rate - actual_rate, tau=sim.tau,
-        disagreement=disagreement, relative_disagreement=relative, notes=notes, figures=[],
-        controller_name=name, controller_robot=_robot_name(fc), plant_robot=_robot_name(fp),
-        controller_kind=cview.kind, plant_kind=pview.kind, controller=ctrl,
-    )  # fmt: skip
-    if plot is not None:
-        result.plot(Path(plot), prefix)
-    return result
+        return qc, qdc, None
+    mq, mv = compared
+    return sim.q[:, mq], sim.qd[:, mv], sim.qdd[:, mv]
+
 
 
 def _takes_state(function):

@@ -144,6 +144,11 @@ def find_cycles(graph):
     traced (a breadth-first search back to its first module) so the failure
     message shows a concrete chain of imports, not just a set.
     """
+    return [(component, _cycle_through(graph, component)) for component in _strong_components(graph)]
+
+
+def _strong_components(graph):
+    """Tarjan's strongly connected components of more than one module, each sorted, in discovery order."""
     index = {}
     low = {}
     stack = []
@@ -189,38 +194,44 @@ def find_cycles(graph):
     for module in sorted(graph):
         if module not in index:
             visit(module)
-    cycles = []
-    for component in components:
-        members = set(component)
-        first = component[0]
-        # shortest path first -> ... -> first inside the component
-        previous = {first: None}
-        frontier = [first]
-        closing = None
-        while frontier and closing is None:
-            next_frontier = []
-            for node in frontier:
-                for child in sorted(graph[node]):
-                    if child not in members:
-                        continue
-                    if child == first:
-                        closing = node
-                        break
-                    if child not in previous:
-                        previous[child] = node
-                        next_frontier.append(child)
-                if closing is not None:
+    return components
+
+
+def _cycle_through(graph, component):
+    """A shortest cycle of imports first -> ... -> first inside ``component`` (first: its first module)."""
+    members = set(component)
+    first = component[0]
+    previous, closing = _paths_back(graph, members, first)
+    chain = [first]
+    node = closing
+    while node != first:
+        chain.append(node)
+        node = previous[node]
+    chain.append(first)
+    return [chain[0]] + chain[1:-1][::-1] + [first]
+
+
+def _paths_back(graph, members, first):
+    """Breadth-first search from ``first`` within ``members``: (predecessor of each node reached, the node importing ``first``)."""
+    previous = {first: None}
+    frontier = [first]
+    closing = None
+    while frontier and closing is None:
+        next_frontier = []
+        for node in frontier:
+            for child in sorted(graph[node]):
+                if child not in members:
+                    continue
+                if child == first:
+                    closing = node
                     break
-            frontier = next_frontier
-        chain = [first]
-        node = closing
-        while node != first:
-            chain.append(node)
-            node = previous[node]
-        chain.append(first)
-        chain = [chain[0]] + chain[1:-1][::-1] + [first]
-        cycles.append((component, chain))
-    return cycles
+                if child not in previous:
+                    previous[child] = node
+                    next_frontier.append(child)
+            if closing is not None:
+                break
+        frontier = next_frontier
+    return previous, closing
 
 
 def _module_path(module):

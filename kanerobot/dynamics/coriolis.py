@@ -127,14 +127,7 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     >>> sympy.factor(C.substitute_back()["C12"])
     -b*(QP1 + QP2)*sin(th2)
     """
-    if q is None or qd is None:
-        if robot is None:
-            raise ValueError("give a robot, or q and qd")
-        q = list(robot.q) if q is None else list(q)
-        qd = list(robot.qd) if qd is None else list(qd)
-    q, qd = list(q), [sympy.sympify(v) for v in qd]
-    if len(q) != len(qd):
-        raise ValueError(f"q has {len(q)} entries and qd {len(qd)}")
+    q, qd = _joint_symbols(robot, q, qd)
     n = len(q)
     if adot not in ("partials", "time"):
         raise ValueError(f"adot must be 'partials' or 'time', got {adot!r}")
@@ -148,22 +141,7 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     def matrix_name(prefix, i, j):
         return names[prefix][i - 1][j - 1]
 
-    outputs = mass_matrix_program.outputs
-    A = {}
-    missing = []
-    for i in range(1, n + 1):
-        for j in range(i, n + 1):
-            for key in (matrix_name("A", i, j), matrix_name("A", j, i)):
-                if key in outputs:
-                    A[i, j] = A[j, i] = (key, outputs[key])
-                    break
-            else:
-                if absent_zero:
-                    A[i, j] = A[j, i] = (matrix_name("A", i, j), sympy.S.Zero)
-                else:
-                    missing.append(matrix_name("A", i, j))
-    if missing:
-        raise ValueError(f"the inertia matrix program has no output {', '.join(missing)}")
+    A = _inertia_entries(mass_matrix_program.outputs, n, matrix_name, absent_zero)
 
     fm = ForwardMode(mass_matrix_program, reserved=[name for row in names["C"] for name in row])
     target = fm.target
@@ -182,12 +160,63 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
             derivatives[i, j, key] = derivatives[j, i, key] = d if d == 0 else target.assign(fm.name_for(name, key), d)
         return derivatives[i, j, key]
 
+    half = _half_velocities(target, qd)
+    sym = _symmetric_part(target, n, half, derivative, matrix_name, adot)
+    skew = _skew_part(target, n, half, derivative, matrix_name)
+    plus = sympy.zeros(n, n)
+    if extra is not None:
+        plus = extra(sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1])), target)
+    _set_outputs(target, n, sym, skew, plus, matrix_name)
+    target.prune()
+    return target
+
+
+def _joint_symbols(robot, q, qd):
+    """The joint variables and velocities: the given ones, else the robot's."""
+    if q is None or qd is None:
+        if robot is None:
+            raise ValueError("give a robot, or q and qd")
+        q = list(robot.q) if q is None else list(q)
+        qd = list(robot.qd) if qd is None else list(qd)
+    q, qd = list(q), [sympy.sympify(v) for v in qd]
+    if len(q) != len(qd):
+        raise ValueError(f"q has {len(q)} entries and qd {len(qd)}")
+    return q, qd
+
+
+def _inertia_entries(outputs, n, matrix_name, absent_zero):
+    """Map (i, j) (both orders) to the (name, value) of the output giving A_ij."""
+    A = {}
+    missing = []
+    for i in range(1, n + 1):
+        for j in range(i, n + 1):
+            for key in (matrix_name("A", i, j), matrix_name("A", j, i)):
+                if key in outputs:
+                    A[i, j] = A[j, i] = (key, outputs[key])
+                    break
+            else:
+                if absent_zero:
+                    A[i, j] = A[j, i] = (matrix_name("A", i, j), sympy.S.Zero)
+                else:
+                    missing.append(matrix_name("A", i, j))
+    if missing:
+        raise ValueError(f"the inertia matrix program has no output {', '.join(missing)}")
+    return A
+
+
+def _half_velocities(target, qd):
+    """Assign ``H<QP_k> = qd_k / 2`` for each non-zero velocity (zeros stay 0)."""
     # Half velocities carry the 1/2 of the Christoffel symbols: n products
     # instead of one per entry of C.
     half = []
     for k, v in enumerate(qd):
         label = v.name if isinstance(v, sympy.Symbol) else f"QP{k + 1}"
         half.append(target.assign(f"H{label}", v / 2) if v != 0 else v)
+    return half
+
+
+def _symmetric_part(target, n, half, derivative, matrix_name, adot):
+    """The upper triangle of ``A'/2``, named ``CA<i><j>`` off the diagonal."""
     sym = {}
     for i in range(1, n + 1):
         for j in range(i, n + 1):
@@ -197,6 +226,11 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
                 value = sympy.Add(*(half[k] * derivative(i, j, ("q", k)) for k in range(n) if half[k] != 0))
             # The diagonal is an output as it stands (C_ii = A'_ii / 2).
             sym[i, j] = value if i == j else target.assign(matrix_name("CA", i, j), value)
+    return sym
+
+
+def _skew_part(target, n, half, derivative, matrix_name):
+    """The strict upper triangle of ``(A' - 2C)/2``, named ``CN<i><j>``."""
     skew = {}
     for i in range(1, n + 1):
         for j in range(i + 1, n + 1):
@@ -208,9 +242,11 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
                 if diff != 0:
                     terms.append(half[k - 1] * diff)
             skew[i, j] = target.assign(matrix_name("CN", i, j), sympy.Add(*terms))
-    plus = sympy.zeros(n, n)
-    if extra is not None:
-        plus = extra(sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1])), target)
+    return skew
+
+
+def _set_outputs(target, n, sym, skew, plus, matrix_name):
+    """Output ``C<i><j>`` row by row: ``CA - CN`` above the diagonal, ``CA + CN`` (transposed) below, plus ``plus``."""
     for i in range(1, n + 1):
         for j in range(1, n + 1):
             if i == j:
@@ -220,5 +256,3 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
             else:
                 value = sym[j, i] + skew[j, i]
             target.set_output(matrix_name("C", i, j), value + plus[i - 1, j - 1])
-    target.prune()
-    return target

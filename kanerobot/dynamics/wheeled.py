@@ -465,34 +465,9 @@ def wheel_constraints(robot, independent=None):
     W1 = _generic_values(W, robot, rng)
     rank = max(_numeric_rank(W0), _numeric_rank(W1))
     if independent is None:
-        dependent = []
-        for label in _preference(robot):
-            if len(dependent) == rank:
-                break
-            trial = robot.joint_labels.index(label)
-            cols = [labels.index(d) for d in dependent] + [trial]
-            if _numeric_rank(W0[:, cols]) == len(cols):
-                dependent.append(label)
-        dependent = tuple(label for label in labels if label in dependent)
-        independent = tuple(label for label in labels if label not in dependent)
+        dependent, independent = _default_speeds(robot, labels, W0, rank)
     else:
-        independent = tuple(str(label) for label in independent)
-        unknown = [label for label in independent if label not in labels]
-        if unknown:
-            raise KaneRobotError(f"robot {robot.name}: independent speeds {', '.join(unknown)} are not joints")
-        if len(independent) != len(labels) - rank:
-            raise KaneRobotError(
-                f"robot {robot.name} has {len(labels) - rank} independent speeds (n = {len(labels)} joints, rank W = "
-                f"{rank}), not {len(independent)}"
-            )
-        dependent = tuple(label for label in labels if label not in independent)
-        independent = tuple(label for label in labels if label in independent)
-        cols = [labels.index(d) for d in dependent]
-        if _numeric_rank(W0[:, cols]) < len(cols):
-            raise KaneRobotError(
-                f"robot {robot.name}: with independent speeds {', '.join(independent)}, the dependent speeds "
-                f"{', '.join(dependent)} are not determined (their block of W is singular): choose others"
-            )
+        dependent, independent = _given_speeds(robot, labels, W0, rank, independent)
     cols = [labels.index(d) for d in dependent]
     square = []
     for r in range(W.rows):
@@ -521,6 +496,44 @@ def wheel_constraints(robot, independent=None):
         velocity=V,
         Wv_dot=sympy.ImmutableMatrix(Wv_dot),
     )
+
+
+def _default_speeds(robot, labels, W0, rank):
+    """(dependent, independent) joint labels: the first ``rank`` labels in order of preference with an independent column of W."""
+    dependent = []
+    for label in _preference(robot):
+        if len(dependent) == rank:
+            break
+        trial = robot.joint_labels.index(label)
+        cols = [labels.index(d) for d in dependent] + [trial]
+        if _numeric_rank(W0[:, cols]) == len(cols):
+            dependent.append(label)
+    dependent = tuple(label for label in labels if label in dependent)
+    independent = tuple(label for label in labels if label not in dependent)
+    return dependent, independent
+
+
+def _given_speeds(robot, labels, W0, rank, independent):
+    """(dependent, independent) joint labels for the independent speeds asked for: joints, as many as needed, determining the others."""
+    independent = tuple(str(label) for label in independent)
+    unknown = [label for label in independent if label not in labels]
+    if unknown:
+        raise KaneRobotError(f"robot {robot.name}: independent speeds {', '.join(unknown)} are not joints")
+    if len(independent) != len(labels) - rank:
+        raise KaneRobotError(
+            f"robot {robot.name} has {len(labels) - rank} independent speeds (n = {len(labels)} joints, rank W = "
+            f"{rank}), not {len(independent)}"
+        )
+    dependent = tuple(label for label in labels if label not in independent)
+    independent = tuple(label for label in labels if label in independent)
+    cols = [labels.index(d) for d in dependent]
+    if _numeric_rank(W0[:, cols]) < len(cols):
+        raise KaneRobotError(
+            f"robot {robot.name}: with independent speeds {', '.join(independent)}, the dependent speeds "
+            f"{', '.join(dependent)} are not determined (their block of W is singular): choose others"
+        )
+    return dependent, independent
+
 
 
 def _tidy(expr):

@@ -551,6 +551,37 @@ def _carry(K, i, R, P, J, MS, M):
 
 
 def _symbolic(robot, values, friction, rotor, rng, samples, q0):
+    """Base parameters by Khalil's grouping rules, checked on two random geometries."""
+    robot, model = _symbolic_model(robot, values, friction, rotor)
+    symbols = model._symbols
+    index = {s: k for k, s in enumerate(symbols)}
+    slot = {}  # (label, name) -> column
+    for s, owners in model._owners.items():
+        for owner in owners:
+            slot[owner] = index[s]
+    K = _link_parameters(robot, slot)
+    for frame in reversed(robot.frames):
+        _group_link(K, frame)
+    exprs = _grouped_expressions(robot, model, K, slot)
+    for s in symbols:  # IA, FV, FS stay as they are
+        label, name = model._owners[s][0]
+        if name in ("IA",) + _FRICTION:
+            exprs[index[s]] = s
+    kept = sorted(exprs)
+    keep0, rel0, order0 = _remaining_relations(robot, model, kept, rng, samples, q0)
+    final = {c: exprs[c] for c in sorted(keep0)}
+    for d, beta in rel0.items():
+        for k, c in enumerate(order0):
+            if beta[k] != 0:
+                final[kept[c]] = final[kept[c]] + beta[k] * exprs[d]
+    final = {c: sympy.expand(e) for c, e in final.items()}
+    grouped = {c for c, e in final.items() if e != symbols[c]}
+    named = _names(model, sorted(final), grouped)
+    return BaseParameterSet(robot, "symbolic", model, [n for n, _ in named], {n: final[c] for n, c in named}, [c for _, c in named])
+
+
+def _symbolic_model(robot, values, friction, rotor):
+    """The robot with the given geometric values and its identification model; loops need numbers."""
     if values:
         geometric = set(robot.geometric_parameters)
         robot = robot.subs({k: v for k, v in values.items() if k in geometric})
@@ -560,57 +591,68 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
             f"symbolic base parameters of {robot.name}: with closed loops the grouping rules leave relations "
             f"that depend on the geometry: give numbers for it (values=..., --set NAME=VALUE on the command line) or use method='numeric'"
         )
-    symbols = model._symbols
-    index = {s: k for k, s in enumerate(symbols)}
-    slot = {}  # (label, name) -> column
-    for s, owners in model._owners.items():
-        for owner in owners:
-            slot[owner] = index[s]
+    return robot, model
+
+
+def _link_parameters(robot, slot):
+    """Per frame label, its J, MS, M: the standard parameter symbols that have a column, else 0."""
 
     def value(label, name):
         v = sympy.sympify(robot.dynamics[label][name]) if label in robot.dynamics else sympy.S.Zero
         return v if isinstance(v, sympy.Symbol) and (label, name) in slot else sympy.S.Zero
 
     K = {}
-    frames = robot.frames  # for a closed loop, its equivalent tree (closing frames are fixed, massless)
-    for frame in frames:
+    for frame in robot.frames:  # for a closed loop, its equivalent tree (closing frames are fixed, massless)
         j = frame.label
         K[j] = {
-            "J": sympy.Matrix(3, 3, lambda r, c: value(j, _INERTIA[_pair(r, c)])),
+            "J": sympy.Matrix(3, 3, lambda r, c, j=j: value(j, _INERTIA[_pair(r, c)])),
             "MS": sympy.Matrix([value(j, n) for n in _MOMENTS]),
             "M": value(j, "M"),
         }
-    for frame in reversed(frames):
-        j, i = frame.label, frame.antecedent
-        T = sympy.Matrix(frame.transform())
-        if frame.is_joint:
-            T = T.xreplace({s: 0 for s in sympy.sympify(frame.q).free_symbols})
-        R, P = T[:3, :3], T[:3, 3]
-        k = K[j]
-        if frame.sigma == REVOLUTE:
-            z = _axis_index(frame)
-            if z is None:  # an oblique axis (general frames)
-                moved = _revolute_split(k, frame.axis)
-            else:  # the axis +-e_z: Khalil's rule with the axes relabelled
-                u, v = (z + 1) % 3, (z + 2) % 3
-                Jvv = k["J"][v, v]
-                moved = (Jvv * (sympy.eye(3) - _unit(z) * _unit(z).T), k["MS"][z] * _unit(z), k["M"])
-                k["J"][u, u] = k["J"][u, u] - Jvv
-                k["J"][v, v] = sympy.S.Zero
-                k["MS"][z] = sympy.S.Zero
-                k["M"] = sympy.S.Zero
-        elif frame.sigma == PRISMATIC:
-            moved = (k["J"], sympy.zeros(3, 1), sympy.S.Zero)
-            k["J"] = sympy.zeros(3, 3)
-        else:  # FIXED: the whole link moves with its antecedent
-            moved = (k["J"], k["MS"], k["M"])
-            K[j] = {"J": sympy.zeros(3, 3), "MS": sympy.zeros(3, 1), "M": sympy.S.Zero}
-        if i != BASE:
-            _carry(K, i, R, P, *moved)
+    return K
 
-    # Expressions of the slots that remain, on their own columns.
+
+def _group_link(K, frame):
+    """Khalil's grouping rule for one frame: move what its joint cannot excite to its antecedent."""
+    j, i = frame.label, frame.antecedent
+    T = sympy.Matrix(frame.transform())
+    if frame.is_joint:
+        T = T.xreplace({s: 0 for s in sympy.sympify(frame.q).free_symbols})
+    R, P = T[:3, :3], T[:3, 3]
+    k = K[j]
+    if frame.sigma == REVOLUTE:
+        moved = _revolute_rule(k, frame)
+    elif frame.sigma == PRISMATIC:
+        moved = (k["J"], sympy.zeros(3, 1), sympy.S.Zero)
+        k["J"] = sympy.zeros(3, 3)
+    else:  # FIXED: the whole link moves with its antecedent
+        moved = (k["J"], k["MS"], k["M"])
+        K[j] = {"J": sympy.zeros(3, 3), "MS": sympy.zeros(3, 1), "M": sympy.S.Zero}
+    if i != BASE:
+        _carry(K, i, R, P, *moved)
+
+
+def _revolute_rule(k, frame):
+    """The part of link parameters ``k`` a revolute joint moves to its antecedent (``k`` is reduced)."""
+    z = _axis_index(frame)
+    if z is None:  # an oblique axis (general frames)
+        return _revolute_split(k, frame.axis)
+    # The axis +-e_z: Khalil's rule with the axes relabelled.
+    u, v = (z + 1) % 3, (z + 2) % 3
+    Jvv = k["J"][v, v]
+    moved = (Jvv * (sympy.eye(3) - _unit(z) * _unit(z).T), k["MS"][z] * _unit(z), k["M"])
+    k["J"][u, u] = k["J"][u, u] - Jvv
+    k["J"][v, v] = sympy.S.Zero
+    k["MS"][z] = sympy.S.Zero
+    k["M"] = sympy.S.Zero
+    return moved
+
+
+def _grouped_expressions(robot, model, K, slot):
+    """Column -> expression of each non-zero grouped parameter, on the column of its own slot."""
+    symbols = model._symbols
     exprs = {}
-    for frame in frames:
+    for frame in robot.frames:
         j = frame.label
         grouped = {n: K[j]["J"][r, c] for n, (r, c) in zip(_INERTIA, _PAIRS)}
         grouped.update({n: K[j]["MS"][r] for r, n in enumerate(_MOMENTS)})
@@ -625,13 +667,12 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
                     f"which is not a parameter of its own in the description: use method='numeric'"
                 )
             exprs[slot[j, name]] = expr
-    for s in symbols:  # IA, FV, FS stay as they are
-        label, name = model._owners[s][0]
-        if name in ("IA",) + _FRICTION:
-            exprs[index[s]] = s
-    kept = sorted(exprs)
+    return exprs
 
-    # Parameters with no effect and equal effects: on the regrouped columns, two random geometries.
+
+def _remaining_relations(robot, model, kept, rng, samples, q0):
+    """Parameters with no effect and equal effects among the ``kept`` columns; they must not depend on the geometry."""
+    # On the regrouped columns, two random geometries.
     found = []
     for _ in range(2):
         numbers = _bound_values(robot, model, {}, rng, require=False)
@@ -651,16 +692,7 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
             f"geometry remain (a case the rules here do not cover{', e.g. closed loops' if robot.loops else ''}): "
             f"give numbers for the geometry (values=...) or use method='numeric'"
         )
-    final = {c: exprs[c] for c in sorted(keep0)}
-    for d, beta in rel0.items():
-        for k, c in enumerate(order0):
-            if beta[k] != 0:
-                final[kept[c]] = final[kept[c]] + beta[k] * exprs[d]
-    final = {c: sympy.expand(e) for c, e in final.items()}
-    grouped = {c for c, e in final.items() if e != symbols[c]}
-    named = _names(model, sorted(final), grouped)
-    return BaseParameterSet(robot, "symbolic", model, [n for n, _ in named], {n: final[c] for n, c in named}, [c for _, c in named])
-
+    return keep0, rel0, order0
 
 _PAIRS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 

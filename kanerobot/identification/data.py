@@ -209,6 +209,26 @@ def _load_npz(path):
 
 
 def _load_csv(path):
+    """A recording from a CSV file: a header naming the columns, then one sample a line."""
+    lines = _read_lines(path)
+    header = [name.strip() for name in lines[0].lstrip("#").split(",")]
+    prefixes = _csv_columns(path, header)
+    joints = [label for label, _ in prefixes["q"]]
+    table = _csv_table(path, lines, header)
+    t = table[:, header.index("t")]
+    _check_samples(path, lines, table, t)
+
+    def block(prefix):
+        if prefix not in prefixes:
+            return None
+        columns = dict(prefixes[prefix])
+        return table[:, [columns[label] for label in joints]]
+
+    return RecordedData(t, block("q"), block("tau"), block("qd"), block("qdd"), tuple(joints), source=str(path))
+
+
+def _read_lines(path):
+    """The lines of a UTF-8 text file, at least one."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -217,7 +237,11 @@ def _load_csv(path):
         raise DataError(path, None, f"cannot read: {exc.strerror}") from None
     if not lines:
         raise DataError(path, None, "empty file: the first line must name the columns (t, q_1, ..., tau_1, ...)")
-    header = [name.strip() for name in lines[0].lstrip("#").split(",")]
+    return lines
+
+
+def _csv_columns(path, header):
+    """Map q, tau, qd, qdd to their (joint label, column) pairs; t, q and tau must be there, for the same joints."""
     if "t" not in header:
         raise DataError(path, 1, f"no column 't' in the header ({', '.join(header)}): name the time column t")
     prefixes = {}
@@ -237,6 +261,11 @@ def _load_csv(path):
         lacking = [label for label in joints if label not in labels]
         if lacking or len(labels) != len(joints):
             raise DataError(path, 1, f"{other}_<joint> columns ({', '.join(labels)}) do not match the q_<joint> columns ({', '.join(joints)})")
+    return prefixes
+
+
+def _csv_table(path, lines, header):
+    """The samples (non-blank lines after the header) as an array, one value per column, at least 2 rows."""
     rows = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -251,8 +280,11 @@ def _load_csv(path):
             raise DataError(path, number, f"{bad.strip()!r} is not a number") from None
     if len(rows) < 2:
         raise DataError(path, None, f"{len(rows)} sample line(s): a recording needs at least 2")
-    table = np.array(rows)
-    t = table[:, header.index("t")]
+    return np.array(rows)
+
+
+def _check_samples(path, lines, table, t):
+    """Every value finite and the time strictly increasing; an error names the line of the sample."""
     lines_of = [number for number, line in enumerate(lines[1:], start=2) if line.strip()]
     bad = np.nonzero(~np.isfinite(table).all(axis=1))[0]
     if len(bad):
@@ -261,15 +293,6 @@ def _load_csv(path):
     if np.any(steps <= 0):
         row = int(np.nonzero(steps <= 0)[0][0]) + 1
         raise DataError(path, lines_of[row], f"time does not increase: t = {t[row - 1]:g} on the line before, {t[row]:g} here; sort the samples and drop repeats")
-
-    def block(prefix):
-        if prefix not in prefixes:
-            return None
-        columns = dict(prefixes[prefix])
-        return table[:, [columns[label] for label in joints]]
-
-    return RecordedData(t, block("q"), block("tau"), block("qd"), block("qdd"), tuple(joints), source=str(path))
-
 
 def _is_float(text):
     try:

@@ -453,60 +453,12 @@ class Robot:
         wheels = tuple(wheels or ())
         posture = tuple(str(label) for label in posture) if posture else ()
         _check_wheels(frames, wheels, posture, bool(wheeled))
-        cut_labels = {cut for cut, _ in loops}
-        closing_labels = {closing for _, closing in loops}
         if links is None:
             links = default_links(frames, loops, floating, wheeled, posture)
         links = tuple(str(label) for label in links)
-        for label in links:
-            if label != BASE and label not in labels:
-                raise DescriptionError(f"link {label} is not a frame of the robot", key="links", label=label)
-            if label in cut_labels or label in closing_labels:
-                raise DescriptionError(
-                    f"frame {label} closes a loop and cannot carry a link", key="links", label=label
-                )
-        if len(set(links)) != len(links):
-            raise DescriptionError("a link is listed twice", key="links")
-        dynamics = dict(dynamics or {})
-        table = {}
-        for label in links:
-            values = default_dynamics(label)
-            for key, value in dict(dynamics.pop(label, {})).items():
-                if key not in DYNAMIC_NAMES:
-                    raise DescriptionError(
-                        f"unknown dynamic parameter {key!r} for link {label}; known: {', '.join(DYNAMIC_NAMES)}",
-                        key=key,
-                        label=label,
-                    )
-                values[key] = _expr(value, key, f"link {label}")
-            table[label] = values
-        if dynamics:
-            extra = ", ".join(sorted(dynamics))
-            raise DescriptionError(f"dynamic parameters given for {extra}, which are not links", key="dynamics", label=extra)
-        joint_parameters = dict(joint_parameters or {})
-        jtable = {}
-        for frame in frames:
-            if not frame.is_joint:
-                continue
-            values = default_joint_parameters(frame.label)
-            for key, value in dict(joint_parameters.pop(frame.label, {})).items():
-                if key not in JOINT_NAMES:
-                    raise DescriptionError(
-                        f"unknown joint parameter {key!r} for joint {frame.label}; known: {', '.join(JOINT_NAMES)}",
-                        key=key,
-                        label=frame.label,
-                    )
-                values[key] = _expr(value, key, f"joint {frame.label}")
-            if values["eta"] not in (0, 1):
-                raise DescriptionError(
-                    f"eta of joint {frame.label} must be 0 (rigid) or 1 (flexible), got {values['eta']}",
-                    key="eta",
-                    label=frame.label,
-                )
-            jtable[frame.label] = values
-        if joint_parameters:
-            extra = ", ".join(sorted(joint_parameters))
-            raise DescriptionError(f"joint parameters given for {extra}, which are not joints", key="joint_parameters", label=extra)
+        _check_links(links, labels, loops)
+        table = _dynamics_table(links, dynamics)
+        jtable = _joint_table(frames, joint_parameters)
         robot = cls(
             name=str(name),
             frames=frames,
@@ -683,48 +635,13 @@ class Robot:
         []
         """
         state = {f.q: f"the joint variable of frame {f.label}" for f in self.frames if f.is_joint}
-        leaks = []
-        for label in self.joint_labels:
-            for key in ("QP", "QDP", "GAM"):
-                value = sympy.sympify(self.joint_parameters[label][key])
-                if isinstance(value, sympy.Symbol) and value in state:
-                    leaks.append((key, label, f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}"))
-                elif isinstance(value, sympy.Symbol):
-                    state[value] = f"{key} of joint {label}"
-                elif value.free_symbols:
-                    leaks.append((key, label, f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque "
-                                              f"is a name (e.g. {key}{label}) or a number"))
-
-        def check(value, key, label, what, own=None):
+        leaks = _rate_leaks(self, state)
+        for value, key, label, what, own in _parameter_values(self):
             used = sorted((s for s in sympy.sympify(value).free_symbols if s in state and s != own), key=str)
             if used:
                 leaks.append((key, label, f"{key.partition(':')[2] or key} of {what} uses {used[0]} ({state[used[0]]}): "
                                           f"a joint variable or rate belongs to its joint alone; give this value a "
                                           f"parameter of its own"))
-
-        for f in self.frames:
-            p, what = f.placement, f"frame {f.label}"
-            if f.is_kk:
-                own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
-                for key in KKPlacement.KEYS:
-                    check(getattr(p, key), key, f.label, what, f.q if key == own else None)
-            else:
-                for key in ("R0", "P", "axis"):
-                    for value in getattr(p, key):
-                        check(value, key, f.label, what)
-                check(p.q, "q", f.label, what, f.q)
-        for label, values in self.dynamics.items():
-            for key, value in values.items():
-                check(value, key, label, "the base" if label == BASE else f"link {label}")
-        for label, values in self.joint_parameters.items():
-            for key in ("eta", "k"):
-                check(values[key], key, label, f"joint {label}")
-        for key in ("Z",) + BASE_VECTOR_NAMES:
-            for value in getattr(self.base, key):
-                check(value, key, BASE, "the base")
-        for wheel in self.wheels:
-            check(wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}")
-            check(wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}")
         return leaks
 
     @property
@@ -855,10 +772,121 @@ def default_links(frames, loops=(), floating=False, wheeled=False, posture=()):
     return ([BASE] if floating or (wheeled and not posture) else []) + links
 
 
+def _rate_leaks(robot, state):
+    """Problems of the rates QP, QDP, GAM (a joint variable, an expression); each rate named is added to ``state``."""
+    leaks = []
+    for label in robot.joint_labels:
+        for key in ("QP", "QDP", "GAM"):
+            value = sympy.sympify(robot.joint_parameters[label][key])
+            if isinstance(value, sympy.Symbol) and value in state:
+                leaks.append((key, label, f"{key} of joint {label} is {value}, {state[value]}: give it its own name, e.g. {key}{label}"))
+            elif isinstance(value, sympy.Symbol):
+                state[value] = f"{key} of joint {label}"
+            elif value.free_symbols:
+                leaks.append((key, label, f"{key} of joint {label} is {value}: a joint velocity, acceleration or torque "
+                                          f"is a name (e.g. {key}{label}) or a number"))
+    return leaks
+
+
+def _parameter_values(robot):
+    """Yield ``(value, key, label, what, own)`` for every parameter value of ``robot`` that is not a rate.
+
+    ``what`` names its owner in messages; ``own`` is the joint variable the
+    value may use (a frame's theta, r or q), else None.
+    """
+    for f in robot.frames:
+        p, what = f.placement, f"frame {f.label}"
+        if f.is_kk:
+            own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
+            for key in KKPlacement.KEYS:
+                yield getattr(p, key), key, f.label, what, f.q if key == own else None
+        else:
+            for key in ("R0", "P", "axis"):
+                for value in getattr(p, key):
+                    yield value, key, f.label, what, None
+            yield p.q, "q", f.label, what, f.q
+    for label, values in robot.dynamics.items():
+        for key, value in values.items():
+            yield value, key, label, "the base" if label == BASE else f"link {label}", None
+    for label, values in robot.joint_parameters.items():
+        for key in ("eta", "k"):
+            yield values[key], key, label, f"joint {label}", None
+    for key in ("Z",) + BASE_VECTOR_NAMES:
+        for value in getattr(robot.base, key):
+            yield value, key, BASE, "the base", None
+    for wheel in robot.wheels:
+        yield wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}", None
+        yield wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}", None
+
+
+def _check_links(links, labels, loops):
+    """Links are frames of the robot (or the base), listed once, none a frame closing a loop."""
+    cut_labels = {cut for cut, _ in loops}
+    closing_labels = {closing for _, closing in loops}
+    for label in links:
+        if label != BASE and label not in labels:
+            raise DescriptionError(f"link {label} is not a frame of the robot", key="links", label=label)
+        if label in cut_labels or label in closing_labels:
+            raise DescriptionError(
+                f"frame {label} closes a loop and cannot carry a link", key="links", label=label
+            )
+    if len(set(links)) != len(links):
+        raise DescriptionError("a link is listed twice", key="links")
+
+
+def _dynamics_table(links, dynamics):
+    """Per link, its dynamic parameters: SYMORO's defaults overridden by the known names given."""
+    dynamics = dict(dynamics or {})
+    table = {}
+    for label in links:
+        values = default_dynamics(label)
+        for key, value in dict(dynamics.pop(label, {})).items():
+            if key not in DYNAMIC_NAMES:
+                raise DescriptionError(
+                    f"unknown dynamic parameter {key!r} for link {label}; known: {', '.join(DYNAMIC_NAMES)}",
+                    key=key,
+                    label=label,
+                )
+            values[key] = _expr(value, key, f"link {label}")
+        table[label] = values
+    if dynamics:
+        extra = ", ".join(sorted(dynamics))
+        raise DescriptionError(f"dynamic parameters given for {extra}, which are not links", key="dynamics", label=extra)
+    return table
+
+
+def _joint_table(frames, joint_parameters):
+    """Per joint, its joint parameters: SYMORO's defaults overridden by the known names given, eta 0 or 1."""
+    joint_parameters = dict(joint_parameters or {})
+    jtable = {}
+    for frame in frames:
+        if not frame.is_joint:
+            continue
+        values = default_joint_parameters(frame.label)
+        for key, value in dict(joint_parameters.pop(frame.label, {})).items():
+            if key not in JOINT_NAMES:
+                raise DescriptionError(
+                    f"unknown joint parameter {key!r} for joint {frame.label}; known: {', '.join(JOINT_NAMES)}",
+                    key=key,
+                    label=frame.label,
+                )
+            values[key] = _expr(value, key, f"joint {frame.label}")
+        if values["eta"] not in (0, 1):
+            raise DescriptionError(
+                f"eta of joint {frame.label} must be 0 (rigid) or 1 (flexible), got {values['eta']}",
+                key="eta",
+                label=frame.label,
+            )
+        jtable[frame.label] = values
+    if joint_parameters:
+        extra = ", ".join(sorted(joint_parameters))
+        raise DescriptionError(f"joint parameters given for {extra}, which are not joints", key="joint_parameters", label=extra)
+    return jtable
+
+
 def _check_wheels(frames, wheels, posture, wheeled):
     """The wheels and the posture name joints of the right types, in the right places."""
     by_label = {f.label: f for f in frames}
-    kinds = {joints.REVOLUTE: "revolute", joints.PRISMATIC: "prismatic", joints.FIXED: "fixed (sigma = 2)"}
     if (wheels or posture) and not wheeled:
         what = "wheels" if wheels else "a posture"
         raise DescriptionError(
@@ -867,33 +895,7 @@ def _check_wheels(frames, wheels, posture, wheeled):
             label=wheels[0].joint if wheels else None,
         )
     if posture:
-        if len(posture) != 3:
-            raise DescriptionError(
-                f"posture names {len(posture)} joints: give the 3 joints x, y, theta of the planar base", key="posture"
-            )
-        if len(set(posture)) != 3:
-            raise DescriptionError(f"posture {list(posture)} names a joint twice: give 3 different joints x, y, theta", key="posture")
-        roles = (("x", joints.PRISMATIC, BASE), ("y", joints.PRISMATIC, posture[0]), ("theta", joints.REVOLUTE, posture[1]))
-        for label, (role, sigma, antecedent) in zip(posture, roles):
-            if label not in by_label:
-                known = ", ".join(by_label)
-                raise DescriptionError(f"posture: {role} is joint {label}, which is not a frame (frames: {known})", key="posture", label=label)
-            frame = by_label[label]
-            if frame.sigma != sigma:
-                raise DescriptionError(
-                    f"posture: {role} is joint {label}, which is {kinds[frame.sigma]}; x and y must be prismatic joints "
-                    f"and theta a revolute joint",
-                    key="posture",
-                    label=label,
-                )
-            if frame.antecedent != antecedent:
-                where = "the base 0" if antecedent == BASE else f"frame {antecedent}"
-                raise DescriptionError(
-                    f"posture: {role} (joint {label}) hangs on frame {frame.antecedent}, not on {where}: the planar base "
-                    f"is the chain 0 -> x -> y -> theta",
-                    key="posture",
-                    label=label,
-                )
+        _check_posture(posture, by_label)
     if not wheels:
         if posture:
             raise DescriptionError("the robot has a posture but no wheels: describe its wheels", key="posture")
@@ -904,15 +906,57 @@ def _check_wheels(frames, wheels, posture, wheeled):
             "x and y prismatic joints and its theta revolute joint",
             key="posture",
         )
+    seen = _check_wheel_joints(wheels, posture, by_label)
+    _check_steering(wheels, posture, by_label, seen)
 
-    def ancestors(label):
-        out = []
-        while label != BASE:
-            label = by_label[label].antecedent
-            out.append(label)
-        return out
 
-    seen, steers = set(), {}
+#: Joint types as error messages name them.
+_KINDS = {joints.REVOLUTE: "revolute", joints.PRISMATIC: "prismatic", joints.FIXED: "fixed (sigma = 2)"}
+
+
+def _ancestors(by_label, label):
+    """The labels of the frames from ``label``'s antecedent down to the base 0."""
+    out = []
+    while label != BASE:
+        label = by_label[label].antecedent
+        out.append(label)
+    return out
+
+
+def _check_posture(posture, by_label):
+    """The posture is 3 different joints x, y, theta: prismatic, prismatic, revolute, in a chain on the base."""
+    if len(posture) != 3:
+        raise DescriptionError(
+            f"posture names {len(posture)} joints: give the 3 joints x, y, theta of the planar base", key="posture"
+        )
+    if len(set(posture)) != 3:
+        raise DescriptionError(f"posture {list(posture)} names a joint twice: give 3 different joints x, y, theta", key="posture")
+    roles = (("x", joints.PRISMATIC, BASE), ("y", joints.PRISMATIC, posture[0]), ("theta", joints.REVOLUTE, posture[1]))
+    for label, (role, sigma, antecedent) in zip(posture, roles):
+        if label not in by_label:
+            known = ", ".join(by_label)
+            raise DescriptionError(f"posture: {role} is joint {label}, which is not a frame (frames: {known})", key="posture", label=label)
+        frame = by_label[label]
+        if frame.sigma != sigma:
+            raise DescriptionError(
+                f"posture: {role} is joint {label}, which is {_KINDS[frame.sigma]}; x and y must be prismatic joints "
+                f"and theta a revolute joint",
+                key="posture",
+                label=label,
+            )
+        if frame.antecedent != antecedent:
+            where = "the base 0" if antecedent == BASE else f"frame {antecedent}"
+            raise DescriptionError(
+                f"posture: {role} (joint {label}) hangs on frame {frame.antecedent}, not on {where}: the planar base "
+                f"is the chain 0 -> x -> y -> theta",
+                key="posture",
+                label=label,
+            )
+
+
+def _check_wheel_joints(wheels, posture, by_label):
+    """Each wheel is a revolute joint carried by the chassis, described once, not of the posture; returns their labels."""
+    seen = set()
     for wheel in wheels:
         if not isinstance(wheel, Wheel):
             raise DescriptionError(f"expected a Wheel, got {wheel!r}", key="wheel:joint")
@@ -923,7 +967,7 @@ def _check_wheels(frames, wheels, posture, wheeled):
         frame = by_label[j]
         if frame.sigma != joints.REVOLUTE:
             raise DescriptionError(
-                f"wheel {j}: joint {j} is {kinds[frame.sigma]}, but a wheel turns about its axle: make it a revolute joint (sigma = 0)",
+                f"wheel {j}: joint {j} is {_KINDS[frame.sigma]}, but a wheel turns about its axle: make it a revolute joint (sigma = 0)",
                 key="wheel:joint",
                 label=j,
             )
@@ -932,12 +976,18 @@ def _check_wheels(frames, wheels, posture, wheeled):
         seen.add(j)
         if j in posture:
             raise DescriptionError(f"wheel {j}: joint {j} is a joint of the posture, not a wheel", key="wheel:joint", label=j)
-        if posture[2] not in ancestors(j):
+        if posture[2] not in _ancestors(by_label, j):
             raise DescriptionError(
                 f"wheel {j} does not hang on the chassis (the theta frame {posture[2]}): it must be carried by the mobile base",
                 key="wheel:joint",
                 label=j,
             )
+    return seen
+
+
+def _check_steering(wheels, posture, by_label, seen):
+    """Each steering joint is a revolute joint between the chassis and its wheel, steering that wheel alone."""
+    steers = {}
     for wheel in wheels:
         j, steer = wheel.joint, wheel.steer
         if steer is None:
@@ -946,14 +996,14 @@ def _check_wheels(frames, wheels, posture, wheeled):
             raise DescriptionError(f"wheel {j}: its steering joint {steer} is not a frame", key="wheel:steer", label=j)
         if by_label[steer].sigma != joints.REVOLUTE:
             raise DescriptionError(
-                f"wheel {j}: its steering joint {steer} is {kinds[by_label[steer].sigma]}; it must be a revolute joint about the vertical",
+                f"wheel {j}: its steering joint {steer} is {_KINDS[by_label[steer].sigma]}; it must be a revolute joint about the vertical",
                 key="wheel:steer",
                 label=j,
             )
         if steer in seen or steer in posture:
             what = "a wheel's joint" if steer in seen else "a joint of the posture"
             raise DescriptionError(f"wheel {j}: its steering joint {steer} is {what}", key="wheel:steer", label=j)
-        if steer not in ancestors(j) or posture[2] not in ancestors(steer):
+        if steer not in _ancestors(by_label, j) or posture[2] not in _ancestors(by_label, steer):
             raise DescriptionError(
                 f"wheel {j}: its steering joint {steer} is not between the chassis (frame {posture[2]}) and the wheel: "
                 f"the wheel's frame must descend from it",
@@ -970,7 +1020,28 @@ def _check_wheels(frames, wheels, posture, wheeled):
 
 
 def _check_frames(frames):
+    """Frames have unique labels, their own joint variables, constant offsets, valid types and placements, in tree order."""
     seen = {BASE}
+    by_label = _check_labels(frames)
+    variables = _joint_variables(frames)
+    _check_offsets(frames, variables)
+    for f in frames:
+        if f.sigma not in (0, 1, 2):
+            raise DescriptionError(
+                f"sigma of frame {f.label} is {f.sigma}: use 0 (revolute), 1 (prismatic) or 2 (fixed)",
+                key="sigma",
+                label=f.label,
+            )
+        if f.mu not in (0, 1):
+            raise DescriptionError(f"mu of frame {f.label} is {f.mu}: use 1 (active) or 0 (passive)", key="mu", label=f.label)
+        if f.antecedent not in seen:
+            raise DescriptionError(_antecedent_message(f, by_label), key="ant", label=f.label)
+        seen.add(f.label)
+        _check_placement(f)
+
+
+def _check_labels(frames):
+    """Every item is a Frame whose label is letters and digits, used once and not 0; returns frames by label."""
     by_label = {}
     for f in frames:
         if not isinstance(f, Frame):
@@ -980,6 +1051,11 @@ def _check_frames(frames):
         if f.label in by_label or f.label == BASE:
             raise DescriptionError(f"frame label {f.label} is used twice (0 is the base)", key="label", label=f.label)
         by_label[f.label] = f
+    return by_label
+
+
+def _joint_variables(frames):
+    """Map each joint variable to its frame: a joint's theta or r holds one, of its own."""
     variables = {}
     for f in frames:
         if f.is_joint and f.sigma in (0, 1):
@@ -1003,6 +1079,11 @@ def _check_frames(frames):
                     label=f.label,
                 )
             variables[q] = f.label
+    return variables
+
+
+def _check_offsets(frames, variables):
+    """A joint's offset uses no joint variable."""
     for f in frames:
         if f.is_joint and f.sigma in (0, 1):
             # An offset is a constant: another joint's variable in it would
@@ -1015,19 +1096,6 @@ def _check_frames(frames):
                     key=_joint_key(f),
                     label=f.label,
                 )
-    for f in frames:
-        if f.sigma not in (0, 1, 2):
-            raise DescriptionError(
-                f"sigma of frame {f.label} is {f.sigma}: use 0 (revolute), 1 (prismatic) or 2 (fixed)",
-                key="sigma",
-                label=f.label,
-            )
-        if f.mu not in (0, 1):
-            raise DescriptionError(f"mu of frame {f.label} is {f.mu}: use 1 (active) or 0 (passive)", key="mu", label=f.label)
-        if f.antecedent not in seen:
-            raise DescriptionError(_antecedent_message(f, by_label), key="ant", label=f.label)
-        seen.add(f.label)
-        _check_placement(f)
 
 
 def _joint_key(frame):

@@ -309,39 +309,10 @@ class _Reader:
 
     # --------------------------------------------------------------- build
     def robot(self):
+        """The robot the file describes: top-level keys, frames, base, wheels, links, then Robot.create."""
         data = self.data
-        self.check_keys(data, TOP_KEYS, (), "the file (top level)")
-        name = data.get("name", Path(str(self.path)).stem)
-        if not isinstance(name, str) or not name.strip():
-            self.fail(("name",), f"name must be a non-empty string in quotes, got {name!r}")
-        floating = self.boolean(data.get("floating", False), ("floating",), "floating")
-        wheeled = self.boolean(data.get("wheeled", False), ("wheeled",), "wheeled")
-        if "frame" not in data:
-            self.fail((), "no frames: describe each frame in a [[frame]] table (see docs/frames-format.md)")
-        raw_frames = data["frame"]
-        if not isinstance(raw_frames, list):
-            self.fail(("frame",), "frames are written [[frame]] (double brackets), one table per frame")
-        if not raw_frames:
-            self.fail(("frame",), "no frames: describe each frame in a [[frame]] table")
-        frames, overrides, dynamics, joint_parameters, loops = [], {}, {}, {}, []
-        for index, raw in enumerate(raw_frames):
-            where = ("frame", index)
-            raw = self.table(raw, where, "a frame")
-            frame, link, closes = self.frame(index, raw)
-            if frame.label in self.labels:
-                self.fail(where + ("label",), f"frame label {frame.label} is used twice: every frame needs its own label")
-            self.labels.append(frame.label)
-            frames.append(frame)
-            if link is not None:
-                overrides[frame.label] = link
-            if closes is not None:
-                loops.append((closes, frame.label))
-            if "dynamics" in raw:
-                dynamics[frame.label] = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), f"dynamics of frame {frame.label}")
-            if "joint" in raw:
-                if not frame.is_joint:
-                    self.fail(where + ("joint",), f"frame {frame.label} is fixed (sigma = 2), so it has no joint parameters: remove [frame.joint]")
-                joint_parameters[frame.label] = self.parameters(raw["joint"], JOINT_NAMES, where + ("joint",), f"joint of frame {frame.label}")
+        name, floating, wheeled, raw_frames = self.top_level()
+        frames, overrides, dynamics, joint_parameters, loops = self.frame_tables(raw_frames)
         self.check_joint_variables(frames)
         self.check_loops(frames, loops)
         base, base_link, base_dynamics = self.base(data.get("base", {}))
@@ -352,16 +323,7 @@ class _Reader:
         posture = self.posture(data["posture"]) if "posture" in data else ()
         wheels = self.wheels(data.get("wheel", []))
         self.wheel_labels = [wheel.joint for wheel in wheels]
-        links = default_links(frames, loops, floating, wheeled, posture)
-        if overrides:
-            chosen = {label: (label in links) for label in [BASE] + self.labels}
-            chosen.update(overrides)
-            links = [label for label in [BASE] + self.labels if chosen[label]]
-        for label in dynamics:
-            if label not in links:
-                where = ("base", "dynamics") if label == BASE else ("frame", self.labels.index(label), "dynamics")
-                what = "the base" if label == BASE else f"frame {label}"
-                self.fail(where, f"{what} carries no link, so it has no dynamics: remove the table or set link = true")
+        links = self.links(default_links(frames, loops, floating, wheeled, posture), overrides, dynamics)
         try:
             robot = Robot.create(
                 name,
@@ -381,6 +343,60 @@ class _Reader:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
         except Exception as exc:  # sympy failing on an odd value: still the file's fault
             raise RobotFileError(self.path, None, f"cannot build the robot: {exc}") from None
+
+    def top_level(self):
+        """The name, floating and wheeled flags and the list of [[frame]] tables, checked."""
+        data = self.data
+        self.check_keys(data, TOP_KEYS, (), "the file (top level)")
+        name = data.get("name", Path(str(self.path)).stem)
+        if not isinstance(name, str) or not name.strip():
+            self.fail(("name",), f"name must be a non-empty string in quotes, got {name!r}")
+        floating = self.boolean(data.get("floating", False), ("floating",), "floating")
+        wheeled = self.boolean(data.get("wheeled", False), ("wheeled",), "wheeled")
+        if "frame" not in data:
+            self.fail((), "no frames: describe each frame in a [[frame]] table (see docs/frames-format.md)")
+        raw_frames = data["frame"]
+        if not isinstance(raw_frames, list):
+            self.fail(("frame",), "frames are written [[frame]] (double brackets), one table per frame")
+        if not raw_frames:
+            self.fail(("frame",), "no frames: describe each frame in a [[frame]] table")
+        return name, floating, wheeled, raw_frames
+
+    def frame_tables(self, raw_frames):
+        """Frames, link flags given, dynamics, joint parameters and loops of the [[frame]] tables."""
+        frames, overrides, dynamics, joint_parameters, loops = [], {}, {}, {}, []
+        for index, raw in enumerate(raw_frames):
+            where = ("frame", index)
+            raw = self.table(raw, where, "a frame")
+            frame, link, closes = self.frame(index, raw)
+            if frame.label in self.labels:
+                self.fail(where + ("label",), f"frame label {frame.label} is used twice: every frame needs its own label")
+            self.labels.append(frame.label)
+            frames.append(frame)
+            if link is not None:
+                overrides[frame.label] = link
+            if closes is not None:
+                loops.append((closes, frame.label))
+            if "dynamics" in raw:
+                dynamics[frame.label] = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), f"dynamics of frame {frame.label}")
+            if "joint" in raw:
+                if not frame.is_joint:
+                    self.fail(where + ("joint",), f"frame {frame.label} is fixed (sigma = 2), so it has no joint parameters: remove [frame.joint]")
+                joint_parameters[frame.label] = self.parameters(raw["joint"], JOINT_NAMES, where + ("joint",), f"joint of frame {frame.label}")
+        return frames, overrides, dynamics, joint_parameters, loops
+
+    def links(self, links, overrides, dynamics):
+        """The default ``links`` with the link flags of the file applied; only links may have dynamics."""
+        if overrides:
+            chosen = {label: (label in links) for label in [BASE] + self.labels}
+            chosen.update(overrides)
+            links = [label for label in [BASE] + self.labels if chosen[label]]
+        for label in dynamics:
+            if label not in links:
+                where = ("base", "dynamics") if label == BASE else ("frame", self.labels.index(label), "dynamics")
+                what = "the base" if label == BASE else f"frame {label}"
+                self.fail(where, f"{what} carries no link, so it has no dynamics: remove the table or set link = true")
+        return links
 
     def frame(self, index, raw):
         where = ("frame", index)

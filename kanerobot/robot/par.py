@@ -216,6 +216,37 @@ def _values(path, table, key, count, default):
 
 
 def _build(path, name, table):
+    """The robot of a parsed .par file: counts, geometry, links, dynamics, joints, base, then Robot.create."""
+    nl, nj, nf, loops = _counts(path, table)
+    floating = bool(_scalar(path, table, "is_floating", default=0, allowed={0, 1}))
+    wheeled = bool(_scalar(path, table, "is_mobile", default=0, allowed={0, 1}))
+    frames = _frames(path, table, nf)
+    with_base = floating or wheeled
+    links = ([BASE] if with_base else []) + [str(j) for j in range(1, nl + 1)]
+    dynamics = _dynamics(path, table, links)
+    joint_parameters = _joint_parameters(path, table, nj, frames)
+    base_values = _base_values(path, table)
+    loop_pairs = [(str(nl + b), str(nj + b)) for b in range(1, loops + 1)]
+    try:
+        base = Base.from_values(**base_values)
+        robot = Robot.create(
+            name,
+            frames,
+            links=links,
+            dynamics=dynamics,
+            joint_parameters=joint_parameters,
+            base=base,
+            loops=loop_pairs,
+            floating=floating,
+            wheeled=wheeled,
+        )
+        return robot
+    except DescriptionError as exc:
+        raise RobotFileError(path, _line_of(table, exc, links), str(exc)) from None
+
+
+def _counts(path, table):
+    """NL, NJ, NF and the number of loops, consistent with each other and with Type."""
     nl = _scalar(path, table, "NL")
     nj = _scalar(path, table, "NJ")
     if nl < 1 or nj < nl:
@@ -234,8 +265,11 @@ def _build(path, name, table):
             table["Type"].line,
             f"Type = {kind} ({TYPES[kind]}) but NJ - NL = {loops} loops: closed loops have Type = 2 and NJ > NL",
         )
-    floating = bool(_scalar(path, table, "is_floating", default=0, allowed={0, 1}))
-    wheeled = bool(_scalar(path, table, "is_mobile", default=0, allowed={0, 1}))
+    return nl, nj, nf, loops
+
+
+def _frames(path, table, nf):
+    """The ``nf`` frames of the geometric lists, numbered 1..nf, each on an earlier antecedent."""
     for key in GEOMETRY_KEYS:
         if key not in table:
             raise RobotFileError(path, None, f"the geometric list {key} = {{...}} ({nf} values) is missing")
@@ -257,14 +291,21 @@ def _build(path, name, table):
             )
         placement = KKPlacement(**{key: geometry[key][j - 1][0] for key in KKPlacement.KEYS})
         frames.append(Frame(label, str(int(ant_value)), int(sigma_value), int(mu_value), placement))
-    with_base = floating or wheeled
-    links = ([BASE] if with_base else []) + [str(j) for j in range(1, nl + 1)]
-    link_count = nl + (1 if with_base else 0)
+    return frames
+
+
+def _dynamics(path, table, links):
+    """Per link, the dynamic parameters its lists give (one value per link)."""
     dynamics = {label: {} for label in links}
     for key in DYNAMIC_NAMES:
         if key in table:
-            for label, (value, _) in zip(links, _values(path, table, key, link_count, None)):
+            for label, (value, _) in zip(links, _values(path, table, key, len(links), None)):
                 dynamics[label][key] = value
+    return dynamics
+
+
+def _joint_parameters(path, table, nj, frames):
+    """Per joint among frames 1..nj, the joint parameters its lists give (one value per frame)."""
     joint_labels = [str(j) for j in range(1, nj + 1)]
     joint_parameters = {label: {} for label in joint_labels if frames[int(label) - 1].is_joint}
     for key in JOINT_KEYS + FLEXIBLE_KEYS:
@@ -272,29 +313,18 @@ def _build(path, name, table):
             for label, (value, _) in zip(joint_labels, _values(path, table, key, nj, None)):
                 if label in joint_parameters:
                     joint_parameters[label][key] = value
+    return joint_parameters
+
+
+def _base_values(path, table):
+    """The base's vectors and Z as the file gives them."""
     base_values = {}
     for key in BASE_VECTOR_NAMES:
         if key in table:
             base_values[key] = [v for v, _ in _values(path, table, key, 3, None)]
     if "Z" in table:
         base_values["Z"] = [v for v, _ in _values(path, table, "Z", 16, None)]
-    loop_pairs = [(str(nl + b), str(nj + b)) for b in range(1, loops + 1)]
-    try:
-        base = Base.from_values(**base_values)
-        robot = Robot.create(
-            name,
-            frames,
-            links=links,
-            dynamics=dynamics,
-            joint_parameters=joint_parameters,
-            base=base,
-            loops=loop_pairs,
-            floating=floating,
-            wheeled=wheeled,
-        )
-        return robot
-    except DescriptionError as exc:
-        raise RobotFileError(path, _line_of(table, exc, links), str(exc)) from None
+    return base_values
 
 
 def _line_of(table, exc, links=()):

@@ -1015,67 +1015,83 @@ def _signatures(flat, program):
 
 
 def _merge_terms(expr, program):
+    """Rewrite the sum ``expr`` with fewer operations: like terms collected, then pairs merged by a rule, until none applies."""
     terms = list(expr.args)
     placeholder = sympy.Dummy("X")
     changed, rewritten = True, False
     while changed:
         changed = False
         flats = [program._flatten(term) for term in terms]
-        # Terms alike once assignments are looked through: collect (or cancel) them.
-        alike = {}
-        for k, (_, factors) in enumerate(flats):
-            alike.setdefault(frozenset(factors.items()), []).append(k)
-        used, merged = set(), []
-        for factors, group in alike.items():
-            if len(group) < 2:
-                continue
-            coefficient = sympy.Add(*(flats[k][0] for k in group))
-            candidate = coefficient * sympy.Mul(*(b**p for b, p in factors))
-            if coefficient == 0 or _total(candidate) < sum(_total(terms[k]) + 1 for k in group) - 1:
-                used |= set(group)
-                merged.append(candidate)
+        used, merged = _merge_alike(terms, flats)
+        if not used:
+            used, merged = _merge_pairs(terms, flats, program, placeholder)
         if used:
             terms = [term for k, term in enumerate(terms) if k not in used] + merged
             changed = rewritten = True
-            continue
-        index = {}
-        signatures = []
-        for k, flat in enumerate(flats):
-            own = list(_signatures(flat, program))
-            signatures.append(own)
-            for key, *_ in own:
-                index.setdefault(key, []).append(k)
-        used, merged = set(), []
-        for k, own in enumerate(signatures):
-            if k in used:
-                continue
-            for key, partner_key, ratio, rule, (ra, rb) in own:
-                for m in index.get(partner_key, ()):
-                    if m in used or m == k or flats[m][0] != ratio * flats[k][0]:
-                        continue
-                    rest = sympy.Mul(*(b**p for b, p in key[-1]))
-                    # The cos rule keeps the coefficient of the C*C term.
-                    coefficient = flats[k][0]
-                    if rule == "cos" and key[3] == "SS":
-                        coefficient = flats[m][0]
-                    if rule == "one":
-                        candidate = coefficient * rest
-                    else:
-                        candidate = coefficient * rest * placeholder
-                    if _total(candidate) >= _total(terms[k]) + _total(terms[m]) + 1:
-                        continue
-                    if rule != "one":
-                        record = program._compound(ra, rb)
-                        if record is None:
-                            continue
-                        candidate = candidate.xreplace({placeholder: record.cos if rule == "cos" else record.sin})
-                    used |= {k, m}
-                    merged.append(candidate)
-                    changed = True
-                    break
-                if k in used:
-                    break
-        if changed:
-            terms = [term for k, term in enumerate(terms) if k not in used] + merged
-            rewritten = True
     return sympy.Add(*terms) if rewritten else expr
+
+
+def _merge_alike(terms, flats):
+    """Terms alike once assignments are looked through, collected (or cancelled) where cheaper: (indices used, new terms)."""
+    alike = {}
+    for k, (_, factors) in enumerate(flats):
+        alike.setdefault(frozenset(factors.items()), []).append(k)
+    used, merged = set(), []
+    for factors, group in alike.items():
+        if len(group) < 2:
+            continue
+        coefficient = sympy.Add(*(flats[k][0] for k in group))
+        candidate = coefficient * sympy.Mul(*(b**p for b, p in factors))
+        if coefficient == 0 or _total(candidate) < sum(_total(terms[k]) + 1 for k in group) - 1:
+            used |= set(group)
+            merged.append(candidate)
+    return used, merged
+
+
+def _merge_pairs(terms, flats, program, placeholder):
+    """Pairs of terms one rule (sin^2 + cos^2, angle sums) merges into one cheaper term: (indices used, new terms)."""
+    index = {}
+    signatures = []
+    for k, flat in enumerate(flats):
+        own = list(_signatures(flat, program))
+        signatures.append(own)
+        for key, *_ in own:
+            index.setdefault(key, []).append(k)
+    used, merged = set(), []
+    for k, own in enumerate(signatures):
+        if k in used:
+            continue
+        for key, partner_key, ratio, rule, pair in own:
+            for m in index.get(partner_key, ()):
+                if m in used or m == k or flats[m][0] != ratio * flats[k][0]:
+                    continue
+                candidate = _pair_candidate(terms, flats, k, m, key, rule, pair, program, placeholder)
+                if candidate is None:
+                    continue
+                used |= {k, m}
+                merged.append(candidate)
+                break
+            if k in used:
+                break
+    return used, merged
+
+
+def _pair_candidate(terms, flats, k, m, key, rule, pair, program, placeholder):
+    """The term merging terms k and m by ``rule``, or None when it is not cheaper or the compound angle is unknown."""
+    rest = sympy.Mul(*(b**p for b, p in key[-1]))
+    # The cos rule keeps the coefficient of the C*C term.
+    coefficient = flats[k][0]
+    if rule == "cos" and key[3] == "SS":
+        coefficient = flats[m][0]
+    if rule == "one":
+        candidate = coefficient * rest
+    else:
+        candidate = coefficient * rest * placeholder
+    if _total(candidate) >= _total(terms[k]) + _total(terms[m]) + 1:
+        return None
+    if rule != "one":
+        record = program._compound(*pair)
+        if record is None:
+            return None
+        candidate = candidate.xreplace({placeholder: record.cos if rule == "cos" else record.sin})
+    return candidate
