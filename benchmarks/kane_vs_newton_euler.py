@@ -28,13 +28,11 @@ Run:  python benchmarks/kane_vs_newton_euler.py [--repeat N] [--links N]
 """
 
 import argparse
-import gc
 import sys
-import time
 
 import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
 import sympy
-from sympy.core.cache import clear_cache
+from kane_vs_naive import run_once  # CPU time from a cleared sympy cache, as there
 from sympy.physics.mechanics import models
 
 import kanerobot as kr
@@ -83,15 +81,6 @@ def cart_pendulum(n):
         frames.append(Frame(str(j), str(j - 1), 0, 1, KKPlacement(d=sympy.Symbol(f"L{j - 1}"), theta=q[j - 1])))
     base = Base(G=sympy.ImmutableMatrix([sympy.Symbol("G1"), 0, 0]))
     return Robot.create(f"cart_pendulum{n}", frames, base=base)
-
-
-def run_once(function):
-    """(CPU time, result) of one run, from a cleared sympy cache and a collected heap."""
-    clear_cache()
-    gc.collect()
-    start = time.process_time()
-    result = function()
-    return time.process_time() - start, result
 
 
 def derivation(robot, method):
