@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
 from kanerobot import geometry
@@ -19,10 +20,6 @@ from kanerobot.dynamics.flexible import motor_symbols
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import DescriptionError, KaneRobotError, RobotFileError
 from kanerobot.robot.description import Frame, KKPlacement, Robot
-
-
-def robot_named(name):
-    return kr.load(kr.frames_path(name))
 
 
 def shifted(robot, offsets):
@@ -84,7 +81,7 @@ STRUCTURES = [
 @pytest.mark.parametrize("name,method", STRUCTURES)
 def test_every_model_sees_the_offset(name, method):
     rng = np.random.default_rng(13)
-    robot = robot_named(name)
+    robot = library(name)
     offsets = random_offsets(robot, rng)
     moved = shifted(robot, offsets)
     assert list(moved.q) == list(robot.q)
@@ -98,7 +95,7 @@ def test_every_model_sees_the_offset(name, method):
 
 def test_geometry_and_jacobian_see_the_offset():
     rng = np.random.default_rng(2)
-    robot = robot_named("stanford")
+    robot = library("stanford")
     offsets = random_offsets(robot, rng)
     moved = shifted(robot, offsets)
     values = {name: rng.uniform(0.1, 0.5) for name in robot.geometric_parameters}
@@ -238,7 +235,7 @@ def _angle_gap(a, b):
 @pytest.mark.parametrize("name,method", [("rx90", "auto"), ("rx90", "paul"), ("rx90", "numeric"), ("stanford", "auto")])
 def test_inverse_geometric_reports_q_not_theta(name, method):
     rng = np.random.default_rng(21)
-    robot = robot_named(name)
+    robot = library(name)
     offsets = random_offsets(robot, rng)
     moved = shifted(robot, offsets)
     values = {p: rng.uniform(0.2, 0.6) for p in robot.geometric_parameters}
@@ -255,7 +252,7 @@ def test_the_closed_form_solver_of_a_robot_with_offsets_subtracts_them():
     from kanerobot.igm import derive_igm
 
     rng = np.random.default_rng(4)
-    robot = robot_named("rx90")
+    robot = library("rx90")
     moved = shifted(robot, random_offsets(robot, rng))
     values = {"D3": 0.45, "RL4": 0.38}
     q = rng.uniform(-1, 1, 6)
@@ -270,7 +267,7 @@ def test_identification_sees_the_offset(name):
     from kanerobot.identification import base_parameters, identification_model
 
     rng = np.random.default_rng(8)
-    robot = robot_named(name)
+    robot = library(name)
     offsets = random_offsets(robot, rng)
     moved = shifted(robot, offsets)
     plain, offset_model = identification_model(robot), identification_model(moved)
