@@ -218,16 +218,12 @@ def _constants(robot):
     return out
 
 
-OFFSET_PENDING = " is not a plain symbol"
-
-
 def joint_variable_problems(robot):
     """What is wrong with the robot's joint variables and rates, as text (empty: nothing)."""
     problems = []
     q = list(robot.q)
-    # Issue 13 (joint offsets): until offsets are their own field of a frame,
-    # a mutant writing theta = th1 + 1 loads with q = th1 + 1 (see check_mutant).
-    problems += [f"joint variable {entry}{OFFSET_PENDING}" for entry in q if not isinstance(entry, sympy.Symbol)]
+    # joint offsets (theta = th1 + 1) are their own field of a frame: q stays the plain symbol
+    problems += [f"joint variable {entry} is not a plain symbol" for entry in q if not isinstance(entry, sympy.Symbol)]
     variables = set().union(*(sympy.sympify(entry).free_symbols for entry in q)) if q else set()
     rates = [
         v
@@ -302,13 +298,6 @@ def check_mutant(path, target, data, stats, ops, details, derive):
         return f"kr.load raised {type(exc).__name__}: {str(exc)[:500]}"
     stats[op, "loaded"] += 1
     problems = joint_variable_problems(robot)
-    if problems and "offset" in ops and all(p.endswith(OFFSET_PENDING) for p in problems):
-        # Issue 13, joint offsets: being made legal on another branch, after
-        # which robot.q holds the plain joint symbols and this passes.  Until
-        # then a mutant theta = th1 + 0.3 loads with q = th1 + 0.3: counted,
-        # reported, not failed; every other problem still fails.
-        stats["offset pending"] += 1
-        return None
     if problems:
         return f"loaded with joint variables among its parameters: {'; '.join(problems)}"
     if not derive:
@@ -353,8 +342,7 @@ def _report(name, stats, started):
     )
     sys.stdout.write(
         f"\nfuzz {name} (seed {SEED}): {total} mutants, {loaded} loaded, {total - loaded} refused with "
-        f"RobotFileError, {stats['derived']} derived, {stats['offset pending']} loaded with an offset in q "
-        f"(issue 13 offsets pending), {time.process_time() - started[1]:.1f} s CPU "
+        f"RobotFileError, {stats['derived']} derived, {time.process_time() - started[1]:.1f} s CPU "
         f"({time.perf_counter() - started[0]:.1f} s wall); "
         f"loaded/total per operator: {parts}\n"
     )
