@@ -26,9 +26,8 @@ def geometric_table(robot):
         out.append(_row(["j", "ant", "sigma", "mu", "gamma", "b", "alpha", "d", "theta", "r"]))
         for f in kk:
             p = f.placement
-            values = [format_expression(v) for v in (p.gamma, p.b, p.alpha, p.d, p.theta, p.r)]
-            if f.sigma in (0, 1):
-                values[4 + f.sigma] = format_joint(f.q, f.offset)
+            keys = ("gamma", "b", "alpha", "d", "theta", "r")
+            values = [format_joint(f.q, f.offset) if key == f.joint_key else format_expression(getattr(p, key)) for key in keys]
             out.append(_row([f.label, f.antecedent, f.sigma, f.mu] + values))
     if general:
         if out:

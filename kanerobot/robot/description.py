@@ -138,6 +138,16 @@ class Frame:
         return self.sigma != joints.FIXED
 
     @property
+    def joint_key(self):
+        """The placement field holding the joint variable: ``"theta"`` (revolute)
+        or ``"r"`` (prismatic) of a KK frame, ``"q"`` of a general frame; None if fixed."""
+        if not self.is_joint:
+            return None
+        if not self.is_kk:
+            return "q"
+        return "theta" if self.sigma == joints.REVOLUTE else "r"
+
+    @property
     def joint_expression(self):
         """theta (revolute KK), r (prismatic KK) or a general frame's q, as
         written: the joint variable plus its offset; None if fixed."""
@@ -669,9 +679,7 @@ class Robot:
         frames = []
         for f in self.frames:
             if f.is_joint and f.offset != 0:
-                p = f.placement
-                key = "q" if not f.is_kk else ("theta" if f.sigma == joints.REVOLUTE else "r")
-                f = replace(f, placement=replace(p, **{key: f.q}))
+                f = replace(f, placement=replace(f.placement, **{f.joint_key: f.q}))
             frames.append(f)
         return replace(self, frames=tuple(frames))
 
@@ -797,9 +805,8 @@ def _parameter_values(robot):
     for f in robot.frames:
         p, what = f.placement, f"frame {f.label}"
         if f.is_kk:
-            own = {joints.REVOLUTE: "theta", joints.PRISMATIC: "r"}.get(f.sigma)
             for key in KKPlacement.KEYS:
-                yield getattr(p, key), key, f.label, what, f.q if key == own else None
+                yield getattr(p, key), key, f.label, what, f.q if key == f.joint_key else None
         else:
             for key in ("R0", "P", "axis"):
                 for value in getattr(p, key):
@@ -1059,7 +1066,7 @@ def _joint_variables(frames):
     variables = {}
     for f in frames:
         if f.is_joint and f.sigma in (0, 1):
-            key = _joint_key(f)
+            key = f.joint_key
             if not sympy.sympify(f.joint_expression).free_symbols:
                 kind = joints.JOINT_TYPES[f.sigma]
                 raise DescriptionError(
@@ -1091,18 +1098,11 @@ def _check_offsets(frames, variables):
             shared = sorted(str(s) for s in sympy.sympify(f.offset).free_symbols if s in variables)
             if shared:
                 raise DescriptionError(
-                    f"{_joint_key(f)} of frame {f.label} is {f.joint_expression}: its offset uses the joint variable "
+                    f"{f.joint_key} of frame {f.label} is {f.joint_expression}: its offset uses the joint variable "
                     f"{', '.join(shared)} of frame {variables[symbol(shared[0])]}; an offset must be a constant",
-                    key=_joint_key(f),
+                    key=f.joint_key,
                     label=f.label,
                 )
-
-
-def _joint_key(frame):
-    """The name of the field holding ``frame``'s joint variable, for messages."""
-    if not frame.is_kk:
-        return "q"
-    return "theta" if frame.sigma == joints.REVOLUTE else "r"
 
 
 def _antecedent_message(frame, by_label):

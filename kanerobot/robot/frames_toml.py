@@ -489,11 +489,6 @@ class _Reader:
             dynamics = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), "dynamics of the base")
         return Base(**values), link, dynamics
 
-    def joint_key(self, frame):
-        if frame.is_kk:
-            return "theta" if frame.sigma == joints.REVOLUTE else "r"
-        return "q"
-
     def check_joint_variables(self, frames):
         owner = {}
         for index, frame in enumerate(frames):
@@ -505,7 +500,7 @@ class _Reader:
                 continue  # not 'variable + offset': Robot.create says so, at its line
             if variable in owner:
                 self.fail(
-                    ("frame", index, self.joint_key(frame)),
+                    ("frame", index, frame.joint_key),
                     f"joint variable {variable} of frame {frame.label} is already the joint variable of frame "
                     f"{owner[variable]}: every joint needs its own variable",
                 )
@@ -717,7 +712,7 @@ class _Writer:
         p = frame.placement
         if frame.is_kk:
             for key in KK_KEYS:
-                if frame.is_joint and key == ("theta" if frame.sigma == joints.REVOLUTE else "r"):
+                if key == frame.joint_key:
                     self.put(key, self.joint_value(frame, getattr(p, key), f"{key} of {what}"))
                 else:
                     self.put(key, self.value(getattr(p, key), f"{key} of {what}"))

@@ -399,7 +399,7 @@ def write_par(robot, path=None):
             values = [sympy.Integer(getattr(f, key)) for f in frames]
         else:
             # a joint's theta or r as written, the variable first: th2 - pi/2
-            values = [format_joint(f.q, f.offset) if key == _joint_key(f) else format_expression(getattr(f.placement, key)) for f in frames]
+            values = [format_joint(f.q, f.offset) if key == f.joint_key else format_expression(getattr(f.placement, key)) for f in frames]
             out.append(f"{key} = {{{','.join(values)}}}\n")
             continue
         out.append(_format_list(key, values))
@@ -422,8 +422,3 @@ def write_par(robot, path=None):
     out.append(_format_list("Z", list(robot.base.Z)))
     out.append("\n(* End of definition *)\n")
     return "".join(out)
-
-
-def _joint_key(frame):
-    """``"theta"`` or ``"r"``: the key holding a KK joint's variable; None if fixed."""
-    return {0: "theta", 1: "r"}.get(frame.sigma)
