@@ -2,6 +2,8 @@
 geometries, checked by the pose round trip and against damped least squares
 from many random starts (an independent method)."""
 
+from dataclasses import replace
+
 import numpy
 import pytest
 import sympy
@@ -121,3 +123,18 @@ def test_general_method_says_it_does_not_apply_to_a_spherical_wrist():
     with pytest.raises(KaneRobotError, match=r"the general 6R method does not apply to the geometry of RX90 \(spherical joint 4, 5, 6\).*use method='auto'"):
         inverse_geometric(robot, T, values, method="general")
     assert len(inverse_geometric(robot, T, values, method="auto")) == 8
+
+
+def test_general_6r_with_joint_offsets_reports_q():
+    """theta_j = th_j + c_j: the general method solves for the KK angles and reports q (issue 13)."""
+    rng = numpy.random.default_rng(7)
+    plain = random_6r(rng)
+    offsets = rng.uniform(-1.5, 1.5, 6)
+    frames = [replace(f, placement=replace(f.placement, theta=f.q + float(c))) for f, c in zip(plain.frames, offsets)]
+    robot = Robot.create("general6r_offsets", frames)
+    q = rng.uniform(-numpy.pi, numpy.pi, 6)
+    T = num.ChainModel(robot, "6", {}).pose(q)
+    sols = inverse_geometric(robot, T, {})
+    assert sols.method == "general" and sols
+    assert any(num.joint_distance(num.wrap(q, REVOLUTE), s, REVOLUTE) < 1e-7 for s in sols)
+    assert all(num.pose_distance(num.ChainModel(robot, "6", {}).pose(s), T) <= 1e-10 for s in sols)

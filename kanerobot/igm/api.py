@@ -237,12 +237,6 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
     if T.shape != (4, 4):
         raise KaneRobotError(f"the pose T must be a 4x4 matrix, got shape {T.shape}")
     end = _end(robot, end)
-    if robot.has_offsets:
-        # solve for the KK angles theta = q + offset, then report q
-        offsets = numpy.array(robot.offset_values(values))
-        angles = inverse_geometric(robot.without_offsets(), T, values, method, tol, starts, rng, end)
-        revolute = num.ChainModel(robot, end, values).revolute_mask()
-        return Solutions([num.wrap(q - offsets, revolute) for q in angles], angles.families, angles.method, angles.message)
     if method == "auto" and _is_6r(robot, end) and not _decoupled(robot, end):
         # general geometry: Paul's search would end without a closed form,
         # slowly; special geometry (UR-like parallel axes) makes the
@@ -310,7 +304,9 @@ def _decoupled(robot, end):
 
 
 def _decoupled_name(robot, end):
-    return decoupled_structure(robot, robot.root_path(end))
+    # joint offsets turn a joint about or shift it along its own axis: the
+    # structure (concurrent axes, prismatic joints) is the robot's without them
+    return decoupled_structure(robot.without_offsets(), robot.root_path(end))
 
 
 def _is_6r(robot, end):
