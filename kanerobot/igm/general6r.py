@@ -48,14 +48,11 @@ def _kk_parts(frame, values):
     Rot(x, alpha) Trans(x, d), the offset r and the constant c of
     ``theta = q + c``."""
     p = frame.placement
-    offset = sympy.sympify(p.theta - frame.q)
-    if frame.q in offset.free_symbols:
-        raise KaneRobotError(f"the general 6R method needs theta = q + constant; frame {frame.label} has {p.theta}")
     g, b, a, d, r = (_number(e, values) for e in (p.gamma, p.b, p.alpha, p.d, p.r))
     cg, sg, ca, sa = numpy.cos(g), numpy.sin(g), numpy.cos(a), numpy.sin(a)
     Rz = numpy.array([[cg, -sg, 0, 0], [sg, cg, 0, 0], [0, 0, 1, b], [0, 0, 0, 1]])
     Rx = numpy.array([[1, 0, 0, d], [0, ca, -sa, 0], [0, sa, ca, 0], [0, 0, 0, 1]])
-    return Rz @ Rx, r, _number(offset, values)
+    return Rz @ Rx, r, _number(frame.offset, values)
 
 
 def _Z(theta, r):
