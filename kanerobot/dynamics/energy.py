@@ -361,13 +361,6 @@ def _number(expr, symbols):
     return float(value)
 
 
-def _joint_symbol(frame):
-    symbols = sympy.sympify(frame.q).free_symbols
-    if len(symbols) != 1:
-        raise KaneRobotError(f"joint {frame.label}: its variable {frame.q} must hold exactly one symbol")
-    return next(iter(symbols))
-
-
 class _Bodies:
     """Numeric forward kinematics of a tree: each link's ``M_j P_j + R_j MS_j``."""
 
@@ -380,7 +373,7 @@ class _Bodies:
         for frame in robot.frames:
             T = sympy.Matrix(frame.transform())[:3, :]
             if frame.is_joint:
-                x = _joint_symbol(frame)
+                x = frame.q
                 T = T.xreplace({s: v for s, v in symbols.items() if s != x})
                 T = T.xreplace({s: 0 for s in T.free_symbols if s != x})
                 f = sympy.lambdify([x], list(T), modules="numpy")

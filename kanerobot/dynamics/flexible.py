@@ -240,11 +240,6 @@ def flexible_joints(robot):
     return tuple(label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1)
 
 
-def _joint_symbol(robot, label):
-    """The symbol of joint ``label``'s variable (a KK ``theta = th2 - pi/2`` gives ``th2``)."""
-    return robot.frame(label).q
-
-
 def motor_symbols(robot):
     """The motor-side symbols of each flexible joint.
 
@@ -328,7 +323,7 @@ def check_flexible(robot, what="the flexible-joint model", rotor="spong"):
 def _rotor_placement(frame, qr):
     """Frame ``frame``'s placement with its joint symbol replaced by ``qr``."""
     p = frame.placement
-    mapping = {s: qr for s in sympy.sympify(frame.q).free_symbols}
+    mapping = {frame.q: qr}
     if isinstance(p, KKPlacement):
         return KKPlacement(*(sympy.sympify(getattr(p, key)).xreplace(mapping) for key in KKPlacement.KEYS))
     return GeneralPlacement(p.R0, p.P, p.axis, sympy.sympify(p.q).xreplace(mapping))
@@ -428,7 +423,7 @@ def _elastic_torques(program, robot):
     out = {}
     for label, (qr, _, _) in motor_symbols(robot).items():
         k = robot.joint_parameters[label]["k"]
-        out[label] = program.assign(f"GAMF{label}", k * (qr - _joint_symbol(robot, label)))
+        out[label] = program.assign(f"GAMF{label}", k * (qr - robot.frame(label).q))
     return out
 
 
@@ -437,7 +432,7 @@ def _inputs(robot, tree, rotor, model):
     torques (``"direct"``), the parameters (sorted) and the stiffnesses last."""
     motors = motor_symbols(robot)
     rigid = [label for label in robot.joint_labels if label not in motors]
-    z = [_joint_symbol(robot, label) for label in robot.joint_labels] + [m[0] for m in motors.values()]
+    z = [robot.frame(label).q for label in robot.joint_labels] + [m[0] for m in motors.values()]
     zd = list(robot.qd) + ([m[1] for m in motors.values()] if rotor else [])
     if model == "inverse":
         known = [robot.joint_parameters[label]["QDP"] for label in rigid] + ([m[2] for m in motors.values()] if rotor else [])
@@ -785,7 +780,7 @@ class FlexibleModel:
         self.n = robot.nj
         self.nf = len(self.flexible)
         motors = motor_symbols(robot)
-        self._z = [_joint_symbol(robot, label) for label in robot.joint_labels] + [m[0] for m in motors.values()]
+        self._z = [robot.frame(label).q for label in robot.joint_labels] + [m[0] for m in motors.values()]
         self._zd = list(self.tree.qd)
         self._zdd = list(self.tree.qdd)
         self._tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]

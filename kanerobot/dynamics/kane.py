@@ -439,18 +439,6 @@ def _moving_base(robot):
     return any(sympy.sympify(v) != 0 for v in list(b.W0) + list(b.WP0) + list(b.V0) + list(b.VP0))
 
 
-def _joint_symbols(robot):
-    """The symbol of each joint variable (a KK ``theta = th2 - pi/2`` gives ``th2``)."""
-    out = []
-    for label in robot.joint_labels:
-        q = sympy.sympify(robot.frame(label).q)
-        symbols = sorted(q.free_symbols, key=str)
-        if len(symbols) != 1:
-            raise KaneRobotError(f"joint {label} of {robot.name}: its variable {q} must hold exactly one symbol")
-        out.append(symbols[0])
-    return out
-
-
 def _vector(frame, components):
     """``sum_r components[r] * frame.<r>`` as a sympy Vector."""
     return components[0] * frame.x + components[1] * frame.y + components[2] * frame.z
@@ -658,7 +646,7 @@ class KaneSystem:
         self.n = len(self.speed_labels)
         self._index = {label: k for k, label in enumerate(self.speed_labels)}
         self.q = [dynamicsymbols(f"q_{key}", real=True) for key in base]
-        self.q += [dynamicsymbols(str(x), real=True) for x in _joint_symbols(robot)]
+        self.q += [dynamicsymbols(str(x), real=True) for x in robot.q]
         self.u = [dynamicsymbols(f"u_{key}", real=True) for key in base]
         self.u += [dynamicsymbols(f"u{label}", real=True) for label in labels]
         self.real_symbols, self._plain, self._twins = {}, {}, {}
@@ -792,8 +780,7 @@ class KaneSystem:
                 self.JV[j][j] = sigma * a
                 # Direction of the joint's reaction on the antecedent, in its frame: iA_j a_j
                 # (independent of the joint variable, so taken at q_j = 0).
-                q_j = sympy.sympify(frame.q).free_symbols
-                R0 = sympy.Matrix(frame.transform()).xreplace(dict.fromkeys(q_j, 0))[:3, :3]
+                R0 = sympy.Matrix(frame.transform()).xreplace({frame.q: 0})[:3, :3]
                 R0 = p.replace_sin_cos(R0)
                 self.reaction_axis[j] = self._vec(f"AX{{r}}_{j}", R0 * a)
             # Velocity of the origin due to the base motion alone (u = 0).
@@ -903,7 +890,7 @@ class KaneSystem:
 
     def _mechanics(self):
         robot = self.robot
-        to_time = dict(zip(_joint_symbols(robot), self.q))
+        to_time = dict(zip(robot.q, self.q))
         N = ReferenceFrame("N")
         self.N = N
         self.frames, self.origins, self.centres = {}, {}, {}
@@ -2003,7 +1990,7 @@ class NaiveKane:
         """``{q(t): q, u(t): QP, u'(t): QDP}``: the robot's symbols for the dynamicsymbols."""
         t = dynamicsymbols._t
         out = {}
-        for qt, ut, q, qd, qdd in zip(self.q, self.u, _joint_symbols(robot), robot.qd, robot.qdd):
+        for qt, ut, q, qd, qdd in zip(self.q, self.u, robot.q, robot.qd, robot.qdd):
             out[ut.diff(t)] = qdd
             out[qt.diff(t)] = qd
             out[qt] = q
@@ -2037,7 +2024,7 @@ def naive_kanes_method(robot):
     if _moving_base(robot):
         raise KaneRobotError(f"naive_kanes_method: robot {robot.name} has a moving base; only a fixed base is handled")
     labels = robot.joint_labels
-    symbols = _joint_symbols(robot)
+    symbols = list(robot.q)
     q = [dynamicsymbols(str(x)) for x in symbols]
     u = [dynamicsymbols(f"u{label}") for label in labels]
     index = {label: k for k, label in enumerate(labels)}

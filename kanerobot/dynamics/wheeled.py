@@ -957,7 +957,7 @@ def nonholonomic_kanes_method(robot, build="naive", independent=None, constraint
     if build == "naive":
         nk = naive_kanes_method(tree)
         N, frames, q, u, bodies, loads = nk.N, nk.frames, nk.q, nk.u, nk.bodies, nk.loads
-        to_time = dict(zip(_joint_symbols(tree), q))
+        to_time = dict(zip(tree.q, q))
         from sympy.physics.mechanics import Point
 
         n0, _ = _ground(robot)
@@ -980,14 +980,14 @@ def nonholonomic_kanes_method(robot, build="naive", independent=None, constraint
         elif system.robot != tree:
             raise KaneRobotError(f"the KaneSystem given is not that of the tree of {robot.name}")
         N, frames, q, u, bodies, loads = system.N, system.frames, system.q, system.u, system.bodies, system.loads
-        to_time = dict(zip(_joint_symbols(tree), q))
+        to_time = dict(zip(tree.q, q))
         equations = []
         qd_t = [qk.diff(t) for qk in q]
         for r in range(c.W.rows):
             row = c.W.row(r).xreplace(to_time)
             equations.append(system.real(sum((row[k] * qd_t[k] for k in range(len(q))), sympy.S.Zero)))
         substitutions = {}
-        for qt, ut, qs, qd, qdd in zip(q, u, _joint_symbols(tree), tree.qd, tree.qdd):
+        for qt, ut, qs, qd, qdd in zip(q, u, tree.q, tree.qd, tree.qdd):
             substitutions.update({ut.diff(t): qdd, qt.diff(t): qd, qt: qs, ut: qd})
         substitutions.update({twin: sympy.Symbol(name) for name, twin in system.real_symbols.items()})
     else:
@@ -1016,22 +1016,11 @@ def nonholonomic_kanes_method(robot, build="naive", independent=None, constraint
     )
 
 
-def _joint_symbols(robot):
-    """The symbol of each joint variable, in joint order (as the Kane engine names its q(t))."""
-    out = []
-    for label in robot.joint_labels:
-        symbols = sorted(sympy.sympify(robot.frame(label).q).free_symbols, key=str)
-        if len(symbols) != 1:
-            raise KaneRobotError(f"joint {label} of {robot.name}: its variable must hold exactly one symbol")
-        out.append(symbols[0])
-    return out
-
-
 def _naive_origins(robot, N, frames, q):
     """The origin points of the naive build's frames (found from its bodies' points)."""
     from sympy.physics.mechanics import Point
 
-    to_time = dict(zip(_joint_symbols(robot), q))
+    to_time = dict(zip(robot.q, q))
     origins = {BASE: Point("O0")}
     origins[BASE].set_vel(N, 0)
     for frame in robot.frames:

@@ -617,7 +617,7 @@ def _group_link(K, frame):
     j, i = frame.label, frame.antecedent
     T = sympy.Matrix(frame.transform())
     if frame.is_joint:
-        T = T.xreplace({s: 0 for s in sympy.sympify(frame.q).free_symbols})
+        T = T.xreplace({frame.q: 0})
     R, P = T[:3, :3], T[:3, 3]
     k = K[j]
     if frame.sigma == REVOLUTE:

@@ -313,7 +313,7 @@ class Regressors:
             for frame in self.robot.frames:
                 T = sympy.Matrix(frame.transform())[:3, :].xreplace(symbols)
                 if frame.is_joint:
-                    (x,) = sympy.sympify(frame.q).free_symbols
+                    x = frame.q
                     T = T.xreplace({s: 0 for s in T.free_symbols if s != x})
                     frames.append((frame.label, frame.antecedent, index[frame.label], sympy.lambdify([x], list(T), modules="numpy")))
                 else:

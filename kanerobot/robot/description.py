@@ -603,12 +603,8 @@ class Robot:
 
     @property
     def joint_symbols(self):
-        """The free symbols of the joint variables."""
-        out = set()
-        for f in self.frames:
-            if f.is_joint:
-                out |= sympy.sympify(f.q).free_symbols
-        return out
+        """The joint variables, as a set of symbols."""
+        return {f.q for f in self.frames if f.is_joint}
 
     @property
     def geometric_parameters(self):
