@@ -313,7 +313,6 @@ class _Reader:
         data = self.data
         name, floating, wheeled, raw_frames = self.top_level()
         frames, overrides, dynamics, joint_parameters, loops = self.frame_tables(raw_frames)
-        self.check_joint_variables(frames)
         self.check_loops(frames, loops)
         base, base_link, base_dynamics = self.base(data.get("base", {}))
         if base_link is not None:
@@ -488,23 +487,6 @@ class _Reader:
         if "dynamics" in raw:
             dynamics = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), "dynamics of the base")
         return Base(**values), link, dynamics
-
-    def check_joint_variables(self, frames):
-        owner = {}
-        for index, frame in enumerate(frames):
-            if not frame.is_joint:
-                continue
-            try:
-                variable = frame.q
-            except joints.JointVariableError:
-                continue  # not 'variable + offset': Robot.create says so, at its line
-            if variable in owner:
-                self.fail(
-                    ("frame", index, frame.joint_key),
-                    f"joint variable {variable} of frame {frame.label} is already the joint variable of frame "
-                    f"{owner[variable]}: every joint needs its own variable",
-                )
-            owner[variable] = frame.label
 
     def check_loops(self, frames, loops):
         by_label = {f.label: f for f in frames}
