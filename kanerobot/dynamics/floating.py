@@ -71,11 +71,9 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import floating_coriolis, floating_lagrange
+from kanerobot.dynamics import floating_coriolis, floating_lagrange, newton_euler
 from kanerobot.dynamics.common import (
-    angle_labels,
     assign_symmetric,
-    frame_placement,
     frame_placements,
     link_inertia,
     link_parameter,
@@ -114,7 +112,6 @@ from kanerobot.dynamics.free_flyer import (
     gravity_in_base,
     parameter_names,
 )
-from kanerobot.dynamics.newton_euler import u_matrix
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
@@ -152,186 +149,13 @@ def _sum(vectors):
 
 
 # ---------------------------------------------------- generalized forces
-def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, rotor=True, wrench=True, trig=True):
-    """Generalized forces ``[F_0; GAM] = A qdd + H`` (pinocchio's ``rnea`` for a free flyer).
-
-    Khalil's recursive Newton-Euler algorithm (SYMORO+ eqs 6-20, as
-    :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`) with the base
-    motion given by the state and the backward recursion carried down to
-    link 0.  The base starts from::
-
-        0w_0 = [WX0 WY0 WZ0],   0wdot_0 = [DWX0 DWY0 DWZ0]
-        0Vdot_0 = [DVX0 DVY0 DVZ0] + 0w_0 x 0v_0 - 0g        (classical acceleration of O_0, less gravity)
-        0g = 0R_w G                                          (gravity in frame 0, from the quaternion)
-
-    and, after the forward recursion over links 0..n and the backward one
-    over n..1 (reaction wrenches ``jf_j, jm_j``), link 0 gives::
-
-        0f_0 = 0F_0 + sum_k 0f_k + 0fe_0
-        0m_0 = 0No_0 + 0MS_0 x 0Vdot_0 + sum_k (0A_k km_k + 0P_k x 0f_k) + 0me_0
-
-    the wrench the base needs, in frame 0 about O_0.
-
-    Parameters
-    ----------
-    robot : Robot
-        Floating (``robot.floating``) serial or tree robot carrying link 0.
-    qd, qdd : bool, optional
-        Use the velocities (base speeds and ``QP``) and the accelerations
-        (``DVX0 .. DWZ0`` and ``QDP``); False sets them to zero.
-    gravity, friction, rotor, wrench : bool, optional
-        Gravity ``G`` (world frame), ``FV QP + FS sign(QP)``, ``IA QDP``,
-        the wrenches ``FX .. CZ`` links exert on the environment.
-    trig : bool, optional
-        Apply the program's trigonometric rules (``C23``).
-
-    Returns
-    -------
-    Program
-        Outputs ``GAMFX0 GAMFY0 GAMFZ0 GAMCX0 GAMCY0 GAMCZ0`` (the base
-        wrench ``F_0``: force then moment) and ``GAM<label>`` for the joints,
-        6 + n in the order of ``qd``.  Inputs: the joint variables, the
-        quaternion ``QX0 .. QW0``, ``QP`` and ``VX0 .. WZ0`` (if ``qd``),
-        ``QDP`` and ``DVX0 .. DWZ0`` (if ``qdd``), then the parameters
-        sorted by name.  Pruned.
-
-    Raises
-    ------
-    KaneRobotError
-        When the robot is not floating, has loops, flexible joints, or a
-        base or total mass that is not positive.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> program = inverse_dynamics(kr.load(kr.frames_path("satellite")))
-    >>> list(program.outputs)
-    ['GAMFX0', 'GAMFY0', 'GAMFZ0', 'GAMCX0', 'GAMCY0', 'GAMCZ0', 'GAM1', 'GAM2', 'GAM3']
-    >>> [s.name for s in program.inputs[:10]]
-    ['th1', 'th2', 'th3', 'QX0', 'QY0', 'QZ0', 'QW0', 'QP1', 'QP2', 'QP3']
-    """
-    return _generalized_forces(robot, "the floating-base inverse dynamic model", "GAM", qd, qdd, gravity, friction, rotor, wrench, trig)
-
-
-def nonlinear_effects(robot, *, gravity=True, friction=True, wrench=True, trig=True):
-    """``H(q, qd)``: the generalized forces at zero acceleration (pinocchio's ``nle``).
-
-    :func:`inverse_dynamics` with ``qdd=False``: Coriolis, centrifugal,
-    gravity, friction and external-wrench terms, 6 + n outputs named
-    ``GAMFX0 .. GAMCZ0, GAM<label>``.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> h = nonlinear_effects(kr.load(kr.frames_path("satellite")))
-    >>> any(s.name.startswith("DV") or s.name.startswith("QDP") for s in h.inputs)
-    False
-    """
-    what = "the floating-base nonlinear effects"
-    return _generalized_forces(robot, what, "GAM", True, False, gravity, friction, False, wrench, trig)
-
-
-def gravity_forces(robot, *, trig=True):
-    """Generalized gravity forces ``Q(q)``: :func:`inverse_dynamics` at rest.
-
-    Outputs ``QFX0 .. QCZ0`` (the base wrench that holds the robot against
-    gravity) and ``Q<label>``; inputs the joint variables, the quaternion,
-    the inertial parameters and ``G``.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> Q = gravity_forces(kr.load(kr.frames_path("satellite")))
-    >>> list(Q.outputs)
-    ['QFX0', 'QFY0', 'QFZ0', 'QCX0', 'QCY0', 'QCZ0', 'Q1', 'Q2', 'Q3']
-
-    At rest the base must carry the weight of the whole robot:
-    ``QFX0 .. QFZ0 = -(M0 + M1 + M2 + M3) 0g``.
-
-    >>> from kanerobot.dynamics.parameters import random_parameters
-    >>> values = random_parameters(kr.load(kr.frames_path("satellite")), np.random.default_rng(0))
-    >>> f = Q.to_function()
-    >>> force = f(*[0.0 if s.name in ("QX0", "QY0", "QZ0") else values.get(s.name, 1.0) for s in f.args])[:3]
-    >>> weight = -sum(values[f"M{j}"] for j in range(4)) * np.array([values["G1"], values["G2"], values["G3"]])
-    >>> np.allclose(force, weight)
-    True
-    """
-    return _generalized_forces(robot, "the floating-base gravity forces", "Q", False, False, True, False, False, False, trig)
-
-
-def _generalized_forces(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
-    check_floating(robot, what)
-    state = [robot.q, QUATERNION]
-    if qd:
-        state += [robot.qd, BASE_VELOCITY]
-    if qdd:
-        state += [robot.qdd, BASE_ACCELERATION]
-    program = Program(inputs=base_program_inputs(robot, state, parameter_names(rotor, friction, wrench), gravity), trig=trig)
-
-    def vec(name, j, v):
-        return _vec(program, name, j, v)
-
-    def optional(flag, label, name):
-        return link_parameter(robot, label, name) if flag else sympy.S.Zero
-
-    zero = sympy.zeros(3, 1)
-    v0, w0 = (sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])) if qd else (zero, zero)
-    dv0, dw0 = (sympy.Matrix(BASE_ACCELERATION[:3]), sympy.Matrix(BASE_ACCELERATION[3:])) if qdd else (zero, zero)
-    g0 = gravity_in_base(program, robot) if gravity else zero
-    QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
-    QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
-    labels = angle_labels(robot)
-
-    # Link 0: its motion is the state.
-    w, wdot = {BASE: w0}, {BASE: dw0}
-    Vdot = {BASE: vec("VP", BASE, dv0 + w0.cross(v0) - g0)}
-    U = {BASE: u_matrix(program, BASE, w0, dw0)}
-    A, P, MS, F, No = {}, {}, {}, {}, {}
-    J, MS[BASE], M = link_inertia(robot, BASE)
-    F[BASE] = vec("F", BASE, M * Vdot[BASE] + U[BASE] * MS[BASE])
-    No[BASE] = vec("No", BASE, J * wdot[BASE] + w[BASE].cross(vec("PSI", BASE, J * w[BASE])))
-
-    # Forward recursion, j = 1 ... n (SYMORO+ eqs 6-16).
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        sigma_e, sigmabar_e = motion_parts(frame)
-        qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
-        J, MS[j], M = link_inertia(robot, j)
-        A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        jA_i = A[j].T
-        WI = vec("WI" if any(sigmabar_e) else "W", j, jA_i * w[i])                                     # (6a)
-        w[j] = vec("W", j, WI + sigmabar_e * qd_j)                                                   # (6b)
-        wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar_e * qdd_j + WI.cross(sigmabar_e * qd_j))    # (8)
-        U[j] = u_matrix(program, j, w[j], wdot[j])                                                         # (9)
-        VSP = vec("VSP", j, Vdot[i] + U[i] * P[j])
-        Vdot[j] = vec("VP", j, jA_i * VSP + sigma_e * qdd_j + 2 * WI.cross(sigma_e * qd_j))          # (10)
-        F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                               # (15)
-        No[j] = vec("No", j, J * wdot[j] + w[j].cross(vec("PSI", j, J * w[j])))                      # (16)
-
-    # Backward recursion, j = n ... 1, then link 0 (eqs 17-20).
-    f, m, FDI, GAM = {}, {}, {}, {}
-    for frame in list(reversed(robot.frames)) + [None]:
-        j = frame.label if frame is not None else BASE
-        k = robot.children(j)
-        fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
-        me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
-        f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                                  # (17)
-        m[j] = vec("N", j, No[j] + MS[j].cross(Vdot[j]) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
-        if frame is None:
-            break
-        FDI[j] = vec("FDI", j, A[j] * f[j])                                                                      # (18)
-        if frame.is_joint:
-            sigma_e, sigmabar_e = motion_parts(frame)
-            qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])
-            IA, FV, FS = optional(rotor, j, "IA"), optional(friction, j, "FV"), optional(friction, j, "FS")
-            GAM[j] = sigma_e.dot(f[j]) + sigmabar_e.dot(m[j]) + IA * qdd_j + FV * qd_j + FS * sympy.sign(qd_j)  # (20)
-
-    for name, value in zip(BASE_FORCE_NAMES, list(f[BASE]) + list(m[BASE])):
-        program.set_output(output + name, value)
-    for j in robot.joint_labels:
-        program.set_output(f"{output}{j}", GAM[j])
-    program.prune()
-    return program
+#: ``[F_0; GAM] = A qdd + H`` (pinocchio's ``rnea``): Khalil's Newton-Euler,
+#: whose root joint is the free flyer (outputs ``GAMFX0 .. GAMCZ0`` first).
+inverse_dynamics = newton_euler.inverse_dynamics
+#: ``H(q, qd)`` (pinocchio's ``nle``): Newton-Euler at zero acceleration.
+nonlinear_effects = newton_euler.coriolis_gravity
+#: ``Q(q)``: Newton-Euler at rest, the base wrench that holds the robot first (``QFX0 .. QCZ0``).
+gravity_forces = newton_euler.gravity_torques
 
 
 # ------------------------------------------------------ base acceleration

@@ -54,7 +54,16 @@ pruned (:meth:`~kanerobot.symbolic.Program.prune`).
 
 import sympy
 
-from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, link_inertia, link_parameter
+from kanerobot.dynamics.common import (
+    angle_labels,
+    check_structure,
+    frame_placement,
+    link_inertia,
+    link_parameter,
+    motion_parts,
+)
+from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES
+from kanerobot.dynamics.root import is_free, root_motion, state_inputs
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE, hat
 from kanerobot.symbolic.program import Program
@@ -265,33 +274,6 @@ def gravity_torques(robot, *, trig=True):
 
 
 # ------------------------------------------------------------ the program
-def _symbols(expr):
-    """Free symbols of ``expr``, sorted by name."""
-    return sorted(sympy.sympify(expr).free_symbols, key=str)
-
-
-def _inputs(robot, qd, qdd, gravity, friction, rotor, wrench):
-    """Input symbols in the documented order (see :func:`inverse_dynamics`)."""
-    groups = [robot.q]
-    if qd:
-        groups.append(robot.qd)
-    if qdd:
-        groups.append(robot.qdd)
-    groups.append([sympy.Symbol(name) for name in robot.geometric_parameters])
-    names = _INERTIA + (("IA",) if rotor else ()) + (("FV", "FS") if friction else ()) + (WRENCH_NAMES if wrench else ())
-    for label in robot.links:
-        groups.extend(_symbols(robot.dynamics[label][name]) for name in names)
-    base = robot.base
-    groups.append(_symbols(sympy.Matrix.vstack(base.W0, base.WP0, base.VP0, base.G if gravity else sympy.zeros(0, 1))))
-    out = []
-    for group in groups:
-        for value in group:
-            value = sympy.sympify(value)
-            if isinstance(value, sympy.Symbol) and value not in out:
-                out.append(value)
-    return out
-
-
 def _vector(program, name, j, v):
     """Assign the components of a 3x1 vector as ``name<row><j>``."""
     return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
@@ -312,9 +294,19 @@ def u_matrix(program, j, w, wdot):
 
 
 def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
-    """Record the two recursions of the module docstring into a new program."""
-    check_structure(robot, what, flexible=False)
-    program = Program(inputs=_inputs(robot, qd, qdd, gravity, friction, rotor, wrench), trig=trig)
+    """Record the two recursions of the module docstring into a new program.
+
+    The root joint (:mod:`~kanerobot.dynamics.root`) gives link 0's motion;
+    for a free flyer, link 0 is a body of the recursions and its wrench
+    ``[0f_0; 0m_0]``, the root joint's six generalized forces, comes first
+    in the outputs (``GAMFX0 .. GAMCZ0``).
+    """
+    free = is_free(robot)
+    if not free:
+        check_structure(robot, what, flexible=False)
+    names = _INERTIA + (("IA",) if rotor else ()) + (("FV", "FS") if friction else ()) + (WRENCH_NAMES if wrench else ())
+    inputs = state_inputs(robot, what, qd=qd, qdd=qdd, names=names, gravity=gravity)
+    program = Program(inputs=inputs, trig=trig)
 
     def vec(name, j, v):
         return _vector(program, name, j, v)
@@ -325,44 +317,58 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     labels = angle_labels(robot)
     QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
     QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
-    b = robot.base
-    w, wdot = {BASE: vec("W", BASE, b.W0)}, {BASE: vec("WP", BASE, b.WP0)}
-    Vdot = {BASE: vec("VP", BASE, b.VP0 - b.G if gravity else b.VP0)}
+    w, wdot, Vdot = ({BASE: x} for x in root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity))
     U = {BASE: u_matrix(program, BASE, w[BASE], wdot[BASE])}
     A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
-    # Forward recursion, j = 1 ... n: link motion and total wrench on each link.
-    for frame in robot.frames:
-        j, i = frame.label, frame.antecedent
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
-        qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
+    def body_wrench(j):
+        """Total wrench on link j, F_j and No_j (eqs 15-16)."""
         J, MS[j], M = link_inertia(robot, j)
-        A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        jA_i, iP_j = A[j].T, P[j]
-        WI = vec("WI" if sigmabar else "W", j, jA_i * w[i])                                        # (6a) jw_i
-        w[j] = vec("W", j, WI + sigmabar * qd_j * a)                                               # (6b)
-        wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar * (qdd_j * a + WI.cross(qd_j * a)))       # (8)
-        U[j] = u_matrix(program, j, w[j], wdot[j])                                                       # (9)
-        VSP = vec("VSP", j, Vdot[i] + U[i] * iP_j)
-        Vdot[j] = vec("VP", j, jA_i * VSP + sigma * (qdd_j * a + 2 * WI.cross(qd_j * a)))          # (10)
         F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                             # (15)
         PSI = vec("PSI", j, J * w[j])
         No[j] = vec("No", j, J * wdot[j] + w[j].cross(PSI))                                        # (16)
 
-    # Backward recursion, j = n ... 1: reaction wrenches, projected on the joint axes.
+    # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion and total wrench.
+    if free:
+        body_wrench(BASE)
+    for frame in robot.frames:
+        j, i = frame.label, frame.antecedent
+        sigma_a, sigmabar_a = motion_parts(frame)
+        qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
+        A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
+        jA_i, iP_j = A[j].T, P[j]
+        WI = vec("WI" if any(sigmabar_a) else "W", j, jA_i * w[i])                                  # (6a) jw_i
+        w[j] = vec("W", j, WI + sigmabar_a * qd_j)                                                 # (6b)
+        wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar_a * qdd_j + WI.cross(sigmabar_a * qd_j))  # (8)
+        U[j] = u_matrix(program, j, w[j], wdot[j])                                                 # (9)
+        VSP = vec("VSP", j, Vdot[i] + U[i] * iP_j)
+        Vdot[j] = vec("VP", j, jA_i * VSP + sigma_a * qdd_j + 2 * WI.cross(sigma_a * qd_j))        # (10)
+        body_wrench(j)
+
+    # Backward recursion, j = n ... 1 (then link 0 on a free flyer): reaction wrenches on the joint axes.
     f, m, FDI, GAM = {}, {}, {}, {}
-    for frame in reversed(robot.frames):
-        j, k = frame.label, robot.children(frame.label)
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
+
+    def reaction_wrench(j):
+        """Wrench jf_j, jm_j that link j receives from its antecedent (eqs 17, 19)."""
+        k = robot.children(j)
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
         f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                    # (17)
         m[j] = vec("N", j, No[j] + MS[j].cross(Vdot[j]) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
+
+    for frame in reversed(robot.frames):
+        j = frame.label
+        reaction_wrench(j)
         FDI[j] = vec("FDI", j, A[j] * f[j])                                                        # (18) if_j
         if frame.is_joint:
+            sigma_a, sigmabar_a = motion_parts(frame)
             qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])
             IA, FV, FS = optional(rotor, j, "IA"), optional(friction, j, "FV"), optional(friction, j, "FS")
-            GAM[j] = (sigma * f[j] + sigmabar * m[j]).dot(a) + IA * qdd_j + FV * qd_j + FS * sympy.sign(qd_j)  # (20)
+            GAM[j] = sigma_a.dot(f[j]) + sigmabar_a.dot(m[j]) + IA * qdd_j + FV * qd_j + FS * sympy.sign(qd_j)  # (20)
+    if free:  # the free flyer's motion subspace is the identity: (20) is the whole wrench
+        reaction_wrench(BASE)
+        for name, value in zip(BASE_FORCE_NAMES, list(f[BASE]) + list(m[BASE])):
+            program.set_output(output + name, value)
 
     for j in robot.joint_labels:
         program.set_output(f"{output}{j}", GAM[j])
