@@ -39,6 +39,11 @@ __all__ = [
     "link_accelerations",
     "jdot_qdot",
     "LinkKinematics",
+    "LinkMotion",
+    "angular_products",
+    "forward_step",
+    "root_link_motion",
+    "u_matrix",
     "LoopVelocityConstraints",
     "loop_velocity_constraints",
 ]
@@ -423,6 +428,110 @@ class LinkKinematics:
     U: Optional[sympy.Matrix] = None
 
 
+@dataclass(frozen=True)
+class LinkMotion:
+    """What the forward recursion carries from a link to its successors, 3x1 and 3x3 in its frame.
+
+    ``w``, ``wdot``: angular velocity and acceleration; ``Vdot``:
+    acceleration of the origin (gravity included when the root's is);
+    ``U = hat(wdot) + hat(w) hat(w)`` (eq. 9); ``DV``: the six products
+    of ``w``'s components U is made of (``w1 w1, w1 w2, w1 w3, w2 w2, w2 w3,
+    w3 w3``, 6x1).
+    """
+
+    w: sympy.Matrix
+    wdot: sympy.Matrix
+    Vdot: sympy.Matrix
+    U: sympy.Matrix
+    DV: Optional[sympy.Matrix] = None
+
+
+def _unnamed(name, value):
+    return value
+
+
+def angular_products(w, record=_unnamed):
+    """``DV``: the six products ``w1 w1, w1 w2, w1 w3, w2 w2, w2 w3, w3 w3`` of ``w``'s components, 6x1."""
+    return record("DV", sympy.Matrix([w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]))
+
+
+def u_matrix(wdot, DV, record=_unnamed):
+    """``U = hat(wdot) + hat(w) hat(w)`` (SYMORO+ eq. 9), ``hat(w) hat(w)`` read from the products ``DV``."""
+    square = sympy.Matrix(
+        [
+            [-DV[3] - DV[5], DV[1], DV[2]],
+            [DV[1], -DV[0] - DV[5], DV[4]],
+            [DV[2], DV[4], -DV[0] - DV[3]],
+        ]
+    )
+    return record("U", hat(wdot) + square)
+
+
+def root_link_motion(w, wdot, Vdot, record=_unnamed):
+    """The :class:`LinkMotion` the forward recursion starts from: link 0's ``w``, ``wdot``, ``Vdot`` (3x1)."""
+    DV = angular_products(w, record)
+    return LinkMotion(w, wdot, Vdot, u_matrix(wdot, DV, record), DV)
+
+
+def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_unnamed):
+    """Motion of link j from its antecedent's: one step of SYMORO+ eqs 6-10.
+
+    ::
+
+        WI    = jA_i iw_i                                           jw_i      (6a)
+        W     = WI + sigmabar_j qd_j ja_j                           jw_j      (6b)
+        WP    = jA_i iwdot_i + sigmabar_j (qdd_j ja_j + WI x qd_j ja_j)       (8)
+        U     = hat(WP) + hat(W) hat(W), from the products DV of W            (9)
+        VSP   = iVdot_i + iU_i iP_j
+        VP    = jA_i VSP + sigma_j (qdd_j ja_j + 2 WI x qd_j ja_j)  jVdot_j  (10)
+
+    Written once for every algorithm that runs it: over plain sympy
+    expressions (:func:`link_kinematics`) or recording each vector into a
+    program under the names above (Newton-Euler, the regressor).
+
+    Parameters
+    ----------
+    parent : LinkMotion
+        Link i = a(j).
+    jA_i, iP_j : sympy.Matrix
+        3x3 and 3x1: the rotation from frame i to frame j and the position
+        of O_j in frame i.
+    sigma_a, sigmabar_a : sympy.Matrix
+        3x1: ``sigma_j ja_j`` and ``sigmabar_j ja_j``
+        (:func:`~kanerobot.dynamics.common.motion_parts`).
+    qd_j, qdd_j : sympy.Expr
+        Joint rate and acceleration (0 for a fixed frame).
+    record : callable, optional
+        ``record(name, value) -> value``: names a vector or matrix (``"WI"``,
+        ``"W"``, ``"WP"``, ``"DV"``, ``"U"``, ``"VSP"``, ``"VP"``); by
+        default values are kept as expressions.
+
+    Returns
+    -------
+    LinkMotion
+
+    Examples
+    --------
+    A revolute joint about z at rest, turning at QP1, on a base accelerating at g along z:
+
+    >>> import sympy
+    >>> QP1, g = sympy.symbols("QP1 g")
+    >>> z, zero = sympy.Matrix([0, 0, 1]), sympy.zeros(3, 1)
+    >>> base = LinkMotion(zero, zero, sympy.Matrix([0, 0, g]), sympy.zeros(3, 3))
+    >>> link = forward_step(base, sympy.eye(3), zero, zero, z, QP1, 0)
+    >>> link.w.T, link.Vdot.T, link.U[0, 0]
+    (Matrix([[0, 0, QP1]]), Matrix([[0, 0, g]]), -QP1**2)
+    """
+    WI = record("WI" if any(sigmabar_a) else "W", jA_i * parent.w)                            # (6a) jw_i
+    w = record("W", WI + sigmabar_a * qd_j)                                                    # (6b)
+    wdot = record("WP", jA_i * parent.wdot + sigmabar_a * qdd_j + WI.cross(sigmabar_a * qd_j))  # (8)
+    DV = angular_products(w, record)
+    U = u_matrix(wdot, DV, record)                                                             # (9)
+    VSP = record("VSP", parent.Vdot + parent.U * iP_j)
+    Vdot = record("VP", jA_i * VSP + sigma_a * qdd_j + 2 * WI.cross(sigma_a * qd_j))           # (10)
+    return LinkMotion(w, wdot, Vdot, U, DV)
+
+
 def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, frames=None):
     """Recursive link velocities and accelerations (SYMORO+ eq. 6, 8-10).
 
@@ -478,7 +587,7 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
     V = {BASE: sympy.Matrix(b.V0) if base else zero}
     wdot = {BASE: sympy.Matrix(b.WP0) if base else zero}
     Vdot = {BASE: sympy.Matrix(b.VP0) if base else zero}
-    U = {BASE: hat(wdot[BASE]) + hat(w[BASE]) * hat(w[BASE])}
+    U = {BASE: root_link_motion(w[BASE], wdot[BASE], Vdot[BASE]).U}
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         if j not in wanted:
@@ -489,14 +598,12 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
         sigma_a, sigmabar_a = _split(frame.motion_subspace())  # sigma_j ja_j, sigmabar_j ja_j
         qdj = qd_j.get(j, sympy.S.Zero)
         qddj = qdd_j.get(j, sympy.S.Zero)
-        jw_i = jA_i * w[i]  # (6a)
-        w[j] = jw_i + qdj * sigmabar_a  # (6b)
+        w[j] = jA_i * w[i] + qdj * sigmabar_a  # (6a-b)
         V[j] = jA_i * (V[i] + w[i].cross(iP_j)) + qdj * sigma_a  # (6c)
-        if not accelerations:
-            continue
-        wdot[j] = jA_i * wdot[i] + qddj * sigmabar_a + jw_i.cross(qdj * sigmabar_a)  # (8)
-        U[j] = hat(wdot[j]) + hat(w[j]) * hat(w[j])  # (9)
-        Vdot[j] = jA_i * (Vdot[i] + U[i] * iP_j) + qddj * sigma_a + 2 * jw_i.cross(qdj * sigma_a)  # (10)
+        if accelerations:
+            parent = LinkMotion(w[i], wdot[i], Vdot[i], U[i])
+            motion = forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qdj, qddj)
+            wdot[j], Vdot[j], U[j] = motion.wdot, motion.Vdot, motion.U
     if not accelerations:
         return {label: LinkKinematics(w[label], V[label]) for label in w}
     return {label: LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label]) for label in w}

@@ -64,8 +64,9 @@ from kanerobot.dynamics.common import (
 )
 from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES
 from kanerobot.dynamics.root import is_free, root_motion, state_inputs
+from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE, hat
+from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques"]
@@ -279,18 +280,16 @@ def _vector(program, name, j, v):
     return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
 
 
-def u_matrix(program, j, w, wdot):
-    """jU_j = hat(wdot) + hat(w) hat(w) (eq. 9), from the six products DV of w's components."""
-    products = [w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]
-    DV = _vector(program, "DV", j, sympy.Matrix(products))
-    square = sympy.Matrix(
-        [
-            [-DV[3] - DV[5], DV[1], DV[2]],
-            [DV[1], -DV[0] - DV[5], DV[4]],
-            [DV[2], DV[4], -DV[0] - DV[3]],
-        ]
-    )
-    return program.assign_matrix(lambda r, c: f"U{r}{c}{j}", hat(wdot) + square)
+def recorder(program, j):
+    """``record(name, value)`` for :func:`~kanerobot.kinematics.forward_step`: link j's
+    vectors as ``<name><row><j>``, its matrices as ``<name><row><col><j>``."""
+
+    def record(name, value):
+        if value.cols == 1:
+            return program.assign_matrix(lambda r, c: f"{name}{r}{j}", value)
+        return program.assign_matrix(lambda r, c: f"{name}{r}{c}{j}", value)
+
+    return record
 
 
 def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
@@ -317,18 +316,18 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     labels = angle_labels(robot)
     QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
     QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
-    w, wdot, Vdot = ({BASE: x} for x in root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity))
-    U = {BASE: u_matrix(program, BASE, w[BASE], wdot[BASE])}
+    motion = {BASE: root_link_motion(*root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity), recorder(program, BASE))}
     A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
     def body_wrench(j):
         """Total wrench on link j, F_j and No_j (eqs 15-16)."""
         J, MS[j], M = link_inertia(robot, j)
-        F[j] = vec("F", j, M * Vdot[j] + U[j] * MS[j])                                             # (15)
-        PSI = vec("PSI", j, J * w[j])
-        No[j] = vec("No", j, J * wdot[j] + w[j].cross(PSI))                                        # (16)
+        w, wdot, Vdot, U = motion[j].w, motion[j].wdot, motion[j].Vdot, motion[j].U
+        F[j] = vec("F", j, M * Vdot + U * MS[j])                                                   # (15)
+        PSI = vec("PSI", j, J * w)
+        No[j] = vec("No", j, J * wdot + w.cross(PSI))                                              # (16)
 
-    # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion and total wrench.
+    # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion (eqs 6-10) and total wrench.
     if free:
         body_wrench(BASE)
     for frame in robot.frames:
@@ -336,13 +335,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         sigma_a, sigmabar_a = motion_parts(frame)
         qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        jA_i, iP_j = A[j].T, P[j]
-        WI = vec("WI" if any(sigmabar_a) else "W", j, jA_i * w[i])                                  # (6a) jw_i
-        w[j] = vec("W", j, WI + sigmabar_a * qd_j)                                                 # (6b)
-        wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar_a * qdd_j + WI.cross(sigmabar_a * qd_j))  # (8)
-        U[j] = u_matrix(program, j, w[j], wdot[j])                                                 # (9)
-        VSP = vec("VSP", j, Vdot[i] + U[i] * iP_j)
-        Vdot[j] = vec("VP", j, jA_i * VSP + sigma_a * qdd_j + 2 * WI.cross(sigma_a * qd_j))        # (10)
+        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, j))
         body_wrench(j)
 
     # Backward recursion, j = n ... 1 (then link 0 on a free flyer): reaction wrenches on the joint axes.
@@ -354,7 +347,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
         f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                    # (17)
-        m[j] = vec("N", j, No[j] + MS[j].cross(Vdot[j]) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
+        m[j] = vec("N", j, No[j] + MS[j].cross(motion[j].Vdot) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
 
     for frame in reversed(robot.frames):
         j = frame.label

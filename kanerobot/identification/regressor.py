@@ -36,13 +36,14 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, equivalent_tree, loop_kinematics
-from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement
+from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, motion_parts
 from kanerobot.dynamics.constrained import label_name, splice
 from kanerobot.dynamics.dynamic_model import as_states, parameters_without_state
-from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar
+from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar, recorder
+from kanerobot.dynamics.root import root_motion
 from kanerobot.errors import ParameterError
+from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
 
 __all__ = ["STANDARD_NAMES", "IdentificationModel", "NumericRegressor", "identification_model"]
@@ -349,12 +350,6 @@ def _standard_parameters(robot, friction, rotor):
     return [str(s) for s in symbols], symbols, owners
 
 
-def _dv(program, j, w):
-    """The six products of w's components, assigned as ``DV<k><j>``."""
-    products = [w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]
-    return program.assign_matrix(lambda r, c: f"DV{r}{j}", sympy.Matrix(products))
-
-
 def _inertia_moment(E, w, wdot, DV):
     """``E wdot + w x (E w)`` with the products of w's components read from DV."""
     x = sympy.symbols("kr_x0:3")
@@ -389,33 +384,18 @@ def _tree_regressor(robot, symbols, owners):
         return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
 
     labels = angle_labels(robot)
-    w, wdot = {BASE: vec("W", BASE, base.W0)}, {BASE: vec("WP", BASE, base.WP0)}
-    Vdot = {BASE: vec("VP", BASE, base.VP0 - base.G)}
-    DV = {BASE: _dv(program, BASE, w[BASE])}
-    U = {}
+    motion = {BASE: root_link_motion(*root_motion(program, robot), recorder(program, BASE))}
     A, P = {}, {}
-
-    def u_of(j):
-        d = DV[j]
-        square = sympy.Matrix([[-d[3] - d[5], d[1], d[2]], [d[1], -d[0] - d[5], d[4]], [d[2], d[4], -d[0] - d[3]]])
-        return program.assign_matrix(lambda r, c: f"U{r}{c}{j}", hat(wdot[j]) + square)
-
-    U[BASE] = u_of(BASE)
     frames = {frame.label: frame for frame in robot.frames}
-    # Forward recursion, shared by every column.
+    # Forward recursion (SYMORO+ eqs 6-10), shared by every column.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        a, sigma, sigmabar = sympy.Matrix(frame.axis), joint_sigma(frame), joint_sigmabar(frame)
+        sigma_a, sigmabar_a = motion_parts(frame)
         qd_j, qdd_j = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        jA_i = A[j].T
-        WI = vec("WI" if sigmabar else "W", j, jA_i * w[i])
-        w[j] = vec("W", j, WI + sigmabar * qd_j * a)
-        wdot[j] = vec("WP", j, jA_i * wdot[i] + sigmabar * (qdd_j * a + WI.cross(qd_j * a)))
-        DV[j] = _dv(program, j, w[j])
-        U[j] = u_of(j)
-        VSP = vec("VSP", j, Vdot[i] + U[i] * P[j])
-        Vdot[j] = vec("VP", j, jA_i * VSP + sigma * (qdd_j * a + 2 * WI.cross(qd_j * a)))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, j))
+    w, wdot, Vdot = ({j: getattr(m, key) for j, m in motion.items()} for key in ("w", "wdot", "Vdot"))
+    U, DV = ({j: getattr(m, key) for j, m in motion.items()} for key in ("U", "DV"))
 
     # Per parameter: the wrench on its link, carried back to the base.
     columns = {}  # (row, col) -> expr
