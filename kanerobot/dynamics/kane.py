@@ -375,7 +375,9 @@ from kanerobot.dynamics.common import (
 from kanerobot.dynamics.composite import transport_inertia
 from kanerobot.dynamics.floating_coriolis import half_a_s
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION, gravity_in_base
+from kanerobot.dynamics.root import is_free, root_motion
 from kanerobot.errors import KaneRobotError
+from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES, Base
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.derivative import ForwardMode
@@ -1580,6 +1582,18 @@ class NestedKane:
         assign = self._p.assign
         return tuple(assign(f"{name}{r + 1}_{j}", x) for r, x in enumerate(v))
 
+    def _recorder(self, j):
+        """``record(name, value)`` of :func:`~kanerobot.kinematics.forward_step`: vectors
+        named ``<name><r>_<j>``, matrices ``<name><r><c>_<j>``."""
+
+        def record(name, value):
+            if value.cols == 1:
+                return sympy.Matrix(self._vec(name, j, value))
+            assign = self._p.assign
+            return sympy.Matrix(3, 3, lambda r, c: assign(f"{name}{r + 1}{c + 1}_{j}", value[r, c]))
+
+        return record
+
     def _DV(self, j, w):
         """The products ``w1 w1, w1 w2, w1 w3, w2 w2, w2 w3, w3 w3`` of frame j (K4), named ``DV<k>_<j>``."""
         if j not in self._products:
@@ -1657,47 +1671,56 @@ class NestedKane:
         robot = self.robot
         program = self._start()
         A, P = self._A, self._P
-        b = robot.base
-        zero = (sympy.S.Zero,) * 3
+        free = is_free(robot)
         labels = robot.joint_labels
         QP = {label: sympy.sympify(v) if speeds else sympy.S.Zero for label, v in zip(labels, robot.qd)}
         QDP = {label: sympy.sympify(v) if accelerations else sympy.S.Zero for label, v in zip(labels, robot.qdd)}
-        W = {BASE: self._vec("W", BASE, _column(b.W0) if base else zero)}
-        WP = {BASE: self._vec("WP", BASE, _column(b.WP0) if base else zero)}
-        VP = {BASE: self._vec("VP", BASE, _column(b.VP0) if base else zero)}
-        GV = {BASE: self._vec("GV", BASE, _column(b.G) if gravity else zero)}
+        # Gravity is an active force, the weight of each body (K5), not a base acceleration.
+        w0, wdot0, Vdot0 = root_motion(program, robot, qd=speeds, qdd=accelerations, gravity=False, base=base)
+        motion = {BASE: root_link_motion(w0, wdot0, Vdot0, self._recorder(BASE))}
+        zero = (sympy.S.Zero,) * 3
+        GV = {BASE: self._vec("GV", BASE, (_column(gravity_in_base(program, robot)) if free else _column(robot.base.G))
+                              if gravity else zero)}
         FB, NB = {}, {}
-        # Kinematics (K1-K5) and the forces of each body about its origin (B1-B3), base to leaves.
-        for frame in robot.frames:
-            j, i = frame.label, frame.antecedent
-            a = _column(frame.axis)
-            sigma, sigmabar = _sigmas(frame)
-            qd, qdd = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
-            qa = _scale(qd, a)
-            WI = self._vec("WI" if sigmabar else "W", j, _mtv(A[j], W[i]))
-            W[j] = self._vec("W", j, _add(WI, _scale(sigmabar, qa)))                                        # K1
-            coriolis = _cross(WI, qa)  # WI_j x u_j a_j
-            WP[j] = self._vec("WP", j, _add(_mtv(A[j], WP[i]), _scale(sigmabar, _add(_scale(qdd, a), coriolis))))    # K2
-            VSP = self._vec("VSP", j, _add(VP[i], _mv(self._U_matrix(i, W[i], WP[i]), P[j])))
-            slide = _add(_scale(qdd, a), _scale(2, coriolis))
-            VP[j] = self._vec("VP", j, _add(_mtv(A[j], VSP), _scale(sigma, slide)))                               # K3
-            GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
+
+        def body_forces(j):
+            """Forces of body j about its origin (B1-B3)."""
+            m = motion[j]
+            W, WP = _column(m.w), _column(m.wdot)
+            self._U[j], self._products[j] = _rows(m.U), _column(m.DV)
             J, MS, M = self._inertia(j)
-            AG = self._vec("AG", j, _add(VP[j], _scale(-1, GV[j])))
+            AG = self._vec("AG", j, _add(_column(m.Vdot), _scale(-1, GV[j])))
             fe = tuple(self._parameter(j, name, wrench) for name in ("FX", "FY", "FZ"))
             me = tuple(self._parameter(j, name, wrench) for name in ("CX", "CY", "CZ"))
-            FB[j] = _add(_scale(M, AG), _mv(self._U_matrix(j, W[j], WP[j]), MS), fe)                          # B1
-            NB[j] = self._euler_moment(j, J, W[j], WP[j], named)                                             # B3
+            FB[j] = _add(_scale(M, AG), _mv(self._U[j], MS), fe)                                        # B1
+            NB[j] = self._euler_moment(j, J, W, WP, named)                                              # B3
             if named:
                 FB[j], NB[j] = self._vec("FB", j, FB[j]), self._vec("NB", j, NB[j])
-            NB[j] = _add(NB[j], _cross(MS, AG), me)                                                          # B2
+            NB[j] = _add(NB[j], _cross(MS, AG), me)                                                     # B2
+
+        # Kinematics (K1-K4: kinematics.forward_step; K5) and the
+        # forces of each body about its origin (B1-B3), base to leaves; link 0 is a body on a free flyer.
+        if free:
+            body_forces(BASE)
+        for frame in robot.frames:
+            j, i = frame.label, frame.antecedent
+            sigma_a, sigmabar_a = motion_parts(frame)
+            qd, qdd = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
+            iA_j, iP_j = self._placements[j]
+            motion[j] = forward_step(motion[i], iA_j.T, iP_j, sigma_a, sigmabar_a, qd, qdd, self._recorder(j))
+            GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
+            body_forces(j)
         # Sums over the subtrees (S1-S2), leaves to base, and the generalized forces (E1).
         FT, NT, FTA, out = {}, {}, {}, {}
-        for frame in reversed(robot.frames):
-            j = frame.label
+
+        def subtree_forces(j):
             kids = robot.children(j)
             FT[j] = self._vec("FT", j, _add(FB[j], *(FTA[k] for k in kids)))                                 # S1
             NT[j] = self._vec("NT", j, _add(NB[j], *(_add(_mv(A[k], NT[k]), _cross(P[k], FTA[k])) for k in kids)))  # S2
+
+        for frame in reversed(robot.frames):
+            j = frame.label
+            subtree_forces(j)
             FTA[j] = self._vec("FTA", j, _mv(A[j], FT[j]))
             if frame.is_joint:
                 a = _column(frame.axis)
@@ -1709,6 +1732,10 @@ class NestedKane:
                     + self._parameter(j, "FV", friction) * qd
                     + self._parameter(j, "FS", friction) * sympy.sign(qd)
                 )
+        if free:  # the free flyer's partial velocities are the unit twists of frame 0: E1 is the whole wrench
+            subtree_forces(BASE)
+            for name, value in zip(BASE_FORCE_NAMES, FT[BASE] + NT[BASE]):
+                program.set_output(output + name, value)
         for j in robot.joint_labels:
             program.set_output(f"{output}{j}", out[j])
         program.prune()

@@ -44,7 +44,7 @@ def is_free(robot):
     return bool(robot.floating)
 
 
-def root_motion(program, robot, *, qd=True, qdd=True, gravity=True):
+def root_motion(program, robot, *, qd=True, qdd=True, gravity=True, base=True):
     """``(0w_0, 0wdot_0, 0Vdot_0)``: the motion of link 0 in frame 0, gravity included.
 
     Parameters
@@ -60,6 +60,9 @@ def root_motion(program, robot, *, qd=True, qdd=True, gravity=True):
     gravity : bool, optional
         Subtract gravity ``G`` (``robot.base.G``: frame 0 for a fixed root,
         the world frame for a free flyer).
+    base : bool, optional
+        A fixed root's known motion; False puts it at rest (gravity still
+        applies).  A free flyer's motion is state: ``qd`` and ``qdd`` say.
 
     Returns
     -------
@@ -83,8 +86,8 @@ def root_motion(program, robot, *, qd=True, qdd=True, gravity=True):
 
     zero = sympy.zeros(3, 1)
     if not is_free(robot):
-        base = robot.base
-        return vec("W", base.W0), vec("WP", base.WP0), vec("VP", base.VP0 - base.G if gravity else base.VP0)
+        W0, WP0, VP0 = (robot.base.W0, robot.base.WP0, robot.base.VP0) if base else (zero, zero, zero)
+        return vec("W", W0), vec("WP", WP0), vec("VP", VP0 - robot.base.G if gravity else VP0)
     v, w = (sympy.Matrix(BASE_VELOCITY[:3]), sympy.Matrix(BASE_VELOCITY[3:])) if qd else (zero, zero)
     dv, dw = (sympy.Matrix(BASE_ACCELERATION[:3]), sympy.Matrix(BASE_ACCELERATION[3:])) if qdd else (zero, zero)
     g = gravity_in_base(program, robot) if gravity else zero
