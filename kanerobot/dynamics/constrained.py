@@ -92,12 +92,9 @@ def label_name(prefix, *labels):
 
 def splice(target, program, mapping):
     """Copy ``program``'s assignments into ``target`` (renamed where taken,
-    ``mapping`` updated); return its outputs in ``target``'s symbols."""
-    for sym, expr in program.assignments():
-        value = target.assign(sym.name, expr.xreplace(mapping), trig=False)
-        if value != sym:
-            mapping[sym] = value
-    return {name: expr.xreplace(mapping) for name, expr in program.outputs.items()}
+    ``mapping`` updated); return its outputs in ``target``'s symbols
+    (:meth:`~kanerobot.symbolic.Program.splice`)."""
+    return target.splice(program, mapping)
 
 
 def project_outputs(target, name, outputs, labels, independent, dependent, X):

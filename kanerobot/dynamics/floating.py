@@ -680,10 +680,10 @@ class FloatingBaseModel(DynamicModel):
     robot : Robot
         Floating (``is_floating = 1``) serial or tree robot; link 0 is the base.
     method : {"newton-euler", "kane"}, optional
-        The engine.  ``"kane"``: the inverse dynamics, ``A``, ``H`` and ``Q``
-        read off sympy's KanesMethod
+        The engine.  ``"kane"``: the inverse dynamics, ``A``, ``H``, ``Q`` and
+        ``C`` by Kane's equations summed over the tree
         (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
-        first; ``source="kanes_method"``), and the base acceleration and
+        first; KanesMethod gives them too, ``source="kanes_method"``), and the base acceleration and
         direct dynamics solved numerically from ``A`` and ``H`` (see
         :meth:`has_program`); :attr:`kanes_method`, :attr:`bodies`,
         :attr:`loads`, :attr:`frames` give the mechanics objects.
@@ -772,7 +772,7 @@ class FloatingBaseModel(DynamicModel):
                 f"use method='newton-euler' for the recursive program"
             )
         if self.method == "kane":
-            return self.kane_system.program(name, source="kanes_method")
+            return self.kane_system.program(name)
         if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
             return floating_coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         if self.method == "lagrange":

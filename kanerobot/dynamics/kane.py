@@ -339,16 +339,21 @@ the base enters only through gravity).  The recursion starts from::
 (the classical acceleration of O_0 is ``v_0' + w_0 x v_0``; ``v_0'`` is the
 derivative of the speeds, pinocchio's ``qdd``).  Frame 0 is not oriented on
 N: every vector is given in its body's frame.  Link 0 is a rigid body with
-its weight and external wrench, and the joints' reactions act on it.  The
-models are read off KanesMethod (``source="kanes_method"``, also what the
-default source gives for such a robot: :class:`NestedKane` is for a fixed or
-moving base) with the output names of
-:mod:`~kanerobot.dynamics.floating` (``GAMFX0 .. GAMCZ0, GAM<j>``,
-``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix); the Coriolis matrix
-is the ``getAC`` rule on KanesMethod's ``h_vel`` plus ``1/2 A S``
-(:mod:`~kanerobot.dynamics.floating_coriolis`: with the base's body twist
-among the speeds, ``getAC`` alone gives a C with ``C u = h_vel`` but ``A' -
-2C`` not skew).  There is no :meth:`KaneSystem.rhs_terms` for them.
+its weight and external wrench, and the joints' reactions act on it.
+
+:class:`NestedKane` serves it with the same recursions: the free flyer is
+link 0's root joint (:mod:`~kanerobot.dynamics.root`), link 0 a body whose
+partial velocities are the six unit twists of frame 0, so that its
+generalized forces are the whole wrench of the subtree at O_0 (S1-S2 at
+link 0), its gravity forces ``-[MT_0 GV_0; MST_0 x GV_0]`` and its block
+of A the spatial inertia of the whole robot about O_0 (M1-M2 at link 0).
+The output names are those of Newton-Euler (``GAMFX0 .. GAMCZ0, GAM<j>``,
+``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix).  KanesMethod gives
+the same models (``source="kanes_method"``), the independent path the tests
+compare with.  The Coriolis matrix is the ``getAC`` rule on ``h_vel`` plus
+``1/2 A S`` (:func:`~kanerobot.dynamics.floating_coriolis.half_a_s`: with
+the base's body twist among the speeds, ``getAC`` alone gives a C with ``C
+u = h_vel`` but ``A' - 2C`` not skew).  There is no :meth:`KaneSystem.rhs_terms` for them.
 
 :meth:`KaneSystem.rhs_terms` splits the right-hand side as the seed's
 ``kanesRHS`` does: joint torques (``a``, the identity), ``J^T f`` and
@@ -379,7 +384,7 @@ from kanerobot.dynamics.root import is_free, root_motion
 from kanerobot.errors import KaneRobotError
 from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES, Base
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
+from kanerobot.robot.joints import PRISMATIC, REVOLUTE, hat
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program, is_trivial
@@ -1162,19 +1167,11 @@ class KaneSystem:
             from the leaves to the root (module notes).  ``"kanes_method"``:
             the same models read off KanesMethod's ``mass_matrix`` and
             ``forcing``, an independent path kept for cross-checks (larger
-            programs).  For a floating robot always ``"kanes_method"``
-            (NestedKane is for a fixed or moving base), and only the models
-            of :data:`FLOATING_MODELS`.
+            programs).  Both serve a floating robot (the free flyer's six
+            speeds first).
         """
         if name not in MODELS:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if self.floating:
-            if name not in FLOATING_MODELS:
-                raise KaneRobotError(
-                    f"robot {self.robot.name} has a floating base: Kane's method gives {', '.join(FLOATING_MODELS)} for it"
-                )
-            # The order-n NestedKane programs are for a fixed or moving base only.
-            source = "kanes_method"
         store = self._source(source)
         if name not in store:
             store[name] = getattr(self, name)(source=source)
@@ -1245,7 +1242,7 @@ class KaneSystem:
         KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
         ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
         """
-        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
+        if source == "nested":
             return self.nested.generalized_forces("GAM")
         self._source(source)
         n = self.n
@@ -1271,7 +1268,7 @@ class KaneSystem:
     def h(self, source="nested"):
         """Centrifugal, Coriolis, gravity, friction (and wrench, base) torques
         ``H = GAM`` at ``u' = 0``: outputs ``GAM<label>``."""
-        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
+        if source == "nested":
             return self.nested.generalized_forces("GAM", accelerations=False, rotor=False)
         self._source(source)
         return self._program(list(zip(self._names("GAM"), self._h_expressions())))
@@ -1284,7 +1281,7 @@ class KaneSystem:
         at ``u = 0`` without friction and wrenches (the base motion is
         kept, as in Newton-Euler's ``gravity_torques``).
         """
-        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
+        if source == "nested":
             if not self._moving:
                 return self.nested.gravity_forces()
             return self.nested.generalized_forces("Q", speeds=False, accelerations=False, friction=False,
@@ -1308,7 +1305,7 @@ class KaneSystem:
         ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
         (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
         inertias (module notes); from KanesMethod: its ``mass_matrix``."""
-        if source == "nested" and not self.floating:  # NestedKane: fixed or moving base
+        if source == "nested":
             return self.nested.mass_matrix()
         self._source(source)
         return self._program(self._mass_matrix_entries())
@@ -1318,7 +1315,7 @@ class KaneSystem:
         homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
         assignments, which forward-mode differentiation takes line by
         line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
-        if source == "nested" and not self.floating:
+        if source == "nested":
             return self.nested.generalized_forces("HV", accelerations=False, gravity=False, friction=False,
                                                   rotor=False, wrench=False, base=False, named=True)
         self._source(source)
@@ -1357,7 +1354,11 @@ class KaneSystem:
         names = matrix_entry_names("A", (n, n))
 
         def extra(fm):
-            A = sympy.Matrix(n, n, lambda i, j: fm.value(hv.outputs[names[min(i, j)][max(i, j)]]))
+            if source == "nested":  # A joins the derivative program, which does not differentiate it
+                entries = fm.target.splice(self.program("mass_matrix"))
+            else:  # KanesMethod's velocity_forces carries A among its outputs
+                entries = {name: fm.value(hv.outputs[name]) for row in names for name in row if name in hv.outputs}
+            A = sympy.Matrix(n, n, lambda i, j: entries.get(names[min(i, j)][max(i, j)], sympy.S.Zero))
             return half_a_s(A, nu)
 
         return coriolis_from_velocity_forces(hv, self.robot, speeds=nu, rows=self._names("HV"), extra=extra)
@@ -1742,30 +1743,43 @@ class NestedKane:
         return program
 
     def gravity_forces(self):
-        """``Q_r = -F_r`` of the weights alone (fixed base, at rest): outputs ``Q<label>``.
+        """``Q_r = -F_r`` of the weights alone (at rest): outputs ``Q<label>``.
 
         From the subtrees' masses ``MT`` and first moments ``MST`` (G1-G3 of
-        the module notes) and the gravity ``GV`` in each frame (K5).
+        the module notes) and the gravity ``GV`` in each frame (K5).  On a
+        free flyer the sums reach link 0, whose partial velocities are the
+        unit twists of frame 0: ``Q_0 = -[MT_0 GV_0; MST_0 x GV_0]``
+        (outputs ``QFX0 .. QCZ0`` first), with ``GV_0 = 0R_w G``.
         """
         robot = self.robot
         program = self._start()
         A, P = self._A, self._P
-        GV = {BASE: self._vec("GV", BASE, _column(robot.base.G))}
+        free = is_free(robot)
+        GV = {BASE: self._vec("GV", BASE, _column(gravity_in_base(program, robot) if free else robot.base.G))}
         for frame in robot.frames:
             GV[frame.label] = self._vec("GV", frame.label, _mtv(A[frame.label], GV[frame.antecedent]))         # K5
         MT, MST, Q = {}, {}, {}
-        for frame in reversed(robot.frames):
-            j = frame.label
+
+        def subtree_mass(j):
             _, MS, M = self._inertia(j)
             for k in robot.children(j):
                 MS = _add(MS, self._vec("MSA", k, _mv(A[k], MST[k])), self._vec("PM", k, _scale(MT[k], P[k])))  # G2
                 M = M + MT[k]                                                                                  # G1
             MT[j] = program.assign(f"MT{j}", M)
             MST[j] = self._vec("MST", j, MS)
+
+        for frame in reversed(robot.frames):
+            j = frame.label
+            subtree_mass(j)
             if frame.is_joint:
                 sigma, sigmabar = _sigmas(frame)
                 moment = _add(_scale(sigma * MT[j], GV[j]), _scale(sigmabar, _cross(MST[j], GV[j])))
                 Q[j] = -_dot(moment, _column(frame.axis))                                                     # G3
+        if free:
+            subtree_mass(BASE)
+            base = _scale(-MT[BASE], GV[BASE]) + _scale(-1, _cross(MST[BASE], GV[BASE]))                      # G3
+            for name, value in zip(BASE_FORCE_NAMES, base):
+                program.set_output(f"Q{name}", value)
         for j in robot.joint_labels:
             program.set_output(f"Q{j}", Q[j])
         program.prune()
@@ -1773,6 +1787,11 @@ class NestedKane:
 
     def mass_matrix(self, rotor=True):
         """``A`` from the subtrees' inertias (M1-M4 of the module notes): outputs ``A<i><j>``, i <= j.
+
+        On a free flyer the sums reach link 0: its six speeds come first,
+        their block is the spatial inertia of the whole robot about O_0,
+        ``[MT_0 I, -hat(MST_0); hat(MST_0), JT_0]``, and each column's
+        inertia forces are carried down to link 0 for the base rows.
 
         Parameters
         ----------
@@ -1782,10 +1801,12 @@ class NestedKane:
         robot = self.robot
         program = self._start()
         A, P = self._A, self._P
+        free = is_free(robot)
+        bodies = ([BASE] if free else []) + [frame.label for frame in robot.frames]
         JT, MST, MT = {}, {}, {}
-        for frame in robot.frames:
-            JT[frame.label], MST[frame.label], MT[frame.label] = link_inertia(robot, frame.label)
-        columns = {}
+        for label in bodies:
+            JT[label], MST[label], MT[label] = link_inertia(robot, label)
+        columns = {}  # (row, column) -> entry; a row is a joint label, or (BASE, r) for the base's six
 
         def column(j):
             """Column j: the inertia forces of subtree j for u'_j = 1, carried to the base (M3-M4)."""
@@ -1795,12 +1816,15 @@ class NestedKane:
             n = self._vec("NC", f"{j}_{j}", _add(_mv(J, angular), _cross(MS, linear)))
             columns[j, j] = _dot(linear, f) + _dot(angular, n) + self._parameter(j, "IA", rotor)
             k = j
-            while robot.antecedent(k) != BASE:
+            while k != BASE and (free or robot.antecedent(k) != BASE):
                 i = robot.antecedent(k)
                 f = self._vec("FC", f"{i}_{j}", _mv(A[k], f))
                 n = self._vec("NC", f"{i}_{j}", _add(self._vec("NCA", f"{i}_{j}", _mv(A[k], n)), _cross(P[k], f)))
-                linear, angular = (_column(x) for x in motion_parts(robot.frame(i)))
-                columns[i, j] = _dot(linear, f) + _dot(angular, n)
+                if i == BASE:  # the free flyer: every component of the wrench is a row
+                    columns.update((((BASE, r), j), x) for r, x in enumerate(f + n))
+                else:
+                    linear, angular = (_column(x) for x in motion_parts(robot.frame(i)))
+                    columns[i, j] = _dot(linear, f) + _dot(angular, n)
                 k = i
 
         # Subtree inertia about O_j, first moment and mass, leaves to base (M1-M2): when frame j is
@@ -1812,21 +1836,27 @@ class NestedKane:
             JT[j] = assign_symmetric(program, lambda r, c, j=j: f"JT{r}{c}_{j}", JT[j])
             MST[j] = sympy.Matrix(self._vec("MST", j, _column(MST[j])))
             MT[j] = program.assign(f"MT{j}", MT[j])
-            if i != BASE:
+            if i != BASE or free:
                 iA_j, iP_j = self._placements[j]
                 MSA = sympy.Matrix(self._vec("MSA", j, _mv(A[j], MST[j])))
                 PM = sympy.Matrix(self._vec("PM", j, _scale(MT[j], P[j])))
             if frame.is_joint:
                 column(j)
-            if i == BASE:
+            if i == BASE and not free:
                 continue
             JT[i] += rotate_inertia(program, j, iA_j, JT[j], prefix="K") + transport_inertia(program, j, iP_j, MSA, PM, name="PT{r}{c}_{label}")
             MST[i] += MSA + PM
             MT[i] += MT[j]
-        labels = robot.joint_labels
-        names = matrix_entry_names("A", (len(labels), len(labels)))
-        for c, j in enumerate(labels):
-            for r, i in enumerate(labels[: c + 1]):
+        rows = list(robot.joint_labels)
+        if free:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0)
+            J0 = assign_symmetric(program, lambda r, c: f"JT{r}{c}_{BASE}", JT[BASE])
+            MS0, M0 = self._vec("MST", BASE, _column(MST[BASE])), program.assign(f"MT{BASE}", MT[BASE])
+            block = sympy.Matrix.vstack(sympy.Matrix.hstack(M0 * sympy.eye(3), -hat(MS0)), sympy.Matrix.hstack(hat(MS0), J0))
+            columns.update((((BASE, r), (BASE, c)), block[r, c]) for r in range(6) for c in range(r, 6))
+            rows = [(BASE, r) for r in range(6)] + rows
+        names = matrix_entry_names("A", (len(rows), len(rows)))
+        for c, j in enumerate(rows):
+            for r, i in enumerate(rows[: c + 1]):
                 program.set_output(names[r][c], columns.get((i, j), sympy.S.Zero))
         program.prune()
         return program

@@ -289,6 +289,29 @@ class Program:
 
     # ----------------------------------------------------------- recording
 
+    def splice(self, program, mapping=None):
+        """Copy ``program``'s assignments into this program, renamed where a name is taken.
+
+        Parameters
+        ----------
+        program : Program
+            Whose inputs are symbols of this program (or keys of ``mapping``).
+        mapping : dict, optional
+            ``{symbol of program: expression here}``, extended with the renamed
+            assignments.
+
+        Returns
+        -------
+        dict
+            ``program``'s outputs, ``{name: expression}`` in this program's symbols.
+        """
+        mapping = {} if mapping is None else mapping
+        for sym, expr in program.assignments():
+            value = self.assign(sym.name, expr.xreplace(mapping), trig=False)
+            if value != sym:
+                mapping[sym] = value
+        return {name: expr.xreplace(mapping) for name, expr in program.outputs.items()}
+
     def assign(self, name, expr, trig=None):
         """Record ``name = expr`` unless ``expr`` is trivial or already named.
 
