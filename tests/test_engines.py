@@ -57,3 +57,22 @@ def test_engine_agrees_with_newton_euler(name, method):
     ]
     for got, expected in pairs:
         assert np.allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
+
+
+def test_every_engine_module_names_its_models_alike():
+    """One name per model across engines: each engine module has a function per
+    model of kanerobot.dynamics.model.MODELS it builds, under that name; the
+    historical names are the same functions, and Newton-Euler's ``h`` is the
+    program derive gives."""
+    from kanerobot.dynamics import floating, kane, lagrange, newton_euler
+    from kanerobot.dynamics.model import MODELS
+
+    for module in (newton_euler, kane, lagrange, floating):
+        for name in ("inverse_dynamics", "h", "gravity"):
+            assert name in MODELS and callable(getattr(module, name)), (module.__name__, name)
+            assert name in module.__all__, (module.__name__, name)
+    assert newton_euler.h is newton_euler.coriolis_gravity and newton_euler.gravity is newton_euler.gravity_torques
+    assert kane.h is kane.coriolis_gravity and kane.gravity is kane.gravity_torques
+    assert floating.h is floating.nonlinear_effects and floating.gravity is floating.gravity_forces
+    robot = kr.load(kr.frames_path("planar2"))
+    assert newton_euler.h(robot).outputs == kr.derive(robot).program("h").outputs

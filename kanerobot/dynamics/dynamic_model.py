@@ -148,9 +148,9 @@ class DynamicModel:
         if name == "inverse_dynamics":
             return newton_euler.inverse_dynamics(self.robot)
         if name == "h":
-            return newton_euler.coriolis_gravity(self.robot)
+            return newton_euler.h(self.robot)
         if name == "gravity":
-            return newton_euler.gravity_torques(self.robot)
+            return newton_euler.gravity(self.robot)
         if name == "mass_matrix":
             return composite.mass_matrix(self.robot)
         if name == "coriolis_matrix":

@@ -139,7 +139,9 @@ __all__ = [
     "check_masses",
     "configuration_derivative",
     "direct_dynamics",
+    "gravity",
     "gravity_forces",
+    "h",
     "integrate",
     "inverse_dynamics",
     "ldl_solve",
@@ -166,6 +168,8 @@ inverse_dynamics = newton_euler.inverse_dynamics
 nonlinear_effects = newton_euler.coriolis_gravity
 #: ``Q(q)``: Newton-Euler at rest, the base wrench that holds the robot first (``QFX0 .. QCZ0``).
 gravity_forces = newton_euler.gravity_torques
+#: The same, by the names every engine module uses (:data:`kanerobot.dynamics.model.MODELS`).
+h, gravity = nonlinear_effects, gravity_forces
 
 
 # ------------------------------------------------------ base acceleration

@@ -396,7 +396,9 @@ __all__ = [
     "NestedKane",
     "coriolis_gravity",
     "coriolis_matrix",
+    "gravity",
     "gravity_torques",
+    "h",
     "inverse_dynamics",
     "mass_matrix",
     "naive_kanes_method",
@@ -2012,6 +2014,12 @@ def coriolis_matrix(robot):
 def rhs_terms(robot, frames=None):
     """:meth:`KaneSystem.rhs_terms` of a fresh system."""
     return KaneSystem(robot).rhs_terms(frames)
+
+
+# Every engine module names its models as kanerobot.dynamics.model.MODELS does; the
+# first names above stay for existing code.
+h = coriolis_gravity
+gravity = gravity_torques
 
 
 # ---------------------------------------------------------------------------

@@ -69,7 +69,7 @@ from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
 
-__all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques"]
+__all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
 _INERTIA = tuple(name for name in INERTIAL_NAMES if name != "IA")  # XX .. M
 
@@ -272,6 +272,12 @@ def gravity_torques(robot, *, trig=True):
     Q2 = N32
     """
     return _newton_euler(robot, "the gravity torques", "Q", False, False, True, False, False, False, trig)
+
+
+#: The names of :data:`kanerobot.dynamics.model.MODELS`, which every engine module
+#: uses; the historical names above stay for existing code.
+h = coriolis_gravity
+gravity = gravity_torques
 
 
 # ------------------------------------------------------------ the program
