@@ -27,6 +27,7 @@ REQUIREMENTS = {
     "kane_vs_newton_euler.py": None,
     "numeric_engines.py": None,
     "friction_simulation.py": None,
+    "op_counts_every_robot.py": None,
 }
 
 
