@@ -22,344 +22,9 @@ root (below), so that each costs about what a Newton-Euler pass costs.
 KanesMethod's ``mass_matrix`` and ``forcing`` instead: an independent path,
 with larger programs, that the tests compare with the nested one.
 
-Notation: bodies and frames are labelled i, j, k; ``a(j)`` is the antecedent
-of j, ``S(j)`` the subtree of j (j and every frame that hangs on it); ``jA_i``
-rotates a vector of frame i into frame j, ``iP_j`` is the origin O_j in frame
-i; ``a_j`` is the unit joint axis in frame j, ``sigma_j = 1`` for a prismatic
-joint and ``sigmabar_j = 1`` for a revolute one (both 0 for a fixed frame);
-every vector of body i is in frame i.  Body i has mass ``M_i``, first
-moments ``MS_i = M_i c_i`` (c_i: its centre of mass G_i from O_i), inertia
-``J_i`` about O_i and central inertia ``IG_i``.  The generalized speeds are
-the joint velocities, ``u_r = QP_r``, ``u'_r = QDP_r``.
-
-Kane's equations
-----------------
-For each generalized speed u_r, with i running over the bodies::
-
-    F_r + F*_r = 0
-    F_r = sum_i (v_r^Gi . R_i + w_r^i . T_i)
-    F*_r = sum_i (v_r^Gi . R*_i + w_r^i . T*_i) - IA_r u'_r
-    R*_i = -M_i a_Gi
-    T*_i = -(IG_i alpha_i + w_i x IG_i w_i)
-
-``v_r^Gi`` and ``w_r^i`` are the partial velocities of G_i and partial
-angular velocities of body i (the coefficients of u_r in its velocities),
-``R_i`` the resultant of the active forces on body i placed at G_i and
-``T_i`` the torque of the couple that goes with it; ``-IA_r u'_r`` is the
-rotor inertia of joint r.  The active forces are:
-
-- the weight ``M_i g_i`` of every body, at G_i (``g_i = iA_0 G``, the
-  gravity ``G`` of the base expressed in frame i): gravity is an active
-  force on each body;
-- the force ``-fe_i`` at O_i and the couple ``-me_i`` of the environment
-  (``fe_i, me_i`` = ``FX .. CZ``, the wrench body i exerts on it);
-- the joint torque ``GAM_j`` (a couple ``GAM_j a_j`` on body j and
-  ``-GAM_j a_j`` on body a(j); forces at O_j for a prismatic joint) and the
-  friction ``-(FV_j u_j + FS_j sign(u_j))`` likewise.  The partial velocity
-  of body j relative to a(j) is ``a_j`` for r = j and 0 otherwise, so they
-  contribute ``GAM_r - FV_r u_r - FS_r sign(u_r)`` to ``F_r``.
-
-The joint reaction forces do no work and appear nowhere.
-
-Partial velocities of a tree
-----------------------------
-For joint r and frame i with antecedent p = a(i), from the velocity
-recursion (``w_i = iA_p w_p + sigmabar_i u_i a_i``, ``v_Oi = iA_p (v_Op +
-w_p x pP_i) + sigma_i u_i a_i``)::
-
-    w_r^r = sigmabar_r a_r
-    v_r^Or = sigma_r a_r
-    w_r^i = iA_p w_r^p
-    v_r^Oi = iA_p (v_r^Op + w_r^p x pP_i)
-    v_r^Gi = v_r^Oi + w_r^i x c_i
-
-for i in S(r), i != r, and ``w_r^i = v_r^Oi = 0`` for i outside S(r).
-
-Kane's sums in a different order
---------------------------------
-Step 1, each body's forces at its origin.  With ``v_r^Gi = v_r^Oi + w_r^i x
-c_i`` and ``(w x c) . R = w . (c x R)``, the weight and the inertia force at
-G_i, the inertia torque and the environment's wrench at O_i enter as::
-
-    v_r^Gi . (M_i g_i + R*_i) + w_r^i . T*_i - v_r^Oi . fe_i - w_r^i . me_i = -(v_r^Oi . f_i + w_r^i . n_i)
-    f_i = M_i (a_Gi - g_i) + fe_i
-    n_i = IG_i alpha_i + w_i x IG_i w_i + c_i x M_i (a_Gi - g_i) + me_i
-
-(f_i, n_i: minus the inertia and active forces of body i, resultant and
-moment about O_i; the weight is still ``M_i g_i`` on body i).
-
-Step 2, SYMORO's inertial parameters (``a_Gi = a_Oi + U_i c_i`` and the
-parallel-axis theorem, ``J_i = IG_i - M_i hat(c_i)^2``)::
-
-    U_i = hat(alpha_i) + hat(w_i) hat(w_i)
-    f_i = M_i (a_Oi - g_i) + U_i MS_i + fe_i
-    n_i = J_i alpha_i + w_i x J_i w_i + MS_i x (a_Oi - g_i) + me_i
-
-Step 3, the sum over a subtree.  With, from the leaves to the root (k over
-the successors of j)::
-
-    FT_j = f_j + sum_k jA_k FT_k
-    NT_j = n_j + sum_k (jA_k NT_k + jP_k x jA_k FT_k)
-
-every j of S(r) satisfies::
-
-    sum_{i in S(j)} (v_r^Oi . f_i + w_r^i . n_i) = v_r^Oj . FT_j + w_r^j . NT_j
-
-by induction from the leaves: for a successor k of j, the recursion of the
-partial velocities gives (rotations keep dot products)::
-
-    v_r^Ok . FT_k + w_r^k . NT_k
-        = (v_r^Oj + w_r^j x jP_k) . jA_k FT_k + w_r^j . jA_k NT_k
-        = v_r^Oj . jA_k FT_k + w_r^j . (jA_k NT_k + jP_k x jA_k FT_k)
-
-Step 4, at j = r the partial velocities are the joint axis, and the bodies
-outside S(r) have none, so Kane's equation r reads::
-
-    GAM_r - FV_r u_r - FS_r sign(u_r) - IA_r u'_r - (sigma_r a_r . FT_r + sigmabar_r a_r . NT_r) = 0
-
-``FT_j`` and ``NT_j`` do not depend on r: one pass from the leaves gives all
-the generalized forces, in a time linear in the number of bodies, where the
-sums over bodies cost one partial velocity and one dot product per (body,
-speed) pair.  They are sums of inertia and active forces of the bodies of
-S(j), moved to O_j; no other partial velocity than the joint axes and no
-joint reaction is formed (Newton-Euler's recursion reaches the same numbers
-as the reaction of a(j) on body j, from each body's equilibrium).
-
-The programs
-------------
-Kinematics, frame j with antecedent i, from the base (``w_0 = W0``,
-``alpha_0 = WP0``, ``a_O0 = VP0``, ``g_0 = G``; the partial velocities'
-recursion applied to the velocities and differentiated once)::
-
-    WI_j = jA_i w_i                                                   (K1)
-    w_j = WI_j + sigmabar_j u_j a_j
-    alpha_j = jA_i alpha_i + sigmabar_j (u'_j a_j + WI_j x u_j a_j)   (K2)
-    a_Oj = jA_i (a_Oi + U_i iP_j) + sigma_j (u'_j a_j + 2 WI_j x u_j a_j)     (K3)
-    U_j = hat(alpha_j) + hat(w_j) hat(w_j)                            (K4)
-    g_j = jA_i g_i                                                    (K5)
-
-``U_j`` is made of the six products ``DV_j`` of the components of w_j.
-Bodies (steps 1 and 2)::
-
-    AG_j = a_Oj - g_j
-    FB_j = M_j AG_j + U_j MS_j + fe_j                                 (B1)
-    n_j = NB_j + MS_j x AG_j + me_j                                   (B2)
-    NB_j = J_j alpha_j + w_j x J_j w_j                                (B3)
-
-where B3 is formed from U_j and DV_j, five products per component instead
-of the 24 of ``J alpha + w x (J w)`` (``U_yx = w_x w_y + alpha_z``, ``U_zx =
-w_x w_z - alpha_y``, ...)::
-
-    NB_x = XX alpha_x - XY U_zx + XZ U_yx + YZ (w_y^2 - w_z^2) + (ZZ - YY) w_y w_z
-    NB_y = YY alpha_y + XY U_zy - YZ U_xy + XZ (w_z^2 - w_x^2) + (XX - ZZ) w_x w_z
-    NB_z = ZZ alpha_z - XZ U_yz + YZ U_xz + XY (w_x^2 - w_y^2) + (YY - XX) w_x w_y
-
-The sums of step 3 (S1: FT, S2: NT) and step 4, from the leaves::
-
-    GAM_r = sigma_r a_r . FT_r + sigmabar_r a_r . NT_r + IA_r u'_r + FV_r u_r + FS_r sign(u_r)     (E1)
-
-give the inverse dynamic model; with u' = 0 and no rotor term, H.
-
-Gravity torques (fixed base, at rest): the inertia forces vanish, ``f_i =
--M_i g_i`` and ``n_i = -MS_i x g_i``, and since ``g_k = kA_j g_j`` step 3
-sums them into the subtree's mass and first moment about O_j::
-
-    MT_j = M_j + sum_k MT_k                                           (G1)
-    MST_j = MS_j + sum_k (jA_k MST_k + jP_k MT_k)                     (G2)
-    Q_r = -(sigma_r a_r . MT_r g_r + sigmabar_r a_r . (MST_r x g_r))  (G3)
-
-(FT_j = -MT_j g_j and NT_j = -MST_j x g_j; ``Q = -F_r`` of the weights).
-With a moving base, Q is E1 at u = u' = 0, without friction and wrenches.
-
-Inertia matrix: ``A_rs`` is the coefficient of u'_s in ``-F*_r`` (``a_Gi =
-sum_s v_s^Gi u'_s + ...``, ``alpha_i = sum_s w_s^i u'_s + ...``)::
-
-    A_rs = sum_i (v_r^Gi . M_i v_s^Gi + w_r^i . IG_i w_s^i) + IA_r delta_rs
-
-For s on the path from the root to r only the bodies of S(r) count, and
-there the partial velocities of s follow the recursion of the rigid motion
-of S(r) (no joint between r and i moves).  Steps 1 and 3, applied with the
-partial velocities of r, sum the bodies' terms into the subtree's inertia
-(``JT, MST, MT``: about O_r, in frame r, from the leaves, M1-M2); its
-symmetry swaps r and s, and step 3 again, applied with the partial
-velocities of s, carries the result up from r to s::
-
-    MT_j = M_j + sum_k MT_k                                                          (M1)
-    MST_j = MS_j + sum_k (jA_k MST_k + jP_k MT_k)
-    JT_j = J_j + sum_k (jA_k JT_k kA_j - [P^ S^ + (P^ S^)^T] + P^ P^T MT_k)         (M2)
-    FC_rr = MT_r sigma_r a_r + sigmabar_r a_r x MST_r                                (M3)
-    NC_rr = JT_r sigmabar_r a_r + MST_r x sigma_r a_r
-    FC_pr = pA_k FC_kr
-    NC_pr = pA_k NC_kr + pP_k x FC_pr
-    A_sr = sigma_s a_s . FC_sr + sigmabar_s a_s . NC_sr (+ IA_r if s = r)            (M4)
-
-(``P = jP_k``, ``S = jA_k MST_k``; ``hat``/``^``: the cross-product
-matrix; k to p = a(k) along the path from r to s).  ``A_sr = 0`` when
-neither joint carries the other.
-
-Coriolis matrix, by the seed's ``getAC`` rule: ``h_vel = -F*`` at u' = 0,
-with the base at rest (E1 with K1-B3 at u' = 0, g = 0, no friction nor
-wrench), is homogeneous quadratic in u; the split of ``getAC``
-(coefficient of ``u_j**2`` times ``u_j`` plus half the cross terms in
-``u_j``) is half its derivative (Euler's theorem), and equals the
-Christoffel form of :mod:`kanerobot.dynamics.coriolis`::
-
-    C_rs = 1/2 d h_vel,r / d u_s
-
-computed by forward-mode differentiation of the ``h_vel`` program
-(:mod:`kanerobot.symbolic.derivative`), each direction seeded with 1/2.
-The B3 form of ``J alpha + w x J w`` matters most here: its derivative
-along a speed costs 15 products.
-
-Names in the programs: ``C<j>, S<j>`` and ``RA<r><c><j>, PA<r><j>`` (the
-placements, :func:`~kanerobot.dynamics.common.frame_placements`); ``W, WI,
-WP, VSP`` (``a_Oi + U_i iP_j``), ``VP, GV, DV, U, AG, FB, NB, JD`` (``ZZ -
-YY, XX - ZZ, YY - XX``), ``DD`` (``w_y^2 - w_z^2, ...``), ``FT, NT, FTA``
-(``iA_j FT_j``), each ``<name><component>_<frame>`` (FB, NB and DD are
-named in h_vel only: elsewhere they are written where they are used); ``MT<j>, MST, MSA`` (``iA_j MST_j``), ``PM``
-(``iP_j MT_j``), ``JT<r><c>_<j>``, ``KJ, KJA`` (the rotated inertia,
-:func:`~kanerobot.dynamics.common.rotate_inertia`), ``PT`` (parallel-axis
-terms), ``FC<r>_<s>_<j>, NC, NCA`` (column j at frame s); in the Coriolis
-matrix ``d<var>_d<QP_j>`` is half the derivative of ``<var>``.
-
-KanesMethod
------------
-Naive KanesMethod (:func:`naive_kanes_method`) orients the frames link by
-link and lets sympy find velocities and accelerations: every vector is then
-a function of all the joint angles, dot products express one frame in
-another, and the expressions grow about threefold per link.  Here each body
-receives its kinematics *in its own frame*, as vectors whose components are
-linear in the speeds ``u`` and their derivatives ``u'``::
-
-    w_j  = sum_k JW_jk u_k + WB_j        alpha_j = sum_k JW_jk u'_k + WPB_j
-    v_Oj = sum_k JV_jk u_k + VB_j        a_Oj    = sum_k JV_jk u'_k + VPB_j
-    v_Gj = sum_k JG_jk u_k + VGB_j       a_Gj    = sum_k JG_jk u'_k + GB_j
-
-(``ReferenceFrame.set_ang_vel``, ``set_ang_acc``, ``Point.set_vel``,
-``set_acc``).  The coefficients are *symbols* of an intermediate program
-(:attr:`KaneSystem.kinematics`): the partial velocities, by the recursion
-above, in frame j (i its antecedent)::
-
-    JW_jk = jA_i JW_ik                  JV_jk = jA_i (JV_ik + JW_ik x iP_j)
-    JW_jj = sigmabar_j a_j              JV_jj = sigma_j a_j
-    JG_jk = JV_jk + JW_jk x c_j         c_j = MS_j / M_j  (CG; 0 when M_j = 0)
-    IG_j = J_j - M_j (c_j.c_j E - c_j c_j^T) = J_j - (MS_j.c_j) E + MS_j c_j^T:
-        the central inertia, J_j the inertia XX..ZZ about the origin
-    WB, VB: the velocities due to the base motion alone
-    W_j = sum_k JW_jk QP_k + WB_j       (the angular velocity, one name
-                                         for the program and for KanesMethod)
-    WPB, VPB, GB: the bias accelerations (K2 and K3 with u' = 0)
-    GV_j = jA_i GV_i, GV_0 = G: gravity in frame j; FG_j = M_j GV_j
-
-The loads are given in the frame of the body they act on too (the weight
-``FG_j`` at the centre of mass, the joint torque ``GAM_j`` along
-``a_j`` and its reaction along ``iA_j a_j`` in the antecedent's frame, the
-friction ``-(FV_j u_j + FS_j sign(u_j))`` likewise, the external wrench
-``-(FX .. CZ)`` at the origin).  The partial velocities KanesMethod takes
-(``Vector.diff(u_k, N, var_in_dcm=False)``) are then the coefficient
-vectors, and every dot product it forms (``partial . force``,
-``partial . (M a_G)``, ``partial . (I alpha + w x I w)``) pairs two vectors
-of one frame: three products of symbols, never a rotation.  Nothing is
-simplified or expanded.  Its models (``source="kanes_method"``) are the
-kinematic definitions followed by KanesMethod's entries (``GAM = A u' + H``
-with ``A = mass_matrix + diag(IA)``, ``H = -(forcing - Fr_GAM)``,
-``Q = -Fr_gravity``, ``h_vel = Fr - forcing``), with every repeated
-subexpression named by :meth:`Program.assign
-<kanerobot.symbolic.Program.assign>` in one pass over the expression DAG
-(:func:`_emit`), while dynamicsymbols become the robot's symbols.  They
-grow as the (body, speed) pairs do: on Krang they are 3 to 7 times the
-nested programs.
-
-A few details keep sympy fast: the symbols of the mechanics objects are
-real twins of the robot's (``Symbol(name, real=True)``,
-:attr:`KaneSystem.real_symbols`; sympy's assumptions then settle at once);
-the frames are oriented on their antecedents (``N.dcm(F6)`` is the robot's
-0A6) through direction cosines only, since angular velocities are all set
-relative to N; each rigid body is given its inertia as the central inertia
-``IG_j`` (in intermediate symbols: ``RigidBody.parallel_axis`` gives back
-``XX..ZZ``), so that sympy need not convert it with dyadic products; the
-vectors and inertia dyadics are made from their components at once.
-KanesMethod's own work (``kanes_equations``) is then most of the time.
-
-Costs
------
-Operations of the programs (multiplications / additions), against
-Newton-Euler's (:mod:`~kanerobot.dynamics.newton_euler`,
-:mod:`~kanerobot.dynamics.composite`, :mod:`~kanerobot.dynamics.coriolis`)
-and those read off KanesMethod (``source="kanes_method"``)::
-
-                          nested          Newton-Euler    KanesMethod
-    RX-90   GAM        320 / 321          349 / 306       1255 / 1048
-            A          140 / 131          140 / 131        525 / 428
-            Q           42 / 33            89 / 57         214 / 123
-            C         1012 / 822          607 / 476       1676 / 1185
-    Krang   GAM       1104 / 1114        1177 / 1045      8398 / 7162
-            A          885 / 737          885 / 737       4237 / 3470
-            Q          174 / 153          349 / 249       1484 / 1025
-            C         6230 / 5214        6003 / 4770     12867 / 9297
-
-A is the composite-links algorithm, summed as Kane's A_rs (the same lines);
-the inverse dynamics gains 9 products per body on B3 and spends one
-rotation of g and three subtractions per body on the weights; Q needs no
-inertia forces and sums the weights through the subtrees' first moments.
-C costs about 6.5 times h_vel (forward mode along each speed through every
-body's forces), where the Christoffel symbols of Newton-Euler cost 7 times
-its much shorter A: it stays the one model slower than Newton-Euler's
-(``benchmarks/numeric_engines.py``).
-
-A :class:`KaneSystem` builds the frames, bodies, loads and KanesMethod
-(and the kinematic program they are written with) only when one of them
-is asked for (``kanes_method``, ``bodies`` ..., ``source="kanes_method"``,
-:meth:`~KaneSystem.rhs_terms`): the nested programs need none of it.
-
-Derivation (CPU time, one machine): the RX-90 system with KanesMethod's
-equations about 0.7 s (naive KanesMethod about 3.7 s,
-``benchmarks/kane_vs_naive.py``).  ``kr.derive(robot, "kane")`` and its A,
-C, Q and inverse dynamics programs, against Newton-Euler's
-(``benchmarks/kane_vs_newton_euler.py``): RX-90 0.25 s / 0.19 s, Krang
-1.16 s / 1.10 s, a cart with a 20-link pendulum 1.11 s / 1.78 s (sympy's
-``n_link_pendulum_on_cart(20)`` alone 4.7 s).
-
-Floating base
--------------
-A floating robot (``robot.floating``, link 0 the base, OpenSYMORO section
-IV-D) has ``6 + n`` generalized speeds: first the base's body-frame twist
-``u_VX0 .. u_WZ0`` (the velocity of O_0 and the angular velocity of link 0,
-both in frame 0: pinocchio's free flyer, the program symbols ``VX0 .. WZ0``
-and their derivatives ``DVX0 .. DWZ0``), then the joint rates.  KanesMethod
-wants coordinates and kinematic differential equations: the base gets six
-pseudo-coordinates ``q_VX0 .. q_WZ0`` with ``q_b' = u_b``, which nothing
-depends on (the base velocities are set explicitly, and the orientation of
-the base enters only through gravity).  The recursion starts from::
-
-    JW_0 = {WX0: e_x, WY0: e_y, WZ0: e_z}     JV_0 = {VX0: e_x, VY0: e_y, VZ0: e_z}
-    WB_0 = VB_0 = WPB_0 = 0                    VPB_0 = w_0 x v_0
-    GV_0 = 0R_w G                              (from the quaternion QX0 .. QW0)
-
-(the classical acceleration of O_0 is ``v_0' + w_0 x v_0``; ``v_0'`` is the
-derivative of the speeds, pinocchio's ``qdd``).  Frame 0 is not oriented on
-N: every vector is given in its body's frame.  Link 0 is a rigid body with
-its weight and external wrench, and the joints' reactions act on it.
-
-:class:`NestedKane` serves it with the same recursions: the free flyer is
-link 0's root joint (:mod:`~kanerobot.dynamics.root`), link 0 a body whose
-partial velocities are the six unit twists of frame 0, so that its
-generalized forces are the whole wrench of the subtree at O_0 (S1-S2 at
-link 0), its gravity forces ``-[MT_0 GV_0; MST_0 x GV_0]`` and its block
-of A the spatial inertia of the whole robot about O_0 (M1-M2 at link 0).
-The output names are those of Newton-Euler (``GAMFX0 .. GAMCZ0, GAM<j>``,
-``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix).  KanesMethod gives
-the same models (``source="kanes_method"``), the independent path the tests
-compare with.  The Coriolis matrix is the ``getAC`` rule on ``h_vel`` plus
-``1/2 A S`` (:func:`~kanerobot.dynamics.floating_coriolis.half_a_s`: with
-the base's body twist among the speeds, ``getAC`` alone gives a C with ``C
-u = h_vel`` but ``A' - 2C`` not skew).  There is no :meth:`KaneSystem.rhs_terms` for them.
-
-:meth:`KaneSystem.rhs_terms` splits the right-hand side as the seed's
-``kanesRHS`` does: joint torques (``a``, the identity), ``J^T f`` and
-``J^T m`` for wrenches applied by the environment at the origins of chosen
-frames (``b1 .. b4`` for Krang's two hands) and gravity (``c``), each
-``Fr`` of its loads formed by a KanesMethod.
+The derivation (notation, Kane's equations, the nested sums K1-K5, B1-B3,
+S1-S2, E1, G1-G3, M1-M4, the Coriolis matrix by the seed's ``getAC`` rule,
+the floating base as a root joint, costs) is in ``docs/theory/kane.md``.
 """
 
 import dataclasses
@@ -550,7 +215,7 @@ class KaneSystem:
     robot : Robot
         Serial or tree robot; the base is fixed, moves with the known
         motion ``W0, WP0, V0, VP0`` of ``robot.base``, or floats
-        (``robot.floating``, link 0 a body; module notes, *Floating base*).
+        (``robot.floating``, link 0 a body; docs/theory/kane.md, *Floating base*).
     trig : bool, optional
         Apply the compound-angle rules (``C23``) in the kinematic program.
 
@@ -613,7 +278,7 @@ class KaneSystem:
     Methods :meth:`inverse_dynamics`, :meth:`mass_matrix`, :meth:`h`,
     :meth:`gravity`, :meth:`coriolis_matrix` (or :meth:`program` by name,
     derived once) give the programs: by default Kane's equations summed
-    from the leaves to the root (:class:`NestedKane`, module notes), with
+    from the leaves to the root (:class:`NestedKane`, docs/theory/kane.md), with
     ``source="kanes_method"`` read off KanesMethod's ``mass_matrix`` and
     ``forcing``; :meth:`kanes_method_program` gives those two themselves;
     :meth:`rhs_terms` the right-hand side terms; :meth:`fr_group` ``Fr`` of
@@ -649,7 +314,7 @@ class KaneSystem:
         self.floating = bool(robot.floating)
         labels = robot.joint_labels
         # A floating base puts its six speeds (its body-frame twist) before the
-        # joint rates, as pinocchio's free flyer: see the module notes.
+        # joint rates, as pinocchio's free flyer: see docs/theory/kane.md.
         base = BASE_SPEED_LABELS if self.floating else ()
         self.speed_labels = list(base) + list(labels)
         self.n = len(self.speed_labels)
@@ -754,7 +419,7 @@ class KaneSystem:
         return self._Ucache[j]
 
     def _recursion(self):
-        """The kinematic recursion, recorded in :attr:`kinematics` (see the module notes)."""
+        """The kinematic recursion, recorded in :attr:`kinematics` (see docs/theory/kane.md)."""
         robot, p = self.robot, self.kinematics
         b = robot.base
         QP = dict(zip(self.speed_labels, self._speeds))
@@ -1166,7 +831,7 @@ class KaneSystem:
         source : {"nested", "kanes_method"}, optional
             ``"nested"`` (the default, what :func:`kanerobot.derive` and the
             numeric functions and code exports use): Kane's equations summed
-            from the leaves to the root (module notes).  ``"kanes_method"``:
+            from the leaves to the root (docs/theory/kane.md).  ``"kanes_method"``:
             the same models read off KanesMethod's ``mass_matrix`` and
             ``forcing``, an independent path kept for cross-checks (larger
             programs).  Both serve a floating robot (the free flyer's six
@@ -1240,7 +905,7 @@ class KaneSystem:
         .. CZ`` and the base motion are included, as in
         :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`.  Nested
         (default): the inertia forces are formed with ``u'`` directly and
-        summed from the leaves to the root (module notes).  From
+        summed from the leaves to the root (docs/theory/kane.md).  From
         KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
         ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
         """
@@ -1279,7 +944,7 @@ class KaneSystem:
         """Gravity torques ``Q``: outputs ``Q<label>``.
 
         ``Q = -Fr_gravity`` for a fixed base (nested: from the subtrees'
-        masses and first moments, module notes); with a moving base, ``H``
+        masses and first moments, docs/theory/kane.md); with a moving base, ``H``
         at ``u = 0`` without friction and wrenches (the base motion is
         kept, as in Newton-Euler's ``gravity_torques``).
         """
@@ -1306,7 +971,7 @@ class KaneSystem:
         """Inertia matrix ``A``, the coefficients of ``u'`` in ``-Fr*`` plus
         ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
         (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
-        inertias (module notes); from KanesMethod: its ``mass_matrix``."""
+        inertias (docs/theory/kane.md); from KanesMethod: its ``mass_matrix``."""
         if source == "nested":
             return self.nested.mass_matrix()
         self._source(source)
@@ -1524,12 +1189,12 @@ def _column(v):
 class NestedKane:
     """Kane's equations of a tree summed from the leaves to the root, as programs.
 
-    The order-n evaluation of the module notes: the generalized forces are
+    The order-n evaluation of docs/theory/kane.md: the generalized forces are
     the kinematic recursion K1-K5, the forces of each body moved to its frame
     origin (B1-B3), their sums over the subtrees (S1-S2) and one projection
     on the joint axis per generalized speed (E1); the gravity torques and
     the inertia matrix sum the subtrees' masses, first moments and inertias
-    (G1-G3, M1-M4).  See the module notes for the derivation from Kane's
+    (G1-G3, M1-M4).  See docs/theory/kane.md for the derivation from Kane's
     sums and for the names of the intermediate variables.
 
     Parameters
@@ -1748,7 +1413,7 @@ class NestedKane:
         """``Q_r = -F_r`` of the weights alone (at rest): outputs ``Q<label>``.
 
         From the subtrees' masses ``MT`` and first moments ``MST`` (G1-G3 of
-        the module notes) and the gravity ``GV`` in each frame (K5).  On a
+        docs/theory/kane.md) and the gravity ``GV`` in each frame (K5).  On a
         free flyer the sums reach link 0, whose partial velocities are the
         unit twists of frame 0: ``Q_0 = -[MT_0 GV_0; MST_0 x GV_0]``
         (outputs ``QFX0 .. QCZ0`` first), with ``GV_0 = 0R_w G``.
@@ -1788,7 +1453,7 @@ class NestedKane:
         return program
 
     def mass_matrix(self, rotor=True):
-        """``A`` from the subtrees' inertias (M1-M4 of the module notes): outputs ``A<i><j>``, i <= j.
+        """``A`` from the subtrees' inertias (M1-M4 of docs/theory/kane.md): outputs ``A<i><j>``, i <= j.
 
         On a free flyer the sums reach link 0: its six speeds come first,
         their block is the spatial inertia of the whole robot about O_0,
