@@ -173,7 +173,7 @@ class ClosedLoopModel(ConstrainedModel):
         robot = self.robot
         active = ", ".join(robot.active_joints)
         return dataclasses.replace(
-            super().state_space, kind="closed loop", adjective="closed-loop", q_note=" (a closed configuration)",
+            super().state_space, kind="closed loop", adjective="closed-loop", q_note=" (a closed configuration)", joint_state=True,
             layout_q=f"every joint {', '.join(robot.joint_labels)}, closing the loops", layout_qd=f"the active joints {active}",
             tau_layout=f"active joints {active}",
         )  # fmt: skip
