@@ -7,8 +7,10 @@ receives the state as that model's functions take it and returns its
 torques (see :mod:`kanerobot.simulation` for each structure's layout).
 
 Controllers track the *controlled coordinates* ``p`` with rates ``v`` (one
-per torque), with the model's inertia ``M`` and bias forces ``b`` in them
-(``tau = M pdd + b``):
+per torque: those the model's :class:`~kanerobot.state_space.StateSpace`
+says the torques drive), with the model's inertia ``M`` and bias forces
+``b`` in them (``tau = M pdd + b``), the rates no torque drives eliminated
+at zero force:
 
 - fixed base: ``p = q``; ``M = A(q)``, ``b = H(q, qd)``, gravity ``Q(q)``;
 - closed loops and wheeled bases: the independent joints ``q[ind]`` (the
@@ -52,6 +54,7 @@ True
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "BalanceLQR",
@@ -391,10 +394,8 @@ class ControlView:
     """
 
     def __init__(self, fn):
-        from kanerobot.dynamics import energy
-
         self.fn = fn
-        self.space = s = energy.energy_structure(fn).space
+        self.space = s = StateSpace.of(fn, "no controller on")
         self.kind = s.kind
         self.nq, self.nv, self.n = s.nq, s.nv, s.ntau
         self.columns = list(s.controlled)

@@ -6,7 +6,9 @@ found) and torques from a controller ``tau = controller(t, q, qd)``, and
 returns a :class:`SimulationResult`: the motion, the torques, the energies
 and monitors of the structure.
 
-The state ``x0 = (q, qd)`` follows the numeric model's functions:
+The state ``x0 = (q, qd)`` follows the numeric model's functions; its
+:class:`~kanerobot.state_space.StateSpace` (``fn.state_space``) says it, with
+the maps below, and is all the simulation knows of the structure:
 
 =================  =====================================  ===========================  ==================
 structure          ``q``                                  ``qd``                       ``tau``
@@ -98,6 +100,7 @@ import numpy as np
 
 from kanerobot.dynamics.closed_loop import PROJECTION_TOL  # noqa: F401  (kept here: where it was documented)
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "DEFAULT_FRICTION_VELOCITY",
@@ -353,7 +356,7 @@ class _Plant:
         from kanerobot.dynamics import energy
 
         self.fn = fn
-        self.space = _state_space(fn)
+        self.space = StateSpace.of(fn, "cannot simulate")
         self.energy = energy.energy_structure(fn)
         self.FV, self.FS = self.energy.FV, self.energy.FS
         self.coulomb = None  # a _Coulomb when simulate applies the Coulomb law (not the model's)
@@ -442,17 +445,6 @@ class _Plant:
         slow = np.asarray(self.fn.direct_dynamics(q, qd, tau), dtype=float)
         if not np.allclose(fast, slow, rtol=1e-9, atol=1e-9 * (1 + np.abs(slow).max())):
             self.fast = None
-
-
-def _state_space(fn):
-    """``fn.state_space``, or the error that says which models simulate."""
-    space = getattr(fn, "state_space", None)
-    if space is None or getattr(space, "fn", None) is not fn:
-        raise KaneRobotError(
-            f"cannot simulate {type(fn).__name__}: give the numeric model of a derived robot (model.numeric(values)): "
-            f"fixed-base, closed-loop, wheeled, flexible-joint and floating-base models are supported"
-        )
-    return space
 
 
 def plant(fn, friction="model", friction_velocity=None):

@@ -196,6 +196,25 @@ class StateSpace:
         driven = set(self.controlled_rates)
         return tuple(k for k in range(self.nv) if k not in driven)
 
+    @staticmethod
+    def of(fn, refusal):
+        """``fn.state_space`` of a numeric model ``fn``, else the error ``"<refusal> <type>: give ..."``.
+
+        Examples
+        --------
+        >>> StateSpace.of(object(), "no energy for")
+        Traceback (most recent call last):
+          ...
+        kanerobot.errors.KaneRobotError: no energy for object: give the numeric model of a fixed-base, closed-loop, wheeled, flexible-joint or floating-base robot (kr.derive(robot).numeric(values))
+        """
+        space = getattr(fn, "state_space", None)
+        if not isinstance(space, StateSpace) or space.fn is not fn:
+            raise KaneRobotError(
+                f"{refusal} {type(fn).__name__}: give the numeric model of a fixed-base, closed-loop, wheeled, "
+                f"flexible-joint or floating-base robot (kr.derive(robot).numeric(values))"
+            )
+        return space
+
     def bind(self, fn, **hooks):
         """This state space with the numeric model ``fn`` and its hooks."""
         return dataclasses.replace(self, fn=fn, **hooks)

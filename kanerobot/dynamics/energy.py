@@ -60,6 +60,7 @@ import numpy as np
 import sympy
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "centres_of_mass",
@@ -422,12 +423,7 @@ class _Energy:
     def __init__(self, fn, extra):
         from kanerobot.dynamics.common import link_parameter
 
-        space = getattr(fn, "state_space", None)
-        if space is None or space.fn is not fn:
-            raise KaneRobotError(
-                f"no energy for {type(fn).__name__}: give the numeric model of a fixed-base, closed-loop, "
-                f"flexible-joint or floating-base robot (model.numeric(values))"
-            )
+        space = StateSpace.of(fn, "no energy for")
         self.space = space
         self.name = space.name
         values = dict(space.values)

@@ -188,9 +188,9 @@ from kanerobot.robot.description import (
     Robot,
 )
 from kanerobot.robot.joints import REVOLUTE
+from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
-from kanerobot.state_space import StateSpace
 
 __all__ = [
     "FlexibleInverse",
