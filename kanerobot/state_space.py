@@ -36,6 +36,7 @@ Examples
 """
 
 import dataclasses
+import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -74,7 +75,8 @@ class StateSpace:
     layout_q, layout_qd, tau_layout : str
         What ``q``, ``qd`` and ``tau`` hold, as error messages say it.
     actuation : numpy.ndarray, shape (ntau, nv)
-        ``B``: ``tau`` does the power ``tau . (B qd)``.
+        ``B``: ``tau`` does the power ``tau . (B qd)``; each row picks the
+        one rate its input drives.
     controlled : tuple of int
         The columns of ``q`` a controller tracks, one per input.
     controlled_labels : tuple of str
@@ -185,12 +187,12 @@ class StateSpace:
         """``"q (nq: ...) then qd (nv: ...)"``, as error messages say the state."""
         return f"q ({self.nq}: {self.layout_q}) then qd ({self.nv}: {self.layout_qd})"
 
-    @property
+    @functools.cached_property
     def controlled_rates(self):
         """The columns of ``qd`` the inputs drive (one per input), in input order."""
         return tuple(int(np.flatnonzero(row)[0]) for row in self.actuation)
 
-    @property
+    @functools.cached_property
     def free_rates(self):
         """The columns of ``qd`` no input drives (a floating base's six)."""
         driven = set(self.controlled_rates)
@@ -290,18 +292,26 @@ class StateSpace:
     # ------------------------------------------------------------ inputs and friction
     def actuated_rates(self, qd):
         """``B qd``: the rates the inputs work on (one state or a batch)."""
-        return np.asarray(qd)[..., list(self.controlled_rates)]
+        return np.asarray(qd)[..., self._driven]
 
     def joint_rates(self, q, qd, qdot=None):
         """``r = R qd``: the tree's joint rates, where friction acts (one state or a batch)."""
         if self.rate_values is not None:
             return qdot if qdot is not None else self.rate_values(q, qd)
-        return np.asarray(qd)[..., list(self.rate_columns)]
+        return np.asarray(qd)[..., self._rates]
 
-    @property
+    @functools.cached_property
     def rate_columns(self):
         """The columns of ``qd`` that are the joint rates, when ``R`` is a selection."""
         return tuple(range(self.nv - len(self.joints), self.nv))
+
+    @functools.cached_property
+    def _driven(self):
+        return np.array(self.controlled_rates, dtype=int)
+
+    @functools.cached_property
+    def _rates(self):
+        return np.array(self.rate_columns, dtype=int)
 
     def rate_map(self, q):
         """``R(q)`` (nr, nv)."""
@@ -314,8 +324,13 @@ class StateSpace:
         return np.zeros(len(self.joints)) if self.rate_bias_map is None else self.rate_bias_map(q, qd)
 
     def force_map(self, q):
-        """``P = B R^T`` (ntau, nr): a force ``f`` on the joint rates is the inputs ``P f``."""
-        return self.actuation @ self.rate_map(q).T
+        """``P = B R^T`` (ntau, nr): a force ``f`` on the joint rates is the inputs ``P f``.
+
+        ``B`` picks one rate per input, so ``P`` is the driven columns of
+        ``R``, transposed: no product, and laid out as ``R^T`` is, so that
+        ``P f`` rounds as ``R^T f`` does.
+        """
+        return np.ascontiguousarray(self.rate_map(q)[:, self._driven]).T
 
     @property
     def direct_friction(self):
