@@ -222,15 +222,12 @@ DYNAMIC_MODELS = {
 def _export(model, name, program, args):
     """Generated function file text for one dynamic model (``--lang``)."""
     from kanerobot.codegen import generate
-    from kanerobot.dynamics.closed_loop import ClosedLoopModel
-    from kanerobot.dynamics.floating import FloatingBaseModel
-    from kanerobot.dynamics.model import DynamicModel
 
     robot = model.robot
-    if isinstance(model, FloatingBaseModel) or not isinstance(model, (DynamicModel, ClosedLoopModel)):
-        # Floating-base and flexible models: x holds the program's state
-        # inputs (base speeds, quaternion, motor positions ...), p the others,
-        # both named in the generated docstring.
+    if not model.state_space.joint_state:
+        # Programs of a state of their own (floating base, flexible joints, wheels):
+        # x holds the program's state inputs (base speeds, quaternion, motor
+        # positions ...), p the others, both named in the generated docstring.
         states = set(model.state_symbols)
         groups = [
             ("x", [s for s in program.inputs if s in states]),
@@ -374,8 +371,7 @@ def cmd_simulate(args):
     robot = load(resolve(args.robot))
     progress = Progress(args.progress or sys.stderr.isatty())
     model = derive(robot, method=args.method)  # programs are derived on first use: cheap here
-    kind, q_names, qd_names, default = state_layout(model)
-    x0 = _initial_state(robot, args, kind, q_names, qd_names, default, x0, target)
+    x0 = _initial_state(robot, args, model, x0, target)
     plot_prefix = robot.name
     values_path = text = None
     if values is None:
@@ -386,7 +382,7 @@ def cmd_simulate(args):
     except KaneRobotError as exc:
         where = f"{args.values}: " if args.values else ""
         raise type(exc)(f"{where}{exc}") from None
-    controller = _cli_controller(args, fn, x0[: len(q_names)], target)
+    controller = _cli_controller(args, fn, x0[: model.state_space.nq], target)
     result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
                       t_eval=np.linspace(0.0, args.t, args.samples))
     for key, value in result.summary().items():
@@ -394,10 +390,12 @@ def cmd_simulate(args):
     _write_simulation(result, args, output, plot_prefix, values_path, text)
 
 
-def _initial_state(robot, args, kind, q_names, qd_names, default, x0, target):
+def _initial_state(robot, args, model, x0, target):
     """The state to start from (--x0 or the model's rest); --x0, --target and --controller must fit the model."""
-    if args.controller == "computed-torque" and kind == "flexible-joint":
-        raise KaneRobotError(f"{robot.name} has flexible joints: computed torque needs a rigid model; use --controller pd")
+    space = model.state_space
+    kind, q_names, qd_names, default = state_layout(model)
+    if args.controller == "computed-torque" and space.not_rigid:
+        raise KaneRobotError(f"{robot.name} is a {kind} robot: computed torque needs a rigid model; use --controller pd")
     layout = f"q = {', '.join(q_names)}, then qd = {', '.join(qd_names)}"
     if x0 is None:
         if default is None:
@@ -409,9 +407,7 @@ def _initial_state(robot, args, kind, q_names, qd_names, default, x0, target):
     elif len(x0) != len(q_names) + len(qd_names):
         raise KaneRobotError(f"--x0 of {robot.name} ({kind}) takes {len(q_names) + len(qd_names)} values, got {len(x0)}: {layout}")
     if target is not None and args.controller != "none":
-        # one target per torque (kanerobot.control's table)
-        count = {"closed-loop": len(qd_names), "wheeled": len(qd_names), "floating-base": len(qd_names) - 6,
-                 "flexible-joint": robot.nj}.get(kind, len(q_names))
+        count = space.ntau  # one target per torque (kanerobot.control's table)
         if len(target) != count:
             raise KaneRobotError(f"--target of {robot.name} ({kind}) takes {count} values, one per controlled coordinate, got {len(target)}")
     return x0
@@ -477,7 +473,8 @@ PRINTED_VALUES = 40
 
 def state_layout(model):
     """What ``x0 = (q, qd)`` of :func:`kanerobot.simulate` holds for a derived
-    ``model`` (the table of :mod:`kanerobot.simulation`).
+    ``model`` (the table of :mod:`kanerobot.simulation`), read off its
+    :class:`~kanerobot.state_space.StateSpace`.
 
     Returns
     -------
@@ -486,24 +483,11 @@ def state_layout(model):
         rest at q = 0 (a floating base at the origin, unit quaternion);
         None where q = 0 need not be a state (closed loops, wheeled bases).
     """
-    from kanerobot.dynamics.closed_loop import ClosedLoopModel
-    from kanerobot.dynamics.flexible import FlexibleModel
-    from kanerobot.dynamics.floating import FloatingBaseModel
-    from kanerobot.dynamics.wheeled import WheeledModel
-
-    if isinstance(model, FlexibleModel):
-        q, qd = [str(s) for s in model.coordinates], [str(s) for s in model._zd]
-        return "flexible-joint", q, qd, [0.0] * (len(q) + len(qd))
-    joints, rates = [str(s) for s in model.q], [str(s) for s in model.qd]
-    if isinstance(model, ClosedLoopModel):
-        return "closed-loop", joints[:-1] + [f"{joints[-1]} (a closed configuration)"], rates, None
-    if isinstance(model, WheeledModel):
-        return "wheeled", joints, rates, None
-    if isinstance(model, FloatingBaseModel):
-        q = ["x", "y", "z", "qx", "qy", "qz", "qw"] + joints
-        qd = ["vx", "vy", "vz", "wx", "wy", "wz"] + rates
-        return "floating-base", q, qd, [0.0] * 6 + [1.0] + [0.0] * (len(joints) + len(qd))
-    return model.robot.structure, joints, rates, [0.0] * (len(joints) + len(rates))
+    space = model.state_space
+    q = list(space.q_names)
+    q[-1] += space.q_note
+    default = [float(x) for x in space.origin] + [0.0] * space.nv if space.origin_is_state else None
+    return space.adjective, q, list(space.qd_names), default
 
 
 def _controlled_positions(fn, q):

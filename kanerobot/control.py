@@ -7,8 +7,10 @@ receives the state as that model's functions take it and returns its
 torques (see :mod:`kanerobot.simulation` for each structure's layout).
 
 Controllers track the *controlled coordinates* ``p`` with rates ``v`` (one
-per torque), with the model's inertia ``M`` and bias forces ``b`` in them
-(``tau = M pdd + b``):
+per torque: those the model's :class:`~kanerobot.state_space.StateSpace`
+says the torques drive), with the model's inertia ``M`` and bias forces
+``b`` in them (``tau = M pdd + b``), the rates no torque drives eliminated
+at zero force:
 
 - fixed base: ``p = q``; ``M = A(q)``, ``b = H(q, qd)``, gravity ``Q(q)``;
 - closed loops and wheeled bases: the independent joints ``q[ind]`` (the
@@ -52,6 +54,7 @@ True
 import numpy as np
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "BalanceLQR",
@@ -381,35 +384,23 @@ def sinusoid(q0, amplitude, frequency, phase=0.0, t_span=None):
 # --------------------------------------------------------------- the models
 class ControlView:
     """A numeric model seen by a controller: the controlled coordinates, their
-    inertia and bias forces (see the module's table).
+    inertia and bias forces (see the module's table), read off the model's
+    :class:`~kanerobot.state_space.StateSpace`.
 
-    Shared with :mod:`kanerobot.simulation` (closed-loop runs) and the CLI
+    The controlled coordinates are those the inputs drive (one per torque);
+    the free rates (a floating base) are eliminated at zero force.  Shared
+    with :mod:`kanerobot.simulation` (closed-loop runs) and the CLI
     (positions of a state); ``fn`` is any structure's numeric model.
     """
 
     def __init__(self, fn):
-        from kanerobot.dynamics import energy
-
         self.fn = fn
-        s = energy.energy_structure(fn)
+        self.space = s = StateSpace.of(fn, "no controller on")
         self.kind = s.kind
         self.nq, self.nv, self.n = s.nq, s.nv, s.ntau
-        if self.kind in ("closed loop", "wheeled", "constrained"):
-            self.columns = list(fn.ind)
-            self.labels = list(fn.model.independent)
-        elif self.kind == "floating":
-            self.columns = list(range(7, 7 + fn.n))
-            self.labels = list(fn.model.robot.joint_labels)
-        elif self.kind == "flexible":
-            motor = dict(zip(fn.flexible_index.tolist(), fn.motor_index.tolist()))
-            self.columns = [motor.get(k, k) for k in range(fn.n)]
-            self.labels = [f"qr{label}" if k in motor else label for k, label in enumerate(fn.model.robot.joint_labels)]
-        else:
-            self.columns = list(range(self.n))
-            self.labels = list(fn.model.robot.joint_labels)
-        self.rate_columns = [c - 1 for c in self.columns] if self.kind == "floating" else (
-            list(range(self.n)) if self.kind in ("closed loop", "wheeled", "constrained") else self.columns
-        )
+        self.columns = list(s.controlled)
+        self.labels = list(s.controlled_labels)
+        self.rate_columns = list(s.controlled_rates)
 
     def positions(self, q):
         return np.asarray(q, dtype=float)[..., self.columns]
@@ -419,68 +410,32 @@ class ControlView:
 
     def inertia_bias(self, q, qd):
         """``(M, b)`` with ``tau = M a + b`` giving the controlled coordinates' acceleration ``a``."""
-        fn = self.fn
-        if self.kind == "flexible":
-            raise KaneRobotError(
-                "computed torque needs a rigid model: a flexible-joint model is of fourth order in the link "
-                "positions; use pd_gravity on it, or build the computed torque on the rigid robot (eta = 0)"
-            )
-        A = np.asarray(fn.mass_matrix(q), dtype=float)
-        h = np.asarray(fn.h(q, qd), dtype=float)
-        if self.kind == "floating":
-            A11, A12, A22 = A[:6, :6], A[:6, 6:], A[6:, 6:]
-            X = np.linalg.solve(A11, np.column_stack([A12, h[:6]]))
-            return A22 - A12.T @ X[:, :-1], h[6:] - A12.T @ X[:, -1]
-        return A.reshape(self.n, self.n), h.reshape(self.n)
+        if self.space.not_rigid:
+            raise KaneRobotError(self.space.not_rigid)
+        return self.space.reduced(self.fn.mass_matrix(q), (self.fn.h(q, qd),))
 
     def inertia(self, q):
-        fn = self.fn
-        if self.kind == "flexible":
-            A = np.asarray(fn.mass_matrix(q), dtype=float)
-            d = np.diag(A)[: fn.n].copy()
-            d[fn.flexible_index] += np.diag(A)[fn.motor_index]
-            return np.diag(d)
-        A = np.asarray(fn.mass_matrix(q), dtype=float)
-        if self.kind == "floating":
-            A11, A12, A22 = A[:6, :6], A[:6, 6:], A[6:, 6:]
-            return A22 - A12.T @ np.linalg.solve(A11, A12)
-        return A.reshape(self.n, self.n)
+        if self.space.control_inertia is not None:
+            return self.space.control_inertia(q)
+        return self.space.reduced(self.fn.mass_matrix(q))
 
     def gravity(self, q):
-        fn = self.fn
-        Q = np.asarray(fn.gravity(q), dtype=float)
-        if self.kind == "floating":
-            A = np.asarray(fn.mass_matrix(q), dtype=float)
-            return Q[6:] - A[:6, 6:].T @ np.linalg.solve(A[:6, :6], Q[:6])
-        if self.kind == "flexible":
-            return Q[: fn.n]
-        return Q.reshape(self.n)
+        if self.space.control_gravity is not None:
+            return self.space.control_gravity(q)
+        if not self.space.free_rates:
+            return np.asarray(self.fn.gravity(q), dtype=float).reshape(self.n)
+        return self.space.reduced(self.fn.mass_matrix(q), (self.fn.gravity(q),))[1]
 
     def stiffness(self):
         """Joint stiffnesses k of a flexible model (0 on rigid joints), (n,)."""
-        fn = self.fn
-        z = np.zeros(fn.m)
-        z[fn.motor_index] = 1.0
-        k = np.zeros(fn.n)
-        k[fn.flexible_index] = np.asarray(fn.elastic_torques(z), dtype=float).reshape(-1)
-        return k
+        if self.space.stiffness is None:
+            return np.zeros(self.n)
+        return self.space.stiffness()
 
     def full_configuration(self, p):
         """A configuration ``q`` of the model whose controlled coordinates are ``p`` (the
         others at rest: base at the origin, passive joints solved, motors at ``p``)."""
-        fn = self.fn
-        p = _vector(p, "position", self.n)
-        if self.kind == "floating":
-            return np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], p])
-        if self.kind == "closed loop":
-            return fn.configuration(p)
-        if self.kind in ("wheeled", "constrained"):
-            q = np.zeros(self.nq)
-            q[self.columns] = p
-            return q
-        if self.kind == "flexible":
-            return np.concatenate([p, p[fn.flexible_index]])
-        return p.copy()
+        return self.space.configuration(_vector(p, "position", self.n))
 
 
 def controlled_coordinates(fn):
@@ -591,8 +546,8 @@ class ComputedTorque(Controller):
         super().__init__(model, trajectory)
         n = self.view.n
         self.kp, self.kd = _gain(kp, n, "kp"), _gain(kd, n, "kd")
-        if self.view.kind == "flexible":
-            self.view.inertia_bias(None, None)  # the clear error
+        if self.view.space.not_rigid:
+            raise KaneRobotError(self.view.space.not_rigid)
 
     def __call__(self, t, q, qd):
         q_d, qd_d, qdd_d = self.trajectory(t)
@@ -643,7 +598,8 @@ class PDGravity(Controller):
             kp = 100.0 * D if kp is None else kp
             kd = 20.0 * D if kd is None else kd
         self.kp, self.kd = _gain(kp, n, "kp"), _gain(kd, n, "kd")
-        self.flexible = self.view.kind == "flexible"
+        # Tomei's controller where the inputs drive motors behind springs
+        self.flexible = self.view.space.stiffness is not None
         if self.flexible:
             k = self.view.stiffness()
             self._inverse_stiffness = np.where(k > 0, 1.0 / np.where(k > 0, k, 1.0), 0.0)
@@ -700,7 +656,8 @@ def _set_columns(q_eq, columns, p):
 
 def _balance_view(fn, what):
     view = ControlView(fn)
-    if view.kind not in ("fixed", "wheeled", "constrained"):
+    # linearising perturbs q freely: every q must be a configuration (nothing to close or normalise), rigid
+    if view.space.prepare_map is not None or view.space.not_rigid:
         raise KaneRobotError(
             f"{what} needs a rigid model whose state is its coordinates and their rates (fixed base or wheeled "
             f"base); {view.kind} models are not supported"

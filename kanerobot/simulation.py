@@ -6,7 +6,9 @@ found) and torques from a controller ``tau = controller(t, q, qd)``, and
 returns a :class:`SimulationResult`: the motion, the torques, the energies
 and monitors of the structure.
 
-The state ``x0 = (q, qd)`` follows the numeric model's functions:
+The state ``x0 = (q, qd)`` follows the numeric model's functions; its
+:class:`~kanerobot.state_space.StateSpace` (``fn.state_space``) says it, with
+the maps below, and is all the simulation knows of the structure:
 
 =================  =====================================  ===========================  ==================
 structure          ``q``                                  ``qd``                       ``tau``
@@ -96,7 +98,9 @@ import weakref
 
 import numpy as np
 
+from kanerobot.dynamics.closed_loop import PROJECTION_TOL  # noqa: F401  (kept here: where it was documented)
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "DEFAULT_FRICTION_VELOCITY",
@@ -119,8 +123,6 @@ __all__ = [
 #: Options given to ``solve_ivp`` unless the call says otherwise (tighter than
 #: scipy's own 1e-3 / 1e-6, which let the energy drift visibly).
 DEFAULT_SOLVER_OPTIONS = {"method": "DOP853", "rtol": 1e-8, "atol": 1e-10}
-#: Closure residual above which a closed-loop configuration is projected back.
-PROJECTION_TOL = 1e-10
 #: The default method under regularised Coulomb friction (stiff near rest).
 REGULARISED_METHOD = "LSODA"
 #: How :func:`simulate` applies Coulomb friction (see its ``friction``).
@@ -341,73 +343,54 @@ def _fast(model, fn, names):
 
 # ------------------------------------------------------------------ plants
 class _Plant:
-    """A numeric model seen as ``xdot = f(x, tau)``; one subclass per structure."""
+    """A numeric model seen as ``xdot = f(x, tau)``, read off its :class:`~kanerobot.state_space.StateSpace`.
 
-    kind = "fixed base"
+    The sizes, names, layouts and maps (``prepare``, ``qdot``, ``rate_map``,
+    ``force_map``, ``monitors`` ...) are the state space's (attribute
+    lookups fall through to it); the plant adds the direct dynamics (the
+    compiled program on bound buffers where there is one), the Coulomb law
+    and the power.
+    """
 
     def __init__(self, fn):
         from kanerobot.dynamics import energy
 
         self.fn = fn
+        self.space = StateSpace.of(fn, "cannot simulate")
         self.energy = energy.energy_structure(fn)
         self.FV, self.FS = self.energy.FV, self.energy.FS
-        self.fast = None
         self.coulomb = None  # a _Coulomb when simulate applies the Coulomb law (not the model's)
+        self.direct_friction = self.space.direct_friction
+        self.fast, self._inputs = None, self.space.program_inputs
+        if self._inputs is not None:
+            # the direct dynamics' program; a fixed base's kane and lagrange engines solve A qdd = tau - H
+            solved = not fn.model.has_program("direct_dynamics") and self.space.joint_state
+            self.fast = _fast(fn.model, fn, ["mass_matrix", "h"] if solved else ["direct_dynamics"])
+            self.check_fast()
 
-    # layouts and names
-    @property
-    def layout(self):
-        return f"q ({self.nq}: {self.layout_q}) then qd ({self.nv}: {self.layout_qd})"
-
-    def column(self, label):
-        label = str(label)
-        if label not in self.coordinates:
-            raise KaneRobotError(f"{label!r} is not a coordinate of {self.name}: q holds {', '.join(self.coordinates)}")
-        return self.coordinates.index(label)
-
-    def split(self, x0):
-        x0 = np.asarray(x0, dtype=float)
-        if x0.ndim != 1 or x0.shape[0] != self.nq + self.nv:
-            raise KaneRobotError(
-                f"x0 for {self.name} must have {self.nq + self.nv} values: {self.layout}; got shape {np.shape(x0)}"
-            )
-        if not np.all(np.isfinite(x0)):
-            raise KaneRobotError(f"x0 for {self.name} has values that are not finite: {x0.tolist()}")
-        return x0[: self.nq].copy(), x0[self.nq :].copy()
+    def __getattr__(self, name):
+        if name == "space":  # not set yet: no recursion through the state space
+            raise AttributeError(name)
+        return getattr(self.space, name)
 
     # the dynamics, one state
-    def prepare(self, q):
-        """The configuration the model is evaluated at (closed, normalised)."""
-        return q
-
-    def qdot(self, q, qd):
-        return qd
+    def _fill(self, call, q, qd, tau):
+        state = {"q": q, "qd": qd, "tau": tau}
+        for group, source, part in self._inputs:
+            if group in call.inputs:
+                call.inputs[group][:] = state[source][part]
+        return call()
 
     def acceleration(self, q, qd, tau):
-        return self.fn.direct_dynamics(q, qd, tau)
+        if self.fast is None:
+            return self.fn.direct_dynamics(q, qd, tau)
+        if "direct_dynamics" in self.fast:
+            return self._fill(self.fast["direct_dynamics"], q, qd, tau)
+        A = self._fill(self.fast["mass_matrix"], q, qd, tau)
+        return np.linalg.solve(A, tau - self._fill(self.fast["h"], q, qd, tau))
 
     def friction_rates(self, q, qd, qdot):
-        return qd
-
-    def actuated_rates(self, qd):
-        return qd
-
-    # where friction acts: its rates r = R(q) qd, their derivative R qdd + c(q, qd), and
-    # the torques -P(q) f that a friction force f on r puts in tau (all constant but loops')
-    def rate_map(self, q):
-        """``R`` (nr, nv): the friction rates ``r = R qd``."""
-        return np.eye(self.nv)
-
-    def rate_bias(self, q, qd):
-        """``c`` (nr,): ``rdot = R qdd + c``."""
-        return np.zeros(len(self.FS))
-
-    #: Whether ``P`` is the identity (friction on the rates tau drives, one to one).
-    direct_friction = True
-
-    def force_map(self, q):
-        """``P`` (ntau, nr): friction ``f`` on the rates acts as the torques ``-P f``."""
-        return np.eye(self.ntau)
+        return self.space.joint_rates(q, qd, qdot)
 
     def motion(self, q, qd, qdot, tau, stuck=None, signs=None):
         """``(qdd, f)``: the accelerations and the Coulomb force ``f`` on the friction rates.
@@ -451,9 +434,6 @@ class _Plant:
     def outputs(self, q_raw):
         return np.array([self.prepare(q) for q in q_raw]) if len(q_raw) else q_raw
 
-    def monitors(self, q_raw, q, qd):
-        return {}
-
     def check_fast(self):
         """Keep the fast path only if it agrees with the checked numeric model."""
         if self.fast is None:
@@ -466,247 +446,6 @@ class _Plant:
         if not np.allclose(fast, slow, rtol=1e-9, atol=1e-9 * (1 + np.abs(slow).max())):
             self.fast = None
 
-    def sample(self, rng):
-        return rng.uniform(-1, 1, self.nq), rng.uniform(-1, 1, self.nv)
-
-
-class _FixedPlant(_Plant):
-    kind = "fixed base"
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        robot = fn.model.robot
-        self.name = robot.name
-        self.nq = self.nv = self.ntau = len(robot.joint_labels)
-        self.coordinates = list(robot.joint_labels)
-        self.layout_q = f"joints {', '.join(robot.joint_labels)}"
-        self.layout_qd = "their rates"
-        self.tau_layout = f"joints {', '.join(robot.joint_labels)}"
-        model = fn.model
-        if model.has_program("direct_dynamics"):
-            self.fast = _fast(model, fn, ["direct_dynamics"])
-        else:
-            self.fast = _fast(model, fn, ["mass_matrix", "h"])
-        self.check_fast()
-
-    def acceleration(self, q, qd, tau):
-        if self.fast is None:
-            return self.fn.direct_dynamics(q, qd, tau)
-        if "direct_dynamics" in self.fast:
-            call = self.fast["direct_dynamics"]
-            call.inputs["q"][:] = q
-            call.inputs["qd"][:] = qd
-            call.inputs["tau"][:] = tau
-            return call()
-        A, h = self.fast["mass_matrix"], self.fast["h"]
-        A.inputs["q"][:] = q
-        h.inputs["q"][:] = q
-        h.inputs["qd"][:] = qd
-        return np.linalg.solve(A(), tau - h())
-
-
-class _ConstrainedPlant(_Plant):
-    """A tree under velocity constraints: ``x = (q, qd_a)``, ``qdot = G(q) qd_a``."""
-
-    kind = "constrained"
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        robot = fn.robot
-        self.name = robot.name
-        self.nq, self.nv, self.ntau = fn.n, fn.m, fn.m
-        self.coordinates = list(robot.joint_labels)
-        self.layout_q = f"every joint {', '.join(robot.joint_labels)}"
-        self.layout_qd = f"the independent speeds {', '.join(fn.model.independent)}"
-        self.tau_layout = f"the independent speeds {', '.join(fn.model.independent)}"
-
-    def qdot(self, q, qd):
-        return self.fn.velocities(q, qd)
-
-    def friction_rates(self, q, qd, qdot):
-        return qdot
-
-    def rate_map(self, q):
-        return self.fn.G(q)
-
-    def rate_bias(self, q, qd):
-        return self.fn.accelerations(q, qd, np.zeros(self.nv))
-
-    direct_friction = False
-
-    def force_map(self, q):
-        return self.fn.G(q).T
-
-    def sample(self, rng):
-        raise NotImplementedError
-
-
-class _ClosedLoopPlant(_ConstrainedPlant):
-    kind = "closed loop"
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        robot = fn.robot
-        self.layout_q = f"every joint {', '.join(robot.joint_labels)}, closing the loops"
-        self.layout_qd = f"the active joints {', '.join(robot.active_joints)}"
-        self.tau_layout = f"active joints {', '.join(robot.active_joints)}"
-        self.active = list(fn.ind)
-        self.others = list(fn.dependent)
-        self.other_columns = list(fn.dep)
-
-    def split(self, x0):
-        from kanerobot.dynamics.closed_loop import CLOSURE_TOL
-
-        q, qd = super().split(x0)
-        residual = self.fn.closure_residual(q)
-        if not residual <= CLOSURE_TOL:
-            raise KaneRobotError(
-                f"x0 for {self.name}: its q does not close the loops (residual {residual:.3g} > {CLOSURE_TOL:g}); "
-                f"give every joint of a closed configuration, e.g. fn.configuration(q_active)"
-            )
-        return q, qd
-
-    def prepare(self, q):
-        if self.fn.closure_residual(q) <= PROJECTION_TOL:
-            return q
-        guess = {label: q[k] for label, k in zip(self.others, self.other_columns)}
-        return self.fn.configuration(q[self.active], guess=guess)
-
-    def monitors(self, q_raw, q, qd):
-        if not len(q_raw):
-            return {"closure_residual": np.zeros(0)}
-        return {"closure_residual": np.atleast_1d(self.fn.closure_residual(q_raw))}
-
-
-class _WheeledPlant(_ConstrainedPlant):
-    kind = "wheeled base"
-
-    def monitors(self, q_raw, q, qd):
-        if not len(q):
-            return {"constraint_residual": np.zeros(0)}
-        rates = np.atleast_2d(self.fn.velocities(q, qd))
-        return {"constraint_residual": np.atleast_1d(self.fn.constraint_residual(q, rates))}
-
-
-class _FlexiblePlant(_Plant):
-    kind = "flexible joints"
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        model = fn.model
-        self.name = model.robot.name
-        self.nq = self.nv = fn.m
-        self.ntau = fn.n
-        self.coordinates = list(model.coordinates)
-        self.layout_q = f"z = (q, q_r): {', '.join(model.coordinates)}"
-        self.layout_qd = "zd, as z"
-        self.tau_layout = f"{', '.join(model.torques)} (motor torques on flexible joints)"
-        self.B = self.energy.B
-        # joint_limit("2") names joint 2's link side; "qr2" and "r2" its motor
-        self.coordinates_alias = {label: k for k, label in enumerate(model.robot.joint_labels)}
-        self.coordinates_alias.update({f"r{label}": self.coordinates.index(f"qr{label}") for label in model.flexible})
-        if model.has_program("direct_dynamics"):
-            self.fast = _fast(model, fn, ["direct_dynamics"])
-        self.check_fast()
-
-    def column(self, label):
-        label = str(label)
-        if label in self.coordinates_alias:
-            return self.coordinates_alias[label]
-        return super().column(label)
-
-    def acceleration(self, q, qd, tau):
-        if self.fast is None:
-            return self.fn.direct_dynamics(q, qd, tau)
-        call = self.fast["direct_dynamics"]
-        call.inputs["z"][:] = q
-        call.inputs["zd"][:] = qd
-        call.inputs["tau"][:] = tau
-        return call()
-
-    def actuated_rates(self, qd):
-        return self.B @ qd
-
-    direct_friction = False
-
-    def force_map(self, q):
-        # friction acts on the rigid joints and the motors, the rows tau drives (none on a link side)
-        return self.B
-
-    def monitors(self, q_raw, q, qd):
-        fn = self.fn
-        return {"deflection": q[:, fn.flexible_index] - q[:, fn.motor_index]} if len(q) else {}
-
-
-class _FloatingPlant(_Plant):
-    kind = "floating base"
-
-    def __init__(self, fn):
-        super().__init__(fn)
-        robot = fn.model.robot
-        self.name = robot.name
-        self.nq, self.nv, self.ntau = fn.nq, fn.nv, fn.n
-        self.coordinates = ["x", "y", "z", "qx", "qy", "qz", "qw"] + list(robot.joint_labels)
-        self.layout_q = f"base x y z, quaternion x y z w, joints {', '.join(robot.joint_labels)}"
-        self.layout_qd = f"base v x y z and w x y z in frame 0, joint rates {', '.join(robot.joint_labels)}"
-        self.tau_layout = f"joints {', '.join(robot.joint_labels)}"
-        self.fast = _fast(fn.model, fn, ["direct_dynamics"])
-        self.check_fast()
-
-    def split(self, x0):
-        q, qd = super().split(x0)
-        norm = np.linalg.norm(q[3:7])
-        if not norm > 1e-12:
-            raise KaneRobotError(f"x0 for {self.name}: the base quaternion q[3:7] (x y z w) is zero; give a unit quaternion such as [0, 0, 0, 1]")
-        q[3:7] /= norm
-        return q, qd
-
-    def prepare(self, q):
-        out = q.copy()
-        out[3:7] /= np.linalg.norm(q[3:7])
-        return out
-
-    def qdot(self, q, qd):
-        from kanerobot.dynamics.floating import configuration_derivative
-
-        return configuration_derivative(q, qd)
-
-    def acceleration(self, q, qd, tau):
-        if self.fast is None:
-            return self.fn.direct_dynamics(q, qd, tau)
-        call = self.fast["direct_dynamics"]
-        call.inputs["q"][:] = q[7:]
-        call.inputs["quaternion"][:] = q[3:7]
-        call.inputs["qd"][:] = qd[6:]
-        call.inputs["base_velocity"][:] = qd[:6]
-        call.inputs["tau"][:] = tau
-        return call()
-
-    def friction_rates(self, q, qd, qdot):
-        return qd[6:]
-
-    def actuated_rates(self, qd):
-        return qd[6:]
-
-    def rate_map(self, q):
-        return np.eye(self.nv)[6:]
-
-    def monitors(self, q_raw, q, qd):
-        from kanerobot.dynamics.floating import base_pose
-
-        if not len(q):
-            return {}
-        return {
-            "base_pose": base_pose(q),
-            "momentum": np.atleast_2d(self.fn.momentum(q, qd)),
-            "quaternion_norm_error": np.abs(np.linalg.norm(q_raw[:, 3:7], axis=1) - 1.0),
-        }
-
-    def sample(self, rng):
-        q = rng.uniform(-1, 1, self.nq)
-        q[3:7] /= np.linalg.norm(q[3:7])
-        return q, rng.uniform(-1, 1, self.nv)
-
 
 def plant(fn, friction="model", friction_velocity=None):
     """The integrable view of a numeric model (used by :func:`simulate`).
@@ -717,36 +456,14 @@ def plant(fn, friction="model", friction_velocity=None):
     and apply that law from the ``FS`` values (:attr:`coulomb`).
     """
     law = _friction_law(friction)
-    p = _plant(fn)
+    p = _Plant(fn)
     if law == "model" or not np.any(p.FS):
         return p
     FS = p.FS
-    p = _plant(_without_coulomb(fn, p.energy))
+    p = _Plant(_without_coulomb(fn, p.energy))
     p.FS = FS
     p.coulomb = _Coulomb(p, law, friction_velocity)
     return p
-
-
-def _plant(fn):
-    from kanerobot.dynamics.closed_loop import ClosedLoopDynamics
-    from kanerobot.dynamics.constrained import ConstrainedDynamics
-    from kanerobot.dynamics.flexible import NumericFlexible
-    from kanerobot.dynamics.floating import FloatingBaseDynamics
-    from kanerobot.dynamics.model import NumericDynamics
-
-    if isinstance(fn, ClosedLoopDynamics):
-        return _ClosedLoopPlant(fn)
-    if isinstance(fn, ConstrainedDynamics):
-        return _WheeledPlant(fn) if fn.robot.wheeled else _ConstrainedPlant(fn)
-    if isinstance(fn, NumericFlexible):
-        return _FlexiblePlant(fn)
-    if isinstance(fn, FloatingBaseDynamics):
-        return _FloatingPlant(fn)
-    if isinstance(fn, NumericDynamics):
-        return _FixedPlant(fn)
-    raise KaneRobotError(
-        f"cannot simulate {type(fn).__name__}: fixed-base, closed-loop, wheeled, flexible-joint and floating-base models are supported"
-    )
 
 
 # ---------------------------------------------------------------- friction
@@ -775,7 +492,7 @@ def _without_coulomb(fn, structure):
         if expr.xreplace(zero) != 0:
             written = f"{float(expr):g}" if expr.is_number else str(expr)
             raise KaneRobotError(
-                f"{structure.robot.name}: the Coulomb friction of joint {label} is FS = {written} in the robot's description; "
+                f"{structure.name}: the Coulomb friction of joint {label} is FS = {written} in the robot's description; "
                 f"simulate applies Coulomb friction itself from the values of FS symbols: write a symbol "
                 f"(FS{label}) and give its value, or pass friction='model' to keep the model's FS sign(qd)"
             )
@@ -1817,15 +1534,15 @@ def _observer(plant_view, controller_view, observe):
     link side of a flexible plant under a rigid controller)."""
     if callable(observe):
         return observe, None, None
-    pk, ck = plant_view.kind, controller_view.kind
-    if pk == "flexible" and ck != "flexible":
-        fn = plant_view.fn
-        if controller_view.nq != fn.n:
-            raise KaneRobotError(f"the controller's model has {controller_view.nq} coordinates, the flexible plant {fn.n} joints")
-        link = list(range(fn.n))
+    plant, ctrl = plant_view.space, controller_view.space
+    if plant.link_columns is not None and ctrl.link_columns is None:
+        # a rigid controller on a plant with more coordinates than joints: the links are what it models,
+        # the inputs' own coordinates (the motors) what it reads by default
+        link = list(plant.link_columns)
+        if controller_view.nq != len(link):
+            raise KaneRobotError(f"the controller's model has {controller_view.nq} coordinates, the {plant.kind} plant {len(link)} joints")
         if observe in (None, "motor"):
-            motor = dict(zip(fn.flexible_index.tolist(), fn.motor_index.tolist()))
-            columns = [motor.get(k, k) for k in range(fn.n)]
+            columns = list(plant.controlled)
         elif observe == "link":
             columns = link
         else:
@@ -2048,28 +1765,24 @@ def _robot_name(fn):
 
 
 def _initial_state(pview, cview, trajectory, t0, columns):
-    """The plant on the trajectory at ``t0`` (see :func:`cross_validate`)."""
+    """The plant on the trajectory at ``t0`` (see :func:`cross_validate`): its controlled
+    coordinates there; free rates at zero momentum (a floating base at rest at the origin),
+    or at rest where springs hold them."""
     q_d, qd_d, _ = trajectory(t0)
-    fp = pview.fn
-    if pview.kind == "flexible" and cview.kind != "flexible":
-        z = np.concatenate([q_d, q_d[fp.flexible_index]])
-        k = pview.stiffness()
-        g = pview.gravity(z)  # link rows at q_d
-        z[fp.motor_index] = q_d[fp.flexible_index] + g[fp.flexible_index] / k[fp.flexible_index]
-        zd = np.concatenate([qd_d, qd_d[fp.flexible_index]])
-        return np.concatenate([z, zd])
-    if pview.kind == "floating":
-        q = np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], q_d])
-        A = np.asarray(fp.mass_matrix(q), dtype=float)
-        base = -np.linalg.solve(A[:6, :6], A[:6, 6:] @ qd_d)  # zero momentum
-        return np.concatenate([q, base, qd_d])
-    if pview.kind == "flexible":
-        z = pview.full_configuration(q_d)
-        zd = np.zeros(pview.nv)
-        zd[pview.columns] = qd_d
-        return np.concatenate([z, zd])
+    plant = pview.space
     q = pview.full_configuration(q_d)
-    return np.concatenate([q, qd_d])
+    if plant.link_columns is None:
+        return np.concatenate([q, plant.free_rates_at_rest(q, qd_d)])
+    qd = np.zeros(plant.nv)
+    qd[list(plant.controlled_rates)] = qd_d
+    if cview.space.link_columns is None:
+        # a rigid controller's trajectory is the links': they move with it, the springs deflected by gravity there
+        qd[list(plant.link_columns)] = qd_d
+        k = pview.stiffness()
+        g = pview.gravity(q)  # link rows at q_d
+        spring = k > 0
+        q[np.asarray(plant.controlled)[spring]] = q_d[spring] + g[spring] / k[spring]
+    return np.concatenate([q, qd])
 
 
 def _disagreement(fc, fp, cview, pview, qc, qdc, qddc, sim):
@@ -2093,15 +1806,14 @@ def _disagreement(fc, fp, cview, pview, qc, qdc, qddc, sim):
             f"the controller's model ({cview.kind}) and the plant ({pview.kind}) have different coordinates: "
             f"their inertia matrices and bias forces are not compared"
         )
-    if qddc is not None and N and cview.kind != "flexible":
+    if qddc is not None and N and not cview.space.not_rigid:
         try:
-            predicted = np.asarray(fc.inverse_dynamics(qc, qdc, qddc), dtype=float).reshape(N, -1)
-            if cview.kind == "floating":
-                predicted = predicted[:, 6:]
+            # the rows of the driven rates: the free ones' (a floating base's) are not the controller's torques
+            predicted = np.asarray(fc.inverse_dynamics(qc, qdc, qddc), dtype=float).reshape(N, -1)[:, cview.rate_columns]
             out["torque"] = np.abs(predicted - sim.tau).max(axis=1)
             scale = np.abs(sim.tau).max(axis=1)
             relative["torque"] = out["torque"] / np.where(scale > 0, scale, 1.0)
-            if cview.kind == "floating":
+            if cview.space.free_rates:
                 notes.append("torque: the joint rows of the controller's inverse model on the plant's motion (base free)")
         except KaneRobotError as exc:
             notes.append(f"torque disagreement not computed: {exc}")

@@ -67,6 +67,8 @@ __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equi
 
 #: Largest loop-closure residual accepted for a configuration q.
 CLOSURE_TOL = 1e-8
+#: Closure residual above which a simulated configuration is brought back onto the loops.
+PROJECTION_TOL = 1e-10
 #: Models with a symbolic closed-loop program (the Coriolis matrix and the
 #: direct model are numeric only, :class:`ClosedLoopDynamics`).
 PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
@@ -164,6 +166,17 @@ class ClosedLoopModel(ConstrainedModel):
         ClosedLoopDynamics
         """
         return ClosedLoopDynamics(self, values, backend=backend, physical=physical, check=check)
+
+    @property
+    def state_space(self):
+        """The constrained :class:`~kanerobot.state_space.StateSpace`, ``q`` a closed configuration, ``qd`` the active joints."""
+        robot = self.robot
+        active = ", ".join(robot.active_joints)
+        return dataclasses.replace(
+            super().state_space, kind="closed loop", adjective="closed-loop", q_note=" (a closed configuration)", joint_state=True,
+            layout_q=f"every joint {', '.join(robot.joint_labels)}, closing the loops", layout_qd=f"the active joints {active}",
+            tau_layout=f"active joints {active}",
+        )  # fmt: skip
 
 
 def closed_loop_program(model, name):
@@ -376,6 +389,28 @@ class ClosedLoopDynamics(ConstrainedDynamics):
                 f"(residual {residual[k]:.3g} > {CLOSURE_TOL:g}): give every joint of a closed "
                 f"configuration, e.g. from configuration(q_active)"
             )
+
+    def _state_hooks(self):
+        """The constrained maps, and the loops closed: where a run drifts off them, at the start, along a run."""
+        return super()._state_hooks() | {
+            "prepare_map": self._closed, "start_check": self._check_closed, "configuration_map": self.configuration,
+            "monitor_map": lambda q_raw, q, qd: {"closure_residual": np.atleast_1d(self.closure_residual(q_raw)) if len(q_raw) else np.zeros(0)},
+        }  # fmt: skip
+
+    def _closed(self, q):
+        """``q``, or where it drifted off the loops (residual above :data:`PROJECTION_TOL`) the passive joints brought back by Newton from there."""
+        if self.closure_residual(q) <= PROJECTION_TOL:
+            return q
+        return self.configuration(q[self.ind], guess=dict(zip(self.dependent, q[self.dep])))
+
+    def _check_closed(self, q, what):
+        residual = self.closure_residual(q)
+        if not residual <= CLOSURE_TOL:
+            raise KaneRobotError(
+                f"{what}: its q does not close the loops (residual {residual:.3g} > {CLOSURE_TOL:g}); "
+                f"give every joint of a closed configuration, e.g. fn.configuration(q_active)"
+            )
+        return q
 
     def configuration(self, q_active, guess=None, tol=1e-10):
         """All joint values that close the loops for the active joints ``q_active``.

@@ -32,6 +32,7 @@ import sympy
 
 from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.state_space import StateSpace
 
 __all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
 
@@ -211,6 +212,24 @@ class ConstrainedModel:
     def robot_symbol_names(self):
         return self.tree.robot_symbol_names
 
+    @property
+    def state_space(self):
+        """The :class:`~kanerobot.state_space.StateSpace`: every joint in ``q``, the independent speeds in ``qd`` and ``tau``.
+
+        ``qdot = G(q) qd``; friction acts on every joint's rate ``G qd``.
+        Subclasses name their structure (:meth:`dataclasses.replace` of this one).
+        """
+        robot = self.robot
+        labels = tuple(robot.joint_labels)
+        speeds = f"the independent speeds {', '.join(self.independent)}"
+        return StateSpace(
+            kind="constrained", adjective="constrained", name=robot.name, coordinates=labels, q_names=tuple(map(str, self.q)),
+            qd_names=tuple(map(str, self.qd)), torques=tuple(map(str, self.tau)), layout_q=f"every joint {', '.join(labels)}",
+            layout_qd=speeds, tau_layout=speeds, actuation=np.eye(len(self.independent)),
+            controlled=tuple(labels.index(label) for label in self.independent), controlled_labels=self.independent,
+            origin=np.zeros(len(labels)), origin_is_state=False, tree=self.tree.robot, joints=labels,
+        )  # fmt: skip
+
 
 class ConstrainedDynamics:
     """Numeric dynamics of a tree under ``J(q) qd = 0``, with bound parameters.
@@ -306,6 +325,27 @@ class ConstrainedDynamics:
                 f"here (J G = {residual[k]:.3g}): fewer motions are possible than at a generic configuration"
             )
         return G, pinv
+
+    @property
+    def state_space(self):
+        """The model's :class:`~kanerobot.state_space.StateSpace` with ``qdot = G(q) qd`` (built once)."""
+        if "_state_space" not in self.__dict__:
+            values = {str(k): v for k, v in self.tree.values.items()} | self.values_by_name
+            self._state_space = self.model.state_space.bind(self, values=values, **self._state_hooks())
+        return self._state_space
+
+    def _state_hooks(self):
+        """The numeric maps of :attr:`state_space` (subclasses add theirs)."""
+        return {
+            "qdot_map": self.velocities, "rate_values": self._joint_rates, "rate_matrix": self.G,
+            "rate_bias_map": lambda q, qd: self.accelerations(q, qd, np.zeros(self.m)),
+        }  # fmt: skip
+
+    def _joint_rates(self, q, qd_a):
+        """Every joint's rate ``G qd_a``; a batch of configurations takes one speed or as many."""
+        if np.ndim(q) == 2:
+            return np.atleast_2d(self.velocities(q, np.broadcast_to(qd_a, (len(q), self.m))))
+        return self.velocities(q, qd_a)
 
     def G(self, q):
         """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""

@@ -29,6 +29,7 @@ import sympy
 from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import WRENCH_NAMES
+from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 
 #: Models a :class:`DynamicModel` offers, with what they compute.
@@ -329,6 +330,22 @@ class DynamicModel:
         """
         return NumericDynamics(self, values, backend=backend, physical=physical, check=check)
 
+    @property
+    def state_space(self):
+        """The :class:`~kanerobot.state_space.StateSpace`: ``q``, ``qd`` and ``tau`` of the n joints."""
+        robot = self.robot
+        labels = tuple(robot.joint_labels)
+        joints = f"joints {', '.join(labels)}"
+        every = (slice(None),)
+        return StateSpace(
+            kind="fixed base", adjective=robot.structure, name=robot.name, coordinates=labels,
+            q_names=tuple(map(str, self.q)), qd_names=tuple(map(str, self.qd)), torques=tuple(map(str, self.tau)),
+            layout_q=joints, layout_qd="their rates", tau_layout=joints, actuation=np.eye(len(labels)),
+            controlled=tuple(range(len(labels))), controlled_labels=labels, origin=np.zeros(len(labels)),
+            tree=robot, joints=labels, joint_state=True,
+            program_inputs=(("q", "q", *every), ("qd", "qd", *every), ("tau", "tau", *every)),
+        )  # fmt: skip
+
 
 def argument_groups(groups):
     """``[(name, symbols)]`` as arguments of a compiled function: entries that
@@ -480,6 +497,13 @@ class NumericDynamics:
     @property
     def n(self):
         return len(self.model.q)
+
+    @property
+    def state_space(self):
+        """The model's :class:`~kanerobot.state_space.StateSpace` bound to these functions (built once)."""
+        if "_state_space" not in self.__dict__:
+            self._state_space = self.model.state_space.bind(self, values={str(k): v for k, v in self.values.items()})
+        return self._state_space
 
     def _evaluate(self, name, states):
         """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the

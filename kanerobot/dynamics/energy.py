@@ -20,7 +20,9 @@ power balance holds because ``Adot - 2C`` is skew-symmetric and
 ``Q = dU/dq``: ``dE/dt = qd.(A qdd + 1/2 Adot qd + Q) = qd.(tau - C qd - Q -
 f + 1/2 Adot qd + Q) = qd.(tau - f)``.
 
-What each structure's coordinates are:
+What each structure's coordinates are (its
+:class:`~kanerobot.state_space.StateSpace`, ``fn.state_space``, says it:
+these functions read that and nothing else of the structure):
 
 - fixed base (:class:`~kanerobot.dynamics.model.NumericDynamics`): ``q``,
   ``qd``, ``tau`` of the n joints;
@@ -58,6 +60,7 @@ import numpy as np
 import sympy
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.state_space import StateSpace
 
 __all__ = [
     "centres_of_mass",
@@ -70,7 +73,7 @@ __all__ = [
     "total_energy",
 ]
 
-_CACHE = weakref.WeakKeyDictionary()  # fn -> _Structure
+_CACHE = weakref.WeakKeyDictionary()  # fn -> _Energy
 
 
 # ------------------------------------------------------------ public API
@@ -175,11 +178,7 @@ def elastic_energy(fn, q):
     """
     s = energy_structure(fn)
     q, single = s.configuration(q)
-    if s.kind != "flexible" or not fn.nf:
-        return _out(np.zeros(len(q)), single)
-    Gf = np.asarray(fn.elastic_torques(q), dtype=float).reshape(len(q), fn.nf)
-    deflection = q[:, fn.flexible_index] - q[:, fn.motor_index]
-    return _out(-0.5 * np.sum(Gf * deflection, axis=1), single)
+    return _out(s.elastic(q), single)
 
 
 def potential_energy(fn, q, values=None):
@@ -412,118 +411,73 @@ class _Bodies:
         return moments, masses
 
 
-class _Structure:
-    """What the energy functions need to know about one numeric model."""
+class _Energy:
+    """What the energy functions need of one numeric model, read off its state space.
+
+    The sizes and layouts, the bodies of the tree (numeric forward
+    kinematics), gravity, the friction coefficients of the tree's joints;
+    the structure's own maps (base pose, joint rates, springs) are the
+    state space's.
+    """
 
     def __init__(self, fn, extra):
         from kanerobot.dynamics.common import link_parameter
-        from kanerobot.dynamics.constrained import ConstrainedDynamics
-        from kanerobot.dynamics.flexible import NumericFlexible
-        from kanerobot.dynamics.floating import FloatingBaseDynamics
 
-        self.fn = fn
-        if isinstance(fn, ConstrainedDynamics):
-            robot = fn.robot
-            self.kind = "wheeled" if robot.wheeled else "closed loop" if robot.loops else "constrained"
-            values = {str(k): v for k, v in fn.tree.values.items()}
-            values.update(fn.values_by_name)
-            self.nq, self.nv, self.ntau = fn.n, fn.m, fn.m
-            tree_robot = fn.model.tree.robot
-            friction_labels = robot.joint_labels
-            closed = " of a closed configuration" if robot.loops else ""
-            self.layout_q = f"every joint {', '.join(robot.joint_labels)}{closed}"
-            self.layout_qd = f"the independent speeds {', '.join(fn.model.independent)}"
-        elif isinstance(fn, NumericFlexible):
-            self.kind = "flexible"
-            robot = fn.model.robot
-            values = {str(k): v for k, v in fn.values.items()}
-            self.nq = self.nv = fn.m
-            self.ntau = fn.n
-            tree_robot = fn.model.tree
-            friction_labels = tree_robot.joint_labels
-            self.layout_q = f"z = (q, q_r): {', '.join(fn.model.coordinates)}"
-            self.layout_qd = "zd, as z"
-        elif isinstance(fn, FloatingBaseDynamics):
-            self.kind = "floating"
-            robot = fn.model.robot
-            values = {str(k): v for k, v in fn.values.items()}
-            self.nq, self.nv, self.ntau = fn.nq, fn.nv, fn.n
-            tree_robot, friction_labels = robot, robot.joint_labels
-            self.layout_q = f"base x y z, quaternion x y z w, joints {', '.join(robot.joint_labels)}"
-            self.layout_qd = f"base v and w in frame 0, joints {', '.join(robot.joint_labels)}"
-        elif hasattr(fn, "model") and hasattr(fn, "values") and hasattr(fn.model, "robot") and not fn.model.robot.wheeled:
-            self.kind = "fixed"
-            robot = fn.model.robot
-            values = {str(k): v for k, v in fn.values.items()}
-            self.nq = self.nv = self.ntau = len(robot.joint_labels)
-            tree_robot, friction_labels = robot, robot.joint_labels
-            self.layout_q = f"joints {', '.join(robot.joint_labels)}"
-            self.layout_qd = self.layout_q
-        else:
-            raise KaneRobotError(
-                f"no energy for {type(fn).__name__}: give the numeric model of a fixed-base, closed-loop, "
-                f"flexible-joint or floating-base robot (model.numeric(values))"
-            )
-        self.tau_layout = f"{self.ntau} joint torques"
+        space = StateSpace.of(fn, "no energy for")
+        self.space = space
+        self.name = space.name
+        values = dict(space.values)
         values.update({str(k): float(v) for k, v in (extra or {}).items()})
         symbols = {sympy.Symbol(k): sympy.Float(float(v)) for k, v in values.items()}
-        self.robot = robot
-        self.gravity = np.array([_number(g, symbols) for g in robot.base.G], dtype=float)
-        self.bodies = _Bodies(tree_robot, symbols)
-        self.FV = np.array([_number(link_parameter(tree_robot, label, "FV"), symbols) for label in friction_labels])
-        self.FS = np.array([_number(link_parameter(tree_robot, label, "FS"), symbols) for label in friction_labels])
+        tree = space.tree
+        self.gravity = np.array([_number(g, symbols) for g in fn.model.robot.base.G], dtype=float)
+        self.bodies = _Bodies(tree, symbols)
+        self.FV = np.array([_number(link_parameter(tree, label, "FV"), symbols) for label in space.joints])
+        self.FS = np.array([_number(link_parameter(tree, label, "FS"), symbols) for label in space.joints])
         # the expressions too: the simulation re-binds their symbols to apply its own Coulomb law
-        self.FS_expressions = [sympy.sympify(link_parameter(tree_robot, label, "FS")) for label in friction_labels]
-        self.friction_labels = list(friction_labels)
-        if self.kind == "flexible":
-            self.B = np.zeros((fn.n, fn.m))  # zd . B^T tau: rigid joints on their rows, motor torques on the motor rows
-            self.B[fn.rigid_index, fn.rigid_index] = 1.0
-            self.B[fn.flexible_index, fn.motor_index] = 1.0
+        self.FS_expressions = [sympy.sympify(link_parameter(tree, label, "FS")) for label in space.joints]
+        self.friction_labels = list(space.joints)
+        self.ntau, self.tau_layout = space.ntau, f"{space.ntau} joint torques"
 
     def configuration(self, q):
-        return _states(q, self.nq, "q", self.layout_q)
+        return _states(q, self.space.nq, "q", self.space.layout_q)
 
     def velocity(self, qd):
-        return _states(qd, self.nv, "qd", self.layout_qd)
+        return _states(qd, self.space.nv, "qd", self.space.layout_qd)
 
     def placement(self, q):
         """``(R0, P0, joints)``: the pose of frame 0 and the joint values of the tree."""
-        N = len(q)
-        if self.kind == "floating":
-            from kanerobot.dynamics.floating import quaternion_to_rotation
+        space = self.space
+        joints = q if space.joint_columns is None else q[:, list(space.joint_columns)]
+        if space.base_pose is None:
+            return np.broadcast_to(np.eye(3), (len(q), 3, 3)), np.zeros((len(q), 3)), joints
+        return (*space.base_pose(q), joints)
 
-            return quaternion_to_rotation(q[:, 3:7]), q[:, :3], q[:, 7:]
-        return np.broadcast_to(np.eye(3), (N, 3, 3)), np.zeros((N, 3)), q
+    def elastic(self, q):
+        return np.zeros(len(q)) if self.space.elastic_energy is None else self.space.elastic_energy(q)
 
     def friction_rates(self, q, qd):
-        if self.kind in ("closed loop", "wheeled", "constrained"):
-            return np.atleast_2d(self.fn.velocities(q, np.broadcast_to(qd, (len(q), self.nv))))
-        if self.kind == "floating":
-            return qd[:, 6:]
-        return qd
+        return self.space.joint_rates(q, qd)
 
     def actuated_rates(self, qd):
         """The rates the torques ``tau`` work on."""
-        if self.kind == "floating":
-            return qd[:, 6:]
-        if self.kind == "flexible":
-            return qd @ self.B.T
-        return qd
+        return self.space.actuated_rates(qd)
 
 
 def energy_structure(fn, values=None):
-    """What the energy functions and the controllers need to know of a numeric model ``fn``.
+    """What the energy functions and the simulation need to know of a numeric model ``fn``.
 
-    The structure (kind, sizes nq, nv, ntau, ...) of any structure's
-    numeric model, built once per ``fn`` and cached (rebuilt when ``values``
-    rebind the parameters).
+    Its bodies, gravity and friction coefficients, with the sizes and maps
+    of its :class:`~kanerobot.state_space.StateSpace` (``fn.state_space``),
+    built once per ``fn`` and cached (rebuilt when ``values`` rebind the
+    parameters).
     """
     if values:
-        return _Structure(fn, values)
+        return _Energy(fn, values)
     try:
         return _CACHE[fn]
     except (KeyError, TypeError):
-        s = _Structure(fn, None)
+        s = _Energy(fn, None)
         try:
             _CACHE[fn] = s
         except TypeError:

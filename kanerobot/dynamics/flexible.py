@@ -188,6 +188,7 @@ from kanerobot.robot.description import (
     Robot,
 )
 from kanerobot.robot.joints import REVOLUTE
+from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
 
@@ -935,6 +936,35 @@ class FlexibleModel:
         """
         return NumericFlexible(self, values, backend=backend, physical=physical, check=check)
 
+    @property
+    def state_space(self):
+        """The :class:`~kanerobot.state_space.StateSpace`: ``z = (q, q_r)``, ``zd``, n joint and motor torques.
+
+        The inputs drive the rigid joints and the motors (``B``); a flexible
+        joint's link side is free, moved by its spring.
+        """
+        labels = self.robot.joint_labels
+        flexible = set(self.flexible)
+        coordinates = tuple(self.coordinates)
+        motor = {k: coordinates.index(f"qr{label}") for k, label in enumerate(labels) if label in flexible}
+        controlled = tuple(motor.get(k, k) for k in range(self.n))
+        B = np.zeros((self.n, self.n + self.nf))
+        B[np.arange(self.n), controlled] = 1.0  # zd . B^T tau: rigid joints on their rows, motor torques on the motors'
+        # joint_limit("2") names joint 2's link side; "qr2" and "r2" its motor
+        aliases = {label: k for k, label in enumerate(labels)} | {f"r{label}": motor[k] for k, label in enumerate(labels) if k in motor}
+        every = slice(None)
+        return StateSpace(
+            kind="flexible joints", adjective="flexible-joint", name=self.robot.name, coordinates=coordinates,
+            q_names=coordinates, qd_names=tuple(map(str, self._zd)), torques=tuple(self.torques),
+            layout_q=f"z = (q, q_r): {', '.join(coordinates)}", layout_qd="zd, as z",
+            tau_layout=f"{', '.join(self.torques)} (motor torques on flexible joints)", actuation=B, controlled=controlled,
+            controlled_labels=tuple(f"qr{label}" if k in motor else label for k, label in enumerate(labels)),
+            origin=np.zeros(len(coordinates)), tree=self.tree, joints=tuple(self.tree.joint_labels), aliases=aliases,
+            link_columns=tuple(range(self.n)), program_inputs=(("z", "q", every), ("zd", "qd", every), ("tau", "tau", every)),
+            not_rigid="computed torque needs a rigid model: a flexible-joint model is of fourth order in the link "
+                      "positions; use pd_gravity on it, or build the computed torque on the rigid robot (eta = 0)",
+        )  # fmt: skip
+
     # ---------------------------------------------------------- compiled
     def _groups(self):
         """Argument groups ``[(name, symbols)]`` of every numeric function; entries that
@@ -1209,3 +1239,48 @@ class NumericFlexible:
         z, zd = x[: self.m], x[self.m :]
         torques = tau(t, x) if callable(tau) else tau
         return np.concatenate([zd, self.direct_dynamics(z, zd, torques)])
+
+    # ------------------------------------------------------- state space
+    @property
+    def state_space(self):
+        """The model's :class:`~kanerobot.state_space.StateSpace` with the springs' maps (built once)."""
+        if "_state_space" not in self.__dict__:
+            self._state_space = self.model.state_space.bind(
+                self, values={str(k): v for k, v in self.values.items()}, monitor_map=self._deflection,
+                elastic_energy=self._elastic_energy, configuration_map=self._configuration,
+                control_inertia=self._motor_inertia, control_gravity=self._link_gravity, stiffness=self._stiffness,
+            )  # fmt: skip
+        return self._state_space
+
+    def _deflection(self, q_raw, q, qd):
+        return {"deflection": q[:, self.flexible_index] - q[:, self.motor_index]} if len(q) else {}
+
+    def _elastic_energy(self, z):
+        """``U_e = -1/2 Gamma_f . (q_f - q_r)`` of a batch (N,)."""
+        if not self.nf:
+            return np.zeros(len(z))
+        Gf = np.asarray(self.elastic_torques(z), dtype=float).reshape(len(z), self.nf)
+        return -0.5 * np.sum(Gf * (z[:, self.flexible_index] - z[:, self.motor_index]), axis=1)
+
+    def _configuration(self, p):
+        """The links and motors at ``p`` (springs at rest)."""
+        return np.concatenate([p, p[self.flexible_index]])
+
+    def _motor_inertia(self, z):
+        """What a PD's default gains see: the link inertia plus the rotor's on each joint (diagonal, n x n)."""
+        d = np.diag(np.asarray(self.mass_matrix(z), dtype=float))
+        inertia = d[: self.n].copy()
+        inertia[self.flexible_index] += d[self.motor_index]
+        return np.diag(inertia)
+
+    def _link_gravity(self, z):
+        """The gravity torques of the joints (link rows), (n,): what Tomei's controller compensates."""
+        return np.asarray(self.gravity(z), dtype=float)[: self.n]
+
+    def _stiffness(self):
+        """Joint stiffnesses k (0 on rigid joints), (n,)."""
+        z = np.zeros(self.m)
+        z[self.motor_index] = 1.0
+        k = np.zeros(self.n)
+        k[self.flexible_index] = np.asarray(self.elastic_torques(z), dtype=float).reshape(-1)
+        return k

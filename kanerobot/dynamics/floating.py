@@ -124,6 +124,7 @@ from kanerobot.robot.joints import (
     quaternion_to_rotation,
     rotation_to_quaternion,
 )
+from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
 
@@ -826,6 +827,26 @@ class FloatingBaseModel(DynamicModel):
         """
         return FloatingBaseDynamics(self, values, backend=backend, physical=physical, check=check)
 
+    @property
+    def state_space(self):
+        """The :class:`~kanerobot.state_space.StateSpace`: pinocchio's free-flyer ``q`` (7 + n), ``qd`` (6 + n), n joint torques."""
+        robot = self.robot
+        labels = tuple(robot.joint_labels)
+        n, every = len(labels), slice(None)
+        base = ("x", "y", "z", "qx", "qy", "qz", "qw")
+        origin = np.zeros(7 + n)
+        origin[6] = 1.0
+        return StateSpace(
+            kind="floating base", adjective="floating-base", name=robot.name, coordinates=base + labels,
+            q_names=base + tuple(map(str, self.q)), qd_names=("vx", "vy", "vz", "wx", "wy", "wz") + tuple(map(str, self.qd)),
+            torques=tuple(map(str, self.tau)), layout_q=f"base x y z, quaternion x y z w, joints {', '.join(labels)}",
+            layout_qd=f"base v x y z and w x y z in frame 0, joint rates {', '.join(labels)}",
+            tau_layout=f"joints {', '.join(labels)}", actuation=np.eye(6 + n)[6:], controlled=tuple(range(7, 7 + n)),
+            controlled_labels=labels, origin=origin, tree=robot, joints=labels, joint_columns=tuple(range(7, 7 + n)),
+            program_inputs=(("q", "q", slice(7, None)), ("quaternion", "q", slice(3, 7)), ("qd", "qd", slice(6, None)),
+                            ("base_velocity", "qd", slice(0, 6)), ("tau", "tau", every)),
+        )  # fmt: skip
+
 
 class FloatingBaseDynamics(NumericDynamics):
     """Numeric floating-base dynamics of one robot with bound parameters.
@@ -1068,6 +1089,43 @@ class FloatingBaseDynamics(NumericDynamics):
         L = np.einsum("nij,nj->ni", R, local[:, :3])
         K = np.einsum("nij,nj->ni", R, local[:, 3:]) + np.cross(q[:, :3], L)
         return self._result(np.concatenate([L, K], axis=1), single)
+
+    @property
+    def state_space(self):
+        """The model's :class:`~kanerobot.state_space.StateSpace` with the free flyer's maps (built once)."""
+        if "_state_space" not in self.__dict__:
+            self._state_space = self.model.state_space.bind(
+                self, values={str(k): v for k, v in self.values.items()}, qdot_map=configuration_derivative,
+                integrate_map=integrate, prepare_map=self._prepared, start_check=self._starting_quaternion,
+                monitor_map=self._monitors, base_pose=lambda q: (quaternion_to_rotation(q[:, 3:7]), q[:, :3]),
+            )  # fmt: skip
+        return self._state_space
+
+    @staticmethod
+    def _prepared(q):
+        """``q`` with its quaternion normalised (a copy): where a simulation evaluates the model."""
+        out = q.copy()
+        out[3:7] /= np.linalg.norm(q[3:7])
+        return out
+
+    @staticmethod
+    def _starting_quaternion(q, what):
+        """A starting configuration with its quaternion normalised; a zero quaternion is refused."""
+        norm = np.linalg.norm(q[3:7])
+        if not norm > 1e-12:
+            raise KaneRobotError(f"{what}: the base quaternion q[3:7] (x y z w) is zero; give a unit quaternion such as [0, 0, 0, 1]")
+        q[3:7] /= norm
+        return q
+
+    def _monitors(self, q_raw, q, qd):
+        """The base pose, the momentum and how far the integrated quaternion's norm went from 1."""
+        if not len(q):
+            return {}
+        return {
+            "base_pose": base_pose(q),
+            "momentum": np.atleast_2d(self.momentum(q, qd)),
+            "quaternion_norm_error": np.abs(np.linalg.norm(q_raw[:, 3:7], axis=1) - 1.0),
+        }
 
     def configuration_derivative(self, q, qd):
         """``dq/dt`` (see :func:`configuration_derivative`), with the state lengths checked."""

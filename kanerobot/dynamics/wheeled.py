@@ -639,6 +639,11 @@ class WheeledModel(ConstrainedModel):
         """
         return WheeledDynamics(self, values, backend=backend, physical=physical, check=check)
 
+    @property
+    def state_space(self):
+        """The constrained :class:`~kanerobot.state_space.StateSpace` of a wheeled base."""
+        return dataclasses.replace(super().state_space, kind="wheeled base", adjective="wheeled")
+
     # ------------------------------------------------------------ Kane
     @property
     def nonholonomic_kane(self):
@@ -744,6 +749,15 @@ class WheeledDynamics(ConstrainedDynamics):
         qs, single = self._states(q, self.n, "q")
         out = self._constraint_matrix(qs)
         return out[0] if single else out
+
+    def _state_hooks(self):
+        """The constrained maps, and the rolling constraints' residual along a run."""
+        return super()._state_hooks() | {"monitor_map": self._rolling_residual}
+
+    def _rolling_residual(self, q_raw, q, qd):
+        if not len(q):
+            return {"constraint_residual": np.zeros(0)}
+        return {"constraint_residual": np.atleast_1d(self.constraint_residual(q, np.atleast_2d(self.velocities(q, qd))))}
 
     def constraint_residual(self, q, qd):
         """``max |W(q) qd|``: a float, or (N,) for a batch."""
