@@ -366,7 +366,7 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
     if free:
         w0 = sympy.Matrix(BASE_VELOCITY[3:])
     else:
-        w0, wdot0, Vdot0 = root_motion(program, robot, gravity=gravity)
+        w0, wdot0, vdot0 = root_motion(program, robot, gravity=gravity)  # VP0 - G: gravity as a base acceleration
     _, gamma, beta, inertia = first_forward_recursion(robot, program, placements, w0, wrench=wrench)
     zeta = dict(gamma)  # zeta_j = gamma_j where qdd_j is unknown
     for frame in robot.frames:
@@ -391,7 +391,7 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
         g0 = gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
         root = list(Vdot0[:3, 0] + g0 - w0.cross(v0)) + list(Vdot0[3:, 0])  # (39)
     else:
-        Vdot0 = sympy.Matrix.vstack(Vdot0, wdot0)
+        Vdot0 = sympy.Matrix.vstack(vdot0, wdot0)
 
     # (iv) Second forward recursion (27)-(28), then (26), (29) where qdd_j is known.
     qdd, Vdot = second_forward_recursion(robot, program, placements, Vdot0, zeta, JU, JD, GW)
