@@ -12,6 +12,11 @@ the accelerations of the direct model must give back the torques::
 
 and, with the inertia matrix of :mod:`kanerobot.dynamics.composite`,
 ``A(q) qdd_ddm + H(q, qd) = tau`` where ``H = RNEA(q, qd, 0)``.
+
+On a free flyer (the satellite, and the tree of conftest with its prismatic
+joints and fixed leaf), the other path is the free-flyer Newton-Euler
+program: ``A nu_dot = [0; tau] - H`` with ``A`` and ``H`` read off it, and
+the free-floating model's base acceleration needs no base wrench there.
 """
 
 import re

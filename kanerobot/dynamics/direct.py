@@ -198,7 +198,7 @@ def direct_dynamics(robot, trig=True):
     ``GW``, ``GK`` (K), ``AP`` (alpha), ``VR``, ``GU``, ``WP``, ``VP``.
 
     On the satellite (a free flyer), the articulated inertia at the base is
-    a full 6x6, solved with six pivots ``BD1 .. BD6`` (reciprocals ``BID``):
+    a full 6x6, solved in the program with six pivots (reciprocals ``BID``):
 
     >>> program = direct_dynamics(kr.load(kr.frames_path("satellite")))
     >>> list(program.outputs)
@@ -569,8 +569,10 @@ def root_acceleration(program, robot, I_star, beta_star, what="the floating-base
         beta_f, beta_m = beta_star[:3, 0], beta_star[3:, 0]
         IM = program.assign("IM0", 1 / M)
         c = program.assign_matrix("CG{i}", MS * IM)  # centre of mass of the robot in frame 0
-        # J_G = J+_0 - (MS.MS 1 - MS MS^T) / M+_0, the Schur complement of M+_0 1
-        J_G = sympy.Matrix(3, 3, lambda r, col: J[r, col] + MS[r] * c[col] if r != col else J[r, r] - sum((MS[k] * c[k] for k in range(3) if k != r), sympy.S.Zero))
+        J_G = sympy.Matrix(J)  # J+_0 - (MS.MS 1 - MS MS^T) / M+_0, the Schur complement of M+_0 1
+        for r in range(3):
+            for col in range(3):
+                J_G[r, col] += MS[r] * c[col] if r != col else -sum(MS[k] * c[k] for k in range(3) if k != r)
         J_G = assign_symmetric(program, lambda r, col: f"KG{r}{col}", J_G)
         y = program.assign_matrix("BY{i}", beta_m - c.cross(beta_f))
         wdot0 = program.assign_matrix("WP{i}0", ldl_solve(program, J_G, y, "KG", f"{what} of {robot.name}"))
