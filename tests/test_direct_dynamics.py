@@ -323,3 +323,31 @@ def test_each_joint_has_its_torque_or_its_acceleration_known():
         articulated_bodies(Program(), arm, known_tau={"1": arm.joint_parameters["1"]["GAM"]})
     with pytest.raises(KaneRobotError, match="joint 1 needs either its torque or its acceleration known, not both"):
         articulated_bodies(Program(), arm, known_tau={"1": 0, "2": 0}, known_qdd={"1": 0})
+
+
+def test_free_flyer_with_known_torques_and_known_accelerations(rng):
+    """Every other joint of the floating tree driven at a known acceleration,
+    the others by known torques: the base acceleration, the unknown
+    accelerations and the unknown torques, put back into the Newton-Euler
+    program, give no base wrench and the known torques."""
+    robot = free_flyer("tree")
+    labels = robot.joint_labels
+    known_qdd = {label: robot.joint_parameters[label]["QDP"] for label in labels[::2]}
+    known_tau = {label: robot.joint_parameters[label]["GAM"] for label in labels if label not in known_qdd}
+    program = Program()
+    bodies = articulated_bodies(program, robot, known_tau, known_qdd)
+    assert sorted(bodies.torque) == sorted(known_qdd) and sorted(bodies.qdd) == sorted(known_tau)
+    outputs = list(bodies.root) + [bodies.qdd[j] if j in known_tau else bodies.torque[j] for j in labels]
+    for k, value in enumerate(outputs):
+        program.set_output(f"OUT{k}", value)
+    f = program.to_function()
+    values = free_flyer_values(robot, rng)
+    forces = generalized_forces(robot, values)
+    for _ in range(2):
+        state = free_flyer_state(robot, rng)
+        given = dict(zip((s.name for s in list(known_qdd.values()) + list(known_tau.values())), rng.uniform(-3, 3, robot.nj)))
+        out = f(*[{**values, **state, **given}.get(s.name) for s in f.args])
+        solved = dict(zip(labels, out[6:]))
+        nu_dot = list(out[:6]) + [given[known_qdd[j].name] if j in known_qdd else solved[j] for j in labels]
+        expected = [0.0] * 6 + [solved[j] if j in known_qdd else given[known_tau[j].name] for j in labels]
+        numpy.testing.assert_allclose(forces(state, nu_dot), expected, rtol=0, atol=1e-9 * max(1.0, numpy.abs(out).max()))
