@@ -12,6 +12,11 @@ the accelerations of the direct model must give back the torques::
 
 and, with the inertia matrix of :mod:`kanerobot.dynamics.composite`,
 ``A(q) qdd_ddm + H(q, qd) = tau`` where ``H = RNEA(q, qd, 0)``.
+
+On a free flyer (the satellite, and the tree of conftest with its prismatic
+joints and fixed leaf), the other path is the free-flyer Newton-Euler
+program: ``A nu_dot = [0; tau] - H`` with ``A`` and ``H`` read off it, and
+the free-floating model's base acceleration needs no base wrench there.
 """
 
 import re
@@ -19,14 +24,17 @@ import re
 import numpy
 import pytest
 import sympy
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
 from reference_dynamics import ReferenceModel, number, numeric_link
 
+from kanerobot.dynamics import newton_euler
 from kanerobot.dynamics.composite import mass_matrix
-from kanerobot.dynamics.direct import direct_dynamics
+from kanerobot.dynamics.direct import articulated_bodies, base_acceleration, direct_dynamics
+from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, WRENCH_NAMES, Base, Robot
+from kanerobot.symbolic.program import Program
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
@@ -214,9 +222,132 @@ def test_rx90_cheaper_than_opensymoro():
     assert sum(ours.values()) < opensymoro_operations("RX90_ddm.txt")
 
 
-def test_only_serial_and_tree_robots_with_a_fixed_base(sr400):
+def test_only_serial_and_tree_robots(sr400):
     with pytest.raises(KaneRobotError, match="closed loops"):
         direct_dynamics(sr400)
     arm = library("planar2")
+    # A free flyer is a root direct_dynamics serves (see the free-flyer tests
+    # below); a floating base with a flexible joint is not.
     with pytest.raises(KaneRobotError, match="floating"):
-        direct_dynamics(Robot.create("f", arm.frames, floating=True))
+        direct_dynamics(Robot.create("f", arm.frames, floating=True, joint_parameters={"2": {"eta": 1, "k": sympy.Symbol("K2")}}))
+
+
+# ------------------------------------------------------------ the free flyer
+def free_flyer(name):
+    """The satellite of frames/, or the tree of conftest (revolute and
+    prismatic joints on KK and general frames, a fixed leaf) on a free flyer."""
+    if name == "satellite":
+        return library("satellite")
+    tree = tree_robot()
+    return Robot.create("tree_floating", tree.frames, links=("0",) + tuple(tree.links), base=Base.from_values(G=sympy.symbols("G1 G2 G3")), floating=True)
+
+
+def free_flyer_values(robot, rng):
+    """Random physical parameters, gravity along a random direction of the world."""
+    values = random_parameters(robot, rng)
+    values.update(zip(("G1", "G2", "G3"), 9.81 * rng.normal(size=3) / numpy.sqrt(3)))
+    return values
+
+
+def free_flyer_state(robot, rng):
+    """``{symbol name: value}`` of a random configuration and velocity (unit quaternion)."""
+    quaternion = rng.normal(size=4)
+    quaternion /= numpy.linalg.norm(quaternion)
+    state = dict(zip((s.name for s in QUATERNION), quaternion))
+    state.update((s.name, x) for s, x in zip(robot.q, rng.uniform(-numpy.pi, numpy.pi, robot.nj)))
+    state.update((s.name, x) for s, x in zip(list(BASE_VELOCITY) + list(robot.qd), rng.uniform(-2, 2, 6 + robot.nj)))
+    return state
+
+
+def generalized_forces(robot, values):
+    """``(state, nu_dot) -> [F_0; GAM] = A nu_dot + H`` by the Newton-Euler program of the free flyer."""
+    f = newton_euler.inverse_dynamics(robot).to_function()
+    accelerations = [s.name for s in list(BASE_ACCELERATION) + list(robot.qdd)]
+
+    def forces(state, nu_dot):
+        point = dict(values, **state, **dict(zip(accelerations, nu_dot)))
+        return f(*[point[s.name] for s in f.args])
+
+    return forces
+
+
+@pytest.mark.parametrize("name", ["satellite", "tree"])
+def test_free_flyer_direct_dynamics_solves_the_newton_euler_model(name, rng):
+    """``A nu_dot = [0; tau] - H``, A and H from the Newton-Euler program
+    (``H`` at nu_dot = 0, column k of A the forces at e_k less H), friction,
+    rotor inertia, external wrenches and gravity included."""
+    robot = free_flyer(name)
+    values = free_flyer_values(robot, rng)
+    program = direct_dynamics(robot)
+    assert list(program.outputs) == [s.name for s in BASE_ACCELERATION] + [f"QDP{label}" for label in robot.joint_labels]
+    tau_names = [robot.joint_parameters[label]["GAM"].name for label in robot.joint_labels]
+    state_names = [s.name for s in list(robot.q) + list(QUATERNION) + list(robot.qd) + list(BASE_VELOCITY)] + tau_names
+    assert [s.name for s in program.inputs[: len(state_names)]] == state_names
+    f = program.to_function()
+    forces = generalized_forces(robot, values)
+    nv = 6 + robot.nj
+    for _ in range(3):
+        state = free_flyer_state(robot, rng)
+        tau = rng.uniform(-5, 5, robot.nj)
+        H = forces(state, numpy.zeros(nv))
+        A = numpy.array([forces(state, e) - H for e in numpy.eye(nv)]).T
+        expected = numpy.linalg.solve(A, numpy.concatenate([numpy.zeros(6), tau]) - H)
+        point = dict(values, **state, **dict(zip(tau_names, tau)))
+        nu_dot = f(*[point[s.name] for s in f.args])
+        numpy.testing.assert_allclose(nu_dot, expected, rtol=0, atol=1e-9 * max(1.0, numpy.abs(expected).max()))
+
+
+@pytest.mark.parametrize("name", ["satellite", "tree"])
+def test_base_acceleration_leaves_the_base_free(name, rng):
+    """The free-floating model's base acceleration and torques, put back into
+    the Newton-Euler program, need no base wrench and give the torques."""
+    robot = free_flyer(name)
+    values = free_flyer_values(robot, rng)
+    program = base_acceleration(robot)
+    assert list(program.outputs) == [s.name for s in BASE_ACCELERATION] + [f"GAM{label}" for label in robot.joint_labels]
+    f = program.to_function()
+    forces = generalized_forces(robot, values)
+    for _ in range(3):
+        state = free_flyer_state(robot, rng)
+        qdd = rng.uniform(-3, 3, robot.nj)
+        point = dict(values, **state, **{s.name: x for s, x in zip(robot.qdd, qdd)})
+        out = f(*[point[s.name] for s in f.args])
+        expected = numpy.concatenate([numpy.zeros(6), out[6:]])
+        got = forces(state, numpy.concatenate([out[:6], qdd]))
+        numpy.testing.assert_allclose(got, expected, rtol=0, atol=1e-9 * max(1.0, numpy.abs(out).max()))
+
+
+def test_each_joint_has_its_torque_or_its_acceleration_known():
+    arm = library("planar2")
+    with pytest.raises(KaneRobotError, match="planar2: joint 2 needs either its torque or its acceleration known, not neither"):
+        articulated_bodies(Program(), arm, known_tau={"1": arm.joint_parameters["1"]["GAM"]})
+    with pytest.raises(KaneRobotError, match="joint 1 needs either its torque or its acceleration known, not both"):
+        articulated_bodies(Program(), arm, known_tau={"1": 0, "2": 0}, known_qdd={"1": 0})
+
+
+def test_free_flyer_with_known_torques_and_known_accelerations(rng):
+    """Every other joint of the floating tree driven at a known acceleration,
+    the others by known torques: the base acceleration, the unknown
+    accelerations and the unknown torques, put back into the Newton-Euler
+    program, give no base wrench and the known torques."""
+    robot = free_flyer("tree")
+    labels = robot.joint_labels
+    known_qdd = {label: robot.joint_parameters[label]["QDP"] for label in labels[::2]}
+    known_tau = {label: robot.joint_parameters[label]["GAM"] for label in labels if label not in known_qdd}
+    program = Program()
+    bodies = articulated_bodies(program, robot, known_tau, known_qdd)
+    assert sorted(bodies.torque) == sorted(known_qdd) and sorted(bodies.qdd) == sorted(known_tau)
+    outputs = list(bodies.root) + [bodies.qdd[j] if j in known_tau else bodies.torque[j] for j in labels]
+    for k, value in enumerate(outputs):
+        program.set_output(f"OUT{k}", value)
+    f = program.to_function()
+    values = free_flyer_values(robot, rng)
+    forces = generalized_forces(robot, values)
+    for _ in range(2):
+        state = free_flyer_state(robot, rng)
+        given = dict(zip((s.name for s in list(known_qdd.values()) + list(known_tau.values())), rng.uniform(-3, 3, robot.nj)))
+        out = f(*[{**values, **state, **given}.get(s.name) for s in f.args])
+        solved = dict(zip(labels, out[6:]))
+        nu_dot = list(out[:6]) + [given[known_qdd[j].name] if j in known_qdd else solved[j] for j in labels]
+        expected = [0.0] * 6 + [solved[j] if j in known_qdd else given[known_tau[j].name] for j in labels]
+        numpy.testing.assert_allclose(forces(state, nu_dot), expected, rtol=0, atol=1e-9 * max(1.0, numpy.abs(out).max()))

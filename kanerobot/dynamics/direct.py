@@ -1,9 +1,9 @@
-"""Recursive direct dynamic model: joint accelerations without the inertia matrix.
+"""Articulated bodies: the direct dynamic model and the free-floating inverse model.
 
 SYMORO+ section 5.4 (after Featherstone's articulated bodies), in the form of
-OpenSYMORO eqs 16-28 with every joint's acceleration unknown.  Twists,
-accelerations and wrenches of link j are 6-vectors in frame j, linear part
-first, taken at the origin O_j::
+OpenSYMORO eqs 16-29 (fixed root, flexible joints) and 31-39 (free flyer),
+written once here.  Twists, accelerations and wrenches of link j are
+6-vectors in frame j, linear part first, taken at the origin O_j::
 
     jV_j = [jv_j; jw_j]     jVdot_j = [jvdot_j; jwdot_j]     jF_j = [jf_j; jm_j]
 
@@ -12,41 +12,92 @@ its unit axis in frame j), ``jS_i = [jA_i, -jA_i iP^_j; 0, jA_i]`` the screw
 transform from frame i = a(j) to frame j, and ``jI_Oj = [M_j I3, jMS^_j^T;
 jMS^_j, jJ_j]`` the spatial inertia of link j about O_j.
 
+**Joints.**  Each joint is one of two kinds:
+
+- *torque known*: ``tau_j`` is given and ``qdd_j`` is unknown (every joint of
+  the direct model; the link side of a flexible joint, whose torque is the
+  elastic one); ``tau_j = Gamma_j - FV_j qd_j - FS_j sign(qd_j)`` is the
+  applied torque less friction, and the rotor inertia ``IA_j`` adds to H_j;
+- *acceleration known*: ``qdd_j`` is given and the torque ``Gamma_j`` is
+  unknown (the free-floating inverse model; the rigid joints and the motors
+  of the flexible inverse model).  A fixed frame is one, with ``qdd_j = 0``.
+
+**The root** (:mod:`~kanerobot.dynamics.root`): link 0 hangs from the world
+by a *fixed* root, whose motion is known, or by a *free flyer*, six
+degrees of freedom whose torques are known (zero: ``0F_0 = 0``) and whose
+accelerations are unknown.  The free flyer's motion subspace is the
+identity, so its articulated inertia is not projected: it is a 6x6 system.
+
 (i) First forward recursion, j = 1..n: angular velocities, gyroscopic
-accelerations gamma and bias wrenches beta::
+accelerations gamma and bias wrenches beta (link 0 too, on a free flyer)::
 
     jw_i     = jA_i iw_i                                                          (16)
     jw_j     = jw_i + sigmabar_j qd_j e_j                                         (16)
     jgamma_j = [jA_i (iw_i x (iw_i x iP_j)) + 2 sigma_j jw_i x qd_j e_j;
                 sigmabar_j jw_i x qd_j e_j]                                       (17)
     jbeta_j  = -jF_ej - [jw_j x (jw_j x jMS_j); jw_j x (jJ_j jw_j)]              (18)
+    jzeta_j  = jgamma_j + ja_j qdd_j              (acceleration known)            (31)
 
 The linear velocities are not needed: at the link origins the bias terms
 depend on the angular velocities only.
 
 (ii) Backward recursion, j = n..1, from ``I*_j = I_Oj`` and ``beta*_j =
-beta_j``; ``tau_j = GAM_j - FV_j qd_j - FS_j sign(qd_j)`` is the torque the
-joint's motor gives the link, and the rotor inertia ``IA_j`` adds to H_j::
+beta_j``::
 
-    H_j       = ja_j^T jI*_j ja_j + IA_j                                          (19)
-    jK_j      = jI*_j - jI*_j ja_j H_j^-1 ja_j^T jI*_j                            (20)
-    jalpha_j  = jK_j jgamma_j + jI*_j ja_j H_j^-1 (tau_j + ja_j^T jbeta*_j) - jbeta*_j   (21)
-    iI*_i     = iI*_i + jS_i^T jK_j jS_i            if a(j) != 0                   (24)
-    ibeta*_i  = ibeta*_i - jS_i^T jalpha_j          if a(j) != 0                   (25)
+    torque known:
+        H_j       = ja_j^T jI*_j ja_j + IA_j                                      (19)
+        jK_j      = jI*_j - jI*_j ja_j H_j^-1 ja_j^T jI*_j                        (20)
+        jalpha_j  = jK_j jgamma_j + jI*_j ja_j H_j^-1 (tau_j + ja_j^T jbeta*_j) - jbeta*_j   (21)
+    acceleration known:
+        jK_j      = jI*_j                                                         (22)
+        jalpha_j  = jK_j jzeta_j - jbeta*_j                                       (23)
+    iI*_i     = iI*_i + jS_i^T jK_j jS_i                                          (24)
+    ibeta*_i  = ibeta*_i - jS_i^T jalpha_j                                        (25)
 
-A fixed frame has no H: ``K_j = I*_j`` and ``alpha_j = K_j gamma_j -
-beta*_j`` (eqs 22-23 with a zero acceleration).
+(24, 25) feed a fixed root with nothing: its motion is known.  Where every
+joint of the subtree of j has its acceleration known, ``I*_j`` is the
+inertia of the rigid composite link j (OpenSYMORO eq. 33) and is kept as
+its ten parameters ``J+, MS+, M+``, moved to the antecedent by SYMORO+ eqs
+27-30 (:class:`RigidInertia`); elsewhere it is a symmetric 6x6.
 
-(iii) Second forward recursion, j = 1..n, from the base acceleration with
-gravity ``0Vdot_0 = [VP0 - G; WP0]``::
+(iii) The root.  Fixed: ``0Vdot_0 = [VP0 - G; WP0]`` (gravity as a base
+acceleration).  Free flyer, ``0F_0 = 0``::
 
-    qdd_j     = H_j^-1 [tau_j - ja_j^T jI*_j (jS_i iVdot_i + jgamma_j) + ja_j^T jbeta*_j]   (27)
-    jVdot_j   = jS_i iVdot_i + ja_j qdd_j + jgamma_j                             (28)
+    0I*_0 0Vdot_0 = 0beta*_0                                                      (35)
+    qdd_0 = [0vdot_0 + 0R_w G - 0w_0 x 0v_0; 0wdot_0]                            (39)
+
+solved in the program by :func:`ldl_solve` (no pivoting, the linear rows
+first): a full 6x6 when some joint's torque is known; for a rigid composite
+link the first three pivots are all ``M+_0`` and the Schur complement is
+the inertia ``J_G`` of the whole robot about its centre of mass ``c``::
+
+    0wdot_0 = J_G^-1 (beta*_m - c x beta*_f),   0vdot_0 = beta*_f / M+_0 - 0wdot_0 x c
+
+``qdd_0`` is the derivative of the free flyer's speeds (the state's, see
+:mod:`~kanerobot.dynamics.free_flyer`): the classical acceleration less
+``w x v``, with gravity taken back out.
+
+(iv) Second forward recursion, j = 1..n::
+
+    torque known:
+        qdd_j     = H_j^-1 [tau_j - ja_j^T jI*_j (jS_i iVdot_i + jgamma_j) + ja_j^T jbeta*_j]   (27)
+        jVdot_j   = jS_i iVdot_i + ja_j qdd_j + jgamma_j                          (28)
+    acceleration known:
+        jVdot_j   = jS_i iVdot_i + jzeta_j                                        (28, 36)
+        jF_j      = jI*_j jVdot_j - jbeta*_j                                      (26, 37)
+        Gamma_j   = ja_j^T jF_j + FS_j sign(qd_j) + FV_j qd_j + IA_j qdd_j        (29, 38)
 
 With ``JU_j = jI*_j ja_j H_j^-1`` (SYMORO's name) eq. 27 reads ``qdd_j =
 GW_j / H_j - JU_j^T VR_j`` where ``GW_j = tau_j + ja_j^T jbeta*_j`` and
 ``VR_j = jS_i iVdot_i + jgamma_j``.
+
+:func:`articulated_bodies` records the four steps into a program for any
+mix of joints and either root; :func:`direct_dynamics` (every torque known,
+either root), :func:`base_acceleration` (free flyer, every acceleration
+known) and :mod:`~kanerobot.dynamics.flexible`'s three-step model compose it.
 """
+
+import collections
 
 import sympy
 
@@ -60,40 +111,74 @@ from kanerobot.dynamics.common import (
     program_inputs,
     rotate_inertia,
 )
+from kanerobot.dynamics.composite import transport_inertia
+from kanerobot.dynamics.free_flyer import (
+    BASE_ACCELERATION,
+    BASE_VELOCITY,
+    check_floating,
+    gravity_in_base,
+    parameter_names,
+)
+from kanerobot.dynamics.root import is_free, root_motion, state_inputs
+from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
 
-__all__ = ["direct_dynamics", "first_forward_recursion", "second_forward_recursion", "velocity_bias"]
+__all__ = [
+    "ArticulatedBodies",
+    "RigidInertia",
+    "articulated_bodies",
+    "backward_recursion",
+    "base_acceleration",
+    "direct_dynamics",
+    "first_forward_recursion",
+    "inertia_times",
+    "ldl_solve",
+    "root_acceleration",
+    "second_forward_recursion",
+    "velocity_bias",
+]
 
 
+# ------------------------------------------------------------ the models
 def direct_dynamics(robot, trig=True):
-    """Joint accelerations ``qdd(q, qd, GAM)`` by the three recursions of
-    OpenSYMORO eqs 16-28 (no inertia matrix is formed or inverted).
+    """Accelerations ``qdd(q, qd, GAM)`` by articulated bodies (no inertia
+    matrix is formed or inverted), for a fixed root or a free flyer.
 
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot with a fixed base, whose motion (``W0``,
-        ``WP0``, ``VP0``) may be given; fixed frames are allowed anywhere.
+        Serial or tree robot, fixed frames allowed anywhere.  A fixed root
+        may move with a given motion (``W0``, ``WP0``, ``VP0``); a free
+        flyer (``robot.floating``) carries link 0 and is not actuated.
     trig : bool, optional
         Apply the program's trigonometric rules (``C23 = C2*C3 - S2*S3``).
 
     Returns
     -------
     kanerobot.symbolic.Program
-        Outputs ``QDP<label>`` in ``robot.joint_labels`` order.  Inputs: the
-        joint variables, the velocities ``QP``, the torques ``GAM``, the
-        geometric parameters, every link's dynamic parameters (inertia,
-        ``IA``, friction ``FV`` and ``FS``, external wrench ``FX .. CZ``) and
-        the base motion and gravity ``G``.  Pruned.  Every joint's
-        acceleration is unknown: a flexible joint (eta = 1) is one whose
+        Pruned.  Fixed root: outputs ``QDP<label>`` in
+        ``robot.joint_labels`` order; inputs the joint variables, the
+        velocities ``QP``, the torques ``GAM``, then the parameters sorted by
+        name: geometric, every link's dynamic parameters (inertia, ``IA``,
+        friction ``FV`` and ``FS``, external wrench ``FX .. CZ``), the base
+        motion and gravity ``G``.  Free flyer: outputs ``DVX0 .. DWZ0`` (the
+        derivative of the base speeds) then ``QDP<label>``, 6 + n in the
+        order of ``qd``; inputs the joint variables, the quaternion, ``QP``,
+        the base speeds, ``GAM``, then the parameters (the base motion is
+        state; ``G`` is in the world frame).  Every joint's acceleration is
+        unknown: a flexible joint (eta = 1) on a fixed root is one whose
         ``GAM`` the caller sets to its elastic torque ``-k (q - q_r)``.
 
     Raises
     ------
     KaneRobotError
-        When the robot has closed loops, a floating base or a wheeled base.
+        When the robot has closed loops or a wheeled base, or a free flyer
+        the recursions do not handle
+        (:func:`~kanerobot.dynamics.free_flyer.check_floating`).
+    SingularityError
+        When a pivot of the free flyer's 6x6 system is 0 in the description.
 
     Examples
     --------
@@ -111,57 +196,213 @@ def direct_dynamics(robot, trig=True):
     (the linear and angular parts of gamma, eq. 17), ``JW``, ``KW``, ``SW``
     (eq. 18), ``MJE`` (I*), ``VBE`` (beta*), ``H``, ``JD = 1/H``, ``JU``,
     ``GW``, ``GK`` (K), ``AP`` (alpha), ``VR``, ``GU``, ``WP``, ``VP``.
+
+    On the satellite (a free flyer), the articulated inertia at the base is
+    a full 6x6, solved in the program with six pivots (reciprocals ``BID``):
+
+    >>> program = direct_dynamics(kr.load(kr.frames_path("satellite")))
+    >>> list(program.outputs)
+    ['DVX0', 'DVY0', 'DVZ0', 'DWX0', 'DWY0', 'DWZ0', 'QDP1', 'QDP2', 'QDP3']
+    >>> [str(s) for s, _ in program.assignments() if str(s).startswith("BID")]
+    ['BID1', 'BID2', 'BID3', 'BID4', 'BID5', 'BID6']
     """
-    check_structure(robot, "the direct dynamic model")
-    tau_symbols = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
-    inputs = program_inputs(robot, [robot.q, robot.qd, tau_symbols], DYNAMIC_NAMES, base=True)
+    free = is_free(robot)
+    what = "the floating-base direct dynamic model" if free else "the direct dynamic model"
+    GAM = {label: robot.joint_parameters[label]["GAM"] for label in robot.joint_labels}
+    if free:
+        inputs = state_inputs(robot, what, qd=True, qdd=False, names=parameter_names(True, True, True), gravity=True, other=list(GAM.values()))
+    else:
+        check_structure(robot, what)
+        inputs = program_inputs(robot, [robot.q, robot.qd, list(GAM.values())], DYNAMIC_NAMES, base=True)
     program = Program(inputs=inputs, trig=trig)
-    placements = frame_placements(robot, program)
-    base = robot.base
-
-    # (i) First forward recursion (16)-(18).
-    w, gamma, beta, inertia = first_forward_recursion(robot, program, placements, sympy.Matrix(base.W0))
-
-    # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
-    I_star = {j: spatial_inertia(*inertia[j]) for j in inertia}
-    beta_star = dict(beta)
-    JD, JU, GW = {}, {}, {}  # of each joint: 1/H_j, JU_j, GW_j
-    for frame in reversed(robot.frames):
-        j, i = frame.label, frame.antecedent
-        # Every successor of j has been added: I*_j and beta*_j are complete.
-        I_star[j] = assign_symmetric(program, lambda r, c, j=j: f"MJE{r}{c}{j}", I_star[j])
-        beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
-        a_j = frame.motion_subspace()
-        if frame.is_joint:
-            I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # jI*_j ja_j
-            IA_j = link_parameter(robot, j, "IA")
-            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
-            JD[j] = program.assign(f"JD{j}", 1 / H_j)
-            JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
-            tau_j = motor_torque(robot, j)
-            GW[j] = program.assign(f"GW{j}", tau_j + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
-            if i == BASE:
-                continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
-            alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
-        else:
-            if i == BASE:
-                continue
-            K_j = I_star[j]  # (22)
-            alpha_j = K_j * gamma[j] - beta_star[j]  # (23), no joint acceleration
-        alpha_j = program.assign_matrix(f"AP{{i}}{j}", alpha_j)
-        iA_j, iP_j = placements[j]
-        I_star[i] += screw_transform_inertia(program, j, iA_j, iP_j, K_j)  # (24)
-        beta_star[i] -= screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
-
-    # (iii) Second forward recursion (27)-(28), from 0Vdot_0 = [VP0 - G; WP0].
-    Vdot0 = sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))
-    qdd, _ = second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW)
-
+    bodies = articulated_bodies(program, robot, known_tau=GAM, what=what)
+    if free:
+        for symbol, value in zip(BASE_ACCELERATION, bodies.root):
+            program.set_output(symbol.name, value)
     for j in robot.joint_labels:
-        program.set_output(f"QDP{j}", qdd[j])
+        program.set_output(f"QDP{j}", bodies.qdd[j])
     program.prune()
     return program
+
+
+def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=True, trig=True):
+    """Free-floating inverse dynamic model: the base acceleration and the
+    joint torques for given joint accelerations (OpenSYMORO eqs 31-39, ``0F_0 = 0``).
+
+    :func:`articulated_bodies` with every joint's acceleration known: the
+    articulated inertias are those of the composite links (eq. 33), kept
+    as ten parameters each, and the base's 6x6 system is solved through
+    the Schur complement of ``M+_0`` (the module's step iii).
+
+    Parameters
+    ----------
+    robot : Robot
+        Floating serial or tree robot carrying link 0.
+    gravity : bool, optional
+        Gravity ``G`` (world frame).
+    friction : bool, optional
+        Add ``FV_j QP_j + FS_j sign(QP_j)`` to the torques.
+    rotor : bool, optional
+        Add the rotor inertia term ``IA_j QDP_j``.
+    wrench : bool, optional
+        Add the wrench ``FX .. CZ`` that each link exerts on the environment.
+    trig : bool, optional
+        Apply the program's trigonometric rules.
+
+    Returns
+    -------
+    Program
+        Outputs ``DVX0 DVY0 DVZ0 DWX0 DWY0 DWZ0``, the derivative of the
+        base speeds (``qdd[:6]`` of the state), then ``GAM<label>``.
+        Inputs: the joint variables, the quaternion ``QX0 .. QW0``, ``QP``,
+        the base speeds ``VX0 .. WZ0``, ``QDP``, then the parameters sorted
+        by name.  Pruned.
+
+    Raises
+    ------
+    KaneRobotError
+        For a robot without a free flyer, or one the recursions do not
+        handle (:func:`~kanerobot.dynamics.free_flyer.check_floating`);
+        when the whole robot has no mass.
+    SingularityError
+        When a pivot of ``J_G`` is 0 in the description.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> program = base_acceleration(kr.load(kr.frames_path("satellite")))
+    >>> list(program.outputs)
+    ['DVX0', 'DVY0', 'DVZ0', 'DWX0', 'DWY0', 'DWZ0', 'GAM1', 'GAM2', 'GAM3']
+    >>> [str(s) for s, _ in program.assignments() if str(s).startswith("KGID")]  # the three pivots of J_G
+    ['KGID1', 'KGID2', 'KGID3']
+    >>> program.definition(sympy.Symbol("KGID1")), program.definition(sympy.Symbol("IM0"))
+    (1/KG11, 1/MP0)
+    """
+    what = "the floating-base acceleration"
+    check_floating(robot, what)
+    names = parameter_names(rotor, friction, wrench)
+    inputs = state_inputs(robot, what, qd=True, qdd=False, names=names, gravity=gravity, other=robot.qdd)
+    program = Program(inputs=inputs, trig=trig)
+    QDP = dict(zip(robot.joint_labels, robot.qdd))
+    bodies = articulated_bodies(program, robot, known_qdd=QDP, gravity=gravity, friction=friction, rotor=rotor, wrench=wrench, what=what)
+    for symbol, value in zip(BASE_ACCELERATION, bodies.root):
+        program.set_output(symbol.name, value)
+    for j in robot.joint_labels:
+        program.set_output(f"GAM{j}", bodies.torque[j])
+    program.prune()
+    return program
+
+
+# ---------------------------------------------------- the articulated bodies
+#: What :func:`articulated_bodies` gives: ``qdd`` of the torque-known joints,
+#: ``torque`` of the acceleration-known ones, and ``root``, the six
+#: accelerations of a free flyer (``None`` for a fixed root).
+ArticulatedBodies = collections.namedtuple("ArticulatedBodies", ["qdd", "torque", "root"])
+
+
+def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravity=True, friction=True, rotor=True, wrench=True, what="the articulated-body model"):
+    """Record the articulated-body passes of the module docstring into ``program``.
+
+    Parameters
+    ----------
+    program : Program
+        Its inputs hold the state and parameters the passes read.
+    robot : Robot
+        Serial or tree robot on a fixed root or a free flyer; its joints'
+        ``QP`` are the velocities.
+    known_tau : dict, optional
+        ``label -> Gamma_j``, the generalized force applied at each joint
+        whose acceleration is unknown (friction is subtracted here).
+    known_qdd : dict, optional
+        ``label -> qdd_j`` of the joints whose acceleration is known.  Every
+        joint is in exactly one of the two; fixed frames in neither.
+    gravity, friction, rotor, wrench : bool, optional
+        Gravity ``G``; friction ``FV, FS``; rotor inertia ``IA``; the links'
+        external wrenches ``FX .. CZ``.
+    what : str, optional
+        The model, for error messages.
+
+    Returns
+    -------
+    ArticulatedBodies
+        ``qdd`` (eq. 27) and ``torque`` (eq. 29) by joint label, and
+        ``root`` (eq. 39, 6 entries) for a free flyer.
+
+    Raises
+    ------
+    KaneRobotError
+        When a joint's torque and acceleration are both known, or neither.
+
+    Examples
+    --------
+    The planar arm with joint 1 driven at a known acceleration and joint 2
+    free (no torque): joint 2 is then a pendulum on a moving support.
+
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> program = Program(inputs=list(arm.q) + list(arm.qd) + [arm.qdd[0]])
+    >>> bodies = articulated_bodies(program, arm, known_tau={"2": 0}, known_qdd={"1": arm.qdd[0]}, friction=False, gravity=False)
+    >>> sorted(bodies.qdd), sorted(bodies.torque), bodies.root
+    (['2'], ['1'], None)
+    """
+    known_tau, known_qdd = dict(known_tau or {}), dict(known_qdd or {})
+    for label in robot.joint_labels:
+        if (label in known_tau) == (label in known_qdd):
+            raise KaneRobotError(
+                f"{what} of {robot.name}: joint {label} needs either its torque or its acceleration known, "
+                f"not {'both' if label in known_tau else 'neither'}"
+            )
+    placements = frame_placements(robot, program)
+    QP = dict(zip(robot.joint_labels, robot.qd))
+
+    def parameter(flag, j, name):
+        return link_parameter(robot, j, name) if flag else sympy.S.Zero
+
+    def friction_torque(j):
+        return parameter(friction, j, "FV") * QP[j] + parameter(friction, j, "FS") * sympy.sign(QP[j])
+
+    # (i) First forward recursion (16)-(18), and (31) where qdd_j is known.
+    free = is_free(robot)
+    if free:
+        w0 = sympy.Matrix(BASE_VELOCITY[3:])
+    else:
+        w0, wdot0, vdot0 = root_motion(program, robot, gravity=gravity)  # VP0 - G: gravity as a base acceleration
+    _, gamma, beta, inertia = first_forward_recursion(robot, program, placements, w0, wrench=wrench)
+    zeta = dict(gamma)  # zeta_j = gamma_j where qdd_j is unknown
+    for frame in robot.frames:
+        j = frame.label
+        if j in known_qdd:
+            sigma_e, sigmabar_e = motion_parts(frame)
+            zeta[j] = sympy.Matrix.vstack(
+                program.assign_matrix(f"ZV{{i}}{j}", gamma[j][:3, 0] + sigma_e * known_qdd[j]),
+                program.assign_matrix(f"ZW{{i}}{j}", gamma[j][3:, 0] + sigmabar_e * known_qdd[j]),
+            )  # (31)
+
+    # (ii) Backward recursion (19)-(25).
+    tau = {j: known_tau[j] - friction_torque(j) for j in known_tau}
+    IA = {j: parameter(rotor, j, "IA") for j in robot.joint_labels}
+    I_star, beta_star, JU, JD, GW = backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
+
+    # (iii) The root: its known motion, or the free flyer's 6x6 system (35), (39).
+    root = None
+    if free:
+        Vdot0 = root_acceleration(program, robot, I_star[BASE], beta_star[BASE], what)
+        v0 = sympy.Matrix(BASE_VELOCITY[:3])
+        g0 = gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
+        root = list(Vdot0[:3, 0] + g0 - w0.cross(v0)) + list(Vdot0[3:, 0])  # (39)
+    else:
+        Vdot0 = sympy.Matrix.vstack(vdot0, wdot0)
+
+    # (iv) Second forward recursion (27)-(28), then (26), (29) where qdd_j is known.
+    qdd, Vdot = second_forward_recursion(robot, program, placements, Vdot0, zeta, JU, JD, GW)
+    torque = {}
+    for frame in robot.frames:
+        j = frame.label
+        if j in known_qdd:
+            F_j = inertia_times(I_star[j], Vdot[j]) - beta_star[j]  # (26)
+            F_j = sympy.Matrix.vstack(program.assign_matrix(f"E{{i}}{j}", F_j[:3, 0]), program.assign_matrix(f"N{{i}}{j}", F_j[3:, 0]))
+            torque[j] = frame.motion_subspace().dot(F_j) + friction_torque(j) + IA[j] * known_qdd[j]  # (29)
+    return ArticulatedBodies(qdd, torque, root)
 
 
 def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
@@ -179,8 +420,8 @@ def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
     )
 
 
-def first_forward_recursion(robot, program, placements, w0):
-    """The first forward recursion of the direct model, j = 1 .. n (eqs 16-18).
+def first_forward_recursion(robot, program, placements, w0, wrench=True):
+    """The first forward recursion, j = 1 .. n (eqs 16-18).
 
     Parameters
     ----------
@@ -190,6 +431,8 @@ def first_forward_recursion(robot, program, placements, w0):
         ``label -> (iA_j, iP_j)`` (:func:`~kanerobot.dynamics.common.frame_placements`).
     w0 : sympy.Matrix, shape (3, 1)
         Angular velocity of link 0.
+    wrench : bool, optional
+        Include the links' external wrenches in beta.
 
     Returns
     -------
@@ -197,11 +440,16 @@ def first_forward_recursion(robot, program, placements, w0):
         By frame label: the angular velocity ``jw_j`` (16, ``WI``, ``W``),
         the relative acceleration ``jgamma_j`` (17, ``LW``, ``WQ``), the
         bias wrench ``jbeta_j`` (18, :func:`velocity_bias`) and
-        ``(J, MS, M)`` of the link; ``w`` also has link 0.
+        ``(J, MS, M)`` of the link; ``w`` also has link 0, and so do
+        ``beta`` and ``inertia`` on a free flyer (link 0 is then a body of
+        the recursions).
     """
     QP = dict(zip(robot.joint_labels, robot.qd))
     w = {BASE: w0}
     gamma, beta, inertia = {}, {}, {}
+    if is_free(robot):
+        J, MS, M = inertia[BASE] = link_inertia(robot, BASE)
+        beta[BASE] = velocity_bias(robot, program, BASE, w0, J, MS, wrench)  # (18)
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         iA_j, iP_j = placements[j]
@@ -217,17 +465,130 @@ def first_forward_recursion(robot, program, placements, w0):
             program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
-        beta[j] = velocity_bias(robot, program, j, w[j], J, MS)  # (18)
+        beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)
     return w, gamma, beta, inertia
 
 
+def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA):
+    """The backward recursion, j = n .. 1 (eqs 19-25), down to link 0 on a free flyer.
+
+    Parameters
+    ----------
+    robot, program, placements
+        As in :func:`first_forward_recursion`.
+    inertia, beta : dict
+        ``(J, MS, M)`` and ``jbeta_j`` by label (:func:`first_forward_recursion`).
+    zeta : dict
+        ``jzeta_j`` (31) of the acceleration-known joints, ``jgamma_j`` of
+        the others.
+    tau : dict
+        ``tau_j``, the torque less friction, of the torque-known joints;
+        the other frames have their acceleration known.
+    IA : dict
+        The rotor inertia of each joint (0 to leave it out).
+
+    Returns
+    -------
+    I_star, beta_star : dict
+        ``jI*_j`` (a :class:`RigidInertia` or a 6x6 matrix) and
+        ``jbeta*_j`` of every link (link 0 on a free flyer).
+    JU, JD, GW : dict
+        ``jI*_j ja_j H_j^-1``, ``1/H_j`` and ``tau_j + ja_j^T jbeta*_j``
+        of the torque-known joints.
+    """
+    feeds_root = is_free(robot)  # a fixed root's motion is known: nothing is carried to it
+    I_star = {j: RigidInertia(*inertia[j]) for j in inertia}  # I*_j = I_Oj
+    beta_star = dict(beta)
+    JU, JD, GW = {}, {}, {}
+    for frame in reversed(robot.frames):
+        j, i = frame.label, frame.antecedent
+        # Every successor of j has been added: I*_j and beta*_j are complete.
+        torque_known = j in tau
+        I_star[j] = _named_inertia(program, j, I_star[j], matrix=torque_known)
+        beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
+        a_j = frame.motion_subspace()
+        if torque_known:
+            I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # jI*_j ja_j
+            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA[j])  # (19)
+            JD[j] = program.assign(f"JD{j}", 1 / H_j)
+            JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
+            GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
+            if i == BASE and not feeds_root:
+                continue  # K_j and alpha_j only feed the antecedent
+            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA[j]))  # (20)
+            alpha_j = K_j * zeta[j] + JU[j] * GW[j] - beta_star[j]  # (21)
+        else:
+            if i == BASE and not feeds_root:
+                continue
+            K_j = I_star[j]  # (22)
+            alpha_j = inertia_times(K_j, zeta[j]) - beta_star[j]  # (23)
+        alpha_j = program.assign_matrix(f"AP{{i}}{j}", alpha_j)
+        iA_j, iP_j = placements[j]
+        I_star[i] = _add_inertias(I_star[i], _screw_transform(program, j, iA_j, iP_j, K_j))  # (24)
+        beta_star[i] = beta_star[i] - screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
+    if feeds_root:
+        I_star[BASE] = _named_inertia(program, BASE, I_star[BASE])
+        beta_star[BASE] = program.assign_matrix(f"VBE{{i}}{BASE}", beta_star[BASE])
+    return I_star, beta_star, JU, JD, GW
+
+
+def root_acceleration(program, robot, I_star, beta_star, what="the floating-base model"):
+    """``0Vdot_0`` of a free flyer: ``0I*_0 0Vdot_0 = 0beta*_0`` (eq. 35), solved in the program.
+
+    Parameters
+    ----------
+    program : Program
+    robot : Robot
+        For the messages.
+    I_star : RigidInertia or sympy.Matrix
+        The articulated inertia of the whole robot at link 0.  A rigid
+        one (every joint's acceleration known) is solved through the Schur
+        complement of its mass (names ``IM0``, ``CG``, ``KG``, ``BY``, then
+        :func:`ldl_solve` with prefix ``KG``); a 6x6 by :func:`ldl_solve`
+        (prefix ``B``).
+    beta_star : sympy.Matrix, shape (6, 1)
+    what : str, optional
+        The model, for the messages.
+
+    Returns
+    -------
+    sympy.Matrix, shape (6, 1)
+        ``[0vdot_0; 0wdot_0]`` (gravity included), named ``VP{r}0``, ``WP{r}0``.
+
+    Raises
+    ------
+    KaneRobotError
+        When a rigid ``I*`` has no mass (``M+_0 = 0``).
+    SingularityError
+        When a pivot is 0 in the expressions themselves.
+    """
+    if isinstance(I_star, RigidInertia):
+        J, MS, M = I_star
+        if M == 0:
+            raise KaneRobotError(f"{what} of {robot.name}: the robot has no mass (M+_0 = 0)")
+        beta_f, beta_m = beta_star[:3, 0], beta_star[3:, 0]
+        IM = program.assign("IM0", 1 / M)
+        c = program.assign_matrix("CG{i}", MS * IM)  # centre of mass of the robot in frame 0
+        J_G = sympy.Matrix(J)  # J+_0 - (MS.MS 1 - MS MS^T) / M+_0, the Schur complement of M+_0 1
+        for r in range(3):
+            for col in range(3):
+                J_G[r, col] += MS[r] * c[col] if r != col else -sum(MS[k] * c[k] for k in range(3) if k != r)
+        J_G = assign_symmetric(program, lambda r, col: f"KG{r}{col}", J_G)
+        y = program.assign_matrix("BY{i}", beta_m - c.cross(beta_f))
+        wdot0 = program.assign_matrix("WP{i}0", ldl_solve(program, J_G, y, "KG", f"{what} of {robot.name}"))
+        vdot0 = program.assign_matrix("VP{i}0", beta_f * IM - wdot0.cross(c))
+        return sympy.Matrix.vstack(vdot0, wdot0)
+    Vdot0 = ldl_solve(program, I_star, beta_star, "B", f"{what} of {robot.name}")
+    return sympy.Matrix.vstack(program.assign_matrix("VP{i}0", Vdot0[:3, 0]), program.assign_matrix("WP{i}0", Vdot0[3:, 0]))
+
+
 def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW, known_qdd=None):
-    """The second forward recursion of the direct model (eqs 27-28).
+    """The second forward recursion (eqs 27-28).
 
     Joint j with ``JU[j]`` (its torque known) gets ``QDP_j = GW_j JD_j -
     JU_j . VR_j`` (27); the others move with ``known_qdd`` (0 by default:
-    fixed frames).  ``jVdot_j = VR_j + ja_j qdd_j`` (28) with ``VR_j = jS_i
-    iVdot_i + jgamma_j``.
+    fixed frames, or joints whose ``gamma`` is already zeta, eq. 31).
+    ``jVdot_j = VR_j + ja_j qdd_j`` (28) with ``VR_j = jS_i iVdot_i + jgamma_j``.
 
     Parameters
     ----------
@@ -273,6 +634,69 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
     return qdd, Vdot
 
 
+# ------------------------------------------------------------ inertias
+class RigidInertia(collections.namedtuple("RigidInertia", ["J", "MS", "M"])):
+    """The spatial inertia of a rigid body about O_j by its ten parameters.
+
+    ``J`` (3x3, about O_j), ``MS`` (3x1) and ``M``: the 6x6 is
+    :func:`spatial_inertia`; products with it and its move to another frame
+    (SYMORO+ eqs 27-30) cost less written this way.
+    """
+
+    def matrix(self):
+        """The 6x6 ``[M I3, MS^T; MS^, J]``."""
+        return spatial_inertia(self.J, self.MS, self.M)
+
+    def times(self, V):
+        """``I V = [M v + w x MS; MS x v + J w]`` for ``V = [v; w]``.
+
+        Examples
+        --------
+        >>> M, MX, ZZ, v, w = sympy.symbols("M MX ZZ v w")
+        >>> body = RigidInertia(sympy.diag(0, 0, ZZ), sympy.Matrix([MX, 0, 0]), M)
+        >>> (body.times(sympy.Matrix([v, 0, 0, 0, 0, w])) - body.matrix() * sympy.Matrix([v, 0, 0, 0, 0, w])).T
+        Matrix([[0, 0, 0, 0, 0, 0]])
+        """
+        v, w = V[:3, 0], V[3:, 0]
+        return sympy.Matrix.vstack(self.M * v + w.cross(self.MS), self.MS.cross(v) + self.J * w)
+
+
+def inertia_times(I, V):
+    """``I V`` for a :class:`RigidInertia` or a 6x6 matrix ``I``."""
+    return I.times(V) if isinstance(I, RigidInertia) else I * V
+
+
+def _named_inertia(program, j, I, matrix=False):
+    """``I`` with its entries named: ``JP``, ``MSP``, ``MP`` for a rigid one
+    (unless ``matrix``: a torque-known joint projects it), else ``MJE``."""
+    if isinstance(I, RigidInertia) and not matrix:
+        return RigidInertia(
+            assign_symmetric(program, lambda r, c: f"JP{r}{c}{j}", I.J),
+            program.assign_matrix(f"MSP{{i}}{j}", I.MS),
+            program.assign(f"MP{j}", I.M),
+        )
+    I = I.matrix() if isinstance(I, RigidInertia) else I
+    return assign_symmetric(program, lambda r, c: f"MJE{r}{c}{j}", I)
+
+
+def _add_inertias(I, K):
+    """``I + K``, rigid while both are."""
+    if isinstance(I, RigidInertia) and isinstance(K, RigidInertia):
+        return RigidInertia(I.J + K.J, I.MS + K.MS, I.M + K.M)
+    return (I.matrix() if isinstance(I, RigidInertia) else I) + (K.matrix() if isinstance(K, RigidInertia) else K)
+
+
+def _screw_transform(program, j, iA_j, iP_j, K):
+    """``jS_i^T jK_j jS_i`` (eq. 24): SYMORO+ eqs 27-30 for a rigid ``K``,
+    else :func:`screw_transform_inertia`."""
+    if not isinstance(K, RigidInertia):
+        return screw_transform_inertia(program, j, iA_j, iP_j, K)
+    iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * K.MS)  # (27)
+    iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * K.M)
+    J = rotate_inertia(program, j, iA_j, K.J) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (28)
+    return RigidInertia(J, iMS_j + iP_j_M, K.M)  # (29), (30)
+
+
 def articulated_inertia(I_star, JU, I_a, a, IA):
     """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20).
 
@@ -288,13 +712,6 @@ def articulated_inertia(I_star, JU, I_a, a, IA):
         for r in range(6):
             K[r, k] = K[k, r] = s * JU[r] * IA
     return K
-
-
-def motor_torque(robot, j):
-    """tau_j = GAM_j - FV_j qd_j - FS_j sign(qd_j): the joint torque less friction."""
-    QP = robot.joint_parameters[j]["QP"]
-    FV, FS = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
-    return robot.joint_parameters[j]["GAM"] - FV * QP - FS * sympy.sign(QP)
 
 
 def spatial_inertia(J, MS, M):
@@ -426,3 +843,82 @@ def screw_transform_wrench(program, label, iA_j, iP_j, alpha):
     f = program.assign_matrix(f"AF{{i}}{label}", iA_j * alpha[:3, 0])
     m = program.assign_matrix(f"AM{{i}}{label}", iA_j * alpha[3:, 0])
     return sympy.Matrix.vstack(f, iP_j.cross(f) + m)
+
+
+def ldl_solve(program, K, y, name, what="a linear system"):
+    """Solve ``K x = y`` for a symmetric positive definite ``K`` by ``K = L D L^T``,
+    every step an intermediate variable of ``program``.
+
+    With ``W_ij = L_ij D_j``::
+
+        D_j  = K_jj - sum_{k<j} L_jk W_jk,     ID_j = 1 / D_j
+        W_ij = K_ij - sum_{k<j} L_ik W_jk,     L_ij = W_ij ID_j       (i > j)
+        Z_i  = y_i - sum_{k<i} L_ik Z_k                               (L z = y)
+        X_i  = Z_i ID_i - sum_{k>i} L_ki X_k                          (D L^T x = z)
+
+    Zeros of ``K`` (a customized model) stay zeros: the terms they cancel
+    are never written.  No pivoting: the order of ``K``'s rows is the
+    order of the pivots.
+
+    Parameters
+    ----------
+    program : Program
+    K : sympy.Matrix, shape (n, n)
+        Symmetric, of program symbols and trivial values.
+    y : sympy.Matrix, shape (n, 1)
+    name : str
+        Prefix of the names: ``{name}D{j}``, ``{name}ID{j}``,
+        ``{name}W{i}{j}``, ``{name}L{i}{j}``, ``{name}Z{i}``, ``{name}X{i}``.
+    what : str, optional
+        The model, for the error message.
+
+    Returns
+    -------
+    sympy.Matrix, shape (n, 1)
+        ``x``, of program symbols.
+
+    Raises
+    ------
+    SingularityError
+        When a pivot ``D_j`` is 0 in the expressions themselves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b, c, p, q = sympy.symbols("a b c p q")
+    >>> program = Program(inputs=[a, b, c, p, q])
+    >>> x = ldl_solve(program, sympy.Matrix([[a, b], [b, c]]), sympy.Matrix([p, q]), "K")
+    >>> print(program)
+    KID1 = 1/a
+    KL21 = KID1*b
+    KD2 = -KL21*b + c
+    KID2 = 1/KD2
+    KZ2 = -KL21*p + q
+    KX2 = KID2*KZ2
+    KX1 = KID1*p - KL21*KX2
+    >>> x.T
+    Matrix([[KX1, KX2]])
+    >>> program.set_output_matrix("X{i}", x)
+    Matrix([
+    [X1],
+    [X2]])
+    >>> program.to_function()(4.0, 1.0, 3.0, 1.0, 2.0), np.linalg.solve([[4.0, 1.0], [1.0, 3.0]], [1.0, 2.0])
+    (array([0.09090909, 0.63636364]), array([0.09090909, 0.63636364]))
+    """
+    n = K.rows
+    L, W, ID = {}, {}, []
+    for j in range(n):
+        D_j = program.assign(f"{name}D{j + 1}", K[j, j] - sum((L[j, k] * W[j, k] for k in range(j)), sympy.S.Zero))
+        if D_j == 0:
+            raise SingularityError(f"{what}: pivot {j + 1} of the LDL^T factorisation is 0: the matrix is singular")
+        ID.append(program.assign(f"{name}ID{j + 1}", 1 / D_j))
+        for i in range(j + 1, n):
+            W[i, j] = program.assign(f"{name}W{i + 1}{j + 1}", K[i, j] - sum((L[i, k] * W[j, k] for k in range(j)), sympy.S.Zero))
+            L[i, j] = program.assign(f"{name}L{i + 1}{j + 1}", W[i, j] * ID[j])
+    z = []
+    for i in range(n):
+        z.append(program.assign(f"{name}Z{i + 1}", y[i] - sum((L[i, k] * z[k] for k in range(i)), sympy.S.Zero)))
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = program.assign(f"{name}X{i + 1}", z[i] * ID[i] - sum((L[k, i] * x[k] for k in range(i + 1, n)), sympy.S.Zero))
+    return sympy.Matrix(x)

@@ -155,20 +155,11 @@ import sympy
 
 from kanerobot.dynamics import composite, coriolis, lagrange, newton_euler
 from kanerobot.dynamics.common import (
-    assign_symmetric,
     check_structure,
-    frame_placements,
     link_parameter,
     program_inputs,
 )
-from kanerobot.dynamics.direct import (
-    articulated_inertia,
-    first_forward_recursion,
-    screw_transform_inertia,
-    screw_transform_wrench,
-    second_forward_recursion,
-    spatial_inertia,
-)
+from kanerobot.dynamics.direct import articulated_bodies
 from kanerobot.dynamics.dynamic_model import (
     argument_groups,
     as_states,
@@ -179,7 +170,6 @@ from kanerobot.dynamics.dynamic_model import (
 )
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
-    BASE,
     DYNAMIC_NAMES,
     INERTIAL_NAMES,
     Frame,
@@ -520,7 +510,8 @@ def inverse_dynamics(robot, *, rotor=None, trig=True):
     QDP = dict(zip(tree.joint_labels, tree.qdd))
     known_qdd = {j: QDP[j] for j in tree.joint_labels if j not in flexible}
     known_tau = dict(Gamma_f)
-    qdd, Gamma = _three_step(program, tree, known_qdd, known_tau)
+    bodies = articulated_bodies(program, tree, known_tau, known_qdd, what=what)
+    qdd, Gamma = bodies.qdd, bodies.torque
     for j in robot.joint_labels:
         if j in flexible:
             program.set_output(f"QDP{j}", qdd[j])
@@ -591,7 +582,7 @@ def direct_dynamics(robot, *, rotor=None, trig=True):
     if rotor is not None:
         for j in Gamma_f:
             known_tau[f"r{j}"] = robot.joint_parameters[j]["GAM"] - Gamma_f[j]
-    qdd, _ = _three_step(program, tree, {}, known_tau)
+    qdd = articulated_bodies(program, tree, known_tau, what=what).qdd
     for j in robot.joint_labels:
         program.set_output(f"QDP{j}", qdd[j])
     if rotor is not None:
@@ -599,77 +590,6 @@ def direct_dynamics(robot, *, rotor=None, trig=True):
             program.set_output(f"QDPr{j}", qdd[f"r{j}"])
     program.prune()
     return program
-
-
-def _three_step(program, robot, known_qdd, known_tau):
-    """OpenSYMORO's three recursions (eqs 16-29) recorded into ``program``.
-
-    ``robot`` is a rigid tree (:func:`augmented_robot`); ``known_qdd`` maps
-    the joints whose acceleration is known to it, ``known_tau`` the others
-    to the generalized force applied at the joint (friction is subtracted
-    here, ``IA`` added to H_j, both read from ``robot``).  Returns ``(qdd,
-    Gamma)``: the accelerations of the torque-known joints (eq. 27) and the
-    torques of the acceleration-known ones (eq. 29).  Names as in
-    :mod:`kanerobot.dynamics.direct`.
-    """
-    placements = frame_placements(robot, program)
-    base = robot.base
-    QP = dict(zip(robot.joint_labels, robot.qd))
-
-    # (i) First forward recursion (16)-(18): angular velocities, gamma_j, beta_j.
-    w, gamma, beta, inertia = first_forward_recursion(robot, program, placements, sympy.Matrix(base.W0))
-    I_O = {j: spatial_inertia(*inertia[j]) for j in inertia}
-
-    # (ii) Backward recursion (19)-(25), from I*_j = I_Oj and beta*_j = beta_j.
-    I_star, beta_star = dict(I_O), dict(beta)
-    JD, JU, GW, tau = {}, {}, {}, {}
-    for frame in reversed(robot.frames):
-        j, i = frame.label, frame.antecedent
-        I_star[j] = assign_symmetric(program, lambda r, c, j=j: f"MJE{r}{c}{j}", I_star[j])
-        beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
-        a_j = frame.motion_subspace()
-        if j in known_tau:  # a flexible joint, or the direct model
-            qd_j = QP[j]
-            IA_j = link_parameter(robot, j, "IA")
-            FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
-            tau[j] = known_tau[j] - FV_j * qd_j - FS_j * sympy.sign(qd_j)
-            I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # I*_j a_j
-            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA_j)  # (19)
-            JD[j] = program.assign(f"JD{j}", 1 / H_j)
-            JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # I*_j a_j H_j^-1
-            GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + a_j^T beta*_j
-            if i == BASE:
-                continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA_j))  # (20)
-            alpha_j = K_j * gamma[j] + JU[j] * GW[j] - beta_star[j]  # (21)
-        else:  # a rigid joint (acceleration known) or a fixed frame
-            if i == BASE:
-                continue
-            K_j = I_star[j]  # (22)
-            alpha_j = K_j * (gamma[j] + a_j * known_qdd.get(j, 0)) - beta_star[j]  # (23)
-        alpha_j = program.assign_matrix(f"AP{{i}}{j}", alpha_j)
-        iA_j, iP_j = placements[j]
-        I_star[i] = I_star[i] + screw_transform_inertia(program, j, iA_j, iP_j, K_j)  # (24)
-        beta_star[i] = beta_star[i] - screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
-
-    # (iii) Second forward recursion (26)-(29), from 0Vdot_0 = [VP0 - G; WP0].
-    Vdot0 = sympy.Matrix.vstack(sympy.Matrix(base.VP0) - sympy.Matrix(base.G), sympy.Matrix(base.WP0))
-    qdd, Vdot = second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW, known_qdd)
-    Gamma = {}
-    for frame in robot.frames:
-        j = frame.label
-        if frame.is_joint and j not in known_tau:
-            # (26) with K_j = I*_j: jF_j = I*_j jVdot_j - beta*_j, then (29).
-            F_j = I_star[j] * Vdot[j] - beta_star[j]
-            F_j = sympy.Matrix.vstack(
-                program.assign_matrix(f"E{{i}}{j}", F_j[:3, 0]),
-                program.assign_matrix(f"N{{i}}{j}", F_j[3:, 0]),
-            )
-            qd_j = QP[j]
-            IA_j = link_parameter(robot, j, "IA")
-            FV_j, FS_j = link_parameter(robot, j, "FV"), link_parameter(robot, j, "FS")
-            Gamma[j] = F_j.dot(frame.motion_subspace()) + FS_j * sympy.sign(qd_j) + FV_j * qd_j + IA_j * known_qdd.get(j, sympy.S.Zero)  # (29)
-    return qdd, Gamma
 
 
 # ---------------------------------------------------------------------------
