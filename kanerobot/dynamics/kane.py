@@ -346,7 +346,7 @@ moving base) with the output names of
 :mod:`~kanerobot.dynamics.floating` (``GAMFX0 .. GAMCZ0, GAM<j>``,
 ``QFX0 ..``, ``A<r><c>`` of the (6+n) square matrix); the Coriolis matrix
 is the ``getAC`` rule on KanesMethod's ``h_vel`` plus ``1/2 A S``
-(:mod:`~kanerobot.dynamics.floating_coriolis`: with the base's body twist
+(:mod:`~kanerobot.dynamics.coriolis`: with the base's body twist
 among the speeds, ``getAC`` alone gives a C with ``C u = h_vel`` but ``A' -
 2C`` not skew).  There is no :meth:`KaneSystem.rhs_terms` for them.
 
@@ -373,7 +373,7 @@ from kanerobot.dynamics.common import (
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
-from kanerobot.dynamics.floating_coriolis import half_a_s
+from kanerobot.dynamics.coriolis import half_a_s
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION, gravity_in_base
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES, Base
@@ -1329,7 +1329,7 @@ class KaneSystem:
         nonmm = self.fr - self.forcing
         outputs = list(zip(self._names("HV"), list(nonmm)))
         if self.floating:
-            # The Coriolis matrix of a floating base needs A too (floating_coriolis.half_a_s).
+            # The Coriolis matrix of a floating base needs A too (coriolis.half_a_s).
             outputs += self._mass_matrix_entries()
 
         def finish(program, lines):
