@@ -60,7 +60,7 @@ Errors: :func:`check_masses` (a base or robot without mass).
 takes the inverse dynamics, ``A``, ``H`` and ``Q`` from sympy's KanesMethod
 instead (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
 first, same inputs and output names), with ``method="lagrange"`` from the
-Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.floating_lagrange`,
+Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.lagrange` (the free-flyer root),
 and both solve the base acceleration and the direct dynamics numerically
 from ``A`` and ``H``; the three engines agree to rounding
 (``tests/test_floating.py``).  The Coriolis matrix, ``C qd`` the velocity
@@ -71,7 +71,7 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import coriolis, floating_lagrange
+from kanerobot.dynamics import coriolis, lagrange
 from kanerobot.dynamics.common import (
     angle_labels,
     assign_symmetric,
@@ -1161,8 +1161,8 @@ class FloatingBaseModel(DynamicModel):
         if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
             return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         if self.method == "lagrange":
-            builders = {"inverse_dynamics": floating_lagrange.inverse_dynamics, "mass_matrix": floating_lagrange.mass_matrix,
-                        "h": floating_lagrange.nonlinear_effects, "gravity": floating_lagrange.gravity_forces}
+            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
+                        "h": lagrange.h, "gravity": lagrange.gravity}
         else:
             builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
                         "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,
