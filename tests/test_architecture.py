@@ -286,8 +286,8 @@ def test_the_graph_of_kanerobot_has_its_known_edges():
     graph, _ = import_graph()
     assert "kanerobot.errors" in graph["kanerobot.robot.io"]
     assert "kanerobot.robot.description" in graph["kanerobot.robot"]
-    assert "kanerobot.dynamics.lagrange" in graph["kanerobot.dynamics.floating_lagrange"]
-    assert "kanerobot.dynamics" not in graph["kanerobot.dynamics.floating_lagrange"]
+    assert "kanerobot.dynamics.coriolis" in graph["kanerobot.dynamics.lagrange"]
+    assert "kanerobot.dynamics" not in graph["kanerobot.dynamics.lagrange"]
     assert "kanerobot.dynamics.kane" in graph["kanerobot.dynamics.dynamic_model"]  # imported inside kane_system
     assert not any(target.split(".")[0] != PACKAGE for targets in graph.values() for target in targets)
 

@@ -1,5 +1,7 @@
 """Coriolis matrix in Christoffel form: closed forms, brute-force Christoffel
-symbols, and A' - 2C skew-symmetric with A' from finite differences of A."""
+symbols, and A' - 2C skew-symmetric with A' from finite differences of A;
+with a free-flyer root, its Hamel terms against explicit spatial cross
+products and C nu against Newton-Euler's velocity terms."""
 
 import re
 
@@ -9,9 +11,13 @@ import sympy
 from conftest import CORPUS, library
 from conftest import program_outputs as evaluate
 
+import kanerobot as kr
 from kanerobot.dynamics import newton_euler
 from kanerobot.dynamics.composite import mass_matrix
-from kanerobot.dynamics.coriolis import coriolis_matrix
+from kanerobot.dynamics.coriolis import coriolis_matrix, half_a_s, hamel_terms
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY, QUATERNION
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
 from kanerobot.robot.expressions import parse_expression
 from kanerobot.symbolic import Program
 
@@ -295,3 +301,79 @@ def test_c_qd_is_the_newton_euler_coriolis_vector(robot_name, rng):
     Cn = matrix(evaluate(C, values), "C", n)
     h = numpy.array(list(evaluate(H, values).values()))
     assert numpy.allclose(Cn @ qd, h, rtol=1e-9, atol=1e-9 * (1 + numpy.abs(h).max()))
+
+
+# ------------------------------------------------------ the free-flyer root
+
+
+def motion_cross(V):
+    """The 6x6 matrix of ``u -> V x u`` (motion cross product, linear part first):
+    ``[w x u_v + v x u_w; w x u_w]``, written from skew blocks."""
+    v, w = V[:3], V[3:]
+
+    def skew(a):
+        return numpy.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+
+    return numpy.block([[skew(w), skew(v)], [numpy.zeros((3, 3)), skew(w)]])
+
+
+def test_half_a_s_is_half_a_times_the_root_cross_product_and_vanishes_on_nu(rng):
+    """``1/2 A S`` with ``S = E ad_V E^T`` built as a numeric matrix (no code
+    of kanerobot): equal entry by entry, and ``S nu = 0``."""
+    N = 8
+    M = rng.normal(size=(N, N))
+    A = M @ M.T
+    nu = rng.normal(size=N)
+    S = numpy.zeros((N, N))
+    S[:6, :6] = motion_cross(nu[:6])
+    got = numpy.array(half_a_s(sympy.Matrix(A), list(nu)), dtype=float)
+    assert numpy.allclose(got, A @ S / 2, rtol=1e-12, atol=1e-12)
+    assert numpy.allclose(got @ nu, 0, atol=1e-12)
+
+
+def test_hamel_terms_keep_a_constant_inertia_skew(rng):
+    """A constant ``A`` (a free body and two joints whose inertia does not
+    change): the Christoffel part is 0, so ``C`` is the root's contribution
+    alone; it must be skew, and ``C nu = E V x* p`` with ``p = (A nu)[:6]``,
+    ``V x* = -(V x)^T``."""
+    N = 8
+    M = rng.normal(size=(N, N))
+    A = M @ M.T
+    nu = rng.normal(size=N)
+    program = Program(inputs=list(BASE_VELOCITY) + list(sympy.symbols("QP1:3")))
+    C = hamel_terms(sympy.Matrix(A), list(nu), program)
+    C = numpy.array(C.xreplace({s: v for s, v in zip(sympy.symbols("PB1:7"), (A @ nu)[:6])}), dtype=float)
+    assert numpy.allclose(C + C.T, 0, atol=1e-10)
+    expected = numpy.zeros(N)
+    expected[:6] = -motion_cross(nu[:6]).T @ (A @ nu)[:6]
+    assert numpy.allclose(C @ nu, expected, atol=1e-10)
+
+
+def test_floating_robot_from_newton_euler_inertia_matrix(rng):
+    """The satellite: its Newton-Euler A leaves out structural zeros (taken as
+    0), the root's six speeds come first with no derivative along them, and
+    ``C nu`` is Newton-Euler's ``H - Q`` (no friction, no wrench)."""
+    robot = library("satellite")
+    ne = kr.derive(robot)
+    A = ne.program("mass_matrix")
+    N = 6 + robot.nj
+    assert len(A.outputs) < N * (N + 1) // 2  # the structural zeros are left out
+    C = coriolis_matrix(robot, A)
+    assert len(C.outputs) == N * N
+    assert [s.name for s in C.inputs][-N:] == [s.name for s in BASE_VELOCITY + tuple(robot.qd)]
+    assert not any("_d" + s.name in x.name for x, _ in C.assignments() for s in BASE_VELOCITY)
+    values = random_parameters(robot, rng, friction=False, wrench=False, gravity=(1.0, -2.0, -9.0))
+    quaternion = rng.normal(size=4)
+    values |= {s.name: float(x) for s, x in zip(QUATERNION, quaternion / numpy.linalg.norm(quaternion))}
+    values |= {s.name: float(rng.uniform(-numpy.pi, numpy.pi)) for s in robot.q}
+    nu = rng.uniform(-2, 2, N)
+    values |= {s.name: float(x) for s, x in zip(BASE_VELOCITY + tuple(robot.qd), nu)}
+    h = numpy.array(list(evaluate(ne.program("h"), values).values()))
+    Q = numpy.array(list(evaluate(ne.program("gravity"), values).values()))
+    Cn = matrix(evaluate(C, values), "C", N)
+    assert numpy.allclose(Cn @ nu, h - Q, rtol=1e-9, atol=1e-9 * (1 + numpy.abs(h - Q).max()))
+
+
+def test_floating_robot_needs_its_inertia_matrix():
+    with pytest.raises(KaneRobotError, match=r"Coriolis matrix of satellite: a floating robot's inertia matrix program must be given"):
+        coriolis_matrix(library("satellite"))

@@ -627,6 +627,6 @@ def test_floating_base_speeds_come_first():
     assert A is not kane.program("mass_matrix", source="kanes_method")
     assert list(A.outputs) == list(kane.program("mass_matrix", source="kanes_method").outputs)
     assert list(kane.program("gravity").outputs)[:6] == ["QFX0", "QFY0", "QFZ0", "QCX0", "QCY0", "QCZ0"]
-    assert len(kane.program("coriolis_matrix").outputs) == 9 * 9  # getAC plus 1/2 A S (floating_coriolis)
+    assert len(kane.program("coriolis_matrix").outputs) == 9 * 9  # getAC plus 1/2 A S (coriolis.half_a_s)
     with pytest.raises(KaneRobotError, match="floating base"):
         kane.rhs_terms()

@@ -10,6 +10,11 @@ evaluated independently in numpy.
 * The Lagrange models agree with one another: ``GAM = A qdd + C qd + Q +
   friction + J^T wrench``; ``A`` is symmetric positive definite and ``A' - 2C``
   skew-symmetric.
+* A floating base is the free-flyer root joint: every model of a floating
+  robot (the satellite, the tree on a floating base) equals the
+  floating-base Newton-Euler programs of :mod:`~kanerobot.dynamics.floating`
+  (same inputs, outputs), ``C nu`` is Newton-Euler's ``H - Q`` and ``A' - 2C``
+  is skew with ``A'`` by finite differences.
 * ``Q`` is the finite-difference gradient of the potential energy, and
   ``1/2 qd^T A qd`` the kinetic energy, both computed in numpy from the
   numeric transforms of :func:`kanerobot.geometry.numeric_transform` only
@@ -25,7 +30,7 @@ import sympy
 
 import kanerobot as kr
 from kanerobot import geometry
-from kanerobot.dynamics import composite, coriolis, lagrange, newton_euler
+from kanerobot.dynamics import composite, coriolis, free_flyer, lagrange, newton_euler
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import WRENCH_NAMES, Robot
@@ -62,6 +67,7 @@ def with_wrench_and_gravity(robot):
         dynamics=dynamics,
         joint_parameters={label: dict(p) for label, p in robot.joint_parameters.items()},
         base=dataclasses.replace(robot.base, G=sympy.ImmutableMatrix(sympy.symbols("G1:4"))),
+        floating=robot.floating,
     )
 
 
@@ -335,12 +341,12 @@ def test_fixed_base_only():
         lagrange.inverse_dynamics(accelerating)
 
 
-def test_closed_loops_floating_wheeled_and_flexible_are_refused():
+def test_closed_loops_wheeled_flexible_and_a_floating_base_without_link_0_are_refused():
     with pytest.raises(KaneRobotError, match="closed loops"):
         lagrange.mass_matrix(kr.load(kr.frames_path("sr400")))
     arm = kr.load(kr.frames_path("planar2"))
-    floating = Robot.create(arm.name, arm.frames, floating=True)
-    with pytest.raises(KaneRobotError, match="floating"):
+    floating = Robot.create(arm.name, arm.frames, links=arm.links, floating=True)
+    with pytest.raises(KaneRobotError, match="floating base must carry link 0"):
         lagrange.inverse_dynamics(floating)
     wheeled = Robot.create(arm.name, arm.frames, wheeled=True)
     with pytest.raises(KaneRobotError, match="wheeled"):
@@ -348,3 +354,92 @@ def test_closed_loops_floating_wheeled_and_flexible_are_refused():
     flexible = Robot.create(arm.name, arm.frames, joint_parameters={"2": {"eta": 1}})
     with pytest.raises(KaneRobotError, match="flexible"):
         lagrange.h(flexible)
+    with pytest.raises(KaneRobotError, match="by Lagrange of planar2: a floating base cannot also be a wheeled base"):
+        lagrange.mass_matrix(Robot.create(arm.name, arm.frames, floating=True, wheeled=True))
+    with pytest.raises(KaneRobotError, match=r"energy of satellite by Lagrange: .*floating base.*position of O_0"):
+        lagrange.energy(kr.load(kr.frames_path("satellite")))
+
+
+# ---------------------------------------------- a floating base (root joint)
+def floating_robot(name, tree):
+    """The satellite, or the conftest tree on a floating base carrying link 0
+    (gravity any direction, a wrench on its leaves)."""
+    if name == "satellite":
+        return with_wrench_and_gravity(kr.load(kr.frames_path("satellite")))
+    return with_wrench_and_gravity(Robot.create("tree_floating", tree.frames, links=("0",) + tuple(tree.links), floating=True))
+
+
+def floating_state(robot, rng, states=3):
+    """Random physical parameters (gravity a random vector) and ``states``
+    random states: joints, a unit quaternion, base speeds and their rates."""
+    values = random_parameters(robot, rng, gravity=tuple(rng.uniform(-10, 10, 3)))
+    for symbols, (low, high) in ((robot.q, (-numpy.pi, numpy.pi)), (robot.qd, (-2, 2)), (robot.qdd, (-3, 3)),
+                                 (free_flyer.BASE_VELOCITY, (-2, 2)), (free_flyer.BASE_ACCELERATION, (-3, 3))):
+        for s in symbols:
+            values[s.name] = rng.uniform(low, high, states)
+    quaternion = rng.normal(size=(4, states))
+    quaternion /= numpy.linalg.norm(quaternion, axis=0)
+    values |= {s.name: x for s, x in zip(free_flyer.QUATERNION, quaternion)}
+    return values
+
+
+@pytest.mark.parametrize("name", ["satellite", "tree"])
+def test_floating_models_equal_newton_euler(name, tree, rng):
+    """lagrange.* on a floating robot: the free-flyer root's six speeds first,
+    Newton-Euler's inputs (same order) and outputs, its values to 1e-9."""
+    robot = floating_robot(name, tree)
+    ne = kr.derive(robot)
+    N = 6 + robot.nj
+    values = floating_state(robot, rng)
+    labels = list(free_flyer.BASE_FORCE_NAMES) + list(robot.joint_labels)
+    mine = {model: program(robot, model) for model in ("mass_matrix", "coriolis_matrix", "gravity", "h", "inverse_dynamics")}
+    for model in ("gravity", "h", "inverse_dynamics", "coriolis_matrix"):
+        assert list(mine[model].outputs) == list(ne.program(model).outputs), model
+        if model != "gravity":
+            assert mine[model].inputs == ne.program(model).inputs, model
+    # Q needs the masses and first moments only (Newton-Euler's takes every inertial parameter).
+    assert list(mine["gravity"].inputs[: robot.nj + 4]) == list(robot.q) + list(free_flyer.QUATERNION)
+    assert set(mine["gravity"].inputs) <= set(ne.program("gravity").inputs)
+    # Newton-Euler leaves out A's structural zeros; Lagrange writes every entry.
+    assert mine["mass_matrix"].inputs == ne.program("mass_matrix").inputs
+    assert set(mine["mass_matrix"].outputs) >= set(ne.program("mass_matrix").outputs)
+    A = matrix(evaluate(mine["mass_matrix"], values), "A", N, True)
+    A_ne = evaluate(ne.program("mass_matrix"), values)
+    names = matrix_entry_names("A", (N, N))
+    A_ne = numpy.array([[A_ne.get(names[min(i, j)][max(i, j)], numpy.zeros(3)) for j in range(N)] for i in range(N)])
+    assert_relative(A, numpy.moveaxis(A_ne, -1, 0), what=f"{name} A")
+    C = matrix(evaluate(mine["coriolis_matrix"], values), "C", N, False)
+    assert_relative(C, matrix(evaluate(ne.program("coriolis_matrix"), values), "C", N, False), what=f"{name} C")
+    for model, prefix in (("gravity", "Q"), ("h", "GAM"), ("inverse_dynamics", "GAM")):
+        got = vector(evaluate(mine[model], values), prefix, labels)
+        assert_relative(got, vector(evaluate(ne.program(model), values), prefix, labels), what=f"{name} {model}")
+
+
+@pytest.mark.parametrize("name", ["satellite", "tree"])
+def test_floating_coriolis_matrix_gives_the_velocity_terms_and_is_passive(name, tree, rng):
+    """``C nu`` is Newton-Euler's ``H - Q`` without friction nor wrench, and
+    ``A' - 2C`` is skew with ``A'`` by central differences of Lagrange's A
+    along ``q + t qd`` (A depends on the joints only)."""
+    robot = floating_robot(name, tree)
+    ne = kr.derive(robot)
+    N = 6 + robot.nj
+    values = floating_state(robot, rng)
+    for label in robot.links:
+        for key in ("FV", "FS") + WRENCH_NAMES:
+            entry = robot.dynamics[label][key]
+            if isinstance(entry, sympy.Symbol):
+                values[entry.name] = 0.0
+    labels = list(free_flyer.BASE_FORCE_NAMES) + list(robot.joint_labels)
+    C = matrix(evaluate(program(robot, "coriolis_matrix"), values), "C", N, False)
+    nu = numpy.array([values[s.name] for s in free_flyer.BASE_VELOCITY + tuple(robot.qd)]).T
+    velocity_terms = vector(evaluate(ne.program("h"), values), "GAM", labels) - vector(evaluate(ne.program("gravity"), values), "Q", labels)
+    assert_relative(numpy.einsum("kij,kj->ki", C, nu), velocity_terms, what=f"{name} C nu")
+    step, up, down = 1e-6, dict(values), dict(values)
+    for x, v in zip(robot.q, robot.qd):
+        up[x.name] = values[x.name] + step * values[v.name]
+        down[x.name] = values[x.name] - step * values[v.name]
+    A_prog = program(robot, "mass_matrix")
+    Adot = (matrix(evaluate(A_prog, up), "A", N, True) - matrix(evaluate(A_prog, down), "A", N, True)) / (2 * step)
+    assert numpy.max(numpy.abs(Adot)) > 1e-3  # the joints move: A changes
+    S = Adot - 2 * C
+    assert numpy.max(numpy.abs(S + numpy.swapaxes(S, 1, 2))) < 1e-6 * (1 + numpy.max(numpy.abs(C)))

@@ -30,6 +30,41 @@ time pass (both counts include the lines of ``A`` they use).  Since ``CN``
 is written skew-symmetric, ``A' - 2C = 2 CN`` is skew-symmetric exactly,
 by construction.
 
+**The root joint.**  A floating robot's root is a free flyer whose six
+speeds ``V = (v, w)`` (``VX0 .. WZ0``: the velocity of O_0 and the angular
+velocity of link 0, in frame 0, pinocchio's convention) come before the
+joint rates: ``nu = (V, qd)``, ``A`` is (6+n) square.  They are
+quasi-velocities: no coordinate has them for derivative, and ``A`` does not
+depend on the base pose, so their Christoffel partials are zero (no pass).
+Their velocity terms take the Boltzmann-Hamel form::
+
+    h_vel(q, nu) = A' nu - [0; dT/dq] + E ad*_V p,     p = (A nu)[:6]
+
+where ``E`` puts a 6-vector on the root's rows and ``ad*_V`` is the
+spatial cross product of forces, ``V x* [f; n] = [w x f; w x n + v x f]``.
+The Christoffel sum gives the first two terms; the root joint adds its
+contribution (:func:`hamel_terms`), the split that keeps ``A' - 2C`` skew.
+With ``S = E ad_V E^T`` (``ad_V``: the motion cross product, ``V x [u_v;
+u_w] = [w x u_v + v x u_w; w x u_w]``, so ``S nu = 0``) and ``p xbar*`` the
+6x6 matrix with ``(p xbar*) u = u x* p``::
+
+    C = C_Christoffel(A; joints) + 1/2 (-S^T A + A S + E (p xbar*) E^T)           (H)
+
+``-S^T A = E ad*_V E^T A`` on the root's rows; ``-S^T A + A S`` is skew
+(its transpose is ``-A S + S^T A``) and so is ``p xbar*``, so ``A' - 2 C``
+is the Christoffel part's skew matrix plus a skew matrix; and ``C nu``
+gives ``h_vel`` since ``S nu = 0`` and ``(p xbar*) V = V x* p``.  This is
+the single rigid body's ``1/2 (v x* I + I v x + (I v) xbar*)`` (Echeandia
+and Wensing, 2021) carried to a tree.
+
+The seed's ``getAC`` rule ``C' = 1/2 dh_vel/dnu`` (what Kane's
+:meth:`~kanerobot.dynamics.kane.KaneSystem.coriolis_matrix` forms) equals
+the Christoffel form over generalized coordinates, but with a free flyer
+it gives ``C_Christoffel + 1/2 (-S^T A + E (p xbar*) E^T)``: it lacks
+``1/2 A S``, whose product with ``nu`` vanishes but which is not skew.
+:func:`half_a_s` is that term: the Kane engine adds it, so that every
+engine returns (H).
+
 Cost beyond the derivative passes (see :mod:`kanerobot.symbolic.derivative`):
 for each pair ``i <= j`` at most ``n`` products and ``n - 1`` additions for
 ``CA_ij``, for each pair ``i < j`` at most ``n`` products and ``2n - 1``
@@ -40,10 +75,12 @@ Report with :meth:`Program.op_count`.
 
 import sympy
 
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY
+from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 
-__all__ = ["coriolis_matrix"]
+__all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
 
 
 def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="partials", extra=None, absent_zero=False):
@@ -55,13 +92,17 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         Gives the joint variables ``robot.q`` and velocities ``robot.qd``
         (the ``QP`` symbols; a customised 0 makes a joint's velocity vanish).
         May be None when ``mass_matrix_program``, ``q`` and ``qd`` are given.
+        A floating robot's root joint adds its six speeds ``VX0 .. WZ0``
+        before the joints' and its Hamel terms (module docstring, (H)).
     mass_matrix_program : Program, optional
         The inertia matrix, outputs ``A<i><j>`` (1-based, ``A<i>_<j>`` beyond
-        9 joints) for ``i <= j`` (or ``j <= i``: ``A`` is symmetric).  By
-        default :func:`kanerobot.dynamics.composite.mass_matrix` of
-        ``robot``.
+        9 joints) for ``i <= j`` (or ``j <= i``: ``A`` is symmetric), the
+        root's speeds first for a floating robot.  By default
+        :func:`kanerobot.dynamics.composite.mass_matrix` of ``robot``; a
+        floating robot's must be given (any engine's).
     q, qd : sequence of sympy.Symbol, optional
-        Override ``robot.q`` and ``robot.qd``.
+        Override ``robot.q`` and ``robot.qd`` (the joints'; a floating
+        root's speeds still come first).
     adot : {"partials", "time"}, optional
         How the symmetric part ``A'/2`` is formed: from the partial
         derivatives (default, cheaper) or by one time-derivative pass
@@ -69,12 +110,11 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     extra : callable, optional
         ``extra(A, target)`` is given the (n, n) inertia matrix in the
         symbols of the result program ``target`` and returns an (n, n)
-        matrix added to ``C`` (the Hamel terms of a floating base,
-        :mod:`~kanerobot.dynamics.floating_coriolis`); it may assign
-        variables in ``target``.
+        matrix added to ``C``; it may assign variables in ``target``.
     absent_zero : bool, optional
         Take an entry of ``A`` the program does not give as 0 (programs
-        that leave out structural zeros) rather than raise.
+        that leave out structural zeros) rather than raise.  Always so for
+        a floating robot, whose Newton-Euler ``A`` leaves them out.
 
     Returns
     -------
@@ -86,13 +126,16 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         the variable and the joint variable: ``dA13_dth2``, ``dAJ332_dth3``),
         the half velocities ``H<QP_k>``, ``CA<i><j>`` (``A'/2``, i < j) and
         ``CN<i><j>`` (``(A' - 2C)/2``, i < j); with ``adot="time"`` also the
-        time derivatives ``d<var>_dt``.  Derivatives that are identically
+        time derivatives ``d<var>_dt``; for a floating root, its momentum
+        ``PB<r>`` (:func:`hamel_terms`).  Derivatives that are identically
         zero have no line.
 
     Raises
     ------
     ValueError
         When an entry of ``A`` is missing or ``q`` and ``qd`` differ in length.
+    KaneRobotError
+        A floating robot without ``mass_matrix_program``.
 
     Examples
     --------
@@ -128,10 +171,21 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     -b*(QP1 + QP2)*sin(th2)
     """
     q, qd = _joint_symbols(robot, q, qd)
+    free_flyer = robot is not None and robot.floating
+    if free_flyer:
+        # The root's speeds are quasi-velocities: no coordinate (None), so no
+        # Christoffel partial, and the Hamel terms are their contribution.
+        q, qd = [None] * len(BASE_VELOCITY) + q, list(BASE_VELOCITY) + qd
+        absent_zero = True
     n = len(q)
     if adot not in ("partials", "time"):
         raise ValueError(f"adot must be 'partials' or 'time', got {adot!r}")
     if mass_matrix_program is None:
+        if free_flyer:
+            raise KaneRobotError(
+                f"the Coriolis matrix of {robot.name}: a floating robot's inertia matrix program must be given "
+                f"(kanerobot.derive(robot).program('mass_matrix'), or kanerobot.dynamics.lagrange.coriolis_matrix(robot))"
+            )
         from kanerobot.dynamics.composite import mass_matrix
 
         mass_matrix_program = mass_matrix(robot)
@@ -146,14 +200,18 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     fm = ForwardMode(mass_matrix_program, reserved=[name for row in names["C"] for name in row])
     target = fm.target
     for k, x in enumerate(q):
-        fm.add_direction(("q", k), {x: 1}, label=str(x))
+        if x is not None:
+            fm.add_direction(("q", k), {x: 1}, label=str(x))
     if adot == "time":
-        fm.add_direction("t", dict(zip(q, qd)), label="t")
+        fm.add_direction("t", {x: v for x, v in zip(q, qd) if x is not None}, label="t")
 
     derivatives = {}
 
     def derivative(i, j, key):
-        """dA_ij along a direction, named when it is not a trivial value (each once)."""
+        """dA_ij along a direction, named when it is not a trivial value (each once);
+        0 along a speed without coordinate."""
+        if key != "t" and q[key[1]] is None:
+            return sympy.S.Zero
         if (i, j, key) not in derivatives:
             name, expr = A[i, j]
             d = fm.derivative(expr, key)
@@ -164,13 +222,90 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     sym = _symmetric_part(target, n, half, derivative, matrix_name, adot)
     skew = _skew_part(target, n, half, derivative, matrix_name)
     plus = sympy.zeros(n, n)
-    if extra is not None:
-        plus = extra(sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1])), target)
+    if free_flyer or extra is not None:
+        inertia = sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1]))
+        if free_flyer:
+            plus += hamel_terms(inertia, qd, target)
+        if extra is not None:
+            plus += extra(inertia, target)
     _set_outputs(target, n, sym, skew, plus, matrix_name)
     target.prune()
     return target
 
 
+# ------------------------------------------------------ the free-flyer root
+def hamel_terms(A, nu, program):
+    """The free-flyer root's contribution ``1/2 (-S^T A + A S + E (p xbar*) E^T)`` of (H).
+
+    Parameters
+    ----------
+    A : sympy.Matrix, shape (6+n, 6+n)
+        The inertia matrix, entries in ``program``'s symbols.
+    nu : sequence, length 6+n
+        ``(VX0 .. WZ0, QP ...)``: the root's speeds first.
+    program : Program
+        Where the root's momentum ``p = A[:6] nu`` is assigned (``PB1 .. PB6``).
+
+    Returns
+    -------
+    sympy.Matrix, shape (6+n, 6+n)
+
+    Examples
+    --------
+    One free body (spatial inertia ``I`` about its origin): ``A`` is
+    constant, so ``C`` must be skew, and ``C V = V x* I V``.
+
+    >>> import numpy as np
+    >>> from kanerobot.symbolic import Program
+    >>> I = sympy.Matrix(6, 6, lambda i, j: sympy.Symbol(f"I{min(i, j)}{max(i, j)}"))
+    >>> V = sympy.Matrix(BASE_VELOCITY)
+    >>> C = hamel_terms(I, list(V), Program(inputs=sorted(I.free_symbols, key=str) + list(V)))
+    >>> rng = np.random.default_rng(0)
+    >>> values = {s: rng.normal() for s in I.free_symbols | V.free_symbols}
+    >>> PB = {sympy.Symbol(f"PB{k + 1}"): (I * V)[k] for k in range(6)}
+    >>> C = C.xreplace(PB).xreplace(values)
+    >>> v, w = V[:3, 0].xreplace(values), V[3:, 0].xreplace(values)
+    >>> p = (I * V).xreplace(values)
+    >>> expected = sympy.Matrix.vstack(w.cross(p[:3, 0]), w.cross(p[3:, 0]) + v.cross(p[:3, 0]))
+    >>> max(map(abs, C + C.T)) < 1e-12, max(map(abs, C * V.xreplace(values) - expected)) < 1e-12
+    (True, True)
+    """
+    A = sympy.Matrix(A)
+    N = A.shape[0]
+    v, w = sympy.Matrix(nu[:3]), sympy.Matrix(nu[3:6])
+    p = program.assign_matrix(lambda r, c: f"PB{r}", A[:6, :] * sympy.Matrix(nu))
+    p_v, p_w = p[:3, 0], p[3:, 0]
+    H = sympy.zeros(N, N)
+    for k in range(N):  # -S^T A: on the root's rows of column k, V x* A[:6, k]
+        f, n = A[:3, k], A[3:6, k]
+        H[:6, k] = sympy.Matrix.vstack(w.cross(f), w.cross(n) + v.cross(f))
+    for k, (e_v, e_w) in enumerate(_units()):  # p xbar*: column k is e_k x* p
+        H[:6, k] += sympy.Matrix.vstack(e_w.cross(p_v), e_w.cross(p_w) + e_v.cross(p_v))
+    return H / 2 + half_a_s(A, nu)
+
+
+def half_a_s(A, nu):
+    """``1/2 A S`` of (H): column k < 6 is ``1/2 A[:, :6] (V x e_k)``, the others zero.
+
+    What the ``getAC`` rule lacks with a free-flyer root (module docstring);
+    :meth:`kanerobot.dynamics.kane.KaneSystem.coriolis_matrix` adds it.
+    """
+    A = sympy.Matrix(A)
+    v, w = sympy.Matrix(nu[:3]), sympy.Matrix(nu[3:6])
+    out = sympy.zeros(*A.shape)
+    for k, (e_v, e_w) in enumerate(_units()):
+        motion = sympy.Matrix.vstack(w.cross(e_v) + v.cross(e_w), w.cross(e_w))
+        out[:, k] = A[:, :6] * motion / 2
+    return out
+
+
+def _units():
+    """The six unit speeds ``e_k`` of the free-flyer root as (linear, angular) parts."""
+    zero, unit = sympy.zeros(3, 1), sympy.eye(3)
+    return [(unit[:, k], zero) for k in range(3)] + [(zero, unit[:, k]) for k in range(3)]
+
+
+# ------------------------------------------------------------------ helpers
 def _joint_symbols(robot, q, qd):
     """The joint variables and velocities: the given ones, else the robot's."""
     if q is None or qd is None:

@@ -60,18 +60,18 @@ Errors: :func:`check_masses` (a base or robot without mass).
 takes the inverse dynamics, ``A``, ``H`` and ``Q`` from sympy's KanesMethod
 instead (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
 first, same inputs and output names), with ``method="lagrange"`` from the
-Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.floating_lagrange`,
+Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.lagrange` (the free-flyer root),
 and both solve the base acceleration and the direct dynamics numerically
 from ``A`` and ``H``; the three engines agree to rounding
 (``tests/test_floating.py``).  The Coriolis matrix, ``C qd`` the velocity
 terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
-``computeCoriolisMatrix`` (:mod:`~kanerobot.dynamics.floating_coriolis`).
+``computeCoriolisMatrix`` (:mod:`~kanerobot.dynamics.coriolis`, the free-flyer root's Hamel terms).
 """
 
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import direct, floating_coriolis, floating_lagrange, newton_euler
+from kanerobot.dynamics import coriolis, direct, lagrange, newton_euler
 from kanerobot.dynamics.common import (
     assign_symmetric,
     frame_placements,
@@ -283,7 +283,7 @@ MODELS = {
     "h": "nonlinear effects H(q, qd): Coriolis, centrifugal, gravity, friction, external wrenches",
     "gravity": "generalized gravity forces Q(q)",
     "direct_dynamics": "base and joint accelerations qdd(q, qd, GAM), recursive, no inertia matrix",
-    "coriolis_matrix": "Coriolis matrix C(q, qd), (6+n)x(6+n): C qd the velocity terms of H, A' - 2C skew (floating_coriolis)",
+    "coriolis_matrix": "Coriolis matrix C(q, qd), (6+n)x(6+n): C qd the velocity terms of H, A' - 2C skew (coriolis)",
 }
 
 
@@ -400,10 +400,10 @@ class FloatingBaseModel(DynamicModel):
         if self.method == "kane":
             return self.kane_system.program(name)
         if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
-            return floating_coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
+            return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
         if self.method == "lagrange":
-            builders = {"inverse_dynamics": floating_lagrange.inverse_dynamics, "mass_matrix": floating_lagrange.mass_matrix,
-                        "h": floating_lagrange.nonlinear_effects, "gravity": floating_lagrange.gravity_forces}
+            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
+                        "h": lagrange.h, "gravity": lagrange.gravity}
         else:
             builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
                         "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,
@@ -644,7 +644,7 @@ class FloatingBaseDynamics(NumericDynamics):
 
         ``C qd`` is the velocity part of ``H`` (no gravity, friction or
         wrench) and ``A' - 2C`` is skew-symmetric; see
-        :mod:`~kanerobot.dynamics.floating_coriolis`.
+        :mod:`~kanerobot.dynamics.coriolis`.
         """
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
         return self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single)

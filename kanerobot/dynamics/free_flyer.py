@@ -1,9 +1,9 @@
 """The free-flyer base of a floating robot: its symbols, its checks, gravity in its frame.
 
 What every floating-base engine shares (Newton-Euler in
-:mod:`~kanerobot.dynamics.floating`, Lagrange in
-:mod:`~kanerobot.dynamics.floating_lagrange`, the Coriolis matrix of
-:mod:`~kanerobot.dynamics.floating_coriolis`, Kane in
+:mod:`~kanerobot.dynamics.floating`, Lagrange's free-flyer root joint in
+:mod:`~kanerobot.dynamics.lagrange`, its Hamel terms in the Coriolis matrix of
+:mod:`~kanerobot.dynamics.coriolis`, Kane in
 :mod:`~kanerobot.dynamics.kane`), in a module that imports none of them: the
 base's configuration, speed and acceleration symbols in pinocchio's
 free-flyer convention, the names of its generalized forces, the checks of a

@@ -43,7 +43,7 @@ from kanerobot.dynamics.common import (
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
-from kanerobot.dynamics.floating_coriolis import half_a_s
+from kanerobot.dynamics.coriolis import half_a_s
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION, gravity_in_base
 from kanerobot.dynamics.root import is_free, root_motion
 from kanerobot.errors import KaneRobotError
@@ -995,7 +995,7 @@ class KaneSystem:
         nonmm = self.fr - self.forcing
         outputs = list(zip(self._names("HV"), list(nonmm)))
         if self.floating:
-            # The Coriolis matrix of a floating base needs A too (floating_coriolis.half_a_s).
+            # The Coriolis matrix of a floating base needs A too (coriolis.half_a_s).
             outputs += self._mass_matrix_entries()
 
         def finish(program, lines):

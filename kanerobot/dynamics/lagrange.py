@@ -3,8 +3,9 @@
 A third engine, for cross-validation of the Newton-Euler
 (:mod:`~kanerobot.dynamics.newton_euler`) and composite-link
 (:mod:`~kanerobot.dynamics.composite`) algorithms.  It shares no code with
-them (only the robot description, :class:`~kanerobot.symbolic.Program` and,
-for C, the Christoffel routine of :mod:`~kanerobot.dynamics.coriolis`) and
+them (only the robot description, the free flyer's symbols of
+:mod:`~kanerobot.dynamics.free_flyer`, :class:`~kanerobot.symbolic.Program`
+and, for C, the Christoffel routine of :mod:`~kanerobot.dynamics.coriolis`) and
 none of their dynamics: no force or moment is propagated and no composite
 inertia is formed.  Everything comes from the Jacobian of each link's frame
 origin, the link velocities, the kinetic and potential energies of the links,
@@ -62,16 +63,47 @@ being the Christoffel form contracted with qd.  ``f_j, m_j`` (``FX .. CZ``)
 is the wrench link j exerts on the environment, in frame j, about O_j; the
 actuators supply ``J_j^T [f_j; m_j]`` on top (SYMORO's convention).
 
+**The root joint.**  The recursions start at link 0, carried by the root
+joint (:class:`RootJoint`).  A fixed base is a root without speed: link 0
+at rest, gravity ``robot.base.G``.  A floating base is a free-flyer root
+with six speeds ``V = (v, w)`` (``VX0 .. WZ0``), the velocity of O_0 and
+the angular velocity of link 0 *in frame 0* (pinocchio's free flyer, see
+:mod:`~kanerobot.dynamics.floating`), before the joints': ``nu = (V, qd)``.
+Its Jacobian columns at O_0 are the unit vectors of frame 0, linear then
+angular, carried to every link by the recursions above, so ``T = 1/2 nu^T
+A(q) nu`` with ``A`` (6+n) square and depending on the joints only.  Its
+speeds are not the derivatives of any coordinates (quasi-velocities), so
+Lagrange's equations take the Boltzmann-Hamel (Euler-Poincare) form on its
+rows.  With ``p = dT/dnu`` (``p_v``, ``p_w`` the root's rows, the momentum
+of the whole robot in frame 0 about O_0)::
+
+    F_v = d/dt p_v + w x p_v + dU/dp_0                                  (Hamel, translation)
+    F_w = d/dt p_w + w x p_w + v x p_v + dU/dtheta_0                    (Hamel, rotation)
+
+plus ``J^T [f; m]`` of the links' wrenches, the joint rows unchanged.
+``dU/dp_0`` and ``dU/dtheta_0`` are the derivatives along a translation and
+a rotation of the base expressed in frame 0.  With gravity ``G`` in the
+world frame, ``U = -M G . x_0 - 0g . c`` (``M`` the total mass, ``x_0`` the
+position of O_0, ``0g = 0R_w G``, ``c`` the first moment of the robot in
+frame 0), so ``dU/dp_0 = -M 0g`` (the weight); ``dU/dtheta_0`` is the
+derivative of ``U`` along the quaternion rate of a unit body rotation about
+axis k, ``dquat = 1/2 quat (x) (e_k, 0)``: ``du = 1/2 (qw e_k + u x e_k)``,
+``dqw = -1/2 u_k`` (``u = (QX0, QY0, QZ0)``, the quaternion
+``QX0 .. QW0`` of :mod:`~kanerobot.dynamics.free_flyer`), one forward-mode
+pass each.  The outputs of a floating robot are those of
+:mod:`~kanerobot.dynamics.floating`: ``GAMFX0 .. GAMCZ0`` (the base wrench,
+frame 0, about O_0) then ``GAM<label>``, ``QFX0 .. QCZ0`` then
+``Q<label>``, ``A<i><j>`` with the root's speeds first.
+
 The Coriolis matrix is the Christoffel form of this module's ``A``
 (:func:`kanerobot.dynamics.coriolis.coriolis_matrix` applied to
-:func:`mass_matrix`).
+:func:`mass_matrix`, which adds a free-flyer root's Hamel terms).
 
 Scope: serial and tree robots with a fixed base (``W0 = WP0 = V0 = VP0 = 0``;
-gravity any), rigid joints.  Closed loops, floating and wheeled bases, a
-moving base and flexible joints raise :class:`KaneRobotError` here; the
-floating base has its own module built on this one's link recursions
-(:mod:`~kanerobot.dynamics.floating_lagrange`, :class:`BaseMotion`), and
-``kr.derive(robot, "lagrange")`` reaches the models of every structure.
+gravity any) or a floating base carrying link 0, rigid joints.  Closed
+loops, wheeled bases, a moving base and flexible joints raise
+:class:`KaneRobotError` here; ``kr.derive(robot, "lagrange")`` reaches the
+models of every structure.
 """
 
 import dataclasses
@@ -81,6 +113,15 @@ import sympy
 
 from kanerobot.dynamics import coriolis as _coriolis
 from kanerobot.dynamics.common import link_inertia, program_inputs
+from kanerobot.dynamics.free_flyer import (
+    BASE_ACCELERATION,
+    BASE_FORCE_NAMES,
+    BASE_VELOCITY,
+    QUATERNION,
+    RIGID_INERTIAL_NAMES,
+    check_floating,
+    gravity_in_base,
+)
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 from kanerobot.symbolic.derivative import ForwardMode
@@ -99,7 +140,8 @@ def mass_matrix(robot, rotor=True, trig=True):
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot with a fixed base.
+        Serial or tree robot with a fixed base, or a floating one carrying
+        link 0.
     rotor : bool, optional
         Add ``IA_j`` to ``A_jj``.
     trig : bool, optional
@@ -109,8 +151,10 @@ def mass_matrix(robot, rotor=True, trig=True):
     -------
     Program
         Outputs ``A<i><j>`` for i <= j, column by column (``A11, A12, A22,
-        A13, ...``, ``A1_12`` beyond 9 joints), as
-        :func:`kanerobot.dynamics.composite.mass_matrix`.  Intermediate
+        A13, ...``, ``A1_12`` beyond 9 speeds), as
+        :func:`kanerobot.dynamics.composite.mass_matrix`; (6+n) square with
+        a floating base's six speeds first, as
+        :func:`kanerobot.dynamics.floating.mass_matrix`.  Intermediate
         variables: placements ``RA``, ``PA``, Jacobian columns ``JV<r><j>_<f>``,
         ``JW<r><j>_<f>`` (component r of the column of joint f for link j, in
         frame j; ``JU`` the vector before rotation) and unit-rate momenta
@@ -119,7 +163,8 @@ def mass_matrix(robot, rotor=True, trig=True):
     Raises
     ------
     KaneRobotError
-        Closed loops, floating, wheeled or moving base, flexible joints.
+        Closed loops, wheeled or moving base, flexible joints, a floating
+        base without link 0 or mass.
 
     Examples
     --------
@@ -143,14 +188,21 @@ def mass_matrix(robot, rotor=True, trig=True):
     A12 = AM32_1
     >>> list(program.outputs)
     ['A11', 'A12', 'A22']
+
+    A floating robot: the root's block of ``A`` is the spatial inertia of
+    the whole robot, its top-left entry the total mass.
+
+    >>> A = mass_matrix(kr.load(kr.frames_path("satellite")))
+    >>> A.substitute_back()["A11"]
+    M0 + M1 + M2 + M3
     """
     _check(robot, "the inertia matrix")
-    names = INERTIAL_NAMES if rotor else tuple(n for n in INERTIAL_NAMES if n != "IA")
+    names = INERTIAL_NAMES if rotor else RIGID_INERTIAL_NAMES
     model = EnergyModel(robot, energy_program(robot, program_inputs(robot, [robot.q], names), trig))
     A = model.inertia_matrix(rotor)
-    labels = robot.joint_labels
-    out = matrix_entry_names("A", (len(labels), len(labels)))
-    for c in range(len(labels)):
+    n = len(model.speed_labels)
+    out = matrix_entry_names("A", (n, n))
+    for c in range(n):
         for r in range(c + 1):
             # Named, so that the Coriolis matrix differentiates each entry once
             # per input (cached partials) rather than once per direction.
@@ -163,8 +215,16 @@ def coriolis_matrix(robot, mass_matrix_program=None, trig=True):
     """Coriolis matrix ``C(q, qd)``: Christoffel symbols of this module's ``A``.
 
     ``mass_matrix_program`` defaults to :func:`mass_matrix` of ``robot``.
-    Outputs ``C<i><j>`` for all i, j, row by row; see
+    Outputs ``C<i><j>`` for all i, j, row by row, a floating base's six
+    speeds first (with their Hamel terms); see
     :func:`kanerobot.dynamics.coriolis.coriolis_matrix`.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> C = coriolis_matrix(kr.load(kr.frames_path("satellite")))
+    >>> len(C.outputs), list(C.inputs)[-4:]
+    (81, [WZ0, QP1, QP2, QP3])
     """
     _check(robot, "the Coriolis matrix")
     if mass_matrix_program is None:
@@ -178,8 +238,11 @@ def gravity(robot, trig=True):
     Returns
     -------
     Program
-        Outputs ``Q<label>`` for each joint in ``robot.joint_labels`` order.
-        Intermediate variables: ``GR<r><j>`` (gravity in frame j), ``GP<j>``
+        Outputs ``Q<label>`` for each joint in ``robot.joint_labels`` order,
+        after ``QFX0 .. QCZ0`` for a floating base (its weight and the
+        derivatives of U along unit rotations of link 0, module docstring;
+        inputs then start with q and the quaternion).  Intermediate
+        variables: ``GR<r><j>`` (gravity in frame j), ``GP<j>``
         (``G . 0P_j``), ``U`` (potential energy) and the derivatives
         ``d<var>_d<q>``.
 
@@ -196,16 +259,21 @@ def gravity(robot, trig=True):
     >>> th1, th2, g, L1, M2, MX1, MX2 = sympy.symbols("th1 th2 g L1 M2 MX1 MX2")
     >>> sympy.simplify(Q["Q2"].subs({sympy.Symbol("MY2"): 0}) - g * MX2 * sympy.cos(th1 + th2))
     0
+
+    A floating base: its weight in frame 0 first.
+
+    >>> Q = gravity(kr.load(kr.frames_path("satellite")))
+    >>> list(Q.outputs)[:3], Q.output_lines()[0]
+    (['QFX0', 'QFY0', 'QFZ0'], ('QFX0', G01*(-M0 - M1 - M2 - M3)))
     """
     _check(robot, "the gravity torques")
-    inputs = program_inputs(robot, [robot.q], _MASS, base=True)
+    root = RootJoint.of(robot)
+    inputs = program_inputs(robot, [robot.q, root.configuration], _MASS, base=root.base_inputs(gravity=True))
     model = EnergyModel(robot, energy_program(robot, inputs, trig))
     U = model.potential_energy()
-    fm = ForwardMode(model.program)
-    for x in robot.q:
-        fm.add_direction(("q", x), {x: 1}, label=str(x))
-    for label, x in zip(robot.joint_labels, robot.q):
-        fm.target.set_output(f"Q{label}", fm.derivative(U, ("q", x)))
+    fm = _directions(model, time=None)
+    for name, value in zip(_output_names(robot, "Q"), model.potential_rows(fm, U)):
+        fm.target.set_output(name, value)
     fm.target.prune()
     return fm.target
 
@@ -215,8 +283,10 @@ def h(robot, trig=True):
 
     Lagrange's equations with ``qdd = 0`` (module docstring): the time
     derivative of the generalized momenta, minus dT/dq, plus dU/dq, friction
-    and the external wrenches.  Inputs: q, QP, the
-    geometric parameters, ``XX .. M``, ``FV FS``, ``FX .. CZ`` and gravity.
+    and the external wrenches (a floating base's rows first, in the
+    Boltzmann-Hamel form).  Inputs: q, QP, the
+    geometric parameters, ``XX .. M``, ``FV FS``, ``FX .. CZ`` and gravity;
+    a floating base's quaternion after q and its speeds after QP.
     """
     return _lagrange(robot, qdd=False, trig=trig)
 
@@ -227,14 +297,20 @@ def inverse_dynamics(robot, trig=True):
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot with a fixed base.
+        Serial or tree robot with a fixed base, or a floating one carrying
+        link 0.
     trig : bool, optional
 
     Returns
     -------
     Program
         Inputs: q, QP, QDP, the geometric parameters, ``XX .. M, IA, FV, FS,
-        FX .. CZ`` and gravity.  Intermediate variables as in
+        FX .. CZ`` and gravity; a floating base's quaternion ``QX0 .. QW0``
+        after q, speeds ``VX0 .. WZ0`` after QP and their derivatives
+        ``DVX0 .. DWZ0`` after QDP, as
+        :func:`kanerobot.dynamics.floating.inverse_dynamics`.  Outputs
+        ``GAM<label>``, after ``GAMFX0 .. GAMCZ0`` (the base wrench, frame
+        0, about O_0) for a floating base.  Intermediate variables as in
         :func:`mass_matrix` and :func:`gravity`, plus the link velocities
         ``V<r><j>``, ``W<r><j>``, link momenta ``LM<r><j>``, ``AM<r><j>``,
         generalized momenta ``PQ<label>`` (per link ``PL<j>_<label>``), and
@@ -247,6 +323,9 @@ def inverse_dynamics(robot, trig=True):
     >>> program = inverse_dynamics(kr.load(kr.frames_path("planar2")))
     >>> list(program.outputs)
     ['GAM1', 'GAM2']
+    >>> program = inverse_dynamics(kr.load(kr.frames_path("satellite")))
+    >>> list(program.outputs)[5:]
+    ['GAMCZ0', 'GAM1', 'GAM2', 'GAM3']
     """
     return _lagrange(robot, qdd=True, trig=trig)
 
@@ -256,8 +335,19 @@ def energy(robot, trig=True):
 
     ``T = 1/2 qd^T A qd`` (the rotor inertia ``IA`` included) and ``U`` as in
     :func:`gravity`; for checks and for energy-based identification.
+
+    Raises
+    ------
+    KaneRobotError
+        As :func:`mass_matrix`, and for a floating base, whose potential
+        energy needs the base position the models do not take.
     """
     _check(robot, "the energy")
+    if robot.floating:
+        raise KaneRobotError(
+            f"the energy of {robot.name} by Lagrange: {robot.name} has a floating base, whose potential energy "
+            f"needs the position of O_0, which no model takes; use gravity(robot) for the forces it gives"
+        )
     inputs = program_inputs(robot, [robot.q, robot.qd], INERTIAL_NAMES, base=True)
     model = EnergyModel(robot, energy_program(robot, inputs, trig))
     T = model.kinetic_energy(rotor=True)
@@ -273,8 +363,8 @@ def _reserved(robot):
     """Names of the Coriolis matrix program (``C23``, ``CA23``, ``CN23``),
     kept free of intermediate variables: a compound angle ``cos(th2 + th3)``
     is then named ``C23_1`` and the output ``C23`` of :func:`coriolis_matrix`
-    keeps its name."""
-    n = len(robot.joint_labels)
+    keeps its name (a floating base's six speeds count)."""
+    n = len(RootJoint.of(robot).labels) + len(robot.joint_labels)
     return {name for prefix in ("C", "CA", "CN") for row in matrix_entry_names(prefix, (n, n)) for name in row}
 
 
@@ -289,10 +379,12 @@ def energy_program(robot, inputs, trig):
 
 
 def _check(robot, what):
+    if robot.floating:
+        # A free-flyer root: the checks of every floating-base engine.
+        check_floating(robot, f"{what} by Lagrange")
+        return
     if robot.loops:
         kind = "closed loops"
-    elif robot.floating:
-        kind = "a floating base"
     elif robot.wheeled:
         kind = "a wheeled base"
     else:
@@ -300,7 +392,7 @@ def _check(robot, what):
     if kind:
         raise KaneRobotError(
             f"{what} of {robot.name} by Lagrange: {robot.name} has {kind}; this module handles "
-            f"serial and tree robots with a fixed base only (kanerobot.derive(robot, 'lagrange') "
+            f"serial and tree robots with a fixed or floating base only (kanerobot.derive(robot, 'lagrange') "
             f"dispatches every structure to its Lagrange model)"
         )
     moving = [key for key in ("W0", "WP0", "V0", "VP0") if any(sympy.sympify(v) != 0 for v in getattr(robot.base, key))]
@@ -345,41 +437,111 @@ def _frame_placements(robot, program):
 
 
 @dataclasses.dataclass(frozen=True)
-class BaseMotion:
-    """What the link recursions start from at link 0.
+class RootJoint:
+    """The joint between the world and link 0, where the link recursions start.
 
-    A fixed base (the default): no speed of its own, at rest, gravity
-    ``robot.base.G``.  A floating base
-    (:mod:`~kanerobot.dynamics.floating_lagrange`): six speed ``labels``,
-    their Jacobian ``columns`` at O_0 in frame 0 (``label -> (Jv, Jw)``),
-    the ``velocity`` ``(v, w)`` of link 0 and ``gravity`` in frame 0.
+    Fixed (``RootJoint()``, a fixed base): no speed, link 0 at rest.  A
+    free flyer (a floating base, :meth:`of`): six speeds ``VX0 .. WZ0``,
+    the body twist of link 0 in frame 0 (quasi-velocities, before the
+    joints' speeds), the quaternion ``QX0 .. QW0`` the only part of its
+    configuration the models read, the speeds' derivatives ``DVX0 ..
+    DWZ0`` and the names of its generalized forces ``FX0 .. CZ0``.
     """
 
-    labels: tuple = ()
-    columns: tuple = ()
-    velocity: tuple = (sympy.zeros(3, 1), sympy.zeros(3, 1))
-    gravity: object = None
+    speeds: tuple = ()
+    configuration: tuple = ()
+    accelerations: tuple = ()
+    force_names: tuple = ()
+
+    @classmethod
+    def of(cls, robot):
+        """The root joint of ``robot``: a free flyer when it floats, fixed otherwise."""
+        if not robot.floating:
+            return cls()
+        return cls(BASE_VELOCITY, QUATERNION, BASE_ACCELERATION, BASE_FORCE_NAMES)
+
+    @property
+    def labels(self):
+        """Labels of the speeds (``VX0 .. WZ0``), in the names of the Jacobian columns (``JV12_VX0``)."""
+        return tuple(s.name for s in self.speeds)
+
+    def base_inputs(self, gravity):
+        """The ``base`` argument of :func:`~kanerobot.dynamics.common.program_inputs`:
+        a fixed base's motion (zero, checked) and gravity, a free flyer's
+        gravity only (its motion is the state)."""
+        if not self.speeds:
+            return gravity
+        return ("G",) if gravity else False
+
+    def columns(self):
+        """``(label, (Jv, Jw))`` of each speed at O_0 in frame 0: the unit vectors, linear then angular."""
+        zero, unit = sympy.zeros(3, 1), sympy.eye(3)
+        linear = [(label, (unit[:, k], zero)) for k, label in enumerate(self.labels[:3])]
+        angular = [(label, (zero, unit[:, k])) for k, label in enumerate(self.labels[3:])]
+        return tuple(linear + angular)
+
+    def velocity(self):
+        """``(v, w)`` of link 0 in frame 0."""
+        if not self.speeds:
+            return sympy.zeros(3, 1), sympy.zeros(3, 1)
+        return sympy.Matrix(self.speeds[:3]), sympy.Matrix(self.speeds[3:])
+
+    def gravity(self, program, robot):
+        """Gravity in frame 0: ``robot.base.G``, or rotated by the free flyer's quaternion (assigned ``G0<r>``)."""
+        if not self.speeds:
+            return sympy.Matrix(robot.base.G)
+        return gravity_in_base(program, robot)
+
+    def add_directions(self, fm):
+        """Forward-mode passes along the free flyer's unit body rotations:
+        the quaternion rate ``dquat = 1/2 quat (x) (e_k, 0)``."""
+        if not self.speeds:
+            return
+        quaternion = self.configuration
+        u, w = sympy.Matrix(quaternion[:3]), quaternion[3]
+        half = sympy.Rational(1, 2)
+        for k, axis in enumerate("XYZ"):
+            e = sympy.eye(3)[:, k]
+            du = half * (w * e + u.cross(e))
+            seeds = {quaternion[r]: du[r] for r in range(3)} | {w: -half * u[k]}
+            fm.add_direction(("rotation", k), seeds, label=f"R{axis}0")
+
+    def potential_rows(self, fm, U, robot, gravity):
+        """``dU/d(p_0, theta_0)``: the weight ``-M 0g``, then the rotation passes."""
+        if not self.speeds:
+            return []
+        mass = sympy.Add(*(sympy.sympify(robot.dynamics[j]["M"]) for j in robot.links))
+        return [-mass * fm.value(g) for g in gravity] + [fm.derivative(U, ("rotation", k)) for k in range(3)]
+
+    def hamel_rows(self, fm, PQ):
+        """``d/dt p + V x* p`` on the free flyer's rows (Boltzmann-Hamel)."""
+        if not self.speeds:
+            return []
+        v, w = self.velocity()
+        p_v = sympy.Matrix([fm.value(PQ[label]) for label in self.labels[:3]])
+        p_w = sympy.Matrix([fm.value(PQ[label]) for label in self.labels[3:]])
+        hamel = list(w.cross(p_v)) + list(w.cross(p_w) + v.cross(p_v))
+        return [fm.derivative(PQ[label], "t") + hamel[k] for k, label in enumerate(self.labels)]
 
 
 class EnergyModel:
     """Jacobian columns and energies of one robot, recorded into ``program``
     on demand (each piece once).
 
-    Shared with :mod:`~kanerobot.dynamics.floating_lagrange`, which passes a
-    moving ``base`` (:class:`BaseMotion`) whose speeds come before the joints'.
+    The speeds are the root joint's (:class:`RootJoint`: none for a fixed
+    base, six for a free flyer) then the joints'.
     """
 
-    def __init__(self, robot, program, base=None):
+    def __init__(self, robot, program):
         self.robot = robot
         self.program = program
-        # A fixed base has no speed of its own; a floating one (floating_lagrange)
-        # puts its six body speeds before the joints.
-        self.base = base if base is not None else BaseMotion()
-        self.speed_labels = tuple(self.base.labels) + tuple(robot.joint_labels)
+        self.root = RootJoint.of(robot)
+        self.speed_labels = self.root.labels + tuple(robot.joint_labels)
         self.placements = _frame_placements(robot, program)
         self._columns = None
         self._unit_momenta = {}
         self._link_momenta = None
+        self._gravity = None
 
     # ------------------------------------------------------ kinematics
     def columns(self):
@@ -388,7 +550,7 @@ class EnergyModel:
         if self._columns is not None:
             return self._columns
         p = self.program
-        cols = {BASE: dict(self.base.columns)}
+        cols = {BASE: dict(self.root.columns())}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -428,7 +590,7 @@ class EnergyModel:
         n = len(labels)
         terms = {}
         cols = self.columns()
-        for j in self.robot.links:  # a fixed link 0 has no column: it adds nothing
+        for j in self.robot.links:  # link 0 on a fixed root has no column: it adds nothing
             momenta = self.unit_momenta(j)
             joints = sorted(cols[j], key=index.__getitem__)
             for ib, b in enumerate(joints):
@@ -456,7 +618,7 @@ class EnergyModel:
         :meth:`columns`; the recursion makes their derivatives cheaper."""
         p = self.program
         qd = dict(zip(self.robot.joint_labels, self.robot.qd))
-        out = {BASE: self.base.velocity}
+        out = {BASE: self.root.velocity()}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -502,10 +664,18 @@ class EnergyModel:
                 terms[f].append(self.program.assign(f"PL{j}_{f}", Jv.dot(LM) + Jw.dot(AM)))
         return {f: self.program.assign(f"PQ{f}", sympy.Add(*parts)) for f, parts in terms.items()}
 
+    def gravity(self):
+        """Gravity in frame 0 (:meth:`RootJoint.gravity`), assigned once."""
+        if self._gravity is None:
+            self._gravity = self.root.gravity(self.program, self.robot)
+        return self._gravity
+
     def potential_energy(self):
-        """``U`` assigned: -sum_j (M_j G . 0P_j + jG . jMS_j)."""
+        """``U`` assigned: -sum_j (M_j G . 0P_j + jG . jMS_j), frame 0's
+        position left out on a free flyer (its weight is in
+        :meth:`potential_rows`)."""
         p = self.program
-        G = {BASE: self.base.gravity if self.base.gravity is not None else sympy.Matrix(self.robot.base.G)}
+        G = {BASE: self.gravity()}
         GP = {BASE: sympy.S.Zero}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
@@ -533,31 +703,56 @@ class EnergyModel:
         return {label: sympy.Add(*parts) for label, parts in terms.items()}
 
 
+    def potential_rows(self, fm, U):
+        """``dU/d(root speeds, q)``: the root joint's rows
+        (:meth:`RootJoint.potential_rows`), then one joint pass each."""
+        rows = self.root.potential_rows(fm, U, self.robot, self.gravity())
+        return rows + [fm.derivative(U, ("q", x)) for x in self.robot.q]
+
+
+def _directions(model, time):
+    """Forward-mode passes over ``model.program``: time (seeds ``time``),
+    each joint, then the root joint's (:meth:`RootJoint.add_directions`)."""
+    fm = ForwardMode(model.program)
+    if time is not None:
+        fm.add_direction("t", time, label="t")
+    for x in model.robot.q:
+        fm.add_direction(("q", x), {x: 1}, label=str(x))
+    model.root.add_directions(fm)
+    return fm
+
+
+def _output_names(robot, prefix):
+    """``<prefix><root force>`` (``GAMFX0 ..``) then ``<prefix><label>``."""
+    return [f"{prefix}{name}" for name in RootJoint.of(robot).force_names] + [f"{prefix}{label}" for label in robot.joint_labels]
+
+
 def _lagrange(robot, qdd, trig):
     what = "the inverse dynamic model" if qdd else "the vector H"
     _check(robot, what)
-    state = [robot.q, robot.qd] + ([robot.qdd] if qdd else [])
-    names = (INERTIAL_NAMES if qdd else tuple(n for n in INERTIAL_NAMES if n != "IA")) + ("FV", "FS") + WRENCH_NAMES
-    inputs = program_inputs(robot, state, names, base=True)
+    root = RootJoint.of(robot)
+    state = [robot.q, root.configuration, robot.qd, root.speeds] + ([robot.qdd, root.accelerations] if qdd else [])
+    names = (INERTIAL_NAMES if qdd else RIGID_INERTIAL_NAMES) + ("FV", "FS") + WRENCH_NAMES
+    inputs = program_inputs(robot, state, names, base=root.base_inputs(gravity=True))
     model = EnergyModel(robot, energy_program(robot, inputs, trig))
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
     U = model.potential_energy()
     wrench = model.wrench_torques()
 
-    fm = ForwardMode(model.program)
-    seeds = dict(zip(robot.q, robot.qd))
+    # d/dt: joints move at QP; with accelerations, QP and the root's speeds
+    # change at QDP and DVX0 .. DWZ0 (T does not depend on the root's pose).
+    time = dict(zip(robot.q, robot.qd))
     if qdd:
-        seeds.update({v: a for v, a in zip(robot.qd, robot.qdd) if isinstance(v, sympy.Symbol)})
-    fm.add_direction("t", seeds, label="t")
-    for x in robot.q:
-        fm.add_direction(("q", x), {x: 1}, label=str(x))
-    target = fm.target
-    rows = joint_rows(fm, robot, PQ, momenta, qdd)
-    for label, x, row in zip(robot.joint_labels, robot.q, rows):
-        target.set_output(f"GAM{label}", row + fm.derivative(U, ("q", x)) + fm.value(wrench[label]))
-    target.prune()
-    return target
+        time |= {v: a for v, a in zip(robot.qd, robot.qdd) if isinstance(v, sympy.Symbol)}
+        time |= dict(zip(root.speeds, root.accelerations))
+    fm = _directions(model, time)
+    rows = root.hamel_rows(fm, PQ) + joint_rows(fm, robot, PQ, momenta, qdd)
+    potential = model.potential_rows(fm, U)
+    for name, row, dU, label in zip(_output_names(robot, "GAM"), rows, potential, model.speed_labels):
+        fm.target.set_output(name, row + dU + fm.value(wrench[label]))
+    fm.target.prune()
+    return fm.target
 
 
 def joint_rows(fm, robot, PQ, momenta, accelerations):
