@@ -205,9 +205,9 @@ def mass_matrix(robot, rotor=True, trig=True):
         A[c : c + block.cols, r : r + block.rows] = block.T
 
     # Columns (eqs 31-38).
-    if free:  # (35) with the identity: the composite spatial inertia of link 0
-        columns = (sympy.Matrix.vstack(*composite_wrench(*plus[BASE], a)) for a in _columns(subspace[BASE]))
-        place(BASE, BASE, sympy.Matrix.hstack(*columns))
+    if free:  # (35) for the root joint: with S_0 = 1, the composite spatial inertia of link 0
+        S = subspace[BASE]
+        place(BASE, BASE, S.T * sympy.Matrix.hstack(*(sympy.Matrix.vstack(*composite_wrench(*plus[BASE], a)) for a in _columns(S))))
     for j in robot.joint_labels:
         for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=free):
             if i in subspace:  # a fixed frame i has no entry
