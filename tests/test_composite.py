@@ -9,22 +9,29 @@ numerically::
 for random qd, and entry by entry by polarization:
 ``A_jj = 2 T(e_j)`` and ``A_ij = T(e_i + e_j) - T(e_i) - T(e_j)``; on the
 library robots, also the columns of the reference RNEA of
-tests/reference_dynamics.py.  Parameters are random but physically
-consistent (:func:`kanerobot.dynamics.parameters.random_parameters`).
+tests/reference_dynamics.py.  On a free flyer (the satellite, free-flying
+copies of the test trees), A is checked against the columns of the
+Newton-Euler inverse dynamics with unit accelerations (eq. 26), base speeds
+first.  Parameters are random but physically consistent
+(:func:`kanerobot.dynamics.parameters.random_parameters`).
 """
 
 
 import numpy
 import pytest
 import sympy
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot
+from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
 from reference_dynamics import mass_matrix_by_unit_accelerations, numeric_link
 
+import kanerobot as kr
 from kanerobot import geometry, kinematics
+from kanerobot.dynamics import floating, newton_euler
 from kanerobot.dynamics.composite import mass_matrix
+from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
+from kanerobot.symbolic.printing import matrix_entry_names
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
@@ -145,12 +152,14 @@ def test_rx90_cheaper_than_opensymoro():
     assert sum(ours.values()) < opensymoro_operations("RX90_inm.txt")
 
 
-def test_only_serial_and_tree_robots_with_a_fixed_base(sr400):
+def test_closed_loops_wheels_and_a_free_flyer_without_link_0_are_refused(sr400):
     with pytest.raises(KaneRobotError, match="closed loops"):
         mass_matrix(sr400)
     arm = library("planar2")
-    floating = Robot.create("f", arm.frames, floating=True)
-    with pytest.raises(KaneRobotError, match="floating"):
+    # A floating arm is served now (its base carries link 0 by default): base speeds first, 8 x 8.
+    assert list(mass_matrix(Robot.create("f", arm.frames, floating=True)).outputs)[-1] == "A88"
+    floating = Robot.create("f", arm.frames, links=arm.links, floating=True)
+    with pytest.raises(KaneRobotError, match=r"the inertia matrix of f: the floating base must carry link 0 \(give its dynamic parameters\)"):
         mass_matrix(floating)
     with pytest.raises(KaneRobotError, match="wheeled"):
         mass_matrix(Robot.create("w", arm.frames, wheeled=True))
@@ -164,3 +173,92 @@ def test_customised_zeros_propagate():
     dynamics = {label: {"XY": 0, "XZ": 0, "YZ": 0, "MX": 0, "MY": 0} for label in arm.joint_labels}
     symmetric = Robot.create("sym", arm.frames, dynamics=dynamics, base=arm.base)
     assert sum(mass_matrix(symmetric).op_count().values()) < 0.8 * full
+
+
+# ------------------------------------------------------------ free flyer
+def free_flyer(robot):
+    """``robot`` (built by Robot.create) on a free-flying base that carries link 0, gravity in the world frame."""
+    return Robot.create(
+        robot.name + "_free",
+        robot.frames,
+        links=("0",) + tuple(robot.links),
+        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
+        floating=True,
+    )
+
+
+FREE_FLYERS = {
+    "satellite": lambda: library("satellite"),
+    "tree": lambda: free_flyer(tree_robot()),  # two branches, oblique prismatic and revolute axes, a fixed leaf
+    "plate": lambda: free_flyer(plate_robot()),  # a fixed frame that carries a link inside the tree
+}
+
+
+def free_flyer_mass_matrix(program, nv, values):
+    """``state -> A``: the (nv, nv) matrix of a free flyer's A program, whose zero entries are not outputs."""
+    f = program.to_function()
+    names = matrix_entry_names("A", (nv, nv))
+    where = {names[r][c]: (r, c) for r in range(nv) for c in range(r, nv)}
+    assert set(f.outputs) <= set(where)
+
+    def A(state):
+        M = numpy.zeros((nv, nv))
+        for name, value in zip(f.outputs, f(*[state.get(s.name, values.get(s.name)) for s in f.args])):
+            r, c = where[name]
+            M[r, c] = M[c, r] = value
+        return M
+
+    return A
+
+
+@pytest.mark.parametrize("name", list(FREE_FLYERS))
+def test_free_flyer_columns_are_unit_accelerations(name, rng):
+    """Column k of A is the free-flyer inverse dynamics at rest with ``qdd = e_k``
+    (eq. 26; base speeds v, w first), less the same at ``qdd = 0`` (gravity,
+    given in the world frame and turned by the quaternion, and the external
+    wrenches): Newton-Euler's forward and backward recursions against the
+    composite links."""
+    robot = FREE_FLYERS[name]()
+    nv = 6 + robot.nj
+    values = random_parameters(robot, rng, gravity=(1.5, -2.0, -9.81))
+    A = free_flyer_mass_matrix(mass_matrix(robot), nv, values)
+    inverse = newton_euler.inverse_dynamics(robot).to_function()
+    speeds = list(BASE_VELOCITY) + list(robot.qd)
+    accelerations = list(BASE_ACCELERATION) + list(robot.qdd)
+    for _ in range(2):
+        quaternion = rng.normal(size=4)
+        state = dict(zip([s.name for s in QUATERNION], quaternion / numpy.linalg.norm(quaternion)))
+        state.update({s.name: v for s, v in zip(robot.q, rng.uniform(-numpy.pi, numpy.pi, robot.nj))})
+        state.update({s.name: 0.0 for s in speeds})
+
+        def generalized_forces(qdd, state=state):
+            point = dict(state, **{s.name: v for s, v in zip(accelerations, qdd)})
+            return inverse(*[point.get(s.name, values.get(s.name)) for s in inverse.args])
+
+        rest = generalized_forces(numpy.zeros(nv))
+        columns = numpy.column_stack([generalized_forces(e) - rest for e in numpy.eye(nv)])
+        Aq = A(state)
+        numpy.testing.assert_allclose(Aq, columns, rtol=0, atol=1e-10 * numpy.abs(columns).max())
+        assert numpy.linalg.eigvalsh(Aq).min() > 0
+        # The base block is the whole robot's mass times the identity where the forces meet the base's speeds.
+        total = sum(values[str(robot.dynamics[label]["M"])] for label in robot.links)
+        numpy.testing.assert_allclose(Aq[:3, :3], total * numpy.eye(3), rtol=1e-12)
+
+
+def test_free_flyer_outputs_and_rotor():
+    """The satellite's outputs are the nonzero entries of the 9 x 9 upper
+    triangle (base speeds first): the base block's structural zeros and A37
+    (joint 1 turns about z_0, so composite link 1 pushes no force along it)
+    are left out; IA only adds to the joints' diagonal."""
+    robot = library("satellite")
+    program = mass_matrix(robot)
+    names = matrix_entry_names("A", (9, 9))
+    upper = [names[r][c] for c in range(9) for r in range(c + 1)]
+    assert list(program.outputs) == [n for n in upper if n not in {"A12", "A13", "A23", "A14", "A25", "A36", "A37"}]
+    assert program.outputs["A11"] == program.outputs["A22"] == program.outputs["A33"] == sympy.Symbol("MP0")
+    assert program.op_count() == {"add": 104, "mul": 99, "fn": 6}
+    assert floating.mass_matrix is mass_matrix
+    without = mass_matrix(robot, rotor=False)
+    for k in (7, 8, 9):
+        assert sympy.simplify(program.outputs[f"A{k}{k}"] - without.outputs[f"A{k}{k}"]) == sympy.Symbol(f"IA{k - 6}")
+    assert not any(str(s).startswith("IA") for s in without.inputs)

@@ -71,17 +71,7 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import coriolis, direct, lagrange, newton_euler
-from kanerobot.dynamics.common import (
-    assign_symmetric,
-    frame_placements,
-    link_inertia,
-    link_parameter,
-    motion_parts,
-    rotate_inertia,
-)
-from kanerobot.dynamics.composite import transport_inertia
-from kanerobot.dynamics.direct import spatial_inertia
+from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
     DynamicModel,
@@ -96,13 +86,10 @@ from kanerobot.dynamics.free_flyer import (
     BASE_FORCE_NAMES,
     BASE_VELOCITY,
     QUATERNION,
-    RIGID_INERTIAL_NAMES,
-    base_program_inputs,
     check_floating,
     check_masses,
 )
 from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.robot.joints import (
     FREE_FLYER,
     JOINT_SIZES,
@@ -115,7 +102,6 @@ from kanerobot.robot.joints import (
 )
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
-from kanerobot.symbolic.program import Program
 
 __all__ = [
     "BASE_ACCELERATION",
@@ -175,103 +161,10 @@ ldl_solve = direct.ldl_solve
 
 
 # ------------------------------------------------------------ mass matrix
-def mass_matrix(robot, rotor=True, trig=True):
-    """The (6+n)x(6+n) inertia matrix ``A(q)`` of eq. 30, in the speeds of the state.
-
-    Composite links (SYMORO+ eqs 27-30) are accumulated down to link 0,
-    which gives the base block, the spatial inertia of the whole robot about
-    O_0 in frame 0::
-
-        A11 = 0I^c_0 = [M+_0 1,  0MS+_0^T ;  0MS+_0^,  0J+_0]
-
-    Column j of ``A22`` is SYMORO+ eqs 31-38 (the wrench of composite link j
-    under a unit ``qdd_j`` climbs from frame to frame); carried one step
-    further, to frame 0, that wrench is column j of ``A12``::
-
-        0f = 0A_k kf_k,   0m = 0A_k km_k + 0P_k x 0f,   A12[:, j] = [0f; 0m]   (k: a(k) = 0)
-
-    Parameters
-    ----------
-    robot : Robot
-        Floating serial or tree robot carrying link 0.
-    rotor : bool, optional
-        Add ``IA_j`` to the joints' diagonal entries.
-    trig : bool, optional
-
-    Returns
-    -------
-    Program
-        Outputs ``A<r><c>`` for r <= c (``A1_12`` past 9 rows), column by
-        column, r and c 1-based positions in ``qd`` (1..6 the base speeds,
-        then the joints).  Inputs: the joint variables, then the geometric
-        and inertial parameters sorted by name.  Pruned.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> program = mass_matrix(kr.load(kr.frames_path("satellite")))
-    >>> [program.outputs[name] for name in ("A11", "A15", "A16")]
-    [MP0, MSP30, -MSP20]
-    >>> len(program.outputs)  # the upper triangle of a 9 x 9 matrix, less its 7 zeros
-    38
-    """
-    check_floating(robot, "the floating-base inertia matrix")
-    parameters = INERTIAL_NAMES if rotor else RIGID_INERTIAL_NAMES
-    program = Program(inputs=base_program_inputs(robot, [robot.q], parameters, False), trig=trig)
-    placements = frame_placements(robot, program)
-
-    J_plus, MS_plus, M_plus = {}, {}, {}
-    for label in [BASE] + list(robot.labels):
-        J_plus[label], MS_plus[label], M_plus[label] = link_inertia(robot, label)
-    # Composite links from the leaves down to link 0 (SYMORO+ eqs 27-30).
-    for frame in list(reversed(robot.frames)) + [None]:
-        j = frame.label if frame is not None else BASE
-        J_plus[j] = assign_symmetric(program, lambda r, c, j=j: f"JP{r}{c}{j}", J_plus[j])
-        MS_plus[j] = program.assign_matrix(f"MSP{{i}}{j}", MS_plus[j])
-        M_plus[j] = program.assign(f"MP{j}", M_plus[j])
-        if frame is None:
-            break
-        i = frame.antecedent
-        iA_j, iP_j = placements[j]
-        iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * MS_plus[j])  # (27)
-        iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * M_plus[j])
-        J_plus[i] += rotate_inertia(program, j, iA_j, J_plus[j]) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (28)
-        MS_plus[i] += iMS_j + iP_j_M  # (29)
-        M_plus[i] += M_plus[j]  # (30)
-
-    n = robot.nj
-    size = 6 + n
-    position = {label: 6 + k for k, label in enumerate(robot.joint_labels)}
-    A = sympy.zeros(size, size)
-    A[:6, :6] = spatial_inertia(J_plus[BASE], MS_plus[BASE], M_plus[BASE])  # A11
-    for j in robot.joint_labels:
-        frame = robot.frame(j)
-        sigma_e, sigmabar_e = motion_parts(frame)
-        f = program.assign_matrix(f"E{{i}}{j}_{j}", M_plus[j] * sigma_e + sigmabar_e.cross(MS_plus[j]))  # (31), (33)
-        m = program.assign_matrix(f"N{{i}}{j}_{j}", J_plus[j] * sigmabar_e + MS_plus[j].cross(sigma_e))  # (32), (34)
-        IA_j = link_parameter(robot, j, "IA") if rotor else 0
-        A[position[j], position[j]] = sigma_e.dot(f) + sigmabar_e.dot(m) + IA_j  # (35)
-        k = j
-        while k != BASE:
-            i = robot.antecedent(k)
-            iA_k, iP_k = placements[k]
-            f = program.assign_matrix(f"E{{i}}{i}_{j}", iA_k * f)  # (36)
-            iA_k_m = program.assign_matrix(f"NA{{i}}{i}_{j}", iA_k * m)
-            m = program.assign_matrix(f"N{{i}}{i}_{j}", iA_k_m + iP_k.cross(f))  # (37)
-            if i == BASE:
-                A[:6, position[j]] = sympy.Matrix.vstack(f, m)  # A12
-            elif i in position:
-                sigma_e, sigmabar_e = motion_parts(robot.frame(i))
-                A[position[i], position[j]] = sigma_e.dot(f) + sigmabar_e.dot(m)  # (38)
-            k = i
-
-    names = matrix_entry_names("A", (size, size))
-    for c in range(size):
-        for r in range(c + 1):
-            if A[r, c] != 0:
-                program.set_output(names[r][c], A[r, c])
-    program.prune()
-    return program
+#: The (6+n)x(6+n) inertia matrix ``A(q)`` of eq. 30, in the speeds of the
+#: state: composite links, whose root joint is the free flyer (the base block
+#: is composite link 0's spatial inertia, ``A11 .. A66``; zeros left out).
+mass_matrix = composite.mass_matrix
 
 
 # ------------------------------------------------------------------ models

@@ -34,15 +34,13 @@ from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBod
 from sympy.physics.vector import Dyadic, Vector
 
 from kanerobot.dynamics.common import (
-    assign_symmetric,
     frame_placements,
     link_inertia,
     link_parameter,
     motion_parts,
     program_inputs,
-    rotate_inertia,
 )
-from kanerobot.dynamics.composite import transport_inertia
+from kanerobot.dynamics.composite import NAMES, column_wrenches, composite_links
 from kanerobot.dynamics.coriolis import half_a_s
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION, gravity_in_base
 from kanerobot.dynamics.root import is_free, root_motion
@@ -1186,6 +1184,23 @@ def _column(v):
     return tuple(sympy.sympify(x) for x in v)
 
 
+#: The names of NestedKane's A (module notes): subtree inertias ``JT, MST, MT``, ``MSA`` (``iA_j MST_j``),
+#: ``PM``, ``KJ, KJA`` and ``PT`` (eq. 28), column forces and moments ``FC, NC, NCA``.
+_SUBTREE_NAMES = dict(
+    NAMES,
+    J="JT{r}{c}_{j}",
+    MS="MST{r}_{j}",
+    M="MT{j}",
+    AS="MSA{r}_{j}",
+    PM="PM{r}_{j}",
+    rotation="K",
+    transport="PT{r}{c}_{j}",
+    E="FC{r}_{i}_{j}",
+    N="NC{r}_{i}_{j}",
+    NA="NCA{r}_{i}_{j}",
+)
+
+
 class NestedKane:
     """Kane's equations of a tree summed from the leaves to the root, as programs.
 
@@ -1467,60 +1482,27 @@ class NestedKane:
         """
         robot = self.robot
         program = self._start()
-        A, P = self._A, self._P
         free = is_free(robot)
-        bodies = ([BASE] if free else []) + [frame.label for frame in robot.frames]
-        JT, MST, MT = {}, {}, {}
-        for label in bodies:
-            JT[label], MST[label], MT[label] = link_inertia(robot, label)
         columns = {}  # (row, column) -> entry; a row is a joint label, or (BASE, r) for the base's six
-
-        def column(j):
-            """Column j: the inertia forces of subtree j for u'_j = 1, carried to the base (M3-M4)."""
-            linear, angular = (_column(x) for x in motion_parts(robot.frame(j)))  # sigma_j a_j, sigmabar_j a_j
-            J, MS = _rows(JT[j]), _column(MST[j])
-            f = self._vec("FC", f"{j}_{j}", _add(_scale(MT[j], linear), _cross(angular, MS)))
-            n = self._vec("NC", f"{j}_{j}", _add(_mv(J, angular), _cross(MS, linear)))
-            columns[j, j] = _dot(linear, f) + _dot(angular, n) + self._parameter(j, "IA", rotor)
-            k = j
-            while k != BASE and (free or robot.antecedent(k) != BASE):
-                i = robot.antecedent(k)
-                f = self._vec("FC", f"{i}_{j}", _mv(A[k], f))
-                n = self._vec("NC", f"{i}_{j}", _add(self._vec("NCA", f"{i}_{j}", _mv(A[k], n)), _cross(P[k], f)))
-                if i == BASE:  # the free flyer: every component of the wrench is a row
-                    columns.update((((BASE, r), j), x) for r, x in enumerate(f + n))
-                else:
-                    linear, angular = (_column(x) for x in motion_parts(robot.frame(i)))
-                    columns[i, j] = _dot(linear, f) + _dot(angular, n)
-                k = i
-
-        # Subtree inertia about O_j, first moment and mass, leaves to base (M1-M2): when frame j is
-        # reached, all its successors have been added, and column j follows at once (its first
-        # step reuses the subtree's first moment and inertia rotated into frame a(j) for M2: the
-        # program names each distinct expression once).
-        for frame in reversed(robot.frames):
-            j, i = frame.label, frame.antecedent
-            JT[j] = assign_symmetric(program, lambda r, c, j=j: f"JT{r}{c}_{j}", JT[j])
-            MST[j] = sympy.Matrix(self._vec("MST", j, _column(MST[j])))
-            MT[j] = program.assign(f"MT{j}", MT[j])
-            if i != BASE or free:
-                iA_j, iP_j = self._placements[j]
-                MSA = sympy.Matrix(self._vec("MSA", j, _mv(A[j], MST[j])))
-                PM = sympy.Matrix(self._vec("PM", j, _scale(MT[j], P[j])))
-            if frame.is_joint:
-                column(j)
-            if i == BASE and not free:
+        # The composite links and columns of composite.mass_matrix (M1-M4), under this module's names;
+        # column j as soon as subtree j is complete: its first step reuses the subtree's first moment
+        # and inertia rotated into frame a(j) for M2 (the program names each distinct expression once).
+        for j, *subtree in composite_links(program, robot, self._placements, root=free, names=_SUBTREE_NAMES):
+            if j == BASE:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0)
+                J0, MS0, M0 = subtree
+                block = sympy.Matrix.vstack(sympy.Matrix.hstack(M0 * sympy.eye(3), -hat(MS0)), sympy.Matrix.hstack(hat(MS0), J0))
+                columns.update((((BASE, r), (BASE, c)), block[r, c]) for r in range(6) for c in range(r, 6))
                 continue
-            JT[i] += rotate_inertia(program, j, iA_j, JT[j], prefix="K") + transport_inertia(program, j, iP_j, MSA, PM, name="PT{r}{c}_{label}")
-            MST[i] += MSA + PM
-            MT[i] += MT[j]
-        rows = list(robot.joint_labels)
-        if free:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0)
-            J0 = assign_symmetric(program, lambda r, c: f"JT{r}{c}_{BASE}", JT[BASE])
-            MS0, M0 = self._vec("MST", BASE, _column(MST[BASE])), program.assign(f"MT{BASE}", MT[BASE])
-            block = sympy.Matrix.vstack(sympy.Matrix.hstack(M0 * sympy.eye(3), -hat(MS0)), sympy.Matrix.hstack(hat(MS0), J0))
-            columns.update((((BASE, r), (BASE, c)), block[r, c]) for r in range(6) for c in range(r, 6))
-            rows = [(BASE, r) for r in range(6)] + rows
+            if not robot.frame(j).is_joint:
+                continue
+            for i, f, n in column_wrenches(program, robot, self._placements, j, subtree, root=free, names=_SUBTREE_NAMES):
+                if i == BASE:  # the free flyer: every component of the wrench is a row
+                    columns.update((((BASE, r), j), x) for r, x in enumerate(list(f) + list(n)))
+                else:
+                    linear, angular = motion_parts(robot.frame(i))  # sigma_i a_i, sigmabar_i a_i
+                    columns[i, j] = linear.dot(f) + angular.dot(n)
+            columns[j, j] += self._parameter(j, "IA", rotor)
+        rows = ([(BASE, r) for r in range(6)] if free else []) + list(robot.joint_labels)
         names = matrix_entry_names("A", (len(rows), len(rows)))
         for c, j in enumerate(rows):
             for r, i in enumerate(rows[: c + 1]):
