@@ -27,8 +27,10 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
+from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import WRENCH_NAMES
+from kanerobot.robot.joints import JOINT_SIZES
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 
@@ -45,8 +47,34 @@ MODELS = {
 #: symbols and the recursive direct model), Lagrange (kinetic and potential
 #: energy), Kane (sympy.physics.mechanics.KanesMethod).
 METHODS = ("newton-euler", "lagrange", "kane")
+#: The programs of each engine, by model: ``build(robot)``, or
+#: ``build(robot, A)`` for the Coriolis matrix built on the engine's inertia
+#: matrix program.  Each builder serves a fixed root and the free flyer; Kane's
+#: programs come from its :class:`~kanerobot.dynamics.kane.KaneSystem`
+#: (:meth:`DynamicModel.kane_system`, so that sympy.physics.mechanics is
+#: imported only for it).  A model an engine has no program for is solved
+#: numerically from A and H (:data:`SOLVED`).
+ENGINES = {
+    "newton-euler": {
+        "inverse_dynamics": newton_euler.inverse_dynamics,
+        "mass_matrix": composite.mass_matrix,
+        "h": newton_euler.h,
+        "coriolis_matrix": coriolis.coriolis_matrix,
+        "gravity": newton_euler.gravity,
+        "direct_dynamics": direct.direct_dynamics,
+        "base_acceleration": direct.base_acceleration,
+    },
+    "lagrange": {
+        "inverse_dynamics": lagrange.inverse_dynamics,
+        "mass_matrix": lagrange.mass_matrix,
+        "h": lagrange.h,
+        "coriolis_matrix": lagrange.coriolis_matrix,
+        "gravity": lagrange.gravity,
+    },
+    "kane": {name: None for name in ("inverse_dynamics", "mass_matrix", "h", "coriolis_matrix", "gravity")},
+}
 #: Models an engine has no program for; they are computed from others.
-SOLVED = {"lagrange": {"direct_dynamics"}, "kane": {"direct_dynamics"}}
+SOLVED = {method: {"direct_dynamics", "base_acceleration"} - set(ENGINES[method]) for method in ENGINES}
 #: Backends of :meth:`DynamicModel.numeric`.
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
@@ -88,6 +116,21 @@ class DynamicModel:
             if any(robot.dynamics[label][name] != 0 for name in WRENCH_NAMES)
         }
 
+    @property
+    def n(self):
+        """Number of joints."""
+        return len(self.q)
+
+    @property
+    def nq(self):
+        """Length of a configuration: the root joint's (7 for a free flyer), then one per joint."""
+        return JOINT_SIZES[root_joint(self.robot)][0] + self.n
+
+    @property
+    def nv(self):
+        """Length of a velocity or acceleration: the root joint's (6 for a free flyer), then one per joint."""
+        return JOINT_SIZES[root_joint(self.robot)][1] + self.n
+
     def program(self, name):
         """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`)."""
         if name not in self.models:
@@ -102,18 +145,18 @@ class DynamicModel:
         return name not in SOLVED.get(self.method, set())
 
     def _derive(self, name):
+        """The program of model ``name`` by this engine (:data:`ENGINES`)."""
         if not self.has_program(name):
             raise KaneRobotError(
                 f"the {self.method} engine has no program for {name}: it is solved numerically as "
                 f"A^-1 (Gamma - H); use method='newton-euler' for the recursive direct dynamic model"
             )
-        if self.method == "lagrange":
-            if name == "coriolis_matrix":
-                return lagrange.coriolis_matrix(self.robot, self.program("mass_matrix"))
-            return {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.robot)
         if self.method == "kane":
             return self.kane_system.program(name)
-        return self._newton_euler(name)
+        build = ENGINES[self.method][name]
+        if name == "coriolis_matrix":  # built on this engine's inertia matrix
+            return build(self.robot, self.program("mass_matrix"))
+        return build(self.robot)
 
     @property
     def kane_system(self):
@@ -144,19 +187,6 @@ class DynamicModel:
     @property
     def frames(self):
         return self.kane_system.frames
-
-    def _newton_euler(self, name):
-        if name == "inverse_dynamics":
-            return newton_euler.inverse_dynamics(self.robot)
-        if name == "h":
-            return newton_euler.h(self.robot)
-        if name == "gravity":
-            return newton_euler.gravity(self.robot)
-        if name == "mass_matrix":
-            return composite.mass_matrix(self.robot)
-        if name == "coriolis_matrix":
-            return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
-        return direct.direct_dynamics(self.robot)
 
     def compiled(self, name):
         """Model ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`.
@@ -243,7 +273,7 @@ class DynamicModel:
         """
         if self.has_program(name):
             return dict(self.program(name).op_count())
-        n = len(self.q)
+        n = self.nv
         A, H = self.op_count("mass_matrix"), self.op_count("h")
         solve = n * (n + 1) * (n + 2) // 6 + n * n
         return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}

@@ -71,7 +71,7 @@ terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
+from kanerobot.dynamics import composite, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
     DynamicModel,
@@ -91,8 +91,6 @@ from kanerobot.dynamics.free_flyer import (
 )
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.joints import (
-    FREE_FLYER,
-    JOINT_SIZES,
     base_pose,
     configuration_derivative,
     integrate,
@@ -182,8 +180,6 @@ MODELS = {
 
 #: Engines of a :class:`FloatingBaseModel`.
 FLOATING_METHODS = ("newton-euler", "kane", "lagrange")
-#: Models the Kane and Lagrange engines solve numerically from A and H.
-SOLVED_FROM_A_H = ("base_acceleration", "direct_dynamics")
 
 
 class FloatingBaseModel(DynamicModel):
@@ -250,58 +246,6 @@ class FloatingBaseModel(DynamicModel):
         if method != "newton-euler":
             # Kane and Lagrange have no base_acceleration program to take parameters from.
             self.parameter_programs = ("inverse_dynamics",)
-
-    def has_program(self, name):
-        """False for the models the Kane and Lagrange engines solve numerically
-        from ``A`` and ``H``: ``base_acceleration`` (the first six rows of ``A
-        qdd + H = [0; GAM]`` solved for the base) and ``direct_dynamics``."""
-        return self.method == "newton-euler" or name not in SOLVED_FROM_A_H
-
-    def op_count(self, name):
-        """Operations of model ``name`` (``{"mul", "add", "fn"}``); for a model
-        solved from ``A`` and ``H``, theirs plus a Cholesky factorisation and
-        two triangular solves of size 6 + n (as
-        :meth:`~kanerobot.dynamics.model.DynamicModel.op_count`)."""
-        if self.has_program(name):
-            return dict(self.program(name).op_count())
-        n = self.nv
-        A, H = self.op_count("mass_matrix"), self.op_count("h")
-        solve = n * (n + 1) * (n + 2) // 6 + n * n
-        return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}
-
-    @property
-    def n(self):
-        """Number of joints."""
-        return len(self.q)
-
-    @property
-    def nq(self):
-        """Length of a configuration: 7 + n (the free flyer's seven, then the joints)."""
-        return JOINT_SIZES[FREE_FLYER][0] + self.n
-
-    @property
-    def nv(self):
-        """Length of a velocity or acceleration: 6 + n (the free flyer's six, then the joints)."""
-        return JOINT_SIZES[FREE_FLYER][1] + self.n
-
-    def _derive(self, name):
-        if not self.has_program(name):
-            raise KaneRobotError(
-                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
-                f"use method='newton-euler' for the recursive program"
-            )
-        if self.method == "kane":
-            return self.kane_system.program(name)
-        if name == "coriolis_matrix":  # from this engine's A (Christoffel and Hamel terms)
-            return coriolis.coriolis_matrix(self.robot, self.program("mass_matrix"))
-        if self.method == "lagrange":
-            builders = {"inverse_dynamics": lagrange.inverse_dynamics, "mass_matrix": lagrange.mass_matrix,
-                        "h": lagrange.h, "gravity": lagrange.gravity}
-        else:
-            builders = {"inverse_dynamics": inverse_dynamics, "base_acceleration": base_acceleration,
-                        "mass_matrix": mass_matrix, "h": nonlinear_effects, "gravity": gravity_forces,
-                        "direct_dynamics": direct_dynamics}
-        return builders[name](self.robot)
 
     def _state_groups(self):
         """[(key, symbols)] in argument order: joints, quaternion, rates, base

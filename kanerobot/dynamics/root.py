@@ -35,13 +35,29 @@ from kanerobot.dynamics.free_flyer import (
     gravity_in_base,
 )
 from kanerobot.robot.description import BASE
+from kanerobot.robot.joints import FIXED, FREE_FLYER
 
-__all__ = ["is_free", "root_motion", "state_inputs"]
+__all__ = ["is_free", "root_joint", "root_motion", "state_inputs"]
 
 
 def is_free(robot):
     """True when link 0 hangs from the world by a free-flyer joint (``robot.floating``)."""
     return bool(robot.floating)
+
+
+def root_joint(robot):
+    """The joint type of link 0 on the world: ``joints.FREE_FLYER`` or ``joints.FIXED``.
+
+    Its ``joints.JOINT_SIZES`` entry is what the root adds to the joints' ``(nq, nv)``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.robot.joints import JOINT_SIZES
+    >>> JOINT_SIZES[root_joint(kr.load(kr.frames_path("satellite")))], JOINT_SIZES[root_joint(kr.load(kr.frames_path("rx90")))]
+    ((7, 6), (0, 0))
+    """
+    return FREE_FLYER if is_free(robot) else FIXED
 
 
 def root_motion(program, robot, *, qd=True, qdd=True, gravity=True, base=True):
