@@ -473,6 +473,23 @@ def root_link_motion(w, wdot, Vdot, record=_unnamed):
     return LinkMotion(w, wdot, Vdot, u_matrix(wdot, DV, record), DV)
 
 
+def _times(A, v):
+    """``A v`` (3x3 by 3x1) as a list, products with a zero left out."""
+    return [sympy.Add(*[A[r, c] * v[c] for c in range(3) if A[r, c] != 0 and v[c] != 0]) for r in range(3)]
+
+
+def _plus(*vectors):
+    return [sympy.Add(*[v[r] for v in vectors]) for r in range(3)]
+
+
+def _scaled(s, v):
+    return [s * x for x in v] if s != 0 else [sympy.S.Zero] * 3
+
+
+def _cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
 def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_unnamed):
     """Motion of link j from its antecedent's: one step of SYMORO+ eqs 6-10.
 
@@ -522,13 +539,17 @@ def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_u
     >>> link.w.T, link.Vdot.T, link.U[0, 0]
     (Matrix([[0, 0, QP1]]), Matrix([[0, 0, g]]), -QP1**2)
     """
-    WI = record("WI" if any(sigmabar_a) else "W", jA_i * parent.w)                            # (6a) jw_i
-    w = record("W", WI + sigmabar_a * qd_j)                                                    # (6b)
-    wdot = record("WP", jA_i * parent.wdot + sigmabar_a * qdd_j + WI.cross(sigmabar_a * qd_j))  # (8)
+    # Plain lists between the named vectors: one Matrix per recorded value, and
+    # no product with a structural zero is ever formed (Krang's derivation time).
+    WI = record("WI" if any(sigmabar_a) else "W", sympy.Matrix(_times(jA_i, parent.w)))               # (6a) jw_i
+    w = record("W", sympy.Matrix(_plus(WI, _scaled(qd_j, sigmabar_a))))                              # (6b)
+    wdot = record("WP", sympy.Matrix(_plus(_times(jA_i, parent.wdot), _scaled(qdd_j, sigmabar_a),
+                                      _cross(WI, _scaled(qd_j, sigmabar_a)))))                  # (8)
     DV = angular_products(w, record)
     U = u_matrix(wdot, DV, record)                                                             # (9)
-    VSP = record("VSP", parent.Vdot + parent.U * iP_j)
-    Vdot = record("VP", jA_i * VSP + sigma_a * qdd_j + 2 * WI.cross(sigma_a * qd_j))           # (10)
+    VSP = record("VSP", sympy.Matrix(_plus(parent.Vdot, _times(parent.U, iP_j))))
+    Vdot = record("VP", sympy.Matrix(_plus(_times(jA_i, VSP), _scaled(qdd_j, sigma_a),
+                                      _scaled(2, _cross(WI, _scaled(qd_j, sigma_a))))))         # (10)
     return LinkMotion(w, wdot, Vdot, U, DV)
 
 
