@@ -27,6 +27,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.geometry import check_count, numeric_function, position, rotation
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
+from kanerobot.symbolic.vectors import cross, plus, scaled, times
 
 __all__ = [
     "path_joints",
@@ -473,23 +474,6 @@ def root_link_motion(w, wdot, Vdot, record=_unnamed):
     return LinkMotion(w, wdot, Vdot, u_matrix(wdot, DV, record), DV)
 
 
-def _times(A, v):
-    """``A v`` (3x3 by 3x1) as a list, products with a zero left out."""
-    return [sympy.Add(*[A[r, c] * v[c] for c in range(3) if A[r, c] != 0 and v[c] != 0]) for r in range(3)]
-
-
-def _plus(*vectors):
-    return [sympy.Add(*[v[r] for v in vectors]) for r in range(3)]
-
-
-def _scaled(s, v):
-    return [s * x for x in v] if s != 0 else [sympy.S.Zero] * 3
-
-
-def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
 def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_unnamed):
     """Motion of link j from its antecedent's: one step of SYMORO+ eqs 6-10.
 
@@ -541,15 +525,15 @@ def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_u
     """
     # Plain lists between the named vectors: one Matrix per recorded value, and
     # no product with a structural zero is ever formed (Krang's derivation time).
-    WI = record("WI" if any(sigmabar_a) else "W", sympy.Matrix(_times(jA_i, parent.w)))               # (6a) jw_i
-    w = record("W", sympy.Matrix(_plus(WI, _scaled(qd_j, sigmabar_a))))                              # (6b)
-    wdot = record("WP", sympy.Matrix(_plus(_times(jA_i, parent.wdot), _scaled(qdd_j, sigmabar_a),
-                                      _cross(WI, _scaled(qd_j, sigmabar_a)))))                  # (8)
+    WI = record("WI" if any(sigmabar_a) else "W", sympy.Matrix(times(jA_i, parent.w)))               # (6a) jw_i
+    w = record("W", sympy.Matrix(plus(WI, scaled(qd_j, sigmabar_a))))                              # (6b)
+    wdot = record("WP", sympy.Matrix(plus(times(jA_i, parent.wdot), scaled(qdd_j, sigmabar_a),
+                                      cross(WI, scaled(qd_j, sigmabar_a)))))                  # (8)
     DV = angular_products(w, record)
     U = u_matrix(wdot, DV, record)                                                             # (9)
-    VSP = record("VSP", sympy.Matrix(_plus(parent.Vdot, _times(parent.U, iP_j))))
-    Vdot = record("VP", sympy.Matrix(_plus(_times(jA_i, VSP), _scaled(qdd_j, sigma_a),
-                                      _scaled(2, _cross(WI, _scaled(qd_j, sigma_a))))))         # (10)
+    VSP = record("VSP", sympy.Matrix(plus(parent.Vdot, times(parent.U, iP_j))))
+    Vdot = record("VP", sympy.Matrix(plus(times(jA_i, VSP), scaled(qdd_j, sigma_a),
+                                      scaled(2, cross(WI, scaled(qd_j, sigma_a))))))         # (10)
     return LinkMotion(w, wdot, Vdot, U, DV)
 
 

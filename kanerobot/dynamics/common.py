@@ -14,6 +14,9 @@ recursions; each is written once here:
 - :func:`link_inertia`, :func:`link_parameter`: a link's parameters, zero
   for a frame that carries no link;
 - :func:`motion_parts`: ``sigma_j e_j`` and ``sigmabar_j e_j`` of a joint;
+- :func:`subtree_wrench`: the wrench of a subtree at its origin from its
+  link's own and its successors' (SYMORO+ eqs 17 and 19), shared by
+  Newton-Euler's backward recursion and Kane's sums S1-S2;
 - :func:`assign_symmetric`, :func:`rotate_inertia`: named symmetric
   matrices, and an inertia rotated to the antecedent frame at the least
   cost.
@@ -28,6 +31,7 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import DYNAMIC_NAMES
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.symbolic.program import count_ops, is_trivial
+from kanerobot.symbolic.vectors import cross, plus, times
 
 __all__ = [
     "angle_labels",
@@ -40,6 +44,7 @@ __all__ = [
     "motion_parts",
     "program_inputs",
     "rotate_inertia",
+    "subtree_wrench",
 ]
 
 #: Where each structure the tree algorithms do not handle is modelled.
@@ -309,6 +314,45 @@ def motion_parts(frame):
     """
     a = frame.motion_subspace()
     return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
+
+
+def subtree_wrench(force, moment, successors):
+    """``(f_j, m_j)``: the wrench at O_j of link j and everything it carries (SYMORO+ eqs 17, 19).
+
+    ::
+
+        f_j = force + sum_k jf_k                                    (17)
+        m_j = moment + sum_k (jA_k km_k + jP_k x jf_k)              (19)
+
+    with ``jf_k = jA_k kf_k`` the successor's force already in frame j
+    (eq. 18).  Newton-Euler's backward recursion gives it link j's inertia
+    wrench and the environment's; Kane's sums S1-S2 the same with the weight
+    as an active force (docs/theory/kane.md): one recursion.
+
+    Parameters
+    ----------
+    force, moment : sequence of 3 sympy.Expr
+        Link j's own wrench at O_j, in frame j.
+    successors : iterable of tuple
+        ``(jA_k, jP_k, jf_k, km_k)`` per successor k: 3x3 (indexed
+        ``[r, c]``), then 3-vectors.
+
+    Returns
+    -------
+    tuple of list
+        ``f_j`` and ``m_j``, 3 expressions each.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> f, L = sympy.symbols("f L")
+    >>> subtree_wrench([0, 0, 0], [0, 0, 0], [(sympy.eye(3), [L, 0, 0], [0, f, 0], [0, 0, 0])])
+    ([0, f, 0], [0, 0, L*f])
+    """
+    successors = list(successors)
+    f = plus(force, *[f_k for _, _, f_k, _ in successors])                                      # (17)
+    m = plus(moment, *[plus(times(A_k, m_k), cross(P_k, f_k)) for A_k, P_k, f_k, m_k in successors])  # (19)
+    return f, m
 
 
 def assign_symmetric(program, names, M):

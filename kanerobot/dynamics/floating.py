@@ -125,14 +125,6 @@ __all__ = [
     "rotation_to_quaternion",
 ]
 
-def _vec(program, name, j, v):
-    """Assign the components of a 3x1 vector as ``name<row><j>``."""
-    return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
-
-
-def _sum(vectors):
-    return sum(vectors, sympy.zeros(3, 1))
-
 
 # ---------------------------------------------------- generalized forces
 #: ``[F_0; GAM] = A qdd + H`` (pinocchio's ``rnea``): Khalil's Newton-Euler,

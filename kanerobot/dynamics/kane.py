@@ -39,6 +39,7 @@ from kanerobot.dynamics.common import (
     link_parameter,
     motion_parts,
     program_inputs,
+    subtree_wrench,
 )
 from kanerobot.dynamics.composite import NAMES, column_wrenches, composite_links
 from kanerobot.dynamics.coriolis import half_a_s
@@ -1398,8 +1399,8 @@ class NestedKane:
 
         def subtree_forces(j):
             kids = robot.children(j)
-            FT[j] = self._vec("FT", j, _add(FB[j], *(FTA[k] for k in kids)))                                 # S1
-            NT[j] = self._vec("NT", j, _add(NB[j], *(_add(_mv(A[k], NT[k]), _cross(P[k], FTA[k])) for k in kids)))  # S2
+            sums = subtree_wrench(FB[j], NB[j], [(self._placements[k][0], P[k], FTA[k], NT[k]) for k in kids])
+            FT[j], NT[j] = self._vec("FT", j, sums[0]), self._vec("NT", j, sums[1])                  # S1, S2
 
         for frame in reversed(robot.frames):
             j = frame.label

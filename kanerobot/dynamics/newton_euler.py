@@ -61,6 +61,7 @@ from kanerobot.dynamics.common import (
     link_inertia,
     link_parameter,
     motion_parts,
+    subtree_wrench,
 )
 from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES
 from kanerobot.dynamics.root import is_free, root_motion, state_inputs
@@ -352,8 +353,9 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         k = robot.children(j)
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
-        f[j] = vec("E", j, F[j] + _sum(FDI[c] for c in k) + fe)                                    # (17)
-        m[j] = vec("N", j, No[j] + MS[j].cross(motion[j].Vdot) + _sum(A[c] * m[c] + P[c].cross(FDI[c]) for c in k) + me)  # (19)
+        own_f, own_m = F[j] + fe, No[j] + MS[j].cross(motion[j].Vdot) + me
+        sums = subtree_wrench(own_f, own_m, [(A[c], P[c], FDI[c], m[c]) for c in k])               # (17, 19)
+        f[j], m[j] = vec("E", j, sympy.Matrix(sums[0])), vec("N", j, sympy.Matrix(sums[1]))
 
     for frame in reversed(robot.frames):
         j = frame.label
@@ -383,7 +385,3 @@ def joint_sigma(frame):
 def joint_sigmabar(frame):
     """sigmabar_j: 1 for a revolute joint, else 0 (a fixed frame has neither)."""
     return int(frame.sigma == REVOLUTE)
-
-
-def _sum(vectors):
-    return sum(vectors, sympy.zeros(3, 1))
