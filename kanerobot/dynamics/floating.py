@@ -1,8 +1,8 @@
-"""Floating-base dynamics by Newton-Euler (OpenSYMORO section IV-D, eqs 30-41).
+"""Floating robots: the free flyer as link 0's root joint (OpenSYMORO section IV-D, eqs 30-41).
 
 A floating robot (humanoid, satellite, eel) is a tree on a base link 0 that
-no joint holds: its six speeds join the n joint rates.  The dynamic model
-(OpenSYMORO eq. 30) is::
+hangs from the world by a free-flyer joint: its six speeds join the n joint
+rates.  The dynamic model (OpenSYMORO eq. 30) is::
 
     [ F_0 ]   [ A11    A12 ] [ 0Vdot_0 ]   [ H1 ]
     [     ] = [            ] [         ] + [    ]                           (30)
@@ -16,14 +16,15 @@ the derivative of the base speeds of the state below (it differs from the
 paper's classical ``0Vdot_0`` by ``[0w_0 x 0v_0; 0]``, a velocity term that
 goes to H), so that ``A`` and ``H`` are pinocchio's.
 
-**State** (pinocchio's free flyer).  ``q = (x, y, z, qx, qy, qz, qw,
-q_1 .. q_n)``: the position of O_0 in the world frame, the unit quaternion
-of 0's orientation ``wR_0`` (x y z w, scalar last), then the joints;
-``qd = (v, w, qd_1 .. qd_n)``: the velocity of O_0 and the angular
-velocity of link 0, both in frame 0, then the joint rates; ``qdd`` is the
-time derivative of ``qd`` (so ``dv/dt = 0R_w d2x/dt2 - w x v``, not the
-classical acceleration ``VP`` of SYMORO).  Gravity ``G`` (``robot.base.G``)
-is given in the world frame and rotated into frame 0 through the quaternion.
+**State** (pinocchio's free flyer, :mod:`kanerobot.robot.joints`).  ``q =
+(x, y, z, qx, qy, qz, qw, q_1 .. q_n)``: the position of O_0 in the world
+frame, the unit quaternion of 0's orientation ``wR_0`` (x y z w, scalar
+last), then the joints; ``qd = (v, w, qd_1 .. qd_n)``: the velocity of O_0
+and the angular velocity of link 0, both in frame 0, then the joint rates;
+``qdd`` is the time derivative of ``qd`` (so ``dv/dt = 0R_w d2x/dt2 - w x
+v``, not the classical acceleration ``VP`` of SYMORO).  Gravity ``G``
+(``robot.base.G``) is given in the world frame and rotated into frame 0
+through the quaternion.
 
 **Program inputs.**  The programs read the base state through symbols of
 fixed names: the quaternion :data:`QUATERNION` ``QX0 QY0 QZ0 QW0`` (unit),
@@ -32,40 +33,35 @@ derivatives :data:`BASE_ACCELERATION` ``DVX0 .. DWZ0``, besides the joint
 variables, ``QP``, ``QDP``, ``GAM`` and the parameters; ``W0, WP0, V0,
 VP0`` of ``robot.base`` are not used (the base motion is the state).
 
-Algorithms, each a :class:`~kanerobot.symbolic.Program`:
+**No algorithm of its own.**  Every recursion serves the free flyer as it
+serves a fixed root (:mod:`~kanerobot.dynamics.root` gives link 0's motion;
+the free flyer's motion subspace is the identity, so its generalized forces
+are the whole wrench at O_0).  The names below are those functions:
+:func:`inverse_dynamics`, :func:`nonlinear_effects` (``h``) and
+:func:`gravity_forces` (``gravity``) are Newton-Euler's
+(:mod:`~kanerobot.dynamics.newton_euler`); :func:`mass_matrix` the
+composite links (:mod:`~kanerobot.dynamics.composite`);
+:func:`direct_dynamics` and :func:`base_acceleration` (the free-floating
+inverse dynamic model, OpenSYMORO eqs 31-39: joint accelerations known,
+``F_0 = 0``) the articulated-body passes of
+:mod:`~kanerobot.dynamics.direct`, the 6x6 base system solved in the
+program by :func:`ldl_solve`.  Lagrange (the Boltzmann-Hamel rows of
+:mod:`~kanerobot.dynamics.lagrange`), Kane's nested sums
+(:mod:`~kanerobot.dynamics.kane`) and the Coriolis matrix (the root's
+Hamel terms, :mod:`~kanerobot.dynamics.coriolis`) serve it too.
+:func:`integrate` and :func:`configuration_derivative` update the base
+pose ``wT_0`` (the ``Z`` of OpenSYMORO eqs 40-41) with the quaternion, free
+of the singularities of Euler angles; :func:`base_pose` gives ``wT_0`` back
+(all from :mod:`kanerobot.robot.joints`).  Errors: :func:`check_masses` (a
+base or robot without mass).
 
-- :func:`inverse_dynamics`: the generalized forces ``[F_0; GAM]`` for given
-  ``qdd`` (pinocchio's ``rnea``), by Khalil's recursive Newton-Euler with
-  the base motion known and the backward recursion carried down to link 0;
-  with ``qdd=False`` it gives ``H`` (:func:`nonlinear_effects`), and at rest
-  the gravity terms (:func:`gravity_forces`);
-- :func:`base_acceleration`: the free-floating inverse dynamic model of
-  OpenSYMORO eqs 31-39: given the joint accelerations, the base acceleration
-  (``F_0 = 0``) and the joint torques, by three recursions through the
-  composite links, the 6x6 base system solved in the program by an LDL^T
-  factorisation (:func:`ldl_solve`);
-- :func:`mass_matrix`: the (6+n)x(6+n) matrix ``A`` by composite links
-  carried down to the base;
-- :func:`direct_dynamics`: the accelerations of the base and the joints for
-  given joint torques, by articulated bodies carried down to the base (no
-  inertia matrix), the 6x6 base system again solved by LDL^T.
-
-:func:`integrate` and :func:`configuration_derivative` update the base pose
-``wT_0`` (the ``Z`` of OpenSYMORO eqs 40-41) with the quaternion, free of
-the singularities of Euler angles; :func:`base_pose` gives ``wT_0`` back.
-Errors: :func:`check_masses` (a base or robot without mass).
-
-:class:`FloatingBaseModel` gathers them like
-:class:`~kanerobot.dynamics.model.DynamicModel`.  With ``method="kane"`` it
-takes the inverse dynamics, ``A``, ``H`` and ``Q`` from sympy's KanesMethod
-instead (:class:`~kanerobot.dynamics.kane.KaneSystem`, the base's six speeds
-first, same inputs and output names), with ``method="lagrange"`` from the
-Boltzmann-Hamel equations of :mod:`~kanerobot.dynamics.lagrange` (the free-flyer root),
-and both solve the base acceleration and the direct dynamics numerically
-from ``A`` and ``H``; the three engines agree to rounding
-(``tests/test_floating.py``).  The Coriolis matrix, ``C qd`` the velocity
-terms of ``H`` and ``A' - 2C`` skew, is pinocchio's
-``computeCoriolisMatrix`` (:mod:`~kanerobot.dynamics.coriolis`, the free-flyer root's Hamel terms).
+What this module adds is the model of such a robot:
+:class:`FloatingBaseModel` (a :class:`~kanerobot.dynamics.model.DynamicModel`
+whose ``(nq, nv)`` include the root's ``(7, 6)``, with the
+``base_acceleration`` model) and :class:`FloatingBaseDynamics`, its numeric
+functions on free-flyer states.  With Kane and Lagrange the base
+acceleration and the direct dynamics are solved numerically from ``A`` and
+``H``; the three engines agree to rounding (``tests/test_floating.py``).
 """
 
 import numpy as np

@@ -1,13 +1,12 @@
-"""The free-flyer base of a floating robot: its symbols, its checks, gravity in its frame.
+"""The free-flyer root joint in programs: its symbols, its checks, gravity in frame 0.
 
-What every floating-base engine shares (Newton-Euler in
-:mod:`~kanerobot.dynamics.floating`, Lagrange's free-flyer root joint in
-:mod:`~kanerobot.dynamics.lagrange`, its Hamel terms in the Coriolis matrix of
-:mod:`~kanerobot.dynamics.coriolis`, Kane in
-:mod:`~kanerobot.dynamics.kane`), in a module that imports none of them: the
-base's configuration, speed and acceleration symbols in pinocchio's
-free-flyer convention, the names of its generalized forces, the checks of a
-floating robot and the gravity vector in frame 0.
+The free flyer is a joint type (:data:`kanerobot.robot.joints.FREE_FLYER`,
+with its ``(nq, nv) = (7, 6)`` and its integration); this module holds what
+the programs of every engine need of it, in a module that imports none of
+them: the quaternion, speed and acceleration symbols in pinocchio's
+free-flyer convention, the names of its six generalized forces, the checks
+of a floating robot and the gravity vector in frame 0.  Link 0's motion in
+the recursions is :func:`kanerobot.dynamics.root.root_motion`.
 """
 
 import sympy
