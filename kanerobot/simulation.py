@@ -1629,6 +1629,8 @@ def cross_validate(
         The desired motion of the controlled coordinates
         (:func:`kanerobot.control.controlled_coordinates`), or a set point.
         Not needed with a ready Controller.
+    controller_values, plant_values : mapping, optional
+        ``{parameter name: float}`` of each model, when not given as a pair.
     t_span : (float, float), optional
         Default: the trajectory's ``t_span``.
     x0 : array_like, optional
@@ -1638,6 +1640,10 @@ def cross_validate(
         loops solved from the controlled joints).
     samples : int, optional
         Number of output times (``t_eval`` overrides).
+    t_eval : array_like, optional
+        Output times; default ``samples`` times evenly spread over ``t_span``.
+    gains : mapping, optional
+        ``{"kp": ..., "kd": ...}`` of a controller given by name.
     observe : {"motor", "link"} or callable, optional
         What a rigid controller sees of a flexible plant: the motor
         positions and rates (default: the encoders of a real arm, and the
@@ -1648,6 +1654,8 @@ def cross_validate(
     plot : str or path-like, optional
         A folder: write the figures there (needs matplotlib; checked before
         the run).
+    prefix : str, optional
+        The start of the figures' file names (``<prefix>_tracking.png`` ...).
     backend : {"auto", "c", "numpy"}
     progress : bool
     **solver_options
