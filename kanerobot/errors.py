@@ -5,6 +5,8 @@ value, a frame label) is a :class:`KaneRobotError`; the command line prints
 its message on one line and exits with status 2, without a traceback.
 """
 
+import os
+
 
 class KaneRobotError(Exception):
     """Base class of all errors caused by user input."""
@@ -17,7 +19,7 @@ class ExpressionError(KaneRobotError):
     ``None`` when unknown.
     """
 
-    def __init__(self, message, column=None):
+    def __init__(self, message: str, column: int | None = None) -> None:
         super().__init__(message)
         self.column = column
 
@@ -30,7 +32,7 @@ class DescriptionError(KaneRobotError):
     reader can point at the line that defines it.
     """
 
-    def __init__(self, message, key=None, label=None):
+    def __init__(self, message: str, key: str | None = None, label: str | None = None) -> None:
         super().__init__(message)
         self.key = key
         self.label = label
@@ -43,7 +45,7 @@ class FileError(KaneRobotError):
     when one is at fault); ``path``, ``line`` and ``reason`` keep the parts.
     """
 
-    def __init__(self, path, line, message):
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str) -> None:
         where = f"{path}:{line}" if line else f"{path}"
         super().__init__(f"{where}: {message}")
         self.path = str(path)

@@ -20,12 +20,12 @@ def frames_folder():
     raise RobotFileError("frames/", None, "the robot library is not installed with this copy of kanerobot")
 
 
-def robot_names():
+def robot_names() -> list[str]:
     """Names of the shipped robots (file names without extension), sorted."""
     return sorted(p.stem for p in frames_folder().iterdir() if p.suffix in _SUFFIXES)
 
 
-def frames_path(name):
+def frames_path(name: str) -> Path:
     """Path of a shipped robot file: ``frames_path('rx90')`` or ``frames_path('rx90.par')``.
 
     >>> frames_path("rx90").name

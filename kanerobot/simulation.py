@@ -92,15 +92,25 @@ released from 0.5 rad with the spring at rest, integrated by Radau:
 (2, True)
 """
 
+import os
 import sys
 import time
 import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from kanerobot.control import Controller, Trajectory
 from kanerobot.dynamics.closed_loop import PROJECTION_TOL  # noqa: F401  (kept here: where it was documented)
+from kanerobot.dynamics.model import DerivedModel, NumericModel
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import Robot
 from kanerobot.state_space import StateSpace
+
+#: What :func:`simulate` and :func:`cross_validate` take for a model (type hints).
+_ModelLike = Robot | DerivedModel | NumericModel
 
 __all__ = [
     "DEFAULT_FRICTION_VELOCITY",
@@ -890,8 +900,21 @@ def _start_state(x0):
     return x
 
 
-def simulate(model, values, x0, t_span, controller=None, *, t_eval=None, events=None, progress=False, backend="auto",
-             friction="regularised", friction_velocity=None, **solver_options):  # fmt: skip
+def simulate(
+    model: _ModelLike,
+    values: Mapping[str, float] | None,
+    x0: ArrayLike,
+    t_span: tuple[float, float],
+    controller: Callable[[float, np.ndarray, np.ndarray], ArrayLike] | ArrayLike | None = None,
+    *,
+    t_eval: ArrayLike | None = None,
+    events: Event | Callable[..., float] | Sequence[Event | Callable[..., float]] | None = None,
+    progress: bool = False,
+    backend: str = "auto",
+    friction: str = "regularised",
+    friction_velocity: float | None = None,
+    **solver_options: Any,
+) -> SimulationResult:
     """Integrate the direct dynamic model with ``scipy.integrate.solve_ivp``.
 
     Parameters
@@ -1562,10 +1585,26 @@ def _observer(plant_view, controller_view, observe):
     return None, columns, columns
 
 
-def cross_validate(controller_model, plant_model, controller="computed_torque", trajectory=None, *,
-                   controller_values=None, plant_values=None, t_span=None, x0=None, samples=201, t_eval=None,
-                   gains=None, observe=None, plot=None, prefix="cross_validation", backend="auto",
-                   progress=False, **solver_options):  # fmt: skip
+def cross_validate(
+    controller_model: _ModelLike | tuple[_ModelLike, Mapping[str, float]],
+    plant_model: _ModelLike | tuple[_ModelLike, Mapping[str, float]],
+    controller: str | Controller | Callable[..., Any] = "computed_torque",
+    trajectory: Trajectory | Callable[..., ArrayLike] | ArrayLike | None = None,
+    *,
+    controller_values: Mapping[str, float] | None = None,
+    plant_values: Mapping[str, float] | None = None,
+    t_span: tuple[float, float] | None = None,
+    x0: ArrayLike | None = None,
+    samples: int = 201,
+    t_eval: ArrayLike | None = None,
+    gains: Mapping[str, ArrayLike] | None = None,
+    observe: str | Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+    plot: str | os.PathLike | None = None,
+    prefix: str = "cross_validation",
+    backend: str = "auto",
+    progress: bool = False,
+    **solver_options: Any,
+) -> CrossValidation:
     """Run a controller built on one model against the plant of another.
 
     The controller is built on ``controller_model`` (the model the control
@@ -1590,6 +1629,8 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
         The desired motion of the controlled coordinates
         (:func:`kanerobot.control.controlled_coordinates`), or a set point.
         Not needed with a ready Controller.
+    controller_values, plant_values : mapping, optional
+        ``{parameter name: float}`` of each model, when not given as a pair.
     t_span : (float, float), optional
         Default: the trajectory's ``t_span``.
     x0 : array_like, optional
@@ -1599,6 +1640,10 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
         loops solved from the controlled joints).
     samples : int, optional
         Number of output times (``t_eval`` overrides).
+    t_eval : array_like, optional
+        Output times; default ``samples`` times evenly spread over ``t_span``.
+    gains : mapping, optional
+        ``{"kp": ..., "kd": ...}`` of a controller given by name.
     observe : {"motor", "link"} or callable, optional
         What a rigid controller sees of a flexible plant: the motor
         positions and rates (default: the encoders of a real arm, and the
@@ -1609,6 +1654,8 @@ def cross_validate(controller_model, plant_model, controller="computed_torque", 
     plot : str or path-like, optional
         A folder: write the figures there (needs matplotlib; checked before
         the run).
+    prefix : str, optional
+        The start of the figures' file names (``<prefix>_tracking.png`` ...).
     backend : {"auto", "c", "numpy"}
     progress : bool
     **solver_options

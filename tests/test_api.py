@@ -1,5 +1,7 @@
-"""The public API on every robot file we ship and every file of the corpus."""
+"""The public API on every robot file we ship and every file of the corpus, and its type hints."""
 
+import inspect
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +125,62 @@ def test_load_of_a_library_name_points_to_frames_path(tmp_path, monkeypatch):
     # a file of that name in the working folder is what load reads
     (tmp_path / "rx90.par").write_text(kr.frames_path("rx90").read_text())
     assert kr.load("rx90.par") == kr.load(kr.frames_path("rx90"))
+
+
+# ---------------------------------------------------------------- type hints
+def _constructor_or_function(obj):
+    """The function whose signature a user calls: a class's ``__init__`` (without ``self``), else ``obj``."""
+    if inspect.isclass(obj):
+        return obj.__init__, True
+    return obj, False
+
+
+def _annotation_gaps(function, bound):
+    """Names of ``function``'s parameters without annotation, plus ``"return"`` if it has none.
+
+    ``bound``: the first parameter is ``self`` (a constructor), which needs none.
+    """
+    signature = inspect.signature(function)
+    parameters = list(signature.parameters.values())[1 if bound else 0 :]
+    gaps = [p.name for p in parameters if p.annotation is inspect.Parameter.empty]
+    if signature.return_annotation is inspect.Signature.empty:
+        gaps.append("return")
+    return gaps
+
+
+#: Public exception classes whose constructor is Exception's own (``*args``,
+#: written in C): there is no Python signature to annotate.
+BUILTIN_CONSTRUCTORS = [name for name in kr.__all__ if inspect.isclass(getattr(kr, name)) and getattr(kr, name).__init__ is Exception.__init__]
+
+
+def test_annotation_gaps_finds_what_is_missing():
+    """The checker below is not vacuous: it names each missing annotation."""
+
+    def bare(robot, path: str, *args, flag=False, **options):
+        return None
+
+    def full(robot: kr.Robot, *args: int, **options: float) -> None:
+        return None
+
+    assert _annotation_gaps(bare, False) == ["robot", "args", "flag", "options", "return"]
+    assert _annotation_gaps(full, False) == []
+    assert _annotation_gaps(kr.DescriptionError.__init__, True) == []
+
+
+@pytest.mark.parametrize("name", [name for name in kr.__all__ if callable(getattr(kr, name)) and name not in BUILTIN_CONSTRUCTORS])
+def test_public_callables_are_annotated(name):
+    """Every function and class constructor of ``kr.__all__`` annotates its parameters and return,
+    and the annotations name real types (``typing.get_type_hints`` resolves them)."""
+    function, bound = _constructor_or_function(getattr(kr, name))
+    assert _annotation_gaps(function, bound) == [], f"kr.{name}: annotate these parameters (and the return)"
+    hints = typing.get_type_hints(function)
+    parameters = list(inspect.signature(function).parameters)[1 if bound else 0 :]
+    assert set(hints) == set(parameters) | {"return"}
+
+
+def test_unannotated_constructors_are_exceptions_with_a_message():
+    """The only public classes left out above are errors built by Exception's C constructor: one message."""
+    assert BUILTIN_CONSTRUCTORS == ["KaneRobotError", "ParameterError", "SingularityError"]
+    for name in BUILTIN_CONSTRUCTORS:
+        error = getattr(kr, name)("what is wrong and what to do")
+        assert isinstance(error, kr.KaneRobotError) and str(error) == "what is wrong and what to do"

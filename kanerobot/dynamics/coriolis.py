@@ -9,68 +9,20 @@ the centrifugal and Coriolis torque vector (``H - Q`` of the inverse dynamic
 model without friction) and ``A' - 2 C`` is skew-symmetric (passivity).
 
 It is computed here from the program of ``A`` by forward-mode
-differentiation (:mod:`kanerobot.symbolic.derivative`), never expanding it.
-The sum splits into a symmetric and a skew-symmetric part,
+differentiation (:mod:`kanerobot.symbolic.derivative`), never expanding it,
+as a symmetric part ``CA = A'/2`` and a skew-symmetric part
+``CN = (A' - 2C)/2`` (so ``A' - 2C`` is skew exactly, by construction).
+The program's names: ``dA13_dth2`` the partial derivatives, ``HQP<k>`` the
+half velocities, ``CA<i><j>``, ``CN<i><j>`` and the outputs ``C<i><j>``.
 
-    CA_ij = 1/2 sum_k qd_k dA_ij/dq_k                   (CA = A'/2)
-    CN_ij = 1/2 sum_k qd_k (dA_jk/dq_i - dA_ik/dq_j)    (CN = (A' - 2C)/2)
-    C_ij = CA_ij - CN_ij,   C_ji = CA_ij + CN_ij  (i < j),   C_ii = CA_ii
+A floating robot's root is a free flyer whose six speeds ``VX0 .. WZ0`` come
+before the joint rates; it adds its Boltzmann-Hamel terms
+(:func:`hamel_terms`), so that ``C = C_Christoffel(A; joints) + 1/2 (-S^T A
++ A S + E (p xbar*) E^T)`` (H) keeps ``A' - 2C`` skew; :func:`half_a_s` is
+the part Kane's ``getAC`` rule lacks.
 
-Both need only the partial derivatives ``dA_ik/dq_j`` (``dA13_dth2``), one
-forward pass per joint, each limited to the variables that depend on that
-joint (nothing for ``q1`` in a serial chain, whose inertia matrix does not
-depend on it).  The 1/2 is carried by the half velocities ``HQP<k> = QP<k>/2``
-(n products instead of one per entry).  ``CA`` can instead come from one
-time-derivative pass (``adot="time"``: ``dA12_dt``, then ``CA12 = dA12_dt/2``),
-which costs more when the partial derivatives are needed anyway: on
-OpenSYMORO's RX-90 inertia matrix (RX90_inm.txt, 147 additions, 177
-multiplications, 10 functions) the Coriolis matrix costs 483 additions, 656
-multiplications and 10 functions by partials, and 657, 915, 10 with the
-time pass (both counts include the lines of ``A`` they use).  Since ``CN``
-is written skew-symmetric, ``A' - 2C = 2 CN`` is skew-symmetric exactly,
-by construction.
-
-**The root joint.**  A floating robot's root is a free flyer whose six
-speeds ``V = (v, w)`` (``VX0 .. WZ0``: the velocity of O_0 and the angular
-velocity of link 0, in frame 0, pinocchio's convention) come before the
-joint rates: ``nu = (V, qd)``, ``A`` is (6+n) square.  They are
-quasi-velocities: no coordinate has them for derivative, and ``A`` does not
-depend on the base pose, so their Christoffel partials are zero (no pass).
-Their velocity terms take the Boltzmann-Hamel form::
-
-    h_vel(q, nu) = A' nu - [0; dT/dq] + E ad*_V p,     p = (A nu)[:6]
-
-where ``E`` puts a 6-vector on the root's rows and ``ad*_V`` is the
-spatial cross product of forces, ``V x* [f; n] = [w x f; w x n + v x f]``.
-The Christoffel sum gives the first two terms; the root joint adds its
-contribution (:func:`hamel_terms`), the split that keeps ``A' - 2C`` skew.
-With ``S = E ad_V E^T`` (``ad_V``: the motion cross product, ``V x [u_v;
-u_w] = [w x u_v + v x u_w; w x u_w]``, so ``S nu = 0``) and ``p xbar*`` the
-6x6 matrix with ``(p xbar*) u = u x* p``::
-
-    C = C_Christoffel(A; joints) + 1/2 (-S^T A + A S + E (p xbar*) E^T)           (H)
-
-``-S^T A = E ad*_V E^T A`` on the root's rows; ``-S^T A + A S`` is skew
-(its transpose is ``-A S + S^T A``) and so is ``p xbar*``, so ``A' - 2 C``
-is the Christoffel part's skew matrix plus a skew matrix; and ``C nu``
-gives ``h_vel`` since ``S nu = 0`` and ``(p xbar*) V = V x* p``.  This is
-the single rigid body's ``1/2 (v x* I + I v x + (I v) xbar*)`` (Echeandia
-and Wensing, 2021) carried to a tree.
-
-The seed's ``getAC`` rule ``C' = 1/2 dh_vel/dnu`` (what Kane's
-:meth:`~kanerobot.dynamics.kane.KaneSystem.coriolis_matrix` forms) equals
-the Christoffel form over generalized coordinates, but with a free flyer
-it gives ``C_Christoffel + 1/2 (-S^T A + E (p xbar*) E^T)``: it lacks
-``1/2 A S``, whose product with ``nu`` vanishes but which is not skew.
-:func:`half_a_s` is that term: the Kane engine adds it, so that every
-engine returns (H).
-
-Cost beyond the derivative passes (see :mod:`kanerobot.symbolic.derivative`):
-for each pair ``i <= j`` at most ``n`` products and ``n - 1`` additions for
-``CA_ij``, for each pair ``i < j`` at most ``n`` products and ``2n - 1``
-additions for ``CN_ij``, one addition per off-diagonal output ``C_ij``, and
-``n`` products for the half velocities.  Zeros are skipped throughout.
-Report with :meth:`Program.op_count`.
+The derivation (the split into CA and CN, its cost, the root joint's Hamel
+terms and equation (H), the ``getAC`` rule) is in ``docs/theory/coriolis.md``.
 """
 
 import sympy
@@ -93,7 +45,7 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         (the ``QP`` symbols; a customised 0 makes a joint's velocity vanish).
         May be None when ``mass_matrix_program``, ``q`` and ``qd`` are given.
         A floating robot's root joint adds its six speeds ``VX0 .. WZ0``
-        before the joints' and its Hamel terms (module docstring, (H)).
+        before the joints' and its Hamel terms (docs/theory/coriolis.md, (H)).
     mass_matrix_program : Program, optional
         The inertia matrix, outputs ``A<i><j>`` (1-based, ``A<i>_<j>`` beyond
         9 joints) for ``i <= j`` (or ``j <= i``: ``A`` is symmetric), the
@@ -287,7 +239,7 @@ def hamel_terms(A, nu, program):
 def half_a_s(A, nu):
     """``1/2 A S`` of (H): column k < 6 is ``1/2 A[:, :6] (V x e_k)``, the others zero.
 
-    What the ``getAC`` rule lacks with a free-flyer root (module docstring);
+    What the ``getAC`` rule lacks with a free-flyer root (docs/theory/coriolis.md);
     :meth:`kanerobot.dynamics.kane.KaneSystem.coriolis_matrix` adds it.
     """
     A = sympy.Matrix(A)

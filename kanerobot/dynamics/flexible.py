@@ -1,91 +1,36 @@
 """Robots with flexible joints: OpenSYMORO's three-step recursion, Kane's
 method on rotor coordinates, and Spong's motor-side model.
 
-A joint j with ``eta_j = 1`` is elastic (OpenSYMORO section IV-C): between
-its motor and its link sits a spring of stiffness ``k_j``, and the link feels
-the elastic torque (a force for a prismatic joint)::
+A joint j with ``eta_j = 1`` is elastic (OpenSYMORO section IV-C): a spring
+of stiffness ``k_j`` between its motor and its link gives the link the
+elastic torque (a force for a prismatic joint)::
 
     Gamma_fj = -k_j (q_j - q_rj)                                              (13)
 
-``q_j`` is the link-side joint variable of the robot (``th2``) and ``q_rj``
-the motor-side position reduced to the joint, the position at which the
-spring is at rest, named ``qr<label>`` (``qr2``; velocity ``QPr2``,
-acceleration ``QDPr2``).  For a flexible joint, ``GAM_j`` is the motor
-torque and ``IA_j``, ``FV_j``, ``FS_j`` are the motor's: its rotor inertia
-and its friction, on ``qd_rj``.  The link side of a flexible joint has no
-rotor inertia and no friction.
+``q_j`` is the link-side joint variable (``th2``), ``q_rj`` the motor-side
+position reduced to the joint, named ``qr<label>`` (``qr2``; velocity
+``QPr2``, acceleration ``QDPr2``).  For a flexible joint, ``GAM_j`` is the
+motor torque and ``IA_j``, ``FV_j``, ``FS_j`` are the motor's (rotor inertia
+and friction, on ``qd_rj``); the link side has no rotor inertia and no
+friction.
 
-Three models of the motors
---------------------------
-``rotor=None`` -- OpenSYMORO's model of the links (eqs 12-15).  The motor
-    positions ``q_r`` are inputs: the inverse model gives the flexible
-    joints' accelerations and the rigid joints' torques from ``q, qd``, the
-    rigid joints' ``qdd`` and ``q_r``; the direct model gives every link
-    acceleration from the rigid joints' torques and ``q_r``.  ``IA_j`` enters
-    only the rigid joints (eq 29), never a flexible joint (eq 19).
-``rotor="spong"`` -- Spong's reduced model (Spong 1987): the link equations
-    above and, for each flexible joint, a decoupled motor equation::
+Three models of the motors (the ``rotor`` argument):
 
-        M(q) qdd + h(q, qd) = [GAM_r; K (q_r - q)]     (rigid rows; flexible rows)
-        IA qdd_r + FV qd_r + FS sign(qd_r) + K (q_r - q) = GAM_f
+``rotor=None``
+    OpenSYMORO's model of the links (eqs 12-15), the motor positions
+    ``q_r`` being inputs.
+``rotor="spong"``
+    Spong's reduced model (Spong 1987), the default of :func:`derive`: the
+    link equations and a decoupled motor equation per flexible joint.
+``rotor="full"``
+    The rotor is a body carried by the antecedent link, with the
+    gyroscopic coupling Spong's model neglects.
 
-    ``M`` has no ``IA`` on the flexible joints' diagonal: the rotor inertia
-    is on the motor side only.  This is what flexible-joint controllers
-    (singular perturbation, backstepping, ...) are written for, and the
-    default of :func:`derive`.  It neglects the rotor's kinetic energy due
-    to the motion of the link carrying it (the gyroscopic coupling).  As
-    ``k -> infinity``, ``q_r -> q`` and the sum of the two equations is
-    ``(M + diag(IA)) qdd + h + FV qd + FS sign(qd) = GAM``: SYMORO's rigid
-    model (``eta = 0``), where ``IA`` sits on the diagonal of ``A``.
-``rotor="full"`` -- the rotor is a body of its own, carried by the
-    antecedent link a(j), turning about joint j's axis with inertia ``IA_j``
-    about it (a revolute joint: ``IA_j e_j e_j^T``, nothing about the other
-    axes; a prismatic joint: a point mass ``IA_j`` at the frame origin).  Its
-    angular velocity is ``w_a(j) + qd_rj e_j``: the model keeps the coupling
-    Spong's neglects, and ``A`` couples ``qdd_r`` with the accelerations of
-    the joints that carry the rotor.  A rotor on the base (the first joint
-    of a serial arm, ``frames/flexarm1.par``) gives the same model either
-    way; ``planar2flex``'s second rotor, carried by link 1, has the kinetic
-    energy ``IA2 (qd1 + qd_r2)^2 / 2`` instead of Spong's ``IA2 qd_r2^2 / 2``.
-    A prismatic rotor's weight counts (a revolute one has no mass).
-
-Both engines give both motor models (and ``rotor=None``, whose equations
-are the link rows of Spong's):
-
-- Newton-Euler (:func:`inverse_dynamics`, :func:`direct_dynamics`): the
-  three-step recursion of OpenSYMORO eqs 16-29, run on the tree of links and
-  rotors (below).  A joint is either one whose acceleration is known (a rigid
-  joint or a motor, in the inverse model) or one whose torque is known (a
-  flexible joint's link side, with ``Gamma_fj``; every joint in the direct
-  model).
-- Kane (:class:`FlexibleModel` with ``method="kane"``): the flexible joints'
-  motor positions are extra generalized coordinates.  :func:`augmented_robot`
-  builds a rigid tree (``eta = 0`` everywhere) in which each flexible joint j
-  gets a rotor frame ``r<label>`` on a(j), placed as frame j but turned by
-  ``qr<label>``; :class:`~kanerobot.dynamics.kane.KaneSystem` gives its
-  ``A(z)`` and ``H(z, zd)``, ``z = (q, q_r)``.  The spring is an internal
-  torque between link j and rotor r_j: its generalized active forces are
-  ``Gamma_fj`` on ``q_j`` and ``-Gamma_fj`` on ``q_rj`` (the partial angular
-  velocities of link j and of the rotor about their common axis), the motor
-  torque ``GAM_j`` acts between a(j) and the rotor (on ``q_rj``), and the
-  tree joint j itself is not actuated.  The models are then solved
-  numerically from ``A`` and ``H``.
-
-The mapping to the tree, for a flexible joint j:
-
-=================  ============================  ==============================
-                   ``rotor="spong"``             ``rotor="full"``
-=================  ============================  ==============================
-link j             ``IA = FV = FS = 0``, GAM 0   ``IA = FV = FS = 0``, GAM 0
-rotor ``r<j>``     massless, ``IA = IA_j``       ``ZZ = IA_j`` (revolute) or
-                   on its joint                  ``M = IA_j`` (prismatic), IA 0
-rotor friction     ``FV_j, FS_j`` on ``qd_rj``   ``FV_j, FS_j`` on ``qd_rj``
-=================  ============================  ==============================
-
-so Spong's model is the tree in which the rotor is a "joint inertia" only
-(``IA`` adds to ``A`` on the rotor's diagonal and nowhere else): the rotor's
-kinetic energy is ``IA qd_r^2 / 2`` instead of ``IA (w_a(j).e_j + qd_r)^2
-/ 2``.
+Both engines give every model: Newton-Euler (:func:`inverse_dynamics`,
+:func:`direct_dynamics`) by the three-step recursion of OpenSYMORO eqs
+16-29 on the tree of links and rotors, Kane (:class:`FlexibleModel` with
+``method="kane"``) on the rigid tree of :func:`augmented_robot`, in which
+each flexible joint j gets a rotor frame ``r<label>``.
 
 State and conventions
 ---------------------
@@ -101,38 +46,9 @@ the motor torque of a flexible one.  The equations of motion are::
 the motor rows; ``S`` has ``+1`` on the row of ``q_j`` and ``-1`` on the row
 of ``q_rj`` of each flexible joint.
 
-The three-step recursion (eqs 16-29)
-------------------------------------
-With the notations of :mod:`kanerobot.dynamics.direct` (6-vectors linear part
-first, ``ja_j`` joint j's motion subspace, ``jS_i`` the screw transform,
-``jI_Oj`` the spatial inertia), i = a(j):
-
-(i) forward, j = 1..n: ``jw_j``, ``jgamma_j`` (16, 17), ``jbeta_j`` (18);
-
-(ii) backward, j = n..1, from ``I*_j = I_Oj``, ``beta*_j = beta_j``::
-
-    torque known (flexible joint, or the direct model):
-        H_j = ja_j^T I*_j ja_j + IA_j                                         (19)
-        K_j = I*_j - I*_j ja_j H_j^-1 ja_j^T I*_j                             (20)
-        alpha_j = K_j gamma_j + I*_j ja_j H_j^-1 (tau_j + ja_j^T beta*_j) - beta*_j   (21)
-    acceleration known (rigid joint of the inverse model):
-        K_j = I*_j                                                             (22)
-        alpha_j = K_j gamma_j + I*_j ja_j qdd_j - beta*_j                      (23)
-    I*_i += jS_i^T K_j jS_i,   beta*_i -= jS_i^T alpha_j        if a(j) != 0  (24, 25)
-
-(iii) forward, j = 1..n, from ``0Vdot_0 = [VP0 - G; WP0]``::
-
-    jF_j = K_j jS_i iVdot_i + alpha_j                                         (26)
-    torque known:
-        qdd_j = H_j^-1 [tau_j - ja_j^T I*_j (jS_i iVdot_i + gamma_j) + ja_j^T beta*_j]   (27)
-    jVdot_j = jS_i iVdot_i + ja_j qdd_j + gamma_j                             (28)
-    acceleration known:
-        Gamma_j = jF_j^T ja_j + FS_j sign(qd_j) + FV_j qd_j + IA_j qdd_j       (29)
-
-``tau_j`` is ``Gamma_fj`` for a flexible joint's link side, ``GAM_j - FV_j
-qd_j - FS_j sign(qd_j)`` for an actuated joint, and ``GAM_j - Gamma_fj`` less
-the friction for a motor.  (The paper's eq. 19 has no ``IA_j``: it writes the
-flexible joints only.)
+The derivation (the three models of the motors, the mapping of a flexible
+joint to the tree for each, the three-step recursion with its equations
+16-29) is in ``docs/theory/flexible.md``.
 
 Examples
 --------
@@ -342,8 +258,8 @@ def augmented_robot(robot, rotor="spong"):
     robot : Robot
         Serial or tree robot, base fixed or of known motion.
     rotor : {"spong", "full"} or None
-        How each flexible joint j's rotor is described (see the module's
-        table): ``"spong"``, a massless frame ``r<j>`` whose joint has the
+        How each flexible joint j's rotor is described (see the table in
+        docs/theory/flexible.md): ``"spong"``, a massless frame ``r<j>`` whose joint has the
         rotor inertia ``IA_j`` (Spong's reduced model); ``"full"``, a rotor
         body of inertia ``IA_j`` about the joint axis; ``None``, no rotor
         (the link side only, OpenSYMORO's eqs 12-15).
@@ -357,7 +273,8 @@ def augmented_robot(robot, rotor="spong"):
         ``QP = QPr<j>``, ``QDP = QDPr<j>``, ``GAM = GAM_j`` (the motor
         torque) and the motor friction ``FV_j``, ``FS_j``.  Flexible joint j
         keeps its link, without ``IA``, friction or torque (``GAM = 0``: the
-        spring torque is added as a generalized force, see the module).
+        spring torque is added as a generalized force, see
+        docs/theory/flexible.md).
         Its joint order is ``z = (q, q_r)``.
 
     Raises
@@ -453,7 +370,7 @@ def inverse_dynamics(robot, *, rotor=None, trig=True):
         ``None`` (default): the paper's model, links only; the motor
         positions ``qr<j>`` are inputs.  ``"spong"`` or ``"full"``: also the
         motor torques, from the motor velocities ``QPr<j>`` and accelerations
-        ``QDPr<j>`` (see the module for the two models).
+        ``QDPr<j>`` (see docs/theory/flexible.md for the two models).
     trig : bool, optional
         Apply the program's trigonometric rules (``C23``).
 
@@ -630,7 +547,7 @@ def derive(robot, method="newton-euler", rotor="spong"):
         models solved from them numerically.  Lagrange: likewise, A and H
         from the tree's energies (:mod:`kanerobot.dynamics.lagrange`).
     rotor : {"spong", "full"}
-        The motor model (see the module); both engines give both.
+        The motor model (see docs/theory/flexible.md); both engines give both.
 
     Returns
     -------

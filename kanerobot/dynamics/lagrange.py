@@ -11,93 +11,21 @@ inertia is formed.  Everything comes from the Jacobian of each link's frame
 origin, the link velocities, the kinetic and potential energies of the links,
 and derivatives of programs (:mod:`kanerobot.symbolic.derivative`).
 
-**Link Jacobians.**  For link j (frame j, antecedent i = a(j)), column f of
-the Jacobian of the origin O_j projected in frame j, for every joint f on the
-path from the base to j, by the recursion (a column per joint; the velocity
-recursion of SYMORO+ eq. 6 split joint by joint)::
-
-    JU_f  = iJv_f + iJw_f x iP_j                        (vector in frame i)
-    jJv_f = jA_i JU_f,      jJw_f = jA_i iJw_f          (f before j)
-    jJv_j = sigma_j ja_j,   jJw_j = sigmabar_j ja_j     (f = j)
-
-**Kinetic energy.**  With ``v = jJv qd`` and ``w = jJw qd`` the velocity of
-O_j and the angular velocity of link j, both in frame j, and SYMORO's
-parameters about O_j (``jJ_j``, ``jMS_j``, ``M_j``)::
-
-    T_j = 1/2 (M_j v.v + 2 v.(w x MS_j) + w.jJ_j w) = 1/2 qd^T A_j qd
-    A_j = M Jv^T Jv + Jv^T hat(MS)^T Jw + Jw^T hat(MS) Jv + Jw^T jJ_j Jw
-
-Entry (a, b) of ``A_j`` is computed from the momentum of link j when joint b
-moves at unit rate (``LM`` linear, ``AM`` angular about O_j)::
-
-    LM_b = M_j Jv_b + Jw_b x MS_j,    AM_b = jJ_j Jw_b + MS_j x Jv_b
-    AL_jab = Jv_a . LM_b + Jw_a . AM_b           (named per link: AL<j>_<a>_<b>)
-    A_ab   = sum over links j moved by a and b of AL_jab  + IA_a delta_ab
-
-**Potential energy.**  ``U = -sum_j G . (M_j 0P_j + 0A_j jMS_j)`` with ``G``
-the gravity acceleration in frame 0 (``robot.base.G``), written with gravity
-carried into each frame (``GR_j = jA_i GR_i``) and its work along the path
-(``GP_j = G . 0P_j = GP_i + GR_i . iP_j``)::
-
-    U = -sum_j (M_j GP_j + GR_j . jMS_j)
-
-``Q = dU/dq`` by forward-mode differentiation of that program.
-
-**Equations of motion.**  Lagrange's equations ``GAM = d/dt dT/dqd - dT/dq
-+ dU/dq`` (+ rotor, friction and wrench terms).  The link velocities ``v_j``,
-``w_j`` (in frame j) come from the velocity recursion (SYMORO+ eq. 6, which
-is ``jJv qd``, ``jJw qd``), the link momenta about O_j are
-``LM_j = M v + w x MS`` and ``AM_j = jJ_j w + MS x v`` (so that
-``T_j = 1/2 (v . LM_j + w . AM_j)``), and::
-
-    PQ_a   = dT/dqd_a = sum_j (Jv_ja . LM_j + Jw_ja . AM_j)       (= (A qd)_a, no IA)
-    dT/dq_a = sum_j (LM_j . dv_j/dq_a + AM_j . dw_j/dq_a)         (chain rule)
-    GAM_a  = d/dt PQ_a - dT/dq_a + dU/dq_a + IA_a qdd_a + FV_a qd_a + FS_a sign(qd_a)
-             + sum_j (Jv_ja . f_j + Jw_ja . m_j)
-
-``d/dt`` is one forward pass (:class:`~kanerobot.symbolic.derivative.ForwardMode`)
-with seeds ``q' = QP`` and ``QP' = QDP`` (for :func:`h`, ``QP' = 0``), and
-``dv_j/dq_a``, ``dw_j/dq_a``, ``dU/dq_a`` one pass per joint.  The result is
-``A qdd + C qd + Q`` plus friction and wrench terms, ``C qd = A' qd - dT/dq``
-being the Christoffel form contracted with qd.  ``f_j, m_j`` (``FX .. CZ``)
-is the wrench link j exerts on the environment, in frame j, about O_j; the
-actuators supply ``J_j^T [f_j; m_j]`` on top (SYMORO's convention).
-
-**The root joint.**  The recursions start at link 0, carried by the root
-joint (:class:`RootJoint`).  A fixed base is a root without speed: link 0
-at rest, gravity ``robot.base.G``.  A floating base is a free-flyer root
-with six speeds ``V = (v, w)`` (``VX0 .. WZ0``), the velocity of O_0 and
-the angular velocity of link 0 *in frame 0* (pinocchio's free flyer, see
-:mod:`~kanerobot.dynamics.floating`), before the joints': ``nu = (V, qd)``.
-Its Jacobian columns at O_0 are the unit vectors of frame 0, linear then
-angular, carried to every link by the recursions above, so ``T = 1/2 nu^T
-A(q) nu`` with ``A`` (6+n) square and depending on the joints only.  Its
-speeds are not the derivatives of any coordinates (quasi-velocities), so
-Lagrange's equations take the Boltzmann-Hamel (Euler-Poincare) form on its
-rows.  With ``p = dT/dnu`` (``p_v``, ``p_w`` the root's rows, the momentum
-of the whole robot in frame 0 about O_0)::
-
-    F_v = d/dt p_v + w x p_v + dU/dp_0                                  (Hamel, translation)
-    F_w = d/dt p_w + w x p_w + v x p_v + dU/dtheta_0                    (Hamel, rotation)
-
-plus ``J^T [f; m]`` of the links' wrenches, the joint rows unchanged.
-``dU/dp_0`` and ``dU/dtheta_0`` are the derivatives along a translation and
-a rotation of the base expressed in frame 0.  With gravity ``G`` in the
-world frame, ``U = -M G . x_0 - 0g . c`` (``M`` the total mass, ``x_0`` the
-position of O_0, ``0g = 0R_w G``, ``c`` the first moment of the robot in
-frame 0), so ``dU/dp_0 = -M 0g`` (the weight); ``dU/dtheta_0`` is the
-derivative of ``U`` along the quaternion rate of a unit body rotation about
-axis k, ``dquat = 1/2 quat (x) (e_k, 0)``: ``du = 1/2 (qw e_k + u x e_k)``,
-``dqw = -1/2 u_k`` (``u = (QX0, QY0, QZ0)``, the quaternion
-``QX0 .. QW0`` of :mod:`~kanerobot.dynamics.free_flyer`), one forward-mode
-pass each.  The outputs of a floating robot are those of
+The models: :func:`mass_matrix` (``A(q)`` from the kinetic energies,
+``A<i><j>``, with the per-link terms ``AL<j>_<a>_<b>``), :func:`gravity`
+(``Q = dU/dq``), :func:`h` and :func:`inverse_dynamics` (Lagrange's
+equations, ``GAM<label>``), :func:`coriolis_matrix` (the Christoffel form of
+this module's ``A``) and :func:`energy`.  A floating robot's root is a free
+flyer whose six speeds ``VX0 .. WZ0`` (the velocity of O_0 and the angular
+velocity of link 0, in frame 0) come before the joint rates; its rows take
+the Boltzmann-Hamel form, and its outputs are those of
 :mod:`~kanerobot.dynamics.floating`: ``GAMFX0 .. GAMCZ0`` (the base wrench,
 frame 0, about O_0) then ``GAM<label>``, ``QFX0 .. QCZ0`` then
 ``Q<label>``, ``A<i><j>`` with the root's speeds first.
 
-The Coriolis matrix is the Christoffel form of this module's ``A``
-(:func:`kanerobot.dynamics.coriolis.coriolis_matrix` applied to
-:func:`mass_matrix`, which adds a free-flyer root's Hamel terms).
+The derivation (link Jacobians, kinetic and potential energies, Lagrange's
+equations by forward-mode passes, the free-flyer root's Hamel rows) is in
+``docs/theory/lagrange.md``.
 
 Scope: serial and tree robots with a fixed base (``W0 = WP0 = V0 = VP0 = 0``;
 gravity any) or a floating base carrying link 0, rigid joints.  Closed
@@ -135,7 +63,7 @@ _MASS = ("M", "MX", "MY", "MZ")
 
 # ------------------------------------------------------------------ public
 def mass_matrix(robot, rotor=True, trig=True):
-    """Inertia matrix ``A(q)`` from the link kinetic energies (module docstring).
+    """Inertia matrix ``A(q)`` from the link kinetic energies (docs/theory/lagrange.md).
 
     Parameters
     ----------
@@ -233,14 +161,14 @@ def coriolis_matrix(robot, mass_matrix_program=None, trig=True):
 
 
 def gravity(robot, trig=True):
-    """Gravity torques ``Q(q) = dU/dq`` from the potential energy (module docstring).
+    """Gravity torques ``Q(q) = dU/dq`` from the potential energy (docs/theory/lagrange.md).
 
     Returns
     -------
     Program
         Outputs ``Q<label>`` for each joint in ``robot.joint_labels`` order,
         after ``QFX0 .. QCZ0`` for a floating base (its weight and the
-        derivatives of U along unit rotations of link 0, module docstring;
+        derivatives of U along unit rotations of link 0, docs/theory/lagrange.md;
         inputs then start with q and the quaternion).  Intermediate
         variables: ``GR<r><j>`` (gravity in frame j), ``GP<j>``
         (``G . 0P_j``), ``U`` (potential energy) and the derivatives
@@ -281,7 +209,7 @@ def gravity(robot, trig=True):
 def h(robot, trig=True):
     """``H(q, qd) = C qd + Q + FV qd + FS sign(qd) + J^T wrench`` (outputs ``GAM<label>``).
 
-    Lagrange's equations with ``qdd = 0`` (module docstring): the time
+    Lagrange's equations with ``qdd = 0`` (docs/theory/lagrange.md): the time
     derivative of the generalized momenta, minus dT/dq, plus dU/dq, friction
     and the external wrenches (a floating base's rows first, in the
     Boltzmann-Hamel form).  Inputs: q, QP, the

@@ -19,6 +19,7 @@ under their historical names (``kanerobot.dynamics.model.DynamicModel`` ...).
 
 from kanerobot.dynamics import flexible
 from kanerobot.dynamics.closed_loop import ClosedLoopModel
+from kanerobot.dynamics.constrained import ConstrainedDynamics
 from kanerobot.dynamics.dynamic_model import (
     BACKENDS,
     MATRIX_MODELS,
@@ -36,15 +37,19 @@ from kanerobot.dynamics.dynamic_model import (
     parameters_without_state,
     select_backend,
 )
+from kanerobot.dynamics.flexible import FlexibleModel, NumericFlexible
 from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.wheeled import WheeledModel
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import Robot
 
 __all__ = [
     "BACKENDS",
+    "DerivedModel",
     "MATRIX_MODELS",
     "METHODS",
     "MODELS",
+    "NumericModel",
     "SOLVED",
     "STRUCTURES",
     "DynamicModel",
@@ -59,6 +64,17 @@ __all__ = [
     "parameters_without_state",
     "select_backend",
 ]
+
+
+#: What :func:`derive` returns, the model of the robot's structure (a type,
+#: for the type hints of the functions that take a derived model).
+DerivedModel = DynamicModel | ClosedLoopModel | FloatingBaseModel | FlexibleModel | WheeledModel
+
+#: What ``model.numeric(values)`` returns for a :data:`DerivedModel` (a type,
+#: for type hints; a floating base's ``FloatingBaseDynamics`` is a
+#: :class:`NumericDynamics`, closed loops and wheels share
+#: ``ConstrainedDynamics``).
+NumericModel = NumericDynamics | ConstrainedDynamics | NumericFlexible
 
 
 def _has_flexible_joint(robot):
@@ -78,7 +94,7 @@ STRUCTURES = (
 )
 
 
-def derive(robot, method="newton-euler"):
+def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
     """The dynamic models of ``robot`` by ``method``.
 
     Parameters

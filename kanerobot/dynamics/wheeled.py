@@ -1,80 +1,27 @@
 """Wheeled mobile robots: rolling constraints, and the tree model projected on the independent speeds.
 
 OpenSYMORO section IV-E (eqs 42-43); Campion and Chung, *Wheeled robots*.
-A wheeled robot (``wheeled = true``) is described as a tree of frames whose
-first three joints are the planar posture of its chassis, ``xi = [x y
-theta]`` (:attr:`Robot.posture <kanerobot.robot.description.Robot.posture>`:
-x and y prismatic along horizontal axes, theta revolute about the vertical;
-the chassis is the link of theta), and whose :class:`~kanerobot.robot.description.Wheel`
-s are revolute joints: the joint axis is the wheel's axle (horizontal), the
-joint variable its rotation phi, the origin of its frame its centre, at the
-height ``radius`` above the ground ``z = 0`` of the world (``robot.base.Z``
-places frame 0 in the world).  Fixed wheels hang on the chassis, steering
-and castor wheels on a steering joint beta (vertical, through the centre for
-a steering wheel, at the horizontal distance ``offset`` for a castor).
+A wheeled robot (``wheeled = true``) is a tree of frames whose first three
+joints are the planar posture of its chassis, ``xi = [x y theta]``
+(:attr:`Robot.posture <kanerobot.robot.description.Robot.posture>`), and
+whose :class:`~kanerobot.robot.description.Wheel` s are revolute joints
+about their axles, the joint variable being the wheel's rotation.
 
-**Constraints.**  A wheel rolls without slipping: the material point of the
-wheel that touches the ground, ``c = p - radius n`` (``p`` its centre, ``n``
-the upward vertical), has zero velocity.  With ``a`` the axle and ``t = a x
-n`` the direction the wheel rolls along, both horizontal:
+Each wheel rolls without slipping or sliding: two rows per wheel of
+``W(q) qd = 0`` (:func:`wheel_constraints`, shape (2 * wheels, n), frame 0;
+:func:`check_wheels` checks the geometry).  The joint rates split into
+``r = rank W`` dependent ones and ``m = n - r`` independent ones ``qd_a``
+(:func:`mobility`; :attr:`WheeledModel.independent`,
+:attr:`WheeledModel.dependent`), with ``qd = G(q) qd_a``.  The models are
+the tree model of any engine (:func:`tree_robot`) projected on the
+independent speeds (eq. 43)::
 
-    t . v_c = 0      non-slipping (along the wheel plane)
-    a . v_c = 0      non-sliding (across it)
-
-(the vertical component vanishes identically once the geometry is right:
-:func:`check_wheels`).  ``v_c`` is linear in the joint rates: each joint k
-between the base and the wheel adds ``e_k x (c - p_k) qd_k`` (revolute, axis
-``e_k`` through ``p_k``) or ``e_k qd_k`` (prismatic).  Two rows per wheel
-give ``W(q) qd = 0``, ``W`` of shape (2 * wheels, n) in frame 0
-(:func:`wheel_constraints`).  Rows can repeat (two coaxial fixed wheels have
-the same non-sliding row): ``rank W`` counts.
-
-**Independent speeds.**  The joint rates split into ``r = rank W``
-dependent ones and ``m = n - r`` independent ones ``qd_a`` (the robot's
-degrees of freedom, :func:`mobility`).  The dependent speeds are chosen, in
-this order of preference, among the posture rates ``x, y, theta``, the
-castors' swivel and rolling rates, then the rolling rates of the fixed and
-steering wheels (last wheels first), each taken when it raises the rank of
-the dependent columns at a generic configuration.  So the independent speeds
-are, in joint order: the body joints (never in ``W``), the steering joints,
-and the rolling rates of the first fixed and steering wheels.  For a
-differential drive: the two wheel rates (``x, y, theta`` and a castor's two
-rates follow); for Krang on its wheels: the two wheel rates and the 17 body
-joints, the body pitch ``q_imu`` included (its generalized force is the
-reaction ``-tau_R - tau_L`` of the wheel motors, seed 001).
-
-**G stays defined.**  ``qd = G(q) qd_a`` with identity rows for the
-independent speeds and ``W_d G_d = -W_i`` for the dependent ones.  ``W_d``
-(rows of W, dependent columns) has full column rank wherever the choice is
-valid; it is solved
-
-- numerically (:class:`WheeledDynamics`) by its singular value
-  decomposition on all the rows, ``G_d = -W_d^+ W_i``: no pivot, redundant
-  rows welcome; where the smallest singular value vanishes, or ``W G`` is
-  not zero (the constraints changed rank), a :class:`SingularityError`
-  names the configuration;
-- symbolically (:meth:`WheeledModel.program`, and the sympy
-  ``KanesMethod`` of :func:`nonholonomic_kanes_method`) on ``r`` independent
-  rows by adjugate over determinant, the determinant simplified once: it
-  vanishes only where the square block is singular (a constant for
-  ``frames/diffdrive.toml``: ``Rc b d``, or ``-b`` without its castor),
-  where LU would divide by the pivot ``cos(theta)``.
-
-**Dynamics** (eq. 43).  The tree model of any engine (the robot with its
-wheels free, :func:`tree_robot`) gives ``Gamma = A qdd + H``.  The wheels'
-contact forces do no work on admissible motions, so with ``qdd = G qdd_a +
-g``, ``W_d g_d = -Wdot qd``, ``g_a = 0``:
-
-    Gamma_a = G^T Gamma(q, G qd_a, G qdd_a + g)
     A_a = G^T A G,    H_a = G^T (A g + H),    Q_a = G^T Q
-    C_a = G^T (A Gdot + C G),   W_d Gdot_d = -Wdot G
 
-For Kane's method this is the nonholonomic form of Kane's equations
-(``F~_r = F_r + sum_s F_s A_sr``, with ``A = G_d`` the dependent speeds'
-coefficients): the Kane engine's tree programs projected by ``G^T`` are
-Kane's equations of the constrained system, which the tests check against
-sympy's own ``KanesMethod`` with ``u_dependent`` and
-``velocity_constraints`` (:func:`nonholonomic_kanes_method`).
+:class:`WheeledDynamics` solves ``G`` numerically and raises
+:class:`~kanerobot.errors.SingularityError` where the dependent block loses rank;
+:func:`nonholonomic_kanes_method` gives sympy's own ``KanesMethod`` of the
+constrained system, the independent path the tests compare with.
 
 **State.**  ``q``: every joint variable, in ``robot.joint_labels`` order
 (posture, wheels, steering and body joints: the configuration, which the
@@ -83,6 +30,11 @@ the independent speeds (:attr:`WheeledModel.independent`), their
 derivatives and generalized forces.  A simulation state is ``x = (q,
 qd_a)``, ``xdot = (G qd_a, qdd_a)`` (:meth:`WheeledDynamics.rhs`): the
 constraints hold by construction along any motion.
+
+The derivation (the wheels' description, the non-slipping and non-sliding
+constraints, how the dependent speeds are chosen, how ``G`` is solved
+numerically and symbolically, the projected dynamics of eq. 43 and Kane's
+nonholonomic equations) is in ``docs/theory/wheeled.md``.
 
 Examples
 --------
@@ -327,7 +279,7 @@ def check_wheels(robot):
 
 @dataclasses.dataclass(frozen=True)
 class WheelConstraints:
-    """The rolling constraints ``W(q) qd = 0`` of a wheeled robot (see the module notes).
+    """The rolling constraints ``W(q) qd = 0`` of a wheeled robot (see docs/theory/wheeled.md).
 
     Attributes
     ----------
@@ -420,8 +372,9 @@ def wheel_constraints(robot, independent=None):
         A wheeled robot with its posture and wheels (:func:`check_wheels`
         holds).
     independent : tuple of str, optional
-        The independent speeds (joint labels); by default chosen as the
-        module notes say.  They must leave a dependent block of full rank.
+        The independent speeds (joint labels); by default chosen as
+        docs/theory/wheeled.md (*Independent speeds*) says.  They must leave
+        a dependent block of full rank.
 
     Returns
     -------
@@ -559,7 +512,7 @@ def mobility(robot):
 # ------------------------------------------------------------------ numeric
 class WheeledModel(ConstrainedModel):
     """Dynamic models of a wheeled robot by one engine: the tree model projected
-    on the independent speeds (see the module notes).
+    on the independent speeds (see docs/theory/wheeled.md).
 
     Parameters
     ----------

@@ -64,16 +64,20 @@ others: ``ZZR1``, ``XXR2``, ``MR3``, ``XY2`` (as OpenSYMORO's
 ``RX90_regp.txt``).  Friction parameters come after the inertial ones.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
 from fractions import Fraction
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
 from kanerobot.dynamics.model import derive
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.identification.regressor import identification_model
-from kanerobot.robot.description import BASE
+from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 
 __all__ = ["BaseParameterSet", "base_parameter_set", "base_parameters"]
@@ -86,7 +90,14 @@ _MOMENTS = ("MX", "MY", "MZ")
 _FRICTION = ("FV", "FS")
 
 
-def base_parameters(robot, method="symbolic", values=None, friction=True, q0=None, rotor=True):
+def base_parameters(
+    robot: Robot,
+    method: str = "symbolic",
+    values: Mapping[str, float] | None = None,
+    friction: bool = True,
+    q0: ArrayLike | None = None,
+    rotor: bool = True,
+) -> dict[str, sympy.Expr]:
     """The base parameters of ``robot`` as ``{name: expression of the standard parameters}``.
 
     Parameters
@@ -135,7 +146,16 @@ def base_parameters(robot, method="symbolic", values=None, friction=True, q0=Non
     return base_parameter_set(robot, method=method, values=values, friction=friction, q0=q0, rotor=rotor).expressions
 
 
-def base_parameter_set(robot, method="symbolic", values=None, friction=True, samples=None, seed=0, q0=None, rotor=True):
+def base_parameter_set(
+    robot: Robot,
+    method: str = "symbolic",
+    values: Mapping[str, float] | None = None,
+    friction: bool = True,
+    samples: int | None = None,
+    seed: int = 0,
+    q0: ArrayLike | None = None,
+    rotor: bool = True,
+) -> BaseParameterSet:
     """The base parameters of ``robot`` with their columns and the matrix T.
 
     Parameters

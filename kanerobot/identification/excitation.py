@@ -22,12 +22,22 @@ Examples
 [0.31831, 0.0, -3.141593]
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+
 import numpy as np
+from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
 from kanerobot.control import Trajectory
+from kanerobot.dynamics.model import DynamicModel
 from kanerobot.errors import KaneRobotError
+from kanerobot.identification.base_parameters import BaseParameterSet
 from kanerobot.identification.identify import as_regressors
+from kanerobot.identification.numeric_regressor import Regressors
+from kanerobot.identification.regressor import IdentificationModel
+from kanerobot.robot.description import Robot
 
 __all__ = ["ExcitationResult", "FourierTrajectory", "fourier_excitation"]
 
@@ -148,9 +158,24 @@ def _limits(value, n, what, symmetric):
     return array[0].copy(), array[1].copy()
 
 
-def fourier_excitation(model, values=None, *, harmonics=4, frequency=0.2, samples=None, q_limits=(-np.pi, np.pi),
-                       qd_max=2.0, qdd_max=10.0, q0=None, seed=0, maxiter=100, friction=True, rotor=True,
-                       base=None, backend="auto"):  # fmt: skip
+def fourier_excitation(
+    model: Robot | DynamicModel | IdentificationModel | Regressors,
+    values: Mapping[str, float] | None = None,
+    *,
+    harmonics: int = 4,
+    frequency: float = 0.2,
+    samples: int | None = None,
+    q_limits: ArrayLike | None = (-np.pi, np.pi),
+    qd_max: ArrayLike | None = 2.0,
+    qdd_max: ArrayLike | None = 10.0,
+    q0: ArrayLike | None = None,
+    seed: int = 0,
+    maxiter: int = 100,
+    friction: bool = True,
+    rotor: bool = True,
+    base: BaseParameterSet | None = None,
+    backend: str = "auto",
+) -> ExcitationResult:
     """A Fourier excitation trajectory with a small condition number.
 
     Minimises ``log cond(W_b)`` of the base observation matrix stacked over

@@ -57,13 +57,24 @@ Examples
 (0.2, True)
 """
 
-import numpy as np
+from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kanerobot.dynamics.model import DynamicModel
 from kanerobot.errors import KaneRobotError
 from kanerobot.identification import filtering
-from kanerobot.identification.data import as_recorded
+from kanerobot.identification.base_parameters import BaseParameterSet
+from kanerobot.identification.data import RecordedData, as_recorded
 from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
+from kanerobot.identification.regressor import IdentificationModel
+from kanerobot.robot.description import Robot
+from kanerobot.simulation import SimulationResult
 
 __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
 
@@ -82,8 +93,24 @@ def as_regressors(model, values, friction, rotor, backend):
     return Regressors(model, values or {}, friction=friction, rotor=rotor, backend=backend)
 
 
-def identify(model, data, values=None, method="ls", *, form="dynamic", cutoff=None, decimation=1, bandwidth=None,
-             window=20, trim=None, physical=False, friction=True, rotor=True, base=None, backend="auto"):  # fmt: skip
+def identify(
+    model: Robot | DynamicModel | IdentificationModel | Regressors,
+    data: RecordedData | str | os.PathLike | Mapping[str, ArrayLike] | SimulationResult,
+    values: Mapping[str, float] | None = None,
+    method: str = "ls",
+    *,
+    form: str = "dynamic",
+    cutoff: float | None = None,
+    decimation: int = 1,
+    bandwidth: float | None = None,
+    window: int = 20,
+    trim: int | None = None,
+    physical: bool = False,
+    friction: bool = True,
+    rotor: bool = True,
+    base: BaseParameterSet | None = None,
+    backend: str = "auto",
+) -> IdentificationResult:
     """Estimate the base dynamic parameters of a robot from a recording.
 
     Parameters

@@ -32,6 +32,8 @@ G qdd_a + g)`` (SYMORO+ 5.2), computed like
 :func:`kanerobot.dynamics.closed_loop.closed_loop_program`.
 """
 
+from __future__ import annotations
+
 import numpy as np
 import sympy
 
@@ -43,7 +45,7 @@ from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar, recorde
 from kanerobot.dynamics.root import root_motion
 from kanerobot.errors import ParameterError
 from kanerobot.kinematics import forward_step, root_link_motion
-from kanerobot.robot.description import BASE
+from kanerobot.robot.description import BASE, Robot
 from kanerobot.symbolic.program import Program
 
 __all__ = ["STANDARD_NAMES", "IdentificationModel", "NumericRegressor", "identification_model"]
@@ -54,7 +56,7 @@ _INERTIA = {"XX": (0, 0), "XY": (0, 1), "XZ": (0, 2), "YY": (1, 1), "YZ": (1, 2)
 _PAIRS = {(0, 0): 0, (0, 1): 1, (0, 2): 2, (1, 1): 3, (1, 2): 4, (2, 2): 5}
 
 
-def identification_model(robot, friction=True, rotor=True):
+def identification_model(robot: Robot, friction: bool = True, rotor: bool = True) -> IdentificationModel:
     """The dynamic identification model ``Gamma = D(q, qd, qdd) K`` of ``robot``.
 
     Parameters

@@ -11,8 +11,11 @@ loop equations the other joints of each loop, analytically as well
 (:mod:`kanerobot.igm.loops`).
 """
 
+from collections.abc import Mapping
+
 import numpy
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.geometry import loop_constraints, numeric_function, terminal_frame
@@ -23,6 +26,7 @@ from kanerobot.igm.pieper import centres, decoupled_structure
 from kanerobot.igm.program import SolutionProgram
 from kanerobot.igm.solutions import Solutions
 from kanerobot.robot import joints
+from kanerobot.robot.description import Robot
 
 METHODS = ("auto", "paul", "pieper", "general", "numeric")
 
@@ -187,7 +191,16 @@ def derive_igm(robot, method="auto", end=None):
     return found
 
 
-def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rng=None, end=None):
+def inverse_geometric(
+    robot: Robot,
+    T: ArrayLike,
+    values: Mapping[str, float],
+    method: str = "auto",
+    tol: float = 1e-10,
+    starts: int = 200,
+    rng: numpy.random.Generator | None = None,
+    end: str | None = None,
+) -> Solutions:
     """Every joint configuration placing the terminal frame at the pose ``T``.
 
     Parameters
@@ -206,8 +219,10 @@ def inverse_geometric(robot, T, values, method="auto", tol=1e-10, starts=200, rn
         ``starts`` random starts (may miss solutions).
     tol : float
         Largest accepted difference of the pose entries.
-    starts, rng :
-        Random starts of the numeric method, and their generator.
+    starts : int
+        Random starts of the numeric method.
+    rng : numpy.random.Generator, optional
+        Their generator (default ``numpy.random.default_rng(0)``).
     end : str, optional
         The frame placed at T (a tree robot has several ends); default
         :func:`kanerobot.geometry.terminal_frame`.
