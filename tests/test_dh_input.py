@@ -340,6 +340,18 @@ def test_planar_arm_closed_form_mass_matrix():
         assert_relative(fn.mass_matrix(np.array([0.3, q2])), expected, "closed-form A", tol=1e-13)
 
 
+def test_the_example_of_the_docs_reads(tmp_path):
+    """docs/frames-format.md's standard-DH example: the UR5's first two rows
+    (a2 = -0.425, so DH frame 2 is a fixed end frame "3")."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "frames-format.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in doc.split("```toml\n")[1:]]
+    (block,) = [block for block in blocks if 'convention = "standard-dh"' in block]
+    robot = frames_from_text(block, "docs.toml")
+    ur5 = kr.load(DATA / "ur5_standard_dh.toml")
+    assert robot.labels == ("1", "2", "3") and robot.frames[:2] == ur5.frames[:2] and robot.frame("3").sigma == 2
+    assert robot.dynamics["1"] == ur5.dynamics["1"] and robot.dynamics["2"]["XX"] == sympy.Symbol("XX2")
+
+
 # ------------------------------------------------------------------ writing back
 def test_saving_writes_the_ordinary_frames(tmp_path):
     robot, _ = mixed()
@@ -413,7 +425,12 @@ def second_joint(text):
         ("IA = 0.2", "XX = 0.2", "XX = 0.2", ["XX of link 2 is computed from its mass, centre of mass and inertia"]),
         ("offset = 0.3", "ofset = 0.3", "ofset = 0.3", ["unknown key 'ofset'", "did you mean 'offset'"]),
         ("sigma = 1", "sigma = 2", "sigma = 2", ["sigma of joint 2 is 2", "no fixed rows"]),
-        ('d = "s2"', "d = 0.2", "d = 0.2", ["is not 'joint variable + constant'"]),
+        ('d = "s2"', "d = 0.2", "d = 0.2", ["d of prismatic joint 2 is 0.2", "holds the joint variable", "put a constant shift in offset"]),
+        ('d = "s2"', 'd = "2*s2"', 'd = "2*s2"', ["d of joint 2: 2*s2 is not 'joint variable + constant'"]),
+        ('d = "s2"', 'd = "s2 + q1"', 'd = "s2 + q1"', ["d of joint 2: q1 + s2 is not", "several symbols could be it: q1, s2"]),
+        ('d = "s2"', 'd = "q2 + q1"', 'd = "q2 + q1"', ["d of joint 2 uses q1, the state of joint 1"]),
+        ("offset = 0.3", 'offset = "L0"', 'offset = "L0"', ["offset of joint 2 (L0) hides which symbol", 'd = "q2"']),
+        ("offset = 0.3", 'offset = "q3"', 'offset = "q3"', ["offset of joint 2 uses q3, the state of joint 3"]),
         # state used as a parameter
         ("a = 0.05", 'a = "q1"', 'a = "q1"', ["a of joint 2 uses q1, the state of joint 1"]),
         ("mass = 1.5", 'mass = "QP1"', 'mass = "QP1"', ["mass of joint 2 uses QP1"]),
@@ -441,6 +458,15 @@ def test_end_label_of_a_joint_is_refused(tmp_path):
     text = MIXED_TEXT.replace('convention = "standard-dh"', 'convention = "standard-dh"\nend = "2"')
     error = refused(tmp_path, text, "end frame label 2 is the label of a joint")
     assert error.line == line_of(text, 'end = "2"')
+
+
+def test_default_end_label_of_a_joint_is_refused(tmp_path):
+    """a3 != 0 adds a fixed end frame labelled "4" by default: a joint labelled 4 takes that label."""
+    text = MIXED_TEXT.replace('label = "3"', 'label = "4"')
+    error = refused(tmp_path, text, "end frame label 4 is the label of a joint", 'end = "tool"')
+    assert error.line == line_of(text, 'label = "4"')
+    robot = frames_from_text(text.replace('convention = "standard-dh"', 'convention = "standard-dh"\nend = "E"'), "rpr.toml")
+    assert robot.labels == ("1", "2", "4", "E")
 
 
 def test_no_joints_is_refused(tmp_path):

@@ -300,53 +300,91 @@ def inertia_about_origin(mass, com, inertia, rotation, position):
 
 def _check_table(links, end):
     """Labels used once, a variable of its own per joint, no state in a constant (in DH terms)."""
-    labels = {}
+    labels = set()
     for link in links:
         if link.label in labels or link.label == "0":
             raise DescriptionError(
                 f"joint label {link.label} is used twice (0 is the base): give each joint its own", key="label", label=link.label
             )
-        labels[link.label] = link
-    variables = {}
-    for link in links:
-        try:
-            variable, _ = joints.split_joint_variable(link.joint_expression, link.label)
-        except joints.JointVariableError as exc:
-            raise DescriptionError(f"{link.variable_key} of joint {link.label}: {exc}", key=link.variable_key, label=link.label) from None
-        if variable in variables:
-            raise DescriptionError(
-                f"joints {variables[variable]} and {link.label} use the same joint variable {variable}: give each joint its own",
-                key=link.variable_key,
-                label=link.label,
-            )
-        variables[variable] = link.label
-    state = dict(variables)
+        labels.add(link.label)
+    if end in labels:
+        raise DescriptionError(
+            f"end frame label {end} is the label of a joint: give the fixed frame at the end of the last link a label "
+            f'of its own (end = "tool")',
+            key="end",
+            label=end,
+        )
+    variables = _joint_variables(links)
+    state = {variable: label for label, variable in variables.items()}
     for link in links:
         for rate in ("QP", "QDP", "GAM"):
             state[sympy.Symbol(f"{rate}{link.label}")] = link.label
     for link in links:
-        own = next(v for v, owner in variables.items() if owner == link.label)
-        entries = {link.variable_key: getattr(link, link.variable_key), "offset": link.offset}
-        entries.update(link.constants)
-        for key, value in entries.items():
-            # The joint's own variable stands in its theta (or d) alone.
-            allowed = {own} if key == link.variable_key else set()
-            used = sorted(sympy.sympify(value).free_symbols & set(state) - allowed, key=str)
-            if used:
-                raise DescriptionError(
-                    f"{key} of joint {link.label} uses {used[0]}, the state of joint {state[used[0]]}: a joint variable "
-                    f"or rate belongs to its joint alone; give this value a parameter of its own",
-                    key=key,
-                    label=link.label,
-                )
-    if end is not None and end in labels:
-        raise DescriptionError(
-            f"end frame label {end} is the label of a joint: give the end frame a label of its own", key="end", label=end
-        )
+        _check_state(link, variables[link.label], state)
+        try:
+            variable, _ = joints.split_joint_variable(link.joint_expression, link.label)
+        except joints.JointVariableError:
+            variable = None
+        if variable != variables[link.label]:
+            # The frames split theta + offset by the same rule: a name in the
+            # offset must leave the joint variable recognisable.
+            raise DescriptionError(
+                f"offset of joint {link.label} ({link.offset}) hides which symbol of {link.joint_expression} is the joint "
+                f'variable: name the variable after the joint ({link.variable_key} = "q{link.label}")',
+                key="offset",
+                label=link.label,
+            )
 
 
-def _frames(links, end, end_frame):
-    """Khalil-Kleinfinger frames of the chain, and the end frame if asked for or if the last link has a or alpha."""
+def _joint_variables(links):
+    """``{label: joint variable}``: each joint's theta (or d) is a symbol of its own plus a constant."""
+    variables, owners = {}, {}
+    for link in links:
+        key = link.variable_key
+        entry = getattr(link, key)
+        if not sympy.sympify(entry).free_symbols:
+            kind = "revolute" if key == "theta" else "prismatic"
+            raise DescriptionError(
+                f"{key} of {kind} joint {link.label} is {entry}, but it holds the joint variable: leave it out "
+                f'(the variable is then q{link.label}) or name it ({key} = "q{link.label}"), and put a constant shift in offset',
+                key=key,
+                label=link.label,
+            )
+        try:
+            # The entry alone: a state symbol in the offset is reported as such by _check_state.
+            variable, _ = joints.split_joint_variable(entry, link.label)
+        except joints.JointVariableError as exc:
+            raise DescriptionError(f"{key} of joint {link.label}: {exc}", key=key, label=link.label) from None
+        if variable in owners:
+            raise DescriptionError(
+                f"joints {owners[variable]} and {link.label} use the same joint variable {variable}: give each joint its own",
+                key=key,
+                label=link.label,
+            )
+        owners[variable] = link.label
+        variables[link.label] = variable
+    return variables
+
+
+def _check_state(link, own, state):
+    """No joint variable or rate (``state``: symbol -> its joint) in a value of ``link``
+    but its own variable ``own`` in its theta (or d)."""
+    entries = {link.variable_key: getattr(link, link.variable_key), "offset": link.offset}
+    entries.update(link.constants)
+    for key, value in entries.items():
+        allowed = {own} if key == link.variable_key else set()
+        used = sorted(sympy.sympify(value).free_symbols & set(state) - allowed, key=str)
+        if used:
+            raise DescriptionError(
+                f"{key} of joint {link.label} uses {used[0]}, the state of joint {state[used[0]]}: a joint variable "
+                f"or rate belongs to its joint alone; give this value a parameter of its own",
+                key=key,
+                label=link.label,
+            )
+
+
+def _frames(links, end):
+    """Khalil-Kleinfinger frames of the chain, and the fixed end frame ``end`` (None: none)."""
     frames, previous = [], None
     for link in links:
         alpha, d = (previous.alpha, previous.a) if previous is not None else (0, 0)
@@ -357,7 +395,7 @@ def _frames(links, end, end_frame):
         antecedent = previous.label if previous is not None else "0"
         frames.append(Frame(link.label, antecedent, link.sigma, 1, KKPlacement(alpha=alpha, d=d, theta=theta, r=r)))
         previous = link
-    if end_frame or previous.a != 0 or previous.alpha != 0:
+    if end is not None:
         frames.append(Frame(end, previous.label, joints.FIXED, 0, KKPlacement(alpha=previous.alpha, d=previous.a)))
     return frames
 
@@ -436,10 +474,12 @@ def standard_dh_robot(name, links, base=None, end=None):
     for link in links:
         if not isinstance(link, DHLink):
             raise DescriptionError(f"expected a DHLink, got {link!r}")
-    end_frame = end is not None
-    end = str(len(links) + 1) if end is None else str(end)
+    last = links[-1]
+    if end is None and (last.a != 0 or last.alpha != 0):
+        end = str(len(links) + 1)
+    end = None if end is None else str(end)
     _check_table(links, end)
-    frames = _frames(links, end, end_frame)
+    frames = _frames(links, end)
     dynamics = {link.label: _dynamics(link) for link in links}
     try:
         return Robot.create(name, frames, dynamics=dynamics, base=base)

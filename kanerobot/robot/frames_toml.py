@@ -663,8 +663,11 @@ class _DHReader(_Reader):
         """Line of a description error raised in DH terms by standard_dh_robot."""
         if exc.label == BASE and exc.key not in DH_JOINT_KEYS:
             return self.description_line(exc)
-        if exc.key == "end":
+        if exc.key == "end" and "end" in self.data:
             return self.lines.line("end")
+        if exc.key == "end":
+            # The default end label str(n + 1) is a joint's: that joint's label is at fault too.
+            return self.lines.line("joint", self.labels.index(exc.label), "label")
         if exc.label in self.labels:
             index = len(self.labels) - 1 - self.labels[::-1].index(exc.label)
             return self.lines.line(*self.dh_where(exc.key, index))
