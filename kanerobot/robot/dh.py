@@ -64,7 +64,7 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
 )
-from kanerobot.robot.expressions import parse_expression
+from kanerobot.robot.expressions import format_expression, parse_expression
 
 __all__ = ["DHLink", "DH_DYNAMIC_NAMES", "inertia_about_origin", "standard_dh_robot"]
 
@@ -183,7 +183,9 @@ class DHLink:
                 )
         mass = _value(self.mass, "mass", label)
         if mass.is_number and mass < 0:
-            raise DescriptionError(f"mass of link {label} is {mass}: a mass is positive or zero (kg)", key="mass", label=label)
+            raise DescriptionError(
+                f"mass of link {label} is {format_expression(mass)}: a mass is positive or zero (kg)", key="mass", label=label
+            )
         com = _flat(self.com)
         if len(com) != 3:
             raise DescriptionError(
@@ -234,8 +236,8 @@ def _check_inertia(inertia, label):
         if sympy.expand(inertia[i, j] - inertia[j, i]) != 0:
             names = "xyz"
             raise DescriptionError(
-                f"inertia of link {label} is not symmetric: I{names[i]}{names[j]} = {inertia[i, j]} but "
-                f"I{names[j]}{names[i]} = {inertia[j, i]}; an inertia matrix equals its transpose",
+                f"inertia of link {label} is not symmetric: I{names[i]}{names[j]} = {format_expression(inertia[i, j])} but "
+                f"I{names[j]}{names[i]} = {format_expression(inertia[j, i])}; an inertia matrix equals its transpose",
                 key="inertia",
                 label=label,
             )
@@ -329,7 +331,7 @@ def _check_table(links, end):
             # The frames split theta + offset by the same rule: a name in the
             # offset must leave the joint variable recognisable.
             raise DescriptionError(
-                f"offset of joint {link.label} ({link.offset}) hides which symbol of {link.joint_expression} is the joint "
+                f"offset of joint {link.label} ({format_expression(link.offset)}) hides which symbol of {format_expression(link.joint_expression)} is the joint "
                 f'variable: name the variable after the joint ({link.variable_key} = "q{link.label}")',
                 key="offset",
                 label=link.label,
@@ -345,7 +347,7 @@ def _joint_variables(links):
         if not sympy.sympify(entry).free_symbols:
             kind = "revolute" if key == "theta" else "prismatic"
             raise DescriptionError(
-                f"{key} of {kind} joint {link.label} is {entry}, but it holds the joint variable: leave it out "
+                f"{key} of {kind} joint {link.label} is {format_expression(entry)}, but it holds the joint variable: leave it out "
                 f'(the variable is then q{link.label}) or name it ({key} = "q{link.label}"), and put a constant shift in offset',
                 key=key,
                 label=link.label,
