@@ -49,7 +49,7 @@ A planar arm of two links of length L, each a point mass m at its far end:
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy
 import sympy
@@ -60,6 +60,7 @@ from kanerobot.robot.description import (
     DYNAMIC_NAMES,
     INERTIAL_NAMES,
     JOINT_NAMES,
+    Base,
     Frame,
     KKPlacement,
     Robot,
@@ -253,7 +254,7 @@ def _check_inertia(inertia, label):
             )
 
 
-def inertia_about_origin(mass, com, inertia, rotation, position):
+def inertia_about_origin(mass: Any, com: Sequence[Any], inertia: Any, rotation: Any, position: Sequence[Any]) -> dict[str, sympy.Expr]:
     """SYMORO's inertial parameters of a body, in a frame K.
 
     Parameters
@@ -442,7 +443,7 @@ def _dh_terms(exc, links, end):
     return key, label
 
 
-def standard_dh_robot(name, links, base=None, end=None):
+def standard_dh_robot(name: str, links: Sequence[DHLink], base: Optional[Base] = None, end: Optional[str] = None) -> Robot:
     """A robot from its standard-DH table with centre-of-mass inertias.
 
     Parameters
