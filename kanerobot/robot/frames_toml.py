@@ -78,10 +78,18 @@ from kanerobot.robot.description import (
     default_joint_parameters,
     default_links,
 )
+from kanerobot.robot.dh import DHLink, standard_dh_robot
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
 from kanerobot.robot.files import read_text
 
-TOP_KEYS = ("name", "floating", "wheeled", "posture", "base", "frame", "wheel")
+TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel")
+#: ``convention``: frames (the default) or the rows of a standard-DH table.
+FRAMES, STANDARD_DH = "frames", "standard-dh"
+CONVENTIONS = (FRAMES, STANDARD_DH)
+DH_TOP_KEYS = ("name", "convention", "end", "base", "joint")
+DH_BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES
+DH_JOINT_KEYS = ("label", "sigma", "theta", "d", "a", "alpha", "offset", "inertial", "dynamics")
+DH_INERTIAL_KEYS = ("mass", "com", "inertia")
 WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")
 BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES + ("link", "dynamics")
 KK_KEYS = KKPlacement.KEYS
@@ -154,14 +162,14 @@ class _Lines:
         self.where = {}
         self.too_deep = None  # first line nesting arrays or tables more than _MAX_NESTING deep
         table = ()
-        counts = {}  # arrays of tables ([[frame]], [[wheel]]): how many met so far
+        counts = {}  # arrays of tables ([[frame]], [[wheel]], [[joint]]): how many met so far
         depth, multiline = 0, None
         for number, line in enumerate(text.splitlines(), 1):
             if depth == 0 and multiline is None:
                 array, plain = _ARRAY_HEADER.match(line), _TABLE_HEADER.match(line)
                 if array:
                     parts = _key_parts(array.group(1))
-                    if parts in (["frame"], ["wheel"]):
+                    if parts in (["frame"], ["wheel"], ["joint"]):
                         counts[parts[0]] = counts.get(parts[0], -1) + 1
                         self._add((parts[0],), number)
                         table = (parts[0], counts[parts[0]])
@@ -230,7 +238,10 @@ def frames_from_text(text, path="<string>"):
         match = _LONG_NUMBER.search(text)
         line = text.count("\n", 0, match.start()) + 1 if match else None
         raise RobotFileError(path, line, "a number has too many digits: numbers must be within a double's range (1.8e308)") from None
-    return _Reader(path, lines, data).robot()
+    reader = _Reader(path, lines, data)
+    if reader.convention() == STANDARD_DH:
+        reader = _DHReader(path, lines, data)
+    return reader.robot()
 
 
 def _close(word, known):
@@ -307,6 +318,21 @@ class _Reader:
             self.fail(where, f"{what} must be true or false, got {value!r}")
         return value
 
+    def name(self):
+        """The robot's name: the ``name`` key, or the file's name."""
+        name = self.data.get("name", Path(str(self.path)).stem)
+        if not isinstance(name, str) or not name.strip():
+            self.fail(("name",), f"name must be a non-empty string in quotes, got {name!r}")
+        return name
+
+    def convention(self):
+        """``"frames"`` or ``"standard-dh"``: how the file describes the robot."""
+        value = self.data.get("convention", FRAMES)
+        if value not in CONVENTIONS:
+            self.fail(("convention",), f"convention is {value!r}: use \"{FRAMES}\" ([[frame]] tables, the default) or "
+                                       f"\"{STANDARD_DH}\" ([[joint]] tables, the rows of a standard-DH table)")
+        return value
+
     # --------------------------------------------------------------- build
     def robot(self):
         """The robot the file describes: top-level keys, frames, base, wheels, links, then Robot.create."""
@@ -346,10 +372,11 @@ class _Reader:
     def top_level(self):
         """The name, floating and wheeled flags and the list of [[frame]] tables, checked."""
         data = self.data
+        if "joint" in data and "frame" not in data:
+            self.fail(("joint",), f"[[joint]] tables are the rows of a standard-DH table: add convention = \"{STANDARD_DH}\" "
+                                  f"at the top of the file, or describe frames in [[frame]] tables")
         self.check_keys(data, TOP_KEYS, (), "the file (top level)")
-        name = data.get("name", Path(str(self.path)).stem)
-        if not isinstance(name, str) or not name.strip():
-            self.fail(("name",), f"name must be a non-empty string in quotes, got {name!r}")
+        name = self.name()
         floating = self.boolean(data.get("floating", False), ("floating",), "floating")
         wheeled = self.boolean(data.get("wheeled", False), ("wheeled",), "wheeled")
         if "frame" not in data:
@@ -550,6 +577,101 @@ class _Reader:
         if key in FRAME_KEYS:
             return self.lines.line(*where, key)
         return self.lines.line(*where)
+
+
+class _DHReader(_Reader):
+    """A file with ``convention = "standard-dh"``: one ``[[joint]]`` table per
+    row of a standard-DH table, converted by :mod:`kanerobot.robot.dh`."""
+
+    def robot(self):
+        data = self.data
+        self.check_keys(data, DH_TOP_KEYS, (), "a standard-DH file (top level)")
+        name = self.name()
+        raw_joints = data.get("joint", [])
+        if not isinstance(raw_joints, list):
+            self.fail(("joint",), "joints are written [[joint]] (double brackets), one table per row of the DH table")
+        if not raw_joints:
+            self.fail((), "no joints: write each row of the standard-DH table as a [[joint]] table (see docs/frames-format.md)")
+        end = self.label(data["end"], ("end",), "end") if "end" in data else None
+        raw_base = self.table(data.get("base", {}), ("base",), "base")
+        self.check_keys(raw_base, DH_BASE_KEYS, ("base",), "[base] of a standard-DH arm (a fixed base, not a link)")
+        base, _, _ = self.base(raw_base)
+        links = [self.row(index, raw) for index, raw in enumerate(raw_joints)]
+        try:
+            return standard_dh_robot(name, links, base=base, end=end)
+        except DescriptionError as exc:
+            raise RobotFileError(self.path, self.dh_line(exc), str(exc)) from None
+        except Exception as exc:  # sympy failing on an odd value: still the file's fault
+            raise RobotFileError(self.path, None, f"cannot build the robot: {exc}") from None
+
+    def row(self, index, raw):
+        """The :class:`~kanerobot.robot.dh.DHLink` of the ``index``-th [[joint]] table."""
+        where = ("joint", index)
+        raw = self.table(raw, where, "a joint")
+        label = self.label(raw["label"], where + ("label",), "label") if "label" in raw else str(index + 1)
+        self.labels.append(label)
+        what = f"joint {label}"
+        self.check_keys(raw, DH_JOINT_KEYS, where, what)
+        sigma = self.integer(raw.get("sigma", 0), (0, 1), where + ("sigma",), f"sigma of {what}",
+                             "0 (revolute: theta is the joint variable) or 1 (prismatic: d is); a standard-DH table has no fixed rows")
+        variable = "theta" if sigma == joints.REVOLUTE else "d"
+        required = [key for key in ("theta", "d", "a", "alpha") if key != variable]
+        for key in required:
+            if key not in raw:
+                self.fail(where, f"{what} has no {key}: every row of a standard-DH table gives {', '.join(required)} "
+                                 f"({variable} holds the joint variable); write 0 where the table has 0")
+        values = {key: self.expr(raw[key], where + (key,), f"{key} of {what}")
+                  for key in ("theta", "d", "a", "alpha", "offset") if key in raw}
+        if "inertial" in raw:
+            values.update(self.inertial(raw["inertial"], where + ("inertial",), label))
+        if "dynamics" in raw:
+            # Every SYMORO name is read; DHLink refuses those the inertial table gives.
+            values["dynamics"] = self.parameters(raw["dynamics"], DYNAMIC_NAMES, where + ("dynamics",), f"dynamics of link {label}")
+        try:
+            return DHLink(label, sigma, **values)
+        except DescriptionError as exc:
+            self.fail(self.dh_where(exc.key, index), str(exc))
+
+    def inertial(self, raw, where, label):
+        """mass, com and inertia of a [joint.inertial] table, all three required."""
+        what = f"[joint.inertial] of link {label}"
+        raw = self.table(raw, where, what)
+        self.check_keys(raw, DH_INERTIAL_KEYS, where, what)
+        for key in DH_INERTIAL_KEYS:
+            if key not in raw:
+                self.fail(where, f"{what} has no {key}: give mass, com (the centre of mass in DH frame {label}) and inertia "
+                                 f"(about the centre of mass, in the axes of DH frame {label})")
+        inertia = raw["inertia"]
+        diagonal = isinstance(inertia, list) and len(inertia) == 3 and not any(isinstance(v, (list, dict)) for v in inertia)
+        return {
+            "mass": self.expr(raw["mass"], where + ("mass",), f"mass of link {label}"),
+            "com": self.vector(raw["com"], 3, where + ("com",), f"com of link {label}"),
+            "inertia": (self.vector(inertia, 3, where + ("inertia",), f"inertia of link {label}") if diagonal else
+                        self.matrix(inertia, 3, where + ("inertia",), f"inertia of link {label} (or its 3 diagonal values)")),
+        }
+
+    def dh_where(self, key, index):
+        """Where the DH entry ``key`` of the ``index``-th [[joint]] is (or would be)."""
+        where = ("joint", index)
+        if key in DH_INERTIAL_KEYS:
+            return where + ("inertial", key)
+        if key in DYNAMIC_NAMES:
+            return where + ("dynamics", key)
+        return where + (key,) if key else where
+
+    def dh_line(self, exc):
+        """Line of a description error raised in DH terms by standard_dh_robot."""
+        if exc.label == BASE and exc.key not in DH_JOINT_KEYS:
+            return self.description_line(exc)
+        if exc.key == "end" and "end" in self.data:
+            return self.lines.line("end")
+        if exc.key == "end":
+            # The default end label str(n + 1) is a joint's: that joint's label is at fault too.
+            return self.lines.line("joint", self.labels.index(exc.label), "label")
+        if exc.label in self.labels:
+            index = len(self.labels) - 1 - self.labels[::-1].index(exc.label)
+            return self.lines.line(*self.dh_where(exc.key, index))
+        return self.lines.line("joint", 0)
 
 
 def _shape(value):
