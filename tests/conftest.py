@@ -8,6 +8,9 @@ frames with oblique revolute and prismatic axes; :func:`plate_robot` has a
 fixed frame inside the tree that carries a link.  :func:`opensymoro_equations`
 reads the equations of an OpenSYMORO output file of the corpus;
 :func:`program_outputs` and :func:`mass_matrix_function` evaluate programs.
+:func:`derived` caches the models of a library robot for the whole process
+(every module that needs them shares one derivation), and
+:func:`assert_close` is the one tolerance check of the tests.
 
 Test modules import these by name (``from conftest import tree_robot``), never
 from each other.
@@ -17,6 +20,7 @@ import functools
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy
@@ -63,6 +67,56 @@ def corpus_robot(name):
 def library(name):
     """The robot ``name`` of frames/ (robots are immutable: loaded once)."""
     return kr.load(kr.frames_path(name))
+
+
+@functools.lru_cache(maxsize=None)
+def derived(name, method="newton-euler"):
+    """``kr.derive(library(name), method)``, derived once per process.
+
+    The derivation is the slow part of most dynamics tests; models are not
+    changed by evaluating them, so the modules share them.  Tests of
+    compilation caches derive their own (a shared model keeps its libraries).
+    """
+    return kr.derive(library(name), method=method)
+
+
+def assert_close(actual, expected, *, rtol=1e-9, what=""):
+    """Assert ``actual == expected`` to ``rtol`` relative to the largest entry of ``expected``.
+
+    The error bound is ``rtol * max(1, max|expected|)`` on every entry (an
+    absolute ``rtol`` when ``expected`` is smaller than 1), the shapes must be
+    equal, and a NaN anywhere fails.
+
+    Parameters
+    ----------
+    actual, expected : array_like or Mapping
+        Numbers; two mappings (``name -> number``) must have the same keys
+        and are compared key by key.
+    rtol : float
+        The relative tolerance.
+    what : str
+        What is compared, for the failure message.
+    """
+    label = f"{what}: " if what else ""
+    keys = None
+    if isinstance(expected, Mapping):
+        assert sorted(actual) == sorted(expected), f"{label}outputs differ: {sorted(set(actual) ^ set(expected))}"
+        keys = sorted(expected)
+        actual, expected = [actual[k] for k in keys], [expected[k] for k in keys]
+    actual, expected = numpy.asarray(actual, dtype=float), numpy.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, f"{label}shape {actual.shape}, expected {expected.shape}"
+    if expected.size == 0:
+        return
+    scale = max(1.0, float(numpy.abs(expected).max()))
+    error = numpy.abs(actual - expected)
+    failed = ~(error <= rtol * scale)  # NaN compares False: it fails
+    if failed.any():
+        flat = int(numpy.argmax(numpy.where(numpy.isnan(error), numpy.inf, error)))
+        entry = keys[flat] if keys is not None else numpy.unravel_index(flat, expected.shape)
+        raise AssertionError(
+            f"{label}{int(failed.sum())} of {expected.size} entries off; worst at {entry}: "
+            f"{actual.flat[flat]!r} for {expected.flat[flat]!r}, error {error.flat[flat]:.3g} > {rtol:g} * {scale:.3g}"
+        )
 
 
 def opensymoro_equations(filename):

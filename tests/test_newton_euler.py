@@ -9,7 +9,7 @@ import functools
 import numpy
 import pytest
 import sympy
-from conftest import library, opensymoro_equations, tree_robot
+from conftest import assert_close, library, opensymoro_equations, tree_robot
 from reference_dynamics import ReferenceModel, mass_matrix_by_unit_accelerations
 
 from kanerobot.dynamics.newton_euler import coriolis_gravity, gravity_torques, inverse_dynamics
@@ -18,7 +18,6 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import WRENCH_NAMES, Base, Robot
 from kanerobot.robot.expressions import parse_expression
 
-RTOL = 1e-9
 FLAGS = ("qd", "qdd", "gravity", "friction", "rotor", "wrench")
 
 
@@ -91,11 +90,6 @@ def evaluate(program, robot, values, q, qd, qdd):
         _compiled[id(program)] = (program, program.to_function())
     function = _compiled[id(program)][1]
     return numpy.asarray(function(*[numbers[s.name] for s in function.args]), dtype=float)
-
-
-def assert_close(actual, expected):
-    scale = max(1.0, float(numpy.max(numpy.abs(expected))))
-    numpy.testing.assert_allclose(actual, expected, rtol=RTOL, atol=RTOL * scale)
 
 
 # ------------------------------------------------ agreement with the reference
