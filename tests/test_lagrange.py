@@ -23,10 +23,12 @@ evaluated independently in numpy.
 """
 
 import dataclasses
+import functools
 
 import numpy
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
 from kanerobot import geometry
@@ -48,7 +50,7 @@ ENGINES = {
     "coriolis_matrix": lambda robot: coriolis.coriolis_matrix(robot, program(robot, "composite")),
 }
 
-_ROBOTS, _PROGRAMS, _FUNCTIONS = {}, {}, {}
+_PROGRAMS, _FUNCTIONS = {}, {}
 
 
 # ------------------------------------------------------------------ robots
@@ -77,10 +79,10 @@ def tree_with_fixed_link(tree):
     return Robot.create(tree.name, tree.frames, links=tree.links + ("7",))
 
 
-def robot_named(name):
-    if name not in _ROBOTS:
-        _ROBOTS[name] = with_wrench_and_gravity(kr.load(kr.frames_path(name)))
-    return _ROBOTS[name]
+@functools.lru_cache(maxsize=None)
+def wrenched(name):
+    """The library robot ``name`` with a wrench on its leaves and a general gravity, built once."""
+    return with_wrench_and_gravity(library(name))
 
 
 def program(robot, model):
@@ -151,7 +153,7 @@ def assert_relative(actual, expected, rtol=RTOL, what=""):
 # Krang is slow here (test_engines.py holds its Lagrange models equal to Newton-Euler's in the default run).
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def test_equals_newton_euler_and_composite(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n, labels = robot.nj, robot.joint_labels
     for _ in range(2):  # two parameter sets, four states each
         values = random_state(robot, rng)
@@ -174,7 +176,7 @@ def test_equals_newton_euler_and_composite(name, rng):
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def test_models_agree_with_one_another(name, rng):
     """GAM = A qdd + H and H = C qd + Q + friction + J^T wrench, all Lagrange."""
-    robot = robot_named(name)
+    robot = wrenched(name)
     n, labels = robot.nj, robot.joint_labels
     values = random_state(robot, rng)
     A = matrix(evaluate(program(robot, "mass_matrix"), values), "A", n, True)
@@ -211,7 +213,7 @@ def test_tree_with_oblique_axes_prismatic_joint_and_fixed_link(tree, rng):
 # ------------------------------------------------ properties of A and C
 @pytest.mark.parametrize("name", ROBOTS)
 def test_mass_matrix_symmetric_positive_definite(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     values = random_state(robot, rng, states=8)
     prog = program(robot, "mass_matrix")
@@ -227,7 +229,7 @@ def test_mass_matrix_symmetric_positive_definite(name, rng):
 
 @pytest.mark.parametrize("name", ["planar2", "rx90", "stanford"])
 def test_adot_minus_2c_is_skew_symmetric(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     values = random_state(robot, rng, states=3)
     A_prog, C_prog = program(robot, "mass_matrix"), program(robot, "coriolis_matrix")
@@ -241,17 +243,19 @@ def test_adot_minus_2c_is_skew_symmetric(name, rng):
     assert numpy.max(numpy.abs(N + numpy.swapaxes(N, 1, 2))) < 1e-6 * max(1.0, numpy.max(numpy.abs(Adot)))
 
 
-@pytest.mark.parametrize("name", ["rx90", "krang"])
+# Krang's case (the 17 x 17 names, C1_2 ...; its Lagrange C takes 3 s) is slow:
+# tests/test_engines.py reads Krang's Lagrange C by these names in the default run.
+@pytest.mark.parametrize("name", ["rx90", pytest.param("krang", marks=pytest.mark.slow)])
 def test_coriolis_names_are_not_taken_by_compound_angles(name):
     """C23 must be the Coriolis entry, not cos(th2 + th3) of the trig rules."""
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     names = matrix_entry_names("C", (n, n))
     assert list(program(robot, "coriolis_matrix").outputs) == [x for row in names for x in row]
 
 
 def test_krang_branches_and_every_model():
-    robot = robot_named("krang")
+    robot = wrenched("krang")
     labels = robot.joint_labels
     outputs = program(robot, "mass_matrix").outputs
     left, right = labels.index("5l") + 1, labels.index("7r") + 1
@@ -316,7 +320,7 @@ def numpy_energies(robot, values, states=3):
 
 @pytest.mark.parametrize("name", ROBOTS)
 def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     values = random_state(robot, rng, states=3)
     Q = vector(evaluate(program(robot, "gravity"), values), "Q", robot.joint_labels)
     A = matrix(evaluate(program(robot, "mass_matrix"), values), "A", robot.nj, True)
