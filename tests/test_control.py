@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import library
+from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot import control
@@ -309,7 +309,7 @@ def krang_on_wheels(seed=5):
             for name in ("MX", "MZ", "XY", "XZ", "YZ"):
                 values[name + wheel] = 0.0
             values["ZZ" + wheel] = values["XX" + wheel]
-        _KRANG_WHEELED[seed] = kr.derive(robot).numeric(values)
+        _KRANG_WHEELED[seed] = derived("krang_wheeled").numeric(values)
     return _KRANG_WHEELED[seed]
 
 

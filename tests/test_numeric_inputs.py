@@ -5,6 +5,7 @@ parameter values (finite numbers, real bodies), and random parameters
 import numpy as np
 import pytest
 import sympy
+from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import (
@@ -24,8 +25,7 @@ def numeric(name, **options):
     """``(robot, model, values, fn)`` of a shipped robot with random physical values."""
     key = (name, tuple(sorted(options.items())))
     if key not in _MODELS:
-        robot = kr.load(kr.frames_path(name))
-        model = kr.derive(robot)
+        robot, model = library(name), derived(name)
         values = random_parameters(robot, np.random.default_rng(0), friction=False)
         _MODELS[key] = robot, model, values, model.numeric(values, backend="numpy", **options)
     return _MODELS[key]
