@@ -119,6 +119,25 @@ def assert_close(actual, expected, *, rtol=1e-9, what=""):
         )
 
 
+def assert_models_close(got, expected, q, qd, qdd, *, rtol=1e-9, what=""):
+    """Assert two numeric dynamics give the same models at the states ``(q, qd, qdd)``.
+
+    Inverse dynamics, inertia matrix, Coriolis matrix, gravity, H, and direct
+    dynamics (``qdd`` taken as the torques) of ``got`` and ``expected``
+    (``NumericDynamics`` of one robot), each by :func:`assert_close`.
+    """
+    calls = {
+        "inverse_dynamics": lambda fn: fn.inverse_dynamics(q, qd, qdd),
+        "mass_matrix": lambda fn: fn.mass_matrix(q),
+        "coriolis_matrix": lambda fn: fn.coriolis_matrix(q, qd),
+        "gravity": lambda fn: fn.gravity(q),
+        "h": lambda fn: fn.h(q, qd),
+        "direct_dynamics": lambda fn: fn.direct_dynamics(q, qd, qdd),
+    }
+    for name, call in calls.items():
+        assert_close(call(got), call(expected), rtol=rtol, what=f"{what} {name}")
+
+
 def opensymoro_equations(filename):
     """``[(name, expression text), ...]`` under ``Equations:`` in the corpus file ``filename``, else skip."""
     path = CORPUS / filename

@@ -10,7 +10,7 @@ geometry, finite differences of the inertia matrix along a closed motion
 import numpy as np
 import pytest
 import sympy
-from conftest import assert_close, derived, library
+from conftest import assert_close, assert_models_close, derived, library
 from scipy.integrate import solve_ivp
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 
@@ -141,16 +141,7 @@ def test_engines_agree_on_closed_loops(name, method):
     rng = np.random.default_rng(8)
     states = [_closed_state(reference, rng) for _ in range(3)]
     q, qd, qdd = (np.array(x) for x in zip(*states))
-    pairs = [
-        (engine.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd)),
-        (engine.mass_matrix(q), reference.mass_matrix(q)),
-        (engine.coriolis_matrix(q, qd), reference.coriolis_matrix(q, qd)),
-        (engine.gravity(q), reference.gravity(q)),
-        (engine.h(q, qd), reference.h(q, qd)),
-        (engine.direct_dynamics(q, qd, qdd), reference.direct_dynamics(q, qd, qdd)),
-    ]
-    for what, (got, expected) in zip(("inverse_dynamics", "mass_matrix", "coriolis_matrix", "gravity", "h", "direct_dynamics"), pairs):
-        assert_close(got, expected, what=f"{name} {method} {what}")
+    assert_models_close(engine, reference, q, qd, qdd, what=f"{name} {method}")
 
 
 def _fourbar_kanes_method(values):

@@ -10,7 +10,7 @@ with Newton-Euler to 1e-9 relative.
 
 import numpy as np
 import pytest
-from conftest import assert_close, derived, library
+from conftest import assert_models_close, derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -41,16 +41,7 @@ def test_engine_agrees_with_newton_euler(name, method):
     engine = derived(name, method).numeric(values, backend="numpy")
     n = robot.nj
     q, qd, qdd = rng.uniform(-np.pi, np.pi, (4, n)), rng.uniform(-2, 2, (4, n)), rng.uniform(-3, 3, (4, n))
-    pairs = [
-        (engine.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd)),
-        (engine.mass_matrix(q), reference.mass_matrix(q)),
-        (engine.coriolis_matrix(q, qd), reference.coriolis_matrix(q, qd)),
-        (engine.gravity(q), reference.gravity(q)),
-        (engine.h(q, qd), reference.h(q, qd)),
-        (engine.direct_dynamics(q, qd, qdd), reference.direct_dynamics(q, qd, qdd)),
-    ]
-    for what, (got, expected) in zip(("inverse_dynamics", "mass_matrix", "coriolis_matrix", "gravity", "h", "direct_dynamics"), pairs):
-        assert_close(got, expected, what=f"{name} {method} {what}")
+    assert_models_close(engine, reference, q, qd, qdd, what=f"{name} {method}")
 
 
 def test_every_engine_module_names_its_models_alike():

@@ -515,7 +515,7 @@ def test_castor_offset_must_match_the_geometry():
         WheeledModel(frames_from_text(text))
 
 
-def test_models_refuse_what_they_cannotderived():
+def test_models_refuse_what_they_cannot_model():
     arm = library("planar2")
     with pytest.raises(KaneRobotError, match="not a wheeled robot"):
         WheeledModel(arm)
