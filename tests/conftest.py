@@ -5,7 +5,8 @@ copies in frames/); library robots from frames/ (:func:`library`).
 :func:`tree_robot` (the ``tree`` fixture) is a two-branch robot built in
 Python that mixes Khalil-Kleinfinger frames (with gamma and b) and general
 frames with oblique revolute and prismatic axes; :func:`plate_robot` has a
-fixed frame inside the tree that carries a link.  :func:`opensymoro_equations`
+fixed frame inside the tree that carries a link; :func:`floating_copy` puts
+a robot on a free-flying base.  :func:`opensymoro_equations`
 reads the equations of an OpenSYMORO output file of the corpus;
 :func:`program_outputs` and :func:`mass_matrix_function` evaluate programs.
 :func:`derived` caches the models of a library robot for the whole process
@@ -263,6 +264,18 @@ def plate_robot(**options):
         Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
     ]
     return Robot.create("plate", frames, links=["1", "p", "2", "3"], **options)
+
+
+def floating_copy(robot):
+    """``robot`` (built by :meth:`Robot.create`) on a free-flying base that
+    carries link 0, gravity ``(G1, G2, G3)`` in the world frame."""
+    return Robot.create(
+        robot.name + "_floating",
+        robot.frames,
+        links=("0",) + tuple(robot.links),
+        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
+        floating=True,
+    )
 
 
 @pytest.fixture(scope="session")

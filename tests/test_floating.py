@@ -17,7 +17,7 @@ and external wrench included unless pinocchio is the other side.
 import numpy as np
 import pytest
 import sympy
-from conftest import assert_close, plate_robot, tree_robot
+from conftest import assert_close, floating_copy, plate_robot, tree_robot
 from reference_dynamics import FloatingReferenceModel, quaternion_matrix
 
 import kanerobot as kr
@@ -25,20 +25,8 @@ from kanerobot.dynamics import floating
 from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.robot.description import Robot
 
 RTOL = 1e-9
-
-
-def floating_copy(robot):
-    """``robot`` (built by Robot.create) with a floating base carrying link 0."""
-    return Robot.create(
-        robot.name + "_floating",
-        robot.frames,
-        links=("0",) + tuple(robot.links),
-        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
-        floating=True,
-    )
 
 
 def satellite():

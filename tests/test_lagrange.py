@@ -28,7 +28,7 @@ import functools
 import numpy
 import pytest
 import sympy
-from conftest import library
+from conftest import floating_copy, library
 
 import kanerobot as kr
 from kanerobot import geometry
@@ -370,7 +370,7 @@ def floating_robot(name, tree):
     (gravity any direction, a wrench on its leaves)."""
     if name == "satellite":
         return with_wrench_and_gravity(kr.load(kr.frames_path("satellite")))
-    return with_wrench_and_gravity(Robot.create("tree_floating", tree.frames, links=("0",) + tuple(tree.links), floating=True))
+    return with_wrench_and_gravity(floating_copy(tree))
 
 
 def floating_state(robot, rng, states=3):
