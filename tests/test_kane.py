@@ -170,6 +170,32 @@ def test_output_names_and_inputs_are_newton_eulers():
     inputs = {s.name for s in kane.program("inverse_dynamics").inputs}
     assert {str(s) for s in list(robot.q) + list(robot.qd) + list(robot.qdd)} <= inputs
     assert not any(isinstance(s, sympy.Function) for s in kane.program("inverse_dynamics").inputs)
+
+
+def planar_chain(n):
+    """``n`` revolute joints about parallel axes: a robot with more than nine
+    joints whose Kane models take a quarter of a second (Krang's ten)."""
+    frames = [
+        Frame(str(j), str(j - 1), 0, 1, KKPlacement(d=sympy.Symbol(f"L{j}") if j > 1 else 0, theta=sympy.Symbol(f"th{j}")))
+        for j in range(1, n + 1)
+    ]
+    return Robot.create(f"chain{n}", frames)
+
+
+def test_output_names_past_nine_joints_are_row_underscore_column():
+    robot = planar_chain(10)
+    kane = system(robot)
+    names = matrix_entry_names("C", (10, 10))
+    assert list(kane.program("mass_matrix").outputs) == list(composite.mass_matrix(robot).outputs)
+    assert list(kane.program("mass_matrix").outputs)[:3] == ["A1_1", "A1_2", "A2_2"] and "A1_10" in kane.program("mass_matrix").outputs
+    assert list(kane.program("coriolis_matrix").outputs) == [x for row in names for x in row]
+    assert names[9][0] == "C10_1"
+
+
+# Krang's Kane A and C (10 s) for their names: slow; the names past nine joints
+# are checked on the chain above, Krang's matrices by name in tests/test_engines.py.
+@pytest.mark.slow
+def test_krang_output_names():
     krang = system(library("krang"))
     assert "A1_17" in krang.program("mass_matrix").outputs and "C17_1" in krang.program("coriolis_matrix").outputs
 
