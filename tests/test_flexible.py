@@ -396,7 +396,7 @@ def test_operation_counts_of_the_library_robots():
 def test_coriolis_matrix_of_every_engine(rotor):
     """C of the tree of links and rotors: the engines agree, C zd = H(z, zd) - H(z, 0)
     without friction, and Adot - 2C is skew-symmetric (Adot by central differences)."""
-    robot = kr.load(kr.frames_path("planar2flex"))
+    robot = library("planar2flex")
     rng = np.random.default_rng(21)
     values = random_parameters(robot, rng, friction=False)
     fns = {m: flexible.derive(robot, m, rotor).numeric(values, backend="numpy") for m in ("newton-euler", "kane", "lagrange")}

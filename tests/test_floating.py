@@ -17,7 +17,7 @@ and external wrench included unless pinocchio is the other side.
 import numpy as np
 import pytest
 import sympy
-from conftest import assert_close, floating_copy, plate_robot, tree_robot
+from conftest import assert_close, floating_copy, library, plate_robot, tree_robot
 from reference_dynamics import FloatingReferenceModel, quaternion_matrix
 
 import kanerobot as kr
@@ -30,7 +30,7 @@ RTOL = 1e-9
 
 
 def satellite():
-    return kr.load(kr.frames_path("satellite"))
+    return library("satellite")
 
 
 ROBOTS = {
@@ -306,7 +306,7 @@ def test_wrong_state_lengths_name_the_expected_length():
 
 def test_fixed_base_robot_is_refused():
     with pytest.raises(KaneRobotError, match="no floating base"):
-        FloatingBaseModel(kr.load(kr.frames_path("rx90")))
+        FloatingBaseModel(library("rx90"))
 
 
 def test_satellite_par_round_trips(tmp_path):

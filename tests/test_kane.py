@@ -579,7 +579,7 @@ def test_cart_pendulum_kane_equals_newton_euler(monkeypatch):
 
 def test_closed_loops_and_floating_bases_are_refused():
     with pytest.raises(KaneRobotError, match="closed loops"):
-        KaneSystem(kr.load(kr.frames_path("sr400")))
+        KaneSystem(library("sr400"))
     with pytest.raises(KaneRobotError, match="floating"):
         KaneSystem(dataclasses.replace(library("planar2"), floating=True))
 
@@ -620,7 +620,7 @@ def test_floating_base_speeds_come_first():
     it (the free flyer is link 0's root joint) with KanesMethod's outputs; the
     models themselves are checked against KanesMethod and Newton-Euler in
     tests/test_floating.py."""
-    robot = kr.load(kr.frames_path("satellite"))
+    robot = library("satellite")
     kane = KaneSystem(robot)
     assert [str(u.func) for u in kane.u] == ["u_VX0", "u_VY0", "u_VZ0", "u_WX0", "u_WY0", "u_WZ0", "u1", "u2", "u3"]
     assert kane.n == 9 and kane.kanes_method.mass_matrix.shape == (9, 9)

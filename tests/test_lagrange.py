@@ -335,7 +335,7 @@ def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
 
 # ------------------------------------------------------------- scope
 def test_fixed_base_only():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     moving = dataclasses.replace(robot, base=kr.Base.from_values(W0=["W01", 0, 0]))
     for model in (lagrange.mass_matrix, lagrange.gravity, lagrange.h, lagrange.inverse_dynamics, lagrange.coriolis_matrix):
         with pytest.raises(KaneRobotError, match="assumes a fixed base"):
@@ -347,8 +347,8 @@ def test_fixed_base_only():
 
 def test_closed_loops_wheeled_flexible_and_a_floating_base_without_link_0_are_refused():
     with pytest.raises(KaneRobotError, match="closed loops"):
-        lagrange.mass_matrix(kr.load(kr.frames_path("sr400")))
-    arm = kr.load(kr.frames_path("planar2"))
+        lagrange.mass_matrix(library("sr400"))
+    arm = library("planar2")
     floating = Robot.create(arm.name, arm.frames, links=arm.links, floating=True)
     with pytest.raises(KaneRobotError, match="floating base must carry link 0"):
         lagrange.inverse_dynamics(floating)
@@ -361,7 +361,7 @@ def test_closed_loops_wheeled_flexible_and_a_floating_base_without_link_0_are_re
     with pytest.raises(KaneRobotError, match="by Lagrange of planar2: a floating base cannot also be a wheeled base"):
         lagrange.mass_matrix(Robot.create(arm.name, arm.frames, floating=True, wheeled=True))
     with pytest.raises(KaneRobotError, match=r"energy of satellite by Lagrange: .*floating base.*position of O_0"):
-        lagrange.energy(kr.load(kr.frames_path("satellite")))
+        lagrange.energy(library("satellite"))
 
 
 # ---------------------------------------------- a floating base (root joint)
@@ -369,7 +369,7 @@ def floating_robot(name, tree):
     """The satellite, or the conftest tree on a floating base carrying link 0
     (gravity any direction, a wrench on its leaves)."""
     if name == "satellite":
-        return with_wrench_and_gravity(kr.load(kr.frames_path("satellite")))
+        return with_wrench_and_gravity(library("satellite"))
     return with_wrench_and_gravity(floating_copy(tree))
 
 
