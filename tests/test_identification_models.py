@@ -10,7 +10,7 @@ and the filtered model against the torques and motion of kr.simulate.
 
 import numpy as np
 import pytest
-from conftest import library
+from conftest import derived, library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
@@ -262,7 +262,7 @@ def test_recordings_round_trip(tmp_path, suffix):
 def test_simulation_csv_reads_as_a_recording(tmp_path):
     robot = library("planar2")
     values = random_parameters(robot, np.random.default_rng(0), friction=False, wrench=False)
-    run = kr.simulate(kr.derive(robot), values, [0.2, 0.1, 0.0, 0.0], (0.0, 0.2), t_eval=np.linspace(0, 0.2, 11), backend="numpy")
+    run = kr.simulate(derived("planar2"), values, [0.2, 0.1, 0.0, 0.0], (0.0, 0.2), t_eval=np.linspace(0, 0.2, 11), backend="numpy")
     data = load_data(run.save(tmp_path / "run.csv"))
     np.testing.assert_allclose(data.q, run.q, rtol=1e-15)
     assert data.qd is not None and data.qdd is not None  # the simulation's columns are read too

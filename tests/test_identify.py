@@ -13,7 +13,7 @@ import tomllib
 
 import numpy as np
 import pytest
-from conftest import library
+from conftest import derived, library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
@@ -297,7 +297,7 @@ def _values_file(folder):
 def test_rx90_identification_from_a_simulated_excitation():
     robot = library("rx90")
     values = random_parameters(robot, np.random.default_rng(5), wrench=False)
-    model = kr.derive(robot)
+    model = derived("rx90")
     fn = model.numeric({k: values[k] for k in model.parameters})
     regs = Regressors(robot, values)
     excitation = fourier_excitation(regs, harmonics=4, frequency=0.2, maxiter=30)

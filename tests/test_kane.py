@@ -27,11 +27,10 @@ from pathlib import Path
 import numpy
 import pytest
 import sympy
-from conftest import assert_close, library
+from conftest import assert_close, derived, library
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, partial_velocity
 from sympy.physics.vector import Vector
 
-import kanerobot as kr
 from kanerobot import geometry, kinematics
 from kanerobot.dynamics import composite, coriolis, newton_euler
 from kanerobot.dynamics.kane import KaneRHS, KaneSystem, naive_kanes_method
@@ -528,7 +527,7 @@ def test_kane_derivation_builds_no_kanes_method(monkeypatch):
 
     monkeypatch.setattr(kane_module, "KanesMethod", refuse)
     robot = library("rx90")
-    model = kr.derive(robot, "kane")
+    model = derived("rx90", "kane")
     reference = reference_programs(robot)
     rng = numpy.random.default_rng(37)
     values = state(robot, rng)
