@@ -153,9 +153,20 @@ def opensymoro_operations(filename):
     return sum(sum(count_ops(parse_expression(expr)).values()) for _, expr in opensymoro_equations(filename))
 
 
+_FUNCTIONS = {}
+
+
+def program_function(program):
+    """``program.to_function()``, generated once per program for the process
+    (the program is kept with it, so that its id stays its own)."""
+    if id(program) not in _FUNCTIONS:
+        _FUNCTIONS[id(program)] = (program, program.to_function())
+    return _FUNCTIONS[id(program)][1]
+
+
 def program_outputs(program, values):
     """Outputs of ``program`` as a dict ``name -> value``, inputs taken by name from ``values``."""
-    f = program.to_function()
+    f = program_function(program)
     return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
 
 

@@ -28,6 +28,7 @@ import numpy
 import pytest
 import sympy
 from conftest import assert_close, derived, library
+from conftest import program_outputs as evaluate
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, partial_velocity
 from sympy.physics.vector import Vector
 
@@ -42,7 +43,7 @@ from kanerobot.symbolic.printing import matrix_entry_names
 ROBOTS = ("planar2", "rx90", "stanford", "puma560", "krang")
 RTOL = 1e-9
 
-_SYSTEMS, _REFERENCES, _FUNCTIONS = {}, {}, {}
+_SYSTEMS, _REFERENCES = {}, {}
 
 
 def system(robot):
@@ -89,14 +90,6 @@ def state(robot, rng, gam=0.0):
     for label in robot.joint_labels:
         values[str(robot.joint_parameters[label]["GAM"])] = gam if not callable(gam) else gam()
     return values
-
-
-def evaluate(program, values):
-    key = id(program)
-    if key not in _FUNCTIONS:
-        _FUNCTIONS[key] = (program, program.to_function())
-    f = _FUNCTIONS[key][1]
-    return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
 
 
 def matrix(outputs, prefix, n, symmetric=False):

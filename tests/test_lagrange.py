@@ -28,7 +28,7 @@ import functools
 import numpy
 import pytest
 import sympy
-from conftest import floating_copy, library
+from conftest import floating_copy, library, program_function
 
 import kanerobot as kr
 from kanerobot import geometry
@@ -50,7 +50,7 @@ ENGINES = {
     "coriolis_matrix": lambda robot: coriolis.coriolis_matrix(robot, program(robot, "composite")),
 }
 
-_PROGRAMS, _FUNCTIONS = {}, {}
+_PROGRAMS = {}
 
 
 # ------------------------------------------------------------------ robots
@@ -104,10 +104,7 @@ def program(robot, model):
 def evaluate(prog, values):
     """Outputs of ``prog`` as a dict of arrays of shape (states,): ``values``
     holds numbers (parameters) and arrays of states (q, QP, QDP)."""
-    key = id(prog)
-    if key not in _FUNCTIONS:
-        _FUNCTIONS[key] = (prog, prog.to_function())
-    f = _FUNCTIONS[key][1]
+    f = program_function(prog)
     states = max(numpy.size(v) for v in values.values())
     return {name: numpy.broadcast_to(x, (states,)) for name, x in zip(f.outputs, f(*[values[s.name] for s in f.args]))}
 
