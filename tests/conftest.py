@@ -5,9 +5,13 @@ copies in frames/); library robots from frames/ (:func:`library`).
 :func:`tree_robot` (the ``tree`` fixture) is a two-branch robot built in
 Python that mixes Khalil-Kleinfinger frames (with gamma and b) and general
 frames with oblique revolute and prismatic axes; :func:`plate_robot` has a
-fixed frame inside the tree that carries a link.  :func:`opensymoro_equations`
+fixed frame inside the tree that carries a link; :func:`floating_copy` puts
+a robot on a free-flying base.  :func:`opensymoro_equations`
 reads the equations of an OpenSYMORO output file of the corpus;
 :func:`program_outputs` and :func:`mass_matrix_function` evaluate programs.
+:func:`derived` caches the models of a library robot for the whole process
+(every module that needs them shares one derivation), and
+:func:`assert_close` is the one tolerance check of the tests.
 
 Test modules import these by name (``from conftest import tree_robot``), never
 from each other.
@@ -17,6 +21,7 @@ import functools
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy
@@ -65,6 +70,75 @@ def library(name):
     return kr.load(kr.frames_path(name))
 
 
+@functools.lru_cache(maxsize=None)
+def derived(name, method="newton-euler"):
+    """``kr.derive(library(name), method)``, derived once per process.
+
+    The derivation is the slow part of most dynamics tests; models are not
+    changed by evaluating them, so the modules share them.  Tests of
+    compilation caches derive their own (a shared model keeps its libraries).
+    """
+    return kr.derive(library(name), method=method)
+
+
+def assert_close(actual, expected, *, rtol=1e-9, what=""):
+    """Assert ``actual == expected`` to ``rtol`` relative to the largest entry of ``expected``.
+
+    The error bound is ``rtol * max(1, max|expected|)`` on every entry (an
+    absolute ``rtol`` when ``expected`` is smaller than 1), the shapes must be
+    equal, and a NaN anywhere fails.
+
+    Parameters
+    ----------
+    actual, expected : array_like or Mapping
+        Numbers; two mappings (``name -> number``) must have the same keys
+        and are compared key by key.
+    rtol : float
+        The relative tolerance.
+    what : str
+        What is compared, for the failure message.
+    """
+    label = f"{what}: " if what else ""
+    keys = None
+    if isinstance(expected, Mapping):
+        assert sorted(actual) == sorted(expected), f"{label}outputs differ: {sorted(set(actual) ^ set(expected))}"
+        keys = sorted(expected)
+        actual, expected = [actual[k] for k in keys], [expected[k] for k in keys]
+    actual, expected = numpy.asarray(actual, dtype=float), numpy.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, f"{label}shape {actual.shape}, expected {expected.shape}"
+    if expected.size == 0:
+        return
+    scale = max(1.0, float(numpy.abs(expected).max()))
+    error = numpy.abs(actual - expected)
+    failed = ~(error <= rtol * scale)  # NaN compares False: it fails
+    if failed.any():
+        flat = int(numpy.argmax(numpy.where(numpy.isnan(error), numpy.inf, error)))
+        entry = keys[flat] if keys is not None else numpy.unravel_index(flat, expected.shape)
+        raise AssertionError(
+            f"{label}{int(failed.sum())} of {expected.size} entries off; worst at {entry}: "
+            f"{actual.flat[flat]!r} for {expected.flat[flat]!r}, error {error.flat[flat]:.3g} > {rtol:g} * {scale:.3g}"
+        )
+
+
+def assert_models_close(got, expected, q, qd, qdd, *, rtol=1e-9, what=""):
+    """Assert two numeric dynamics give the same models at the states ``(q, qd, qdd)``.
+
+    Inverse dynamics, inertia matrix, Coriolis matrix, gravity, H, and direct
+    dynamics (``qdd`` taken as the torques) of ``got`` and ``expected``
+    (``NumericDynamics`` of one robot), each by :func:`assert_close`.
+    """
+    calls = {
+        "inverse_dynamics": lambda fn: fn.inverse_dynamics(q, qd, qdd),
+        "mass_matrix": lambda fn: fn.mass_matrix(q),
+        "coriolis_matrix": lambda fn: fn.coriolis_matrix(q, qd),
+        "gravity": lambda fn: fn.gravity(q),
+        "h": lambda fn: fn.h(q, qd),
+        "direct_dynamics": lambda fn: fn.direct_dynamics(q, qd, qdd),
+    }
+    for name, call in calls.items():
+        assert_close(call(got), call(expected), rtol=rtol, what=f"{what} {name}")
+
+
 def opensymoro_equations(filename):
     """``[(name, expression text), ...]`` under ``Equations:`` in the corpus file ``filename``, else skip."""
     path = CORPUS / filename
@@ -79,9 +153,20 @@ def opensymoro_operations(filename):
     return sum(sum(count_ops(parse_expression(expr)).values()) for _, expr in opensymoro_equations(filename))
 
 
+_FUNCTIONS = {}
+
+
+def program_function(program):
+    """``program.to_function()``, generated once per program for the process
+    (the program is kept with it, so that its id stays its own)."""
+    if id(program) not in _FUNCTIONS:
+        _FUNCTIONS[id(program)] = (program, program.to_function())
+    return _FUNCTIONS[id(program)][1]
+
+
 def program_outputs(program, values):
     """Outputs of ``program`` as a dict ``name -> value``, inputs taken by name from ``values``."""
-    f = program.to_function()
+    f = program_function(program)
     return dict(zip(f.outputs, f(*[values[s.name] for s in f.args])))
 
 
@@ -190,6 +275,18 @@ def plate_robot(**options):
         Frame("3", "p", 0, 1, KKPlacement(gamma=0.2, b=b, alpha=-sympy.pi / 2, theta=q3)),
     ]
     return Robot.create("plate", frames, links=["1", "p", "2", "3"], **options)
+
+
+def floating_copy(robot):
+    """``robot`` (built by :meth:`Robot.create`) on a free-flying base that
+    carries link 0, gravity ``(G1, G2, G3)`` in the world frame."""
+    return Robot.create(
+        robot.name + "_floating",
+        robot.frames,
+        links=("0",) + tuple(robot.links),
+        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
+        floating=True,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 import sympy
-from conftest import CORPUS
+from conftest import CORPUS, library
 from threadpoolctl import threadpool_limits
 
 import kanerobot as kr
@@ -69,7 +69,7 @@ def _random_states(robot, N, seed):
 def test_rx90_symbolic_is_opensymoro_regp():
     grouped, relations = _reference()
     assert len(grouped) == 40
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     base = base_parameters(robot)
     names = list(base)
     assert names[:40] == grouped
@@ -80,7 +80,7 @@ def test_rx90_symbolic_is_opensymoro_regp():
 
 
 def test_rx90_numeric_equals_symbolic():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     geometry = {"D3": 0.45, "RL4": 0.42}
     symbolic = base_parameter_set(robot)
     numeric = base_parameter_set(robot, "numeric", values=geometry)
@@ -95,14 +95,14 @@ def test_rx90_numeric_equals_symbolic():
 
 
 def test_symbolic_matrix_needs_the_geometry():
-    base = base_parameter_set(kr.load(kr.frames_path("rx90")))
+    base = base_parameter_set(library("rx90"))
     with pytest.raises(ParameterError, match="D3, RL4"):
         base.matrix()
 
 
 @pytest.mark.parametrize("name,count", [("planar2", 5), ("stanford", 37), ("puma560", 40), ("krang", 126)])
 def test_symbolic_and_numeric_agree(name, count):
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     geometry = _geometry(robot, 3)
     symbolic = base_parameter_set(robot, friction=False)
     numeric = base_parameter_set(robot, "numeric", values=geometry, friction=False)
@@ -116,7 +116,7 @@ def test_symbolic_and_numeric_agree(name, count):
 
 
 def test_friction_after_inertial_parameters():
-    robot = kr.load(kr.frames_path("stanford"))
+    robot = library("stanford")
     names = list(base_parameters(robot))
     assert names[-12:] == [f"{f}{j}" for j in range(1, 7) for f in ("FV", "FS")]
     assert not any(n.startswith(("FV", "FS")) for n in names[:-12])
@@ -126,7 +126,7 @@ def test_friction_after_inertial_parameters():
 def test_bound_geometry_changes_the_grouping():
     """With D3 = 0 the RX-90's joints 2 and 3 meet: the symbolic rules, run on
     the bound robot, and the numeric method group differently than with D3 free."""
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     values = {"D3": 0.0, "RL4": 0.35}
     symbolic = base_parameter_set(robot, values=values, friction=False)
     numeric = base_parameter_set(robot, "numeric", values=values, friction=False)
@@ -139,13 +139,13 @@ def test_bound_geometry_changes_the_grouping():
 
 
 def test_errors():
-    rx90 = kr.load(kr.frames_path("rx90"))
+    rx90 = library("rx90")
     with pytest.raises(ParameterError, match="D3, RL4"):
         base_parameter_set(rx90, "numeric")
     with pytest.raises(KaneRobotError, match="unknown method"):
         base_parameter_set(rx90, "qr")
     with pytest.raises(KaneRobotError, match="method='numeric'"):
-        base_parameter_set(kr.load(kr.frames_path("sr400")))
+        base_parameter_set(library("sr400"))
 
 
 def _sr400_parallelogram(q):
@@ -159,7 +159,7 @@ def _sr400_parallelogram(q):
 
 
 def test_fourbar_numeric_and_rules_agree():
-    robot = kr.load(kr.frames_path("fourbar"))
+    robot = library("fourbar")
     q0 = [1.0, -1.0, 1.0, -1.0]
     numeric = base_parameter_set(robot, "numeric", q0=q0)
     symbolic = base_parameter_set(robot, q0=q0)
@@ -171,7 +171,7 @@ def test_fourbar_numeric_and_rules_agree():
 
 @pytest.mark.slow
 def test_sr400_numeric_and_rules_agree():
-    robot = kr.load(kr.frames_path("sr400"))
+    robot = library("sr400")
     geometry = _geometry(robot, 0)
     q0 = _sr400_parallelogram([0.3, 0.5, -0.4, 0.7, 0.2, -0.6])
     # the parallelogram also closes as an anti-parallelogram, with 65 base parameters

@@ -111,18 +111,38 @@ BAD = {
 }
 
 
+def assert_one_line_error(name, returncode, out, err, folder, before):
+    """The command failed with status 2, printed nothing on stdout and one line
+    naming the file on stderr, no traceback, and wrote no file into ``folder``."""
+    assert returncode == 2, err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"kanerobot: error: {name}"), err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+# In the test process (a new interpreter per command costs 3 s, 72 s for the
+# 24 commands); the process's own exit status and streams are checked below.
 @pytest.mark.parametrize("name", sorted(BAD))
-def test_bad_files_give_one_line_and_change_nothing(name, tmp_path):
+def test_bad_files_give_one_line_and_change_nothing(name, tmp_path, monkeypatch, capsys):
+    (tmp_path / name).write_text(BAD[name])
+    before = sorted(p.name for p in tmp_path.iterdir())
+    monkeypatch.chdir(tmp_path)
+    for command in (["info", name], ["model", name, "fgm", "-o", "out.txt"]):
+        returncode = main(command)
+        captured = capsys.readouterr()
+        assert_one_line_error(name, returncode, captured.out, captured.err, tmp_path, before)
+
+
+@pytest.mark.parametrize("name", ["injection.par", "syntax.toml"])
+def test_bad_files_fail_the_process_with_one_line(name, tmp_path):
+    """``python -m kanerobot`` on a bad file: exit status 2, one line on stderr."""
     (tmp_path / name).write_text(BAD[name])
     before = sorted(p.name for p in tmp_path.iterdir())
     for command in (["info", name], ["model", name, "fgm", "-o", "out.txt"]):
         out = run(*command, cwd=tmp_path)
-        assert out.returncode == 2, out.stderr
-        assert out.stdout == ""
-        lines = out.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"kanerobot: error: {name}"), out.stderr
-        assert "Traceback" not in out.stderr
-        assert sorted(p.name for p in tmp_path.iterdir()) == before
+        assert_one_line_error(name, out.returncode, out.stdout, out.stderr, tmp_path, before)
 
 
 def test_unknown_robot_and_frame(capsys):

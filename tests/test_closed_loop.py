@@ -10,6 +10,7 @@ geometry, finite differences of the inertia matrix along a closed motion
 import numpy as np
 import pytest
 import sympy
+from conftest import assert_close, assert_models_close, derived, library
 from scipy.integrate import solve_ivp
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 
@@ -25,9 +26,8 @@ _FUNCTIONS = {}
 def _numeric(name, method="newton-euler", seed=0, **options):
     key = (name, method, seed, tuple(sorted(options.items())))
     if key not in _FUNCTIONS:
-        robot = kr.load(kr.frames_path(name))
-        values = random_parameters(robot, np.random.default_rng(seed), **options)
-        _FUNCTIONS[key] = (values, kr.derive(robot, method=method).numeric(values, backend="numpy"))
+        values = random_parameters(library(name), np.random.default_rng(seed), **options)
+        _FUNCTIONS[key] = (values, derived(name, method).numeric(values, backend="numpy"))
     return _FUNCTIONS[key]
 
 
@@ -60,7 +60,7 @@ def _finite_difference_G(fn, q, eps=1e-4):
 
 
 def test_equivalent_tree_opens_the_loops():
-    sr400 = kr.load(kr.frames_path("sr400"))
+    sr400 = library("sr400")
     tree = equivalent_tree(sr400)
     assert tree.loops == () and tree.dof == sr400.nj and sr400.dof == 6
     with pytest.raises(KaneRobotError, match="no loops"):
@@ -137,22 +137,11 @@ def test_model_split_and_christoffel_properties(name):
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_engines_agree_on_closed_loops(name, method):
     values, reference = _numeric(name, seed=7)
-    robot = reference.robot
-    engine = kr.derive(robot, method=method).numeric(values, backend="numpy")
+    engine = derived(name, method).numeric(values, backend="numpy")
     rng = np.random.default_rng(8)
     states = [_closed_state(reference, rng) for _ in range(3)]
     q, qd, qdd = (np.array(x) for x in zip(*states))
-    pairs = [
-        (engine.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd)),
-        (engine.mass_matrix(q), reference.mass_matrix(q)),
-        (engine.coriolis_matrix(q, qd), reference.coriolis_matrix(q, qd)),
-        (engine.gravity(q), reference.gravity(q)),
-        (engine.h(q, qd), reference.h(q, qd)),
-        (engine.direct_dynamics(q, qd, qdd), reference.direct_dynamics(q, qd, qdd)),
-    ]
-    for got, expected in pairs:
-        assert got.shape == expected.shape
-        assert np.allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
+    assert_models_close(engine, reference, q, qd, qdd, what=f"{name} {method}")
 
 
 def _fourbar_kanes_method(values):
@@ -206,7 +195,7 @@ def _fourbar_kanes_method(values):
 
 def test_closed_loop_kane_matches_sympy_kanes_method_with_dependent_speeds():
     """Direct dynamics of the four-bar: each engine vs sympy's constrained KanesMethod."""
-    robot = kr.load(kr.frames_path("fourbar"))
+    robot = library("fourbar")
     rng = np.random.default_rng(11)
     values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
     g_names = [str(s) for s in robot.base.G if isinstance(s, sympy.Symbol)]
@@ -215,8 +204,8 @@ def test_closed_loop_kane_matches_sympy_kanes_method_with_dependent_speeds():
     M = sympy.lambdify([q, u], km.mass_matrix, "numpy")
     F = sympy.lambdify([q, u, T1], km.forcing, "numpy")
     V = sympy.lambdify([q, u], sympy.Matrix(velocity), "numpy")
-    reference = kr.derive(robot).numeric(values, backend="numpy")
-    engines = {m: kr.derive(robot, method=m).numeric(values, backend="numpy") for m in ("newton-euler", "lagrange", "kane")}
+    reference = derived("fourbar").numeric(values, backend="numpy")
+    engines = {m: derived("fourbar", m).numeric(values, backend="numpy") for m in ("newton-euler", "lagrange", "kane")}
     for _ in range(3):
         qc, qd, _ = _closed_state(reference, rng)
         tau = rng.uniform(-3, 3, 1)
@@ -273,9 +262,8 @@ def test_bad_configurations_are_reported(tmp_path):
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_symbolic_closed_loop_programs_equal_the_numeric_projection(name, method):
     """W = -Wp^-1 Wa, passive rates and accelerations by the program; G by least squares numerically."""
-    robot = kr.load(kr.frames_path(name))
+    robot, model = library(name), derived(name, method)
     values = random_parameters(robot, np.random.default_rng(12), wrench=False)
-    model = kr.derive(robot, method=method)
     fn = model.numeric(values, backend="numpy")
     rng = np.random.default_rng(13)
     q, qd, qdd = _closed_state(fn, rng)
@@ -298,7 +286,7 @@ def test_symbolic_closed_loop_programs_equal_the_numeric_projection(name, method
         assert not missing, missing  # the program reads no passive rate: it computes them
         got = np.array(program.to_function(args=arguments)(*[env[str(s)] for s in arguments]), dtype=float).ravel()
         got = np.broadcast_to(got, reference.shape) if got.size == 1 else got
-        assert np.allclose(got, reference, rtol=1e-10, atol=1e-10 * (1 + np.abs(reference).max())), model_name
+        assert_close(got, reference, rtol=1e-10, what=model_name)
 
 
 def test_cli_prints_and_exports_closed_loop_models(capsys):

@@ -17,6 +17,7 @@ import threading
 import numpy as np
 import pytest
 import sympy
+from conftest import assert_close
 
 import kanerobot as kr
 from kanerobot.codegen import compiled
@@ -42,10 +43,6 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("KANEROBOT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(compiled, "_LIBRARIES", {})
     return tmp_path / "cache" / "c"
-
-
-def _close(a, b, tol=1e-12):
-    return a.shape == b.shape and np.abs(a - b).max(initial=0.0) <= tol * (1 + np.abs(b).max(initial=0.0))
 
 
 def _models(name, seed):
@@ -85,19 +82,19 @@ def test_c_backend_matches_numpy_for_every_model(name, cache):
     assert set(batch_c) == set(MODELS)
     for model_name in MODELS:
         expected = batch_numpy[model_name]()
-        assert _close(batch_c[model_name](), expected), model_name
-        assert _close(single_c[model_name](), single_numpy[model_name]()), model_name
-        assert _close(single_c[model_name](), expected[3]), model_name
-        assert _close(mixed_c[model_name](), mixed_numpy[model_name]()), model_name
+        assert_close(batch_c[model_name](), expected, rtol=1e-12, what=model_name)
+        assert_close(single_c[model_name](), single_numpy[model_name](), rtol=1e-12, what=model_name)
+        assert_close(single_c[model_name](), expected[3], rtol=1e-12, what=model_name)
+        assert_close(mixed_c[model_name](), mixed_numpy[model_name](), rtol=1e-12, what=model_name)
         assert model.compiled(model_name).library.parent == cache / "c"
     A = fc.mass_matrix(q)
     assert np.array_equal(A, np.transpose(A, (0, 2, 1)))  # filled by symmetry
     assert fc.inverse_dynamics(q[:0], qd[:0], qdd[:0]).shape == (0, n)
     for wrench in model.wrench:  # the RX-90 describes a wrench on link 6
         w = rng.uniform(-5, 5, (N, 6))
-        assert _close(fc.inverse_dynamics(q, qd, qdd, wrench={wrench: w}), fn.inverse_dynamics(q, qd, qdd, wrench={wrench: w}))
-        assert _close(fc.inverse_dynamics(q, qd, qdd, wrench={wrench: w[0]}), fn.inverse_dynamics(q, qd, qdd, wrench={wrench: w[0]}))
-        assert _close(fc.inverse_dynamics(q[1], qd[1], qdd[1], {wrench: w[1]}), fn.inverse_dynamics(q[1], qd[1], qdd[1], {wrench: w[1]}))
+        assert_close(fc.inverse_dynamics(q, qd, qdd, wrench={wrench: w}), fn.inverse_dynamics(q, qd, qdd, wrench={wrench: w}), rtol=1e-12)
+        assert_close(fc.inverse_dynamics(q, qd, qdd, wrench={wrench: w[0]}), fn.inverse_dynamics(q, qd, qdd, wrench={wrench: w[0]}), rtol=1e-12)
+        assert_close(fc.inverse_dynamics(q[1], qd[1], qdd[1], {wrench: w[1]}), fn.inverse_dynamics(q[1], qd[1], qdd[1], {wrench: w[1]}), rtol=1e-12)
     with pytest.raises(kr.KaneRobotError, match="no external wrench is described on link"):
         fc.inverse_dynamics(q, qd, qdd, wrench={"bogus": np.zeros(6)})
     with pytest.raises(kr.KaneRobotError, match=r"q must have shape"):
@@ -114,7 +111,7 @@ def test_no_compiler_falls_back_to_numpy(monkeypatch):
     assert fn.backend == "numpy" and fn.requested_backend == "auto"
     assert "no C compiler found" in fn.fallback_reason
     q = np.array([[0.1, 0.2], [0.3, -0.4]])
-    assert _close(fn.mass_matrix(q), model.numeric(values, backend="numpy").mass_matrix(q))
+    assert_close(fn.mass_matrix(q), model.numeric(values, backend="numpy").mass_matrix(q), rtol=1e-12)
     with pytest.raises(kr.KaneRobotError, match="backend 'c': no C compiler found"):
         model.numeric(values, backend="c")
     with pytest.raises(compiled.CompileError, match="no C compiler found"):
@@ -136,7 +133,7 @@ def test_compiler_failure_falls_back_to_numpy(private_cache, monkeypatch):
     fn = model.numeric(values)
     assert fn.backend == "c"  # a compiler is there: its failure shows on the first call
     q, qd = np.array([0.5, -0.5]), np.array([1.0, 2.0])
-    assert _close(fn.h(q, qd), model.numeric(values, backend="numpy").h(q, qd))
+    assert_close(fn.h(q, qd), model.numeric(values, backend="numpy").h(q, qd), rtol=1e-12)
     assert fn.backend == "numpy"
     assert "h: " in fn.fallback_reason and "the compiler is broken" in fn.fallback_reason
     with pytest.raises(compiled.CompileError, match="(?s)failed to compile kr_h-.*the compiler is broken"):
@@ -178,7 +175,7 @@ def test_the_cache_is_reused_without_the_compiler(private_cache, monkeypatch):
     monkeypatch.setattr(compiled, "_LIBRARIES", {})
     monkeypatch.setattr(subprocess, "run", no_compiler)
     fresh = kr.derive(robot).numeric(values, backend="c")
-    assert _close(fresh.gravity([0.1, 0.2]), model.numeric(values, backend="numpy").gravity([0.1, 0.2]))
+    assert_close(fresh.gravity([0.1, 0.2]), model.numeric(values, backend="numpy").gravity([0.1, 0.2]), rtol=1e-12)
     assert fresh.model.compiled("gravity").build_seconds == 0.0
 
 

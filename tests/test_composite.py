@@ -20,10 +20,9 @@ first.  Parameters are random but physically consistent
 import numpy
 import pytest
 import sympy
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
+from conftest import floating_copy, library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
 from reference_dynamics import mass_matrix_by_unit_accelerations, numeric_link
 
-import kanerobot as kr
 from kanerobot import geometry, kinematics
 from kanerobot.dynamics import floating, newton_euler
 from kanerobot.dynamics.composite import mass_matrix
@@ -176,21 +175,10 @@ def test_customised_zeros_propagate():
 
 
 # ------------------------------------------------------------ free flyer
-def free_flyer(robot):
-    """``robot`` (built by Robot.create) on a free-flying base that carries link 0, gravity in the world frame."""
-    return Robot.create(
-        robot.name + "_free",
-        robot.frames,
-        links=("0",) + tuple(robot.links),
-        base=kr.Base.from_values(G=["G1", "G2", "G3"]),
-        floating=True,
-    )
-
-
 FREE_FLYERS = {
     "satellite": lambda: library("satellite"),
-    "tree": lambda: free_flyer(tree_robot()),  # two branches, oblique prismatic and revolute axes, a fixed leaf
-    "plate": lambda: free_flyer(plate_robot()),  # a fixed frame that carries a link inside the tree
+    "tree": lambda: floating_copy(tree_robot()),  # two branches, oblique prismatic and revolute axes, a fixed leaf
+    "plate": lambda: floating_copy(plate_robot()),  # a fixed frame that carries a link inside the tree
 }
 
 

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import library
+from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot import control
@@ -91,7 +91,7 @@ def test_trajectory_from_arrays_and_functions():
 # ------------------------------------------------------------- controllers
 def test_computed_torque_on_the_exact_model_tracks_to_1e_6():
     robot = library("rx90")
-    fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(1), wrench=False))
+    fn = derived("rx90").numeric(random_parameters(robot, np.random.default_rng(1), wrench=False))
     q0 = np.zeros(6)
     q1 = np.array([0.5, -0.4, 0.3, 1.0, -0.8, 0.6])
     trajectory = quintic(q0, q1, 1.5)
@@ -108,7 +108,7 @@ def test_cross_validate_newton_euler_controller_on_kane_plant():
     robot = library("rx90")
     values = passive(robot, 2)
     trajectory = quintic(np.zeros(6), [0.4, -0.3, 0.2, 0.6, -0.5, 0.4], 1.0)
-    cv = kr.cross_validate((kr.derive(robot), values), (kr.derive(robot, "kane"), values), "computed_torque", trajectory,
+    cv = kr.cross_validate((derived("rx90"), values), (derived("rx90", "kane"), values), "computed_torque", trajectory,
                            samples=21, **TIGHT)  # fmt: skip
     s = cv.summary()
     assert s["max_tracking_error"] < 1e-6
@@ -122,7 +122,7 @@ def test_cross_validate_against_ten_percent_mass_error():
     nominal = passive(robot, 3)
     plant = heavier(nominal, 1.1)
     trajectory = quintic(np.zeros(6), [0.8, -0.6, 0.5, 1.0, -0.8, 0.7], 1.0)
-    cv = kr.cross_validate(kr.derive(robot), kr.derive(robot, "kane"), "computed_torque", trajectory,
+    cv = kr.cross_validate(derived("rx90"), derived("rx90", "kane"), "computed_torque", trajectory,
                            controller_values=nominal, plant_values=plant, t_span=(0.0, 3.0), samples=61, **TIGHT)  # fmt: skip
     s = cv.summary()
     # The model error acts as a disturbance of the loop e'' + Kd e' + Kp e = d (Kp = 100, Kd = 20):
@@ -140,7 +140,7 @@ def test_cross_validate_against_ten_percent_mass_error():
     assert s["max_torque_disagreement"] > 0.01
     assert cv.tracking_error.shape == (61, 6) and cv.disagreement["mass_matrix"].shape == (61,)
     # The tighter the gains, the smaller the error: the same plant with omega = 30 rad/s.
-    stiff = kr.cross_validate(kr.derive(robot), kr.derive(robot, "kane"), "computed_torque", trajectory,
+    stiff = kr.cross_validate(derived("rx90"), derived("rx90", "kane"), "computed_torque", trajectory,
                               controller_values=nominal, plant_values=plant, gains={"kp": 900.0, "kd": 60.0},
                               t_span=(0.0, 3.0), samples=61, **TIGHT)  # fmt: skip
     assert stiff.summary()["max_tracking_error"] < 0.3 * s["max_tracking_error"]
@@ -173,7 +173,7 @@ def test_computed_torque_on_a_closed_loop():
 def test_computed_torque_on_a_floating_base():
     """The joints of a free-floating satellite track their trajectory; the base moves to keep the momentum."""
     robot = library("satellite")
-    fn = kr.derive(robot).numeric(passive(robot, 5, gravity=0.0), backend="numpy")
+    fn = derived("satellite").numeric(passive(robot, 5, gravity=0.0), backend="numpy")
     trajectory = quintic([0.0, 0.3, -0.3], [1.0, -0.5, 0.5], 1.0)
     cv = kr.cross_validate(fn, fn, ComputedTorque(fn, trajectory), None, samples=11, **TIGHT)
     assert cv.summary()["max_tracking_error"] < 1e-6
@@ -207,7 +207,7 @@ def test_pd_on_flexible_joints_reaches_its_set_point():
     robot = library("planar2flex")
     values = passive(robot, 6)
     values.update(G1=9.81, k1=200.0, k2=200.0)
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("planar2flex").numeric(values, backend="numpy")
     assert control.controlled_coordinates(fn) == ["qr1", "qr2"]
     target = np.array([0.5, -0.3])
     result = kr.simulate(fn, None, np.zeros(8), (0.0, 8.0), pd_gravity(fn, target), t_eval=[8.0], method="Radau", rtol=1e-8, atol=1e-10)
@@ -216,13 +216,13 @@ def test_pd_on_flexible_joints_reaches_its_set_point():
 
 def test_controller_errors():
     robot = library("planar2")
-    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    fn = derived("planar2").numeric(passive(robot, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match="the trajectory has 1 coordinates; the controller tracks 2"):
         computed_torque(fn, quintic([0.0], [1.0], 1.0))
     with pytest.raises(KaneRobotError, match=r"kp must be a number, 2 values or an 2x2 matrix"):
         computed_torque(fn, [0.0, 0.0], kp=[1.0, 2.0, 3.0])
     flexible = library("planar2flex")
-    ffn = kr.derive(flexible).numeric(passive(flexible, 1), backend="numpy")
+    ffn = derived("planar2flex").numeric(passive(flexible, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match="computed torque needs a rigid model"):
         computed_torque(ffn, [0.0, 0.0])
     with pytest.raises(KaneRobotError, match="unknown controller 'lqr'"):
@@ -232,14 +232,14 @@ def test_controller_errors():
     with pytest.raises(KaneRobotError, match="give t_span"):
         kr.cross_validate(fn, fn, "pd_gravity", [0.0, 0.0])
     rx = library("rx90")
-    rfn = kr.derive(rx).numeric(passive(rx, 1), backend="numpy")
+    rfn = derived("rx90").numeric(passive(rx, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match="have different states"):
         kr.cross_validate(fn, rfn, "pd_gravity", [0.0, 0.0], t_span=(0, 1))
 
 
 def test_a_controller_factory_and_a_plain_function():
     robot = library("planar2")
-    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    fn = derived("planar2").numeric(passive(robot, 1), backend="numpy")
     trajectory = quintic([0.0, 0.0], [0.3, 0.2], 1.0)
 
     def my_controller(model, trajectory):
@@ -253,7 +253,7 @@ def test_a_controller_factory_and_a_plain_function():
 def cross_validation_of_planar2(**options):
     robot = library("planar2")
     values = passive(robot, 1)
-    return kr.cross_validate((kr.derive(robot), values), (kr.derive(robot, "kane"), heavier(values)), "computed_torque",
+    return kr.cross_validate((derived("planar2"), values), (derived("planar2", "kane"), heavier(values)), "computed_torque",
                              quintic([0.0, 0.0], [1.0, -1.0], 1.0), t_span=(0, 1.5), samples=61, backend="numpy", **options)  # fmt: skip
 
 
@@ -282,7 +282,7 @@ def test_asking_for_plots_without_matplotlib(tmp_path, monkeypatch):
 
 def test_a_plain_controller_function_in_cross_validate():
     robot = library("planar2")
-    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    fn = derived("planar2").numeric(passive(robot, 1), backend="numpy")
     trajectory = quintic([0.0, 0.0], [0.3, 0.2], 1.0)
     ct = ComputedTorque(fn, trajectory)
 
@@ -309,7 +309,7 @@ def krang_on_wheels(seed=5):
             for name in ("MX", "MZ", "XY", "XZ", "YZ"):
                 values[name + wheel] = 0.0
             values["ZZ" + wheel] = values["XX" + wheel]
-        _KRANG_WHEELED[seed] = kr.derive(robot).numeric(values)
+        _KRANG_WHEELED[seed] = derived("krang_wheeled").numeric(values)
     return _KRANG_WHEELED[seed]
 
 

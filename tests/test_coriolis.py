@@ -8,10 +8,9 @@ import re
 import numpy
 import pytest
 import sympy
-from conftest import CORPUS, library
+from conftest import CORPUS, assert_close, derived, library
 from conftest import program_outputs as evaluate
 
-import kanerobot as kr
 from kanerobot.dynamics import newton_euler
 from kanerobot.dynamics.composite import mass_matrix
 from kanerobot.dynamics.coriolis import coriolis_matrix, half_a_s, hamel_terms
@@ -300,7 +299,7 @@ def test_c_qd_is_the_newton_euler_coriolis_vector(robot_name, rng):
     values |= {v.name: float(x) for v, x in zip(robot.qd, qd)}
     Cn = matrix(evaluate(C, values), "C", n)
     h = numpy.array(list(evaluate(H, values).values()))
-    assert numpy.allclose(Cn @ qd, h, rtol=1e-9, atol=1e-9 * (1 + numpy.abs(h).max()))
+    assert_close(Cn @ qd, h, what="C qd = H")
 
 
 # ------------------------------------------------------ the free-flyer root
@@ -354,7 +353,7 @@ def test_floating_robot_from_newton_euler_inertia_matrix(rng):
     0), the root's six speeds come first with no derivative along them, and
     ``C nu`` is Newton-Euler's ``H - Q`` (no friction, no wrench)."""
     robot = library("satellite")
-    ne = kr.derive(robot)
+    ne = derived("satellite")
     A = ne.program("mass_matrix")
     N = 6 + robot.nj
     assert len(A.outputs) < N * (N + 1) // 2  # the structural zeros are left out
@@ -371,7 +370,7 @@ def test_floating_robot_from_newton_euler_inertia_matrix(rng):
     h = numpy.array(list(evaluate(ne.program("h"), values).values()))
     Q = numpy.array(list(evaluate(ne.program("gravity"), values).values()))
     Cn = matrix(evaluate(C, values), "C", N)
-    assert numpy.allclose(Cn @ nu, h - Q, rtol=1e-9, atol=1e-9 * (1 + numpy.abs(h - Q).max()))
+    assert_close(Cn @ nu, h - Q, what="C nu = H - Q")
 
 
 def test_floating_robot_needs_its_inertia_matrix():

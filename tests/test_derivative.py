@@ -4,6 +4,7 @@ import re
 
 import pytest
 import sympy
+from conftest import library
 from conftest import program_outputs as evaluate
 
 from kanerobot.symbolic import Program
@@ -291,10 +292,9 @@ def test_partials_are_sympy_diffs_node_for_node():
 
 def test_partials_of_a_dynamic_model_are_sympy_diffs():
     """The velocity forces of the RX-90 by Kane's method (what the Coriolis matrix differentiates)."""
-    import kanerobot as kr
     from kanerobot.dynamics.kane import KaneSystem
 
-    hv = KaneSystem(kr.load(kr.frames_path("rx90"))).velocity_forces()
+    hv = KaneSystem(library("rx90")).velocity_forces()
     assert structural_partials_equal_sympy_diff(hv) > 1000
 
 

@@ -24,7 +24,7 @@ import re
 import numpy
 import pytest
 import sympy
-from conftest import library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
+from conftest import floating_copy, library, mass_matrix_function, opensymoro_operations, plate_robot, tree_robot
 from reference_dynamics import ReferenceModel, number, numeric_link
 
 from kanerobot.dynamics import newton_euler
@@ -238,8 +238,7 @@ def free_flyer(name):
     prismatic joints on KK and general frames, a fixed leaf) on a free flyer."""
     if name == "satellite":
         return library("satellite")
-    tree = tree_robot()
-    return Robot.create("tree_floating", tree.frames, links=("0",) + tuple(tree.links), base=Base.from_values(G=sympy.symbols("G1 G2 G3")), floating=True)
+    return floating_copy(tree_robot())
 
 
 def free_flyer_values(robot, rng):

@@ -10,6 +10,7 @@ direct dynamics inverts inverse dynamics.
 
 import numpy as np
 import pytest
+from conftest import assert_close, derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -20,16 +21,11 @@ ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 # Krang (10 s here) is slow: tests/test_engines.py holds its models in the default run.
 @pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def case(request):
-    robot = kr.load(kr.frames_path(request.param))
-    model = kr.derive(robot)
+    robot, model = library(request.param), derived(request.param)
     rng = np.random.default_rng(ROBOTS.index(request.param) + 10)
     values = random_parameters(robot, rng)
     fn = model.numeric({name: values[name] for name in model.parameters})
     return robot, model, fn, values, rng
-
-
-def _close(a, b, rtol=1e-9):
-    return np.allclose(a, b, rtol=rtol, atol=rtol * (1 + np.abs(b).max()))
 
 
 def _friction(robot, values, qd):
@@ -45,17 +41,19 @@ def _rotor(robot, values):
 def test_models_agree_with_each_other(case):
     robot, model, fn, values, rng = case
     n = robot.nj
+    rotors = {str(robot.dynamics[label]["IA"]) for label in robot.joint_labels}
+    without_rotors = model.numeric({name: 0.0 if name in rotors else values[name] for name in model.parameters})
     for _ in range(3):
         q, qd, qdd = rng.uniform(-np.pi, np.pi, n), rng.uniform(-2, 2, n), rng.uniform(-3, 3, n)
         A, H, Q, C = fn.mass_matrix(q), fn.h(q, qd), fn.gravity(q), fn.coriolis_matrix(q, qd)
         tau = fn.inverse_dynamics(q, qd, qdd)
-        assert _close(A, A.T, 1e-12)
+        assert_close(A, A.T, rtol=1e-12)
         assert np.linalg.eigvalsh(A).min() > 0
-        assert _close(tau, A @ qdd + H)
-        assert _close(H, C @ qd + Q + _friction(robot, values, qd))
-        assert _close(fn.direct_dynamics(q, qd, tau), qdd, 1e-8)
-        # Rotor inertia sits on the diagonal of A only.
-        assert _close(np.diag(A) - _rotor(robot, values), np.diag(A) - _rotor(robot, values))
+        assert_close(tau, A @ qdd + H)
+        assert_close(H, C @ qd + Q + _friction(robot, values, qd))
+        assert_close(fn.direct_dynamics(q, qd, tau), qdd, rtol=1e-8)
+        # Rotor inertia sits on the diagonal of A only: A less A without rotors is diag(IA).
+        assert_close(A - without_rotors.mass_matrix(q), np.diag(_rotor(robot, values)))
 
 
 def test_adot_minus_2c_is_skew_symmetric(case):
@@ -76,8 +74,8 @@ def test_batches_equal_single_states(case):
     A = fn.mass_matrix(q)
     assert tau.shape == (N, n) and A.shape == (N, n, n)
     for k in range(N):
-        assert _close(tau[k], fn.inverse_dynamics(q[k], qd[k], qdd[k]), 1e-12)
-        assert _close(A[k], fn.mass_matrix(q[k]), 1e-12)
+        assert_close(tau[k], fn.inverse_dynamics(q[k], qd[k], qdd[k]), rtol=1e-12)
+        assert_close(A[k], fn.mass_matrix(q[k]), rtol=1e-12)
     assert fn.direct_dynamics(q, qd, tau).shape == (N, n)
     assert fn.coriolis_matrix(q, qd).shape == (N, n, n) and fn.gravity(q).shape == (N, n)
 
@@ -85,8 +83,7 @@ def test_batches_equal_single_states(case):
 def test_external_wrench_is_the_jacobian_transpose():
     """A wrench exerted by link 6 on the environment adds J6^T (f, m) to the torques
     (projected in frame 6, SYMORO's convention)."""
-    robot = kr.load(kr.frames_path("rx90"))
-    model = kr.derive(robot)
+    robot, model = library("rx90"), derived("rx90")
     rng = np.random.default_rng(3)
     values = random_parameters(robot, rng)
     fn = model.numeric({k: values[k] for k in model.parameters})
@@ -97,14 +94,13 @@ def test_external_wrench_is_the_jacobian_transpose():
     q, qd, qdd = rng.uniform(-1, 1, (3, 6))
     w = rng.uniform(-5, 5, 6)
     difference = fn.inverse_dynamics(q, qd, qdd, wrench={"6": w}) - fn.inverse_dynamics(q, qd, qdd)
-    assert _close(difference, J6(q).T @ w)
+    assert_close(difference, J6(q).T @ w)
     with pytest.raises(kr.KaneRobotError, match="no external wrench is described on link"):
         fn.inverse_dynamics(q, qd, qdd, wrench={"3": w})
 
 
 def test_parameters_and_value_errors():
-    robot = kr.load(kr.frames_path("rx90"))
-    model = kr.derive(robot)
+    robot, model = library("rx90"), derived("rx90")
     names = model.parameters
     assert names == sorted(names)
     assert {"D3", "RL4", "G3", "ZZ1", "XX6", "ZZ6", "MX6", "IA1", "FV6", "FS6"} <= set(names)
@@ -121,11 +117,11 @@ def test_parameters_and_value_errors():
     with pytest.raises(kr.KaneRobotError, match="unknown method"):
         kr.derive(robot, method="hamilton")
     with pytest.raises(kr.ParameterError, match="no value for"):
-        kr.derive(kr.load(kr.frames_path("sr400"))).numeric({})
+        derived("sr400").numeric({})
 
 
 def test_op_counts_are_reported_and_cached():
-    model = kr.derive(kr.load(kr.frames_path("rx90")))
+    model = derived("rx90")
     first = model.program("inverse_dynamics")
     assert model.program("inverse_dynamics") is first
     for name in ("inverse_dynamics", "mass_matrix", "h", "coriolis_matrix", "gravity", "direct_dynamics"):

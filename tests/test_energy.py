@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
-from conftest import library, plate_robot, tree_robot
+from conftest import derived, library, plate_robot, tree_robot
 
 import kanerobot as kr
 from kanerobot.dynamics import energy, lagrange
@@ -77,7 +77,7 @@ def test_wheeled_energies_match_the_wheeled_model():
     robot = library("diffdrive")
     rng = np.random.default_rng(4)
     values = random_parameters(robot, rng, wrench=False)
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("diffdrive").numeric(values, backend="numpy")
     q = rng.uniform(-1, 1, (5, fn.n))
     qa = rng.uniform(-1, 1, (5, fn.m))
     np.testing.assert_allclose(energy.gravity_energy(fn, q), fn.potential_energy(q), rtol=1e-12, atol=1e-12)
@@ -111,7 +111,7 @@ def test_power_balance_fixed_base_with_friction():
     robot = library("rx90")
     rng = np.random.default_rng(11)
     values = random_parameters(robot, rng, wrench=False)
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("rx90").numeric(values, backend="numpy")
     for _ in range(3):
         q, qd, tau = rng.uniform(-1, 1, (3, 6))
         check_power_balance(fn, q, qd, tau)
@@ -139,7 +139,7 @@ def test_power_balance_flexible_joints():
     rng = np.random.default_rng(8)
     values = random_parameters(robot, rng, wrench=False)
     for method in ("newton-euler", "kane"):
-        fn = kr.derive(robot, method).numeric(values, backend="numpy")
+        fn = derived("planar2flex", method).numeric(values, backend="numpy")
         z, zd = rng.uniform(-0.5, 0.5, (2, 4))
         tau = rng.uniform(-1, 1, 2)
         check_power_balance(fn, z, zd, tau)
@@ -151,7 +151,7 @@ def test_power_balance_floating_base():
     robot = library("satellite")
     rng = np.random.default_rng(9)
     values = random_parameters(robot, rng, wrench=False)  # gravity, friction
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("satellite").numeric(values, backend="numpy")
     q = np.concatenate([rng.uniform(-1, 1, 3), [0.1, -0.2, 0.3, 0.9] / np.linalg.norm([0.1, -0.2, 0.3, 0.9]), rng.uniform(-1, 1, 3)])
     qd = rng.uniform(-1, 1, 9)
     check_power_balance(fn, q, qd, rng.uniform(-1, 1, 3))
@@ -166,14 +166,14 @@ def test_power_balance_floating_base():
 def test_power_balance_wheeled_base():
     robot = library("diffdrive")
     rng = np.random.default_rng(6)
-    fn = kr.derive(robot).numeric(random_parameters(robot, rng, wrench=False), backend="numpy")
+    fn = derived("diffdrive").numeric(random_parameters(robot, rng, wrench=False), backend="numpy")
     q = rng.uniform(-1, 1, fn.n)
     check_power_balance(fn, q, rng.uniform(-1, 1, fn.m), rng.uniform(-1, 1, fn.m))
 
 
 def test_batches_and_errors():
     robot = library("planar2")
-    fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+    fn = derived("planar2").numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
     q, qd = np.zeros((4, 2)), np.ones((4, 2))
     assert energy.total_energy(fn, q, qd).shape == (4,)
     assert isinstance(energy.kinetic_energy(fn, q[0], qd[0]), float)

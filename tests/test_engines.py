@@ -10,6 +10,7 @@ with Newton-Euler to 1e-9 relative.
 
 import numpy as np
 import pytest
+from conftest import assert_models_close, derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -22,15 +23,8 @@ def _is_tree(robot):
 
 # Closed loops: tests/test_closed_loop.py; flexible joints: test_flexible.py;
 # floating base: test_floating.py.
-ROBOTS = [name for name in kr.robot_names() if _is_tree(kr.load(kr.frames_path(name)))]
+ROBOTS = [name for name in kr.robot_names() if _is_tree(library(name))]
 METHODS = ["lagrange", "kane"]
-_MODELS = {}
-
-
-def _model(name, method):
-    if (name, method) not in _MODELS:
-        _MODELS[name, method] = kr.derive(kr.load(kr.frames_path(name)), method=method)
-    return _MODELS[name, method]
 
 
 def test_every_supported_library_robot_is_covered():
@@ -40,23 +34,14 @@ def test_every_supported_library_robot_is_covered():
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name", ROBOTS)
 def test_engine_agrees_with_newton_euler(name, method):
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     rng = np.random.default_rng(ROBOTS.index(name) * 7 + METHODS.index(method))
     values = random_parameters(robot, rng)
-    reference = _model(name, "newton-euler").numeric(values)
-    engine = _model(name, method).numeric(values, backend="numpy")
+    reference = derived(name, "newton-euler").numeric(values)
+    engine = derived(name, method).numeric(values, backend="numpy")
     n = robot.nj
     q, qd, qdd = rng.uniform(-np.pi, np.pi, (4, n)), rng.uniform(-2, 2, (4, n)), rng.uniform(-3, 3, (4, n))
-    pairs = [
-        (engine.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd)),
-        (engine.mass_matrix(q), reference.mass_matrix(q)),
-        (engine.coriolis_matrix(q, qd), reference.coriolis_matrix(q, qd)),
-        (engine.gravity(q), reference.gravity(q)),
-        (engine.h(q, qd), reference.h(q, qd)),
-        (engine.direct_dynamics(q, qd, qdd), reference.direct_dynamics(q, qd, qdd)),
-    ]
-    for got, expected in pairs:
-        assert np.allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
+    assert_models_close(engine, reference, q, qd, qdd, what=f"{name} {method}")
 
 
 def test_every_engine_module_names_its_models_alike():
@@ -74,5 +59,5 @@ def test_every_engine_module_names_its_models_alike():
     assert newton_euler.h is newton_euler.coriolis_gravity and newton_euler.gravity is newton_euler.gravity_torques
     assert kane.h is kane.coriolis_gravity and kane.gravity is kane.gravity_torques
     assert floating.h is floating.nonlinear_effects and floating.gravity is floating.gravity_forces
-    robot = kr.load(kr.frames_path("planar2"))
-    assert newton_euler.h(robot).outputs == kr.derive(robot).program("h").outputs
+    robot = library("planar2")
+    assert newton_euler.h(robot).outputs == derived("planar2").program("h").outputs

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
+import kanerobot as kr
+
 ROOT = Path(__file__).resolve().parents[1]
+real_frames_path = kr.frames_path
 
 
 def test_krang_kinematics_example(capsys):
@@ -15,12 +18,32 @@ def test_krang_kinematics_example(capsys):
     assert "right-arm columns all zero: True" in out
 
 
-def test_krang_dynamics_example(tmp_path, capsys):
+def run_dynamics_example(folder):
     module = runpy.run_path(str(ROOT / "examples" / "krang" / "krang_dynamics.py"))
-    module["main"](str(tmp_path))
+    module["main"](str(folder))
+
+
+# Krang's A and C take 8 s to derive, count and print as C: slow.  Its models
+# are checked in the default run by tests/test_engines.py (every engine equal)
+# and tests/test_kane.py (A' - 2C skew); the example's code runs on the RX-90 below.
+@pytest.mark.slow
+def test_krang_dynamics_example(tmp_path, capsys):
+    run_dynamics_example(tmp_path)
     out = capsys.readouterr().out
     assert "A is 17x17" in out and "(skew-symmetric)" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["krang_A.c", "krang_C.c"]
+
+
+def test_dynamics_example_runs_its_checks_and_writes_c(tmp_path, capsys, monkeypatch):
+    """The Krang dynamics example, every line of it, on the RX-90 (the robot
+    file it loads): its own checks (A-dot - 2C skew, torques = A qdd + C qd + Q)
+    pass and it writes A and C as C code."""
+    monkeypatch.setattr(kr, "frames_path", lambda name: real_frames_path("rx90"))
+    run_dynamics_example(tmp_path)
+    out = capsys.readouterr().out
+    assert "A is 6x6" in out and "(skew-symmetric)" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["krang_A.c", "krang_C.c"]
+    assert "void krang_C(" in (tmp_path / "krang_C.c").read_text()
 
 
 def test_krang_kane_example(tmp_path, capsys):

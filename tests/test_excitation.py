@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
@@ -14,7 +15,7 @@ from kanerobot.identification.numeric_regressor import Regressors
 
 @pytest.fixture(scope="module")
 def planar():
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     values = random_parameters(robot, np.random.default_rng(0), wrench=False)
     return robot, values, Regressors(robot, values)
 

@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import assert_close, derived, library
 
-import kanerobot as kr
 from kanerobot.cli import main
 from kanerobot.dynamics.parameters import random_parameters
 
@@ -48,8 +48,7 @@ def _arguments(model, key, s, p, wrench):
 
 @pytest.mark.parametrize("name, key", CASES)
 def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
-    robot = kr.load(kr.frames_path(name))
-    model = kr.derive(robot)
+    robot, model = library(name), derived(name)
     rng = np.random.default_rng(len(name) + len(key))
     values = random_parameters(robot, rng)
     fn = model.numeric(values)
@@ -72,25 +71,25 @@ def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
     spec.loader.exec_module(module)
     function = getattr(module, f"{name}_{key}")
     got = function(*_arguments(model, key, s, np.broadcast_to(p, (N, len(p))), zero_wrench))
-    assert np.allclose(got, expected, rtol=1e-10, atol=1e-10 * (1 + np.abs(expected).max()))
+    assert_close(got, expected, rtol=1e-10, what=f"{name} {key} in Python")
 
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.skip("no C compiler")
     c_file = tmp_path / f"{name}_{key}.c"
     assert main(["model", name, key, "--lang", "c", "-o", str(c_file)]) == 0
-    library = tmp_path / f"lib{name}{key}.so"
+    shared = tmp_path / f"lib{name}{key}.so"
     build = subprocess.run(
-        [compiler, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", str(c_file), "-o", str(library)],
+        [compiler, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", str(c_file), "-o", str(shared)],
         capture_output=True, text=True,
     )
     assert build.returncode == 0 and build.stderr == "", build.stderr
-    c_function = getattr(ctypes.CDLL(str(library)), f"{name}_{key}")
+    c_function = getattr(ctypes.CDLL(str(shared)), f"{name}_{key}")
     size = expected[0].size
     for k in range(N):
         args = _arguments(model, key, {a: v[k] for a, v in s.items()}, p, np.zeros(6))
         buffers = [np.ascontiguousarray(a, dtype=float) for a in args]
         out = np.zeros(size)
         c_function(*[b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) for b in buffers], out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
-        assert np.allclose(out.reshape(expected[k].shape), expected[k], rtol=1e-10, atol=1e-10 * (1 + np.abs(expected).max()))
+        assert_close(out.reshape(expected[k].shape), expected[k], rtol=1e-10, what=f"{name} {key} in C, state {k}")
     capsys.readouterr()

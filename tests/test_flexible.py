@@ -17,10 +17,12 @@ Numbers are checked by independent paths:
 - the inverse model fed with the direct model's accelerations.
 """
 
+import functools
+
 import numpy as np
 import pytest
 import sympy
-from conftest import library, tree_robot
+from conftest import assert_close, library, tree_robot
 from scipy.integrate import solve_ivp
 
 import kanerobot as kr
@@ -69,27 +71,18 @@ ROBOTS = {
 #: library robots, one each on the 3-D robots (Kane's derivation is the slow part).
 CASES = [(name, rotor) for name in ("flexarm1", "planar2flex") for rotor in flexible.ROTORS]
 CASES += [("rx90 2,3,5 flexible", "spong"), ("tree moving base", "full")]
-_ROBOTS, _MODELS = {}, {}
 
 
-def robot_named(name):
-    if name not in _ROBOTS:
-        _ROBOTS[name] = ROBOTS[name]()
-    return _ROBOTS[name]
+@functools.lru_cache(maxsize=None)
+def case_robot(name):
+    """The robot of ``ROBOTS[name]``, built once (library robots come from conftest's cache)."""
+    return ROBOTS[name]()
 
 
+@functools.lru_cache(maxsize=None)
 def model(name, method, rotor):
-    key = (name, method, rotor)
-    if key not in _MODELS:
-        _MODELS[key] = flexible.derive(robot_named(name), method=method, rotor=rotor)
-    return _MODELS[key]
-
-
-def assert_close(got, expected, rtol=1e-9):
-    got, expected = np.asarray(got), np.asarray(expected)
-    assert got.shape == expected.shape
-    scale = 1.0 + np.max(np.abs(expected), initial=0.0)
-    assert np.allclose(got, expected, rtol=rtol, atol=rtol * scale), np.max(np.abs(got - expected), initial=0.0) / scale
+    """The flexible models of a case, derived once (the derivation is the slow part)."""
+    return flexible.derive(case_robot(name), method=method, rotor=rotor)
 
 
 def random_state(rng, fn, batch=4):
@@ -128,7 +121,7 @@ def test_augmented_tree_maps_the_motor_parameters():
 # ------------------------------------------- (1) Kane = Newton-Euler
 @pytest.mark.parametrize("name, rotor", CASES)
 def test_kane_agrees_with_three_step_newton_euler(name, rotor):
-    robot = robot_named(name)
+    robot = case_robot(name)
     rng = np.random.default_rng(CASES.index((name, rotor)))
     values = random_parameters(robot, rng)
     ne = model(name, "newton-euler", rotor).numeric(values, backend="numpy")
@@ -146,7 +139,7 @@ def test_kane_agrees_with_three_step_newton_euler(name, rotor):
 @pytest.mark.parametrize("name, rotor", CASES[:4])
 def test_lagrange_agrees_too(name, rotor):
     """Lagrange's energies on the same tree of links and rotors."""
-    robot = robot_named(name)
+    robot = case_robot(name)
     rng = np.random.default_rng(31)
     values = random_parameters(robot, rng)
     ne = model(name, "newton-euler", rotor).numeric(values, backend="numpy")
@@ -162,7 +155,7 @@ def test_spring_generalized_forces_by_kanes_method(name):
     """The torque (force) pair -k (q_j - q_rj) on link j and its opposite on
     rotor r_j, through KanesMethod's partial velocities: Gamma_f on q_j,
     -Gamma_f on q_rj, nothing on the joints that carry both."""
-    robot = robot_named(name)
+    robot = case_robot(name)
     system = model(name, "kane", "full").kane_system
     rng = np.random.default_rng(5)
     values = {sympy.Symbol(k): v for k, v in random_parameters(robot, rng).items()}
@@ -194,7 +187,7 @@ def test_full_model_adds_the_rotor_coupling_spong_neglects():
     is on the base.  A differs by IA2 at (th1, th1), (th1, qr2); H is the same
     (every axis is parallel: no gyroscopic torque)."""
     rng = np.random.default_rng(11)
-    values = random_parameters(robot_named("planar2flex"), rng)
+    values = random_parameters(case_robot("planar2flex"), rng)
     spong = model("planar2flex", "newton-euler", "spong").numeric(values, backend="numpy")
     full = model("planar2flex", "newton-euler", "full").numeric(values, backend="numpy")
     z, zd, _, _ = random_state(rng, spong)
@@ -213,7 +206,7 @@ def test_paper_model_is_the_link_rows_of_spongs(name):
     """inverse_dynamics(robot) and direct_dynamics(robot) (rotor=None: the
     paper's eqs 12-29, motor positions as inputs) give the link rows of
     Spong's model."""
-    robot = robot_named(name)
+    robot = case_robot(name)
     rng = np.random.default_rng(3)
     values = random_parameters(robot, rng)
     fn = model(name, "kane", "spong").numeric(values, backend="numpy")
@@ -312,7 +305,7 @@ def test_one_link_arm_matches_its_closed_form(method, rotor):
 @pytest.mark.parametrize("method", ["newton-euler", "kane"])
 @pytest.mark.parametrize("name, rotor", CASES[2:])
 def test_inverse_model_gives_back_the_direct_models_input(name, rotor, method):
-    robot = robot_named(name)
+    robot = case_robot(name)
     rng = np.random.default_rng(23)
     fn = model(name, method, rotor).numeric(random_parameters(robot, rng), backend="numpy")
     z, zd, _, tau = random_state(rng, fn)
@@ -403,7 +396,7 @@ def test_operation_counts_of_the_library_robots():
 def test_coriolis_matrix_of_every_engine(rotor):
     """C of the tree of links and rotors: the engines agree, C zd = H(z, zd) - H(z, 0)
     without friction, and Adot - 2C is skew-symmetric (Adot by central differences)."""
-    robot = kr.load(kr.frames_path("planar2flex"))
+    robot = library("planar2flex")
     rng = np.random.default_rng(21)
     values = random_parameters(robot, rng, friction=False)
     fns = {m: flexible.derive(robot, m, rotor).numeric(values, backend="numpy") for m in ("newton-euler", "kane", "lagrange")}

@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
-from conftest import library
+from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -202,7 +202,7 @@ def rx90_with_coulomb():
     robot = library("rx90")
     values = random_parameters(robot, np.random.default_rng(0))
     values.update({name: 1.0 for name in values if name.startswith("FS")})
-    return kr.derive(robot), values
+    return derived("rx90"), values
 
 
 def test_passive_rx90_with_FS_1_simulates_one_second():
@@ -243,9 +243,8 @@ def test_closed_loop_friction_on_every_joint():
 
 
 def test_flexible_joint_friction_on_the_motor():
-    robot = library("flexarm1")
     values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.3, "K1": 100.0}
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("flexarm1").numeric(values, backend="numpy")
     runs = both_laws(fn, [0.5, 0.5, 0.0, 0.0], 1.0, method="Radau")
     for result in runs.values():
         assert result.friction_labels == ["1", "r1"] and np.all(result.friction[:, 0] == 0.0)  # the link side has none
@@ -259,7 +258,7 @@ def test_floating_base_joint_friction_keeps_the_momentum():
     values = random_parameters(robot, np.random.default_rng(4), wrench=False)
     values.update({name: 0.2 for name in values if name.startswith("FS")})
     values.update({name: 0.0 for name in ("G1", "G2", "G3") if name in values})  # in orbit
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("satellite").numeric(values, backend="numpy")
     q = np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], np.zeros(3)])
     qd = np.concatenate([np.zeros(6), [1.0, -0.5, 0.8]])
     A = np.asarray(fn.mass_matrix(q))
@@ -280,7 +279,7 @@ def test_wheeled_base_friction():
     robot = library("diffdrive")
     values = random_parameters(robot, np.random.default_rng(3), wrench=False)
     values.update({name: 0.01 for name in values if name.startswith("FS")})
-    fn = kr.derive(robot).numeric(values, backend="numpy")
+    fn = derived("diffdrive").numeric(values, backend="numpy")
     x0 = np.zeros(fn.n + fn.m)
     x0[-2:] = [1.0, 0.5]
     runs = both_laws(fn, x0, 1.0)

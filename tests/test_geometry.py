@@ -3,9 +3,8 @@
 import numpy
 import pytest
 import sympy
-from conftest import random_values
+from conftest import library, random_values
 
-import kanerobot as kr
 from kanerobot import geometry
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import Base, Frame, KKPlacement, Robot
@@ -171,7 +170,7 @@ def test_shipped_four_bar_is_the_unit_parallelogram():
         Frame("3", "0", 0, 0, KKPlacement(d=1, theta=th[2])),
         Frame("4", "3", 0, 0, KKPlacement(d=1, theta=th[3])),
         Frame("5", "2", 2, 0, KKPlacement(d=1))], loops=[("4", "5")])
-    fourbar = kr.load(kr.frames_path("fourbar"))
+    fourbar = library("fourbar")
     assert fourbar == built
     for a in (0.4, 1.5, 2.5):
         q = geometry.solve_loops(fourbar, {}, [a], guess=[-a, a, -a])

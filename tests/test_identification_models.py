@@ -10,6 +10,7 @@ and the filtered model against the torques and motion of kr.simulate.
 
 import numpy as np
 import pytest
+from conftest import derived, library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
@@ -26,7 +27,7 @@ from kanerobot.identification.numeric_regressor import Regressors
 
 
 def _setup(name, seed=0, friction=True):
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     values = random_parameters(robot, np.random.default_rng(seed), friction=friction, wrench=False)
     model = kr.derive(robot)
     fn = model.numeric({k: values[k] for k in model.parameters})
@@ -93,7 +94,7 @@ def test_base_columns_reproduce_the_regressor(rx90, rx90_unit):
 def test_base_columns_of_the_regressor():
     import dataclasses
 
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     robot = dataclasses.replace(robot, base=kr.Base.from_values(G=["G1", 0, 0]))
     geometry = {"L1": 0.7, "G1": -9.81}
     values = dict(random_parameters(robot, np.random.default_rng(1), wrench=False), **geometry)
@@ -117,7 +118,7 @@ def test_base_columns_of_the_regressor():
 
 
 def test_regressors_need_the_geometric_values():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     with pytest.raises(KaneRobotError, match="no value for D3"):
         Regressors(robot, {"RL4": 0.4, "G3": -9.81})
 
@@ -137,7 +138,7 @@ def test_energy_regressor_follows_eq52_for_a_planar_arm():
     # planar2 with gravity along -x0 (G1): link 2 at angle s = q1 + q2 from x0, origin P2 = L1 (cos q1, sin q1)
     import dataclasses
 
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     robot = dataclasses.replace(robot, base=kr.Base.from_values(G=["G1", 0, 0]))
     L1, g = 0.7, -9.81
     regs = Regressors(robot, {"L1": L1, "G1": g}, backend="numpy")
@@ -259,9 +260,9 @@ def test_recordings_round_trip(tmp_path, suffix):
 
 
 def test_simulation_csv_reads_as_a_recording(tmp_path):
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     values = random_parameters(robot, np.random.default_rng(0), friction=False, wrench=False)
-    run = kr.simulate(kr.derive(robot), values, [0.2, 0.1, 0.0, 0.0], (0.0, 0.2), t_eval=np.linspace(0, 0.2, 11), backend="numpy")
+    run = kr.simulate(derived("planar2"), values, [0.2, 0.1, 0.0, 0.0], (0.0, 0.2), t_eval=np.linspace(0, 0.2, 11), backend="numpy")
     data = load_data(run.save(tmp_path / "run.csv"))
     np.testing.assert_allclose(data.q, run.q, rtol=1e-15)
     assert data.qd is not None and data.qdd is not None  # the simulation's columns are read too
@@ -290,7 +291,7 @@ def test_csv_mistakes_are_named_with_their_line(tmp_path):
 
 
 def test_recording_must_match_the_robot(tmp_path):
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     with pytest.raises(DataError, match=rf"2 joint column\(s\) \(1, 2\) but robot {robot.name} has 6 joints \(1, 2, 3, 4, 5, 6\)"):
         as_recorded(_recording(), robot)
     np.savez(tmp_path / "x.npz", t=np.arange(3.0), q=np.zeros((3, 2)))

@@ -13,6 +13,7 @@ import tomllib
 
 import numpy as np
 import pytest
+from conftest import derived, library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
@@ -29,7 +30,7 @@ from kanerobot.identification.regressor import identification_model
 
 def planar_with_gravity():
     """planar2 with gravity in its plane (along -x0), so that first moments matter."""
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     return dataclasses.replace(robot, base=kr.Base.from_values(G=["G1", 0, 0]))
 
 
@@ -294,9 +295,9 @@ def _values_file(folder):
 
 @pytest.mark.slow
 def test_rx90_identification_from_a_simulated_excitation():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     values = random_parameters(robot, np.random.default_rng(5), wrench=False)
-    model = kr.derive(robot)
+    model = derived("rx90")
     fn = model.numeric({k: values[k] for k in model.parameters})
     regs = Regressors(robot, values)
     excitation = fourier_excitation(regs, harmonics=4, frequency=0.2, maxiter=30)

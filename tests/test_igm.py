@@ -5,6 +5,7 @@ the frame transforms), and the configuration a pose came from must be found."""
 import numpy
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -22,7 +23,7 @@ class Case:
     numpy direct geometric model."""
 
     def __init__(self, name, seed):
-        self.robot = kr.load(kr.frames_path(name))
+        self.robot = library(name)
         self.rng = numpy.random.default_rng(seed)
         self.values = random_parameters(self.robot, self.rng)
         self.igm = derive_igm(self.robot)
@@ -107,7 +108,7 @@ def test_sr400_full_configurations_close_the_loop():
 
 
 def test_rx90_program_lists_the_types_and_eight_branches():
-    text = str(derive_igm(kr.load(kr.frames_path("rx90"))))
+    text = str(derive_igm(library("rx90")))
     assert "type 2" in text and "type 8" in text and "type 3" in text
     assert "at most 8 solutions" in text
 
@@ -144,7 +145,7 @@ def test_numeric_fallback_agrees_with_closed_form():
 
 
 def test_paul_without_decoupling_on_planar_and_errors():
-    arm = kr.load(kr.frames_path("planar2"))
+    arm = library("planar2")
     T = num.ChainModel(arm, "2", {"L1": 0.7}).pose([0.4, -1.1])
     [q] = inverse_geometric(arm, T, {"L1": 0.7}, method="paul")
     assert numpy.allclose(q, [0.4, -1.1], atol=1e-12)
@@ -159,7 +160,7 @@ def test_paul_without_decoupling_on_planar_and_errors():
 def test_fourbar_assembly_modes_match_numeric_loop_solver():
     """Both closures of the four-bar in closed form; the numeric least-squares
     solver from many guesses finds nothing else."""
-    fourbar = kr.load(kr.frames_path("fourbar"))
+    fourbar = library("fourbar")
     revolute = numpy.ones(4, dtype=bool)
     rng = numpy.random.default_rng(0)
     solve = loop_solver(fourbar, {})
@@ -211,7 +212,7 @@ def test_reference_loops_closed_form_contains_numeric(name):
 
 def test_rx90_shoulder_singularity_gives_a_family():
     """Wrist centre on axis 1 (D3 cos th2 = RL4 sin(th2 + th3)): th1 is free."""
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     values = {"D3": 0.45, "RL4": 0.5}
     model = num.ChainModel(robot, "6", values)
     q = numpy.array([0.7, 0.0, numpy.arcsin(0.9), 0.3, 0.8, -0.4])
@@ -226,7 +227,7 @@ def test_rx90_shoulder_singularity_gives_a_family():
 def test_paul_without_pieper_points(name):
     """method='paul' (matrix equations only, no wrist-centre equations) also
     gives the 8 solutions."""
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     values = {k: 0.4 + 0.1 * i for i, k in enumerate(robot.geometric_parameters)}
     model = num.ChainModel(robot, "6", values)
     rng = numpy.random.default_rng(0)

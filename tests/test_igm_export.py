@@ -9,6 +9,7 @@ import subprocess
 
 import numpy
 import pytest
+from conftest import library
 
 import kanerobot as kr
 from kanerobot.igm import numeric as num
@@ -21,7 +22,7 @@ Q = [0.3, -0.7, 1.1, 0.4, -0.9, 2.0]
 
 @pytest.fixture(scope="module")
 def rx90():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     model = num.ChainModel(robot, "6", VALUES)
     return robot, derive_igm(robot), model.pose(Q), model
 
@@ -46,10 +47,10 @@ def test_c_export_compiles_and_matches(rx90, tmp_path):
     robot, igm, T, model = rx90
     source = tmp_path / "igm_rx90.c"
     source.write_text(generate_igm(igm, "c"))
-    library = tmp_path / "libigm.so"
-    subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(library),
+    shared = tmp_path / "libigm.so"
+    subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(shared),
                     str(source), "-lm"], check=True)
-    f = ctypes.CDLL(str(library)).igm_rx90
+    f = ctypes.CDLL(str(shared)).igm_rx90
     f.restype = ctypes.c_int
     out = numpy.zeros((64, 6))
     pose = numpy.ascontiguousarray(T.reshape(-1))
@@ -95,7 +96,7 @@ def test_export_prismatic_and_closed_loop(name, tmp_path):
     inverse_geometric."""
     from kanerobot.dynamics.parameters import random_parameters
 
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     igm = derive_igm(robot)
     rng = numpy.random.default_rng(1)
     values = random_parameters(robot, rng)
@@ -121,10 +122,10 @@ def test_export_prismatic_and_closed_loop(name, tmp_path):
         return
     source = tmp_path / "igm.c"
     source.write_text(generate_igm(igm, "c"))
-    library = tmp_path / "libigm.so"
-    subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(library),
+    shared = tmp_path / "libigm.so"
+    subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(shared),
                     str(source), "-lm"], check=True)
-    f = getattr(ctypes.CDLL(str(library)), f"igm_{name}")
+    f = getattr(ctypes.CDLL(str(shared)), f"igm_{name}")
     out = numpy.zeros((1024, robot.nj))
     pose = numpy.ascontiguousarray(T.reshape(-1))
     params = numpy.array(p)

@@ -9,6 +9,7 @@ starts."""
 import numpy
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
 from kanerobot.igm import numeric as num
@@ -123,7 +124,7 @@ def test_structures_are_recognised(robots):
     (first, last, _, _), = centres(robots["mid345"], chain)
     assert (first, last) == (2, 4)
     # end spherical joints need no centre equations; rx90 is unchanged
-    rx90 = kr.load(kr.frames_path("rx90"))
+    rx90 = library("rx90")
     assert centres(rx90, rx90.root_path("6")) == []
     assert decoupled_structure(rx90, rx90.root_path("6")) == "spherical joint 4, 5, 6"
 

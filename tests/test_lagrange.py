@@ -23,10 +23,12 @@ evaluated independently in numpy.
 """
 
 import dataclasses
+import functools
 
 import numpy
 import pytest
 import sympy
+from conftest import floating_copy, library, program_function
 
 import kanerobot as kr
 from kanerobot import geometry
@@ -48,7 +50,7 @@ ENGINES = {
     "coriolis_matrix": lambda robot: coriolis.coriolis_matrix(robot, program(robot, "composite")),
 }
 
-_ROBOTS, _PROGRAMS, _FUNCTIONS = {}, {}, {}
+_PROGRAMS = {}
 
 
 # ------------------------------------------------------------------ robots
@@ -77,10 +79,10 @@ def tree_with_fixed_link(tree):
     return Robot.create(tree.name, tree.frames, links=tree.links + ("7",))
 
 
-def robot_named(name):
-    if name not in _ROBOTS:
-        _ROBOTS[name] = with_wrench_and_gravity(kr.load(kr.frames_path(name)))
-    return _ROBOTS[name]
+@functools.lru_cache(maxsize=None)
+def wrenched(name):
+    """The library robot ``name`` with a wrench on its leaves and a general gravity, built once."""
+    return with_wrench_and_gravity(library(name))
 
 
 def program(robot, model):
@@ -102,10 +104,7 @@ def program(robot, model):
 def evaluate(prog, values):
     """Outputs of ``prog`` as a dict of arrays of shape (states,): ``values``
     holds numbers (parameters) and arrays of states (q, QP, QDP)."""
-    key = id(prog)
-    if key not in _FUNCTIONS:
-        _FUNCTIONS[key] = (prog, prog.to_function())
-    f = _FUNCTIONS[key][1]
+    f = program_function(prog)
     states = max(numpy.size(v) for v in values.values())
     return {name: numpy.broadcast_to(x, (states,)) for name, x in zip(f.outputs, f(*[values[s.name] for s in f.args]))}
 
@@ -151,7 +150,7 @@ def assert_relative(actual, expected, rtol=RTOL, what=""):
 # Krang is slow here (test_engines.py holds its Lagrange models equal to Newton-Euler's in the default run).
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def test_equals_newton_euler_and_composite(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n, labels = robot.nj, robot.joint_labels
     for _ in range(2):  # two parameter sets, four states each
         values = random_state(robot, rng)
@@ -174,7 +173,7 @@ def test_equals_newton_euler_and_composite(name, rng):
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
 def test_models_agree_with_one_another(name, rng):
     """GAM = A qdd + H and H = C qd + Q + friction + J^T wrench, all Lagrange."""
-    robot = robot_named(name)
+    robot = wrenched(name)
     n, labels = robot.nj, robot.joint_labels
     values = random_state(robot, rng)
     A = matrix(evaluate(program(robot, "mass_matrix"), values), "A", n, True)
@@ -211,7 +210,7 @@ def test_tree_with_oblique_axes_prismatic_joint_and_fixed_link(tree, rng):
 # ------------------------------------------------ properties of A and C
 @pytest.mark.parametrize("name", ROBOTS)
 def test_mass_matrix_symmetric_positive_definite(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     values = random_state(robot, rng, states=8)
     prog = program(robot, "mass_matrix")
@@ -227,7 +226,7 @@ def test_mass_matrix_symmetric_positive_definite(name, rng):
 
 @pytest.mark.parametrize("name", ["planar2", "rx90", "stanford"])
 def test_adot_minus_2c_is_skew_symmetric(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     values = random_state(robot, rng, states=3)
     A_prog, C_prog = program(robot, "mass_matrix"), program(robot, "coriolis_matrix")
@@ -241,17 +240,19 @@ def test_adot_minus_2c_is_skew_symmetric(name, rng):
     assert numpy.max(numpy.abs(N + numpy.swapaxes(N, 1, 2))) < 1e-6 * max(1.0, numpy.max(numpy.abs(Adot)))
 
 
-@pytest.mark.parametrize("name", ["rx90", "krang"])
+# Krang's case (the 17 x 17 names, C1_2 ...; its Lagrange C takes 3 s) is slow:
+# tests/test_engines.py reads Krang's Lagrange C by these names in the default run.
+@pytest.mark.parametrize("name", ["rx90", pytest.param("krang", marks=pytest.mark.slow)])
 def test_coriolis_names_are_not_taken_by_compound_angles(name):
     """C23 must be the Coriolis entry, not cos(th2 + th3) of the trig rules."""
-    robot = robot_named(name)
+    robot = wrenched(name)
     n = robot.nj
     names = matrix_entry_names("C", (n, n))
     assert list(program(robot, "coriolis_matrix").outputs) == [x for row in names for x in row]
 
 
 def test_krang_branches_and_every_model():
-    robot = robot_named("krang")
+    robot = wrenched("krang")
     labels = robot.joint_labels
     outputs = program(robot, "mass_matrix").outputs
     left, right = labels.index("5l") + 1, labels.index("7r") + 1
@@ -316,7 +317,7 @@ def numpy_energies(robot, values, states=3):
 
 @pytest.mark.parametrize("name", ROBOTS)
 def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
-    robot = robot_named(name)
+    robot = wrenched(name)
     values = random_state(robot, rng, states=3)
     Q = vector(evaluate(program(robot, "gravity"), values), "Q", robot.joint_labels)
     A = matrix(evaluate(program(robot, "mass_matrix"), values), "A", robot.nj, True)
@@ -331,7 +332,7 @@ def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
 
 # ------------------------------------------------------------- scope
 def test_fixed_base_only():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     moving = dataclasses.replace(robot, base=kr.Base.from_values(W0=["W01", 0, 0]))
     for model in (lagrange.mass_matrix, lagrange.gravity, lagrange.h, lagrange.inverse_dynamics, lagrange.coriolis_matrix):
         with pytest.raises(KaneRobotError, match="assumes a fixed base"):
@@ -343,8 +344,8 @@ def test_fixed_base_only():
 
 def test_closed_loops_wheeled_flexible_and_a_floating_base_without_link_0_are_refused():
     with pytest.raises(KaneRobotError, match="closed loops"):
-        lagrange.mass_matrix(kr.load(kr.frames_path("sr400")))
-    arm = kr.load(kr.frames_path("planar2"))
+        lagrange.mass_matrix(library("sr400"))
+    arm = library("planar2")
     floating = Robot.create(arm.name, arm.frames, links=arm.links, floating=True)
     with pytest.raises(KaneRobotError, match="floating base must carry link 0"):
         lagrange.inverse_dynamics(floating)
@@ -357,7 +358,7 @@ def test_closed_loops_wheeled_flexible_and_a_floating_base_without_link_0_are_re
     with pytest.raises(KaneRobotError, match="by Lagrange of planar2: a floating base cannot also be a wheeled base"):
         lagrange.mass_matrix(Robot.create(arm.name, arm.frames, floating=True, wheeled=True))
     with pytest.raises(KaneRobotError, match=r"energy of satellite by Lagrange: .*floating base.*position of O_0"):
-        lagrange.energy(kr.load(kr.frames_path("satellite")))
+        lagrange.energy(library("satellite"))
 
 
 # ---------------------------------------------- a floating base (root joint)
@@ -365,8 +366,8 @@ def floating_robot(name, tree):
     """The satellite, or the conftest tree on a floating base carrying link 0
     (gravity any direction, a wrench on its leaves)."""
     if name == "satellite":
-        return with_wrench_and_gravity(kr.load(kr.frames_path("satellite")))
-    return with_wrench_and_gravity(Robot.create("tree_floating", tree.frames, links=("0",) + tuple(tree.links), floating=True))
+        return with_wrench_and_gravity(library("satellite"))
+    return with_wrench_and_gravity(floating_copy(tree))
 
 
 def floating_state(robot, rng, states=3):

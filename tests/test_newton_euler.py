@@ -9,7 +9,7 @@ import functools
 import numpy
 import pytest
 import sympy
-from conftest import library, opensymoro_equations, tree_robot
+from conftest import assert_close, library, opensymoro_equations, program_function, tree_robot
 from reference_dynamics import ReferenceModel, mass_matrix_by_unit_accelerations
 
 from kanerobot.dynamics.newton_euler import coriolis_gravity, gravity_torques, inverse_dynamics
@@ -18,7 +18,6 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import WRENCH_NAMES, Base, Robot
 from kanerobot.robot.expressions import parse_expression
 
-RTOL = 1e-9
 FLAGS = ("qd", "qdd", "gravity", "friction", "rotor", "wrench")
 
 
@@ -79,23 +78,13 @@ def states(robot, rng, count=3):
         yield rng.uniform(-numpy.pi, numpy.pi, n), rng.uniform(-2, 2, n), rng.uniform(-3, 3, n)
 
 
-_compiled = {}
-
-
 def evaluate(program, robot, values, q, qd, qdd):
     """The program's outputs at one state, by Program.to_function."""
     numbers = dict(values)
     for symbols, x in ((robot.q, q), (robot.qd, qd), (robot.qdd, qdd)):
         numbers.update({s.name: float(v) for s, v in zip(symbols, x) if isinstance(s, sympy.Symbol)})
-    if id(program) not in _compiled:
-        _compiled[id(program)] = (program, program.to_function())
-    function = _compiled[id(program)][1]
+    function = program_function(program)
     return numpy.asarray(function(*[numbers[s.name] for s in function.args]), dtype=float)
-
-
-def assert_close(actual, expected):
-    scale = max(1.0, float(numpy.max(numpy.abs(expected))))
-    numpy.testing.assert_allclose(actual, expected, rtol=RTOL, atol=RTOL * scale)
 
 
 # ------------------------------------------------ agreement with the reference

@@ -5,8 +5,8 @@ parameter values (finite numbers, real bodies), and random parameters
 import numpy as np
 import pytest
 import sympy
+from conftest import derived, library
 
-import kanerobot as kr
 from kanerobot.dynamics.parameters import (
     check_physical,
     gravity_values,
@@ -24,8 +24,7 @@ def numeric(name, **options):
     """``(robot, model, values, fn)`` of a shipped robot with random physical values."""
     key = (name, tuple(sorted(options.items())))
     if key not in _MODELS:
-        robot = kr.load(kr.frames_path(name))
-        model = kr.derive(robot)
+        robot, model = library(name), derived(name)
         values = random_parameters(robot, np.random.default_rng(0), friction=False)
         _MODELS[key] = robot, model, values, model.numeric(values, backend="numpy", **options)
     return _MODELS[key]
@@ -168,7 +167,7 @@ def test_partial_links_give_necessary_conditions():
 def test_numbers_of_the_robot_file_are_checked_with_the_values_of_their_link():
     """A link written in numbers only is the file's (published tables run as
     published); values given to one of its parameters check the whole link."""
-    robot = kr.load(kr.frames_path("planar2")).subs({"M2": -2})
+    robot = library("planar2").subs({"M2": -2})
     check_physical(robot, {})
     with pytest.raises(ParameterError, match=r"link 2 \(ZZ2 = 1, MX2 = 0.1, MY2 = 0, M = -2\): mass M = -2 < 0"):
         check_physical(robot, {"ZZ2": 1.0, "MX2": 0.1, "MY2": 0.0})
@@ -193,7 +192,7 @@ def test_random_parameters_give_gravity_its_physical_value():
     gravity up; the satellite in orbit fell) (issue 13, defect 5)."""
     for name, expected in (("krang", {"G3": -9.81}), ("rx90", {"G3": -9.81}), ("flexarm1", {"G1": 9.81}),
                            ("satellite", {"G1": 0.0, "G2": 0.0, "G3": 0.0})):
-        robot = kr.load(kr.frames_path(name))
+        robot = library(name)
         for seed in (0, 1):
             values = random_parameters(robot, np.random.default_rng(seed))
             assert {k: values[k] for k in expected} == expected, name

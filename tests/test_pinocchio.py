@@ -8,6 +8,7 @@ does not model.
 
 import numpy as np
 import pytest
+from conftest import library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -20,7 +21,7 @@ ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
 @pytest.fixture(scope="module", params=ROBOTS)
 def case(request):
-    robot = kr.load(kr.frames_path(request.param))
+    robot = library(request.param)
     rng = np.random.default_rng(ROBOTS.index(request.param))
     model = kr.derive(robot)
     values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)

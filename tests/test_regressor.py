@@ -9,6 +9,7 @@ with random physically consistent parameters, and the unit-parameter trick
 import numpy as np
 import pytest
 import sympy
+from conftest import library
 
 import kanerobot as kr
 from kanerobot.dynamics.newton_euler import inverse_dynamics
@@ -40,18 +41,18 @@ def _check_against_newton_euler(robot, seed, N=6):
 
 @pytest.mark.parametrize("name", ["planar2", "rx90", "stanford", "puma560"])
 def test_regressor_times_parameters_is_newton_euler(name):
-    _check_against_newton_euler(kr.load(kr.frames_path(name)), seed=7)
+    _check_against_newton_euler(library(name), seed=7)
 
 
 def test_regressor_of_a_tree_with_general_frames_krang():
-    robot = kr.load(kr.frames_path("krang"))
+    robot = library("krang")
     model, _, D = _check_against_newton_euler(robot, seed=3, N=3)
     assert model.shape == (17, 17 * 13)
 
 
 def test_unit_parameter_columns_rx90():
     """Column k of D = NE torque with parameter k alone equal to 1 (gravity on)."""
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     model = identification_model(robot)
     program = inverse_dynamics(robot)
     f = program.to_function()
@@ -72,7 +73,7 @@ def test_unit_parameter_columns_rx90():
 
 
 def test_parameters_order_and_customised_zeros():
-    robot = kr.load(kr.frames_path("rx90")).subs({"XY2": 0, "MZ3": 0, "FS1": 0})
+    robot = library("rx90").subs({"XY2": 0, "MZ3": 0, "FS1": 0})
     model = identification_model(robot)
     assert model.parameters[:12] == ["XX1", "XY1", "XZ1", "YY1", "YZ1", "ZZ1", "MX1", "MY1", "MZ1", "M1", "IA1", "FV1"]
     assert model.parameters[12:16] == ["XX2", "XZ2", "YY2", "YZ2"]
@@ -82,7 +83,7 @@ def test_parameters_order_and_customised_zeros():
 
 
 def test_friction_and_rotor_columns_optional():
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     full = identification_model(robot)
     bare = identification_model(robot, friction=False, rotor=False)
     assert [p for p in full.parameters if p[:2] not in ("IA", "FV", "FS")] == bare.parameters
@@ -98,7 +99,7 @@ def test_friction_and_rotor_columns_optional():
 
 
 def test_single_state_and_missing_values():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     model = identification_model(robot)
     assert model.values_needed == ["D3", "G3", "RL4"]
     with pytest.raises(ParameterError, match="D3, RL4"):
@@ -115,7 +116,7 @@ def test_single_state_and_missing_values():
 
 
 def test_matrix_is_the_program_outputs():
-    robot = kr.load(kr.frames_path("planar2"))
+    robot = library("planar2")
     model = identification_model(robot)
     D = model.matrix()
     assert D.shape == (2, 26)
@@ -129,7 +130,7 @@ def test_matrix_is_the_program_outputs():
 @pytest.mark.parametrize("name", ["fourbar", "sr400"])
 def test_closed_loop_regressor_is_the_projected_model(name):
     """D_a K = G^T Gamma_tree: the closed-loop inverse dynamic model."""
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     rng = np.random.default_rng(4)
     values = random_parameters(robot, rng, wrench=False)
     model = identification_model(robot)
@@ -147,7 +148,7 @@ def test_closed_loop_regressor_is_the_projected_model(name):
 
 
 def test_floating_base_is_rejected():
-    robot = kr.load(kr.frames_path("satellite"))
+    robot = library("satellite")
     if not robot.floating:
         pytest.skip("satellite is not a floating base here")
     with pytest.raises(KaneRobotError, match="floating"):
@@ -155,7 +156,7 @@ def test_floating_base_is_rejected():
 
 
 def test_outputs_are_sympy_expressions_of_the_state_and_geometry():
-    robot = kr.load(kr.frames_path("rx90"))
+    robot = library("rx90")
     model = identification_model(robot)
     inertial = {sympy.Symbol(p) for p in model.parameters}
     for _, expr in list(model.program.assignments()) + list(model.program.outputs.items()):
@@ -164,7 +165,7 @@ def test_outputs_are_sympy_expressions_of_the_state_and_geometry():
 
 @pytest.mark.parametrize("name", ["rx90", "fourbar"])
 def test_exported_python_function_is_the_regressor(name):
-    robot = kr.load(kr.frames_path(name))
+    robot = library(name)
     model = identification_model(robot)
     namespace = {}
     exec(model.export("python"), namespace)
@@ -192,5 +193,5 @@ def test_cli_exports_the_regressor(capsys):
     namespace = {}
     exec(capsys.readouterr().out, namespace)
     D = namespace["planar2_dim"]([0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.5])
-    model = identification_model(kr.load(kr.frames_path("planar2")))
+    model = identification_model(library("planar2"))
     assert np.asarray(D, dtype=float)[0, model.parameters.index("M2")] == pytest.approx(0.25)

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 import sympy
-from conftest import library
+from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -51,7 +51,7 @@ def test_rx90_conserves_energy_without_input_and_friction():
     robot = library("rx90")
     values = passive(robot, 1)
     x0 = np.concatenate([np.random.default_rng(2).uniform(-1, 1, 6), np.zeros(6)])
-    result = kr.simulate(kr.derive(robot), values, x0, (0.0, 2.0), **TIGHT)
+    result = kr.simulate(derived("rx90"), values, x0, (0.0, 2.0), **TIGHT)
     assert result.kinetic.max() > 1.0  # it moves
     assert result.relative_energy_drift < 1e-8
     np.testing.assert_allclose(result.energy_drift, result.energy_change)  # no work done
@@ -65,7 +65,7 @@ def test_energy_balance_with_input_and_friction():
         if name.startswith("FS"):
             values[name] = 0.0  # Coulomb friction chatters where a joint stops
     controller = lambda t, q, qd: 5 * np.sin(3 * t + np.arange(6))  # noqa: E731
-    result = kr.simulate(kr.derive(robot), values, np.zeros(12), (0.0, 1.0), controller, **TIGHT)
+    result = kr.simulate(derived("rx90"), values, np.zeros(12), (0.0, 1.0), controller, **TIGHT)
     assert abs(result.energy_change[-1]) > 0.1  # the torques and friction change the energy ...
     assert result.relative_energy_drift < 1e-8  # ... by exactly their work
     np.testing.assert_allclose(result.tau[-1], 5 * np.sin(3 + np.arange(6)))
@@ -99,7 +99,7 @@ def test_passive_krang_ten_seconds_energy_drift():
 def test_compiled_fast_path_agrees_with_numpy():
     robot = library("planar2")
     values = passive(robot, 4)
-    model = kr.derive(robot)
+    model = derived("planar2")
     x0 = [0.3, -0.2, 1.0, 0.5]
     try:
         c = kr.simulate(model, values, x0, (0, 1), t_eval=[0.5, 1.0], backend="c", **TIGHT)
@@ -110,7 +110,7 @@ def test_compiled_fast_path_agrees_with_numpy():
     assert plant(n.numeric).fast is None
     np.testing.assert_allclose(c.q, n.q, rtol=1e-9, atol=1e-11)
     # Kane's model has no direct program: A and H solve it, on the compiled path too.
-    k = kr.simulate(kr.derive(robot, "kane"), values, x0, (0, 1), t_eval=[0.5, 1.0], backend="c", **TIGHT)
+    k = kr.simulate(derived("planar2", "kane"), values, x0, (0, 1), t_eval=[0.5, 1.0], backend="c", **TIGHT)
     np.testing.assert_allclose(k.q, n.q, rtol=1e-9, atol=1e-11)
 
 
@@ -128,7 +128,7 @@ def test_fourbar_stays_closed_and_conserves_energy():
 
 def test_sr400_stays_closed():
     robot = library("sr400")
-    fn = kr.derive(robot).numeric(passive(robot, 2), backend="numpy")
+    fn = derived("sr400").numeric(passive(robot, 2), backend="numpy")
     q0 = fn.configuration([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     result = kr.simulate(fn, None, np.concatenate([q0, 0.3 * np.ones(6)]), (0.0, 0.3), t_eval=np.linspace(0, 0.3, 7), rtol=1e-9, atol=1e-11)
     assert result.monitors["closure_residual"].max() < 1e-8
@@ -137,7 +137,7 @@ def test_sr400_stays_closed():
 
 def test_diffdrive_keeps_rolling_and_conserves_energy():
     robot = library("diffdrive")
-    fn = kr.derive(robot).numeric(passive(robot, 5), backend="numpy")
+    fn = derived("diffdrive").numeric(passive(robot, 5), backend="numpy")
     x0 = np.concatenate([np.zeros(fn.n), [1.0, 0.5]])
     result = kr.simulate(fn, None, x0, (0.0, 2.0), **TIGHT)
     assert result.monitors["constraint_residual"].max() < 1e-9
@@ -149,7 +149,7 @@ def test_flexible_joints_with_stiff_solvers():
     robot = library("planar2flex")
     values = passive(robot, 6)
     values.update(k1=1e5, k2=1e5)
-    fn = kr.derive(robot).numeric(values)
+    fn = derived("planar2flex").numeric(values)
     x0 = [0.3, -0.2, 0.3, -0.2, 0.0, 0.0, 0.0, 0.0]
     for method in ("Radau", "BDF"):
         result = kr.simulate(fn, None, x0, (0.0, 0.5), method=method, rtol=1e-8, atol=1e-10)
@@ -164,7 +164,7 @@ def test_floating_base_conserves_momentum():
     values = passive(robot, 7, gravity=0.0)
     rng = np.random.default_rng(8)
     x0 = np.concatenate([[0.1, 0.2, 0.3], [0.0, 0.0, 0.0, 1.0], [0.3, -0.2, 0.5], rng.uniform(-1, 1, 9)])
-    result = kr.simulate(kr.derive(robot), values, x0, (0.0, 3.0), **TIGHT)
+    result = kr.simulate(derived("satellite"), values, x0, (0.0, 3.0), **TIGHT)
     momentum = result.monitors["momentum"]
     assert np.abs(momentum[0]).max() > 0.1
     assert np.abs(momentum - momentum[0]).max() < 1e-8 * np.abs(momentum[0]).max()
@@ -181,7 +181,7 @@ def test_floating_base_under_gravity_falls_freely():
     values = passive(robot, 7)
     g = np.array([values["G1"], values["G2"], values["G3"]])
     x0 = np.concatenate([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.3, -0.2, 0.5], np.zeros(9)])
-    result = kr.simulate(kr.derive(robot), values, x0, (0.0, 1.0), t_eval=[1.0], **TIGHT)
+    result = kr.simulate(derived("satellite"), values, x0, (0.0, 1.0), t_eval=[1.0], **TIGHT)
     # Linear momentum grows as m g t: the centre of mass falls freely.
     mass = sum(values[f"M{j}"] for j in range(4))
     np.testing.assert_allclose(result.monitors["momentum"][-1, :3], mass * g * 1.0, rtol=1e-8, atol=1e-9)
@@ -208,9 +208,8 @@ def test_joint_limits_stop_or_record():
 
 
 def test_events_on_a_flexible_motor():
-    robot = library("flexarm1")
     values = {"ZZ1": 0.5, "MX1": 1.0, "MY1": 0.0, "G1": 9.81, "IA1": 0.1, "FV1": 0.0, "FS1": 0.0, "K1": 100.0}
-    result = kr.simulate(kr.derive(robot), values, [0.0, 0.0, 0.0, 0.0], (0.0, 2.0), controller=[1.0],
+    result = kr.simulate(derived("flexarm1"), values, [0.0, 0.0, 0.0, 0.0], (0.0, 2.0), controller=[1.0],
                          events=joint_limit("qr1", upper=0.05), method="Radau", backend="numpy")  # fmt: skip
     assert result.terminated_by == "limit qr1"
     assert result.q[-1, 1] == pytest.approx(0.05, abs=1e-8)
@@ -230,7 +229,7 @@ def test_progress_is_shown_on_stderr(capsys):
 
 def test_save_npz_and_csv(tmp_path):
     robot = library("planar2")
-    fn = kr.derive(robot).numeric(passive(robot, 1), backend="numpy")
+    fn = derived("planar2").numeric(passive(robot, 1), backend="numpy")
     result = kr.simulate(fn, None, [0, 0, 1, 0], (0, 1), t_eval=np.linspace(0, 1, 5))
     assert isinstance(result, SimulationResult) and "planar2" in repr(result)
     data = np.load(result.save(tmp_path / "run.npz"))
@@ -247,7 +246,7 @@ def test_save_npz_and_csv(tmp_path):
 
 def test_clear_errors():
     robot = library("planar2")
-    model = kr.derive(robot)
+    model = derived("planar2")
     values = passive(robot, 1)
     with pytest.raises(KaneRobotError, match=r"x0 for planar2 must have 4 values: q \(2: joints 1, 2\) then qd"):
         kr.simulate(model, values, [0, 0, 1], (0, 1), backend="numpy")
@@ -264,15 +263,15 @@ def test_clear_errors():
     fn = model.numeric(values, backend="numpy")
     with pytest.raises(KaneRobotError, match="already numeric"):
         kr.simulate(fn, values, [0, 0, 1, 0], (0, 1))
-    fourbar = kr.derive(library("fourbar")).numeric(passive(library("fourbar"), 1), backend="numpy")
+    fourbar = derived("fourbar").numeric(passive(library("fourbar"), 1), backend="numpy")
     with pytest.raises(KaneRobotError, match=r"does not close the loops .* fn.configuration\(q_active\)"):
         kr.simulate(fourbar, None, [0.1, 0.2, 0.3, 0.4, 0.0], (0, 1))
     with pytest.raises(KaneRobotError, match=r"x0 for fourbar must have 5 values: q \(4: every joint 1, 2, 3, 4, closing the loops\) then qd \(1: the active joints 1\)"):
         kr.simulate(fourbar, None, [0.1, 0.2], (0, 1))
     satellite = library("satellite")
     with pytest.raises(KaneRobotError, match=r"quaternion q\[3:7\] \(x y z w\) is zero"):
-        kr.simulate(kr.derive(satellite), passive(satellite, 1), np.zeros(19), (0, 1), backend="numpy")
+        kr.simulate(derived("satellite"), passive(satellite, 1), np.zeros(19), (0, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match=r"x0 for satellite must have 19 values: q \(10: base x y z, quaternion x y z w, joints 1, 2, 3\)"):
-        kr.simulate(kr.derive(satellite), passive(satellite, 1), np.zeros(18), (0, 1), backend="numpy")
+        kr.simulate(derived("satellite"), passive(satellite, 1), np.zeros(18), (0, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match="an event needs a function"):
         Event(3.0)

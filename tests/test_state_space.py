@@ -13,8 +13,8 @@ import functools
 
 import numpy as np
 import pytest
+from conftest import derived
 
-import kanerobot as kr
 from kanerobot.cli import state_layout
 from kanerobot.control import ControlView, controlled_coordinates
 from kanerobot.dynamics.parameters import random_parameters
@@ -25,13 +25,8 @@ ROBOTS = ("planar2", "satellite", "flexarm1", "fourbar", "diffdrive")
 
 
 @functools.lru_cache(maxsize=None)
-def model(name):
-    return kr.derive(kr.load(kr.frames_path(name)))
-
-
-@functools.lru_cache(maxsize=None)
 def numeric(name):
-    m = model(name)
+    m = derived(name)
     return m.numeric(random_parameters(m.robot, np.random.default_rng(3)), backend="numpy")
 
 
@@ -46,14 +41,14 @@ def state(name, rng):
 
 
 def test_sizes_and_names_are_the_models():
-    robot = {name: model(name).robot for name in ROBOTS}
+    robot = {name: derived(name).robot for name in ROBOTS}
     expected = {
         # name: (kind, nq, nv, ntau, coordinates)
         "planar2": ("fixed base", 2, 2, 2, list(robot["planar2"].joint_labels)),
         "satellite": ("floating base", numeric("satellite").nq, numeric("satellite").nv, numeric("satellite").n,
                       ["x", "y", "z", "qx", "qy", "qz", "qw"] + list(robot["satellite"].joint_labels)),
         "flexarm1": ("flexible joints", numeric("flexarm1").m, numeric("flexarm1").m, numeric("flexarm1").n,
-                     list(model("flexarm1").coordinates)),
+                     list(derived("flexarm1").coordinates)),
         "fourbar": ("closed loop", numeric("fourbar").n, numeric("fourbar").m, numeric("fourbar").m,
                     list(robot["fourbar"].joint_labels)),
         "diffdrive": ("wheeled base", numeric("diffdrive").n, numeric("diffdrive").m, numeric("diffdrive").m,
@@ -62,16 +57,16 @@ def test_sizes_and_names_are_the_models():
     for name, (kind, nq, nv, ntau, coordinates) in expected.items():
         s = numeric(name).state_space
         assert (s.kind, s.nq, s.nv, s.ntau, list(s.coordinates)) == (kind, nq, nv, ntau, coordinates), name
-        assert s.fn is numeric(name) and model(name).state_space.fn is None
+        assert s.fn is numeric(name) and derived(name).state_space.fn is None
         # the model's own functions take these sizes
         q, qd = state(name, np.random.default_rng(0))
         assert np.shape(numeric(name).mass_matrix(q)) == (nv, nv), name
         assert np.shape(numeric(name).direct_dynamics(q, qd, np.zeros(ntau))) == (nv,), name
         # the controlled coordinates are control's, one per torque
         assert list(s.controlled_labels) == controlled_coordinates(numeric(name)) and len(s.controlled) == ntau
-    assert numeric("planar2").state_space.q_names == tuple(map(str, model("planar2").q))
-    assert numeric("fourbar").state_space.qd_names == tuple(map(str, model("fourbar").qd))
-    assert numeric("diffdrive").state_space.controlled_labels == model("diffdrive").independent
+    assert numeric("planar2").state_space.q_names == tuple(map(str, derived("planar2").q))
+    assert numeric("fourbar").state_space.qd_names == tuple(map(str, derived("fourbar").qd))
+    assert numeric("diffdrive").state_space.controlled_labels == derived("diffdrive").independent
 
 
 def test_layouts_as_messages_say_them():
@@ -225,7 +220,7 @@ def test_clear_errors():
     with pytest.raises(KaneRobotError, match="its q does not close the loops"):
         numeric("fourbar").state_space.split([1.0, 0.5, 0.0, 0.0, 1.0])
     with pytest.raises(KaneRobotError, match="needs the numeric model"):
-        model("satellite").state_space.free_rates_at_rest(np.zeros(10), np.zeros(3))
+        derived("satellite").state_space.free_rates_at_rest(np.zeros(10), np.zeros(3))
     with pytest.raises(KaneRobotError, match="cannot simulate object"):
         plant(object())
     # names of a flexible joint's sides
@@ -234,10 +229,10 @@ def test_clear_errors():
 
 
 def test_cli_layout_reads_the_state_space():
-    kind, q, qd, default = state_layout(model("fourbar"))
+    kind, q, qd, default = state_layout(derived("fourbar"))
     assert (kind, q[-1], qd, default) == ("closed-loop", "th4 (a closed configuration)", ["QP1"], None)
-    kind, q, qd, default = state_layout(model("satellite"))
+    kind, q, qd, default = state_layout(derived("satellite"))
     assert kind == "floating-base" and q[:7] == ["x", "y", "z", "qx", "qy", "qz", "qw"] and default[:7] == [0, 0, 0, 0, 0, 0, 1.0]
     assert len(default) == 19 and qd[:6] == ["vx", "vy", "vz", "wx", "wy", "wz"]
-    kind, q, qd, default = state_layout(model("flexarm1"))
-    assert kind == "flexible-joint" and q == list(model("flexarm1").coordinates) and len(qd) == 2
+    kind, q, qd, default = state_layout(derived("flexarm1"))
+    assert kind == "flexible-joint" and q == list(derived("flexarm1").coordinates) and len(qd) == 2

@@ -12,6 +12,7 @@ matrix (Adot - 2C skew).
 import numpy as np
 import pytest
 import sympy
+from conftest import assert_close, derived, library
 from scipy.integrate import solve_ivp
 
 import kanerobot as kr
@@ -30,42 +31,29 @@ from kanerobot.robot.frames_toml import frames_from_text, write_frames
 from kanerobot.symbolic.printing import matrix_entry_names
 
 ROBOTS = ["diffdrive", "krang_wheeled"]
-_MODELS, _NUMERIC = {}, {}
-
-
-def _model(name, method="newton-euler"):
-    if (name, method) not in _MODELS:
-        _MODELS[name, method] = WheeledModel(kr.load(kr.frames_path(name)), method)
-    return _MODELS[name, method]
+_NUMERIC = {}
 
 
 def _numeric(name, method="newton-euler", seed=0, backend="numpy", **options):
     key = (name, method, seed, backend, tuple(sorted(options.items())))
     if key not in _NUMERIC:
-        model = _model(name, method)
+        model = derived(name, method)
         values = random_parameters(model.robot, np.random.default_rng(seed), **options)
         _NUMERIC[key] = (values, model.numeric(values, backend=backend))
     return _NUMERIC[key]
 
 
-def _close(got, expected, rtol=1e-9):
-    got, expected = np.asarray(got), np.asarray(expected)
-    assert got.shape == expected.shape
-    scale = max(1.0, float(np.abs(expected).max()))
-    assert np.abs(got - expected).max() <= rtol * scale, np.abs(got - expected).max() / scale
-
-
 # ------------------------------------------------------------ description
 def test_files_describe_posture_wheels_and_links():
-    dd = kr.load(kr.frames_path("diffdrive"))
+    dd = library("diffdrive")
     assert dd.wheeled and dd.posture == ("x", "y", "th")
     assert [(w.joint, w.kind, str(w.radius), w.steer, str(w.offset)) for w in dd.wheels] == [
         ("wr", "fixed", "R", None, "0"), ("wl", "fixed", "R", None, "0"), ("cw", "castor", "Rc", "cs", "d"),
     ]
     # The base is the ground and the x, y slides are massless: the chassis is the link of th.
     assert dd.links == ("th", "wr", "wl", "cs", "cw")
-    krang = kr.load(kr.frames_path("krang_wheeled"))
-    body = kr.load(kr.frames_path("krang"))
+    krang = library("krang_wheeled")
+    body = library("krang")
     assert krang.joint_labels[:5] == ("x", "y", "th", "wr", "wl") and krang.nj == 22
     assert krang.links == ("wr", "wl") + body.links  # the heading frame th is massless
     # The body's frames are krang.toml's, frame 1 hanging on the heading frame.
@@ -77,7 +65,7 @@ def test_files_describe_posture_wheels_and_links():
 
 
 def test_wheels_round_trip_and_subs():
-    robot = kr.load(kr.frames_path("diffdrive"))
+    robot = library("diffdrive")
     text = write_frames(robot)
     assert 'posture = ["x", "y", "th"]' in text and text.count("[[wheel]]") == 3
     assert frames_from_text(text) == robot
@@ -89,7 +77,7 @@ def test_wheels_round_trip_and_subs():
 
 
 def test_python_built_wheeled_robot_equals_file_robot():
-    robot = kr.load(kr.frames_path("diffdrive"))
+    robot = library("diffdrive")
     again = Robot.create(
         robot.name, robot.frames, wheeled=True, posture=["x", "y", "th"],
         wheels=[Wheel("wr", "fixed", "R"), Wheel("wl", radius="R"), Wheel("cw", "castor", "Rc", steer="cs", offset="d")],
@@ -99,13 +87,13 @@ def test_python_built_wheeled_robot_equals_file_robot():
 
 # ------------------------------------------------------------ constraints
 def test_differential_drive_constraints_and_choice_of_speeds():
-    c = wheel_constraints(kr.load(kr.frames_path("diffdrive")))
+    c = wheel_constraints(library("diffdrive"))
     th, R, b = sympy.symbols("th R b")
     assert c.W.shape == (6, 7) and c.rank == 5
     assert c.W[0, :5] == sympy.Matrix([[sympy.cos(th), sympy.sin(th), b / 2, -R, 0]])
     assert c.W[1, :] == c.W[3, :]  # coaxial fixed wheels: the same non-sliding row
     assert c.independent == ("wr", "wl") and c.dependent == ("x", "y", "th", "cs", "cw")
-    krang = wheel_constraints(kr.load(kr.frames_path("krang_wheeled")))
+    krang = wheel_constraints(library("krang_wheeled"))
     assert krang.dependent == ("x", "y", "th") and krang.independent[:3] == ("wr", "wl", "1")
 
 
@@ -136,7 +124,7 @@ def test_contact_points_do_not_move(name):
 def test_G_stays_defined_where_LU_divides_by_zero():
     """The dependent block of the differential drive, solved symbolically: LU
     divides by cos(th) (infinite at th = pi/2), the adjugate only by -b."""
-    c = wheel_constraints(kr.load(kr.frames_path("diffdrive")))
+    c = wheel_constraints(library("diffdrive"))
     rows = list(c.square_rows)
     WD = c.W.extract(rows, c.columns(c.dependent))
     WI = c.W.extract(rows, c.columns(c.independent))
@@ -148,7 +136,7 @@ def test_G_stays_defined_where_LU_divides_by_zero():
     lu = (-WD.LUsolve(WI)).xreplace({th: sympy.pi / 2}).xreplace(at)
     assert any(not e.is_finite for e in lu)
     ours = np.array((-adjugate_solver(WD, WI)).xreplace(at).evalf(), dtype=float)
-    _close(ours, fn.G(q)[c.columns(c.dependent)])
+    assert_close(ours, fn.G(q)[c.columns(c.dependent)])
 
 
 # -------------------------------------------------------- Kane vs Newton-Euler
@@ -167,9 +155,9 @@ def test_kane_agrees_with_newton_euler(name):
         ("gravity", (q,)),
         ("coriolis_matrix", (q, qa)),
     ]:
-        _close(getattr(kane, function)(*args), getattr(ne, function)(*args))
+        assert_close(getattr(kane, function)(*args), getattr(ne, function)(*args))
     # Both are consistent: direct dynamics inverts inverse dynamics, A symmetric positive definite.
-    _close(ne.inverse_dynamics(q, qa, ne.direct_dynamics(q, qa, tau)), tau)
+    assert_close(ne.inverse_dynamics(q, qa, ne.direct_dynamics(q, qa, tau)), tau)
     A = ne.mass_matrix(q)
     assert np.allclose(A, np.swapaxes(A, 1, 2)) and np.all(np.linalg.eigvalsh(A) > 0)
 
@@ -180,11 +168,11 @@ def test_lagrange_agrees_too(name):
     _, lagrange = _numeric(name, "lagrange", seed=5)
     rng = np.random.default_rng(5)
     q, qa, qdda = rng.uniform(-3, 3, (3, ne.n)), rng.uniform(-2, 2, (3, ne.m)), rng.uniform(-2, 2, (3, ne.m))
-    _close(lagrange.inverse_dynamics(q, qa, qdda), ne.inverse_dynamics(q, qa, qdda))
-    _close(lagrange.mass_matrix(q), ne.mass_matrix(q))
-    _close(lagrange.gravity(q), ne.gravity(q))
-    _close(lagrange.h(q, qa), ne.h(q, qa))
-    _close(lagrange.coriolis_matrix(q, qa), ne.coriolis_matrix(q, qa))
+    assert_close(lagrange.inverse_dynamics(q, qa, qdda), ne.inverse_dynamics(q, qa, qdda))
+    assert_close(lagrange.mass_matrix(q), ne.mass_matrix(q))
+    assert_close(lagrange.gravity(q), ne.gravity(q))
+    assert_close(lagrange.h(q, qa), ne.h(q, qa))
+    assert_close(lagrange.coriolis_matrix(q, qa), ne.coriolis_matrix(q, qa))
 
 
 @pytest.mark.parametrize("name", ROBOTS)
@@ -194,7 +182,7 @@ def test_coriolis_matrix_is_christoffel(name):
     rng = np.random.default_rng(6)
     q, qa = rng.uniform(-2, 2, fn.n), rng.uniform(-1, 1, fn.m)
     C = fn.coriolis_matrix(q, qa)
-    _close(C @ qa + fn.gravity(q), fn.h(q, qa))
+    assert_close(C @ qa + fn.gravity(q), fn.h(q, qa))
     qd, eps = fn.velocities(q, qa), 1e-6
     Adot = (fn.mass_matrix(q + eps * qd) - fn.mass_matrix(q - eps * qd)) / (2 * eps)
     S = Adot - 2 * C
@@ -205,7 +193,7 @@ def test_sympy_constrained_kanes_method_agrees():
     """sympy's KanesMethod with u_dependent and velocity_constraints, its bodies
     and constraints derived by sympy from the frames (naive build), against the
     projected models (no rotor inertia in the naive build)."""
-    robot = kr.load(kr.frames_path("diffdrive"))
+    robot = library("diffdrive")
     nk = nonholonomic_kanes_method(robot)
     km = nk.kanes_method
     assert [str(u) for u in nk.u] == ["uwr(t)", "uwl(t)"] and len(nk.u_dependent) == 5
@@ -229,14 +217,14 @@ def test_sympy_constrained_kanes_method_agrees():
         kd, knh = M[:2], M[2:]
         A_sympy = kd[:, :2] + kd[:, 2:] @ -np.linalg.solve(knh[:, 2:], knh[:, :2])
         for fn in (ne, kane):
-            _close(fn.direct_dynamics(q0, qa, tau), accelerations[:2])
-            _close(fn.mass_matrix(q0), A_sympy)
+            assert_close(fn.direct_dynamics(q0, qa, tau), accelerations[:2])
+            assert_close(fn.mass_matrix(q0), A_sympy)
 
 
 def test_kane_model_exposes_the_constrained_kanes_method():
     """WheeledModel(..., "kane").kanes_method: KanesMethod on the Kane engine's
     bodies and loads, evaluated through its kinematic program."""
-    model = _model("diffdrive", "kane")
+    model = derived("diffdrive", "kane")
     km = model.kanes_method
     nk = model.nonholonomic_kane
     assert len(model.bodies) == 5 and set(model.frames) >= set(model.robot.joint_labels)
@@ -257,13 +245,13 @@ def test_kane_model_exposes_the_constrained_kanes_method():
         known[symbol] = expr.xreplace(known)
     M = np.array(MM.xreplace(known).evalf(), dtype=float)
     rhs = np.array(F.xreplace(known).evalf(), dtype=float).ravel()
-    _close(fn.direct_dynamics(q0, qa, tau), np.linalg.solve(M, rhs)[:2])
+    assert_close(fn.direct_dynamics(q0, qa, tau), np.linalg.solve(M, rhs)[:2])
 
 
 # -------------------------------------------------------------- programs
 @pytest.mark.parametrize("name, method", [("diffdrive", "newton-euler"), ("diffdrive", "kane"), ("krang_wheeled", "newton-euler")])
 def test_programs_agree_with_numeric(name, method):
-    model = _model(name, method)
+    model = derived(name, method)
     values, fn = _numeric(name, method, seed=9)
     rng = np.random.default_rng(9)
     q, qa, qdda = rng.uniform(-3, 3, model.n), rng.uniform(-2, 2, model.dof), rng.uniform(-2, 2, model.dof)
@@ -279,11 +267,11 @@ def test_programs_agree_with_numeric(name, method):
         return dict(zip(program.outputs, np.asarray(out, dtype=float).ravel()))
 
     out = run("inverse_dynamics")
-    _close([out[f"GAM{a}"] for a in model.independent], fn.inverse_dynamics(q, qa, qdda))
+    assert_close([out[f"GAM{a}"] for a in model.independent], fn.inverse_dynamics(q, qa, qdda))
     out = run("h")
-    _close([out[f"GAM{a}"] for a in model.independent], fn.h(q, qa))
+    assert_close([out[f"GAM{a}"] for a in model.independent], fn.h(q, qa))
     out = run("gravity")
-    _close([out.get(f"Q{a}", 0.0) for a in model.independent], fn.gravity(q))
+    assert_close([out.get(f"Q{a}", 0.0) for a in model.independent], fn.gravity(q))
     out = run("mass_matrix")
     names, A = matrix_entry_names("A", (model.dof, model.dof)), fn.mass_matrix(q)
     for i in range(model.dof):
@@ -304,7 +292,7 @@ def test_batches_and_shapes():
     assert fn.velocities(q, qa).shape == (5, 7) and fn.energy(q, qa).shape == (5,)
     assert fn.constraint_residual(q, fn.velocities(q, qa)).max() < 1e-12
     for k in range(5):
-        _close(fn.h(q, qa)[k], fn.h(q[k], qa[k]))
+        assert_close(fn.h(q, qa)[k], fn.h(q[k], qa[k]))
     with pytest.raises(KaneRobotError, match="qd_a must have 2 values"):
         fn.h(q[0], np.ones(7))
 
@@ -453,7 +441,7 @@ def test_steering_wheel_and_its_singularity():
     fn, fk = ne.numeric(values, backend="numpy"), kane.numeric(values, backend="numpy")
     rng = np.random.default_rng(14)
     q, qa, tau = rng.uniform(-1, 1, (3, 7)), rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2))
-    _close(fk.direct_dynamics(q, qa, tau), fn.direct_dynamics(q, qa, tau))
+    assert_close(fk.direct_dynamics(q, qa, tau), fn.direct_dynamics(q, qa, tau))
     assert fn.constraint_residual(q, fn.velocities(q, qa)).max() < 1e-12
     singular = np.zeros(7)
     singular[5] = np.arctan2(values["L"], -values["b"] / 2)
@@ -528,12 +516,12 @@ def test_castor_offset_must_match_the_geometry():
 
 
 def test_models_refuse_what_they_cannot_model():
-    arm = kr.load(kr.frames_path("planar2"))
+    arm = library("planar2")
     with pytest.raises(KaneRobotError, match="not a wheeled robot"):
         WheeledModel(arm)
     with pytest.raises(KaneRobotError, match="describes no wheels"):
         WheeledModel(Robot.create(arm.name, arm.frames, wheeled=True))
-    robot = kr.load(kr.frames_path("diffdrive"))
+    robot = library("diffdrive")
     with pytest.raises(KaneRobotError, match="unknown method"):
         WheeledModel(robot, "hamilton")
     with pytest.raises(KaneRobotError, match="2 independent speeds"):
@@ -542,7 +530,7 @@ def test_models_refuse_what_they_cannot_model():
         WheeledModel(robot, independent=["x", "y"])
     assert WheeledModel(robot, independent=["x", "th"]).dependent == ("y", "wr", "wl", "cs", "cw")
     with pytest.raises(KaneRobotError, match="no wheeled program for 'coriolis_matrix'"):
-        _model("diffdrive").program("coriolis_matrix")
+        derived("diffdrive").program("coriolis_matrix")
     with pytest.raises(kr.ParameterError, match="no value for"):
-        _model("diffdrive").numeric({"R": 0.1})
+        derived("diffdrive").numeric({"R": 0.1})
     assert tree_robot(robot).wheeled is False and tree_robot(robot).links == robot.links
