@@ -541,6 +541,8 @@ class _Reader:
                 continue
             if kind != "fixed" or body is not None:
                 dynamics[label] = self.link_parameters(label, body, element if kind != "fixed" else None)
+        if not self.floating and not any(frame.is_joint for frame in frames):
+            self.fail(self.root, f"robot {name!r} has no moving joint: with its base fixed nothing moves; load it with floating=True for a free body")
         if self.floating:
             dynamics = {BASE: self.link_parameters(BASE, _rigid_body(rigid.values()), None), **dynamics}
         try:
