@@ -11,7 +11,10 @@ none) and compares with pinocchio's ``rnea``, ``crba`` and ``aba`` (with a
 ``JointModelFreeFlyer`` root when floating) at random states, joints matched
 by name (a continuous joint is one angle here and a cos/sin pair in
 pinocchio).  The table gives the DOF (nv), the derivation time of the three
-programs and the worst relative error ``max |ours - pin| / max(1, max |pin|)``.
+programs, their operations (multiplications + additions, ``op_count``),
+pinocchio's time per call of rnea + crba + aba (its C++ at run time, for
+scale: kanerobot's cost is in the derivation, once) and the worst relative
+error ``max |ours - pin| / max(1, max |pin|)``.
 
 tests/test_urdf.py runs :func:`compare` on a dozen of these robots.
 
@@ -166,7 +169,21 @@ def compare(path, floating=False, states=3, seed=0, method="newton-euler"):
         ptau[v_index] = torques
         expected = pin.aba(pmodel, data, pq, pqd, ptau)[v_index]
         worst = max(worst, error(fn.direct_dynamics(q, qd, torques[6:] if floating else torques), expected))
-    return {"dof": nv, "time": elapsed, "error": worst, "robot": robot}
+    ops = sum(model.op_count(name)[kind] for name in PROGRAMS for kind in ("mul", "add"))
+    return {"dof": nv, "time": elapsed, "error": worst, "robot": robot, "ops": ops, "pin_us": pinocchio_time(pin, pmodel, data, pq, pqd, ptau)}
+
+
+def pinocchio_time(pin, pmodel, data, q, v, tau, calls=200):
+    """Microseconds of one call of pinocchio's rnea + crba + aba (the best of 3 runs of ``calls``)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(calls):
+            pin.rnea(pmodel, data, q, v, tau)
+            pin.crba(pmodel, data, q)
+            pin.aba(pmodel, data, q, v, tau)
+        best = min(best, (time.perf_counter() - start) / calls * 1e6)
+    return best
 
 
 def main(names=None):
@@ -175,7 +192,7 @@ def main(names=None):
         return status
     robots = corpus()
     names = names or list(robots)
-    print(f"{'robot':40s} {'base':8s} {'DOF':>4s} {'derivation s':>13s} {'worst error':>12s}")
+    print(f"{'robot':40s} {'base':8s} {'DOF':>4s} {'derivation s':>13s} {'ops':>7s} {'pin us/call':>12s} {'worst error':>12s}")
     for name in names:
         for floating in (False, True):
             base = "floating" if floating else "fixed"
@@ -193,7 +210,11 @@ def main(names=None):
                 print(f"{name:40s} {base:8s} not loaded: {exc}")
                 status = 1
                 continue
-            print(f"{name:40s} {base:8s} {result['dof']:4d} {result['time']:13.2f} {result['error']:12.1e}", flush=True)
+            print(
+                f"{name:40s} {base:8s} {result['dof']:4d} {result['time']:13.2f} {result['ops']:7d} {result['pin_us']:12.1f}"
+                f" {result['error']:12.1e}",
+                flush=True,
+            )
             if not result["error"] < 1e-9:
                 status = 1
     return status
