@@ -305,10 +305,10 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
     return parse_urdf(path, floating=floating, bind=bind, mimic=mimic, physical=physical).robot
 
 
-def urdf_from_text(text, path="<string>", **options):
-    """:func:`read_urdf` of the text (str or bytes) of a URDF file."""
+def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="refuse", physical=True):
+    """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    return _Reader(path, _parse_xml(data, path), **options).result().robot
+    return _Reader(path, _parse_xml(data, path), floating=floating, bind=bind, mimic=mimic, physical=physical).result().robot
 
 
 def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
