@@ -11,6 +11,7 @@ with pinocchio's buildModelFromUrdf (optional: the bench extra).
 
 import importlib.util
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -285,8 +286,6 @@ def test_floating_link0_is_the_root_and_what_is_fixed_to_it():
 
 def parse_urdf_text(text, **options):
     """parse_urdf of a text (through a temporary file)."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "robot.urdf"
         path.write_text(text)

@@ -25,7 +25,7 @@ def _codec(path):
     if suffix == ".urdf":
         return urdf.read_urdf, _write_urdf
     raise RobotFileError(
-        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table), .toml (frame tree) or .urdf (read only)"
+        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf file"
     )
 
 
