@@ -6,10 +6,12 @@ over the target only once complete, so an error never leaves a half-written
 file behind.
 """
 
+import os
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 from kanerobot.robot import frames_toml, par, urdf
+from kanerobot.robot.description import Robot
 from kanerobot.robot.files import atomic_write, atomic_write_text, read_text
 
 __all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save"]
@@ -33,7 +35,7 @@ def _write_urdf(robot, path):
     raise RobotFileError(path, None, "writing URDF is not supported yet: save as .toml (frame tree) or .par (SYMORO table)")
 
 
-def load(path, **options):
+def load(path: str | os.PathLike, **options: bool | str) -> Robot:
     """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree) or ``.urdf`` file.
 
     ``path`` is a file; the robots shipped with kanerobot are
@@ -87,7 +89,7 @@ def _library_hint(path):
     return f"; did you mean kr.load(kr.frames_path({name!r})), the robot {name} shipped with kanerobot?"
 
 
-def save(robot, path):
+def save(robot: Robot, path: str | os.PathLike) -> None:
     """Write ``robot`` to ``path`` in the format its extension names."""
     path = Path(path)
     _, writer = _codec(path)
