@@ -21,6 +21,7 @@ REQUIREMENTS = {
     "op_counts.py": ["OpenSYMORO's reference files RX90_idm.txt, RX90_inm.txt, RX90_ccg.txt, RX90_ddm.txt are missing"],
     "simulate_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so every comparison with pinocchio's ABA is skipped"],
     "numeric_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's rnea and crba is skipped"],
+    "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,
@@ -88,6 +89,7 @@ def test_checks_pass_when_requirements_are_there(monkeypatch, tmp_path):
     for key in ("idm", "inm", "ccg", "ddm"):
         (tmp_path / f"RX90_{key}.txt").write_text("")
     monkeypatch.setattr(needs, "OPENSYMORO", tmp_path)
+    monkeypatch.setenv("KANEROBOT_URDF_CORPUS", str(tmp_path))  # urdf_vs_pinocchio.py's URDFs (example-robot-data's otherwise)
     for name, expected in REQUIREMENTS.items():
         if expected is not None:
             assert load(name).check() == [], name

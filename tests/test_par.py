@@ -236,9 +236,9 @@ def test_missing_file_and_unknown_extension(tmp_path):
         kr.load(tmp_path / "absent.par")
     with pytest.raises(kr.RobotFileError, match="no such file"):
         kr.load(tmp_path / "robot.urdf")
-    (tmp_path / "robot.urdf").write_text("<robot name='r'/>")
+    (tmp_path / "robot.sdf").write_text("<sdf version='1.6'/>")  # .urdf is read since issue 15: another format
     with pytest.raises(kr.RobotFileError, match="unknown file type"):
-        kr.load(tmp_path / "robot.urdf")
+        kr.load(tmp_path / "robot.sdf")
 
 
 def test_failed_save_leaves_target_untouched(tmp_path):

@@ -372,6 +372,20 @@ def default_joint_parameters(label):
     }
 
 
+def _frozen_values(values):
+    """``{name: float}`` of ``values``, read-only; a value that is not a finite number is refused."""
+    out = {}
+    for name, value in dict(values or {}).items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = float("nan")
+        if number != number or number in (float("inf"), float("-inf")):
+            raise DescriptionError(f"value of {name} is {value!r}: values must be finite numbers", key="values", label=str(name))
+        out[str(name)] = number
+    return MappingProxyType(out)
+
+
 def _frozen_table(table):
     return MappingProxyType({label: MappingProxyType(dict(values)) for label, values in table.items()})
 
@@ -412,6 +426,12 @@ class Robot:
         theta on y and revolute (their axes horizontal, horizontal and
         vertical: :mod:`kanerobot.dynamics.wheeled` checks it).  Required
         with wheels.
+    values : mapping name -> float, optional
+        Numbers for the robot's parameters as its source gives them (a URDF
+        file's masses and lengths: :mod:`kanerobot.robot.urdf`), so that
+        ``kr.derive(robot).numeric(robot.values)`` runs; a read-only
+        mapping, empty by default (``.par`` and ``.toml`` files hold no
+        values).  :meth:`subs` drops the names it binds.
 
     Examples
     --------
@@ -436,6 +456,7 @@ class Robot:
     wheeled: bool = False
     wheels: Tuple[Wheel, ...] = ()
     posture: Tuple[str, ...] = ()
+    values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -452,6 +473,7 @@ class Robot:
         wheeled=False,
         wheels=(),
         posture=None,
+        values=None,
     ):
         """Validate the parts and build a robot, filling SYMORO's defaults."""
         frames = tuple(frames)
@@ -481,6 +503,7 @@ class Robot:
             wheeled=bool(wheeled),
             wheels=wheels,
             posture=posture,
+            values=_frozen_values(values),
         )
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
@@ -744,6 +767,7 @@ class Robot:
             wheeled=self.wheeled,
             wheels=tuple(wheel.subs(mapping) for wheel in self.wheels),
             posture=self.posture,
+            values=MappingProxyType({k: v for k, v in self.values.items() if symbol(k) not in mapping}),
         )
 
     @property

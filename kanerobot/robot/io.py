@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
-from kanerobot.robot import frames_toml, par
+from kanerobot.robot import frames_toml, par, urdf
 from kanerobot.robot.description import Robot
 from kanerobot.robot.files import atomic_write, atomic_write_text, read_text
 
@@ -24,16 +24,30 @@ def _codec(path):
         return par.read_par, par.write_par
     if suffix == ".toml":
         return frames_toml.read_frames, frames_toml.write_frames
-    raise RobotFileError(path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree)")
+    if suffix == ".urdf":
+        return urdf.read_urdf, _write_urdf
+    raise RobotFileError(
+        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf file"
+    )
 
 
-def load(path: str | os.PathLike) -> Robot:
-    """Read a robot from a ``.par`` (SYMORO) or ``.toml`` (frame tree) file.
+def _write_urdf(robot, path):
+    raise RobotFileError(path, None, "writing URDF is not supported yet: save as .toml (frame tree) or .par (SYMORO table)")
+
+
+def load(path: str | os.PathLike, **options: bool | str) -> Robot:
+    """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree) or ``.urdf`` file.
 
     ``path`` is a file; the robots shipped with kanerobot are
     ``load(frames_path("rx90"))`` (a missing file named like one of them
     says so).  Raises :class:`~kanerobot.errors.RobotFileError` naming the
     file and line for anything wrong in it.
+
+    ``options`` go to the URDF reader (:func:`kanerobot.robot.urdf.read_urdf`):
+    ``floating=True`` (a free flyer under the root link), ``bind=True``
+    (the file's numbers in the description rather than in ``robot.values``),
+    ``mimic="independent"``, ``physical=False``.  ``.par`` and ``.toml``
+    files take none.
 
     Examples
     --------
@@ -48,7 +62,13 @@ def load(path: str | os.PathLike) -> Robot:
     if not path.is_file():
         raise RobotFileError(path, None, "no such file" + _library_hint(path))
     reader, _ = _codec(path)
-    return reader(path)
+    if options and reader is not urdf.read_urdf:
+        names = ", ".join(sorted(options))
+        raise RobotFileError(path, None, f"load options ({names}) are for .urdf files: a {path.suffix} file takes none")
+    unknown = sorted(set(options) - set(urdf.OPTIONS))
+    if unknown:
+        raise RobotFileError(path, None, f"unknown load option {unknown[0]!r}: a .urdf file takes {', '.join(urdf.OPTIONS)}")
+    return reader(path, **options)
 
 
 def _library_hint(path):

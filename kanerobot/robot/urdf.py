@@ -1,0 +1,617 @@
+"""Robots from URDF files (``.urdf``): ``kr.load("robot.urdf")``.
+
+A URDF file is a tree of links joined by joints.  It is read into the
+project's :class:`~kanerobot.robot.description.Robot` as a tree of general
+frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
+``frames/krang.toml``):
+
+- the URDF's root link (the one link that is no joint's child) is link 0,
+  the base; every joint, moving or fixed, is a frame labelled by the
+  joint's name and carries the joint's child link.  A name that is not a
+  valid label (letters, digits, ``_``) is sanitised (``l-hip.y`` becomes
+  ``l_hip_y``; a clash gets ``_2``); :func:`parse_urdf` gives the mapping;
+- frames come depth first from the root, each link's joints in the order
+  of the file, so ``robot.joint_labels`` (the order of ``q``) is the moving
+  joints' names in that order;
+- a joint's ``<origin xyz rpy>`` gives the frame's rotation ``R0 = Rz(y)
+  Ry(p) Rx(r)`` and position ``P`` at q = 0 in its parent's frame, its
+  ``<axis>`` (normalised; default ``1 0 0``) the joint axis in the frame
+  itself, so that ``aT_j = [R0 Rot(axis, q); P]`` is URDF's
+  ``origin * Rot(axis, q)`` exactly (prismatic: ``P + R0 axis q``);
+  ``revolute`` and ``continuous`` are revolute joints (a continuous joint
+  is an angle like any other, not a cos/sin pair), ``prismatic``
+  prismatic, ``fixed`` a fixed frame (sigma = 2); ``floating`` and
+  ``planar`` joints inside the tree are refused;
+- a ``<mimic>`` joint is refused (its variable would be a function of
+  another joint's) unless ``mimic="independent"``, which reads it as a
+  joint of its own, as pinocchio's ``buildModelFromUrdf`` does by default;
+- a link's ``<inertial>`` (origin xyz/rpy of the centre of mass frame,
+  mass m, inertia I_c about the centre of mass in that frame) becomes
+  SYMORO's parameters about the frame origin, in the frame's axes, exactly:
+  ``J_O = R I_c R^T + m (|c|^2 1 - c c^T)`` (XX .. ZZ), ``MS = m c`` (MX MY
+  MZ), ``M = m``; a link without ``<inertial>`` is massless (zeros);
+- a joint's ``<dynamics damping friction>`` gives the viscous and Coulomb
+  friction ``FV`` and ``FS`` of its frame; there is no rotor inertia
+  (``IA = 0``).  ``<limit>`` is kept in :func:`parse_urdf`'s result.
+
+Parameters are symbols with SYMORO's names per frame (``XX<label>`` ...,
+``FV<label>``; the lengths of ``P`` as ``PX<label>``, ``PY<label>``,
+``PZ<label>``; gravity ``G = [0, 0, G3]``), except the values that are 0 in
+the file, which are structural zeros and vanish from the programs.  The
+rotations ``R0`` and the axes are numbers (entries within 1e-14 of 0 or
++-1 are made exact, so that ``rpy="1.5707963267948966 0 0"`` gives exact
+zeros).  ``robot.values`` holds the file's numbers (``G3 = -9.81``, the
+gravity pinocchio uses; URDF has none), so that
+``kr.derive(robot).numeric(robot.values)`` runs; ``bind=True`` puts the
+numbers into the description instead (shorter programs).
+
+``floating=True`` hangs link 0 from the world by a free flyer (pinocchio's
+``JointModelFreeFlyer`` at the root link): ``q = (position, quaternion x y
+z w, joints)``.  Link 0 is then the rigid body of the root link and of every
+link fixed to it (fixed joints from the root): their inertias are added in
+frame 0, and those fixed frames carry no link of their own.
+
+Parsing is safe: expat with line numbers, no DOCTYPE (so no entity, internal
+or external, is ever expanded), no network; ``package://`` mesh paths are
+not followed (visual and collision elements are ignored).  Any mistake is
+one :class:`~kanerobot.errors.RobotFileError` ``path:line: what and how to
+fix``.
+
+Examples
+--------
+>>> text = '''<robot name="pendulum">
+...   <link name="base"/>
+...   <link name="arm"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
+...     <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.01"/></inertial></link>
+...   <joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/>
+...     <origin xyz="0 0 1" rpy="0 0 0"/><axis xyz="0 1 0"/></joint>
+... </robot>'''
+>>> robot = urdf_from_text(text)
+>>> robot.joint_labels, robot.frame("hinge").q
+(('hinge',), q_hinge)
+>>> robot.dynamics["hinge"]["MZ"], robot.values["MZhinge"], robot.values["YYhinge"]
+(MZhinge, -1.0, 0.6)
+>>> urdf_from_text(text, bind=True).dynamics["hinge"]["YY"]
+0.600000000000000
+"""
+
+import math
+import re
+import xml.parsers.expat
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics.parameters import physical_violations
+from kanerobot.errors import DescriptionError, RobotFileError
+from kanerobot.robot import joints
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Frame, GeneralPlacement, Robot
+from kanerobot.robot.expressions import symbol
+
+__all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
+
+#: URDF joint types read, and their sigma.
+JOINT_TYPES = {"revolute": joints.REVOLUTE, "continuous": joints.REVOLUTE, "prismatic": joints.PRISMATIC, "fixed": joints.FIXED}
+#: URDF joint types refused, and why.
+REFUSED_TYPES = {
+    "floating": "a floating joint inside the tree is not supported: a free-flying robot is kr.load(path, floating=True), "
+    "with a free flyer under the root link",
+    "planar": "planar joints are not supported: write it as two prismatic joints and a revolute joint (three joints "
+    "through massless links)",
+}
+#: Gravity of ``robot.values`` (``G3``, z up): pinocchio's default; URDF gives none.
+GRAVITY = -9.81
+#: Entries of rotations and axes this close to 0 or +-1 are made exact.
+EXACT = 1e-14
+MIMIC = ("refuse", "independent")
+#: The keywords of :func:`read_urdf` (``kr.load(path, **options)``).
+OPTIONS = ("floating", "bind", "mimic", "physical")
+
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+#: Prefixes of the symbols named after a frame's label (its parameters, joint
+#: parameters, lengths and joint variable): labels are chosen so that none clash.
+_PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
+_RESERVED = {"G1", "G2", "G3", "QX0", "QY0", "QZ0", "QW0"}
+
+
+@dataclass(frozen=True)
+class UrdfRobot:
+    """What :func:`parse_urdf` reads: the robot and how it maps to the file.
+
+    Attributes
+    ----------
+    robot : Robot
+    joint_names : mapping label -> str
+        The URDF joint name of each frame (the same unless sanitised).
+    link_names : mapping label -> str
+        The URDF link each frame carries; ``"0"`` is the root link.
+    limits : mapping label -> mapping
+        ``<limit>`` of each joint that has one: ``lower``, ``upper``,
+        ``velocity``, ``effort`` (those written).
+    """
+
+    robot: Robot
+    joint_names: Mapping[str, str]
+    link_names: Mapping[str, str]
+    limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------- XML
+@dataclass
+class _Element:
+    tag: str
+    attrib: dict
+    line: int
+    children: list = field(default_factory=list)
+
+    def find(self, tag):
+        return next((child for child in self.children if child.tag == tag), None)
+
+    def findall(self, tag):
+        return [child for child in self.children if child.tag == tag]
+
+
+class _Refused(Exception):
+    def __init__(self, line, message):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def _parse_xml(data, path):
+    """The document element of ``data`` (bytes), every element with its line.
+
+    expat, with the handlers that would expand entities replaced by a
+    refusal: a DOCTYPE (which alone can declare entities) is an error.
+    """
+    parser = xml.parsers.expat.ParserCreate()
+    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    top = _Element("", {}, 0)
+    stack = [top]
+
+    def start(tag, attrib):
+        element = _Element(tag, attrib, parser.CurrentLineNumber)
+        stack[-1].children.append(element)
+        stack.append(element)
+
+    def end(tag):
+        stack.pop()
+
+    def doctype(*args):
+        raise _Refused(
+            parser.CurrentLineNumber,
+            "a DOCTYPE is not accepted in a URDF file (it can declare entities, which are never expanded): remove it",
+        )
+
+    def entity(*args):
+        raise _Refused(parser.CurrentLineNumber, "entity declarations are not accepted (no entity is ever expanded): remove them")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = entity
+    parser.ExternalEntityRefHandler = entity
+    try:
+        parser.Parse(data, True)
+    except _Refused as exc:
+        raise RobotFileError(path, exc.line, exc.message) from None
+    except xml.parsers.expat.ExpatError as exc:
+        message = xml.parsers.expat.errors.messages[exc.code]
+        raise RobotFileError(path, exc.lineno, f"malformed XML: {message} (column {exc.offset + 1})") from None
+    if not top.children:
+        raise RobotFileError(path, None, "no XML element: a URDF file is one <robot> element")
+    return top.children[0]
+
+
+# ------------------------------------------------------------------ maths
+def rpy_matrix(roll, pitch, yaw):
+    """URDF's ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z), a numpy 3x3."""
+    cr, sr, cp, sp, cy, sy = math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw), math.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def _exact(x):
+    """A sympy number: 0 and +-1 (within :data:`EXACT`) exact, else the float."""
+    for whole in (0, 1, -1):
+        if abs(x - whole) <= EXACT:
+            return sympy.Integer(whole)
+    return sympy.Float(float(x))
+
+
+def _number(x):
+    """A float as a sympy number, integers exact (bound values: zeros and ones vanish)."""
+    return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
+
+
+def about_origin(mass, centre, inertia):
+    """SYMORO's ``(J_O, MS)`` of a body: inertia about the frame origin and first moments.
+
+    ``centre`` is the centre of mass c and ``inertia`` the inertia about it,
+    both in the frame's axes: ``J_O = I_c + m (|c|^2 1 - c c^T)``, ``MS = m c``.
+
+    >>> J, MS = about_origin(2.0, np.array([0.0, 0.0, -0.5]), np.diag([0.1, 0.1, 0.01]))
+    >>> np.diag(J).tolist(), MS.tolist()
+    ([0.6, 0.6, 0.01], [0.0, 0.0, -1.0])
+    """
+    c = np.asarray(centre, dtype=float)
+    return inertia + mass * (c @ c * np.eye(3) - np.outer(c, c)), mass * c
+
+
+def _rigid_body(parts):
+    """``(m, J_O, MS)`` of bodies fixed together, each ``(R, p, body)``: its
+    frame's rotation and origin in the common frame and its ``(m, J, MS)``
+    (about its own origin; None if massless), added about the common origin.
+
+    Moving a body's inertia from its origin to one at ``-p`` adds
+    ``m (|p|^2 1 - p p^T) + 2 (p . MS) 1 - p MS^T - MS p^T`` (MS in the common axes).
+
+    >>> one = (2.0, np.diag([1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.4]))
+    >>> m, J, MS = _rigid_body([(np.eye(3), np.zeros(3), one), (np.eye(3), np.array([1.0, 0, 0]), one)])
+    >>> m, np.round(np.diag(J), 12).tolist(), MS.tolist()
+    (4.0, [2.0, 4.0, 4.0], [2.0, 0.0, 0.8])
+    """
+    J, MS, mass = np.zeros((3, 3)), np.zeros(3), 0.0
+    for R, p, body in parts:
+        if body is None:
+            continue
+        m, J_l, MS_l = body
+        J_r, MS_r = R @ J_l @ R.T, R @ MS_l
+        J += J_r + m * (p @ p * np.eye(3) - np.outer(p, p)) + 2 * (p @ MS_r) * np.eye(3) - np.outer(p, MS_r) - np.outer(MS_r, p)
+        MS += MS_r + m * p
+        mass += m
+    return mass, J, MS
+
+
+# ----------------------------------------------------------------- reader
+def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
+    """Read a robot from a URDF file (see the module's notes for the mapping).
+
+    Parameters
+    ----------
+    path : str or Path
+    floating : bool, optional
+        A free flyer under the root link (link 0 carries the root link's
+        inertia and that of the links fixed to it).
+    bind : bool, optional
+        Numbers in the description instead of symbols and ``robot.values``.
+    mimic : {"refuse", "independent"}, optional
+        What a ``<mimic>`` joint is: refused (default), or a joint of its own.
+    physical : bool, optional
+        Refuse an ``<inertial>`` that is not a rigid body's (negative mass,
+        inertia about the centre of mass not positive semi-definite or
+        breaking the triangle inequality), as ``numeric(..., physical=True)``
+        would; False reads it as written (pinocchio does; then use
+        ``numeric(..., physical=False)``).
+
+    Returns
+    -------
+    Robot
+
+    Raises
+    ------
+    RobotFileError
+        ``path:line: what and how to fix`` for anything wrong in the file.
+    """
+    return parse_urdf(path, floating=floating, bind=bind, mimic=mimic, physical=physical).robot
+
+
+def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="refuse", physical=True):
+    """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return _Reader(path, _parse_xml(data, path), floating=floating, bind=bind, mimic=mimic, physical=physical).result().robot
+
+
+def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
+    """:func:`read_urdf`, with the joint and link names and the limits: a :class:`UrdfRobot`."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
+    return _Reader(path, _parse_xml(data, path), floating=floating, bind=bind, mimic=mimic, physical=physical).result()
+
+
+def _sanitised(name):
+    """``name`` as a frame label: letters, digits and ``_``."""
+    label = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return label if re.search(r"[A-Za-z0-9]", label) else "j" + label
+
+
+def _names_of(label):
+    return {prefix + label for prefix in _PREFIXES}
+
+
+class _Reader:
+    """One URDF document into a :class:`UrdfRobot`."""
+
+    def __init__(self, path, root, floating=False, bind=False, mimic="refuse", physical=True):
+        self.path = path
+        self.root = root
+        self.floating = bool(floating)
+        self.bind = bool(bind)
+        if mimic not in MIMIC:
+            raise RobotFileError(path, None, f"mimic={mimic!r}: use one of {', '.join(map(repr, MIMIC))}")
+        self.mimic = mimic
+        self.physical = physical
+        self.values = {"G3": GRAVITY}
+
+    def fail(self, element, message):
+        raise RobotFileError(self.path, element.line if element is not None else None, message)
+
+    # ------------------------------------------------------- attributes
+    def attribute(self, element, key, what):
+        value = element.attrib.get(key)
+        if value is None or not value.strip():
+            self.fail(element, f"{what}: <{element.tag}> has no {key}=\"...\": give it")
+        return value.strip()
+
+    def floats(self, element, key, count, what, default=None):
+        text = element.attrib.get(key) if element is not None else None
+        if text is None:
+            if default is None:
+                self.fail(element, f"{what}: <{element.tag}> has no {key}=\"...\": give {count} number{'s' * (count > 1)}")
+            return list(default)
+        parts = text.split()
+        try:
+            numbers = [float(part) for part in parts]
+        except ValueError:
+            numbers = None
+        if numbers is None or len(numbers) != count or not all(math.isfinite(x) for x in numbers):
+            self.fail(element, f"{what}: {key}=\"{text}\" must be {count} finite number{'s' * (count > 1)} separated by spaces")
+        return numbers
+
+    def origin(self, parent, what):
+        element = parent.find("origin")
+        xyz = self.floats(element, "xyz", 3, f"origin of {what}", (0.0, 0.0, 0.0))
+        rpy = self.floats(element, "rpy", 3, f"origin of {what}", (0.0, 0.0, 0.0))
+        return np.array(xyz), rpy_matrix(*rpy)
+
+    # ------------------------------------------------------------ links
+    def links(self):
+        """{name: element} of the ``<link>`` elements, names unique."""
+        out = {}
+        for element in self.root.findall("link"):
+            name = self.attribute(element, "name", "a link")
+            if name in out:
+                self.fail(element, f"link {name!r} is defined twice (first at line {out[name].line}): give each link its own name")
+            out[name] = element
+        if not out:
+            self.fail(self.root, "no <link>: a URDF robot is links joined by joints")
+        return out
+
+    def inertial(self, link):
+        """``(m, J_O, MS)`` of a link's ``<inertial>`` in the link frame, or None without one."""
+        name = link.attrib["name"]
+        element = link.find("inertial")
+        if element is None:
+            return None
+        what = f"inertial of link {name!r}"
+        mass_element = element.find("mass")
+        if mass_element is None:
+            self.fail(element, f"{what} has no <mass value=\"...\"/>: give the link's mass (kg), or remove <inertial> for a massless link")
+        (mass,) = self.floats(mass_element, "value", 1, f"mass of link {name!r}")
+        tensor = element.find("inertia")
+        if tensor is None:
+            self.fail(element, f"{what} has no <inertia ixx=... iyz=.../>: give the inertia about the centre of mass")
+        xx, xy, xz, yy, yz, zz = (self.floats(tensor, key, 1, f"inertia of link {name!r}")[0] for key in _INERTIA_KEYS)
+        inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        c, R = self.origin(element, what)
+        if self.physical:
+            self.check_physical(element, name, mass, inertia)
+        J, MS = about_origin(mass, c, R @ inertia @ R.T)
+        return mass, J, MS
+
+    def check_physical(self, element, name, mass, inertia):
+        values = dict(zip(("XX", "XY", "XZ", "YY", "YZ", "ZZ"), inertia[np.triu_indices(3)]))
+        values.update(M=mass, MX=0.0, MY=0.0, MZ=0.0)  # about the centre of mass: every parameter known, the test complete
+        reasons = physical_violations(values)
+        if reasons:
+            self.fail(
+                element,
+                f"link {name!r}: {'; '.join(reasons).replace('the centre of mass has', 'the centre of mass (ixx .. izz) has')}: "
+                f"give a rigid body's mass (>= 0) and inertia (positive, each principal moment at most the sum of the "
+                f"other two), or load with physical=False to read it as written",
+            )
+
+    # ----------------------------------------------------------- joints
+    def joints(self, links):
+        """``[(element, name, type, parent, child)]`` of the ``<joint>`` elements, checked."""
+        out, names, parent_of = [], {}, {}
+        for element in self.root.findall("joint"):
+            name = self.attribute(element, "name", "a joint")
+            if name in names:
+                self.fail(element, f"joint {name!r} is defined twice (first at line {names[name]}): give each joint its own name")
+            names[name] = element.line
+            kind = self.joint_type(element, name)
+            ends = []
+            for end in ("parent", "child"):
+                tag = element.find(end)
+                if tag is None:
+                    self.fail(element, f"joint {name!r} has no <{end} link=\"...\"/>: name its {end} link")
+                link = self.attribute(tag, "link", f"{end} of joint {name!r}")
+                if link not in links:
+                    known = ", ".join(sorted(links))
+                    self.fail(tag, f"joint {name!r} names {end} link {link!r}, which is not a <link> of the file (links: {known})")
+                ends.append(link)
+            parent, child = ends
+            if child in parent_of:
+                first = parent_of[child]
+                self.fail(
+                    element,
+                    f"link {child!r} has two parents: joint {name!r} and joint {first[0]!r} (line {first[1]}) both have it as "
+                    f"child; a URDF is a tree, each link the child of one joint",
+                )
+            parent_of[child] = (name, element.line)
+            if element.find("mimic") is not None and self.mimic == "refuse":
+                mimicked = element.find("mimic").attrib.get("joint", "?")
+                self.fail(
+                    element.find("mimic"),
+                    f"joint {name!r} mimics joint {mimicked!r}: mimic joints are not supported yet; remove <mimic>, or "
+                    f"load with mimic='independent' to read {name!r} as a joint of its own (as pinocchio does)",
+                )
+            out.append((element, name, kind, parent, child))
+        return out
+
+    def joint_type(self, element, name):
+        kind = self.attribute(element, "type", f"joint {name!r}")
+        if kind in REFUSED_TYPES:
+            self.fail(element, f"joint {name!r} is {kind}: {REFUSED_TYPES[kind]}")
+        if kind not in JOINT_TYPES:
+            self.fail(element, f"joint {name!r} has unknown type {kind!r}: use one of {', '.join(JOINT_TYPES)}")
+        return kind
+
+    def root_link(self, links, joint_list):
+        """The one link that is no joint's child; refuses forests and cycles."""
+        children = {child: (element, name, parent) for element, name, _, parent, child in joint_list}
+        roots = [name for name in links if name not in children]
+        if len(roots) > 1:
+            self.fail(
+                links[roots[1]],
+                f"links {roots[0]!r} and {roots[1]!r} are both roots (no joint has them as child): a URDF is one tree; "
+                f"join them with a joint",
+            )
+        reached = {roots[0]} if roots else set()
+        stack = list(reached)
+        by_parent = {}
+        for _, _, _, parent, child in joint_list:
+            by_parent.setdefault(parent, []).append(child)
+        while stack:
+            for child in by_parent.get(stack.pop(), []):
+                reached.add(child)
+                stack.append(child)
+        lost = [name for name in links if name not in reached]
+        if lost:
+            chain, link = [], lost[0]
+            while link not in chain:
+                chain.append(link)
+                link = children[link][2]
+            cycle = chain[chain.index(link):] + [link]
+            element = children[cycle[0]][0]
+            self.fail(
+                element,
+                f"joints form a cycle: links {' -> '.join(repr(name) for name in reversed(cycle))}; a URDF is a tree "
+                f"(a closed chain is cut at one joint)",
+            )
+        return roots[0]
+
+    # ------------------------------------------------------------- build
+    def result(self):
+        if self.root.tag != "robot":
+            self.fail(self.root, f"the document element is <{self.root.tag}>: a URDF file is one <robot> element")
+        links = self.links()
+        joint_list = self.joints(links)
+        root = self.root_link(links, joint_list)
+        name = self.root.attrib.get("name", "").strip() or Path(str(self.path)).stem
+        by_parent = {}
+        for item in joint_list:
+            by_parent.setdefault(item[3], []).append(item)
+        order, stack = [], list(reversed(by_parent.get(root, [])))
+        while stack:  # depth first, each link's joints in the order of the file
+            item = stack.pop()
+            order.append(item)
+            stack.extend(reversed(by_parent.get(item[4], [])))
+        labels = self.labels(order)
+        frame_of = {root: BASE}
+        frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
+        root_body = self.inertial(links[root])  # checked even when the base does not move
+        rigid = {BASE: (np.eye(3), np.zeros(3), root_body)} if self.floating else {}  # link 0's parts: placement in 0, body
+        for element, joint_name, kind, parent, child in order:
+            label = labels[joint_name]
+            frame_of[child] = label
+            link_names[label] = child
+            frame, R, P = self.frame(element, label, kind, frame_of[parent])
+            frames.append(frame)
+            limit = element.find("limit")
+            if limit is not None:
+                limits[label] = {key: self.floats(limit, key, 1, f"limit of joint {joint_name!r}")[0]
+                                 for key in ("lower", "upper", "velocity", "effort") if key in limit.attrib}
+            body = self.inertial(links[child])
+            if kind == "fixed" and frame_of[parent] in rigid:  # part of a free flyer's link 0: no link of its own
+                R_a, p_a, _ = rigid[frame_of[parent]]
+                rigid[label] = (R_a @ R, p_a + R_a @ P, body)
+                continue
+            if kind != "fixed" or body is not None:
+                dynamics[label] = self.link_parameters(label, body, element if kind != "fixed" else None)
+        if not self.floating and not any(frame.is_joint for frame in frames):
+            self.fail(self.root, f"robot {name!r} has no moving joint: with its base fixed nothing moves; load it with floating=True for a free body")
+        if self.floating:
+            dynamics = {BASE: self.link_parameters(BASE, _rigid_body(rigid.values()), None), **dynamics}
+        try:
+            robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values)
+        except DescriptionError as exc:
+            line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
+            raise RobotFileError(self.path, line, str(exc)) from None
+        if self.bind:
+            robot = robot.subs({key: _number(value) for key, value in robot.values.items()})
+        joint_names = {labels[joint]: joint for _, joint, *_ in order}
+        return UrdfRobot(robot, MappingProxyType(joint_names), MappingProxyType(link_names), MappingProxyType(limits))
+
+    def labels(self, order):
+        """{joint name: frame label}: sanitised, unique, with symbol names that clash with no other's."""
+        taken, labels = set(_RESERVED) | _names_of(BASE), {}
+        used = {BASE}
+        for _, name, *_ in order:
+            base = _sanitised(name)
+            label, n = base, 2
+            while label in used or taken & _names_of(label):
+                label, n = f"{base}_{n}", n + 1
+            used.add(label)
+            taken |= _names_of(label)
+            labels[name] = label
+        return labels
+
+    def parameter(self, name, value):
+        """The symbol ``name`` with ``value`` in :attr:`values`, or 0 for a structural zero."""
+        if value == 0:
+            return sympy.S.Zero
+        self.values[name] = float(value)
+        return symbol(name)
+
+    def frame(self, element, label, kind, antecedent):
+        what = f"joint {element.attrib['name']!r}"
+        P, R = self.origin(element, what)
+        sigma = JOINT_TYPES[kind]
+        axis = [0.0, 0.0, 1.0]
+        if sigma != joints.FIXED:
+            axis_element = element.find("axis")
+            axis = np.array(self.floats(axis_element, "xyz", 3, f"axis of {what}", (1.0, 0.0, 0.0)))
+            norm = float(np.linalg.norm(axis))
+            if norm == 0:
+                self.fail(axis_element, f"axis of {what} is 0 0 0: give the direction of the joint axis, e.g. xyz=\"0 0 1\"")
+            axis = axis / norm
+        placement = GeneralPlacement(
+            [_exact(x) for x in R.flat],
+            [self.parameter(f"P{xyz}{label}", p) for xyz, p in zip("XYZ", P)],
+            [_exact(x) for x in axis],
+            symbol("q_" + label) if sigma != joints.FIXED else 0,
+        )
+        return Frame(label, antecedent, sigma, 1, placement), R, P
+
+    def link_parameters(self, label, body, joint):
+        """SYMORO's parameters of the link of frame ``label``: inertial ones, friction of its ``joint`` (if moving)."""
+        out = dict.fromkeys(DYNAMIC_NAMES, sympy.S.Zero)
+        if body is not None:
+            mass, J, MS = body
+            for (i, j), key in zip(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), ("XX", "XY", "XZ", "YY", "YZ", "ZZ")):
+                out[key] = self.parameter(key + label, J[i, j])
+            for k, key in enumerate(("MX", "MY", "MZ")):
+                out[key] = self.parameter(key + label, MS[k])
+            out["M"] = self.parameter("M" + label, mass)
+        dyn = joint.find("dynamics") if joint is not None else None
+        if dyn is not None:
+            what = f"dynamics of joint {joint.attrib['name']!r}"
+            for key, attribute in (("FV", "damping"), ("FS", "friction")):
+                (value,) = self.floats(dyn, attribute, 1, what, (0.0,))
+                if value < 0:
+                    self.fail(dyn, f"{what}: {attribute}=\"{value:g}\" < 0: friction coefficients are >= 0")
+                out[key] = self.parameter(key + label, value)
+        return out
