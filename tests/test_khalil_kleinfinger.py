@@ -221,6 +221,27 @@ def test_random_general_frames_keep_geometry_and_dynamics(kind):
         assert np.max(np.abs(new_fast(q) - old_fast(q))) < 1e-12
 
 
+def test_floating_base_keeps_its_dynamics():
+    """A free-flying chain: the base link 0 stays as it is, the models agree
+    at random states (q = position, unit quaternion, joints)."""
+    chain, _ = random_robot(3, SHAPES["serial with prismatic joints"])
+    rng = np.random.default_rng(15)
+    base_link = dict(zip(("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M"), (0.5, 0.01, 0.02, 0.6, 0.03, 0.7, 0.1, -0.1, 0.2, 4.0)))
+    dynamics = dict(chain.dynamics)
+    dynamics["0"] = base_link
+    original = Robot.create("flyer", chain.frames, dynamics=dynamics, base=chain.base, floating=True)
+    conversion = khalil_kleinfinger_conversion(original)
+    assert conversion.robot.floating and dict(conversion.robot.dynamics["0"]) == dict(original.dynamics["0"])
+    f0 = kr.derive(original).numeric({}, backend="numpy", physical=False)
+    f1 = kr.derive(conversion.robot).numeric({}, backend="numpy", physical=False)
+    for _ in range(3):
+        quaternion = rng.normal(size=4)
+        q = np.concatenate([rng.normal(size=3), quaternion / np.linalg.norm(quaternion), rng.uniform(-2, 2, 5)])
+        qd, qdd = rng.normal(size=11), rng.normal(size=11)
+        assert relative_error(f1.mass_matrix(q), f0.mass_matrix(q)) < 1e-12
+        assert relative_error(f1.inverse_dynamics(q, qd, qdd), f0.inverse_dynamics(q, qd, qdd)) < 1e-12
+
+
 def test_parallel_axes_give_zeros_and_right_angles():
     """A planar arm of axes along -x of frame 0, written with odd frames: the
     first axis needs gamma (x0 lies on it) and b, the parallel axes give d =
@@ -314,6 +335,7 @@ def test_convert_kk_option_for_toml(tmp_path):
     assert run_cli("convert", kr.frames_path("krang.toml"), plain).returncode == 0
     done = run_cli("convert", "--kk", kr.frames_path("krang.toml"), kk)
     assert done.returncode == 0, done.stderr
+    assert "links 1, 2, 3, 4l, 5l, 6l, 7l, 8l, 9l, 10l, 4r, 5r, 6r, 7r, 8r, 9r, 10r keep SYMORO's inertial symbols" in done.stderr
     assert "frames 2 stay general frames" in done.stderr and "end frames added at the old poses: 10le, 10re" in done.stderr
     assert not any(f.is_kk for f in kr.load(plain).frames)
     assert sum(f.is_kk for f in kr.load(kk).frames) == len(kr.load(kk).frames) - 1

@@ -114,6 +114,9 @@ class Conversion:
         parts.append(f"gamma/b needed by frames {', '.join(self.branched)}" if self.branched else "no frame needs gamma or b")
         if self.general:
             parts.append(f"frames {', '.join(self.general)} stay general frames (their normal's direction depends on symbols)")
+        links = sorted({str(symbol)[2:] for symbol in self.parameters if str(symbol).startswith("XX")}, key=self.robot.labels.index)
+        if links:
+            parts.append(f"links {', '.join(links)} keep SYMORO's inertial symbols, now in their new frames")
         if self.end_frames:
             parts.append(f"end frames added at the old poses: {', '.join(self.end_frames)}")
         return "; ".join(parts)
