@@ -594,10 +594,18 @@ def cmd_convert(args):
     robot = load(resolve(args.source))
     general = any(not f.is_kk for f in robot.frames)
     # A .par holds Khalil-Kleinfinger frames only: general frames are converted first.
-    if general and (args.kk or str(args.target).lower().endswith(".par")):
+    par = str(args.target).lower().endswith(".par")
+    if general and (args.kk or par):
         conversion = khalil_kleinfinger_conversion(robot)
         robot = conversion.robot
         print(conversion.summary(), file=sys.stderr)
+        if par and conversion.end_frames:
+            robot = conversion.without_end_frames()
+            print(
+                f"end frames {', '.join(conversion.end_frames)} not written: a .par holds no frame without a link "
+                f"(NF = NL + 2B); write a .toml with --kk to keep them",
+                file=sys.stderr,
+            )
     save(robot, args.target)
     print(f"written {args.target}", file=sys.stderr)
 

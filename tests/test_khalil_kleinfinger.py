@@ -263,9 +263,9 @@ def test_parallel_axes_give_zeros_and_right_angles():
         "1": (half, 0.3, -half, 0, q1, 0),
         "2": (0, 0, 0, 0.5, q2, 0),
         "3": (0, 0, 0, 0.4, q3, -0.1),
-        "3e": (0, 0, sympy.pi, 0, -half, 0),
+        "4": (0, 0, sympy.pi, 0, -half, 0),
     }
-    assert conversion.branched == ("1",) and conversion.end_frames == ("3e",)
+    assert conversion.branched == ("1",) and conversion.end_frames == ("4",)
     assert_same_geometry(original, conversion, {}, seed=14)
 
 
@@ -328,6 +328,29 @@ def test_convert_to_par_converts_general_frames(tmp_path):
         for key in ("alpha", "d", "r"):
             assert float(getattr(frame.placement, key)) == pytest.approx(float(getattr(expected.placement, key)), abs=1e-15)
         assert frame.offset == expected.offset
+
+
+def test_convert_to_par_of_a_random_chain_with_an_end_frame(tmp_path):
+    """General frames of random placements, through .toml and the command line
+    to a .par: a .par holds no frame without a link, so the end frame is left
+    out (and said so); the frames read back are those of the conversion."""
+    original, _ = random_robot(len("serial with prismatic joints"), SHAPES["serial with prismatic joints"])
+    source, target = tmp_path / "arm.toml", tmp_path / "arm.par"
+    kr.save(original, source)
+    done = run_cli("convert", source, target)
+    assert done.returncode == 0, done.stderr
+    assert "end frames added at the old poses: 6" in done.stderr
+    assert "end frames 6 not written: a .par holds no frame without a link (NF = NL + 2B)" in done.stderr
+    written, expected = kr.load(target), khalil_kleinfinger_conversion(original).robot
+    assert written.labels == expected.labels[:-1] == ("1", "2", "3", "4", "5")
+    q = np.random.default_rng(16).uniform(-1, 1, original.dof)
+    for label in written.labels:
+        assert np.allclose(numeric_transform(written, "0", label, {})(q), numeric_transform(expected, "0", label, {})(q), atol=1e-12)
+    f0 = kr.derive(original).numeric({}, backend="numpy", physical=False)
+    f1 = kr.derive(written).numeric({}, backend="numpy", physical=False)
+    qd, qdd = np.random.default_rng(17).uniform(-2, 2, (2, original.dof))
+    assert relative_error(f1.inverse_dynamics(q, qd, qdd), f0.inverse_dynamics(q, qd, qdd)) < 1e-12
+    assert relative_error(f1.mass_matrix(q), f0.mass_matrix(q)) < 1e-12
 
 
 def test_convert_kk_option_for_toml(tmp_path):

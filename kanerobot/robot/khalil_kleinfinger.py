@@ -18,8 +18,10 @@ placement, any joint axis, as a URDF gives it) becomes SYMORO's compact form
 
 Frame 0 (the base) is kept, and so is every fixed frame (sigma = 2): it keeps
 its pose, written with the six parameters gamma, b, alpha, d, theta, r.  A
-joint frame with no successor whose pose changed gets a fixed end frame
-``<label>e`` at its old pose, so that tool frames stay where they were.
+joint frame with no successor whose pose changed gets a fixed end frame at its
+old pose, so that tool frames stay where they were: ``<label>e`` after it,
+or, when the frames are numbered 1..N, N+1, N+2 ... after all the others
+(SYMORO's numbering, which a .par needs).
 
 Every link's parameters move exactly into its new frame: with the new frame
 at rotation ``R`` and origin ``p`` in the old one, ::
@@ -54,7 +56,7 @@ end frame keeps the old axes of frame 2:
 ...     print(f.label, *(getattr(f.placement, key) for key in ("gamma", "b", "alpha", "d", "theta", "r")))
 1 pi/2 0 pi/2 0 q1 + pi/2 0
 2 0 0 0 2 q2 0
-2e pi/2 0 pi/2 0 pi/2 0
+3 pi/2 0 pi/2 0 pi/2 0
 """
 
 from dataclasses import dataclass, field, replace
@@ -98,7 +100,8 @@ class Conversion:
         same): parallel axes whose distance has a direction that depends on
         symbols (``P = [0, L1, -L2]``), which a common normal cannot follow.
     end_frames : tuple of str
-        Fixed end frames added at the old pose of a terminal joint frame.
+        Fixed end frames added at the old pose of a terminal joint frame
+        (``<label>e``; N+1, N+2 ... for frames numbered 1..N).
     """
 
     robot: Robot
@@ -107,6 +110,20 @@ class Conversion:
     branched: Tuple[str, ...] = ()
     general: Tuple[str, ...] = ()
     end_frames: Tuple[str, ...] = ()
+
+    def without_end_frames(self) -> Robot:
+        """The converted robot without the end frames (a .par holds no frame
+        without a link but the loops' closing frames): same links, same models."""
+        robot = self.robot
+        return Robot.create(
+            robot.name,
+            [f for f in robot.frames if f.label not in self.end_frames],
+            links=robot.links,
+            dynamics=robot.dynamics,
+            joint_parameters=robot.joint_parameters,
+            base=robot.base,
+            floating=robot.floating,
+        )
 
     def summary(self) -> str:
         """One line saying what the conversion did, for a command line."""
@@ -129,10 +146,11 @@ def _snap_number(x, scale=1.0):
         return sympy.S.Zero
     if abs(x - round(x)) < TOLERANCE * max(1.0, abs(x)):
         return sympy.Integer(round(x))
-    short = float(f"{x:.13g}")
+    short = float(f"{x:.15g}")
     # Floats computed from the file's numbers carry their last bits of
-    # rounding: -0.42500000000000004 is the -0.425 the user wrote.
-    return sympy.Float(short if abs(short - x) <= 1e-13 * abs(x) else x)
+    # rounding: -0.42500000000000004 is the -0.425 the user wrote (15
+    # digits change a float by an ulp or two at most).
+    return sympy.Float(short if abs(short - x) <= 1e-15 * abs(x) else x)
 
 
 def _snap(expr, scale=1.0):
@@ -400,7 +418,11 @@ def _scale(robot):
     return max([n for n in numbers if n > 0] + [1.0])
 
 
-def _end_label(label, taken):
+def _end_label(label, taken, numbered):
+    """``<label>e``, or the next number when the frames are numbered 1..N (SYMORO's
+    way: fixed frames after the joints, so that the robot is still a .par)."""
+    if numbered:
+        return str(len(taken) + 1)
     name = f"{label}e"
     while name in taken:
         name += "e"
@@ -444,8 +466,9 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
     poses = {f.label: _pose_at_zero(f) for f in robot.frames}
     identity = (sympy.eye(3), sympy.zeros(3, 1))
     new = {BASE: identity}
-    frames, branched, general, ends, changes = [], [], [], [], {}
+    frames, end_frames, branched, general, changes = [], [], [], [], {}
     taken = set(robot.labels)
+    numbered = robot.labels == tuple(str(n) for n in range(1, robot.nf + 1))
     for f in robot.frames:
         R, p, e = poses[f.label]
         Rc, pc = new[f.antecedent]
@@ -461,11 +484,13 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
         frames.append(Frame(f.label, f.antecedent, f.sigma, f.mu, placement))
         changes[f.label] = joints.homogeneous(Rn, pn)
         if f.is_joint and not robot.children(f.label) and changes[f.label] != sympy.eye(4):
-            label = _end_label(f.label, taken)
+            label = _end_label(f.label, taken, numbered)
             taken.add(label)
             end = Frame(label, f.label, joints.FIXED, 0, KKPlacement())
-            frames.append(replace(end, placement=_placement(end, Rn.T, -Rn.T * pn, scale)))
-            ends.append(label)
+            # Numbered frames: the end frames come after all the others.
+            (end_frames if numbered else frames).append(replace(end, placement=_placement(end, Rn.T, -Rn.T * pn, scale)))
+    frames += end_frames
+    ends = [f.label for f in frames if f.label not in changes]
     dynamics, meaning = _dynamics(robot, {k: v for k, v in changes.items() if v != sympy.eye(4)})
     converted = Robot.create(
         robot.name,
