@@ -23,6 +23,7 @@ from kanerobot.igm import inverse_geometric
 from kanerobot.library import frames_path, robot_names
 from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
 from kanerobot.robot.io import load, save
+from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
 from kanerobot.simulation import cross_validate, simulate
 
 __all__ = [
@@ -50,4 +51,5 @@ __all__ = [
     "robot_names",
     "save",
     "simulate",
+    "to_khalil_kleinfinger",
 ]

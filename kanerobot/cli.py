@@ -589,7 +589,23 @@ def cmd_identify(args):
 
 
 def cmd_convert(args):
+    from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion
+
     robot = load(resolve(args.source))
+    general = any(not f.is_kk for f in robot.frames)
+    # A .par holds Khalil-Kleinfinger frames only: general frames are converted first.
+    par = str(args.target).lower().endswith(".par")
+    if general and (args.kk or par):
+        conversion = khalil_kleinfinger_conversion(robot)
+        robot = conversion.robot
+        print(conversion.summary(), file=sys.stderr)
+        if par and conversion.end_frames:
+            robot = conversion.without_end_frames()
+            print(
+                f"end frames {', '.join(conversion.end_frames)} not written: a .par holds no frame without a link "
+                f"(NF = NL + 2B); write a .toml with --kk to keep them",
+                file=sys.stderr,
+            )
     save(robot, args.target)
     print(f"written {args.target}", file=sys.stderr)
 
@@ -747,9 +763,18 @@ def build_parser():
     p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv")
     p.set_defaults(func=cmd_identify)
 
-    p = sub.add_parser("convert", help="convert a robot file between .par and .toml")
+    p = sub.add_parser(
+        "convert",
+        help="convert a robot file between .par and .toml (general frames become Khalil-Kleinfinger frames in a .par)",
+    )
     p.add_argument("source", metavar="ROBOT")
     p.add_argument("target", metavar="FILE", help="output file; its extension picks the format")
+    p.add_argument(
+        "--kk",
+        action="store_true",
+        help="convert general frames to Khalil-Kleinfinger frames (z on the joint axes, x on the common normals) "
+        "for a .toml too; a .par output always is",
+    )
     p.set_defaults(func=cmd_convert)
     return parser
 
