@@ -350,3 +350,16 @@ def test_free_flyer_with_known_torques_and_known_accelerations(rng):
         nu_dot = list(out[:6]) + [given[known_qdd[j].name] if j in known_qdd else solved[j] for j in labels]
         expected = [0.0] * 6 + [solved[j] if j in known_qdd else given[known_tau[j].name] for j in labels]
         numpy.testing.assert_allclose(forces(state, nu_dot), expected, rtol=0, atol=1e-9 * max(1.0, numpy.abs(out).max()))
+
+
+def test_a_joint_moving_only_massless_links_is_a_clear_error():
+    """No mass and no rotor inertia behind a joint: the recursive model would divide
+    by a structural zero; it says which joint and what to give instead."""
+    import kanerobot as kr
+    from kanerobot.errors import SingularityError
+
+    arm = kr.load(kr.frames_path("planar2"))
+    massless = dict.fromkeys(("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA"), 0)
+    robot = Robot.create("m", arm.frames, dynamics={"2": massless})
+    with pytest.raises(SingularityError, match="joint 2 moves only massless links .* IA2"):
+        kr.derive(robot).program("direct_dynamics")

@@ -128,3 +128,14 @@ def test_op_counts_are_reported_and_cached():
         counts = model.op_count(name)
         assert set(counts) == {"mul", "add", "fn"} and counts["mul"] > 0
     assert model.op_count("gravity")["mul"] < model.op_count("h")["mul"] < model.op_count("inverse_dynamics")["mul"]
+
+
+def test_a_fixed_robot_without_joints_has_no_model():
+    """Nothing moves: derive says so instead of numeric functions failing on empty programs."""
+    import kanerobot as kr
+    from kanerobot.errors import KaneRobotError
+    from kanerobot.robot.description import Frame, GeneralPlacement, Robot
+
+    plate = Robot.create("plate", [Frame("1", "0", 2, 1, GeneralPlacement([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 1], [0, 0, 1], 0))])
+    with pytest.raises(KaneRobotError, match="plate has no moving joint and a fixed base"):
+        kr.derive(plate)

@@ -510,6 +510,11 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
         if torque_known:
             I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # jI*_j ja_j
             H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA[j])  # (19)
+            if H_j == 0:  # structurally: nothing with mass (nor a rotor) moves with joint j
+                raise SingularityError(
+                    f"robot {robot.name}: joint {j} moves only massless links and has no rotor inertia (IA), so the "
+                    f"direct dynamic model would divide by zero; give a link it carries a mass or IA{j} a value"
+                )
             JD[j] = program.assign(f"JD{j}", 1 / H_j)
             JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
             GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j

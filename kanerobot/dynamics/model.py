@@ -137,6 +137,11 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
     """
     if method not in METHODS:
         raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
+    if not robot.joint_labels and not robot.floating:
+        raise KaneRobotError(
+            f"{robot.name} has no moving joint and a fixed base: it has no dynamic model (every model would be "
+            f"empty); give it a joint, or a floating base (a free-flying rigid body)"
+        )
     leaks = robot.state_leaks()
     if leaks:
         raise KaneRobotError(f"{robot.name}: {leaks[0][2]} (the models would take it for a parameter)")
