@@ -32,7 +32,12 @@ parameters (to rounding, 1e-12 in the tests).
   ``G3 = -9.81`` in ``robot.values``.
 - A floating robot's free flyer is not a URDF joint: the tree is written
   under the root link ``link_0``, which carries link 0's inertia; reading
-  the file back with ``floating=True`` restores the free flyer.
+  the file back with ``floating=True`` restores the free flyer.  A fixed
+  base's link 0 never moves: ``link_0`` then has no ``<inertial>``.
+- The reader orders the joints depth first from the root, so ``q`` read
+  back is in the robot's order when its frames are numbered depth first
+  (every chain, ``frames/krang.toml``); a tree numbered otherwise gets the
+  same joints, labels and models in another order.
 
 Numbers are the robot's values: every parameter symbol is bound from
 ``robot.values`` and the ``values`` mapping (which wins); a symbol without
@@ -52,15 +57,16 @@ Examples
 >>> print(text.splitlines()[3])
   <joint name="1" type="continuous">
 >>> back = urdf_from_text(text)
->>> back.joint_labels == robot.joint_labels, back.values["PZ4"]
-(True, 0.45)
+>>> back.joint_labels == robot.joint_labels, back.values["PX3"], back.values["PY4"]  # d3 on x2, r4 on y3 (alpha4 = -pi/2)
+(True, 0.5, 0.45)
 >>> write_urdf(robot)
 Traceback (most recent call last):
   ...
-kanerobot.errors.RobotFileError: <string>: cannot write robot RX90 as URDF: IA of link 1 needs a value for IA1: give it in robot.values or values={...}
+kanerobot.errors.RobotFileError: <string>: cannot write robot RX90 as URDF: no value for CX6, CY6, CZ6, D3, FS1, FS2, FS3, FS4, FS5, FS6, FV1, FV2 ... (86 in all): give them in robot.values or values={...}
 """
 
 import math
+import re
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -68,13 +74,20 @@ import sympy
 
 from kanerobot.errors import RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, WRENCH_NAMES
+from kanerobot.robot.description import BASE, FRICTION_NAMES, INERTIAL_NAMES, WRENCH_NAMES
 
 __all__ = ["write_urdf", "rpy_angles"]
 
 _INERTIA_INDEX = (("ixx", 0, 0), ("ixy", 0, 1), ("ixz", 0, 2), ("iyy", 1, 1), ("iyz", 1, 2), ("izz", 2, 2))
 _J_NAMES = (("XX", 0, 0), ("XY", 0, 1), ("XZ", 0, 2), ("YY", 1, 1), ("YZ", 1, 2), ("ZZ", 2, 2))
 _LIMIT_KEYS = ("lower", "upper", "effort", "velocity")
+#: A link's parameters that the file holds or refuses when nonzero (friction last: a fixed frame's is not written).
+_WRITTEN = INERTIAL_NAMES + WRENCH_NAMES + FRICTION_NAMES
+
+
+def _natural(name):
+    """Sort key: ``D3`` before ``D10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def rpy_angles(R):
@@ -142,7 +155,7 @@ class _Writer:
     def __init__(self, robot, path, values, limits):
         self.robot = robot
         self.path = path if path is not None else "<string>"
-        self.values = {**dict(robot.values), **dict(values or {})}
+        self.values = {**dict(robot.values), **{str(name): value for name, value in dict(values or {}).items()}}
         self.limits = dict(limits or {})
         self.substitution = {sympy.Symbol(name): sympy.Float(float(value), 17) for name, value in self.values.items()}
 
@@ -169,9 +182,25 @@ class _Writer:
             self.fail(f"it has closed loops (cut joints {cut}); a URDF is a tree: save it as .par or .toml")
         if self.robot.wheeled or self.robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling on the ground have no URDF form): save it as .par or .toml")
+        missing = sorted(self.needed() - set(self.values), key=_natural)
+        if missing:
+            shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
+            self.fail(f"no value for {shown}: give {'them' if len(missing) > 1 else 'it'} in robot.values or values={{...}}")
         unknown = sorted(set(self.limits) - set(self.robot.joint_labels))
         if unknown:
             self.fail(f"limits given for {unknown[0]!r}, which is not a joint of the robot (joints: {', '.join(self.robot.joint_labels)})")
+
+    def needed(self):
+        """Names of the symbols the file's numbers depend on (not the joint variables)."""
+        robot, names = self.robot, set()
+        for frame in robot.frames:
+            T = frame.transform()
+            names |= {str(s) for s in (T.subs(frame.q, 0) if frame.is_joint else T).free_symbols}
+        for label in robot.links:
+            if label != BASE or robot.floating:
+                keys = _WRITTEN if label == BASE or robot.frame(label).is_joint else _WRITTEN[:-2]
+                names |= {str(s) for key in keys for s in sympy.sympify(robot.dynamics[label][key]).free_symbols}
+        return names
 
     def origin(self, frame):
         """``(xyz, rpy)`` of ``aT_j`` at q = 0 (offsets folded in), in the antecedent."""
