@@ -323,3 +323,10 @@ def test_krang_example_urdf_gives_the_same_a_c_q():
         for x, y in ((fa.mass_matrix(q), fb.mass_matrix(q)), (fa.coriolis_matrix(q, qd), fb.coriolis_matrix(q, qd)),
                      (fa.gravity(q), fb.gravity(q))):
             assert np.abs(x - y).max() <= TOL * max(1.0, np.abs(x).max())
+
+
+def test_krang_example_urdf_is_a_fixed_point_of_read_then_write():
+    """Reading examples/krang/krang.urdf and writing it again gives the same text, header aside."""
+    text = (ROOT / "examples" / "krang" / "krang.urdf").read_text()
+    header = text[text.index("<!--"): text.index("-->") + len("-->\n")]
+    assert write_urdf(urdf_from_text(text)) == text.replace(header, "")
