@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
-from kanerobot.robot import frames_toml, par, urdf
+from kanerobot.robot import frames_toml, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
 from kanerobot.robot.files import atomic_write, atomic_write_text, read_text
 
@@ -25,14 +25,10 @@ def _codec(path):
     if suffix == ".toml":
         return frames_toml.read_frames, frames_toml.write_frames
     if suffix == ".urdf":
-        return urdf.read_urdf, _write_urdf
+        return urdf.read_urdf, urdf_writer.write_urdf
     raise RobotFileError(
         path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf file"
     )
-
-
-def _write_urdf(robot, path):
-    raise RobotFileError(path, None, "writing URDF is not supported yet: save as .toml (frame tree) or .par (SYMORO table)")
 
 
 def load(path: str | os.PathLike, **options: bool | str) -> Robot:
@@ -90,7 +86,12 @@ def _library_hint(path):
 
 
 def save(robot: Robot, path: str | os.PathLike) -> None:
-    """Write ``robot`` to ``path`` in the format its extension names."""
+    """Write ``robot`` to ``path`` in the format its extension names.
+
+    A ``.urdf`` file is written by :func:`kanerobot.robot.urdf_writer.write_urdf`
+    with the robot's values (every parameter symbol needs one in
+    ``robot.values``); call it directly for ``values=`` or ``limits=``.
+    """
     path = Path(path)
     _, writer = _codec(path)
     atomic_write_text(path, writer(robot, path))
