@@ -589,7 +589,7 @@ def cmd_identify(args):
 
 
 def cmd_convert(args):
-    from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion
+    from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion, numbered
 
     robot = load(resolve(args.source))
     if robot.values:
@@ -613,6 +613,11 @@ def cmd_convert(args):
                 f"(NF = NL + 2B); write a .toml with --kk to keep them",
                 file=sys.stderr,
             )
+    if par and robot.labels != tuple(str(n) for n in range(1, robot.nf + 1)):
+        # A .par numbers its frames 1..N; the old labels (a URDF's joint names) are said once.
+        old = robot.labels
+        robot = numbered(robot)
+        print(f"frames numbered for the .par: {', '.join(f'{n} = {label}' for n, label in enumerate(old, start=1))}", file=sys.stderr)
     save(robot, args.target)
     print(f"written {args.target}", file=sys.stderr)
 

@@ -69,7 +69,17 @@ import sympy
 
 from kanerobot.errors import DescriptionError, KaneRobotError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES, Frame, GeneralPlacement, KKPlacement, Robot
+from kanerobot.robot.description import (
+    BASE,
+    DYNAMIC_NAMES,
+    INERTIAL_NAMES,
+    JOINT_NAMES,
+    WRENCH_NAMES,
+    Frame,
+    GeneralPlacement,
+    KKPlacement,
+    Robot,
+)
 
 __all__ = ["Conversion", "khalil_kleinfinger_conversion", "to_khalil_kleinfinger"]
 
@@ -142,6 +152,8 @@ class Conversion:
             joint_parameters=robot.joint_parameters,
             base=robot.base,
             floating=robot.floating,
+            limits=robot.limits,
+            values=robot.values,
         )
 
     def summary(self) -> str:
@@ -538,7 +550,25 @@ def khalil_kleinfinger_conversion(robot: Robot, tolerance: float = None) -> Conv
         conversion = _convert(robot)
     finally:
         _SNAPPING.reset(token)
+    if robot.values:
+        conversion = replace(conversion, robot=replace(conversion.robot, values=_moved_values(robot.values, conversion.parameters)))
     return replace(conversion, tolerance=tolerance, snapped=tuple(snapping.log))
+
+
+def _moved_values(values, meaning):
+    """``robot.values`` for the converted robot: the kept inertial symbols now
+    name the new frames' parameters, so their numbers are those of their
+    expressions in the original ones (a URDF's robot keeps numbers that mean
+    what its symbols mean)."""
+    out = dict(values)
+    for name, expr in meaning.items():
+        expr = sympy.sympify(expr)
+        expr = expr.xreplace({s: sympy.Float(values[s.name]) for s in expr.free_symbols if s.name in values})
+        if expr.free_symbols:
+            out.pop(str(name), None)  # no number for it: the user gives one, as for any symbol
+        else:
+            out[str(name)] = float(expr)
+    return MappingProxyType(out)
 
 
 def _checked_tolerance(tolerance):
@@ -612,6 +642,8 @@ def _convert(robot):
         joint_parameters={label: dict(values) for label, values in robot.joint_parameters.items()},
         base=robot.base,
         floating=robot.floating,
+        limits=robot.limits,
+        values=robot.values,
     )
     return Conversion(converted, MappingProxyType(changes), MappingProxyType(meaning), tuple(branched), tuple(general), tuple(ends))
 
@@ -644,3 +676,75 @@ def to_khalil_kleinfinger(robot: Robot, tolerance: float = None) -> Robot:
     if all(f.is_kk for f in robot.frames):
         return robot
     return khalil_kleinfinger_conversion(robot, tolerance).robot
+
+
+#: Prefixes of the symbols named after their frame (SYMORO's ``XX3``, a URDF's ``PX<label>``, ``q_<label>``).
+_LABELLED = DYNAMIC_NAMES + JOINT_NAMES + ("PX", "PY", "PZ")
+
+
+def numbered(robot: Robot) -> Robot:
+    """``robot`` with its frames labelled 1..N in their order, as a .par needs them.
+
+    The symbols named after a frame follow it (``XXshoulder`` becomes
+    ``XX1``, ``PZelbow`` ``PZ3``), and so do ``values`` and ``limits``; a
+    URDF's joint variable ``q_<label>`` becomes SYMORO's ``th<n>``
+    (revolute) or ``r<n>`` (prismatic).  A robot numbered already is
+    returned as it is.
+
+    Parameters
+    ----------
+    robot : Robot
+
+    Returns
+    -------
+    Robot
+
+    Examples
+    --------
+    >>> from kanerobot.robot.urdf import urdf_from_text
+    >>> arm = numbered(urdf_from_text('''<robot name="p"><link name="b"/><link name="a"><inertial><mass value="2"/>
+    ...   <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+    ...   <joint name="hinge" type="continuous"><parent link="b"/><child link="a"/><origin xyz="0 0 1"/></joint></robot>'''))
+    >>> arm.labels, arm.frame("1").q, arm.dynamics["1"]["M"], arm.values["PZ1"]
+    (('1',), th1, M1, 1.0)
+    """
+    labels = robot.labels
+    number = {old: str(n) for n, old in enumerate(labels, start=1)}
+    if all(old == new for old, new in number.items()):
+        return robot
+    number[BASE] = BASE
+    names = {}
+    for f in robot.frames:
+        for prefix in _LABELLED:
+            names[prefix + f.label] = prefix + number[f.label]
+        if f.is_joint:
+            names[str(f.q)] = ("th" if f.sigma == joints.REVOLUTE else "r") + number[f.label]
+    symbols = set().union(*(sympy.sympify(v).free_symbols for table in (robot.dynamics, robot.joint_parameters)
+                            for values in table.values() for v in values.values()))  # fmt: skip
+    for f in robot.frames:
+        symbols |= f.transform().free_symbols
+    mapping = {s: sympy.Symbol(names[s.name]) for s in symbols if s.name in names}
+
+    def table(rows):
+        return {number[label]: {k: sympy.sympify(v).xreplace(mapping) for k, v in row.items()} for label, row in rows.items()}
+
+    frames = []
+    for f in robot.frames:
+        p = f.placement
+        if isinstance(p, KKPlacement):
+            p = KKPlacement(*(sympy.sympify(getattr(p, k)).xreplace(mapping) for k in KKPlacement.KEYS))
+        else:
+            p = GeneralPlacement(p.R0.xreplace(mapping), p.P.xreplace(mapping), p.axis, sympy.sympify(p.q).xreplace(mapping))
+        frames.append(Frame(number[f.label], number[f.antecedent], f.sigma, f.mu, p))
+    return Robot.create(
+        robot.name,
+        frames,
+        links=[number[label] for label in robot.links],
+        dynamics=table(robot.dynamics),
+        joint_parameters=table(robot.joint_parameters),
+        base=robot.base,
+        loops=[(number[cut], number[closing]) for cut, closing in robot.loops],
+        floating=robot.floating,
+        values={names.get(k, k): v for k, v in robot.values.items()},
+        limits={number[label]: item for label, item in robot.limits.items()},
+    )
