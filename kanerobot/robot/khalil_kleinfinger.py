@@ -36,9 +36,14 @@ its new frame: :attr:`Conversion.parameters` gives each as a function of
 the original ones.
 
 Rotations and axes must be numbers (lengths may be symbols, as in
-frames/krang.toml); numbers within 1e-12 (relative) of 0 become exact zeros
-and angles within 1e-12 of a multiple of pi/2 that exact multiple, so that
-the models lose their terms.  Closed loops and wheeled robots are refused.
+frames/krang.toml).  The geometry is snapped within a tolerance (default
+:data:`SNAP_TOLERANCE`, 1e-5; ``tolerance=``): angles near a multiple of
+pi/2, rotation and axis entries near 0 or +-1, lengths near 0 (relative to
+the robot's largest length) become exact, so that the models lose their
+terms and a URDF's ``rpy="0 1.5708 0"`` gives alpha = pi/2.  Every snap
+larger than the arithmetic's rounding (1e-12) is listed
+(:attr:`Conversion.snapped`); inertias are only cleaned of that rounding.
+Closed loops and wheeled robots are refused.
 
 Examples
 --------
