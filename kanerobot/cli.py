@@ -589,14 +589,21 @@ def cmd_identify(args):
 
 
 def cmd_convert(args):
-    from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion
+    from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion, numbered
 
     robot = load(resolve(args.source))
+    if robot.values:
+        # A URDF's numbers live in robot.values, which a .par or .toml cannot
+        # hold: they go into the description, rather than being lost.
+        count = len(robot.values)
+        robot = robot.subs(robot.values)
+        print(f"the {count} parameter values of {args.source} (lengths, inertias, gravity) written as numbers: "
+              f"a {Path(args.target).suffix or 'robot'} file holds no values", file=sys.stderr)
     general = any(not f.is_kk for f in robot.frames)
     # A .par holds Khalil-Kleinfinger frames only: general frames are converted first.
     par = str(args.target).lower().endswith(".par")
     if general and (args.kk or par):
-        conversion = khalil_kleinfinger_conversion(robot)
+        conversion = khalil_kleinfinger_conversion(robot, args.snap)
         robot = conversion.robot
         print(conversion.summary(), file=sys.stderr)
         if par and conversion.end_frames:
@@ -606,6 +613,11 @@ def cmd_convert(args):
                 f"(NF = NL + 2B); write a .toml with --kk to keep them",
                 file=sys.stderr,
             )
+    if par and robot.labels != tuple(str(n) for n in range(1, robot.nf + 1)):
+        # A .par numbers its frames 1..N; the old labels (a URDF's joint names) are said once.
+        old = robot.labels
+        robot = numbered(robot)
+        print(f"frames numbered for the .par: {', '.join(f'{n} = {label}' for n, label in enumerate(old, start=1))}", file=sys.stderr)
     save(robot, args.target)
     print(f"written {args.target}", file=sys.stderr)
 
@@ -774,6 +786,14 @@ def build_parser():
         action="store_true",
         help="convert general frames to Khalil-Kleinfinger frames (z on the joint axes, x on the common normals) "
         "for a .toml too; a .par output always is",
+    )
+    p.add_argument(
+        "--snap",
+        type=float,
+        metavar="TOL",
+        help="snapping tolerance of that conversion (default 1e-5): angles within TOL of a multiple of pi/2 "
+        "(a URDF's 1.5708, 1.570796325), rotation entries within TOL of 0 or +-1 and lengths within TOL "
+        "(relative to the robot's size) of 0 become exact; what is snapped is listed; 1e-12 keeps the numbers",
     )
     p.set_defaults(func=cmd_convert)
     return parser

@@ -123,6 +123,7 @@ __all__ = [
     "cross_validate",
     "event",
     "joint_limit",
+    "joint_limits",
     "numeric_model",
     "plant",
     "plot_simulation",
@@ -258,6 +259,41 @@ def joint_limit(joint, lower=None, upper=None, *, terminal=True, name=None):
     (0.5, True)
     """
     return _JointLimit(joint, lower, upper, terminal, name)
+
+
+def joint_limits(robot, terminal=True):
+    """:func:`joint_limit` events of the position limits a robot's source gives (``robot.limits``).
+
+    Parameters
+    ----------
+    robot : Robot
+        A robot with ``limits`` (a URDF's ``<limit lower upper>``:
+        :mod:`kanerobot.robot.urdf`); joints without position limits (a
+        continuous joint) get no event.
+    terminal : bool, optional
+        Stop at the first limit reached (default), or only record them.
+
+    Returns
+    -------
+    list of Event
+        One per limited joint, in the order of ``q``, named ``"limit <label>"``;
+        pass them as ``events=`` to :func:`simulate`.
+
+    Examples
+    --------
+    >>> from kanerobot.robot.urdf import urdf_from_text
+    >>> arm = urdf_from_text('''<robot name="p"><link name="b"/><link name="a"/>
+    ...   <joint name="hinge" type="revolute"><parent link="b"/><child link="a"/>
+    ...   <limit lower="-0.5" upper="1" effort="3" velocity="2"/></joint></robot>''')
+    >>> [(e.name, e.terminal) for e in joint_limits(arm)], arm.limits["hinge"].upper
+    ([('limit hinge', True)], 1.0)
+    """
+    events = []
+    for label in robot.joint_labels:
+        limits = robot.limits.get(label)
+        if limits is not None and (limits.lower is not None or limits.upper is not None):
+            events.append(joint_limit(label, limits.lower, limits.upper, terminal=terminal))
+    return events
 
 
 # ------------------------------------------------------------------ models

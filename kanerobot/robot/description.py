@@ -24,7 +24,7 @@ import difflib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping, Optional, Tuple, Union
+from typing import Mapping, NamedTuple, Optional, Tuple, Union
 
 import sympy
 
@@ -386,6 +386,37 @@ def _frozen_values(values):
     return MappingProxyType(out)
 
 
+def _frozen_limits(limits, labels):
+    """``{label: JointLimits}`` of ``limits``, read-only; a label that is no joint, or a lower above its upper, is refused."""
+    out = {}
+    for label, item in dict(limits or {}).items():
+        label = str(label)
+        if label not in labels:
+            raise DescriptionError(f"limits given for {label!r}, which is not a moving joint of the robot", key="limits", label=label)
+        item = JointLimits(*item) if not isinstance(item, JointLimits) else item
+        if item.lower is not None and item.upper is not None and item.lower > item.upper:
+            raise DescriptionError(
+                f"joint {label}: lower limit {item.lower:g} > upper limit {item.upper:g}: give lower <= upper",
+                key="limits",
+                label=label,
+            )
+        out[label] = item
+    return MappingProxyType(out)
+
+
+class JointLimits(NamedTuple):
+    """A joint's limits as its source gives them (a URDF's ``<limit>``); None where not given.
+
+    ``lower`` and ``upper`` are positions (rad or m), ``velocity`` the
+    largest speed, ``effort`` the largest torque or force (absolute values).
+    """
+
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    velocity: Optional[float] = None
+    effort: Optional[float] = None
+
+
 def _frozen_table(table):
     return MappingProxyType({label: MappingProxyType(dict(values)) for label, values in table.items()})
 
@@ -432,6 +463,11 @@ class Robot:
         ``kr.derive(robot).numeric(robot.values)`` runs; a read-only
         mapping, empty by default (``.par`` and ``.toml`` files hold no
         values).  :meth:`subs` drops the names it binds.
+    limits : mapping label -> JointLimits, optional
+        Per moving joint, its position, velocity and effort limits as the
+        source gives them (a URDF's ``<limit>``); read-only, empty by
+        default.  :func:`kanerobot.simulation.joint_limits` makes
+        simulation events of the positions.
 
     Examples
     --------
@@ -457,6 +493,7 @@ class Robot:
     wheels: Tuple[Wheel, ...] = ()
     posture: Tuple[str, ...] = ()
     values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    limits: Mapping[str, "JointLimits"] = field(default_factory=lambda: MappingProxyType({}))
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -474,6 +511,7 @@ class Robot:
         wheels=(),
         posture=None,
         values=None,
+        limits=None,
     ):
         """Validate the parts and build a robot, filling SYMORO's defaults."""
         frames = tuple(frames)
@@ -504,6 +542,7 @@ class Robot:
             wheels=wheels,
             posture=posture,
             values=_frozen_values(values),
+            limits=_frozen_limits(limits, {f.label for f in frames if f.is_joint}),
         )
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
@@ -768,6 +807,7 @@ class Robot:
             wheels=tuple(wheel.subs(mapping) for wheel in self.wheels),
             posture=self.posture,
             values=MappingProxyType({k: v for k, v in self.values.items() if symbol(k) not in mapping}),
+            limits=self.limits,
         )
 
     @property

@@ -36,9 +36,14 @@ its new frame: :attr:`Conversion.parameters` gives each as a function of
 the original ones.
 
 Rotations and axes must be numbers (lengths may be symbols, as in
-frames/krang.toml); numbers within 1e-12 (relative) of 0 become exact zeros
-and angles within 1e-12 of a multiple of pi/2 that exact multiple, so that
-the models lose their terms.  Closed loops and wheeled robots are refused.
+frames/krang.toml).  The geometry is snapped within a tolerance (default
+:data:`SNAP_TOLERANCE`, 1e-5; ``tolerance=``): angles near a multiple of
+pi/2, rotation and axis entries near 0 or +-1, lengths near 0 (relative to
+the robot's largest length) become exact, so that the models lose their
+terms and a URDF's ``rpy="0 1.5708 0"`` gives alpha = pi/2.  Every snap
+larger than the arithmetic's rounding (1e-12) is listed
+(:attr:`Conversion.snapped`); inertias are only cleaned of that rounding.
+Closed loops and wheeled robots are refused.
 
 Examples
 --------
@@ -59,6 +64,7 @@ end frame keeps the old axes of frame 2:
 3 pi/2 0 pi/2 0 pi/2 0
 """
 
+import contextvars
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping, Tuple
@@ -66,14 +72,32 @@ from typing import Mapping, Tuple
 import numpy
 import sympy
 
-from kanerobot.errors import DescriptionError
+from kanerobot.errors import DescriptionError, KaneRobotError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES, Frame, GeneralPlacement, KKPlacement, Robot
+from kanerobot.robot.description import (
+    BASE,
+    DYNAMIC_NAMES,
+    INERTIAL_NAMES,
+    JOINT_NAMES,
+    WRENCH_NAMES,
+    Frame,
+    GeneralPlacement,
+    KKPlacement,
+    Robot,
+)
 
 __all__ = ["Conversion", "khalil_kleinfinger_conversion", "to_khalil_kleinfinger"]
 
-#: Relative size below which a number is a rounding of 0 (or of a multiple of pi/2).
+#: Relative size below which a number is the arithmetic's rounding of 0 (or of an integer):
+#: inertias, and the geometry with ``tolerance=TOLERANCE``.
 TOLERANCE = 1e-12
+#: Default snapping tolerance of the geometry: angles within it (radians) of a
+#: multiple of pi/2, rotation and axis entries within it of 0 or +-1, lengths
+#: within it (relative to the robot's largest length) of 0 are made exact.  It
+#: takes the roundings URDF files write for pi/2 (``1.5708``: 3.7e-6 off;
+#: ``1.570796325``: 1.8e-9; ``1.570796327``: 2e-10) and the leftovers of
+#: generated origins (``-1.9413e-11``).
+SNAP_TOLERANCE = 1e-5
 _EZ = sympy.Matrix([0, 0, 1])
 _HALF_PI = sympy.pi / 2
 
@@ -102,6 +126,14 @@ class Conversion:
     end_frames : tuple of str
         Fixed end frames added at the old pose of a terminal joint frame
         (``<label>e``; N+1, N+2 ... for frames numbered 1..N).
+    tolerance : float
+        The snapping tolerance used (see :func:`khalil_kleinfinger_conversion`).
+    snapped : tuple of (str, float, sympy.Expr, float)
+        Every number the tolerance snapped that the arithmetic's own
+        rounding (:data:`TOLERANCE`) would have kept: ``(frame, value,
+        exact value, change)``, as the conversion met them (a rotation's
+        entries, angles, lengths).  The models differ from the original's
+        by changes of that size.
     """
 
     robot: Robot
@@ -110,6 +142,8 @@ class Conversion:
     branched: Tuple[str, ...] = ()
     general: Tuple[str, ...] = ()
     end_frames: Tuple[str, ...] = ()
+    tolerance: float = SNAP_TOLERANCE
+    snapped: Tuple[Tuple[str, float, sympy.Expr, float], ...] = ()
 
     def without_end_frames(self) -> Robot:
         """The converted robot without the end frames (a .par holds no frame
@@ -123,6 +157,8 @@ class Conversion:
             joint_parameters=robot.joint_parameters,
             base=robot.base,
             floating=robot.floating,
+            limits=robot.limits,
+            values=robot.values,
         )
 
     def summary(self) -> str:
@@ -136,15 +172,59 @@ class Conversion:
             parts.append(f"links {', '.join(links)} keep SYMORO's inertial symbols, now in their new frames")
         if self.end_frames:
             parts.append(f"end frames added at the old poses: {', '.join(self.end_frames)}")
+        if self.snapped:
+            parts.append(self.snapped_summary())
         return "; ".join(parts)
+
+    def snapped_summary(self, most=8):
+        """Which numbers the tolerance snapped, and by how much (the largest ``most`` of them, one per value)."""
+        seen = {}
+        for where, value, exact, change in sorted(self.snapped, key=lambda item: -item[3]):
+            seen.setdefault((where, f"{value:.10g}", str(exact)), change)
+        items = [f"{where}: {value} -> {exact} ({change:.1e})" for (where, value, exact), change in seen.items()]
+        more = f", and {len(items) - most} more" if len(items) > most else ""
+        return (f"snapped to exact values within the tolerance {self.tolerance:g} (largest change "
+                f"{max(item[3] for item in self.snapped):.1e}; --snap sets it): {', '.join(items[:most])}{more}")
 
 
 # ------------------------------------------------------------------ numbers
-def _snap_number(x, scale=1.0):
-    """``x`` as an exact 0 or integer when it rounds one, else the shortest float near it."""
-    if abs(x) < TOLERANCE * scale:
+@dataclass
+class _Snapping:
+    """The snapping tolerance of the conversion running, and what it snapped."""
+
+    tolerance: float = TOLERANCE
+    where: str = ""
+    #: (frame, value, snapped value, change) of every snap larger than :data:`TOLERANCE` would make.
+    log: list = field(default_factory=list)
+
+    def record(self, value, snapped, change, scale):
+        if change >= TOLERANCE * scale:
+            self.log.append((self.where, value, snapped, change))
+
+
+# The conversion's tolerance reaches the small helpers below without being
+# passed through every one of them; a ContextVar keeps conversions in threads apart.
+_SNAPPING = contextvars.ContextVar("kk_snapping", default=None)
+
+
+def _snapping():
+    """The running conversion's :class:`_Snapping` (a throw-away strict one outside a conversion)."""
+    return _SNAPPING.get() or _Snapping()
+
+
+def _snap_number(x, scale=1.0, tolerance=None):
+    """``x`` as an exact 0 or integer when it rounds one, else the shortest float near it.
+
+    ``tolerance`` (relative; default: the running conversion's) applies to
+    ``scale`` for 0 and to ``max(1, |x|)`` for the integers."""
+    snapping = _snapping()
+    tol = snapping.tolerance if tolerance is None else tolerance
+    if abs(x) < tol * scale:
+        if x != 0:
+            snapping.record(x, sympy.S.Zero, abs(x), scale)
         return sympy.S.Zero
-    if abs(x - round(x)) < TOLERANCE * max(1.0, abs(x)):
+    if abs(x - round(x)) < tol * max(1.0, abs(x)):
+        snapping.record(x, sympy.Integer(round(x)), abs(x - round(x)), max(1.0, abs(x)))
         return sympy.Integer(round(x))
     short = float(f"{x:.15g}")
     # Floats computed from the file's numbers carry their last bits of
@@ -153,19 +233,22 @@ def _snap_number(x, scale=1.0):
     return sympy.Float(short if abs(short - x) <= 1e-15 * abs(x) else x)
 
 
-def _snap(expr, scale=1.0):
+def _snap(expr, scale=1.0, tolerance=None):
     """An expression with its float coefficients snapped (exact zeros and integers)."""
     expr = sympy.expand(sympy.sympify(expr))
     floats = expr.atoms(sympy.Float)
     if not floats:
         return expr
-    return sympy.expand(expr.xreplace({f: _snap_number(float(f), scale) for f in floats}))
+    return sympy.expand(expr.xreplace({f: _snap_number(float(f), scale, tolerance) for f in floats}))
 
 
 def _angle(value):
     """An angle in (-pi, pi], exactly k pi/2 when within the tolerance of it."""
     k = round(value / (numpy.pi / 2))
-    if abs(value - k * numpy.pi / 2) < TOLERANCE * max(1.0, abs(value)):
+    change = abs(value - k * numpy.pi / 2)
+    if change < _snapping().tolerance * max(1.0, abs(value)):
+        if change:
+            _snapping().record(value, _HALF_PI * k, change, max(1.0, abs(value)))
         k = (k + 1) % 4 - 1  # -1, 0, 1, 2: angles in (-pi, pi]
         return _HALF_PI * k
     return sympy.Float(value)
@@ -225,7 +308,8 @@ def _direction(perp):
 def _positive(n):
     """``n`` or ``-n``: the one with a positive x (else y) component, so that gamma is in (-pi/2, pi/2]."""
     x, y = float(n[0]), float(n[1])
-    return -n if x < -TOLERANCE or (abs(x) <= TOLERANCE and y < 0) else n
+    tol = _snapping().tolerance
+    return -n if x < -tol or (abs(x) <= tol and y < 0) else n
 
 
 def _normal(u, p, scale):
@@ -401,7 +485,9 @@ def _dynamics(robot, changes):
         T = changes[label]
         moved = _moved_inertia(values, T[:3, :3], T[:3, 3])
         scale = _link_scale(values)
-        moved = {k: _snap(v, scale) for k, v in moved.items()}
+        # Inertias are not rounded to the geometry's tolerance: only the
+        # arithmetic's last bits go (a product of inertia 1e-8 of a 10 kg link is real).
+        moved = {k: _snap(v, scale, TOLERANCE) for k, v in moved.items()}
         defaults = all(values[k] == sympy.Symbol(k + label) for k in INERTIAL_NAMES[:10])
         for key, value in moved.items():
             if defaults and key in INERTIAL_NAMES:
@@ -429,7 +515,7 @@ def _end_label(label, taken, numbered):
     return name
 
 
-def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
+def khalil_kleinfinger_conversion(robot: Robot, tolerance: float = None) -> Conversion:
     """Convert ``robot`` to Khalil-Kleinfinger frames and say what changed.
 
     See the module's description for the rules.
@@ -439,6 +525,16 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
     robot : Robot
         Any serial or tree robot (floating base allowed) whose rotations
         and joint axes are numbers.
+    tolerance : float, optional
+        Snapping tolerance of the geometry (default :data:`SNAP_TOLERANCE`,
+        1e-5): angles within it of a multiple of pi/2, rotation and axis
+        entries within it of 0 or +-1, lengths within it (relative to the
+        robot's largest length) of 0 become exact, so that a URDF's
+        ``rpy="0 1.5708 0"`` gives alpha = pi/2 and d = 0 exactly.  Every
+        such snap is listed in :attr:`Conversion.snapped`.
+        :data:`TOLERANCE` (1e-12) keeps the numbers as they are but for
+        the arithmetic's last bits.  Inertias are never rounded beyond
+        :data:`TOLERANCE`.
 
     Returns
     -------
@@ -449,7 +545,54 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
     DescriptionError
         Closed loops, a wheeled robot, a symbolic rotation or axis, or
         parallel axes whose distance has a direction that depends on symbols.
+    KaneRobotError
+        A tolerance that is not a number in [0, 0.01].
     """
+    tolerance = _checked_tolerance(tolerance)
+    snapping = _Snapping(tolerance)
+    token = _SNAPPING.set(snapping)
+    try:
+        conversion = _convert(robot)
+    finally:
+        _SNAPPING.reset(token)
+    if robot.values:
+        conversion = replace(conversion, robot=replace(conversion.robot, values=_moved_values(robot.values, conversion.parameters)))
+    return replace(conversion, tolerance=tolerance, snapped=tuple(snapping.log))
+
+
+def _moved_values(values, meaning):
+    """``robot.values`` for the converted robot: the kept inertial symbols now
+    name the new frames' parameters, so their numbers are those of their
+    expressions in the original ones (a URDF's robot keeps numbers that mean
+    what its symbols mean)."""
+    out = dict(values)
+    for name, expr in meaning.items():
+        expr = sympy.sympify(expr)
+        expr = expr.xreplace({s: sympy.Float(values[s.name]) for s in expr.free_symbols if s.name in values})
+        if expr.free_symbols:
+            out.pop(str(name), None)  # no number for it: the user gives one, as for any symbol
+        else:
+            out[str(name)] = float(expr)
+    return MappingProxyType(out)
+
+
+def _checked_tolerance(tolerance):
+    if tolerance is None:
+        return SNAP_TOLERANCE
+    try:
+        value = float(tolerance)
+    except (TypeError, ValueError):
+        value = float("nan")
+    # Above 1e-2 a real angle (0.6 degree) or a real offset would be taken for a rounding.
+    if not 0 <= value <= 1e-2:
+        raise KaneRobotError(
+            f"snapping tolerance {tolerance!r}: give a number between 0 and 0.01 (relative; e.g. 1e-6 "
+            f"snaps 1.570796 to pi/2, 1e-12 keeps every number of the file)"
+        )
+    return value
+
+
+def _convert(robot):
     if robot.loops:
         raise DescriptionError(
             f"{robot.name} has closed loops: the conversion to Khalil-Kleinfinger frames handles serial and tree "
@@ -463,13 +606,17 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
             key="wheeled",
         )
     scale = _scale(robot)
-    poses = {f.label: _pose_at_zero(f) for f in robot.frames}
+    poses = {}
+    for f in robot.frames:
+        _SNAPPING.get().where = f.label
+        poses[f.label] = _pose_at_zero(f)
     identity = (sympy.eye(3), sympy.zeros(3, 1))
     new = {BASE: identity}
     frames, end_frames, branched, general, changes = [], [], [], [], {}
     taken = set(robot.labels)
     numbered = robot.labels == tuple(str(n) for n in range(1, robot.nf + 1))
     for f in robot.frames:
+        _SNAPPING.get().where = f.label
         R, p, e = poses[f.label]
         Rc, pc = new[f.antecedent]
         # The old frame in the new antecedent.
@@ -500,11 +647,13 @@ def khalil_kleinfinger_conversion(robot: Robot) -> Conversion:
         joint_parameters={label: dict(values) for label, values in robot.joint_parameters.items()},
         base=robot.base,
         floating=robot.floating,
+        limits=robot.limits,
+        values=robot.values,
     )
     return Conversion(converted, MappingProxyType(changes), MappingProxyType(meaning), tuple(branched), tuple(general), tuple(ends))
 
 
-def to_khalil_kleinfinger(robot: Robot) -> Robot:
+def to_khalil_kleinfinger(robot: Robot, tolerance: float = None) -> Robot:
     """``robot`` with Khalil-Kleinfinger frames: z on the joint axes, x on the common normals.
 
     The models are those of ``robot`` (the frames of its links moved as
@@ -515,6 +664,10 @@ def to_khalil_kleinfinger(robot: Robot) -> Robot:
     Parameters
     ----------
     robot : Robot
+    tolerance : float, optional
+        Snapping tolerance of the geometry: see
+        :func:`khalil_kleinfinger_conversion` (default 1e-5, which takes a
+        URDF's ``1.5708`` for pi/2).
 
     Returns
     -------
@@ -522,9 +675,81 @@ def to_khalil_kleinfinger(robot: Robot) -> Robot:
 
     Raises
     ------
-    DescriptionError
+    DescriptionError, KaneRobotError
         See :func:`khalil_kleinfinger_conversion`.
     """
     if all(f.is_kk for f in robot.frames):
         return robot
-    return khalil_kleinfinger_conversion(robot).robot
+    return khalil_kleinfinger_conversion(robot, tolerance).robot
+
+
+#: Prefixes of the symbols named after their frame (SYMORO's ``XX3``, a URDF's ``PX<label>``, ``q_<label>``).
+_LABELLED = DYNAMIC_NAMES + JOINT_NAMES + ("PX", "PY", "PZ")
+
+
+def numbered(robot: Robot) -> Robot:
+    """``robot`` with its frames labelled 1..N in their order, as a .par needs them.
+
+    The symbols named after a frame follow it (``XXshoulder`` becomes
+    ``XX1``, ``PZelbow`` ``PZ3``), and so do ``values`` and ``limits``; a
+    URDF's joint variable ``q_<label>`` becomes SYMORO's ``th<n>``
+    (revolute) or ``r<n>`` (prismatic).  A robot numbered already is
+    returned as it is.
+
+    Parameters
+    ----------
+    robot : Robot
+
+    Returns
+    -------
+    Robot
+
+    Examples
+    --------
+    >>> from kanerobot.robot.urdf import urdf_from_text
+    >>> arm = numbered(urdf_from_text('''<robot name="p"><link name="b"/><link name="a"><inertial><mass value="2"/>
+    ...   <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+    ...   <joint name="hinge" type="continuous"><parent link="b"/><child link="a"/><origin xyz="0 0 1"/></joint></robot>'''))
+    >>> arm.labels, arm.frame("1").q, arm.dynamics["1"]["M"], arm.values["PZ1"]
+    (('1',), th1, M1, 1.0)
+    """
+    labels = robot.labels
+    number = {old: str(n) for n, old in enumerate(labels, start=1)}
+    if all(old == new for old, new in number.items()):
+        return robot
+    number[BASE] = BASE
+    names = {}
+    for f in robot.frames:
+        for prefix in _LABELLED:
+            names[prefix + f.label] = prefix + number[f.label]
+        if f.is_joint:
+            names[str(f.q)] = ("th" if f.sigma == joints.REVOLUTE else "r") + number[f.label]
+    symbols = set().union(*(sympy.sympify(v).free_symbols for table in (robot.dynamics, robot.joint_parameters)
+                            for values in table.values() for v in values.values()))  # fmt: skip
+    for f in robot.frames:
+        symbols |= f.transform().free_symbols
+    mapping = {s: sympy.Symbol(names[s.name]) for s in symbols if s.name in names}
+
+    def table(rows):
+        return {number[label]: {k: sympy.sympify(v).xreplace(mapping) for k, v in row.items()} for label, row in rows.items()}
+
+    frames = []
+    for f in robot.frames:
+        p = f.placement
+        if isinstance(p, KKPlacement):
+            p = KKPlacement(*(sympy.sympify(getattr(p, k)).xreplace(mapping) for k in KKPlacement.KEYS))
+        else:
+            p = GeneralPlacement(p.R0.xreplace(mapping), p.P.xreplace(mapping), p.axis, sympy.sympify(p.q).xreplace(mapping))
+        frames.append(Frame(number[f.label], number[f.antecedent], f.sigma, f.mu, p))
+    return Robot.create(
+        robot.name,
+        frames,
+        links=[number[label] for label in robot.links],
+        dynamics=table(robot.dynamics),
+        joint_parameters=table(robot.joint_parameters),
+        base=robot.base,
+        loops=[(number[cut], number[closing]) for cut, closing in robot.loops],
+        floating=robot.floating,
+        values={names.get(k, k): v for k, v in robot.values.items()},
+        limits={number[label]: item for label, item in robot.limits.items()},
+    )

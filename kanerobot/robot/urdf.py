@@ -32,7 +32,10 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   MZ), ``M = m``; a link without ``<inertial>`` is massless (zeros);
 - a joint's ``<dynamics damping friction>`` gives the viscous and Coulomb
   friction ``FV`` and ``FS`` of its frame; there is no rotor inertia
-  (``IA = 0``).  ``<limit>`` is kept in :func:`parse_urdf`'s result.
+  (``IA = 0``).  ``<limit lower upper velocity effort>`` of a moving joint
+  goes to ``robot.limits`` (a continuous joint's lower and upper are
+  dropped: it has none), which
+  :func:`kanerobot.simulation.joint_limits` turns into simulation events.
 
 Parameters are symbols with SYMORO's names per frame (``XX<label>`` ...,
 ``FV<label>``; the lengths of ``P`` as ``PX<label>``, ``PY<label>``,
@@ -89,7 +92,7 @@ import sympy
 from kanerobot.dynamics.parameters import physical_violations
 from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Frame, GeneralPlacement, Robot
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import symbol
 
 __all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
@@ -524,8 +527,10 @@ class _Reader:
         frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
         root_body = self.inertial(links[root])  # checked even when the base does not move
         rigid = {BASE: (np.eye(3), np.zeros(3), root_body)} if self.floating else {}  # link 0's parts: placement in 0, body
+        kinds = {}
         for element, joint_name, kind, parent, child in order:
             label = labels[joint_name]
+            kinds[label] = kind
             frame_of[child] = label
             link_names[label] = child
             frame, R, P = self.frame(element, label, kind, frame_of[parent])
@@ -546,7 +551,12 @@ class _Reader:
         if self.floating:
             dynamics = {BASE: self.link_parameters(BASE, _rigid_body(rigid.values()), None), **dynamics}
         try:
-            robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values)
+            # Position limits of continuous joints mean nothing (URDF ignores them); velocity and effort do.
+            joint_limits = {label: JointLimits(*(None if kinds[label] == "continuous" and key in ("lower", "upper") else item.get(key)
+                                                 for key in ("lower", "upper", "velocity", "effort")))
+                            for label, item in limits.items() if kinds[label] != "fixed"}  # fmt: skip
+            robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values,
+                                 limits=joint_limits)  # fmt: skip
         except DescriptionError as exc:
             line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
             raise RobotFileError(self.path, line, str(exc)) from None
