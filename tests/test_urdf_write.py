@@ -185,8 +185,9 @@ def test_limits_and_friction_written(tmp_path):
     assert dict(back.limits) == {label: dict(limit) for label, limit in parsed.limits.items()}
     assert '<joint name="shoulder" type="revolute">' in text and '<joint name="elbow" type="continuous">' in text
     assert '<dynamics damping="0.3" friction="0.1"/>' in text and '<dynamics damping="0.2" friction="0.0"/>' in text
-    # without limits a revolute joint is continuous (URDF requires <limit> on a revolute joint)
-    assert '<joint name="shoulder" type="continuous">' in write_urdf(parsed.robot)
+    # the robot's own limits by default; with none, a revolute joint is continuous (URDF requires <limit> on a revolute joint)
+    assert '<joint name="shoulder" type="revolute">' in write_urdf(parsed.robot)
+    assert '<joint name="shoulder" type="continuous">' in write_urdf(parsed.robot, limits={})
     with pytest.raises(kr.RobotFileError, match="limits given for 'spacer_joint', which is not a joint of the robot"):
         write_urdf(parsed.robot, limits={"spacer_joint": {"lower": 0.0}})
 
@@ -330,3 +331,22 @@ def test_krang_example_urdf_is_a_fixed_point_of_read_then_write():
     text = (ROOT / "examples" / "krang" / "krang.urdf").read_text()
     header = text[text.index("<!--"): text.index("-->") + len("-->\n")]
     assert write_urdf(urdf_from_text(text)) == text.replace(header, "")
+
+
+def test_limits_read_from_a_urdf_are_written_back(tmp_path):
+    """URDF -> kanerobot -> URDF keeps each joint's <limit> (robot.limits is the default)."""
+    from kanerobot.robot.urdf import urdf_from_text
+
+    text = """<robot name="p">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1.2" upper="1.2" velocity="3" effort="40"/></joint>
+</robot>"""
+    robot = urdf_from_text(text)
+    assert robot.limits["j1"].upper == 1.2
+    kr.save(robot, tmp_path / "p.urdf")
+    again = kr.load(tmp_path / "p.urdf")
+    assert again.limits["j1"] == robot.limits["j1"]
+    assert 'type="revolute"' in (tmp_path / "p.urdf").read_text()

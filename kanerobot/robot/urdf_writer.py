@@ -126,7 +126,9 @@ def write_urdf(robot, path=None, values=None, limits=None):
     limits : mapping label -> mapping, optional
         ``<limit>`` of joints, as :func:`~kanerobot.robot.urdf.parse_urdf`
         gives them (``lower``, ``upper``, ``velocity``, ``effort``); a
-        revolute joint with limits is written ``revolute``.
+        revolute joint with limits is written ``revolute``.  Default: the
+        robot's own ``robot.limits`` (what a URDF it was read from gave), so
+        that URDF -> kanerobot -> URDF keeps them.
 
     Returns
     -------
@@ -156,7 +158,10 @@ class _Writer:
         self.robot = robot
         self.path = path if path is not None else "<string>"
         self.values = {**dict(robot.values), **{str(name): value for name, value in dict(values or {}).items()}}
-        self.limits = dict(limits or {})
+        if limits is None:  # the robot's own (a URDF read keeps them): JointLimits -> the keys given
+            limits = {label: {key: value for key, value in lim._asdict().items() if value is not None}
+                      for label, lim in getattr(robot, "limits", {}).items()}
+        self.limits = {label: limit for label, limit in dict(limits).items() if limit}
         self.substitution = {sympy.Symbol(name): sympy.Float(float(value), 17) for name, value in self.values.items()}
 
     def fail(self, message):
