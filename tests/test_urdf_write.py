@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy
+from conftest import assert_close
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -350,3 +351,32 @@ def test_limits_read_from_a_urdf_are_written_back(tmp_path):
     again = kr.load(tmp_path / "p.urdf")
     assert again.limits["j1"] == robot.limits["j1"]
     assert 'type="revolute"' in (tmp_path / "p.urdf").read_text()
+
+
+def test_krang_urdf_equals_pinocchio():
+    """examples/krang/krang.urdf read by pinocchio (continuous joints as cos/sin pairs)
+    gives kanerobot's inverse dynamics and inertia matrix of the same file to 1e-9."""
+    try:
+        import pinocchio as pin
+    except ImportError:
+        pytest.skip("install pin (pip install -e '.[bench]')")
+    path = Path(__file__).resolve().parents[1] / "examples" / "krang" / "krang.urdf"
+    robot = kr.load(path)
+    fn = kr.derive(robot).numeric(dict(robot.values), backend="numpy", physical=False)
+    model = pin.buildModelFromUrdf(str(path))
+    data = model.createData()
+    model.gravity.linear = np.array([0.0, 0.0, robot.values["G3"]])
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, qd, qdd = (rng.uniform(-1, 1, robot.dof) for _ in range(3))
+        qp, vp, ap = np.zeros(model.nq), np.zeros(model.nv), np.zeros(model.nv)
+        columns = []
+        for k, label in enumerate(robot.joint_labels):
+            joint = model.joints[model.getJointId(label)]
+            qp[joint.idx_q : joint.idx_q + joint.nq] = [np.cos(q[k]), np.sin(q[k])] if joint.nq == 2 else [q[k]]
+            vp[joint.idx_v], ap[joint.idx_v] = qd[k], qdd[k]
+            columns.append(joint.idx_v)
+        A = pin.crba(model, data, qp)
+        A = np.triu(A) + np.triu(A, 1).T
+        assert_close(fn.inverse_dynamics(q, qd, qdd), pin.rnea(model, data, qp, vp, ap)[columns], what="Krang idm")
+        assert_close(fn.mass_matrix(q), A[np.ix_(columns, columns)], what="Krang A")
