@@ -9,7 +9,7 @@
     kanerobot convert SR400.par sr400.toml
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
 
-ROBOT is a file (.par or .toml) or the name of a robot in frames/.  Errors in
+ROBOT is a file (.par, .toml or .urdf) or the name of a robot in frames/.  Errors in
 what the user wrote are printed on one line, ``kanerobot: error: ...``, with
 exit status 2 and no traceback.
 """
@@ -374,6 +374,9 @@ def cmd_simulate(args):
     x0 = _initial_state(robot, args, model, x0, target)
     plot_prefix = robot.name
     values_path = text = None
+    if values is None and robot.values:  # a URDF's own numbers (or a robot file that carries them)
+        values = dict(robot.values)
+        print(f"kanerobot: the {len(values)} parameter values of {args.robot}; give others with --values FILE", file=sys.stderr)
     if values is None:
         values, values_path, text = _random_values(robot, args, output, plot_prefix)
     progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
@@ -687,7 +690,7 @@ def build_parser():
         prog="kanerobot",
         description=(
             "Symbolic models of robots described by a Khalil-Kleinfinger table (.par, SYMORO's format) "
-            "or a tree of frames (.toml). ROBOT is a file or the name of a robot shipped in frames/ "
+            "or a tree of frames (.toml), or a URDF (.urdf). ROBOT is a file or the name of a robot shipped in frames/ "
             "(see 'kanerobot list')."
         ),
         epilog="Example: kanerobot model rx90 fgm    |    kanerobot model sr400 loops -o sr400_loops.txt",
@@ -700,7 +703,7 @@ def build_parser():
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("info", help="print a robot's parameter tables, structure and DOF")
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(func=cmd_info)
 
@@ -713,7 +716,7 @@ def build_parser():
         epilog="Frames are named by their labels ('6', '10l'); 0 is the base. "
         "Example: kanerobot model rx90 idm --lang c -o rx90_idm.c",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("model", metavar="MODEL", choices=sorted(MODELS), help="one of: " + ", ".join(MODELS))
     p.add_argument("--frame", metavar="J", help="frame of interest (default: the terminal link)")
     p.add_argument("--start", metavar="I", default="0", help="first frame of trm/fgm (default 0, the base)")
@@ -742,8 +745,8 @@ def build_parser():
         description="Integrate ROBOT's direct dynamic model from x0 = (q, qd) over --t seconds.",
         epilog="Example: kanerobot simulate planar2 --t 2 --x0 0.5,0,0,0 --controller pd --target 0,0 -o run.npz --plot figures",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
-    p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines (default: random physical ones)")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines (default: the file's own, as a URDF has them, else random physical ones)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random parameters when --values is not given")
     p.add_argument("--t", type=_duration, default=1.0, help="duration in seconds (default 1)")
     p.add_argument("--x0", metavar="Q,QD", help="initial state, q then qd, comma separated (default: rest at q = 0; "
@@ -764,7 +767,7 @@ def build_parser():
         description="Identify ROBOT's base dynamic parameters from DATA, a .csv (columns t, q_<joint>..., tau_<joint>...) or .npz (t, q, tau).",
         epilog="Example: kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par or .toml) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("data", metavar="DATA", help="recording, .csv or .npz")
     p.add_argument("--values", metavar="FILE", help="geometric and gravity values, a TOML file of NAME = number lines")
     p.add_argument("--method", choices=["ls", "wls"], default="ls", help="ordinary or per-joint weighted least squares (default ls)")

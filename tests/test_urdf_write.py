@@ -380,3 +380,15 @@ def test_krang_urdf_equals_pinocchio():
         A = np.triu(A) + np.triu(A, 1).T
         assert_close(fn.inverse_dynamics(q, qd, qdd), pin.rnea(model, data, qp, vp, ap)[columns], what="Krang idm")
         assert_close(fn.mass_matrix(q), A[np.ix_(columns, columns)], what="Krang A")
+
+
+def test_cli_simulates_a_urdf_with_its_own_values(tmp_path, capsys):
+    """kanerobot simulate on a URDF binds the file's numbers (robot.values), not random ones, and says so."""
+    from kanerobot.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "krang" / "krang.urdf"
+    out = tmp_path / "run.csv"
+    assert main(["simulate", str(path), "--t", "0.01", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"parameter values of {path}" in err and "random" not in err
+    assert out.is_file()
