@@ -518,6 +518,7 @@ class NumericDynamics:
         self.model = model
         self.check = check
         self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=physical)
+        self._given = {str(k): float(v) for k, v in values.items()}  # the kinematics may read symbols no model needs
         self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
         self._parameter_array = np.array(self._parameter_values, dtype=float)
         self._compiled = {}
@@ -669,6 +670,73 @@ class NumericDynamics:
             rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
             return self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
         return self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single)
+
+    # ------------------------------------------------------ the kinematics
+    def pose(self, frame: str, q) -> np.ndarray:
+        """Homogeneous transform 0T_frame of ``frame`` in the base frame, shape (4, 4) or (N, 4, 4).
+
+        Its program (the product of the frames' transforms along the path,
+        :func:`~kanerobot.dynamics.kinematic_programs.pose_program`) is derived
+        on the first call for ``frame`` and kept on the model; it runs as the
+        dynamic models do (C or numpy).  ``q`` has one value per joint of
+        ``robot.joint_labels`` (all of them), or shape (N, n).
+
+        Raises
+        ------
+        KaneRobotError
+            An unknown frame, a ``q`` of the wrong length, a structure other
+            than a serial or tree robot with a fixed base.
+        """
+        flat, single = self._kinematic(("pose", str(frame)), q)
+        T = np.zeros((flat.shape[0], 4, 4))
+        T[:, :3, :] = flat.reshape(-1, 3, 4)
+        T[:, 3, 3] = 1.0
+        return T[0] if single else T
+
+    def jacobian(self, frame: str, q, projection: str = "0") -> np.ndarray:
+        """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, n) or (N, 6, n).
+
+        ``[V; w] = J qd``, linear rows first and one column per joint of
+        ``robot.joint_labels``, as :func:`kanerobot.kinematics.jacobian`
+        (whose matrix it evaluates, through the program of
+        :func:`~kanerobot.dynamics.kinematic_programs.jacobian_program`,
+        derived once per frame and projection).  With ``projection="0"`` it
+        is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``.
+
+        Raises
+        ------
+        KaneRobotError
+            As :meth:`pose`, and for an unknown projection frame.
+        """
+        flat, single = self._kinematic(("jacobian", str(frame), str(projection)), q)
+        J = flat.reshape(-1, 6, self.n)
+        return J[0] if single else J
+
+    def _kinematic(self, key, q):
+        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+        from kanerobot.dynamics.kinematic_programs import KinematicPrograms
+
+        model = self.model
+        if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
+            model._kinematics = KinematicPrograms(model.robot, model.c_prefix)
+        programs = model._kinematics
+        parameters = programs.values(key, self._given)  # derives the program: structure and frame checked first
+        q, single = self._state(q, "q")
+        if self.backend == "c":
+            from kanerobot.codegen.backend import CodegenError
+            from kanerobot.codegen.compiled import CompileError
+
+            try:
+                function = programs.compiled(key)
+            except (CompileError, CodegenError) as exc:
+                if self.requested_backend == "c":
+                    raise
+                self.backend, self.fallback_reason = "numpy", f"{' '.join(key)}: {exc}"
+            else:
+                return function.batch(q.shape[0], [q, np.array(parameters, dtype=float)]), single
+        out = programs.numpy_function(key)(*q.T, *parameters)
+        out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
+        return out.T, single
 
 
 def matrix_grid(program, n, name, symmetric):

@@ -1,0 +1,284 @@
+"""Programs of the numeric kinematics: a frame's pose and Jacobian.
+
+:meth:`~kanerobot.dynamics.dynamic_model.NumericDynamics.pose` and
+:meth:`~kanerobot.dynamics.dynamic_model.NumericDynamics.jacobian` run the
+programs built here through the same machinery as the dynamic models (numpy
+source, or C compiled on first use), for one configuration or a batch.
+
+Pose
+    ``0T_n`` is the product of the frames' ``a(k)T_k`` along the path from
+    the base to ``n``.  Each partial product ``0A_k``, ``0P_k`` is named
+    (``TA{r}{c}_{k}``, ``TP{r}_{k}``) and built from the named cosines, sines
+    and non-trivial entries of :func:`~kanerobot.dynamics.common.frame_placement`:
+    nothing is simplified, the program is short because every product is
+    written once.
+Jacobian
+    ``0J_n`` column by column (SYMORO+ eq. 5 with i = j = 0): for a joint f
+    on the path, with ``0a_f = 0A_f a_f`` its axis in the base frame,
+    ``[sigma_f 0a_f + sigmabar_f 0a_f x (0P_n - 0P_f); sigmabar_f 0a_f]``;
+    zero for the joints that do not move ``n``.  Projected into frame r by
+    ``[rA_0 0; 0 rA_0]`` with ``rA_0 = (0A_r)^T`` when r is not the base.
+    Linear rows first, as :func:`kanerobot.kinematics.jacobian`, which gives
+    the same matrix symbolically.
+
+Only serial and tree robots with a fixed base are served (their
+configuration is the joint vector, one entry per joint of
+``robot.joint_labels``); other structures get a :class:`KaneRobotError`
+from :func:`~kanerobot.dynamics.common.check_structure`.
+"""
+
+import re
+
+import sympy
+
+from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, program_inputs
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.robot.description import BASE
+from kanerobot.symbolic.program import Program
+
+__all__ = ["KinematicPrograms", "jacobian_program", "pose_program"]
+
+#: Output names of the pose program: the three upper rows of 0T_n, row by row.
+POSE_OUTPUTS = tuple(f"T{r}{c}" for r in range(1, 4) for c in range(1, 5))
+
+
+class _Chain:
+    """The named partial products 0A_k, 0P_k of one program, built once per frame."""
+
+    def __init__(self, robot, program):
+        self.robot = robot
+        self.program = program
+        self.labels = angle_labels(robot)
+        self.placements = {BASE: (sympy.eye(3), sympy.zeros(3, 1))}
+
+    def __call__(self, label):
+        """``(0A_label, 0P_label)`` as matrices of program symbols and trivial values."""
+        if label not in self.placements:
+            frame = self.robot.frame(label)
+            A_a, P_a = self(frame.antecedent)
+            A, P = frame_placement(self.program, frame, self.labels)
+            if frame.antecedent == BASE:  # 0T_k = a(k)T_k: nothing to multiply
+                self.placements[label] = (A, P)
+            else:
+                k = frame.label
+                A_k = self.program.assign_matrix(lambda r, c: f"TA{r}{c}_{k}", A_a * A)
+                P_k = self.program.assign_matrix(lambda r, c: f"TP{r}_{k}", A_a * P + P_a)
+                self.placements[label] = (A_k, P_k)
+        return self.placements[label]
+
+
+def _program(robot, what):
+    """An empty program whose inputs are q and the geometric parameters (their names protected).
+
+    ``trig``: the products of the chain name compound angles (``C23 = C2*C3 - S2*S3``)
+    where that saves operations (6 of the RX-90's 56 multiplications of 0T_6).
+    """
+    check_structure(robot, what, flexible=False)
+    return Program(inputs=program_inputs(robot, [robot.q], names=()), trig=True)
+
+
+def _frame_label(robot, frame, what):
+    """``frame`` as a label of ``robot`` (the base included), or one clear error."""
+    label = str(frame)
+    if label != BASE and label not in robot.labels:
+        raise KaneRobotError(
+            f"{what}: robot {robot.name} has no frame {label!r}; frames are {BASE}, {', '.join(robot.labels)}"
+        )
+    return label
+
+
+def pose_program(robot, frame):
+    """The program of 0T_frame: outputs ``T11 .. T34``, the upper three rows.
+
+    Parameters
+    ----------
+    robot : Robot
+        A serial or tree robot with a fixed base.
+    frame : str
+        Label of the frame (``'0'``, the base, gives the identity).
+
+    Returns
+    -------
+    Program
+        Inputs q (``robot.q``) and the geometric parameters.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> print(pose_program(arm, "2"))
+    C1 = cos(th1)
+    S1 = sin(th1)
+    C2 = cos(th2)
+    S2 = sin(th2)
+    C12 = C1*C2 - S1*S2
+    S12 = C1*S2 + C2*S1
+    TP1_2 = C1*L1
+    TP2_2 = L1*S1
+    T11 = C12
+    T12 = -S12
+    T13 = 0
+    T14 = TP1_2
+    T21 = S12
+    T22 = C12
+    T23 = 0
+    T24 = TP2_2
+    T31 = 0
+    T32 = 0
+    T33 = 1
+    T34 = 0
+    """
+    label = _frame_label(robot, frame, "pose")
+    program = _program(robot, f"the pose of frame {label}")
+    A, P = _Chain(robot, program)(label)
+    T = A.row_join(P)
+    for name, value in zip(POSE_OUTPUTS, T):
+        program.set_output(name, value)
+    program.prune()
+    return program
+
+
+def jacobian_program(robot, frame, projection=BASE):
+    """The program of rJ_n, n = ``frame``, r = ``projection``: outputs ``J{row}_{joint}``.
+
+    Parameters
+    ----------
+    robot : Robot
+        A serial or tree robot with a fixed base.
+    frame : str
+        n: the Jacobian maps the joint rates to the twist ``[V; w]`` of its origin.
+    projection : str, optional
+        r: the frame the twist is projected into, default the base.
+
+    Returns
+    -------
+    Program
+        Outputs row by row (6 rows, linear first, then one column per joint
+        of ``robot.joint_labels``), named ``J{row}_{column}`` (1-based).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> program = jacobian_program(arm, "2")
+    >>> [(name, expr) for name, expr in program.outputs.items() if expr != 0]
+    [('J1_1', -TP2_2), ('J2_1', TP1_2), ('J6_1', 1), ('J6_2', 1)]
+    """
+    n = _frame_label(robot, frame, "jacobian")
+    r = _frame_label(robot, projection, "jacobian projection")
+    program = _program(robot, f"the Jacobian of frame {n}")
+    chain = _Chain(robot, program)
+    _, P_n = chain(n)
+    columns = []
+    moving = set(robot.root_path(n)) if n != BASE else set()
+    for label in robot.joint_labels:
+        if label not in moving:
+            columns.append(sympy.zeros(6, 1))
+            continue
+        frame_f = robot.frame(label)
+        A_f, P_f = chain(label)
+        sigma_a, sigmabar_a = frame_f.motion_subspace()[:3, 0], frame_f.motion_subspace()[3:, 0]
+        linear, angular = A_f * sympy.Matrix(sigma_a), A_f * sympy.Matrix(sigmabar_a)
+        if any(e != 0 for e in angular):
+            # the lever arm O_f -> O_n, named: its three differences are read by the cross product
+            L = program.assign_matrix(lambda i, c: f"L{i}_{label}", P_n - P_f)
+            linear = linear + angular.cross(L)
+        columns.append(linear.col_join(angular))
+    J = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
+    if r != BASE:
+        A_r, _ = chain(r)
+        J = sympy.diag(A_r.T, A_r.T) * J
+    for i in range(6):
+        for j in range(J.cols):
+            program.set_output(f"J{i + 1}_{j + 1}", J[i, j])
+    program.prune()
+    return program
+
+
+def _c_name(text):
+    """``text`` as part of a C identifier."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+class KinematicPrograms:
+    """The pose and Jacobian programs of one robot, derived once per (frame, projection) and kept.
+
+    Parameters
+    ----------
+    robot : Robot
+    c_prefix : str, optional
+        Prefix of the compiled C functions' names.
+    """
+
+    def __init__(self, robot, c_prefix="kr_"):
+        self.robot = robot
+        self.c_prefix = c_prefix
+        self._programs = {}
+        self._compiled = {}
+
+    def program(self, key):
+        """The program of ``("pose", frame)`` or ``("jacobian", frame, projection)``."""
+        if key not in self._programs:
+            if key[0] == "pose":
+                self._programs[key] = pose_program(self.robot, key[1])
+            else:
+                self._programs[key] = jacobian_program(self.robot, key[1], key[2])
+        return self._programs[key]
+
+    def parameters(self, key):
+        """Sorted symbols the program of ``key`` reads besides the joint variables."""
+        program = self.program(key)
+        used = set()
+        for _, expr in list(program.assignments()) + list(program.outputs.items()):
+            used |= expr.free_symbols
+        used -= {symbol for symbol, _ in program.assignments()}
+        return sorted(used - set(self.robot.joint_symbols), key=str)
+
+    def arguments(self, key):
+        """The argument symbols of the program of ``key``: q, then its parameters."""
+        q = [s if isinstance(s, sympy.Symbol) else sympy.Symbol(f"kr_unused_q_{k}") for k, s in enumerate(self.robot.q)]
+        return q + self.parameters(key)
+
+    def values(self, key, given):
+        """The parameters of ``key`` as a list of floats from ``given`` ({name: float}).
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameters ``given`` has no value for.
+        """
+        names = [str(s) for s in self.parameters(key)]
+        missing = [name for name in names if name not in given]
+        if missing:
+            what = f"the pose of frame {key[1]}" if key[0] == "pose" else f"the Jacobian of frame {key[1]}"
+            raise ParameterError(
+                f"robot {self.robot.name}: no value for {', '.join(missing)}, which {what} needs: "
+                f"give {'it' if len(missing) == 1 else 'them'} in the values of numeric()"
+            )
+        return [given[name] for name in names]
+
+    def numpy_function(self, key):
+        """The program of ``key`` as a numpy function of q's entries then the parameters."""
+        if ("numpy",) + key not in self._compiled:
+            self._compiled[("numpy",) + key] = self.program(key).to_function(args=self.arguments(key))
+        return self._compiled[("numpy",) + key]
+
+    def compiled(self, key):
+        """The program of ``key`` compiled to C: arguments ``q`` (per state) and ``p`` (constant).
+
+        Raises
+        ------
+        kanerobot.codegen.compiled.CompileError
+            No C compiler, or compilation failed.
+        """
+        if ("c",) + key not in self._compiled:
+            from kanerobot.codegen.compiled import compile_program
+
+            arguments = self.arguments(key)
+            nq = len(self.robot.q)
+            name = "_".join(_c_name(str(part)) for part in key)
+            self._compiled[("c",) + key] = compile_program(
+                self.program(key), f"{self.c_prefix}{name}", [("q", arguments[:nq]), ("p", arguments[nq:])],
+                constant=("p",), doc=f"{' '.join(map(str, key))}, robot {self.robot.name}",
+            )
+        return self._compiled[("c",) + key]
