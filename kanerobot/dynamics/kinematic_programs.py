@@ -181,7 +181,7 @@ def jacobian_program(robot, frame, projection=BASE):
         linear, angular = A_f * sympy.Matrix(sigma_a), A_f * sympy.Matrix(sigmabar_a)
         if any(e != 0 for e in angular):
             # the lever arm O_f -> O_n, named: its three differences are read by the cross product
-            L = program.assign_matrix(lambda i, c: f"L{i}_{label}", P_n - P_f)
+            L = program.assign_matrix(f"L{{i}}_{label}", P_n - P_f)
             linear = linear + angular.cross(L)
         columns.append(linear.col_join(angular))
     J = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
