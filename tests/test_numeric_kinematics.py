@@ -1,0 +1,170 @@
+"""Numeric poses and Jacobians of the generated programs (``fn.pose``, ``fn.jacobian``).
+
+Each is checked against an independent path: the symbolic transform of
+:func:`kanerobot.geometry.transform` and Jacobian of
+:func:`kanerobot.kinematics.jacobian` evaluated by sympy's lambdify
+(:func:`kanerobot.geometry.numeric_function`), finite differences of the
+pose, the C backend against numpy, and pinocchio's frame placements and
+frame Jacobians when `pin` is installed.
+"""
+
+import shutil
+
+import numpy as np
+import pytest
+from conftest import library, tree_robot
+
+import kanerobot as kr
+from kanerobot.codegen import compiled
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.geometry import numeric_function, transform
+from kanerobot.kinematics import jacobian
+
+HAVE_COMPILER = any(shutil.which(name) for name in compiled.COMPILERS)
+ROBOTS = ["rx90", "stanford", "krang"]
+#: (frame, projection) pairs of each robot: the end, an inner frame, other projections.
+CASES = {
+    "rx90": [("6", "0"), ("6", "6"), ("3", "5"), ("0", "0")],
+    "stanford": [("6", "0"), ("4", "2")],
+    "krang": [("10l", "0"), ("10r", "3"), ("7r", "10l")],
+}
+
+
+@pytest.fixture(scope="module", params=ROBOTS)
+def case(request):
+    """(robot, values, numpy functions, rng) of one library robot."""
+    robot = library(request.param)
+    rng = np.random.default_rng(ROBOTS.index(request.param))
+    values = random_parameters(robot, rng)
+    return robot, values, kr.derive(robot).numeric(values, backend="numpy"), rng
+
+
+def configurations(robot, rng, N=4):
+    return rng.uniform(-np.pi, np.pi, (N, len(robot.q)))
+
+
+def test_against_symbolic(case):
+    """Batched and single results equal the symbolic matrices evaluated by sympy."""
+    robot, values, fn, rng = case
+    q = configurations(robot, rng)
+    for frame, projection in CASES[robot.name.lower()]:
+        T_ref = numeric_function(robot, transform(robot, "0", frame), values)
+        J_ref = numeric_function(robot, jacobian(robot, frame, projection), values)
+        T, J = fn.pose(frame, q), fn.jacobian(frame, q, projection=projection)
+        assert T.shape == (len(q), 4, 4) and J.shape == (len(q), 6, len(robot.q))
+        for k in range(len(q)):
+            np.testing.assert_allclose(T[k], T_ref(q[k]), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(J[k], J_ref(q[k]), rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(fn.pose(frame, q[k]), T[k])
+            np.testing.assert_array_equal(fn.jacobian(frame, q[k], projection), J[k])
+
+
+def rotation_vector_rate(R_plus, R_minus, R, h):
+    """w from (dR/dq) R^T = hat(w), dR/dq by central differences."""
+    W = (R_plus - R_minus) / (2 * h) @ R.T
+    return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]]) / 2
+
+
+def test_jacobian_is_the_derivative_of_the_pose(case):
+    """Linear rows: d(position)/dq; angular rows: from dR R^T (base projection)."""
+    robot, _, fn, rng = case
+    h = 1e-6
+    frame = CASES[robot.name.lower()][0][0]
+    for q in configurations(robot, rng, 2):
+        J = fn.jacobian(frame, q)
+        T = fn.pose(frame, q)
+        for k in range(len(q)):
+            step = np.zeros(len(q))
+            step[k] = h
+            T_plus, T_minus = fn.pose(frame, q + step), fn.pose(frame, q - step)
+            np.testing.assert_allclose(J[:3, k], (T_plus[:3, 3] - T_minus[:3, 3]) / (2 * h), atol=1e-6)
+            np.testing.assert_allclose(J[3:, k], rotation_vector_rate(T_plus[:3, :3], T_minus[:3, :3], T[:3, :3], h), atol=1e-6)
+
+
+@pytest.mark.skipif(not HAVE_COMPILER, reason="no C compiler: the C backend of fn.pose / fn.jacobian is not tested")
+def test_c_backend_equals_numpy(case):
+    robot, values, fn, rng = case
+    fc = kr.derive(robot).numeric(values, backend="c")
+    q = configurations(robot, rng, 7)
+    for frame, projection in CASES[robot.name.lower()]:
+        np.testing.assert_allclose(fc.pose(frame, q), fn.pose(frame, q), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(fc.jacobian(frame, q, projection), fn.jacobian(frame, q, projection), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(fc.jacobian(frame, q[0], projection), fn.jacobian(frame, q[0], projection), rtol=0, atol=1e-13)
+    assert fc.backend == "c"
+
+
+def test_programs_are_kept_on_the_model():
+    """Derived once per (frame, projection): a second numeric() of the model reuses them."""
+    robot = library("rx90")
+    model = kr.derive(robot)
+    values = random_parameters(robot, np.random.default_rng(5))
+    first, second = model.numeric(values, backend="numpy"), model.numeric(values, backend="numpy")
+    first.jacobian("6", np.zeros(6))
+    program = model._kinematics.program(("jacobian", "6", "0"))
+    second.jacobian("6", np.ones(6))
+    assert model._kinematics.program(("jacobian", "6", "0")) is program
+    # the base projection is the column formula of SYMORO+ eq. 5: short, no simplify
+    assert program.op_count()["mul"] <= 46
+
+
+def test_frame_without_link_needs_its_own_parameter():
+    """A fixed leaf (frame 7 of the tree, no link) uses L7, which no dynamic model needs."""
+    robot = tree_robot()
+    values = random_parameters(robot, np.random.default_rng(3))
+    fn = kr.derive(robot).numeric({k: v for k, v in values.items() if k != "L7"}, backend="numpy")
+    with pytest.raises(ParameterError, match=r"robot .*: no value for L7, which the pose of frame 7 needs: give it in the values of numeric\(\)"):
+        fn.pose("7", np.zeros(6))
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    q = np.random.default_rng(4).uniform(-1, 1, 6)
+    np.testing.assert_allclose(fn.pose("7", q), numeric_function(robot, transform(robot, "0", "7"), values)(q), atol=1e-12)
+    np.testing.assert_allclose(fn.jacobian("7", q, "5"), numeric_function(robot, jacobian(robot, "7", "5"), values)(q), atol=1e-12)
+
+
+def test_bad_input(case):
+    robot, _, fn, _ = case
+    n = len(robot.q)
+    with pytest.raises(KaneRobotError, match=rf"pose: robot {robot.name} has no frame '99'; frames are 0, "):
+        fn.pose("99", np.zeros(n))
+    with pytest.raises(KaneRobotError, match=rf"jacobian projection: robot {robot.name} has no frame 'x'"):
+        fn.jacobian(robot.labels[-1], np.zeros(n), projection="x")
+    with pytest.raises(KaneRobotError, match=rf"q must have shape \({n},\) or \(N, {n}\), got \({n - 1},\)"):
+        fn.pose(robot.labels[-1], np.zeros(n - 1))
+    with pytest.raises(KaneRobotError, match=r"q\[1\] = nan: states must be finite numbers"):
+        fn.jacobian(robot.labels[-1], [0.0, np.nan] + [0.0] * (n - 2))
+
+
+def test_floating_base_is_refused():
+    robot = library("satellite")
+    values = random_parameters(robot, np.random.default_rng(1))
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    with pytest.raises(KaneRobotError, match=r"the pose of frame 3 of satellite: satellite has a floating base"):
+        fn.pose("3", np.zeros(fn.nq))
+
+
+# ---------------------------------------------------------------- pinocchio
+def test_against_pinocchio():
+    """Frame placements and computeFrameJacobian (LOCAL_WORLD_ALIGNED) of the RX-90, as tests/test_pinocchio.py builds it."""
+    pin = pytest.importorskip("pinocchio", reason="install pin (pip install -e '.[bench]')")
+    from kanerobot.interop import to_pinocchio
+
+    robot = library("rx90")
+    rng = np.random.default_rng(11)
+    values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+    fn = kr.derive(robot).numeric(values)
+    pmodel = to_pinocchio(robot, values)
+    # every RX-90 frame is a joint's: an operational frame at each joint's origin
+    frames = {
+        label: pmodel.addFrame(pin.Frame(f"frame{label}", pmodel.getJointId(f"joint{label}"), pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+        for label in robot.labels
+    }
+    data = pmodel.createData()
+    q = configurations(robot, rng, 5)
+    for label, frame_id in frames.items():
+        T, J = fn.pose(label, q), fn.jacobian(label, q)
+        for k in range(len(q)):
+            pin.forwardKinematics(pmodel, data, q[k])
+            pin.updateFramePlacements(pmodel, data)
+            np.testing.assert_allclose(T[k], data.oMf[frame_id].homogeneous, rtol=0, atol=1e-12)
+            J_pin = pin.computeFrameJacobian(pmodel, data, q[k], frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+            np.testing.assert_allclose(J[k], J_pin, rtol=0, atol=1e-12)
