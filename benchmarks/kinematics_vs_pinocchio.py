@@ -26,6 +26,7 @@ import needs  # first: one line and exit status 2 when kanerobot is not installe
 import numpy as np
 
 import kanerobot as kr
+from kanerobot.dynamics.kinematic_programs import jacobian_program, pose_program
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.interop import to_pinocchio
 
@@ -76,8 +77,7 @@ def main(N=1000):
     if backends["c"].backend != "c":
         print(f"rx90: no C backend ({backends['c'].fallback_reason})", file=sys.stderr)
         del backends["c"]
-    program = model._kinematics
-    counts = {kind: program.program(key).op_count() for kind, key in (("pose", ("pose", FRAME)), ("jacobian", ("jacobian", FRAME, "0")))}
+    counts = {"pose": pose_program(robot, FRAME).op_count(), "jacobian": jacobian_program(robot, FRAME).op_count()}
     print(f"RX-90, frame {FRAME}, N = {N}: programs pose {counts['pose']}, jacobian {counts['jacobian']}")
 
     reference_time, reference = float("nan"), None

@@ -16,6 +16,7 @@ from conftest import library, tree_robot
 
 import kanerobot as kr
 from kanerobot.codegen import compiled
+from kanerobot.dynamics.kinematic_programs import KinematicPrograms
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.geometry import numeric_function, transform
@@ -138,8 +139,20 @@ def test_floating_base_is_refused():
     robot = library("satellite")
     values = random_parameters(robot, np.random.default_rng(1))
     fn = kr.derive(robot).numeric(values, backend="numpy")
-    with pytest.raises(KaneRobotError, match=r"the pose of frame 3 of satellite: satellite has a floating base"):
+    with pytest.raises(KaneRobotError, match=r"the pose of frame 3 of satellite: the numeric kinematics serve serial and tree robots with a fixed base, and satellite has a floating base; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give"):
         fn.pose("3", np.zeros(fn.nq))
+
+
+def test_flexible_joints_are_served_on_the_link_side():
+    """The programs of a robot with flexible joints read its link-side q, as the rigid robot's."""
+    robot = library("planar2flex")
+    programs = KinematicPrograms(robot)
+    values = {"L1": 0.7}
+    q = np.array([0.3, -1.1])
+    for key, reference in [(("pose", "2"), transform(robot, "0", "2")), (("jacobian", "2", "1"), jacobian(robot, "2", "1"))]:
+        out = programs.numpy_function(key)(*q, *programs.values(key, values))
+        expected = numeric_function(robot, reference, values)(q)
+        np.testing.assert_allclose(np.array(out, dtype=float), expected[: len(out) // expected.shape[1]].ravel(), atol=1e-12)
 
 
 # ---------------------------------------------------------------- pinocchio

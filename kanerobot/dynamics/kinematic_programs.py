@@ -23,15 +23,16 @@ Jacobian
 
 Only serial and tree robots with a fixed base are served (their
 configuration is the joint vector, one entry per joint of
-``robot.joint_labels``); other structures get a :class:`KaneRobotError`
-from :func:`~kanerobot.dynamics.common.check_structure`.
+``robot.joint_labels``; flexible joints are served, their link side is
+the configuration); closed loops, a floating or a wheeled base get one
+:class:`KaneRobotError` saying so.
 """
 
 import re
 
 import sympy
 
-from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, program_inputs
+from kanerobot.dynamics.common import angle_labels, frame_placement, program_inputs
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import BASE
 from kanerobot.symbolic.program import Program
@@ -73,7 +74,13 @@ def _program(robot, what):
     ``trig``: the products of the chain name compound angles (``C23 = C2*C3 - S2*S3``)
     where that saves operations (6 of the RX-90's 56 multiplications of 0T_6).
     """
-    check_structure(robot, what, flexible=False)
+    kind = "closed loops" if robot.loops else "a floating base" if robot.floating else "a wheeled mobile base" if robot.wheeled else None
+    if kind:
+        raise KaneRobotError(
+            f"{what} of {robot.name}: the numeric kinematics serve serial and tree robots with a fixed base, and "
+            f"{robot.name} has {kind}; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give its "
+            f"frames' transforms and Jacobians (relative to frame 0) symbolically"
+        )
     return Program(inputs=program_inputs(robot, [robot.q], names=()), trig=True)
 
 
