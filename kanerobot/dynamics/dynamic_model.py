@@ -720,7 +720,10 @@ class NumericDynamics:
         if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
             model._kinematics = KinematicPrograms(model.robot, model.c_prefix)
         programs = model._kinematics
-        parameters = programs.values(key, self._given)  # derives the program: structure and frame checked first
+        bound = self.__dict__.setdefault("_kinematic_values", {})
+        if key not in bound:  # derives the program: structure and frame checked before q
+            bound[key] = np.array(programs.values(key, self._given), dtype=float)
+        parameters = bound[key]
         q, single = self._state(q, "q")
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
@@ -733,8 +736,8 @@ class NumericDynamics:
                     raise
                 self.backend, self.fallback_reason = "numpy", f"{' '.join(key)}: {exc}"
             else:
-                return function.batch(q.shape[0], [q, np.array(parameters, dtype=float)]), single
-        out = programs.numpy_function(key)(*q.T, *parameters)
+                return function.batch(q.shape[0], [q, parameters]), single
+        out = programs.numpy_function(key)(*q.T, *parameters.tolist())
         out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
         return out.T, single
 

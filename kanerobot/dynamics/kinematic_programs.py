@@ -221,6 +221,7 @@ class KinematicPrograms:
         self.robot = robot
         self.c_prefix = c_prefix
         self._programs = {}
+        self._parameters = {}
         self._compiled = {}
 
     def program(self, key):
@@ -233,13 +234,15 @@ class KinematicPrograms:
         return self._programs[key]
 
     def parameters(self, key):
-        """Sorted symbols the program of ``key`` reads besides the joint variables."""
-        program = self.program(key)
-        used = set()
-        for _, expr in list(program.assignments()) + list(program.outputs.items()):
-            used |= expr.free_symbols
-        used -= {symbol for symbol, _ in program.assignments()}
-        return sorted(used - set(self.robot.joint_symbols), key=str)
+        """Sorted symbols the program of ``key`` reads besides the joint variables (found once)."""
+        if key not in self._parameters:
+            program = self.program(key)
+            used = set()
+            for _, expr in list(program.assignments()) + list(program.outputs.items()):
+                used |= expr.free_symbols
+            used -= {symbol for symbol, _ in program.assignments()}
+            self._parameters[key] = sorted(used - set(self.robot.joint_symbols), key=str)
+        return self._parameters[key]
 
     def arguments(self, key):
         """The argument symbols of the program of ``key``: q, then its parameters."""
