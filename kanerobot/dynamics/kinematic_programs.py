@@ -6,12 +6,9 @@ programs built here through the same machinery as the dynamic models (numpy
 source, or C compiled on first use), for one configuration or a batch.
 
 Pose
-    ``0T_n`` is the product of the frames' ``a(k)T_k`` along the path from
-    the base to ``n``.  Each partial product ``0A_k``, ``0P_k`` is named
-    (``TA{r}{c}_{k}``, ``TP{r}_{k}``) and built from the named cosines, sines
-    and non-trivial entries of :func:`~kanerobot.dynamics.common.frame_placement`:
-    nothing is simplified, the program is short because every product is
-    written once.
+    ``0T_n`` is the fast geometric model of
+    :func:`kanerobot.geometry.fast_geometric_model` (the product of the
+    frames' ``a(k)T_k`` along the path, each partial product named).
 Jacobian
     ``0J_n`` column by column (SYMORO+ eq. 5 with i = j = 0): for a joint f
     on the path, with ``0a_f = 0A_f a_f`` its axis in the base frame,
@@ -34,14 +31,11 @@ import sympy
 
 from kanerobot.dynamics.common import angle_labels, frame_placement, program_inputs
 from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.description import BASE
 from kanerobot.symbolic.program import Program
 
 __all__ = ["KinematicPrograms", "jacobian_program", "pose_program"]
-
-#: Output names of the pose program: the three upper rows of 0T_n, row by row.
-POSE_OUTPUTS = tuple(f"T{r}{c}" for r in range(1, 4) for c in range(1, 5))
-
 
 class _Chain:
     """The named partial products 0A_k, 0P_k of one program, built once per frame."""
@@ -107,42 +101,21 @@ def pose_program(robot, frame):
     Returns
     -------
     Program
+        :func:`kanerobot.geometry.fast_geometric_model` from the base to
+        ``frame`` (SYMORO's fast geometric model: outputs ``T0T<frame>_11 ..
+        _34``, row by row), after the structure and the frame are checked.
         Inputs q (``robot.q``) and the geometric parameters.
 
     Examples
     --------
     >>> import kanerobot as kr
     >>> arm = kr.load(kr.frames_path("planar2"))
-    >>> print(pose_program(arm, "2"))
-    C1 = cos(th1)
-    S1 = sin(th1)
-    C2 = cos(th2)
-    S2 = sin(th2)
-    C12 = C1*C2 - S1*S2
-    S12 = C1*S2 + C2*S1
-    TP1_2 = C1*L1
-    TP2_2 = L1*S1
-    T11 = C12
-    T12 = -S12
-    T13 = 0
-    T14 = TP1_2
-    T21 = S12
-    T22 = C12
-    T23 = 0
-    T24 = TP2_2
-    T31 = 0
-    T32 = 0
-    T33 = 1
-    T34 = 0
+    >>> list(pose_program(arm, "2").outputs)[:4]
+    ['T0T2_11', 'T0T2_12', 'T0T2_13', 'T0T2_14']
     """
     label = _frame_label(robot, frame, "pose")
-    program = _program(robot, f"the pose of frame {label}")
-    A, P = _Chain(robot, program)(label)
-    T = A.row_join(P)
-    for name, value in zip(POSE_OUTPUTS, T):
-        program.set_output(name, value)
-    program.prune()
-    return program
+    _program(robot, f"the pose of frame {label}")  # the structure's check
+    return fast_geometric_model(robot, BASE, label)
 
 
 def jacobian_program(robot, frame, projection=BASE):
