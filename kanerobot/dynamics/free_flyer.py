@@ -11,7 +11,6 @@ the recursions is :func:`kanerobot.dynamics.root.root_motion`.
 
 import sympy
 
-from kanerobot.dynamics.common import program_inputs
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 
@@ -21,7 +20,6 @@ __all__ = [
     "BASE_VELOCITY",
     "QUATERNION",
     "RIGID_INERTIAL_NAMES",
-    "base_program_inputs",
     "check_floating",
     "check_masses",
     "gravity_in_base",
@@ -120,12 +118,6 @@ def check_floating(robot, what):
     if BASE not in robot.links:
         raise KaneRobotError(f"{what} of {robot.name}: the floating base must carry link 0 (give its dynamic parameters)")
     check_masses(robot)
-
-
-def base_program_inputs(robot, state, names, gravity):
-    """State symbols in order, then the parameters (geometry, the links'
-    ``names``, gravity) sorted by name; the base motion is the state."""
-    return program_inputs(robot, state, names, base=("G",) if gravity else False)
 
 
 def parameter_names(rotor, friction, wrench):

@@ -63,16 +63,15 @@ from kanerobot.dynamics.common import (
     motion_parts,
     subtree_wrench,
 )
-from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES
+from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES, parameter_names
 from kanerobot.dynamics.root import is_free, root_motion, state_inputs
 from kanerobot.kinematics import forward_step, root_link_motion
-from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
+from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
-_INERTIA = tuple(name for name in INERTIAL_NAMES if name != "IA")  # XX .. M
 
 
 def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, rotor=True, wrench=True, trig=True):
@@ -310,7 +309,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     free = is_free(robot)
     if not free:
         check_structure(robot, what, flexible=False)
-    names = _INERTIA + (("IA",) if rotor else ()) + (("FV", "FS") if friction else ()) + (WRENCH_NAMES if wrench else ())
+    names = parameter_names(rotor, friction, wrench)
     inputs = state_inputs(robot, what, qd=qd, qdd=qdd, names=names, gravity=gravity)
     program = Program(inputs=inputs, trig=trig)
 
