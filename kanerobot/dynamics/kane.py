@@ -1258,7 +1258,6 @@ class NestedKane:
         self._placements = frame_placements(self.robot, self._p)
         self._A = {j: _rows(A) for j, (A, _) in self._placements.items()}
         self._P = {j: _column(P) for j, (_, P) in self._placements.items()}
-        self._products, self._U = {}, {}
         return self._p
 
     def _vec(self, name, j, v):
@@ -1278,32 +1277,11 @@ class NestedKane:
 
         return record
 
-    def _DV(self, j, w):
-        """The products ``w1 w1, w1 w2, w1 w3, w2 w2, w2 w3, w3 w3`` of frame j (K4), named ``DV<k>_<j>``."""
-        if j not in self._products:
-            products = [w[0] * w[0], w[0] * w[1], w[0] * w[2], w[1] * w[1], w[1] * w[2], w[2] * w[2]]
-            self._products[j] = self._vec("DV", j, products)
-        return self._products[j]
-
-    def _U_matrix(self, j, w, wd):
-        """``U_j = hat(alpha_j) + hat(w_j) hat(w_j)`` (K4), from the products DV, named ``U<r><c>_<j>``."""
-        if j not in self._U:
-            DV = self._DV(j, w)
-            U = (
-                (-DV[3] - DV[5], DV[1] - wd[2], DV[2] + wd[1]),
-                (DV[1] + wd[2], -DV[0] - DV[5], DV[4] - wd[0]),
-                (DV[2] - wd[1], DV[4] + wd[0], -DV[0] - DV[3]),
-            )
-            assign = self._p.assign
-            self._U[j] = tuple(tuple(assign(f"U{r + 1}{c + 1}_{j}", U[r][c]) for c in range(3)) for r in range(3))
-        return self._U[j]
-
-    def _euler_moment(self, j, J, w, wd, named=False):
-        """``J_j alpha_j + w_j x J_j w_j`` from ``U_j``, the products DV and their differences DD (B3):
-        five products per component instead of the 24 of ``J alpha + w x (J w)``; the
-        differences are named (``DD``) when ``named``."""
-        U = self._U_matrix(j, w, wd)
-        xx, xy, xz, yy, yz, zz = self._DV(j, w)
+    def _euler_moment(self, j, J, wd, U, DV, named=False):
+        """``J_j alpha_j + w_j x J_j w_j`` from ``U_j`` (rows), the products ``DV`` of w_j's components
+        and their differences DD (B3): five products per component instead of the 24 of
+        ``J alpha + w x (J w)``; the differences are named (``DD``) when ``named``."""
+        xx, xy, xz, yy, yz, zz = DV
         XX, XY, XZ, YY, YZ, ZZ = J[0][0], J[0][1], J[0][2], J[1][1], J[1][2], J[2][2]
         JD = [self._p.assign(f"JD{r + 1}_{j}", d) for r, d in enumerate((ZZ - YY, XX - ZZ, YY - XX))]
         DD = (yy - zz, zz - xx, xx - yy)
@@ -1370,14 +1348,13 @@ class NestedKane:
         def body_forces(j):
             """Forces of body j about its origin (B1-B3)."""
             m = motion[j]
-            W, WP = _column(m.w), _column(m.wdot)
-            self._U[j], self._products[j] = _rows(m.U), _column(m.DV)
+            U = _rows(m.U)
             J, MS, M = self._inertia(j)
             AG = self._vec("AG", j, _add(_column(m.Vdot), _scale(-1, GV[j])))
             fe = tuple(self._parameter(j, name, wrench) for name in ("FX", "FY", "FZ"))
             me = tuple(self._parameter(j, name, wrench) for name in ("CX", "CY", "CZ"))
-            FB[j] = _add(_scale(M, AG), _mv(self._U[j], MS), fe)                                        # B1
-            NB[j] = self._euler_moment(j, J, W, WP, named)                                              # B3
+            FB[j] = _add(_scale(M, AG), _mv(U, MS), fe)                                                 # B1
+            NB[j] = self._euler_moment(j, J, _column(m.wdot), U, _column(m.DV), named)                  # B3
             if named:
                 FB[j], NB[j] = self._vec("FB", j, FB[j]), self._vec("NB", j, NB[j])
             NB[j] = _add(NB[j], _cross(MS, AG), me)                                                     # B2
