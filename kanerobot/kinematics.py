@@ -603,12 +603,12 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
         sigma_a, sigmabar_a = _split(frame.motion_subspace())  # sigma_j ja_j, sigmabar_j ja_j
         qdj = qd_j.get(j, sympy.S.Zero)
         qddj = qdd_j.get(j, sympy.S.Zero)
-        w[j] = jA_i * w[i] + qdj * sigmabar_a  # (6a-b)
         V[j] = jA_i * (V[i] + w[i].cross(iP_j)) + qdj * sigma_a  # (6c)
-        if accelerations:
-            parent = LinkMotion(w[i], wdot[i], Vdot[i], U[i])
-            motion = forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qdj, qddj)
-            wdot[j], Vdot[j], U[j] = motion.wdot, motion.Vdot, motion.U
+        if accelerations:  # (6a-b), (8)-(10)
+            motion = forward_step(LinkMotion(w[i], wdot[i], Vdot[i], U[i]), jA_i, iP_j, sigma_a, sigmabar_a, qdj, qddj)
+            w[j], wdot[j], Vdot[j], U[j] = motion.w, motion.wdot, motion.Vdot, motion.U
+        else:
+            w[j] = jA_i * w[i] + qdj * sigmabar_a  # (6a-b)
     if not accelerations:
         return {label: LinkKinematics(w[label], V[label]) for label in w}
     return {label: LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label]) for label in w}
