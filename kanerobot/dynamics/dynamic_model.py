@@ -27,6 +27,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
+from kanerobot.dynamics.kinematic_programs import KinematicPrograms
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import WRENCH_NAMES
@@ -714,8 +715,6 @@ class NumericDynamics:
 
     def _kinematic(self, key, q):
         """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
-        from kanerobot.dynamics.kinematic_programs import KinematicPrograms
-
         model = self.model
         if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
             model._kinematics = KinematicPrograms(model.robot, model.c_prefix)
