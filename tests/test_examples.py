@@ -66,8 +66,19 @@ def test_krang_kane_example(tmp_path, capsys):
 
         A = package.krang_A(np.zeros(17), np.ones(len(package.PARAMETERS)))
         assert A.shape == (17, 17) and np.allclose(A, A.T)
+        assert sorted(package.__all__) == sorted(["PARAMETERS", *names])
     finally:
         del sys.modules["krang_model"]
+    # The package is written where the user runs the example (the checkout, as the README says):
+    # it must pass the project's lint rules, which tests/test_lint.py applies to the whole folder.
+    import shutil
+    import subprocess
+
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is not None:
+        config = ["--config", str(ROOT / "pyproject.toml")]
+        done = subprocess.run([ruff, "check", "--no-cache", *config, str(tmp_path / "krang_model")], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.slow  # about 20 s; run with -m slow (the balancing LQR has its own quick tests)
