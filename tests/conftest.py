@@ -39,7 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_configure(config):
-    """Compiled models go to a cache folder of this test run, not the user's."""
+    """Compiled models go to a cache folder of this test run, not the user's;
+    no progress lines on standard error (tests read it: tests/test_progress.py turns them on)."""
+    os.environ.setdefault("KANEROBOT_PROGRESS", "0")
     if "KANEROBOT_CACHE" not in os.environ:
         folder = tempfile.mkdtemp(prefix="kanerobot-test-cache-")
         os.environ["KANEROBOT_CACHE"] = folder

@@ -54,7 +54,9 @@ flags, the compiler (resolved path, size and date) and the machine.  A
 library is built in a private temporary folder and renamed into place, so
 processes compiling the same function at once never see a partial file;
 a library already in the cache is loaded without running the compiler.
-Within a process, loaded libraries are also kept in memory.
+Within a process, loaded libraries are also kept in memory.  A compilation
+that lasts over a second says so on standard error
+(:func:`kanerobot.progress.slow_step`), as does the derivation of a model.
 
 Errors
 ------
@@ -96,6 +98,7 @@ import numpy as np
 
 from kanerobot.codegen.c import CBackend
 from kanerobot.errors import KaneRobotError
+from kanerobot.progress import slow_step
 
 __all__ = [
     "COMPILERS",
@@ -387,8 +390,10 @@ def _build(source, library, compiler, flags):
         target = work / library.name
         command = compiler + list(flags) + ["-o", str(target), str(c_file), "-lm"]
         start = time.perf_counter()
+        lines = source.count("\n")
         try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+            with slow_step(f"compiling {library.stem.rsplit('-', 1)[0]} ({lines:,} lines of C)"):
+                result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
         except (OSError, subprocess.SubprocessError) as exc:
             raise CompileError(f"cannot run the C compiler {compiler[0]}: {exc}") from None
         seconds = time.perf_counter() - start

@@ -32,6 +32,7 @@ import sympy
 
 from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.progress import slow_step
 from kanerobot.state_space import StateSpace
 
 __all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
@@ -187,7 +188,8 @@ class ConstrainedModel:
     def program(self, name):
         """The program of model ``name``, derived once."""
         if name not in self._programs:
-            self._programs[name] = self._build(name)
+            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"):
+                self._programs[name] = self._build(name)
         return self._programs[name]
 
     def _build(self, name):

@@ -30,6 +30,7 @@ from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_eul
 from kanerobot.dynamics.kinematic_programs import KinematicPrograms
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.progress import slow_step
 from kanerobot.robot.description import WRENCH_NAMES
 from kanerobot.robot.joints import JOINT_SIZES
 from kanerobot.state_space import StateSpace
@@ -137,7 +138,8 @@ class DynamicModel:
         if name not in self.models:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
         if name not in self._programs:
-            self._programs[name] = self._derive(name)
+            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"):
+                self._programs[name] = self._derive(name)
         return self._programs[name]
 
     def has_program(self, name):

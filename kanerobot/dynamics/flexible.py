@@ -85,6 +85,7 @@ from kanerobot.dynamics.dynamic_model import (
     select_backend,
 )
 from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.progress import slow_step
 from kanerobot.robot.description import (
     DYNAMIC_NAMES,
     INERTIAL_NAMES,
@@ -656,7 +657,8 @@ class FlexibleModel:
                 f"use method='newton-euler' for the three-step recursion"
             )
         if name not in self._programs:
-            self._programs[name] = self._derive(name)
+            with slow_step(f"deriving {name} of {self.robot.name} ({self.method}, flexible joints)"):
+                self._programs[name] = self._derive(name)
         return self._programs[name]
 
     def _derive(self, name):

@@ -1,0 +1,87 @@
+"""Messages on standard error for library work that takes more than a second.
+
+Deriving a model of a large robot or compiling its C can take from seconds
+to a minute, and it happens on first use, inside an innocent-looking call
+(``fn.mass_matrix(q)``).  :func:`slow_step` wraps such work: if it is still
+running after :data:`DELAY` seconds, one line says what it is, and a second
+line says when it is done (or failed) and how long it took::
+
+    kanerobot: compiling kr_coriolis_matrix (3,312 lines of C) ...
+    kanerobot: compiling kr_coriolis_matrix (3,312 lines of C): done in 3.1 s
+
+Work that ends within the delay prints nothing, so quick calls, scripts and
+tests stay quiet.  Set the environment variable ``KANEROBOT_PROGRESS=0`` to
+silence the messages altogether (the test suite does).
+
+The first line comes from a timer thread, so that it appears while the work
+is still going on; steps run in parallel (``model.compile(jobs=...)``) each
+print their own pair of lines.
+
+Examples
+--------
+>>> with slow_step("deriving nothing"):
+...     pass
+"""
+
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+
+__all__ = ["DELAY", "enabled", "slow_step"]
+
+#: Seconds a step runs before its first line is printed.
+DELAY = 1.0
+_OFF = {"0", "off", "no", "false"}
+_PRINT = threading.Lock()
+
+
+def enabled():
+    """Whether messages are printed: ``$KANEROBOT_PROGRESS`` is not 0, off, no or false."""
+    return os.environ.get("KANEROBOT_PROGRESS", "1").strip().lower() not in _OFF
+
+
+def _say(line):
+    with _PRINT:
+        print(f"kanerobot: {line}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def slow_step(message):
+    """Context manager: announce ``message`` on standard error if the work lasts over :data:`DELAY` s.
+
+    Parameters
+    ----------
+    message : str
+        What is being done, as a user reads it ("deriving the inertia
+        matrix of krang (newton-euler)").
+    """
+    if not enabled():
+        yield
+        return
+    state = {"said": False}
+    lock = threading.Lock()
+
+    def announce():
+        with lock:
+            if not state["said"]:
+                state["said"] = True
+                _say(f"{message} ...")
+
+    start = time.perf_counter()
+    timer = threading.Timer(DELAY, announce)
+    timer.daemon = True
+    timer.start()
+    outcome = "failed after"
+    try:
+        yield
+        outcome = "done in"
+    finally:
+        timer.cancel()
+        seconds = time.perf_counter() - start
+        if seconds >= DELAY:
+            announce()  # the timer may not have run yet (a busy machine, or DELAY = 0)
+        with lock:
+            if state["said"]:
+                _say(f"{message}: {outcome} {seconds:.1f} s")
