@@ -1,0 +1,267 @@
+"""One state from Python with the C backend (kanerobot.codegen.extension).
+
+A one-state call of a fixed-base robot's numeric functions goes through a
+small CPython extension that calls the compiled model directly.  Its numbers
+must be those of the batch path (the same C function, through ctypes) and of
+the numpy backend; every input it does not take (batches, wrong lengths,
+non-finite values, strings, unsuitable ``out``) must reach the general path,
+which words the errors as before; without Python's headers the calls keep
+the ctypes path and say why.
+"""
+
+import shutil
+import sysconfig
+
+import numpy as np
+import pytest
+from conftest import assert_close, derived, library
+
+from kanerobot.codegen import compiled, extension
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
+
+HAVE_COMPILER = any(shutil.which(name) for name in compiled.COMPILERS)
+pytestmark = pytest.mark.skipif(not HAVE_COMPILER, reason="no C compiler: the one-state extension needs one")
+
+#: method -> the arguments it takes, as keys of the state drawn by _state
+CALLS = {
+    "inverse_dynamics": ("q", "qd", "qdd"),
+    "mass_matrix": ("q",),
+    "h": ("q", "qd"),
+    "gravity": ("q",),
+    "coriolis_matrix": ("q", "qd"),
+    "direct_dynamics": ("q", "qd", "tau"),
+}
+_FUNCTIONS = {}
+
+
+def functions(name):
+    """``(c, numpy)`` numeric functions of a library robot, same random values (made once)."""
+    if name not in _FUNCTIONS:
+        robot = library(name)
+        values = random_parameters(robot, np.random.default_rng(3))
+        model = derived(name)
+        _FUNCTIONS[name] = model.numeric(values, backend="c"), model.numeric(values, backend="numpy")
+    return _FUNCTIONS[name]
+
+
+def _state(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return {key: rng.uniform(-1.5, 1.5, n) for key in ("q", "qd", "qdd", "tau")}
+
+
+@pytest.mark.parametrize(
+    "name, methods",
+    [("rx90", sorted(CALLS)), ("krang", ["inverse_dynamics", "mass_matrix", "direct_dynamics"])],
+)
+def test_one_state_equals_batch_path_and_numpy(name, methods):
+    c, npy = functions(name)
+    n = c.n
+    for seed in range(3):
+        state = _state(n, seed)
+        for method in methods:
+            args = [state[key] for key in CALLS[method]]
+            one = getattr(c, method)(*args)
+            assert type(c._fast[method]).__name__ == "FastFunction", c.fast_call_fallback
+            batch = getattr(c, method)(*[a[np.newaxis] for a in args])  # through ctypes
+            assert one.shape == batch.shape[1:] == ((n, n) if method in ("mass_matrix", "coriolis_matrix") else (n,))
+            np.testing.assert_array_equal(one, batch[0])  # the same C function
+            assert_close(one, getattr(npy, method)(*args), rtol=1e-12, what=f"{name} {method}")
+    assert c.fast_call_fallback is None
+
+
+def test_the_mass_matrix_is_symmetric_and_the_torques_are_A_qdd_plus_h():
+    """Independent of the batch path: idm = A qdd + h, ddm solves A qdd = tau - h."""
+    c, _ = functions("rx90")
+    s = _state(c.n, 7)
+    A, h = c.mass_matrix(s["q"]), c.h(s["q"], s["qd"])
+    np.testing.assert_array_equal(A, A.T)
+    assert_close(c.inverse_dynamics(s["q"], s["qd"], s["qdd"]), A @ s["qdd"] + h, rtol=1e-12)
+    assert_close(c.direct_dynamics(s["q"], s["qd"], s["tau"]), np.linalg.solve(A, s["tau"] - h), rtol=1e-10)
+
+
+def test_lists_tuples_and_other_arrays_give_the_same_numbers():
+    c, _ = functions("rx90")
+    s = _state(c.n, 1)
+    expected = c.inverse_dynamics(s["q"], s["qd"], s["qdd"])
+    strided = np.zeros((2 * c.n,))
+    strided[::2] = s["qd"]
+    variants = [
+        (list(s["q"]), tuple(s["qd"]), [np.float64(x) for x in s["qdd"]]),  # numpy scalars in a list
+        (np.stack([s["qd"], s["q"]])[1], strided[::2], np.asfortranarray(s["qdd"])),  # a row, a strided view
+        (s["q"].astype(">f8"), s["qd"], s["qdd"]),  # big-endian: converted once
+    ]
+    for q, qd, qdd in variants:
+        np.testing.assert_array_equal(c.inverse_dynamics(q, qd, qdd), expected)
+    q32 = s["q"].astype(np.float32)
+    np.testing.assert_array_equal(c.gravity(q32), c.gravity(q32.astype(np.float64)))
+    ints = [0, 1, 0, -1, 0, 1]
+    np.testing.assert_array_equal(c.gravity(ints), c.gravity(np.array(ints, dtype=float)))
+
+
+def test_a_batch_goes_on_through_the_batch_path():
+    c, npy = functions("rx90")
+    rng = np.random.default_rng(4)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 5, c.n))
+    batch = c.inverse_dynamics(q, qd, qdd)
+    assert batch.shape == (5, c.n)
+    for k in range(5):
+        np.testing.assert_array_equal(batch[k], c.inverse_dynamics(q[k], qd[k], qdd[k]))
+    # a batch as nested lists, and one state mixed with a batch (broadcast)
+    np.testing.assert_array_equal(c.mass_matrix(q.tolist()), c.mass_matrix(q))
+    mixed = c.inverse_dynamics(q, qd[0], qdd)
+    assert mixed.shape == (5, c.n)
+    assert_close(mixed, npy.inverse_dynamics(q, qd[0], qdd), rtol=1e-12)
+
+
+def test_wrench_left_out_is_zero_and_a_given_wrench_is_used():
+    """The RX-90 describes a wrench on link 6: the one-state call sets it to zero."""
+    c, npy = functions("rx90")
+    s = _state(c.n, 2)
+    zero = c.inverse_dynamics(s["q"], s["qd"], s["qdd"], wrench={"6": np.zeros(6)})  # general path
+    np.testing.assert_array_equal(c.inverse_dynamics(s["q"], s["qd"], s["qdd"]), zero)
+    wrench = {"6": [1.0, -2.0, 3.0, 0.5, 0.25, -0.75]}
+    pushed = c.inverse_dynamics(s["q"], s["qd"], s["qdd"], wrench=wrench)
+    assert np.abs(pushed - zero).max() > 1e-3
+    assert_close(pushed, npy.inverse_dynamics(s["q"], s["qd"], s["qdd"], wrench=wrench), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_bad_input_gets_the_same_clear_errors(backend):
+    c, npy = functions("rx90")
+    fn = c if backend == "c" else npy
+    s = _state(fn.n, 0)
+    q, qd, qdd = s["q"], s["qd"], s["qdd"]
+    with pytest.raises(KaneRobotError, match=r"^q must have shape \(6,\) or \(N, 6\), got \(5,\)$"):
+        fn.inverse_dynamics(q[:5], qd, qdd)
+    with pytest.raises(KaneRobotError, match=r"^qdd must have shape \(6,\) or \(N, 6\), got \(7,\)$"):
+        fn.inverse_dynamics(q, qd, list(qdd) + [0.0])
+    bad = qd.copy()
+    bad[3] = np.nan
+    with pytest.raises(KaneRobotError, match=r"^qd\[3\] = nan: states must be finite numbers$"):
+        fn.h(q, bad)
+    with pytest.raises(KaneRobotError, match=r"^q\[0\] = inf: states must be finite numbers$"):
+        fn.mass_matrix([np.inf] + list(q[1:]))
+    with pytest.raises(KaneRobotError, match=r"^tau must be numbers, got \['a'"):
+        fn.direct_dynamics(q, qd, ["a"] * 6)
+    with pytest.raises(KaneRobotError, match=r"^out must be a writeable float64 array of shape \(6, 6\), got a float64 array of shape \(6,\)$"):
+        fn.mass_matrix(q, out=np.empty(6))
+    with pytest.raises(KaneRobotError, match=r"^out must be a writeable float64 array of shape \(6,\), got a float32 array"):
+        fn.gravity(q, out=np.empty(6, dtype=np.float32))
+    with pytest.raises(KaneRobotError, match=r"^out must be a writeable float64 array of shape \(6,\), got \[0.0"):
+        fn.gravity(q, out=[0.0] * 6)
+
+
+def test_unchecked_calls_let_non_finite_values_through():
+    """With check=False the extension does not look: NaN in, NaN out (as the general path)."""
+    robot, model = library("rx90"), derived("rx90")
+    fn = model.numeric(random_parameters(robot, np.random.default_rng(3)), backend="c", check=False)
+    q = _state(fn.n)["q"]
+    q[1] = np.nan
+    G = fn.gravity(q)
+    assert type(fn._fast["gravity"]).__name__ == "FastFunction"
+    assert np.isnan(G).any()
+    fn.check = True  # read at each call
+    with pytest.raises(KaneRobotError, match=r"^q\[1\] = nan"):
+        fn.gravity(q)
+
+
+def test_out_buffer_is_filled_and_returned():
+    c, _ = functions("rx90")
+    s = _state(c.n, 5)
+    n = c.n
+    expected = c.mass_matrix(s["q"])
+    out = np.full((n, n), 7.0)
+    assert c.mass_matrix(s["q"], out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    tau = np.empty(n)
+    assert c.inverse_dynamics(s["q"], s["qd"], s["qdd"], out=tau) is tau
+    np.testing.assert_array_equal(tau, c.inverse_dynamics(s["q"], s["qd"], s["qdd"]))
+    # a non-contiguous out, and an out that is also an input: the general path fills them
+    wide = np.zeros((n, 2 * n))
+    view = wide[:, ::2]
+    assert c.mass_matrix(s["q"], out=view) is view
+    np.testing.assert_array_equal(view, expected)
+    qdd = s["qdd"].copy()
+    expected_ddm = c.direct_dynamics(s["q"], s["qd"], s["tau"])
+    tau_in = s["tau"].copy()
+    assert c.direct_dynamics(s["q"], s["qd"], tau_in, out=tau_in) is tau_in
+    np.testing.assert_array_equal(tau_in, expected_ddm)
+    # a batch with out
+    batch_out = np.empty((2, n))
+    q2, qd2 = np.stack([s["q"], s["qd"]]), np.stack([s["qd"], s["q"]])
+    assert c.h(q2, qd2, out=batch_out) is batch_out
+    np.testing.assert_array_equal(batch_out[1], c.h(s["qd"], s["q"]))
+    assert qdd.tolist() == s["qdd"].tolist()  # inputs left alone
+
+
+def test_without_python_headers_the_ctypes_path_is_kept(monkeypatch, tmp_path):
+    """No Python.h where sysconfig says: one-state calls go through ctypes, with the reason."""
+    paths = dict(sysconfig.get_paths(), include=str(tmp_path / "include"))
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *args, **kwargs: paths)
+    robot, model = library("rx90"), derived("rx90")
+    values = random_parameters(robot, np.random.default_rng(3))
+    fn = model.numeric(values, backend="c")
+    reference, _ = functions("rx90")
+    s = _state(fn.n, 6)
+    for method, keys in CALLS.items():
+        args = [s[key] for key in keys]
+        np.testing.assert_array_equal(getattr(fn, method)(*args), getattr(reference, method)(*args))
+        assert type(fn._fast[method]).__name__ == "function"
+    assert fn.backend == "c"
+    assert fn.fast_call_fallback.startswith("direct_dynamics: Python's headers are not installed (no Python.h in ")
+    out = np.empty(fn.n)
+    assert fn.gravity(s["q"], out=out) is out
+    np.testing.assert_array_equal(out, reference.gravity(s["q"]))
+
+
+def test_a_compiler_failure_keeps_the_ctypes_path(monkeypatch):
+    """The extension's build fails (here: a flag the compiler refuses): the reason is recorded, once."""
+    monkeypatch.setattr(extension, "_FLAGS", extension._FLAGS + ("-fno-such-flag-kanerobot",))
+    monkeypatch.setattr(extension, "_LOADED", {})
+    with pytest.raises(compiled.CompileError, match="failed to compile kanerobot_fastcall-"):
+        extension.load_extension()
+    remembered = list(extension._LOADED.values())
+    assert len(remembered) == 1 and isinstance(remembered[0], compiled.CompileError)
+    robot, model = library("rx90"), derived("rx90")
+    fn = model.numeric(random_parameters(robot, np.random.default_rng(3)), backend="c")
+    s = _state(fn.n, 8)
+    reference, _ = functions("rx90")
+    np.testing.assert_array_equal(fn.mass_matrix(s["q"]), reference.mass_matrix(s["q"]))
+    assert "mass_matrix: " in fn.fast_call_fallback and "failed to compile kanerobot_fastcall-" in fn.fast_call_fallback
+
+
+def test_the_numpy_backend_has_no_fast_call():
+    _, npy = functions("rx90")
+    npy.gravity(_state(npy.n)["q"])
+    assert npy._fast["gravity"] is not None and type(npy._fast["gravity"]).__name__ == "function"
+    assert npy.fast_call_fallback is None
+
+
+def test_fast_function_checks_its_layout():
+    c, _ = functions("rx90")
+    function = c.model.compiled("gravity")
+    with pytest.raises(ValueError, match=r"has 6 argument groups, the layout 2"):
+        extension.fast_function(function, [None, None])
+    layout = [None] + [np.zeros(k) for k in function.sizes[1:-1]] + [np.zeros(3)]
+    with pytest.raises(ValueError, match=r": p has \d+ values, the layout gives \(3,\)"):
+        extension.fast_function(function, layout)
+
+
+def test_fast_function_called_directly():
+    """The extension's own contract: the result, or None for what it does not take."""
+    c, _ = functions("rx90")
+    function = c.model.compiled("gravity")
+    layout = [None] + [np.zeros(k) for k in function.sizes[1:-1]] + [c._parameter_array]
+    f = extension.fast_function(function, layout)
+    q = _state(c.n)["q"]
+    G = f(q, None, True)
+    np.testing.assert_array_equal(G, function(q, np.zeros(6), np.zeros(6), np.zeros(6), np.zeros(6), c._parameter_array))
+    for refused in (q[:5], q[np.newaxis], [q.tolist()], "abcdef", None, 3.0, [1, 2, "x", 4, 5, 6]):
+        assert f(refused, None, True) is None
+    assert f(q, np.empty((6, 1)), True) is None  # out of the wrong shape
+    assert f(q, np.empty(6, dtype=np.float32), True) is None
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        f(q, None)
+    with pytest.raises(TypeError, match="no keyword arguments"):
+        f(q, None, check=True)
