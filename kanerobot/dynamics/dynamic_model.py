@@ -342,11 +342,12 @@ class DynamicModel:
         parameters, which group several links' values, need
         ``physical=False``.  ``check`` (default True) makes every function
         refuse states that are not finite numbers (an ``inf`` rate gives NaN
-        torques everywhere).  The test is measurable: 1-2 us of a 27 us
-        single-state call of the RX-90's ``h`` in C (about 5 %), 10-15 % of a
-        batch of 1000 states; ``check=False`` saves it in a loop of states
-        known to be finite (``kr.simulate`` of a fixed-base robot in C calls
-        the compiled code directly and does not pay it).
+        torques everywhere).  The test is measurable on batches (a few % of
+        a batch of 1000 states of the RX-90's ``h`` in C) and costs nothing
+        worth naming on one state in C (a loop in the extension, 0.27 us
+        per call with or without it); ``check=False`` saves it in a loop of
+        states known to be finite (``kr.simulate`` of a fixed-base robot in
+        C calls the compiled code directly and does not pay it).
 
         Raises
         ------
