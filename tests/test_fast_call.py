@@ -248,6 +248,16 @@ def test_fast_function_checks_its_layout():
         extension.fast_function(function, layout)
 
 
+def test_too_many_groups_keep_the_ctypes_path():
+    """MAX_GROUPS bounds the extension's arrays: a function with more groups is refused before any call."""
+    from types import SimpleNamespace
+
+    many = extension.MAX_GROUPS + 1
+    function = SimpleNamespace(name="huge", state_address=1, args=tuple(f"g{k}" for k in range(many)), sizes=(1,) * many)
+    with pytest.raises(compiled.CompileError, match=f"^huge has {many} argument groups, the one-state extension takes 64$"):
+        extension.fast_function(function, [None] * many)
+
+
 def test_fast_function_called_directly():
     """The extension's own contract: the result, or None for what it does not take."""
     c, _ = functions("rx90")

@@ -43,10 +43,12 @@ import numpy as np
 
 from kanerobot.codegen.compiled import CompileError, build_library, find_compiler, library_path
 
-__all__ = ["MODULE", "SOURCE", "fast_function", "load_extension"]
+__all__ = ["MAX_GROUPS", "MODULE", "SOURCE", "fast_function", "load_extension"]
 
 #: Name of the extension module (its ``PyInit_`` function).
 MODULE = "kanerobot_fastcall"
+#: Argument groups a ``FastFunction`` takes at most (``MAX_GROUPS`` in its C source).
+MAX_GROUPS = 64
 _FLAGS = ("-O2", "-shared", "-fPIC", "-fno-strict-aliasing")
 _LOADED = {}  # library path -> the module, or the CompileError of a failed build, in this process
 _LOCK = threading.Lock()
@@ -438,13 +440,16 @@ def fast_function(function, layout, cache=None):
     Raises
     ------
     CompileError
-        As :func:`load_extension`, and for a ``function`` whose library has
-        no one-state entry point.
+        As :func:`load_extension`, for a ``function`` whose library has no
+        one-state entry point, and for one of more than :data:`MAX_GROUPS`
+        argument groups (a robot with some sixty external wrenches).
     ValueError
         A layout that does not match the function's groups.
     """
     if function.state_address is None:
         raise CompileError(f"{function.name} has no one-state entry point")
+    if len(function.args) > MAX_GROUPS:
+        raise CompileError(f"{function.name} has {len(function.args)} argument groups, the one-state extension takes {MAX_GROUPS}")
     if len(layout) != len(function.args):
         raise ValueError(f"{function.name} has {len(function.args)} argument groups, the layout {len(layout)}")
     groups = []
