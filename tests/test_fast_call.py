@@ -14,8 +14,9 @@ import sysconfig
 
 import numpy as np
 import pytest
-from conftest import assert_close, derived, library
+from conftest import assert_close, derived, floating_copy, library
 
+import kanerobot as kr
 from kanerobot.codegen import compiled, extension
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
@@ -43,6 +44,23 @@ def functions(name):
         model = derived(name)
         _FUNCTIONS[name] = model.numeric(values, backend="c"), model.numeric(values, backend="numpy")
     return _FUNCTIONS[name]
+
+
+def floating_functions():
+    """``(c, numpy)`` of the RX-90 on a free-flying base (made once)."""
+    if "floating" not in _FUNCTIONS:
+        robot = floating_copy(library("rx90"))
+        values = random_parameters(robot, np.random.default_rng(5))
+        model = kr.derive(robot)
+        _FUNCTIONS["floating"] = model.numeric(values, backend="c"), model.numeric(values, backend="numpy")
+    return _FUNCTIONS["floating"]
+
+
+def _floating_state(fn, seed=0):
+    """q (7+n, its quaternion not of unit norm), qd, qdd (6+n), tau (n)."""
+    rng = np.random.default_rng(seed)
+    q = np.concatenate([rng.uniform(-1, 1, 3), rng.uniform(0.2, 2.0, 4), rng.uniform(-1.5, 1.5, fn.n)])
+    return {"q": q, "qd": rng.uniform(-1, 1, fn.nv), "qdd": rng.uniform(-1, 1, fn.nv), "tau": rng.uniform(-5, 5, fn.n)}
 
 
 def _state(n, seed=0):
@@ -275,3 +293,75 @@ def test_fast_function_called_directly():
         f(q, None)
     with pytest.raises(TypeError, match="no keyword arguments"):
         f(q, None, check=True)
+
+
+def test_floating_base_one_state_equals_batch_path_and_numpy():
+    """Slices of q, qd, qdd and the quaternion normalised in C give the general path's numbers."""
+    c, npy = floating_functions()
+    for seed in range(2):
+        state = _floating_state(c, seed)
+        for method, keys in CALLS.items():
+            args = [state[key] for key in keys]
+            one = getattr(c, method)(*args)
+            assert type(c._fast[method]).__name__ == "FastFunction", c.fast_call_fallback
+            batch = getattr(c, method)(*[a[np.newaxis] for a in args])[0]
+            assert_close(one, batch, rtol=1e-14, what=method)
+            assert_close(one, getattr(npy, method)(*args), rtol=1e-12, what=method)
+    s = _floating_state(c, 3)
+    A, h = c.mass_matrix(s["q"]), c.h(s["q"], s["qd"])
+    assert_close(c.inverse_dynamics(s["q"], s["qd"], s["qdd"]), A @ s["qdd"] + h, rtol=1e-12)
+    rhs = np.concatenate([np.zeros(6), s["tau"]]) - h  # the base is not actuated
+    assert_close(c.direct_dynamics(s["q"], s["qd"], s["tau"]), np.linalg.solve(A, rhs), rtol=1e-10)
+    unit = s["q"].copy()
+    unit[3:7] /= np.linalg.norm(unit[3:7])
+    assert_close(c.gravity(unit), c.gravity(s["q"]), rtol=1e-14)  # the quaternion's norm does not matter
+
+
+def test_floating_base_bad_input_and_out():
+    c, _ = floating_functions()
+    s = _floating_state(c, 4)
+    zero = s["q"].copy()
+    zero[3:7] = 0.0
+    with pytest.raises(KaneRobotError, match=r"the base quaternion \(q\[3:7\], x y z w\) is zero or not finite"):
+        c.mass_matrix(zero)
+    with pytest.raises(KaneRobotError, match=r"^q must have 13 values \(base position x y z, quaternion x y z w, joints"):
+        c.gravity(s["q"][:12])
+    with pytest.raises(KaneRobotError, match=r"^tau must have 6 values"):
+        c.direct_dynamics(s["q"], s["qd"], s["qd"])
+    bad = s["qd"].copy()
+    bad[0] = np.inf
+    with pytest.raises(KaneRobotError, match=r"^qd\[0\] = inf: states must be finite numbers"):
+        c.h(s["q"], bad)
+    out = np.empty(c.nv)
+    assert c.direct_dynamics(s["q"], s["qd"], s["tau"], out=out) is out
+    assert_close(out, c.direct_dynamics(s["q"][np.newaxis], s["qd"][np.newaxis], s["tau"][np.newaxis])[0], rtol=1e-14)
+    with pytest.raises(KaneRobotError, match=r"^out must be a writeable float64 array of shape \(12, 12\)"):
+        c.mass_matrix(s["q"], out=np.empty((12, 11)))
+
+
+def test_slices_normalised_groups_and_finite_results(monkeypatch, tmp_path):
+    """The layout's (argument, start, normalise) entries and finite_result, on a small program."""
+    import sympy
+
+    from kanerobot.symbolic import Program
+
+    monkeypatch.setenv("KANEROBOT_CACHE", str(tmp_path))
+    a, b, x, k = sympy.symbols("a b x k")
+    program = Program(inputs=[a, b, x, k])
+    program.set_output("r1", k * a)
+    program.set_output("r2", b)
+    program.set_output("r3", 1 / x)
+    function = compiled.compile_program(program, "sliced", [("u", [a, b]), ("v", [x]), ("p", [k])], constant=["p"])
+    # u is entries 1-2 of the first argument, normalised; v entry 0 of the second
+    f = extension.fast_function(function, [(0, 1, True), (1, 0, False), [10.0]], sizes=[3, 2])
+    np.testing.assert_array_equal(f([9.0, 3.0, 4.0], [0.5, 7.0], None, True), [10 * 0.6, 0.8, 2.0])
+    assert f([9.0, 0.0, 0.0], [0.5, 7.0], None, True) is None  # zero norm: the general path says why
+    assert f([9.0, 3.0], [0.5, 7.0], None, True) is None  # wrong length
+    np.testing.assert_array_equal(f([9.0, 3.0, 4.0], [0.0, 7.0], None, True), [6.0, 0.8, np.inf])
+    g = extension.fast_function(function, [(0, 1, True), (1, 0, False), [10.0]], sizes=[3, 2], finite_result=True)
+    assert g([9.0, 3.0, 4.0], [0.0, 7.0], None, True) is None  # 1/0
+    np.testing.assert_array_equal(g([9.0, 3.0, 4.0], [0.25, 7.0], None, True), [6.0, 0.8, 4.0])
+    with pytest.raises(ValueError, match=r"u \(2 values\) from entry 2 of argument 0: out of range"):
+        extension.fast_function(function, [(0, 2, True), (1, 0, False), [10.0]], sizes=[3, 2])
+    with pytest.raises(ValueError, match="whole arguments \\(None\\) or slices of given sizes, not both"):
+        extension.fast_function(function, [None, (1, 0, False), [10.0]], sizes=[3, 2])

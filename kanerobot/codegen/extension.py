@@ -63,21 +63,24 @@ SOURCE = r"""
  *     void name_state(const double *const *groups, double *out);
  *
  * (kanerobot.codegen.compiled appends it to every model's C file), and the
- * layout of its argument groups: each group is either taken from the call's
- * positional arguments (k doubles) or fixed when the object is made (the
- * bound parameters, zeros for the torques or wrenches a model does not read).
+ * layout of its argument groups: each group is either a run of entries of
+ * one of the call's positional arguments (all of it, or a slice: the joints
+ * q[7:] of a floating base; normalised for its quaternion q[3:7]), or fixed
+ * when the object is made (the bound parameters, zeros for the torques or
+ * wrenches a model does not read).
  *
  *     f(x1, ..., xm, out, check) -> numpy array, or None
  *
  * Each xi is a 1-D float64 numpy array of the right length (used in place
  * when C-contiguous and aligned, converted once otherwise) or a list or
  * tuple of numbers.  `out` is None (a new array is made) or a C-contiguous,
- * writeable float64 array of the result's shape.  With `check` true, every
- * entry must be finite.  Anything else (a batch, a wrong length, a value
- * that is no number, a non-finite entry, an unsuitable out) returns None
- * without raising: the caller then takes its general path, which handles
- * batches and words every error.  The GIL is held throughout: the model's
- * code runs for well under a microsecond.
+ * writeable float64 array of the result's shape, distinct from the inputs.
+ * With `check` true, every entry must be finite.  Anything else (a batch, a
+ * wrong length, a value that is no number, a non-finite entry, a zero
+ * quaternion, an unsuitable out, or a non-finite result when the object was
+ * made to refuse one) returns None without raising: the caller then takes
+ * its general path, which handles batches and words every error.  The GIL
+ * is held throughout: the model's code runs for a microsecond or so.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -87,7 +90,7 @@ SOURCE = r"""
 #include <stddef.h>
 
 #define MAX_GROUPS 64
-#define SCRATCH 512 /* doubles of list arguments converted on the stack */
+#define SCRATCH 512 /* doubles converted on the stack: list arguments, normalised slices */
 
 typedef void (*state_function)(const double *const *groups, double *out);
 
@@ -95,11 +98,15 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     state_function function;
+    Py_ssize_t nargs;                 /* positional state arguments */
+    Py_ssize_t size[MAX_GROUPS];      /* argument -> its length */
     Py_ssize_t ngroups;               /* groups of the C function */
-    Py_ssize_t nargs;                 /* of them, those given at each call */
-    Py_ssize_t group_of[MAX_GROUPS];  /* positional argument i -> its group */
-    Py_ssize_t size[MAX_GROUPS];      /* positional argument i -> its length */
+    Py_ssize_t arg[MAX_GROUPS];       /* group -> the argument it reads, -1 when fixed */
+    Py_ssize_t offset[MAX_GROUPS];    /* group -> its first entry in that argument */
+    Py_ssize_t length[MAX_GROUPS];    /* group -> its number of entries */
+    int normalise[MAX_GROUPS];        /* group -> divided by its norm (a quaternion) */
     const double *fixed[MAX_GROUPS];  /* group -> its fixed data, or NULL */
+    int finite_result;                /* a non-finite result returns None */
     int ndim;
     npy_intp dims[2];
     Py_ssize_t out_size;
@@ -129,18 +136,65 @@ overlaps(const double *a, Py_ssize_t na, const double *b, Py_ssize_t nb)
     return a < b + nb && b < a + na;
 }
 
+/* The doubles of argument x (k of them): in place, converted into
+ * *converted (a new reference to release), or read into row (scratch).
+ * NULL (no exception set) when x is not one state of k numbers. */
+static const double *
+state_data(PyObject *x, Py_ssize_t k, double *row, PyObject **converted)
+{
+    Py_ssize_t j;
+    if (PyArray_Check(x)) {
+        PyArrayObject *a = (PyArrayObject *)x;
+        PyObject *c;
+        if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != k)
+            return NULL;
+        if (PyArray_TYPE(a) == NPY_DOUBLE && PyArray_ISCARRAY_RO(a) && PyArray_ISNOTSWAPPED(a))
+            return (const double *)PyArray_DATA(a);
+        c = PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+        if (c == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        *converted = c;
+        return (const double *)PyArray_DATA((PyArrayObject *)c);
+    }
+    if (PyList_CheckExact(x) || PyTuple_CheckExact(x)) {
+        PyObject *const *items;
+        if (PySequence_Fast_GET_SIZE(x) != k || row == NULL)
+            return NULL;
+        items = PySequence_Fast_ITEMS(x);
+        for (j = 0; j < k; ++j) {
+            PyObject *item = items[j];
+            if (PyFloat_CheckExact(item))
+                row[j] = PyFloat_AS_DOUBLE(item);
+            else if (PyList_Check(item) || PyTuple_Check(item))
+                return NULL; /* a batch given as nested lists */
+            else {
+                row[j] = PyFloat_AsDouble(item);
+                if (row[j] == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    return NULL;
+                }
+            }
+        }
+        return row;
+    }
+    return NULL;
+}
+
 static PyObject *
 FastFunction_vectorcall(FastFunction *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    const double *data[MAX_GROUPS];
     const double *groups[MAX_GROUPS];
     double scratch[SCRATCH];
     Py_ssize_t used = 0, i, j;
     PyObject *converted[MAX_GROUPS];
     Py_ssize_t nconverted = 0;
     PyObject *result = Py_None;
-    PyArrayObject *out;
-    int check;
+    PyArrayObject *out = NULL;
+    int check, made = 0;
 
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
         PyErr_SetString(PyExc_TypeError, "FastFunction takes no keyword arguments");
@@ -154,57 +208,42 @@ FastFunction_vectorcall(FastFunction *self, PyObject *const *args, size_t nargsf
     check = PyObject_IsTrue(args[nargs - 1]);
     if (check < 0)
         return NULL;
-    for (i = 0; i < self->ngroups; ++i)
-        groups[i] = self->fixed[i];
     for (i = 0; i < self->nargs; ++i) {
-        PyObject *x = args[i];
         Py_ssize_t k = self->size[i];
-        const double *data;
-        if (PyArray_Check(x)) {
-            PyArrayObject *a = (PyArrayObject *)x;
-            if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != k)
-                goto general;
-            if (PyArray_TYPE(a) == NPY_DOUBLE && PyArray_ISCARRAY_RO(a) && PyArray_ISNOTSWAPPED(a)) {
-                data = (const double *)PyArray_DATA(a);
-            }
-            else {
-                PyObject *c = PyArray_FROMANY(x, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
-                if (c == NULL) {
-                    PyErr_Clear();
-                    goto general;
-                }
-                converted[nconverted++] = c;
-                data = (const double *)PyArray_DATA((PyArrayObject *)c);
-            }
-        }
-        else if (PyList_CheckExact(x) || PyTuple_CheckExact(x)) {
-            PyObject *const *items;
-            double *row = scratch + used;
-            if (PySequence_Fast_GET_SIZE(x) != k || used + k > SCRATCH)
-                goto general;
-            items = PySequence_Fast_ITEMS(x);
-            for (j = 0; j < k; ++j) {
-                PyObject *item = items[j];
-                if (PyFloat_CheckExact(item))
-                    row[j] = PyFloat_AS_DOUBLE(item);
-                else if (PyList_Check(item) || PyTuple_Check(item))
-                    goto general; /* a batch given as nested lists */
-                else {
-                    row[j] = PyFloat_AsDouble(item);
-                    if (row[j] == -1.0 && PyErr_Occurred()) {
-                        PyErr_Clear();
-                        goto general;
-                    }
-                }
-            }
+        PyObject *c = NULL;
+        double *row = used + k <= SCRATCH ? scratch + used : NULL;
+        data[i] = state_data(args[i], k, row, &c);
+        if (c != NULL)
+            converted[nconverted++] = c;
+        if (data[i] == NULL || (check && !all_finite(data[i], k)))
+            goto general;
+        if (data[i] == row)
             used += k;
-            data = row;
+    }
+    for (i = 0; i < self->ngroups; ++i) {
+        const double *g;
+        if (self->arg[i] < 0) {
+            groups[i] = self->fixed[i];
+            continue;
         }
-        else
-            goto general;
-        if (check && !all_finite(data, k))
-            goto general;
-        groups[self->group_of[i]] = data;
+        g = data[self->arg[i]] + self->offset[i];
+        if (self->normalise[i]) {
+            Py_ssize_t k = self->length[i];
+            double norm = 0.0, *unit;
+            if (used + k > SCRATCH)
+                goto general;
+            for (j = 0; j < k; ++j)
+                norm += g[j] * g[j];
+            norm = sqrt(norm);
+            if (norm == 0.0 || !isfinite(norm))
+                goto general; /* the general path says what is wrong */
+            unit = scratch + used;
+            for (j = 0; j < k; ++j)
+                unit[j] = g[j] / norm;
+            used += k;
+            g = unit;
+        }
+        groups[i] = g;
     }
     if (args[nargs - 2] == Py_None) {
         out = (PyArrayObject *)PyArray_SimpleNew(self->ndim, self->dims, NPY_DOUBLE);
@@ -212,6 +251,7 @@ FastFunction_vectorcall(FastFunction *self, PyObject *const *args, size_t nargsf
             result = NULL;
             goto done;
         }
+        made = 1;
     }
     else {
         PyObject *o = args[nargs - 2];
@@ -224,12 +264,18 @@ FastFunction_vectorcall(FastFunction *self, PyObject *const *args, size_t nargsf
             || (self->ndim == 2 && PyArray_DIM(out, 1) != self->dims[1]))
             goto general;
         target = (double *)PyArray_DATA(out);
-        for (i = 0; i < self->nargs; ++i)  /* the generated code reads its inputs after writing */
-            if (overlaps(groups[self->group_of[i]], self->size[i], target, self->out_size))
+        for (i = 0; i < self->nargs; ++i) /* the generated code reads its inputs after writing */
+            if (overlaps(data[i], self->size[i], target, self->out_size))
                 goto general;
-        Py_INCREF(o);
     }
     self->function(groups, (double *)PyArray_DATA(out));
+    if (self->finite_result && !all_finite((const double *)PyArray_DATA(out), self->out_size)) {
+        if (made)
+            Py_DECREF(out);
+        goto general;
+    }
+    if (!made)
+        Py_INCREF(out);
     result = (PyObject *)out;
     goto done;
 general:
@@ -241,31 +287,97 @@ done:
     return result;
 }
 
+static int
+shape_of(FastFunction *self, PyObject *shape)
+{
+    Py_ssize_t i;
+    if (PyTuple_GET_SIZE(shape) < 1 || PyTuple_GET_SIZE(shape) > 2) {
+        PyErr_SetString(PyExc_ValueError, "the result's shape has 1 or 2 dimensions");
+        return -1;
+    }
+    self->ndim = (int)PyTuple_GET_SIZE(shape);
+    self->out_size = 1;
+    for (i = 0; i < self->ndim; ++i) {
+        Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (d < 1) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "the result's dimensions must be positive");
+            return -1;
+        }
+        self->dims[i] = d;
+        self->out_size *= d;
+    }
+    return 0;
+}
+
+static int
+layout_of(FastFunction *self, PyObject *sizes, PyObject *layout)
+{
+    Py_ssize_t i;
+    self->nargs = PyTuple_GET_SIZE(sizes);
+    self->ngroups = PyTuple_GET_SIZE(layout);
+    if (self->nargs > MAX_GROUPS || self->ngroups > MAX_GROUPS) {
+        PyErr_Format(PyExc_ValueError, "at most %d arguments and groups", MAX_GROUPS);
+        return -1;
+    }
+    for (i = 0; i < self->nargs; ++i) {
+        self->size[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sizes, i));
+        if (self->size[i] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "an argument's length is a size");
+            return -1;
+        }
+    }
+    for (i = 0; i < self->ngroups; ++i) {
+        PyObject *g = PyTuple_GET_ITEM(layout, i);
+        self->fixed[i] = NULL;
+        self->arg[i] = -1;
+        if (PyTuple_Check(g)) {
+            Py_ssize_t arg, offset, length;
+            int normalise;
+            if (!PyArg_ParseTuple(g, "nnnp", &arg, &offset, &length, &normalise))
+                return -1;
+            if (arg < 0 || arg >= self->nargs || offset < 0 || length < 0 || offset + length > self->size[arg]) {
+                PyErr_Format(PyExc_ValueError, "group %zd: entries %zd to %zd of argument %zd are out of range", i, offset,
+                             offset + length, arg);
+                return -1;
+            }
+            self->arg[i] = arg;
+            self->offset[i] = offset;
+            self->length[i] = length;
+            self->normalise[i] = normalise;
+        }
+        else if (PyArray_Check(g) && PyArray_TYPE((PyArrayObject *)g) == NPY_DOUBLE
+                 && PyArray_ISCARRAY_RO((PyArrayObject *)g) && PyArray_NDIM((PyArrayObject *)g) == 1) {
+            self->fixed[i] = (const double *)PyArray_DATA((PyArrayObject *)g);
+        }
+        else {
+            PyErr_Format(PyExc_TypeError, "group %zd: (argument, offset, length, normalise) or a 1-D C-contiguous float64 array", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *
 FastFunction_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    /* FastFunction(address, layout, shape, keep): layout holds, per group of
-     * the C function, an int k (the next positional argument, k doubles) or a
-     * 1-D C-contiguous float64 array (fixed); keep is any object to hold. */
+    /* FastFunction(address, sizes, layout, shape, finite_result, keep):
+     * sizes holds the length of each positional argument; layout, per group
+     * of the C function, (argument, offset, length, normalise) or a 1-D
+     * C-contiguous float64 array (fixed); keep is any object to hold. */
     unsigned long long address;
-    PyObject *layout, *shape, *keep;
+    PyObject *sizes, *layout, *shape, *keep;
+    int finite_result;
     FastFunction *self;
-    Py_ssize_t i;
 
     if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
         PyErr_SetString(PyExc_TypeError, "FastFunction takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "KO!O!O", &address, &PyTuple_Type, &layout, &PyTuple_Type, &shape, &keep))
+    if (!PyArg_ParseTuple(args, "KO!O!O!pO", &address, &PyTuple_Type, &sizes, &PyTuple_Type, &layout, &PyTuple_Type, &shape,
+                          &finite_result, &keep))
         return NULL;
-    if (PyTuple_GET_SIZE(layout) > MAX_GROUPS) {
-        PyErr_Format(PyExc_ValueError, "at most %d argument groups, got %zd", MAX_GROUPS, PyTuple_GET_SIZE(layout));
-        return NULL;
-    }
-    if (PyTuple_GET_SIZE(shape) < 1 || PyTuple_GET_SIZE(shape) > 2) {
-        PyErr_SetString(PyExc_ValueError, "the result's shape has 1 or 2 dimensions");
-        return NULL;
-    }
     if (address == 0) {
         PyErr_SetString(PyExc_ValueError, "null function address");
         return NULL;
@@ -275,44 +387,10 @@ FastFunction_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     self->vectorcall = (vectorcallfunc)FastFunction_vectorcall;
     self->function = (state_function)(uintptr_t)address;
-    self->ngroups = PyTuple_GET_SIZE(layout);
-    self->nargs = 0;
-    self->out_size = 1;
-    self->ndim = (int)PyTuple_GET_SIZE(shape);
-    for (i = 0; i < self->ndim; ++i) {
-        Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        if (d < 1) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "the result's dimensions must be positive");
-            Py_DECREF(self);
-            return NULL;
-        }
-        self->dims[i] = d;
-        self->out_size *= d;
-    }
-    for (i = 0; i < self->ngroups; ++i) {
-        PyObject *g = PyTuple_GET_ITEM(layout, i);
-        if (PyLong_Check(g)) {
-            Py_ssize_t k = PyLong_AsSsize_t(g);
-            if (k < 1) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_ValueError, "a group has at least one entry");
-                Py_DECREF(self);
-                return NULL;
-            }
-            self->fixed[i] = NULL;
-            self->group_of[self->nargs] = i;
-            self->size[self->nargs++] = k;
-        }
-        else if (PyArray_Check(g) && PyArray_TYPE((PyArrayObject *)g) == NPY_DOUBLE
-                 && PyArray_ISCARRAY_RO((PyArrayObject *)g) && PyArray_NDIM((PyArrayObject *)g) == 1) {
-            self->fixed[i] = (const double *)PyArray_DATA((PyArrayObject *)g);
-        }
-        else {
-            PyErr_Format(PyExc_TypeError, "group %zd: an int or a 1-D C-contiguous float64 array", i);
-            Py_DECREF(self);
-            return NULL;
-        }
+    self->finite_result = finite_result;
+    if (shape_of(self, shape) < 0 || layout_of(self, sizes, layout) < 0) {
+        Py_DECREF(self);
+        return NULL;
     }
     /* the fixed arrays must outlive the object: keep the layout too */
     self->keep = Py_BuildValue("(OO)", layout, keep);
@@ -419,16 +497,26 @@ def _import(library):
     return module
 
 
-def fast_function(function, layout, cache=None):
+def fast_function(function, layout, sizes=None, finite_result=False, cache=None):
     """A ``FastFunction`` calling one state of ``function``.
 
     Parameters
     ----------
     function : kanerobot.codegen.compiled.CompiledFunction
     layout : sequence
-        One entry per argument group of ``function``, in order: ``None`` for
-        a group given at each call (in that order), else the group's fixed
-        values (its length).
+        One entry per argument group of ``function``, in order: ``None``
+        for a group that is the whole of the next positional argument (the
+        arguments taken in the order of these entries), ``(i, start,
+        normalise)`` for a group read from entries ``start`` on of argument
+        ``i`` (divided by its norm when ``normalise``: a quaternion), else
+        the group's fixed values (its length).
+    sizes : sequence of int, optional
+        Lengths of the positional arguments, needed by (and only by) the
+        ``(i, start, normalise)`` entries, which cannot be mixed with
+        ``None``.
+    finite_result : bool, optional
+        Give None (the general path) when the result has a non-finite
+        entry: for models whose general path raises then (singular inertia).
     cache : str or pathlib.Path, optional
         As for :func:`load_extension`.
 
@@ -452,15 +540,24 @@ def fast_function(function, layout, cache=None):
         raise CompileError(f"{function.name} has {len(function.args)} argument groups, the one-state extension takes {MAX_GROUPS}")
     if len(layout) != len(function.args):
         raise ValueError(f"{function.name} has {len(function.args)} argument groups, the layout {len(layout)}")
-    groups = []
-    for argname, k, fixed in zip(function.args, function.sizes, layout):
-        if fixed is None:
-            groups.append(k)
-            continue
-        values = np.array(fixed, dtype=np.float64)  # a copy of its own, read-only: the C code keeps its address
-        if values.shape != (k,):
-            raise ValueError(f"{function.name}: {argname} has {k} values, the layout gives {values.shape}")
-        values.flags.writeable = False
-        groups.append(values)
+    groups, whole = [], []
+    for argname, k, entry in zip(function.args, function.sizes, layout):
+        if entry is None:
+            groups.append((len(whole), 0, k, False))
+            whole.append(k)
+        elif isinstance(entry, tuple):
+            index, start, normalise = entry
+            if sizes is None or not 0 <= index < len(sizes) or not 0 <= start <= sizes[index] - k:
+                raise ValueError(f"{function.name}: {argname} ({k} values) from entry {start} of argument {index}: out of range")
+            groups.append((index, start, k, bool(normalise)))
+        else:
+            values = np.array(entry, dtype=np.float64)  # a copy of its own, read-only: the C code keeps its address
+            if values.shape != (k,):
+                raise ValueError(f"{function.name}: {argname} has {k} values, the layout gives {values.shape}")
+            values.flags.writeable = False
+            groups.append(values)
+    if whole and sizes is not None:
+        raise ValueError(f"{function.name}: a layout takes whole arguments (None) or slices of given sizes, not both")
+    sizes = tuple(whole) if sizes is None else tuple(sizes)
     module = load_extension(cache)
-    return module.FastFunction(function.state_address, tuple(groups), function.shape, function.handle)
+    return module.FastFunction(function.state_address, sizes, tuple(groups), function.shape, finite_result, function.handle)

@@ -632,14 +632,20 @@ class NumericDynamics:
                 from kanerobot.codegen.compiled import CompileError
                 from kanerobot.codegen.extension import fast_function
 
-                given = ONE_STATE_GROUPS[name]
-                layout = [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()]
+                layout, sizes, finite_result = self._one_state_layout(name)
                 try:
-                    fast = fast_function(function, layout + [self._parameter_array])
+                    fast = fast_function(function, layout + [self._parameter_array], sizes, finite_result)
                 except CompileError as exc:
                     self.fast_call_fallback = f"{name}: {exc}"
         self._fast[name] = fast or general_path
         return self._fast[name]
+
+    def _one_state_layout(self, name):
+        """``(layout, sizes, finite_result)`` of model ``name``'s one-state call
+        (:func:`~kanerobot.codegen.extension.fast_function`), the parameters
+        left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero."""
+        given = ONE_STATE_GROUPS[name]
+        return [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()], None, False
 
     def _output(self, result, out):
         """``result``, or ``out`` holding it when given."""
