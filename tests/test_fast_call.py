@@ -365,3 +365,27 @@ def test_slices_normalised_groups_and_finite_results(monkeypatch, tmp_path):
         extension.fast_function(function, [(0, 2, True), (1, 0, False), [10.0]], sizes=[3, 2])
     with pytest.raises(ValueError, match="whole arguments \\(None\\) or slices of given sizes, not both"):
         extension.fast_function(function, [None, (1, 0, False), [10.0]], sizes=[3, 2])
+
+
+def test_after_falling_back_to_numpy_one_state_runs_numpy_too(monkeypatch, tmp_path):
+    """"auto" falls back to numpy when a later model fails to compile: the models already
+    called through the extension follow (fn.backend says what runs)."""
+    import subprocess
+
+    monkeypatch.setenv("KANEROBOT_CACHE", str(tmp_path))
+    robot = library("planar2")
+    model = kr.derive(robot)  # its own: no library compiled yet
+    values = random_parameters(robot, np.random.default_rng(2))
+    fn, reference = model.numeric(values), model.numeric(values, backend="numpy")
+    q, qd = np.array([0.5, -0.5]), np.array([1.0, 2.0])
+    assert_close(fn.gravity(q), reference.gravity(q), rtol=1e-12)
+    assert type(fn._fast["gravity"]).__name__ == "FastFunction"
+
+    def broken(command, **kwargs):
+        return subprocess.CompletedProcess(command, 1, "", "kr.c:1:1: error: the compiler is broken\n")
+
+    monkeypatch.setattr(subprocess, "run", broken)
+    assert_close(fn.h(q, qd), reference.h(q, qd), rtol=1e-12)
+    assert fn.backend == "numpy" and "the compiler is broken" in fn.fallback_reason
+    assert_close(fn.gravity(q), reference.gravity(q), rtol=1e-12)
+    assert type(fn._fast["gravity"]).__name__ == "function"  # the general path, in numpy

@@ -612,6 +612,7 @@ class NumericDynamics:
                 raise
             self.backend = "numpy"
             self.fallback_reason = f"{name}: {exc}"
+            self._fast.clear()  # every model runs numpy from now on, one state too
             return None
 
     def _fast_function(self, name):
