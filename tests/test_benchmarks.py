@@ -21,6 +21,7 @@ REQUIREMENTS = {
     "op_counts.py": ["OpenSYMORO's reference files RX90_idm.txt, RX90_inm.txt, RX90_ccg.txt, RX90_ddm.txt are missing"],
     "simulate_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so every comparison with pinocchio's ABA is skipped"],
     "numeric_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's rnea and crba is skipped"],
+    "one_state_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's rnea, crba and aba is skipped"],
     "kinematics_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's frame placements and frame Jacobians is skipped"],
     "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines

@@ -234,3 +234,50 @@ def test_concurrent_builds_give_one_library(private_cache):
     assert not errors and len({f.library for f in results}) == 1
     assert all(np.allclose(f([3.0, 4.0], [1.0]), [5.0, 1.0]) for f in results)
     assert sorted(p.suffix for p in private_cache.iterdir()) == [".c", ".so"]  # no temporary left
+
+
+@needs_compiler
+def test_the_one_state_entry_point_takes_an_array_of_pointers(private_cache):
+    """name_state(groups, out), called here through ctypes, gives what the batch function gives."""
+    import ctypes
+
+    a, b, c = sympy.symbols("a b c")
+    p = Program(inputs=[a, b, c])
+    for out, value in [("M11", a * c), ("M12", b - a), ("M22", c * c)]:
+        p.set_output(out, value)
+    g = compiled.compile_program(p, "sym2", [("u", [a]), ("v", [b]), ("w", [c])], outputs=(2, 2), constant=["w"])
+    assert "void sym2_state(const double *const *groups, double *out)" in g.source
+    assert "    sym2(groups[0], groups[1], groups[2], out);" in g.source
+    assert g.state_address == ctypes.cast(g.handle.sym2_state, ctypes.c_void_p).value
+    state = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)(g.state_address)
+    u, v, w, out = np.array([2.0]), np.array([7.0]), np.array([3.0]), np.zeros((2, 2))
+    state((ctypes.c_void_p * 3)(u.ctypes.data, v.ctypes.data, w.ctypes.data), out.ctypes.data)
+    assert np.array_equal(out, [[6.0, 5.0], [5.0, 9.0]])  # M21 mirrored from M12
+    assert np.array_equal(out, g(u, v, w))
+
+
+@needs_compiler
+def test_library_path_and_build_library(private_cache):
+    """The public pieces the extension's build reuses: one key per source and flags, an atomic build."""
+    compiler = compiled.find_compiler()
+    source = "double kr_twice(double x) { return 2.0 * x; }\n"
+    path = compiled.library_path("twice", source, compiler, ("-O2", "-shared", "-fPIC"))
+    assert path.parent == private_cache and path.name.startswith("twice-") and path.suffix == ".so"
+    assert path != compiled.library_path("twice", source, compiler, ("-O1", "-shared", "-fPIC"))
+    assert path != compiled.library_path("twice", source + "\n", compiler, ("-O2", "-shared", "-fPIC"))
+    elsewhere = compiled.library_path("twice", source, compiler, ("-O2", "-shared", "-fPIC"), cache=private_cache.parent, suffix=".abc")
+    assert elsewhere == private_cache.parent / (path.stem + ".abc")  # same key, the folder and suffix given
+    assert compiled.build_library(source, path, compiler, ("-O2", "-shared", "-fPIC")) > 0
+    twice = ctypes_function(path, "kr_twice")
+    assert twice(21.0) == 42.0
+    assert sorted(p.name for p in private_cache.iterdir()) == [path.with_suffix(".c").name, path.name]
+    with pytest.raises(compiled.CompileError, match="failed to compile twice-"):
+        compiled.build_library("this is not C", path, compiler, ("-O2", "-shared", "-fPIC"))
+
+
+def ctypes_function(path, name):
+    import ctypes
+
+    function = getattr(ctypes.CDLL(str(path)), name)
+    function.argtypes, function.restype = [ctypes.c_double], ctypes.c_double
+    return function

@@ -25,6 +25,16 @@ entries of the result, a matrix row by row).  Groups marked constant (the
 parameters) are broadcast: they are passed once, as ``(k,)``, and every
 state reads the same ``k`` values (stride 0).
 
+A third function takes one state with its groups as an array of pointers,
+one signature for every model, which
+:mod:`kanerobot.codegen.extension` calls without ctypes
+(:attr:`CompiledFunction.state_address`)::
+
+    void name_state(const double *const *groups, double *out)
+    {
+        name(groups[0], groups[1], groups[2], out);
+    }
+
 The Python callable broadcasts the same way: constant groups are ``(k,)``;
 every other group is one state ``(k,)`` or a batch ``(N, k)``.  When every
 non-constant group is 1-D the result is one state, of the layout's shape
@@ -106,8 +116,10 @@ __all__ = [
     "CompileError",
     "CompiledFunction",
     "cache_dir",
+    "build_library",
     "compile_program",
     "find_compiler",
+    "library_path",
 ]
 
 #: Compilers looked for, in order, when ``$CC`` is not set.
@@ -117,10 +129,10 @@ LARGE_FUNCTION = 3_000
 #: Seconds a compilation may take.
 TIMEOUT = 900
 _BASE_FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off")
-_FORMAT = "kanerobot-compiled-1"  # part of the cache key: change when the wrapper changes
+_FORMAT = "kanerobot-compiled-2"  # part of the cache key: change when the wrapper changes
 _SUFFIX = ".dll" if os.name == "nt" else ".so"
 
-_LIBRARIES = {}  # library path -> (ctypes.CDLL, its batch function), in this process
+_LIBRARIES = {}  # library path -> (ctypes.CDLL, its batch function, address of its one-state function), in this process
 _LOCK = threading.Lock()
 
 
@@ -192,9 +204,15 @@ class CompiledFunction:
         The flags it was given.
     build_seconds : float
         Time the compiler took, 0.0 when the library came from the cache.
+    state_address : int or None
+        Address of ``name_state``, the one-state entry point (see the
+        module's notes); None when the library was not loaded by
+        :func:`compile_program`.
+    handle : ctypes.CDLL or None
+        The loaded library: holding it keeps ``state_address`` valid.
     """
 
-    def __init__(self, backend, source, library, compiler, flags, constant, function, build_seconds):
+    def __init__(self, backend, source, library, compiler, flags, constant, function, build_seconds, state_address=None, handle=None):
         self.name = backend.name
         self.args = tuple(argname for argname, _ in backend.groups)
         self.sizes = tuple(len(symbols) for _, symbols in backend.groups)
@@ -207,6 +225,8 @@ class CompiledFunction:
         self.flags = tuple(flags)
         self.build_seconds = build_seconds
         self._function = function
+        self.state_address = state_address
+        self.handle = handle
         self._is_constant = tuple(argname in self.constant for argname in self.args)
 
     def __repr__(self):
@@ -293,6 +313,26 @@ def batch_wrapper(backend, constant):
     )
 
 
+def state_wrapper(backend):
+    """C text of ``void name_state(const double *const *groups, double *out)``
+    for a :class:`CBackend`: the one-state function with its groups passed as
+    an array of pointers, one signature for every model."""
+    groups = ", ".join([f"groups[{i}]" for i in range(len(backend.groups))] + ["out"])
+    return "\n".join(
+        [
+            "",
+            f"/* {backend.name}_state: {backend.name} on one state, groups[i] pointing to argument group i. */",
+            f"void {backend.name}_state(const double *const *groups, double *out);",
+            "",
+            f"void {backend.name}_state(const double *const *groups, double *out)",
+            "{",
+            f"    {backend.name}({groups});",
+            "}",
+            "",
+        ]
+    )
+
+
 def compile_program(program, name, args, outputs=None, constant=(), doc="", cache=None, flags=None):
     """Compile ``program`` to C and load it.
 
@@ -338,13 +378,12 @@ def compile_program(program, name, args, outputs=None, constant=(), doc="", cach
     unknown = constant - {a for a, _ in backend.groups}
     if unknown:
         raise CodegenError(f"constant group(s) {', '.join(sorted(unknown))} are not arguments")
-    source = backend.generate() + batch_wrapper(backend, constant)
+    source = backend.generate() + batch_wrapper(backend, constant) + state_wrapper(backend)
     if flags is None:
         flags = ("-Os",) if len(backend.lines) > LARGE_FUNCTION else ("-O2",)
     flags = tuple(flags) + _BASE_FLAGS
     compiler = find_compiler()
-    folder = Path(cache) if cache is not None else cache_dir()
-    library = folder / f"{name}-{_key(source, compiler, flags)}{_SUFFIX}"
+    library = library_path(name, source, compiler, flags, cache)
     with _LOCK:
         loaded = _LIBRARIES.get(str(library))
     build_seconds = 0.0
@@ -360,7 +399,36 @@ def compile_program(program, name, args, outputs=None, constant=(), doc="", cach
             function = _load(library, backend)
         with _LOCK:
             loaded = _LIBRARIES.setdefault(str(library), function)
-    return CompiledFunction(backend, source, library, compiler, flags, constant, loaded[1], build_seconds)
+    handle, batch, state = loaded
+    return CompiledFunction(backend, source, library, compiler, flags, constant, batch, build_seconds, state, handle)
+
+
+def library_path(name, source, compiler, flags, cache=None, suffix=_SUFFIX):
+    """Where the library of C ``source`` built by ``compiler`` with ``flags`` is cached.
+
+    ``<cache>/<name>-<key><suffix>``, the key hashing the source, the flags,
+    the compiler (path, size, date) and the machine (see the module's notes);
+    ``cache`` defaults to :func:`cache_dir`.
+    """
+    folder = Path(cache) if cache is not None else cache_dir()
+    return folder / f"{name}-{_key(source, compiler, flags)}{suffix}"
+
+
+def build_library(source, library, compiler, flags):
+    """Compile ``source`` into the file ``library`` (from :func:`library_path`) atomically.
+
+    The compiler runs in a private temporary folder beside ``library`` and
+    the result is renamed into place, so that concurrent builds never see a
+    partial file; the C file is kept beside the library.  Returns the
+    seconds the compiler took.
+
+    Raises
+    ------
+    CompileError
+        The cache folder is not writable, the compiler cannot run or fails
+        (with its last lines of output).
+    """
+    return _build(source, library, compiler, flags)
 
 
 def _key(source, compiler, flags):
@@ -415,8 +483,9 @@ def _load(library, backend):
     try:
         handle = ctypes.CDLL(str(library))
         function = getattr(handle, f"{backend.name}_batch")
+        state = ctypes.cast(getattr(handle, f"{backend.name}_state"), ctypes.c_void_p).value
     except (OSError, AttributeError) as exc:
         raise CompileError(f"cannot load {library}: {exc}") from None
     function.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * (len(backend.groups) + 1)
     function.restype = None
-    return handle, function  # the handle keeps the library loaded
+    return handle, function, state  # the handle keeps the library loaded

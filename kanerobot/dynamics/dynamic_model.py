@@ -344,11 +344,12 @@ class DynamicModel:
         parameters, which group several links' values, need
         ``physical=False``.  ``check`` (default True) makes every function
         refuse states that are not finite numbers (an ``inf`` rate gives NaN
-        torques everywhere).  The test is measurable: 1-2 us of a 27 us
-        single-state call of the RX-90's ``h`` in C (about 5 %), 10-15 % of a
-        batch of 1000 states; ``check=False`` saves it in a loop of states
-        known to be finite (``kr.simulate`` of a fixed-base robot in C calls
-        the compiled code directly and does not pay it).
+        torques everywhere).  The test is measurable on batches (a few % of
+        a batch of 1000 states of the RX-90's ``h`` in C) and costs nothing
+        worth naming on one state in C (a loop in the extension, 0.27 us
+        per call with or without it); ``check=False`` saves it in a loop of
+        states known to be finite (``kr.simulate`` of a fixed-base robot in
+        C calls the compiled code directly and does not pay it).
 
         Raises
         ------
@@ -378,6 +379,23 @@ class DynamicModel:
             tree=robot, joints=labels, joint_state=True,
             program_inputs=(("q", "q", *every), ("qd", "qd", *every), ("tau", "tau", *every)),
         )  # fmt: skip
+
+
+#: The state groups each model's one-state call takes, in this order
+#: (:meth:`NumericDynamics._fast_function`); the others are zero.
+ONE_STATE_GROUPS = {
+    "inverse_dynamics": ("q", "qd", "qdd"),
+    "mass_matrix": ("q",),
+    "h": ("q", "qd"),
+    "coriolis_matrix": ("q", "qd"),
+    "gravity": ("q",),
+    "direct_dynamics": ("q", "qd", "tau"),
+}
+
+
+def general_path(*args):
+    """The one-state call where there is no extension: None, the general path answers."""
+    return None
 
 
 def argument_groups(groups):
@@ -514,6 +532,20 @@ class NumericDynamics:
         What :meth:`DynamicModel.numeric` was asked for.
     fallback_reason : str or None
         Why ``"auto"`` runs numpy (no compiler, or a compiler error).
+    fast_call_fallback : str or None
+        Why one-state calls of the C backend go through ctypes rather than
+        the extension of :mod:`kanerobot.codegen.extension` (no Python
+        headers, say): the last model that could not use it, and the reason.
+
+    Notes
+    -----
+    With the C backend, one state of :meth:`inverse_dynamics`,
+    :meth:`mass_matrix`, :meth:`direct_dynamics`, :meth:`h`,
+    :meth:`gravity` and :meth:`coriolis_matrix` (1-D float arrays, lists or
+    tuples, no ``wrench``) is evaluated by a CPython extension that calls the
+    compiled model directly: about half a microsecond on top of the model's
+    own time, against 10-20 us through ctypes and numpy.  Batches, other
+    inputs and every error take the general path, with the same numbers.
     """
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
@@ -525,8 +557,10 @@ class NumericDynamics:
         self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
         self._parameter_array = np.array(self._parameter_values, dtype=float)
         self._compiled = {}
+        self._fast = {}  # model name -> its one-state call (_fast_function)
         self.requested_backend = backend
         self.backend, self.fallback_reason = select
+        self.fast_call_fallback = None
 
     @property
     def n(self):
@@ -580,7 +614,51 @@ class NumericDynamics:
                 raise
             self.backend = "numpy"
             self.fallback_reason = f"{name}: {exc}"
+            self._fast.clear()  # every model runs numpy from now on, one state too
             return None
+
+    def _fast_function(self, name):
+        """The one-state call of model ``name``, made once and kept in ``_fast``.
+
+        ``f(*states, out, check)``, the states being the groups of
+        :data:`ONE_STATE_GROUPS` in order, returns the result, or None when
+        the general path must answer (a batch, bad input, the numpy
+        backend): a ``FastFunction`` of :mod:`kanerobot.codegen.extension`
+        with the parameters bound and the other groups zero, or, where it
+        cannot be built, a function always giving None (the reason in
+        :attr:`fast_call_fallback`).
+        """
+        fast = None
+        if self.backend == "c" and self.model.has_program(name):
+            function = self._c_function(name)
+            if function is not None:
+                from kanerobot.codegen.compiled import CompileError
+                from kanerobot.codegen.extension import fast_function
+
+                layout, sizes, finite_result = self._one_state_layout(name)
+                try:
+                    fast = fast_function(function, layout + [self._parameter_array], sizes, finite_result)
+                except CompileError as exc:
+                    self.fast_call_fallback = f"{name}: {exc}"
+        self._fast[name] = fast or general_path
+        return self._fast[name]
+
+    def _one_state_layout(self, name):
+        """``(layout, sizes, finite_result)`` of model ``name``'s one-state call
+        (:func:`~kanerobot.codegen.extension.fast_function`), the parameters
+        left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero."""
+        given = ONE_STATE_GROUPS[name]
+        return [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()], None, False
+
+    def _output(self, result, out):
+        """``result``, or ``out`` holding it when given."""
+        if out is None:
+            return result
+        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != np.float64 or not out.flags.writeable:
+            given = f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else repr(out)
+            raise KaneRobotError(f"out must be a writeable float64 array of shape {result.shape}, got {given}")
+        out[...] = result
+        return out
 
     def _run(self, name, given):
         """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
@@ -611,17 +689,24 @@ class NumericDynamics:
         return M
 
     # ----------------------------------------------------------- the models
-    def inverse_dynamics(self, q, qd, qdd, wrench=None):
+    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """Joint torques, shape (n,) or (N, n).
 
         ``wrench`` maps a link label to the 6-vector (FX, FY, FZ, CX, CY, CZ)
         the link exerts on the environment, in its own frame; links the robot
-        describes with a wrench and that are left out get zero.
+        describes with a wrench and that are left out get zero.  ``out``, a
+        float array of the result's shape, receives the result and is
+        returned (no new array for one state with the C backend).
         """
+        if wrench is None:
+            fast = self._fast.get("inverse_dynamics") or self._fast_function("inverse_dynamics")
+            result = fast(q, qd, qdd, out, self.check)
+            if result is not None:
+                return result
         (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
         states = {"q": q, "qd": qd, "qdd": qdd}
         states.update(self._wrench_states(wrench, q.shape[0]))
-        return self._vector_result(self._evaluate("inverse_dynamics", states), single)
+        return self._output(self._vector_result(self._evaluate("inverse_dynamics", states), single), out)
 
     def _state(self, x, what):
         """One argument of n entries as an (N, n) array and whether it was one state."""
@@ -643,36 +728,51 @@ class NumericDynamics:
             )
         return states
 
-    def mass_matrix(self, q):
-        """Inertia matrix A(q), shape (n, n) or (N, n, n)."""
+    def mass_matrix(self, q, out=None):
+        """Inertia matrix A(q), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        result = (self._fast.get("mass_matrix") or self._fast_function("mass_matrix"))(q, out, self.check)
+        if result is not None:
+            return result
         q, single = self._state(q, "q")
         A = self._evaluate("mass_matrix", {"q": q})
-        return A[0] if single else A
+        return self._output(A[0] if single else A, out)
 
-    def h(self, q, qd):
-        """Centrifugal, Coriolis, gravity and friction torques H(q, qd)."""
+    def h(self, q, qd, out=None):
+        """Centrifugal, Coriolis, gravity and friction torques H(q, qd); ``out`` as for :meth:`inverse_dynamics`."""
+        result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
+        if result is not None:
+            return result
         (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
-        return self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single)
+        return self._output(self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single), out)
 
-    def coriolis_matrix(self, q, qd):
-        """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n)."""
+    def coriolis_matrix(self, q, qd, out=None):
+        """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        result = (self._fast.get("coriolis_matrix") or self._fast_function("coriolis_matrix"))(q, qd, out, self.check)
+        if result is not None:
+            return result
         (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
         C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
-        return C[0] if single else C
+        return self._output(C[0] if single else C, out)
 
-    def gravity(self, q):
-        """Gravity torques Q(q), shape (n,) or (N, n)."""
+    def gravity(self, q, out=None):
+        """Gravity torques Q(q), shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
+        result = (self._fast.get("gravity") or self._fast_function("gravity"))(q, out, self.check)
+        if result is not None:
+            return result
         q, single = self._state(q, "q")
-        return self._vector_result(self._evaluate("gravity", {"q": q}), single)
+        return self._output(self._vector_result(self._evaluate("gravity", {"q": q}), single), out)
 
-    def direct_dynamics(self, q, qd, tau):
-        """Joint accelerations for torques ``tau``, shape (n,) or (N, n)."""
+    def direct_dynamics(self, q, qd, tau, out=None):
+        """Joint accelerations for torques ``tau``, shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
+        result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
+        if result is not None:
+            return result
         (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
         if not self.model.has_program("direct_dynamics"):
             A = self._evaluate("mass_matrix", {"q": q})
             rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
-            return self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
-        return self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single)
+            return self._output(self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single), out)
+        return self._output(self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single), out)
 
     # ------------------------------------------------------ the kinematics
     def pose(self, frame: str, q) -> np.ndarray:

@@ -70,6 +70,7 @@ import sympy
 from kanerobot.dynamics import composite, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
+    ONE_STATE_GROUPS,
     DynamicModel,
     NumericDynamics,
     as_states,
@@ -294,6 +295,18 @@ class FloatingBaseModel(DynamicModel):
         )  # fmt: skip
 
 
+#: Where the one-state calls read each state group of a floating base: (argument, first entry, normalised).
+ONE_STATE_SLICES = {
+    "q": ("q", 7, False),
+    "quaternion": ("q", 3, True),
+    "qd": ("qd", 6, False),
+    "base_velocity": ("qd", 0, False),
+    "qdd": ("qdd", 6, False),
+    "base_acceleration": ("qdd", 0, False),
+    "tau": ("tau", 0, False),
+}
+
+
 class FloatingBaseDynamics(NumericDynamics):
     """Numeric floating-base dynamics of one robot with bound parameters.
 
@@ -399,20 +412,37 @@ class FloatingBaseDynamics(NumericDynamics):
     def _result(x, single):
         return x[0] if single else x
 
+    def _one_state_layout(self, name):
+        """As for a fixed base, each group a slice of ``q``, ``qd``, ``qdd`` or
+        ``tau`` (the quaternion normalised), and a non-finite direct dynamics
+        left to the general path, which raises :class:`SingularityError`."""
+        given = ONE_STATE_GROUPS[name]
+        sizes = {"q": self.nq, "qd": self.nv, "qdd": self.nv, "tau": self.n}
+        layout = []
+        for key, symbols in self.model._state_groups():
+            argument, start, normalise = ONE_STATE_SLICES.get(key, (None, 0, False))
+            layout.append((given.index(argument), start, normalise) if argument in given else np.zeros(len(symbols)))
+        return layout, [sizes[key] for key in given], name == "direct_dynamics"
+
     # --------------------------------------------------------- the models
-    def inverse_dynamics(self, q, qd, qdd, wrench=None):
+    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """Generalized forces ``[F_0; GAM] = A qdd + H``, shape (6+n,) or (N, 6+n).
 
         ``F_0`` is the wrench the base needs (force then moment, frame 0,
         about O_0): pinocchio's ``rnea`` for a free flyer.  ``wrench`` maps
         a link label to the 6-vector (FX FY FZ CX CY CZ) the link exerts on
         the environment, in its frame; links described with a wrench and
-        left out get zero.
+        left out get zero.  ``out``, a float array of the result's shape,
+        receives the result and is returned.
         """
+        if wrench is None:
+            result = (self._fast.get("inverse_dynamics") or self._fast_function("inverse_dynamics"))(q, qd, qdd, out, self.check)
+            if result is not None:
+                return result
         (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
         states = self._base_states(q, qd, qdd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
-        return self._result(self._evaluate("inverse_dynamics", states), single)
+        return self._output(self._result(self._evaluate("inverse_dynamics", states), single), out)
 
     def base_acceleration(self, q, qd, qdd, wrench=None):
         """Free-floating inverse dynamics: the base moves freely (``F_0 = 0``).
@@ -452,34 +482,47 @@ class FloatingBaseDynamics(NumericDynamics):
             )
         return self._result(out[:, :6], single), self._result(out[:, 6:], single)
 
-    def mass_matrix(self, q):
-        """Inertia matrix ``A(q)``, shape (6+n, 6+n) or (N, 6+n, 6+n)."""
+    def mass_matrix(self, q, out=None):
+        """Inertia matrix ``A(q)``, shape (6+n, 6+n) or (N, 6+n, 6+n); ``out`` as in :meth:`inverse_dynamics`."""
+        result = (self._fast.get("mass_matrix") or self._fast_function("mass_matrix"))(q, out, self.check)
+        if result is not None:
+            return result
         q, single = self._configuration(q)
-        return self._result(self._evaluate("mass_matrix", self._base_states(q)), single)
+        return self._output(self._result(self._evaluate("mass_matrix", self._base_states(q)), single), out)
 
-    def h(self, q, qd, wrench=None):
+    def h(self, q, qd, wrench=None, out=None):
         """Nonlinear effects ``H(q, qd)`` (Coriolis, centrifugal, gravity, friction, wrenches), shape (6+n,) or (N, 6+n)."""
+        if wrench is None:
+            result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
+            if result is not None:
+                return result
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
         states = self._base_states(q, qd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd))))
-        return self._result(self._evaluate("h", states), single)
+        return self._output(self._result(self._evaluate("h", states), single), out)
 
-    def coriolis_matrix(self, q, qd):
+    def coriolis_matrix(self, q, qd, out=None):
         """Coriolis matrix ``C(q, qd)``, shape (6+n, 6+n) or (N, 6+n, 6+n).
 
         ``C qd`` is the velocity part of ``H`` (no gravity, friction or
         wrench) and ``A' - 2C`` is skew-symmetric; see
         :mod:`~kanerobot.dynamics.coriolis`.
         """
+        result = (self._fast.get("coriolis_matrix") or self._fast_function("coriolis_matrix"))(q, qd, out, self.check)
+        if result is not None:
+            return result
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        return self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single)
+        return self._output(self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single), out)
 
-    def gravity(self, q):
+    def gravity(self, q, out=None):
         """Generalized gravity forces ``Q(q)``, shape (6+n,) or (N, 6+n)."""
+        result = (self._fast.get("gravity") or self._fast_function("gravity"))(q, out, self.check)
+        if result is not None:
+            return result
         q, single = self._configuration(q)
-        return self._result(self._evaluate("gravity", self._base_states(q)), single)
+        return self._output(self._result(self._evaluate("gravity", self._base_states(q)), single), out)
 
-    def direct_dynamics(self, q, qd, tau, wrench=None):
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
         """Accelerations for joint torques ``tau``, the base free (``[0; tau] = A qdd + H``).
 
         By the recursive program :func:`direct_dynamics` (no inertia matrix).
@@ -492,6 +535,8 @@ class FloatingBaseDynamics(NumericDynamics):
             Joint torques (the base is not actuated).
         wrench : dict, optional
             As in :meth:`inverse_dynamics`.
+        out : numpy.ndarray, optional
+            As in :meth:`inverse_dynamics`.
 
         Returns
         -------
@@ -503,18 +548,22 @@ class FloatingBaseDynamics(NumericDynamics):
         SingularityError
             When the articulated inertia at the base is singular.
         """
+        if wrench is None:
+            result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
+            if result is not None:
+                return result
         (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
         states = self._base_states(q, qd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
         if not self.model.has_program("direct_dynamics"):
-            return self._result(self._solved_direct_dynamics(states, tau), single)
+            return self._output(self._result(self._solved_direct_dynamics(states, tau), single), out)
         states["tau"] = tau
-        out = self._evaluate("direct_dynamics", states)
-        if not np.all(np.isfinite(out)):
+        accelerations = self._evaluate("direct_dynamics", states)
+        if not np.all(np.isfinite(accelerations)):
             raise SingularityError(
                 f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
             )
-        return self._result(out, single)
+        return self._output(self._result(accelerations, single), out)
 
     def momentum(self, q, qd):
         """Linear and angular momentum of the whole robot in the world frame.
