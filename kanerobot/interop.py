@@ -44,26 +44,32 @@ def to_pinocchio(robot, values):
     """A ``pinocchio.Model`` of ``robot`` with the parameters in ``values``.
 
     Joints follow ``robot.joint_labels``, so pinocchio's q, v, a and tau line
-    up with kanerobot's.  Fixed frames are folded into the placement of their
-    successors.  Rotor inertia and friction are not represented: compare with
-    IA = FV = FS = 0.
+    up with kanerobot's.  A floating robot's link 0 hangs from a free-flyer
+    joint, first: pinocchio's (x, y, z, quaternion x y z w) and base speeds
+    in frame 0 are kanerobot's (:mod:`kanerobot.dynamics.floating`).  Fixed
+    frames are folded into the placement of their successors.  Rotor
+    inertia, friction and external wrenches are not represented: compare
+    with IA = FV = FS = 0 and no wrench.
 
     Raises
     ------
     KaneRobotError
-        If ``pin`` is not installed, or the robot has loops or a free base.
+        If ``pin`` is not installed, or the robot has loops or a wheeled base.
     """
     try:
         import pinocchio as pin
     except ImportError:
         raise KaneRobotError("pinocchio is not installed: pip install 'kanerobot[bench]' (the pin package)") from None
-    if robot.loops or robot.floating or robot.wheeled:
-        raise KaneRobotError("to_pinocchio handles serial and tree robots with a fixed base")
+    if robot.loops or robot.wheeled:
+        raise KaneRobotError("to_pinocchio handles serial and tree robots, with a fixed or floating base")
     symbols = {sympy.Symbol(str(k)): v for k, v in values.items()}
     zero_q = {q: 0 for q in robot.joint_symbols}
     model = pin.Model()
     model.gravity.linear = _numeric(robot.base.G, symbols, "gravity").ravel()
     joint_id = {"0": 0}
+    if robot.floating:
+        joint_id["0"] = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+        model.appendBodyToJoint(joint_id["0"], pin.Inertia(*inertia_about_com(robot.dynamics["0"], symbols)), pin.SE3.Identity())
     placement_to_joint = {"0": np.eye(4)}  # frame label -> (parent joint frame) T (this frame at q = 0)
     for frame in robot.frames:
         parent = frame.antecedent

@@ -25,6 +25,7 @@ from kanerobot.dynamics import floating
 from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.interop import to_pinocchio
 
 RTOL = 1e-9
 
@@ -320,42 +321,6 @@ def test_satellite_par_round_trips(tmp_path):
 
 
 # --------------------------------------------------------------- pinocchio
-def pinocchio_free_flyer(robot, values):
-    """pinocchio model of a floating robot: a free-flyer joint carrying link
-    0, then the joints in ``robot.joint_labels`` order (as kanerobot.interop
-    builds fixed-base robots; no rotor inertia, friction nor wrench)."""
-    import pinocchio as pin
-
-    from kanerobot.interop import inertia_about_com
-
-    symbols = {sympy.Symbol(k): v for k, v in values.items()}
-
-    def number(matrix):
-        return np.array(sympy.Matrix(matrix).xreplace(symbols).evalf(), dtype=float)
-
-    zero_q = {s: 0 for s in robot.joint_symbols}
-    model = pin.Model()
-    model.gravity.linear = number(robot.base.G).ravel()
-    root = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
-    model.appendBodyToJoint(root, pin.Inertia(*inertia_about_com(robot.dynamics["0"], symbols)), pin.SE3.Identity())
-    joint_id, placement = {"0": root}, {"0": np.eye(4)}
-    for frame in robot.frames:
-        T = placement[frame.antecedent] @ number(frame.transform().xreplace(zero_q))
-        body = pin.Inertia(*inertia_about_com(robot.dynamics[frame.label], symbols)) if frame.label in robot.dynamics else None
-        if not frame.is_joint:
-            joint_id[frame.label], placement[frame.label] = joint_id[frame.antecedent], T
-            if body is not None:
-                model.appendBodyToJoint(joint_id[frame.label], body, pin.SE3(T[:3, :3], T[:3, 3]))
-            continue
-        axis = number(frame.axis).ravel()
-        joint = pin.JointModelRevoluteUnaligned(*axis) if frame.sigma == 0 else pin.JointModelPrismaticUnaligned(*axis)
-        joint_id[frame.label] = model.addJoint(joint_id[frame.antecedent], joint, pin.SE3(T[:3, :3], T[:3, 3]), f"joint{frame.label}")
-        placement[frame.label] = np.eye(4)
-        if body is not None:
-            model.appendBodyToJoint(joint_id[frame.label], body, pin.SE3.Identity())
-    return model
-
-
 @pytest.mark.parametrize("name", list(ROBOTS))
 def test_against_pinocchio_free_flyer(name):
     pin = pytest.importorskip("pinocchio")
@@ -364,7 +329,7 @@ def test_against_pinocchio_free_flyer(name):
     values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
     model = FloatingBaseModel(robot)
     fn = model.numeric(values, backend="numpy")
-    pmodel = pinocchio_free_flyer(robot, values)
+    pmodel = to_pinocchio(robot, values)
     data = pmodel.createData()
     assert (pmodel.nq, pmodel.nv) == (model.nq, model.nv)
     for _ in range(4):

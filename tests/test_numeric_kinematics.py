@@ -21,6 +21,7 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.geometry import numeric_function, transform
 from kanerobot.kinematics import jacobian
+from kanerobot.robot.joints import base_pose
 
 HAVE_COMPILER = any(shutil.which(name) for name in compiled.COMPILERS)
 ROBOTS = ["rx90", "stanford", "krang"]
@@ -135,12 +136,82 @@ def test_bad_input(case):
         fn.jacobian(robot.labels[-1], [0.0, np.nan] + [0.0] * (n - 2))
 
 
-def test_floating_base_is_refused():
+# ---------------------------------------------------------- floating base
+@pytest.fixture(scope="module")
+def floating():
+    """(robot, values, numpy functions, rng) of the satellite, a free-flying base carrying a 3R arm."""
     robot = library("satellite")
-    values = random_parameters(robot, np.random.default_rng(1))
-    fn = kr.derive(robot).numeric(values, backend="numpy")
-    with pytest.raises(KaneRobotError, match=r"the pose of frame 3 of satellite: the numeric kinematics serve serial and tree robots with a fixed base, and satellite has a floating base; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give"):
-        fn.pose("3", np.zeros(fn.nq))
+    rng = np.random.default_rng(5)
+    values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+    return robot, values, kr.derive(robot).numeric(values, backend="numpy"), rng
+
+
+def floating_states(fn, rng, N=3):
+    q = rng.uniform(-np.pi, np.pi, (N, fn.nq))
+    q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    return q, rng.uniform(-2, 2, (N, fn.nv))
+
+
+def test_floating_pose_is_the_base_pose_times_the_joints_part(floating):
+    robot, values, fn, rng = floating
+    q, _ = floating_states(fn, rng)
+    for frame in robot.labels:
+        T = fn.pose(frame, q)
+        for k in range(len(q)):
+            np.testing.assert_array_equal(fn.pose(frame, q[k]), T[k])
+            T0 = numeric_function(robot, transform(robot, "0", frame), values)(q[k, 7:])  # 0T_frame, by sympy
+            np.testing.assert_allclose(T[k], base_pose(q[k]) @ T0, rtol=0, atol=1e-12)
+
+
+def test_floating_jacobian_moves_the_pose(floating):
+    """J qd is the world velocity of the frame's origin and the world angular velocity of its
+    axes: central differences of fn.pose along fn.integrate(q, +-h qd)."""
+    robot, _, fn, rng = floating
+    q, qd = floating_states(fn, rng)
+    h = 1e-6
+    for frame, projection in [("3", "world"), ("2", "0"), ("1", "3")]:
+        J = fn.jacobian(frame, q, projection)
+        assert J.shape == (len(q), 6, fn.nv)
+        for k in range(len(q)):
+            T_plus, T_minus = fn.pose(frame, fn.integrate(q[k], qd[k], h)), fn.pose(frame, fn.integrate(q[k], qd[k], -h))
+            T = fn.pose(frame, q[k])
+            dT = (T_plus - T_minus) / (2 * h)
+            w = dT[:3, :3] @ T[:3, :3].T  # [w]x in world axes
+            twist = np.concatenate([dT[:3, 3], [w[2, 1], w[0, 2], w[1, 0]]])
+            R_w = np.eye(3) if projection == "world" else fn.pose(projection, q[k])[:3, :3]
+            expected = np.concatenate([R_w.T @ twist[:3], R_w.T @ twist[3:]])
+            np.testing.assert_allclose(J[k] @ qd[k], expected, rtol=0, atol=1e-7)
+            np.testing.assert_array_equal(fn.jacobian(frame, q[k], projection), J[k])
+
+
+def test_floating_kinematics_against_pinocchio(floating):
+    """oMf and getFrameJacobian(LOCAL_WORLD_ALIGNED) of the satellite on pinocchio's free flyer."""
+    pin = pytest.importorskip("pinocchio", reason="install pin (pip install -e '.[bench]')")
+    from kanerobot.interop import to_pinocchio
+
+    robot, values, fn, rng = floating
+    pmodel = to_pinocchio(robot, values)
+    frames = {
+        label: pmodel.addFrame(pin.Frame(f"frame{label}", pmodel.getJointId(f"joint{label}"), pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+        for label in robot.labels
+    }
+    data = pmodel.createData()
+    q, _ = floating_states(fn, rng, 4)
+    for label, frame_id in frames.items():
+        T, J = fn.pose(label, q), fn.jacobian(label, q)
+        for k in range(len(q)):
+            pin.framesForwardKinematics(pmodel, data, q[k])
+            np.testing.assert_allclose(T[k], data.oMf[frame_id].homogeneous, rtol=0, atol=1e-12)
+            J_pin = pin.computeFrameJacobian(pmodel, data, q[k], frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+            np.testing.assert_allclose(J[k], J_pin, rtol=0, atol=1e-12)
+
+
+def test_closed_loops_and_wheeled_bases_are_refused():
+    with pytest.raises(KaneRobotError, match=r"the pose of frame 3 of fourbar: the numeric kinematics serve serial and tree robots, and fourbar has closed loops; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give"):
+        KinematicPrograms(library("fourbar")).program(("pose", "3"))
+    robot = library("diffdrive")
+    with pytest.raises(KaneRobotError, match=r"the Jacobian of frame .* has a wheeled mobile base"):
+        KinematicPrograms(robot).program(("jacobian", robot.labels[-1], "0"))
 
 
 def test_flexible_joints_are_served_on_the_link_side():

@@ -787,8 +787,10 @@ class NumericDynamics:
         Raises
         ------
         KaneRobotError
-            An unknown frame, a ``q`` of the wrong length, a structure other
-            than a serial or tree robot with a fixed base.
+            An unknown frame, a ``q`` of the wrong length, closed loops or
+            a wheeled base (a floating base has its own, in the world frame:
+            :meth:`FloatingBaseDynamics.pose
+            <kanerobot.dynamics.floating.FloatingBaseDynamics.pose>`).
         """
         flat, single = self._kinematic(("pose", str(frame)), q)
         T = np.zeros((flat.shape[0], 4, 4))

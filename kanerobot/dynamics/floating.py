@@ -87,6 +87,7 @@ from kanerobot.dynamics.free_flyer import (
     check_masses,
 )
 from kanerobot.errors import KaneRobotError, SingularityError
+from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import (
     base_pose,
     configuration_derivative,
@@ -622,6 +623,53 @@ class FloatingBaseDynamics(NumericDynamics):
             "quaternion_norm_error": np.abs(np.linalg.norm(q_raw[:, 3:7], axis=1) - 1.0),
         }
 
+    # ------------------------------------------------------ the kinematics
+    def pose(self, frame: str, q) -> np.ndarray:
+        """Homogeneous transform wT_frame of ``frame`` in the world frame, shape (4, 4) or (N, 4, 4).
+
+        ``wT_frame = wT_0 0T_frame``: the base pose of the configuration's
+        first seven entries (:func:`base_pose`) times the generated program
+        of the joints' part (see :meth:`NumericDynamics.pose
+        <kanerobot.dynamics.dynamic_model.NumericDynamics.pose>`); pinocchio's
+        frame placement ``data.oMf``.  ``q`` has 7 + n values, or shape (N, 7 + n).
+        """
+        q, single = self._configuration(q)
+        T = base_pose(q) @ super().pose(frame, q[:, 7:])
+        return T[0] if single else T
+
+    def jacobian(self, frame: str, q, projection: str = "world") -> np.ndarray:
+        """Jacobian of the origin of ``frame``: (6, 6 + n) or (N, 6, 6 + n), ``[V; w] = J qd``.
+
+        With ``p = 0P_frame`` the frame's origin in frame 0, the base speeds
+        ``(v, w)`` of ``qd`` (in frame 0) move it by ``v + w x p`` and turn it
+        by ``w``; the joints by the fixed-base Jacobian ``0J`` of the joints'
+        part (the generated program of :meth:`NumericDynamics.jacobian
+        <kanerobot.dynamics.dynamic_model.NumericDynamics.jacobian>`).  In
+        the axes of frame r, ``rR_0 = wR_r^T wR_0``::
+
+            J = [ rR_0   -rR_0 [p]x   rR_0 0J_lin ]
+                [ 0       rR_0        rR_0 0J_ang ]
+
+        ``projection="world"`` (the default) projects into the world axes:
+        pinocchio's ``LOCAL_WORLD_ALIGNED`` frame Jacobian; a frame label
+        (``"0"``, the base link, or any other) into that frame's axes.
+        """
+        q, single = self._configuration(q)
+        joints = q[:, 7:]
+        R_w0 = quaternion_to_rotation(q[:, 3:7])
+        if str(projection) == "world":
+            R = R_w0
+        else:
+            R = np.swapaxes(super().pose(projection, joints)[:, :3, :3], 1, 2)  # rR_0 = (0R_r)^T
+        p = super().pose(frame, joints)[:, :3, 3]
+        J0 = super().jacobian(frame, joints, BASE)
+        J = np.zeros((q.shape[0], 6, 6 + self.n))
+        J[:, :3, :3] = J[:, 3:, 3:6] = R
+        J[:, :3, 3:6] = -R @ _cross_matrices(p)
+        J[:, :3, 6:] = R @ J0[:, :3]
+        J[:, 3:, 6:] = R @ J0[:, 3:]
+        return J[0] if single else J
+
     def configuration_derivative(self, q, qd):
         """``dq/dt`` (see :func:`configuration_derivative`), with the state lengths checked."""
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
@@ -631,3 +679,11 @@ class FloatingBaseDynamics(NumericDynamics):
         """The configuration after ``dt`` at constant ``qd`` (see :func:`integrate`)."""
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
         return self._result(integrate(q, qd, dt), single)
+
+
+def _cross_matrices(p):
+    """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""
+    S = np.zeros(p.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -p[..., 2], p[..., 1], -p[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = p[..., 2], -p[..., 1], p[..., 0]
+    return S

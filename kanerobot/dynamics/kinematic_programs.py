@@ -18,10 +18,12 @@ Jacobian
     Linear rows first, as :func:`kanerobot.kinematics.jacobian`, which gives
     the same matrix symbolically.
 
-Only serial and tree robots with a fixed base are served (their
-configuration is the joint vector, one entry per joint of
-``robot.joint_labels``; flexible joints are served, their link side is
-the configuration); closed loops, a floating or a wheeled base get one
+The programs read the joint vector, one entry per joint of
+``robot.joint_labels``, and give frames relative to frame 0: serial and
+tree robots with a fixed base (flexible joints are served, their link side
+is the configuration), and floating robots, whose numeric functions
+(:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics`) compose them
+with the base pose and speeds.  Closed loops and a wheeled base get one
 :class:`KaneRobotError` saying so.
 """
 
@@ -68,10 +70,10 @@ def _program(robot, what):
     ``trig``: the products of the chain name compound angles (``C23 = C2*C3 - S2*S3``)
     where that saves operations (6 of the RX-90's 56 multiplications of 0T_6).
     """
-    kind = "closed loops" if robot.loops else "a floating base" if robot.floating else "a wheeled mobile base" if robot.wheeled else None
+    kind = "closed loops" if robot.loops else "a wheeled mobile base" if robot.wheeled else None
     if kind:
         raise KaneRobotError(
-            f"{what} of {robot.name}: the numeric kinematics serve serial and tree robots with a fixed base, and "
+            f"{what} of {robot.name}: the numeric kinematics serve serial and tree robots, and "
             f"{robot.name} has {kind}; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give its "
             f"frames' transforms and Jacobians (relative to frame 0) symbolically"
         )
@@ -94,7 +96,7 @@ def pose_program(robot, frame):
     Parameters
     ----------
     robot : Robot
-        A serial or tree robot with a fixed base.
+        A serial or tree robot (a floating one: relative to frame 0).
     frame : str
         Label of the frame (``'0'``, the base, gives the identity).
 
@@ -124,7 +126,7 @@ def jacobian_program(robot, frame, projection=BASE):
     Parameters
     ----------
     robot : Robot
-        A serial or tree robot with a fixed base.
+        A serial or tree robot (a floating one: relative to frame 0).
     frame : str
         n: the Jacobian maps the joint rates to the twist ``[V; w]`` of its origin.
     projection : str, optional
