@@ -1,0 +1,256 @@
+"""Analytic derivatives of the inverse and direct dynamic models, as programs.
+
+Two models join those of :data:`~kanerobot.dynamics.dynamic_model.MODELS`
+(:data:`DERIVATIVE_MODELS`), for serial, tree and floating robots:
+
+``inverse_dynamics_derivatives``
+    ``[dtau/dq, dtau/dqd]``, an ``(nv, 2 nv)`` matrix, at ``(q, qd, qdd)``.
+``direct_dynamics_derivatives``
+    ``[dqdd/dq, dqdd/dqd, dqdd/dtau]``, an ``(nv, 2 nv + n)`` matrix, at
+    ``(q, qd, tau)`` (``n`` joint torques; a floating base is not actuated).
+
+Both are :class:`~kanerobot.symbolic.Program` s made from the model's own
+programs by the forward mode of :mod:`kanerobot.symbolic.derivative`, so
+they are counted, compiled to C and exported like every model
+(``model.program(name)``, ``model.op_count(name)``, ``model.compiled(name)``).
+
+**Tangent space** (pinocchio's convention).  A column ``dq_k`` is the
+derivative along ``q (+) dv`` with ``dv = e_k`` of the velocity space
+(:func:`kanerobot.robot.joints.integrate`): for a joint, the partial
+derivative with respect to its variable; for a free flyer, the base moved
+by ``wT_0 exp([dv_lin; dw])`` in frame 0 (pinocchio's ``q * exp(v)``).  The
+dynamics of a floating robot, written in frame 0, does not depend on where
+the base is, so the three translation columns are zero; a rotation ``dw =
+e_k`` moves the quaternion ``Q`` along ``dQ = 1/2 Q * (e_k, 0)`` (the seeds
+of :func:`configuration_directions`), which rotates gravity in frame 0.
+The velocity columns are the derivatives with respect to ``qd`` (base
+``v, w`` in frame 0, then the joint rates) as in pinocchio.
+
+**Coulomb friction** ``FS_j sign(qd_j)`` is not differentiable at ``qd_j =
+0``; its derivative is taken as 0 (its value everywhere else).
+
+**Constructions and their cost** (operation counts, measured on the RX-90
+and Krang with ``benchmarks/derivatives_vs_pinocchio.py``):
+
+- ``inverse_dynamics_derivatives``: one forward-mode pass of the
+  Newton-Euler program per direction (nv configuration, nv velocity
+  directions), each limited to the lines that depend on it: a joint
+  variable touches only the links after it and the backward recursion, as
+  in pinocchio's ``computeRNEADerivatives`` (O(nv^2) for a chain).
+- ``direct_dynamics_derivatives``, two constructions, the cheaper kept
+  (:func:`direct_dynamics_derivatives`):
+
+  * *through the inverse model* (fixed root): with ``qdd = ddm(q, qd,
+    tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx = -A^-1 dtau/dx``
+    (``x = q, qd``) and ``dqdd/dtau = A^-1``.  The program is the
+    articulated-body program, then the ``idm`` derivative program read at
+    ``qdd``, then ``A^-1`` applied to each column as the forward-mode
+    derivative of the articulated-body program along the torques seeded
+    with ``-dtau/dx`` (or ``e_k``): the direct model is affine in the
+    torques, its linear part is ``A^-1``, and only its torque-dependent
+    lines (the last backward and the forward pass) are differentiated;
+    no inertia matrix, no factorisation.  This is pinocchio's
+    ``computeABADerivatives`` (which forms ``M^-1`` with the ABA).
+  * *directly*: forward mode over the articulated-body program along the
+    2 nv + n directions of ``q, qd, tau``.
+
+  A floating base takes the direct construction (its torques do not
+  include the base wrench that ``-A^-1 dtau/dx`` needs).  With the
+  Lagrange and Kane engines, which have no articulated-body program, the
+  direct model's derivatives are solved numerically from ``A`` and the
+  ``idm`` derivatives (:data:`SOLVED_DERIVATIVES`).
+"""
+
+import sympy
+
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY, QUATERNION
+from kanerobot.errors import KaneRobotError
+from kanerobot.symbolic.derivative import ForwardMode
+from kanerobot.symbolic.program import Program
+
+__all__ = [
+    "DERIVATIVE_MODELS",
+    "SOLVED_DERIVATIVES",
+    "configuration_directions",
+    "derivative_program",
+    "direct_dynamics_derivatives",
+    "inverse_dynamics_derivatives",
+    "output_grid",
+    "split",
+    "velocity_directions",
+]
+
+#: The derivative models, with what they compute.
+DERIVATIVE_MODELS = {
+    "inverse_dynamics_derivatives": "[dtau/dq, dtau/dqd](q, qd, qdd), (nv, 2 nv), dq in the tangent space",
+    "direct_dynamics_derivatives": "[dqdd/dq, dqdd/dqd, dqdd/dtau](q, qd, tau), (nv, 2 nv + n), dq in the tangent space",
+}
+#: Derivative models computed numerically where the engine has no direct-dynamics program.
+SOLVED_DERIVATIVES = {"direct_dynamics": "direct_dynamics_derivatives"}
+
+#: Labels of the free flyer's configuration directions (translation, rotation, in frame 0).
+BASE_DIRECTIONS = ("X0", "Y0", "Z0", "RX0", "RY0", "RZ0")
+
+
+def _floating(model):
+    return model.nv != model.n
+
+
+def _quaternion_seeds(k):
+    """``dQ = 1/2 Q * (e_k, 0)`` (quaternion product, x y z w): the motion of
+    the base quaternion ``Q`` for a rotation about axis ``k`` of frame 0."""
+    x, y, z, w = QUATERNION
+    half = sympy.Rational(1, 2)
+    rows = ((w, z, -y, -x), (-z, w, x, -y), (y, -x, w, -z))
+    return {symbol: half * value for symbol, value in zip(QUATERNION, rows[k])}
+
+
+def configuration_directions(model):
+    """``[(label, seeds)]``: the nv configuration directions of the tangent space.
+
+    A free flyer's three translations (no seed: the dynamics in frame 0
+    does not depend on them) and three rotations (the quaternion's
+    motion), then one direction per joint variable (none for a joint
+    customised to a number).
+    """
+    directions = []
+    if _floating(model):
+        directions += [(label, {}) for label in BASE_DIRECTIONS[:3]]
+        directions += [(label, _quaternion_seeds(k)) for k, label in enumerate(BASE_DIRECTIONS[3:])]
+    for k, symbol in enumerate(model.q):
+        directions.append((str(symbol), {symbol: 1}) if isinstance(symbol, sympy.Symbol) else (f"q{k + 1}", {}))
+    return directions
+
+
+def velocity_directions(model):
+    """``[(label, seeds)]``: the nv velocity directions (base ``v, w``, then the joint rates)."""
+    symbols = (list(BASE_VELOCITY) if _floating(model) else []) + list(model.qd)
+    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"qd{k + 1}", {}) for k, s in enumerate(symbols)]
+
+
+def torque_directions(model):
+    """``[(label, seeds)]``: one direction per joint torque."""
+    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"tau{k + 1}", {}) for k, s in enumerate(model.tau)]
+
+
+def _differentiated(program, directions):
+    """``(fm, rows)``: ``fm`` a :class:`ForwardMode` of ``program`` with
+    ``directions`` declared (keys 0, 1, ...), ``rows`` the output names."""
+    fm = ForwardMode(program)
+    for key, (label, seeds) in enumerate(directions):
+        fm.add_direction(key, {x: seed for x, seed in seeds.items() if x in set(program.inputs)}, label=label)
+    return fm, list(program.outputs)
+
+
+def _finish(fm, outputs, columns):
+    """The target with one output per (output row, direction column), row by row, zeros kept."""
+    target = fm.target
+    for name, expr in outputs:
+        for key in range(columns):
+            target.set_output(fm.name_for(name, key), fm.derivative(expr, key))
+    target.prune()
+    return target
+
+
+def inverse_dynamics_derivatives(model):
+    """The program of ``[dtau/dq, dtau/dqd]`` (outputs row by row, ``nv x 2 nv``).
+
+    One forward-mode pass of the inverse dynamic program per direction of
+    :func:`configuration_directions` and :func:`velocity_directions`.
+    Outputs ``dGAM<i>_d<x>`` (zeros kept), row ``i`` of the generalized
+    forces (a free flyer's ``GAMFX0 .. GAMCZ0`` first).
+    """
+    program = model.program("inverse_dynamics")
+    directions = configuration_directions(model) + velocity_directions(model)
+    fm, _ = _differentiated(program, directions)
+    return _finish(fm, list(program.outputs.items()), len(directions))
+
+
+def _direct(model):
+    """Forward mode over the articulated-body program along q, qd and the torques."""
+    program = model.program("direct_dynamics")
+    directions = configuration_directions(model) + velocity_directions(model) + torque_directions(model)
+    fm, _ = _differentiated(program, directions)
+    return _finish(fm, list(program.outputs.items()), len(directions))
+
+
+def _through_inverse(model):
+    """``-A^-1 dtau/dx`` and ``A^-1`` as torque derivatives of the articulated-body program.
+
+    The source program is the direct model (``qdd`` outputs), then the
+    ``idm`` derivative program with its accelerations replaced by those
+    outputs; the forward mode then differentiates the direct model's
+    outputs along directions that seed the torques with ``-dtau/dx_k``
+    (``x`` one of the 2 nv state directions) and with ``e_k``.
+    """
+    ddm = model.program("direct_dynamics")
+    idm_d = model.program("inverse_dynamics_derivatives")
+    source = Program(inputs=ddm.inputs, compound=ddm.compound)
+    qdd = source.splice(ddm)
+    qdd_values = list(qdd.values())
+    mapping = {s: v for s, v in zip(model.qdd, qdd_values) if isinstance(s, sympy.Symbol)}
+    dtau = source.splice(idm_d, mapping)
+    nv = len(qdd_values)
+    width = 2 * nv
+    names = list(dtau)
+    # Keep every needed line alive in the source (the forward mode copies assignments, dead ones too).
+    for name, value in qdd.items():
+        source.set_output(name, value)
+    for name in names:
+        source.set_output(f"kr_seed_{name}", dtau[name])
+    torques = [s for s in model.tau if isinstance(s, sympy.Symbol)]
+    if len(torques) != nv:
+        raise KaneRobotError(f"{model.robot.name}: the torques of every joint are needed for the direct model's derivatives")
+    labels = [label for label, _ in configuration_directions(model) + velocity_directions(model)]
+    fm = ForwardMode(source)
+    for col, label in enumerate(labels):
+        seeds = {tau: -dtau[names[row * width + col]] for row, tau in enumerate(torques)}
+        fm.add_direction(col, {tau: fm.value(seed) for tau, seed in seeds.items()}, label=label)
+    for k, (label, seeds) in enumerate(torque_directions(model)):
+        fm.add_direction(width + k, seeds, label=label)
+    return _finish(fm, list(qdd.items()), width + len(torques))
+
+
+def _cost(program):
+    counts = program.op_count()
+    return counts["mul"] + counts["add"] + counts["fn"]
+
+
+def direct_dynamics_derivatives(model):
+    """The program of ``[dqdd/dq, dqdd/dqd, dqdd/dtau]`` (outputs row by row, ``nv x (2 nv + n)``).
+
+    Fixed root: both constructions of the module notes are built and the
+    one with fewer operations is kept (through the inverse model, on every
+    robot of ``frames/`` measured: see the module notes).  Floating base:
+    forward mode over the articulated-body program.  Outputs
+    ``dQDP<i>_d<x>`` (a free flyer's ``dDVX0_d<x> .. dDWZ0_d<x>`` first).
+    """
+    if _floating(model):
+        return _direct(model)
+    through = _through_inverse(model)
+    direct = _direct(model)
+    return through if _cost(through) <= _cost(direct) else direct
+
+
+def derivative_program(model, name):
+    """The program of derivative model ``name`` (:data:`DERIVATIVE_MODELS`) of ``model``."""
+    if name == "inverse_dynamics_derivatives":
+        return inverse_dynamics_derivatives(model)
+    return direct_dynamics_derivatives(model)
+
+
+def output_grid(program, rows):
+    """The outputs of a derivative program as ``rows`` rows of names (row-major)."""
+    names = list(program.outputs)
+    if len(names) % rows:
+        raise KaneRobotError(f"{len(names)} derivative outputs do not fill {rows} rows")
+    width = len(names) // rows
+    return [names[i * width:(i + 1) * width] for i in range(rows)]
+
+
+def split(matrix, nv, single):
+    """``(N, nv, 2 nv [+ n])`` as ``(d_dq, d_dqd[, d_dtau])``, one state's when ``single``."""
+    parts = [matrix[:, :, :nv], matrix[:, :, nv:2 * nv]]
+    if matrix.shape[2] > 2 * nv:
+        parts.append(matrix[:, :, 2 * nv:])
+    return tuple(part[0] if single else part for part in parts)
