@@ -773,7 +773,7 @@ class NumericDynamics:
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
         return self._derivatives("inverse_dynamics_derivatives", states, single)
 
-    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+    def direct_dynamics_derivatives(self, q, qd, tau):
         """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: three (n, n), or (N, n, n), arrays.
 
         Evaluates the program of
@@ -781,12 +781,11 @@ class NumericDynamics:
         (pinocchio's ``computeABADerivatives``); with an engine that has no
         direct-dynamics program (Lagrange, Kane), ``dqdd/dx = -A^-1
         dtau/dx`` at ``qdd = direct_dynamics(q, qd, tau)`` and ``dqdd/dtau =
-        A^-1``, solved numerically.  ``wrench`` as in :meth:`inverse_dynamics`.
+        A^-1``, solved numerically.
         """
         (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
         batch = max(len(q), len(qd), len(tau))
         states = {"q": q, "qd": qd, "tau": tau}
-        states.update(self._wrench_states(wrench, batch))
         if self.model.has_program("direct_dynamics_derivatives"):
             return self._derivatives("direct_dynamics_derivatives", states, single)
         A = np.broadcast_to(self._evaluate("mass_matrix", {"q": q}), (batch, self.n, self.n))
