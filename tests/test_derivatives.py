@@ -57,14 +57,20 @@ def moved(fn, q, dv):
     return integrate(q, dv, 1.0) if fn.model.nq != fn.model.nv else q + dv
 
 
-def central(f, x, size, step, move=None):
-    """Central differences of ``f`` at ``x`` along the ``size`` unit directions, one column each."""
-    move = move or (lambda x, d: x + d)
+def central(fn, f, args, index, step=1e-6, **options):
+    """Central differences of ``f(*args, **options)`` along each unit direction of argument
+    ``index`` (a configuration moves by :func:`moved`), one column per direction."""
+    x = args[index]
     columns = []
-    for k in range(size):
-        d = np.zeros(size)
+    for k in range(len(x) if index else fn.model.nv):
+        d = np.zeros(len(x) if index else fn.model.nv)
         d[k] = step
-        columns.append((f(move(x, d)) - f(move(x, -d))) / (2 * step))
+        values = []
+        for sign in (1, -1):
+            shifted = list(args)
+            shifted[index] = x + sign * d if index else moved(fn, x, sign * d)
+            values.append(f(*shifted, **options))
+        columns.append((values[0] - values[1]) / (2 * step))
     return np.array(columns).T
 
 
@@ -76,23 +82,20 @@ def assert_relative(actual, expected, tolerance, what):
 
 def check_against_differences(fn, rng, states=2, wrench=None):
     """Both derivative models of ``fn`` equal central differences of its models to 1e-6 relative."""
-    model, step = fn.model, 1e-6
+    model = fn.model
     extra = {} if wrench is None else {"wrench": wrench}
+    # a fixed base's direct dynamics takes no wrench
+    ddm_extra = extra if model.nq != model.nv else {}
     for _ in range(states):
         q, qd, qdd, tau = random_state(fn, rng)
-        dq, dqd = fn.inverse_dynamics_derivatives(q, qd, qdd, **extra)
-        assert dq.shape == dqd.shape == (model.nv, model.nv)
-        idm = fn.inverse_dynamics
-        assert_relative(dq, central(lambda x: idm(x, qd, qdd, **extra), q, model.nv, step, lambda x, d: moved(fn, x, d)), 1e-6, "dtau/dq")
-        assert_relative(dqd, central(lambda x: idm(q, x, qdd, **extra), qd, model.nv, step), 1e-6, "dtau/dqd")
-        if model.nq == model.nv:  # a fixed base's direct dynamics takes no wrench
-            extra = {}
-        a, b, c = fn.direct_dynamics_derivatives(q, qd, tau, **extra)
-        assert a.shape == b.shape == (model.nv, model.nv) and c.shape == (model.nv, model.n)
-        ddm = fn.direct_dynamics
-        assert_relative(a, central(lambda x: ddm(x, qd, tau, **extra), q, model.nv, step, lambda x, d: moved(fn, x, d)), 1e-6, "dqdd/dq")
-        assert_relative(b, central(lambda x: ddm(q, x, tau, **extra), qd, model.nv, step), 1e-6, "dqdd/dqd")
-        assert_relative(c, central(lambda x: ddm(q, qd, x, **extra), tau, model.n, step), 1e-6, "dqdd/dtau")
+        derivatives_ = fn.inverse_dynamics_derivatives(q, qd, qdd, **extra)
+        assert [d.shape for d in derivatives_] == [(model.nv, model.nv)] * 2
+        for k, (what, d) in enumerate(zip(("dtau/dq", "dtau/dqd"), derivatives_)):
+            assert_relative(d, central(fn, fn.inverse_dynamics, (q, qd, qdd), k, **extra), 1e-6, what)
+        derivatives_ = fn.direct_dynamics_derivatives(q, qd, tau, **ddm_extra)
+        assert [d.shape for d in derivatives_] == [(model.nv, model.nv)] * 2 + [(model.nv, model.n)]
+        for k, (what, d) in enumerate(zip(("dqdd/dq", "dqdd/dqd", "dqdd/dtau"), derivatives_)):
+            assert_relative(d, central(fn, fn.direct_dynamics, (q, qd, tau), k, **ddm_extra), 1e-6, what)
 
 
 @pytest.mark.parametrize("name", ["rx90", "tree", "satellite", "floating_tree"])
