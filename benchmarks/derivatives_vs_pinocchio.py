@@ -115,9 +115,9 @@ def main(N=1000):
             function = getattr(fn, label)
             x = third[label]
             function(q[:2], qd[:2], x[:2])  # compile once, outside the timing
-            one, _ = best_of(5, lambda function=function, x=x: [function(q[k], qd[k], x[k]) for k in range(100)])
+            one, _ = best_of(5, lambda function=function, q=q, qd=qd, x=x: [function(q[k], qd[k], x[k]) for k in range(100)])
             one /= 100
-            batch, ours = best_of(5, lambda function=function, x=x: function(q, qd, x))
+            batch, ours = best_of(5, lambda function=function, q=q, qd=qd, x=x: function(q, qd, x))
             batch /= N
             reference_time, diff = float("nan"), float("nan")
             if label in theirs:

@@ -143,15 +143,15 @@ def test_models_programs_and_counts():
     assert "DiracDelta" not in str(program) and "sign" not in str(program)
     assert len(model.program("direct_dynamics_derivatives").outputs) == 2 * 6
     assert [len(row) for row in model._output_grid("direct_dynamics_derivatives")] == [6, 6]
-    direct = derivatives.direct_dynamics_derivatives(model, construction="direct")
-    inverse = derivatives.direct_dynamics_derivatives(model, construction="inverse")
+    constructions = [derivatives.direct_dynamics_derivatives(model, construction=c) for c in ("direct", "inverse", "product")]
     fn = numeric("planar2", 4)
     q, qd, _, tau = random_state(fn, np.random.default_rng(5))
     values = {str(k): v for k, v in fn.values.items()}
     arguments = dict(zip(map(str, model.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.tau), tau))
-    first, second = (np.array(p.to_function(args=list(p.inputs))(*[(arguments | values).get(str(s), 0.0) for s in p.inputs]), dtype=float)
-                     for p in (direct, inverse))
-    np.testing.assert_allclose(first, second, rtol=1e-11, atol=1e-11)
+    first, *others = (np.array(p.to_function(args=list(p.inputs))(*[(arguments | values).get(str(s), 0.0) for s in p.inputs]), dtype=float)
+                      for p in constructions)
+    for other in others:
+        np.testing.assert_allclose(other, first, rtol=1e-11, atol=1e-11)
 
 
 def test_solved_derivatives_of_lagrange_and_kane():
@@ -176,7 +176,7 @@ def test_errors():
     model = model_of("satellite")
     with pytest.raises(KaneRobotError, match="floating base: its direct model's derivatives take construction='direct'"):
         derivatives.direct_dynamics_derivatives(model, construction="inverse")
-    with pytest.raises(KaneRobotError, match="unknown construction 'fast': choose among auto, inverse, direct"):
+    with pytest.raises(KaneRobotError, match="unknown construction 'fast': choose among auto, product, inverse, direct"):
         derivatives.direct_dynamics_derivatives(model, construction="fast")
     fn = numeric("satellite", 2)
     with pytest.raises(KaneRobotError, match="q must have 10 values"):

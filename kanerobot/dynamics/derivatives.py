@@ -37,25 +37,29 @@ and Krang with ``benchmarks/derivatives_vs_pinocchio.py``):
   directions), each limited to the lines that depend on it: a joint
   variable touches only the links after it and the backward recursion, as
   in pinocchio's ``computeRNEADerivatives`` (O(nv^2) for a chain).
-- ``direct_dynamics_derivatives``, two constructions, the cheaper taken
-  (see :func:`direct_dynamics_derivatives` for the counts):
+- ``direct_dynamics_derivatives``, three constructions, the cheapest
+  taken (see :func:`direct_dynamics_derivatives` for the counts).  With
+  ``qdd = ddm(q, qd, tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx =
+  -A^-1 dtau/dx`` (``x = q, qd``) and ``dqdd/dtau = A^-1``; the direct
+  model is affine in the torques and its linear part is ``A^-1``, so
+  ``A^-1 s`` is the forward-mode derivative of the articulated-body
+  program along the torques seeded with ``s``, which differentiates only
+  its torque-dependent lines (the last backward and the forward pass): no
+  inertia matrix, no factorisation.  The program is the articulated-body
+  program, then the ``idm`` derivative program read at ``qdd``, then
 
-  * *through the inverse model* (fixed root): with ``qdd = ddm(q, qd,
-    tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx = -A^-1 dtau/dx``
-    (``x = q, qd``) and ``dqdd/dtau = A^-1``.  The program is the
-    articulated-body program, then the ``idm`` derivative program read at
-    ``qdd``, then ``A^-1`` applied to each column as the forward-mode
-    derivative of the articulated-body program along the torques seeded
-    with ``-dtau/dx`` (or ``e_k``): the direct model is affine in the
-    torques, its linear part is ``A^-1``, and only its torque-dependent
-    lines (the last backward and the forward pass) are differentiated;
-    no inertia matrix, no factorisation.  This is pinocchio's
-    ``computeABADerivatives`` (which forms ``M^-1`` with the ABA).
-  * *directly*: forward mode over the articulated-body program along the
+  * *product* (fixed root): ``A^-1`` (one triangle, by symmetry) as the
+    derivatives along the n torques, and ``-A^-1 dtau/dx`` as products
+    in the program, whose zeros (many on a tree) cost nothing.  This is
+    pinocchio's ``computeABADerivatives``, which forms ``M^-1`` with the
+    ABA;
+  * *inverse* (fixed root): ``-A^-1 dtau/dx_k`` as one derivative along
+    the torques seeded with ``-dtau/dx_k`` per column;
+  * *direct*: forward mode over the articulated-body program along the
     2 nv + n directions of ``q, qd, tau``.
 
   A floating base takes the direct construction (its torques do not
-  include the base wrench that ``-A^-1 dtau/dx`` needs).  With the
+  include the base wrench whose columns of ``A^-1`` the others need).  With the
   Lagrange and Kane engines, which have no articulated-body program, the
   direct model's derivatives are solved numerically from ``A`` and the
   ``idm`` derivatives (:data:`SOLVED_DERIVATIVES`).
@@ -69,6 +73,7 @@ from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.program import Program
 
 __all__ = [
+    "CONSTRUCTIONS",
     "DERIVATIVE_MODELS",
     "SOLVED_DERIVATIVES",
     "configuration_directions",
@@ -174,33 +179,40 @@ def _direct(model):
     return _finish(fm, list(program.outputs.items()), len(directions))
 
 
-def _through_inverse(model):
-    """``-A^-1 dtau/dx`` and ``A^-1`` as torque derivatives of the articulated-body program.
+def _inverse_source(model):
+    """``(source, qdd, dtau, torques)`` of the constructions through the inverse model.
 
-    The source program is the direct model (``qdd`` outputs), then the
-    ``idm`` derivative program with its accelerations replaced by those
-    outputs; the forward mode then differentiates the direct model's
-    outputs along directions that seed the torques with ``-dtau/dx_k``
-    (``x`` one of the 2 nv state directions) and with ``e_k``.
+    ``source`` is the direct model's program (outputs ``qdd``, ``{name:
+    expression}``), then the ``idm`` derivative program with its
+    accelerations replaced by those outputs (``dtau``, ``{name:
+    expression}`` row by row, ``nv x 2 nv``); ``torques`` the torque inputs.
     """
     ddm = model.program("direct_dynamics")
     idm_d = model.program("inverse_dynamics_derivatives")
     source = Program(inputs=ddm.inputs, compound=ddm.compound)
     qdd = source.splice(ddm)
-    qdd_values = list(qdd.values())
-    mapping = {s: v for s, v in zip(model.qdd, qdd_values) if isinstance(s, sympy.Symbol)}
+    mapping = {s: v for s, v in zip(model.qdd, qdd.values()) if isinstance(s, sympy.Symbol)}
     dtau = source.splice(idm_d, mapping)
-    nv = len(qdd_values)
-    width = 2 * nv
-    names = list(dtau)
-    # Keep every needed line alive in the source (the forward mode copies assignments, dead ones too).
+    # Outputs keep every line alive in the source (the forward mode copies them all anyway).
     for name, value in qdd.items():
         source.set_output(name, value)
-    for name in names:
-        source.set_output(f"kr_seed_{name}", dtau[name])
+    for name, value in dtau.items():
+        source.set_output(f"kr_seed_{name}", value)
     torques = [s for s in model.tau if isinstance(s, sympy.Symbol)]
-    if len(torques) != nv:
+    if len(torques) != len(qdd):
         raise KaneRobotError(f"{model.robot.name}: the torques of every joint are needed for the direct model's derivatives")
+    return source, qdd, dtau, torques
+
+
+def _through_inverse(model):
+    """``-A^-1 dtau/dx`` and ``A^-1`` as torque derivatives of the articulated-body program.
+
+    The forward mode differentiates the direct model's outputs of
+    :func:`_inverse_source` along directions that seed the torques with
+    ``-dtau/dx_k`` (``x`` one of the 2 nv state directions) and with ``e_k``.
+    """
+    source, qdd, dtau, torques = _inverse_source(model)
+    width, names = 2 * len(qdd), list(dtau)
     labels = [label for label, _ in configuration_directions(model) + velocity_directions(model)]
     fm = ForwardMode(source)
     for col, label in enumerate(labels):
@@ -211,22 +223,58 @@ def _through_inverse(model):
     return _finish(fm, list(qdd.items()), width + len(torques))
 
 
+def _inverse_product(model):
+    """``A^-1`` as the torque derivatives of the articulated-body program (one
+    triangle, by symmetry), then ``-A^-1 dtau/dx`` as products in the program
+    (the zeros of ``dtau/dx``, many on a tree, cost nothing)."""
+    source, qdd, dtau, torques = _inverse_source(model)
+    nv, names = len(qdd), list(dtau)
+    width = 2 * nv
+    fm = ForwardMode(source)
+    for k, (label, seeds) in enumerate(torque_directions(model)):
+        fm.add_direction(k, seeds, label=label)
+    rows = list(qdd.items())
+    inverse = [[None] * nv for _ in range(nv)]
+    for i, (_, expr) in enumerate(rows):
+        for k in range(i + 1):
+            inverse[i][k] = inverse[k][i] = fm.derivative(expr, k)
+    target = fm.target
+    labels = [label for label, _ in configuration_directions(model) + velocity_directions(model)]
+    for i, (name, _) in enumerate(rows):
+        for col, label in enumerate(labels):
+            terms = [inverse[i][k] * fm.value(dtau[names[k * width + col]]) for k in range(nv)]
+            target.set_output(fm.name.format(var=name, wrt=label), -sympy.Add(*terms))
+        for k in range(nv):
+            target.set_output(fm.name_for(name, k), inverse[i][k])
+    target.prune()
+    return target
+
+
+#: The constructions of :func:`direct_dynamics_derivatives`.
+CONSTRUCTIONS = ("auto", "product", "inverse", "direct")
+
+
 def direct_dynamics_derivatives(model, construction="auto"):
     """The program of ``[dqdd/dq, dqdd/dqd, dqdd/dtau]`` (outputs row by row, ``nv x (2 nv + n)``).
 
     Parameters
     ----------
     model : DynamicModel
-    construction : {"auto", "inverse", "direct"}, optional
-        ``"inverse"``: through the inverse model (``-A^-1 dtau/dx`` as
-        torque derivatives of the articulated-body program), fixed root
-        only; ``"direct"``: forward mode over the articulated-body program
-        along q, qd and tau.  ``"auto"`` (default) takes the cheaper by
-        operation count as measured (multiplications/additions, Newton-Euler
-        engine): RX-90 4987/3790 against 5250/4023, Krang 35927/27771
-        against 39697/31017, so ``"inverse"`` for a fixed root (without
-        deriving both, which would double the derivation time) and
-        ``"direct"`` for a floating base, where ``"inverse"`` does not apply.
+    construction : {"auto", "product", "inverse", "direct"}, optional
+        See the module notes; ``"product"`` and ``"inverse"`` need a fixed
+        root.  ``"auto"`` (default) takes the cheapest by operation count
+        as measured (multiplications/additions, Newton-Euler engine):
+
+        ===========  ===========  ===========  ===========
+        robot        product      inverse      direct
+        ===========  ===========  ===========  ===========
+        RX-90        3975/3177    4987/3790    5250/4023
+        Krang        28415/23554  35927/27771  39697/31017
+        ===========  ===========  ===========  ===========
+
+        so ``"product"`` for a fixed root (without deriving all three,
+        which would triple the derivation time; it is also the quickest to
+        derive) and ``"direct"`` for a floating base.
 
     Returns
     -------
@@ -234,13 +282,15 @@ def direct_dynamics_derivatives(model, construction="auto"):
         Outputs ``dQDP<i>_d<x>`` (a free flyer's ``dDVX0_d<x> .. dDWZ0_d<x>``
         first), zeros kept.
     """
-    if construction not in ("auto", "inverse", "direct"):
-        raise KaneRobotError(f"unknown construction {construction!r}: choose among auto, inverse, direct")
-    if construction == "inverse" and _floating(model):
+    if construction not in CONSTRUCTIONS:
+        raise KaneRobotError(f"unknown construction {construction!r}: choose among {', '.join(CONSTRUCTIONS)}")
+    if construction in ("product", "inverse") and _floating(model):
         raise KaneRobotError(f"{model.robot.name} has a floating base: its direct model's derivatives take construction='direct'")
     if construction == "direct" or (construction == "auto" and _floating(model)):
         return _direct(model)
-    return _through_inverse(model)
+    if construction == "inverse":
+        return _through_inverse(model)
+    return _inverse_product(model)
 
 
 def derivative_program(model, name):
