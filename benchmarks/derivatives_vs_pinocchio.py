@@ -29,21 +29,13 @@ from pathlib import Path
 
 import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
+from numeric_vs_pinocchio import best_of  # beside this script, as needs
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 
 ROBOTS = ("rx90", "krang", "satellite")
 MODELS = ("inverse_dynamics_derivatives", "direct_dynamics_derivatives")
-
-
-def best_of(repeats, function):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def check():

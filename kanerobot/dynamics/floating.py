@@ -613,7 +613,7 @@ class FloatingBaseDynamics(NumericDynamics):
         Raises
         ------
         SingularityError
-            When the articulated inertia at the base is singular.
+            When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
         """
         (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
         states = self._base_states(q, qd)
