@@ -13,9 +13,11 @@ import functools
 
 import numpy as np
 import pytest
+import sympy
 from conftest import derived, floating_copy, library, tree_robot
 
 import kanerobot as kr
+from kanerobot.codegen import generate
 from kanerobot.dynamics import derivatives
 from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.parameters import random_parameters
@@ -231,3 +233,23 @@ def test_derivatives_equal_pinocchio(name):
 @pytest.mark.slow
 def test_krang_derivatives_equal_pinocchio():
     check_against_pinocchio("krang", 22, states=2, backend="c")
+
+
+def test_exported_python_equals_the_numeric_model():
+    """The derivative programs export like every model (kanerobot.codegen.generate, the
+    model's output layout): the generated Python gives the numeric functions' matrices."""
+    model = model_of("planar2")
+    fn = numeric("planar2", 8)
+    q, qd, qdd, tau = random_state(fn, np.random.default_rng(9))
+    parameters = [sympy.Symbol(name) for name in model.parameters]
+    groups = {"q": (model.q, q), "qd": (model.qd, qd), "qdd": (model.qdd, qdd), "tau": (model.tau, tau)}
+    for name, keys, expected in (
+        ("inverse_dynamics_derivatives", ("q", "qd", "qdd"), np.hstack(fn.inverse_dynamics_derivatives(q, qd, qdd))),
+        ("direct_dynamics_derivatives", ("q", "qd", "tau"), np.hstack(fn.direct_dynamics_derivatives(q, qd, tau))),
+    ):
+        args = [(key, groups[key][0]) for key in keys] + [("p", parameters)]
+        text = generate(model.program(name), "python", name, args, outputs=model._output_grid(name))
+        namespace = {}
+        exec(text, namespace)
+        got = namespace[name](*(groups[key][1] for key in keys), [fn.values[s] for s in parameters])
+        np.testing.assert_allclose(np.asarray(got, dtype=float), expected, rtol=1e-12, atol=1e-12)
