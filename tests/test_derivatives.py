@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import pytest
 import sympy
-from conftest import derived, floating_copy, library, tree_robot
+from conftest import derived, floating_copy, tree_robot
 
 import kanerobot as kr
 from kanerobot.codegen import generate
@@ -156,22 +156,26 @@ def test_models_programs_and_counts():
         np.testing.assert_allclose(other, first, rtol=1e-11, atol=1e-11)
 
 
-def test_solved_derivatives_of_lagrange_and_kane():
+SOLVED_CASES = [("planar2", "lagrange"), ("planar2", "kane"), ("satellite", "kane"),
+                pytest.param("satellite", "lagrange", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize(("name", "method"), SOLVED_CASES)
+def test_solved_derivatives_of_lagrange_and_kane(name, method):
     """Lagrange and Kane have no articulated-body program: their direct model's derivatives are
-    solved from A and their own idm derivatives, and equal Newton-Euler's programs."""
-    robot = library("planar2")
-    values = random_parameters(robot, np.random.default_rng(6))
-    ne = derived("planar2").numeric(values, backend="numpy")
-    rng = np.random.default_rng(7)
-    q, qd, qdd, tau = random_state(ne, rng)
-    for method in ("lagrange", "kane"):
-        other = derived("planar2", method).numeric(values, backend="numpy")
-        assert not other.model.has_program("direct_dynamics_derivatives")
-        for got, expected in zip(other.inverse_dynamics_derivatives(q, qd, qdd) + other.direct_dynamics_derivatives(q, qd, tau),
-                                 ne.inverse_dynamics_derivatives(q, qd, qdd) + ne.direct_dynamics_derivatives(q, qd, tau)):
-            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
-        count = other.model.op_count("direct_dynamics_derivatives")
-        assert count["mul"] > other.model.op_count("inverse_dynamics_derivatives")["mul"]
+    solved from A and their own idm derivatives (the quaternion's tangent seeds serve their
+    programs too), and equal Newton-Euler's programs."""
+    ne = numeric(name, 6)
+    values = {str(k): v for k, v in ne.values.items()}
+    robot = ne.model.robot
+    other = (FloatingBaseModel(robot, method=method) if robot.floating else derived(name, method)).numeric(values, backend="numpy")
+    assert not other.model.has_program("direct_dynamics_derivatives")
+    q, qd, qdd, tau = random_state(ne, np.random.default_rng(7))
+    for got, expected in zip(other.inverse_dynamics_derivatives(q, qd, qdd) + other.direct_dynamics_derivatives(q, qd, tau),
+                             ne.inverse_dynamics_derivatives(q, qd, qdd) + ne.direct_dynamics_derivatives(q, qd, tau)):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+    count = other.model.op_count("direct_dynamics_derivatives")
+    assert count["mul"] > other.model.op_count("inverse_dynamics_derivatives")["mul"]
 
 
 def test_errors():
