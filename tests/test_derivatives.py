@@ -110,6 +110,21 @@ def test_derivatives_equal_finite_differences(name):
     check_against_differences(fn, rng, wrench=wrench)
 
 
+def test_floating_urdf_derivatives_equal_finite_differences(tmp_path):
+    """A URDF loaded with floating=True (test_urdf's arm: oblique axes, a prismatic joint, fixed
+    joints, friction and damping from the file): a free flyer's derivatives from parsed values."""
+    from test_urdf import ARM, render
+
+    from kanerobot.robot.urdf import parse_urdf
+
+    path = tmp_path / "arm.urdf"
+    path.write_text(render(ARM))
+    robot = parse_urdf(path, floating=True).robot
+    assert robot.floating
+    fn = kr.derive(robot).numeric(robot.values, backend="numpy")
+    check_against_differences(fn, np.random.default_rng(13), states=1)
+
+
 @pytest.mark.slow
 def test_krang_derivatives_equal_finite_differences():
     check_against_differences(numeric("krang", 5, backend="c"), np.random.default_rng(12), states=1)
