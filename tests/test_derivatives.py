@@ -151,8 +151,8 @@ def test_batches_and_backends_agree():
 
 
 def test_models_programs_and_counts():
-    """The derivative models are models like the others: programs, counts, C layout; compile()
-    without names leaves them out; Coulomb friction's sign differentiates to 0."""
+    """The derivative models are models like the others: programs, counts, C layout; Coulomb
+    friction's sign differentiates to 0; every construction of each gives the same numbers."""
     model = model_of("planar2")
     assert set(derivatives.DERIVATIVE_MODELS) <= set(model.models)
     program = model.program("inverse_dynamics_derivatives")
@@ -160,15 +160,20 @@ def test_models_programs_and_counts():
     assert "DiracDelta" not in str(program) and "sign" not in str(program)
     assert len(model.program("direct_dynamics_derivatives").outputs) == 2 * 6
     assert [len(row) for row in model._output_grid("direct_dynamics_derivatives")] == [6, 6]
-    constructions = [derivatives.direct_dynamics_derivatives(model, construction=c) for c in ("direct", "inverse", "product")]
     fn = numeric("planar2", 4)
-    q, qd, _, tau = random_state(fn, np.random.default_rng(5))
-    values = {str(k): v for k, v in fn.values.items()}
-    arguments = dict(zip(map(str, model.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.tau), tau))
-    first, *others = (np.array(p.to_function(args=list(p.inputs))(*[(arguments | values).get(str(s), 0.0) for s in p.inputs]), dtype=float)
-                      for p in constructions)
-    for other in others:
-        np.testing.assert_allclose(other, first, rtol=1e-11, atol=1e-11)
+    q, qd, qdd, tau = random_state(fn, np.random.default_rng(5))
+    given = {str(k): v for k, v in fn.values.items()}
+    for symbols, values in ((model.q, q), (model.qd, qd), (model.qdd, qdd), (model.tau, tau)):
+        given |= dict(zip(map(str, symbols), values))
+
+    def run(program):
+        return np.array(program.to_function()(*[given.get(str(s), 0.0) for s in program.inputs]), dtype=float)
+
+    for build, constructions in ((derivatives.inverse_dynamics_derivatives, ("forward", "coriolis")),
+                                 (derivatives.direct_dynamics_derivatives, ("direct", "inverse", "product"))):
+        first, *others = (run(build(model, construction)) for construction in constructions)
+        for other in others:
+            np.testing.assert_allclose(other, first, rtol=1e-11, atol=1e-11)
 
 
 SOLVED_CASES = [("planar2", "lagrange"), ("planar2", "kane"), ("satellite", "kane"),
@@ -199,6 +204,10 @@ def test_errors():
         derivatives.direct_dynamics_derivatives(model, construction="inverse")
     with pytest.raises(KaneRobotError, match="unknown construction 'fast': choose among auto, product, inverse, direct"):
         derivatives.direct_dynamics_derivatives(model, construction="fast")
+    with pytest.raises(KaneRobotError, match="satellite: dtau/dqd = 2 C \\+ diag\\(FV\\) needs a fixed root"):
+        derivatives.inverse_dynamics_derivatives(model, construction="coriolis")
+    with pytest.raises(KaneRobotError, match="unknown construction 'reverse': choose among auto, coriolis, forward"):
+        derivatives.inverse_dynamics_derivatives(model, construction="reverse")
     fn = numeric("satellite", 2)
     with pytest.raises(KaneRobotError, match="q must have 10 values"):
         fn.inverse_dynamics_derivatives(np.zeros(9), np.zeros(9), np.zeros(9))

@@ -34,13 +34,16 @@ The velocity columns are the derivatives with respect to ``qd`` (base
 ``benchmarks/derivatives_vs_pinocchio.py`` prints the models'):
 
 - ``inverse_dynamics_derivatives``: one forward-mode pass of the
-  Newton-Euler program per direction (nv configuration, nv velocity
-  directions), each limited to the lines that depend on it: a joint
-  variable touches only the links after it and the backward recursion, as
-  in pinocchio's ``computeRNEADerivatives`` (O(nv^2) for a chain).  A
-  derivative line identical to a line of the program is not recorded
-  again (on the RX-90, ``d(VP13)/dth3`` is ``VP23``).  RX-90: 2378 multiplications,
-  1927 additions (the model 349/306); Krang: 15039/12162 (1177/1045).
+  inverse dynamic program per configuration direction, each limited to
+  the lines that depend on it: a joint variable touches only the links
+  after it and the backward recursion, as in pinocchio's
+  ``computeRNEADerivatives`` (O(nv^2) for a chain); a derivative line
+  identical to a line of the program is not recorded again (on the RX-90,
+  ``d(VP13)/dth3`` is ``VP23``).  The velocity columns are ``2 C(q, qd) +
+  diag(FV)`` from the Coriolis matrix program on a fixed root, forward
+  mode along the speeds on a floating base (see
+  :func:`inverse_dynamics_derivatives`).  RX-90: 1933 multiplications,
+  1497 additions (the model 349/306); Krang: 14354/11180 (1177/1045).
 - ``direct_dynamics_derivatives``, three constructions, the cheapest
   taken (see :func:`direct_dynamics_derivatives` for the counts).  With
   ``qdd = ddm(q, qd, tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx =
@@ -50,7 +53,8 @@ The velocity columns are the derivatives with respect to ``qd`` (base
   program along the torques seeded with ``s``, which differentiates only
   its torque-dependent lines (the last backward and the forward pass): no
   inertia matrix, no factorisation.  The program is the articulated-body
-  program, then the ``idm`` derivative program read at ``qdd``, then
+  program, then the forward-mode ``idm`` derivative program read at
+  ``qdd``, then
 
   * *product* (fixed root): ``A^-1`` (one triangle, by symmetry) as the
     derivatives along the n torques, and ``-A^-1 dtau/dx`` as products
@@ -71,14 +75,17 @@ The velocity columns are the derivatives with respect to ``qd`` (base
 
 import sympy
 
+from kanerobot.dynamics.common import link_parameter
 from kanerobot.dynamics.free_flyer import BASE_VELOCITY, QUATERNION
 from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
+from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
 
 __all__ = [
     "CONSTRUCTIONS",
     "DERIVATIVE_MODELS",
+    "IDM_CONSTRUCTIONS",
     "SOLVED_DERIVATIVES",
     "configuration_directions",
     "derivative_program",
@@ -161,18 +168,72 @@ def _finish(fm, outputs, columns):
     return target
 
 
-def inverse_dynamics_derivatives(model):
+#: The constructions of :func:`inverse_dynamics_derivatives`.
+IDM_CONSTRUCTIONS = ("auto", "coriolis", "forward")
+
+
+def inverse_dynamics_derivatives(model, construction="auto"):
     """The program of ``[dtau/dq, dtau/dqd]`` (outputs row by row, ``nv x 2 nv``).
 
-    One forward-mode pass of the inverse dynamic program per direction of
-    :func:`configuration_directions` and :func:`velocity_directions`.
-    Outputs ``dGAM<i>_d<x>`` (zeros kept), row ``i`` of the generalized
-    forces (a free flyer's ``GAMFX0 .. GAMCZ0`` first).
+    Parameters
+    ----------
+    model : DynamicModel
+    construction : {"auto", "coriolis", "forward"}, optional
+        ``"forward"``: one forward-mode pass of the inverse dynamic program
+        per direction of :func:`configuration_directions` and
+        :func:`velocity_directions`.  ``"coriolis"`` (fixed root, every
+        joint rate a symbol): the configuration columns so, and ``dtau/dqd
+        = 2 C(q, qd) + diag(FV)`` from the model's Coriolis matrix program:
+        the velocity terms are ``sum_jk c_ijk qd_j qd_k`` with Christoffel
+        symbols symmetric in ``j, k``, so their derivative is twice the
+        Christoffel-form ``C``; viscous friction adds ``FV``, Coulomb
+        friction 0.  (A free flyer's ``C`` has Hamel terms that are not
+        symmetric: the identity does not hold there.)  ``"auto"``
+        (default) takes ``"coriolis"`` where it applies, the cheaper as
+        measured (multiplications/additions, Newton-Euler engine):
+
+        ===========  ===========  ===========
+        robot        coriolis     forward
+        ===========  ===========  ===========
+        RX-90        1933/1497    2378/1927
+        Krang        14354/11180  15039/12162
+        ===========  ===========  ===========
+
+    Returns
+    -------
+    Program
+        Outputs ``dGAM<i>_d<x>`` (zeros kept), row ``i`` of the generalized
+        forces (a free flyer's ``GAMFX0 .. GAMCZ0`` first).
     """
+    if construction not in IDM_CONSTRUCTIONS:
+        raise KaneRobotError(f"unknown construction {construction!r}: choose among {', '.join(IDM_CONSTRUCTIONS)}")
+    applies = not _floating(model) and all(isinstance(s, sympy.Symbol) for s in model.qd)
+    if construction == "coriolis" and not applies:
+        raise KaneRobotError(
+            f"{model.robot.name}: dtau/dqd = 2 C + diag(FV) needs a fixed root and a symbol for every joint rate; "
+            f"take construction='forward'"
+        )
     program = model.program("inverse_dynamics")
-    directions = configuration_directions(model) + velocity_directions(model)
-    fm, _ = _differentiated(program, directions)
-    return _finish(fm, list(program.outputs.items()), len(directions))
+    configuration = configuration_directions(model)
+    if construction == "forward" or not applies:
+        directions = configuration + velocity_directions(model)
+        fm, _ = _differentiated(program, directions)
+        return _finish(fm, list(program.outputs.items()), len(directions))
+    fm, _ = _differentiated(program, configuration)
+    target = fm.target
+    n = len(model.q)
+    entries = target.splice(model.program("coriolis_matrix"))
+    names = matrix_entry_names("C", (n, n))
+    C = [[entries.get(names[i][j], sympy.S.Zero) for j in range(n)] for i in range(n)]
+    labels = [label for label, _ in velocity_directions(model)]
+    for i, (name, expr) in enumerate(program.outputs.items()):
+        for key in range(n):
+            target.set_output(fm.name_for(name, key), fm.derivative(expr, key))
+        viscous = link_parameter(model.robot, model.robot.joint_labels[i], "FV")
+        for j, label in enumerate(labels):
+            target.set_output(fm.name.format(var=name, wrt=label), 2 * C[i][j] + (viscous if i == j else 0))
+    target.prune()
+    return target
 
 
 def _direct(model):
@@ -192,7 +253,9 @@ def _inverse_source(model):
     expression}`` row by row, ``nv x 2 nv``); ``torques`` the torque inputs.
     """
     ddm = model.program("direct_dynamics")
-    idm_d = model.program("inverse_dynamics_derivatives")
+    # The forward-mode idm derivatives, not the model's (2 C for dtau/dqd): inside this program
+    # they cost less (Krang 28415/23554 multiplications/additions against 36074/26498).
+    idm_d = inverse_dynamics_derivatives(model, "forward")
     source = Program(inputs=ddm.inputs, compound=ddm.compound)
     qdd = source.splice(ddm)
     mapping = {s: v for s, v in zip(model.qdd, qdd.values()) if isinstance(s, sympy.Symbol)}
