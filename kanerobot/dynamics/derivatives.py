@@ -341,7 +341,11 @@ def direct_dynamics_derivatives(model, construction="auto"):
 
         so ``"product"`` for a fixed root (without deriving all three,
         which would triple the derivation time; it is also the quickest to
-        derive) and ``"direct"`` for a floating base.
+        derive) and ``"direct"`` for a floating base.  A product for a
+        floating base, its six base columns of ``A^-1`` taken along a
+        wrench on link 0 added to the articulated-body program, was
+        measured and costs more: satellite 4615/3724 against 4234/3396,
+        the conftest tree on a free flyer 12503/10171 against 11971/9566.
 
     Returns
     -------
