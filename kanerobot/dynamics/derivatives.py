@@ -93,6 +93,7 @@ __all__ = [
     "inverse_dynamics_derivatives",
     "output_grid",
     "split",
+    "torque_directions",
     "velocity_directions",
 ]
 
