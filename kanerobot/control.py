@@ -798,17 +798,23 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     return q
 
 
-def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6):
-    """``A, B`` of ``xdot = f(x, u)`` about the rest state ``(q_eq, 0)``, numerically.
+def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
+    """``A, B`` of ``xdot = f(x, u)`` about the rest state ``(q_eq, 0)``.
 
     The state is ``x = (p, v)``: the controlled coordinates' positions ``p``
     (``controlled_coordinates(fn)``: every joint of a fixed base; the wheel
     angles and body joints of a wheeled base, not its posture x, y, theta,
     on which the dynamics does not depend) and their rates ``v``; ``pdot =
     v`` and ``vdot`` is the model's direct dynamics ``fn.direct_dynamics(q,
-    v, actuation @ u)``, ``q`` being ``q_eq`` with ``p`` in place.  The
-    Jacobians are central differences (steps ``step * max(1, |x|)``) in one
-    batched call.
+    v, actuation @ u)``, ``q`` being ``q_eq`` with ``p`` in place.
+
+    The Jacobians are analytic where the model has derivative programs
+    (``fn.direct_dynamics_derivatives``: serial and tree robots on a fixed
+    base, :mod:`kanerobot.dynamics.derivatives`): ``dqdd/dq``, ``dqdd/dqd``
+    and ``dqdd/dtau @ actuation`` at the equilibrium, one call.  Other
+    structures (a wheeled base, whose direct dynamics is solved with its
+    rolling constraints) fall back to central differences (steps ``step *
+    max(1, |x|)``) in one batched call.
 
     Parameters
     ----------
@@ -821,11 +827,22 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6):
     actuation : array_like (m, k), optional
         ``tau = actuation @ u`` (default the identity).
     step : float, optional
+        Relative step of the finite differences.
+    analytic : bool, optional
+        None (default): analytic derivatives where the model has them,
+        else finite differences; False: finite differences; True: analytic
+        or an error.
 
     Returns
     -------
     A : numpy.ndarray, shape (2m, 2m)
     B : numpy.ndarray, shape (2m, k)
+
+    Raises
+    ------
+    KaneRobotError
+        For a structure that is not a rigid fixed or wheeled base, and with
+        ``analytic=True`` when the model has no derivative programs.
     """
     view = _balance_view(fn, "linearize")
     m = view.n
@@ -835,8 +852,28 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6):
         raise KaneRobotError(f"the actuation matrix must have {m} rows (the controlled coordinates), got shape {Bact.shape}")
     k = Bact.shape[1]
     u_eq = np.zeros(k) if u_eq is None else _vector(u_eq, "u_eq", k)
-    p_eq = view.positions(q_eq)
-    z0 = np.concatenate([p_eq, np.zeros(m), u_eq])
+    has = hasattr(fn, "direct_dynamics_derivatives")
+    if analytic and not has:
+        raise KaneRobotError(
+            f"linearize(analytic=True): {view.kind} models have no derivative programs (serial and tree robots on a "
+            f"fixed base have); use analytic=None for finite differences"
+        )
+    if has and analytic is not False:
+        dq, dqd, dtau = fn.direct_dynamics_derivatives(q_eq, np.zeros(view.nv), Bact @ u_eq)
+        J = np.concatenate([dq[:, view.columns], dqd[:, view.rate_columns], dtau @ Bact], axis=1)
+    else:
+        J = _difference_jacobian(fn, view, q_eq, np.concatenate([view.positions(q_eq), np.zeros(m), u_eq]), Bact, step)
+    A = np.zeros((2 * m, 2 * m))
+    A[:m, m:] = np.eye(m)
+    A[m:, :] = J[:, : 2 * m]
+    B = np.zeros((2 * m, k))
+    B[m:, :] = J[:, 2 * m :]
+    return A, B
+
+
+def _difference_jacobian(fn, view, q_eq, z0, Bact, step):
+    """``d(vdot)/d(p, v, u)`` at ``z0 = (p, v, u)`` by central differences, (m, 2m + k)."""
+    m = view.n
     size = z0.shape[0]
     h = step * np.maximum(1.0, np.abs(z0))
     Z = np.repeat(z0[None, :], 2 * size, axis=0)
@@ -846,13 +883,7 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6):
     qd = Z[:, m : 2 * m]
     tau = Z[:, 2 * m :] @ Bact.T
     acc = np.asarray(fn.direct_dynamics(q, qd, tau), dtype=float).reshape(2 * size, m)
-    J = ((acc[:size] - acc[size:]) / (2 * h)[:, None]).T  # (m, size)
-    A = np.zeros((2 * m, 2 * m))
-    A[:m, m:] = np.eye(m)
-    A[m:, :] = J[:, : 2 * m]
-    B = np.zeros((2 * m, k))
-    B[m:, :] = J[:, 2 * m :]
-    return A, B
+    return ((acc[:size] - acc[size:]) / (2 * h)[:, None]).T
 
 
 class BalanceLQR(Controller):
@@ -939,9 +970,10 @@ def lqr_balance(fn, q_eq=None, Q=None, R=None, *, pitch="1", q0=None, actuation=
     2. The motors' torques that hold it: ``actuation @ u_eq = Q_a(q_eq)``
        (least squares; raises if they cannot, i.e. ``q_eq`` is not an
        equilibrium of the unactuated pitch).
-    3. The linearised model :func:`linearize` (central differences of the
-       numeric direct dynamics in the controlled coordinates, their rates
-       and the motors' torques).
+    3. The linearised model :func:`linearize` (the derivatives of the
+       direct dynamics in the controlled coordinates, their rates and the
+       motors' torques: analytic on a fixed base, central differences on a
+       wheeled base).
     4. ``S`` from ``scipy.linalg.solve_continuous_are(A, B, Q, R)``, ``K =
        R^-1 B^T S``.
 
@@ -968,7 +1000,7 @@ def lqr_balance(fn, q_eq=None, Q=None, R=None, *, pitch="1", q0=None, actuation=
     wheels : sequence of str, optional
         For :func:`actuation_matrix`.
     step : float, optional
-        Relative step of the finite differences.
+        Relative step of the finite differences (where :func:`linearize` uses them).
 
     Returns
     -------

@@ -407,3 +407,23 @@ def test_lqr_on_a_fully_actuated_arm_and_errors():
     wheeled = krang_on_wheels()
     with pytest.raises(KaneRobotError, match="not an equilibrium the motors can hold"):
         control.lqr_balance(wheeled, np.zeros(22))
+
+
+def test_linearize_is_analytic_on_a_fixed_base_and_equals_finite_differences():
+    """The RX-90 (every joint a motor, a random actuation): the A, B of the derivative
+    programs equal central differences of the direct dynamics to 1e-6 relative."""
+    robot = library("rx90")
+    rng = np.random.default_rng(7)
+    values = random_parameters(robot, rng, friction=False)  # Coulomb friction has no derivative at rest
+    fn = derived("rx90").numeric(values, backend="numpy")
+    q_eq, actuation = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, (6, 4))
+    u_eq = rng.uniform(-2, 2, 4)
+    A, B = control.linearize(fn, q_eq, u_eq, actuation)
+    A_fd, B_fd = control.linearize(fn, q_eq, u_eq, actuation, analytic=False)
+    assert np.abs(A - A_fd).max() < 1e-6 * np.abs(A).max() and np.abs(B - B_fd).max() < 1e-6 * np.abs(B).max()
+    np.testing.assert_array_equal(A[:6], np.hstack([np.zeros((6, 6)), np.eye(6)]))
+    dq, dqd, dtau = fn.direct_dynamics_derivatives(q_eq, np.zeros(6), actuation @ u_eq)
+    np.testing.assert_array_equal(A[6:], np.hstack([dq, dqd]))
+    np.testing.assert_array_equal(B[6:], dtau @ actuation)
+    with pytest.raises(KaneRobotError, match=r"linearize\(analytic=True\): wheeled base models have no derivative programs"):
+        control.linearize(krang_on_wheels(), np.zeros(22), analytic=True)

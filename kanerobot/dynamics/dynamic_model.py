@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import composite, coriolis, direct, lagrange, newton_euler
+from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
 from kanerobot.dynamics.kinematic_programs import KinematicPrograms
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
@@ -36,7 +36,8 @@ from kanerobot.robot.joints import JOINT_SIZES
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 
-#: Models a :class:`DynamicModel` offers, with what they compute.
+#: Models a :class:`DynamicModel` offers, with what they compute (and the
+#: derivative models of :data:`~kanerobot.dynamics.derivatives.DERIVATIVE_MODELS`).
 MODELS = {
     "inverse_dynamics": "joint torques Gamma(q, qd, qdd) by recursive Newton-Euler",
     "mass_matrix": "inertia matrix A(q) by composite links",
@@ -77,6 +78,8 @@ ENGINES = {
 }
 #: Models an engine has no program for; they are computed from others.
 SOLVED = {method: {"direct_dynamics", "base_acceleration"} - set(ENGINES[method]) for method in ENGINES}
+for _solved in SOLVED.values():  # the derivatives of a solved model are solved too
+    _solved |= {derivatives.SOLVED_DERIVATIVES[name] for name in _solved if name in derivatives.SOLVED_DERIVATIVES}
 #: Backends of :meth:`DynamicModel.numeric`.
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
@@ -97,7 +100,7 @@ class DynamicModel:
     """
 
     #: The models offered, name -> what it computes.
-    models = MODELS
+    models = {**MODELS, **derivatives.DERIVATIVE_MODELS}
     #: Programs whose symbols make up :attr:`parameters`.
     parameter_programs = ("inverse_dynamics",)
     #: Prefix of the compiled C functions.
@@ -154,6 +157,8 @@ class DynamicModel:
                 f"the {self.method} engine has no program for {name}: it is solved numerically as "
                 f"A^-1 (Gamma - H); use method='newton-euler' for the recursive direct dynamic model"
             )
+        if name in derivatives.DERIVATIVE_MODELS:
+            return derivatives.derivative_program(self, name)
         if self.method == "kane":
             return self.kane_system.program(name)
         build = ENGINES[self.method][name]
@@ -228,7 +233,10 @@ class DynamicModel:
 
     def _output_grid(self, name):
         """How the C backend lays out model ``name``'s outputs: None for a
-        vector, else the grid of :func:`matrix_grid`."""
+        vector, else the grid of :func:`matrix_grid` (of
+        :func:`~kanerobot.dynamics.derivatives.output_grid` for a derivative model)."""
+        if name in derivatives.DERIVATIVE_MODELS:
+            return derivatives.output_grid(self.program(name), self.nv)
         if name not in MATRIX_MODELS:
             return None
         return matrix_grid(self.program(name), len(self.q), name, MATRIX_MODELS[name])
@@ -242,7 +250,8 @@ class DynamicModel:
         Parameters
         ----------
         names : iterable of str, optional
-            Models (see :data:`MODELS`); by default all of them.
+            Models (see :data:`MODELS`); by default all of them but the
+            derivative models (named to compile them).
         jobs : int, optional
 
         Returns
@@ -250,7 +259,9 @@ class DynamicModel:
         dict
             ``{name: CompiledFunction}``, as :meth:`compiled` gives them.
         """
-        names = [name for name in self.models if self.has_program(name)] if names is None else list(names)
+        if names is None:
+            names = [name for name in self.models if self.has_program(name) and name not in derivatives.DERIVATIVE_MODELS]
+        names = list(names)
         for name in list(self.parameter_programs) + names:  # derived here, not in the threads
             self.program(name)
         todo = [name for name in dict.fromkeys(names) if name not in self._compiled]
@@ -272,11 +283,17 @@ class DynamicModel:
         For a direct dynamic model solved from A and H (Lagrange, Kane), the
         counts of both programs plus those of a Cholesky factorisation and two
         triangular solves, taken as ``n(n+1)(n+2)/6 + n^2`` multiplications,
-        as many additions plus n, and n square roots.
+        as many additions plus n, and n square roots.  For the derivatives of
+        such a model, those counts, the inverse dynamics derivatives' and two
+        triangular solves (``n^2`` multiplications and additions) per column.
         """
         if self.has_program(name):
             return dict(self.program(name).op_count())
         n = self.nv
+        if name in derivatives.SOLVED_DERIVATIVES.values():
+            solved, D = self.op_count("direct_dynamics"), self.op_count("inverse_dynamics_derivatives")
+            columns = (2 * n + len(self.tau)) * n * n
+            return {key: solved[key] + D[key] + (columns if key != "fn" else 0) for key in ("add", "mul", "fn")}
         A, H = self.op_count("mass_matrix"), self.op_count("h")
         solve = n * (n + 1) * (n + 2) // 6 + n * n
         return {"add": A["add"] + H["add"] + n + solve, "mul": A["mul"] + H["mul"] + solve, "fn": A["fn"] + H["fn"] + n}
@@ -843,6 +860,57 @@ class NumericDynamics:
         out = programs.numpy_function(key)(*q.T, *parameters.tolist())
         out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
         return out.T, single
+
+    # ----------------------------------------------------- the derivatives
+    def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
+        """``(dtau/dq, dtau/dqd)`` at ``(q, qd, qdd)``: two (n, n), or (N, n, n), arrays.
+
+        Evaluates the program of
+        :func:`~kanerobot.dynamics.derivatives.inverse_dynamics_derivatives`
+        (forward mode over the inverse dynamic model; pinocchio's
+        ``computeRNEADerivatives``).  Coulomb friction contributes 0 (its
+        derivative away from ``qd = 0``); ``wrench`` as in
+        :meth:`inverse_dynamics` (held constant).
+        """
+        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
+        states = {"q": q, "qd": qd, "qdd": qdd}
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
+        return self._derivatives("inverse_dynamics_derivatives", states, single)
+
+    def direct_dynamics_derivatives(self, q, qd, tau):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: three (n, n), or (N, n, n), arrays.
+
+        Evaluates the program of
+        :func:`~kanerobot.dynamics.derivatives.direct_dynamics_derivatives`
+        (pinocchio's ``computeABADerivatives``); with an engine that has no
+        direct-dynamics program (Lagrange, Kane), ``dqdd/dx = -A^-1
+        dtau/dx`` at ``qdd = direct_dynamics(q, qd, tau)`` and ``dqdd/dtau =
+        A^-1``, solved numerically.
+        """
+        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+        batch = max(len(q), len(qd), len(tau))
+        states = {"q": q, "qd": qd, "tau": tau}
+        if self.model.has_program("direct_dynamics_derivatives"):
+            return self._derivatives("direct_dynamics_derivatives", states, single)
+        A = np.broadcast_to(self._evaluate("mass_matrix", {"q": q}), (batch, self.n, self.n))
+        rhs = tau - self._evaluate("h", {key: value for key, value in states.items() if key != "tau"})
+        states["qdd"] = np.linalg.solve(A, rhs[..., None])[..., 0]
+        return self._solved_derivatives(A, states, single)
+
+    def _derivatives(self, name, states, single):
+        """Derivative model ``name`` on ``states``, split into its blocks."""
+        out = self._evaluate(name, states)
+        out = out.reshape(out.shape[0], self.model.nv, -1)
+        return derivatives.split(out, self.model.nv, single)
+
+    def _solved_derivatives(self, A, states, single):
+        """``(-A^-1 dtau/dq, -A^-1 dtau/dqd, A^-1 S^T)`` at the accelerations
+        ``states["qdd"]``, ``S`` selecting the actuated speeds (the last n)."""
+        dtau = self._evaluate("inverse_dynamics_derivatives", states)
+        nv = self.model.nv
+        dtau = dtau.reshape(dtau.shape[0], nv, -1)
+        solved = np.linalg.solve(A, np.concatenate([-dtau, np.broadcast_to(np.eye(nv)[:, nv - self.n:], A.shape[:1] + (nv, self.n))], axis=2))
+        return derivatives.split(solved, nv, single)
 
 
 def matrix_grid(program, n, name, symmetric):

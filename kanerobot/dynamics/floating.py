@@ -67,7 +67,7 @@ acceleration and the direct dynamics are solved numerically from ``A`` and
 import numpy as np
 import sympy
 
-from kanerobot.dynamics import composite, direct, newton_euler
+from kanerobot.dynamics import composite, derivatives, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
     ONE_STATE_GROUPS,
@@ -221,7 +221,7 @@ class FloatingBaseModel(DynamicModel):
     (False, (9, 9))
     """
 
-    models = MODELS
+    models = {**MODELS, **derivatives.DERIVATIVE_MODELS}
     parameter_programs = ("inverse_dynamics", "base_acceleration")
     c_prefix = "kr_floating_"
 
@@ -252,7 +252,10 @@ class FloatingBaseModel(DynamicModel):
 
     def _output_grid(self, name):
         """The (nv, nv) layout of a matrix's outputs for the C backend (see
-        :func:`~kanerobot.dynamics.model.matrix_grid`)."""
+        :func:`~kanerobot.dynamics.model.matrix_grid`; a derivative model's
+        as a fixed base's)."""
+        if name in derivatives.DERIVATIVE_MODELS:
+            return super()._output_grid(name)
         if name not in MATRIX_MODELS:
             return None
         return matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
@@ -680,6 +683,51 @@ class FloatingBaseDynamics(NumericDynamics):
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
         return self._result(integrate(q, qd, dt), single)
 
+    # ----------------------------------------------------- the derivatives
+    def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
+        """``(dtau/dq, dtau/dqd)`` of ``[F_0; GAM]``: two (6+n, 6+n), or (N, 6+n, 6+n), arrays.
+
+        Pinocchio's ``computeRNEADerivatives`` for a free flyer: column ``k``
+        of ``dtau/dq`` is the derivative along ``q (+) e_k`` (the base moved
+        by ``exp`` of a twist in frame 0, :func:`integrate`), so the three
+        translation columns are zero; ``dtau/dqd`` is with respect to the
+        speeds of the state.  ``wrench`` as in :meth:`inverse_dynamics`.
+        """
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
+        states = self._base_states(q, qd, qdd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
+        return self._derivatives("inverse_dynamics_derivatives", states, single)
+
+    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)``: (6+n, 6+n), (6+n, 6+n) and (6+n, n) arrays (or batches).
+
+        Pinocchio's ``computeABADerivatives`` with the base not actuated
+        (``dqdd/dtau`` is its ``Minv`` without the six base columns); ``dq``
+        in the tangent space as in :meth:`inverse_dynamics_derivatives`.
+        Kane and Lagrange, without an articulated-body program, solve
+        ``-A^-1 dtau/dx`` and ``A^-1`` numerically.
+
+        Raises
+        ------
+        SingularityError
+            When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
+        """
+        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
+        if self.model.has_program("direct_dynamics_derivatives"):
+            states["tau"] = tau
+            out = self._derivatives("direct_dynamics_derivatives", states, single)
+        else:
+            A, _ = self._mass_and_bias(states)
+            qdd = self._solved_direct_dynamics(states, tau)
+            states["qdd"], states["base_acceleration"] = qdd[:, 6:], qdd[:, :6]
+            out = self._solved_derivatives(A, states, single)
+        if not all(np.all(np.isfinite(block)) for block in out):
+            raise SingularityError(
+                f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
+            )
+        return out
 
 def _cross_matrices(p):
     """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""

@@ -55,8 +55,9 @@ Partial derivatives ``df/du`` of a line
     ``_eval_derivative`` (the result is the expression :func:`sympy.diff`
     gives), and the derivative of every node is remembered: a subexpression
     met in several lines, or again for another operand, is differentiated
-    once.  Only other nodes (``cos``, ``atan2``, ...) go to
-    :func:`sympy.diff`, whose generic machinery costs far more per call.
+    once.  ``sign(x)`` (Coulomb friction) has the derivative 0, its value
+    everywhere but at ``x = 0``.  Only other nodes (``cos``, ``atan2``, ...)
+    go to :func:`sympy.diff`, whose generic machinery costs far more per call.
 
 Examples
 --------
@@ -327,6 +328,10 @@ class ForwardMode:
             out = sympy.Add(*terms)
         elif expr.is_Pow and sym not in self._symbols(expr.exp):
             out = expr * (self._diff(expr.base, sym) * expr.exp / expr.base)
+        elif isinstance(expr, sympy.sign):
+            # Coulomb friction FS*sign(QP): the derivative everywhere but at 0, where
+            # there is none (sympy's 2*DiracDelta is no number a program can compute).
+            out = sympy.S.Zero
         else:
             out = sympy.diff(expr, sym)
             if out.has(sympy.Derivative, sympy.Subs):

@@ -1,0 +1,389 @@
+"""Analytic derivatives of the inverse and direct dynamic models, as programs.
+
+Two models join those of :data:`~kanerobot.dynamics.dynamic_model.MODELS`
+(:data:`DERIVATIVE_MODELS`), for serial, tree and floating robots:
+
+``inverse_dynamics_derivatives``
+    ``[dtau/dq, dtau/dqd]``, an ``(nv, 2 nv)`` matrix, at ``(q, qd, qdd)``.
+``direct_dynamics_derivatives``
+    ``[dqdd/dq, dqdd/dqd, dqdd/dtau]``, an ``(nv, 2 nv + n)`` matrix, at
+    ``(q, qd, tau)`` (``n`` joint torques; a floating base is not actuated).
+
+Both are :class:`~kanerobot.symbolic.Program` s made from the model's own
+programs by the forward mode of :mod:`kanerobot.symbolic.derivative`, so
+they are counted, compiled to C and exported like every model
+(``model.program(name)``, ``model.op_count(name)``, ``model.compiled(name)``).
+
+**Tangent space** (pinocchio's convention).  A column ``dq_k`` is the
+derivative along ``q (+) dv`` with ``dv = e_k`` of the velocity space
+(:func:`kanerobot.robot.joints.integrate`): for a joint, the partial
+derivative with respect to its variable; for a free flyer, the base moved
+by ``wT_0 exp([dv_lin; dw])`` in frame 0 (pinocchio's ``q * exp(v)``).  The
+dynamics of a floating robot, written in frame 0, does not depend on where
+the base is, so the three translation columns are zero; a rotation ``dw =
+e_k`` moves the quaternion ``Q`` along ``dQ = 1/2 Q * (e_k, 0)`` (the seeds
+of :func:`configuration_directions`), which rotates gravity in frame 0.
+The velocity columns are the derivatives with respect to ``qd`` (base
+``v, w`` in frame 0, then the joint rates) as in pinocchio.
+
+**Coulomb friction** ``FS_j sign(qd_j)`` is not differentiable at ``qd_j =
+0``; its derivative is taken as 0 (its value everywhere else).
+
+**Constructions and their cost** (operation counts of the programs,
+``program.op_count()``, on the RX-90 and Krang by Newton-Euler;
+``benchmarks/derivatives_vs_pinocchio.py`` prints the models'):
+
+- ``inverse_dynamics_derivatives``: one forward-mode pass of the
+  inverse dynamic program per configuration direction, each limited to
+  the lines that depend on it: a joint variable touches only the links
+  after it and the backward recursion, as in pinocchio's
+  ``computeRNEADerivatives`` (O(nv^2) for a chain); a derivative line
+  identical to a line of the program is not recorded again (on the RX-90,
+  ``d(VP13)/dth3`` is ``VP23``).  The velocity columns are ``2 C(q, qd) +
+  diag(FV)`` from the Coriolis matrix program on a fixed root, forward
+  mode along the speeds on a floating base (see
+  :func:`inverse_dynamics_derivatives`).  RX-90: 1933 multiplications,
+  1497 additions (the model 349/306); Krang: 14354/11180 (1177/1045).
+- ``direct_dynamics_derivatives``, three constructions, the cheapest
+  taken (see :func:`direct_dynamics_derivatives` for the counts).  With
+  ``qdd = ddm(q, qd, tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx =
+  -A^-1 dtau/dx`` (``x = q, qd``) and ``dqdd/dtau = A^-1``; the direct
+  model is affine in the torques and its linear part is ``A^-1``, so
+  ``A^-1 s`` is the forward-mode derivative of the articulated-body
+  program along the torques seeded with ``s``, which differentiates only
+  its torque-dependent lines (the last backward and the forward pass): no
+  inertia matrix, no factorisation.  The program is the articulated-body
+  program, then the forward-mode ``idm`` derivative program read at
+  ``qdd``, then
+
+  * *product* (fixed root): ``A^-1`` (one triangle, by symmetry) as the
+    derivatives along the n torques, and ``-A^-1 dtau/dx`` as products
+    in the program, whose zeros (many on a tree) cost nothing.  This is
+    pinocchio's ``computeABADerivatives``, which forms ``M^-1`` with the
+    ABA;
+  * *inverse* (fixed root): ``-A^-1 dtau/dx_k`` as one derivative along
+    the torques seeded with ``-dtau/dx_k`` per column;
+  * *direct*: forward mode over the articulated-body program along the
+    2 nv + n directions of ``q, qd, tau``.
+
+  A floating base takes the direct construction (its torques do not
+  include the base wrench whose columns of ``A^-1`` the others need).  With the
+  Lagrange and Kane engines, which have no articulated-body program, the
+  direct model's derivatives are solved numerically from ``A`` and the
+  ``idm`` derivatives (:data:`SOLVED_DERIVATIVES`).
+"""
+
+import sympy
+
+from kanerobot.dynamics.common import link_parameter
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY, QUATERNION
+from kanerobot.errors import KaneRobotError
+from kanerobot.symbolic.derivative import ForwardMode
+from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import Program
+
+__all__ = [
+    "CONSTRUCTIONS",
+    "DERIVATIVE_MODELS",
+    "IDM_CONSTRUCTIONS",
+    "SOLVED_DERIVATIVES",
+    "configuration_directions",
+    "derivative_program",
+    "direct_dynamics_derivatives",
+    "inverse_dynamics_derivatives",
+    "output_grid",
+    "split",
+    "torque_directions",
+    "velocity_directions",
+]
+
+#: The derivative models, with what they compute.
+DERIVATIVE_MODELS = {
+    "inverse_dynamics_derivatives": "[dtau/dq, dtau/dqd](q, qd, qdd), (nv, 2 nv), dq in the tangent space",
+    "direct_dynamics_derivatives": "[dqdd/dq, dqdd/dqd, dqdd/dtau](q, qd, tau), (nv, 2 nv + n), dq in the tangent space",
+}
+#: Derivative models computed numerically where the engine has no direct-dynamics program.
+SOLVED_DERIVATIVES = {"direct_dynamics": "direct_dynamics_derivatives"}
+
+#: Labels of the free flyer's configuration directions (translation, rotation, in frame 0).
+BASE_DIRECTIONS = ("X0", "Y0", "Z0", "RX0", "RY0", "RZ0")
+
+
+def _floating(model):
+    return model.nv != model.n
+
+
+def _quaternion_seeds(k):
+    """``dQ = 1/2 Q * (e_k, 0)`` (quaternion product, x y z w): the motion of
+    the base quaternion ``Q`` for a rotation about axis ``k`` of frame 0."""
+    x, y, z, w = QUATERNION
+    half = sympy.Rational(1, 2)
+    rows = ((w, z, -y, -x), (-z, w, x, -y), (y, -x, w, -z))
+    return {symbol: half * value for symbol, value in zip(QUATERNION, rows[k])}
+
+
+def configuration_directions(model):
+    """``[(label, seeds)]``: the nv configuration directions of the tangent space.
+
+    A free flyer's three translations (no seed: the dynamics in frame 0
+    does not depend on them) and three rotations (the quaternion's
+    motion), then one direction per joint variable (none for a joint
+    customised to a number).
+    """
+    directions = []
+    if _floating(model):
+        directions += [(label, {}) for label in BASE_DIRECTIONS[:3]]
+        directions += [(label, _quaternion_seeds(k)) for k, label in enumerate(BASE_DIRECTIONS[3:])]
+    for k, symbol in enumerate(model.q):
+        directions.append((str(symbol), {symbol: 1}) if isinstance(symbol, sympy.Symbol) else (f"q{k + 1}", {}))
+    return directions
+
+
+def velocity_directions(model):
+    """``[(label, seeds)]``: the nv velocity directions (base ``v, w``, then the joint rates)."""
+    symbols = (list(BASE_VELOCITY) if _floating(model) else []) + list(model.qd)
+    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"qd{k + 1}", {}) for k, s in enumerate(symbols)]
+
+
+def torque_directions(model):
+    """``[(label, seeds)]``: one direction per joint torque."""
+    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"tau{k + 1}", {}) for k, s in enumerate(model.tau)]
+
+
+def _differentiated(program, directions):
+    """``(fm, rows)``: ``fm`` a :class:`ForwardMode` of ``program`` with
+    ``directions`` declared (keys 0, 1, ...), ``rows`` the output names."""
+    fm = ForwardMode(program)
+    for key, (label, seeds) in enumerate(directions):
+        fm.add_direction(key, {x: seed for x, seed in seeds.items() if x in set(program.inputs)}, label=label)
+    return fm, list(program.outputs)
+
+
+def _finish(fm, outputs, columns):
+    """The target with one output per (output row, direction column), row by row, zeros kept."""
+    target = fm.target
+    for name, expr in outputs:
+        for key in range(columns):
+            target.set_output(fm.name_for(name, key), fm.derivative(expr, key))
+    target.prune()
+    return target
+
+
+#: The constructions of :func:`inverse_dynamics_derivatives`.
+IDM_CONSTRUCTIONS = ("auto", "coriolis", "forward")
+
+
+def inverse_dynamics_derivatives(model, construction="auto"):
+    """The program of ``[dtau/dq, dtau/dqd]`` (outputs row by row, ``nv x 2 nv``).
+
+    Parameters
+    ----------
+    model : DynamicModel
+    construction : {"auto", "coriolis", "forward"}, optional
+        ``"forward"``: one forward-mode pass of the inverse dynamic program
+        per direction of :func:`configuration_directions` and
+        :func:`velocity_directions`.  ``"coriolis"`` (fixed root, every
+        joint rate a symbol): the configuration columns so, and ``dtau/dqd
+        = 2 C(q, qd) + diag(FV)`` from the model's Coriolis matrix program:
+        the velocity terms are ``sum_jk c_ijk qd_j qd_k`` with Christoffel
+        symbols symmetric in ``j, k``, so their derivative is twice the
+        Christoffel-form ``C``; viscous friction adds ``FV``, Coulomb
+        friction 0.  (A free flyer's ``C`` has Hamel terms that are not
+        symmetric: the identity does not hold there.)  ``"auto"``
+        (default) takes ``"coriolis"`` where it applies, the cheaper as
+        measured (multiplications/additions, Newton-Euler engine):
+
+        ===========  ===========  ===========
+        robot        coriolis     forward
+        ===========  ===========  ===========
+        RX-90        1933/1497    2378/1927
+        Krang        14354/11180  15039/12162
+        ===========  ===========  ===========
+
+    Returns
+    -------
+    Program
+        Outputs ``dGAM<i>_d<x>`` (zeros kept), row ``i`` of the generalized
+        forces (a free flyer's ``GAMFX0 .. GAMCZ0`` first).
+    """
+    if construction not in IDM_CONSTRUCTIONS:
+        raise KaneRobotError(f"unknown construction {construction!r}: choose among {', '.join(IDM_CONSTRUCTIONS)}")
+    applies = not _floating(model) and all(isinstance(s, sympy.Symbol) for s in model.qd)
+    if construction == "coriolis" and not applies:
+        raise KaneRobotError(
+            f"{model.robot.name}: dtau/dqd = 2 C + diag(FV) needs a fixed root and a symbol for every joint rate; "
+            f"take construction='forward'"
+        )
+    program = model.program("inverse_dynamics")
+    configuration = configuration_directions(model)
+    if construction == "forward" or not applies:
+        directions = configuration + velocity_directions(model)
+        fm, _ = _differentiated(program, directions)
+        return _finish(fm, list(program.outputs.items()), len(directions))
+    fm, _ = _differentiated(program, configuration)
+    target = fm.target
+    n = len(model.q)
+    entries = target.splice(model.program("coriolis_matrix"))
+    names = matrix_entry_names("C", (n, n))
+    C = [[entries.get(names[i][j], sympy.S.Zero) for j in range(n)] for i in range(n)]
+    labels = [label for label, _ in velocity_directions(model)]
+    for i, (name, expr) in enumerate(program.outputs.items()):
+        for key in range(n):
+            target.set_output(fm.name_for(name, key), fm.derivative(expr, key))
+        viscous = link_parameter(model.robot, model.robot.joint_labels[i], "FV")
+        for j, label in enumerate(labels):
+            target.set_output(fm.name.format(var=name, wrt=label), 2 * C[i][j] + (viscous if i == j else 0))
+    target.prune()
+    return target
+
+
+def _direct(model):
+    """Forward mode over the articulated-body program along q, qd and the torques."""
+    program = model.program("direct_dynamics")
+    directions = configuration_directions(model) + velocity_directions(model) + torque_directions(model)
+    fm, _ = _differentiated(program, directions)
+    return _finish(fm, list(program.outputs.items()), len(directions))
+
+
+def _inverse_source(model):
+    """``(source, qdd, dtau, torques)`` of the constructions through the inverse model.
+
+    ``source`` is the direct model's program (outputs ``qdd``, ``{name:
+    expression}``), then the ``idm`` derivative program with its
+    accelerations replaced by those outputs (``dtau``, ``{name:
+    expression}`` row by row, ``nv x 2 nv``); ``torques`` the torque inputs.
+    """
+    ddm = model.program("direct_dynamics")
+    # The forward-mode idm derivatives, not the model's (2 C for dtau/dqd): inside this program
+    # they cost less (Krang 28415/23554 multiplications/additions against 36074/26498).
+    idm_d = inverse_dynamics_derivatives(model, "forward")
+    source = Program(inputs=ddm.inputs, compound=ddm.compound)
+    qdd = source.splice(ddm)
+    mapping = {s: v for s, v in zip(model.qdd, qdd.values()) if isinstance(s, sympy.Symbol)}
+    dtau = source.splice(idm_d, mapping)
+    # Outputs keep every line alive in the source (the forward mode copies them all anyway).
+    for name, value in qdd.items():
+        source.set_output(name, value)
+    for name, value in dtau.items():
+        source.set_output(f"kr_seed_{name}", value)
+    torques = [s for s in model.tau if isinstance(s, sympy.Symbol)]
+    if len(torques) != len(qdd):
+        raise KaneRobotError(f"{model.robot.name}: the torques of every joint are needed for the direct model's derivatives")
+    return source, qdd, dtau, torques
+
+
+def _through_inverse(model):
+    """``-A^-1 dtau/dx`` and ``A^-1`` as torque derivatives of the articulated-body program.
+
+    The forward mode differentiates the direct model's outputs of
+    :func:`_inverse_source` along directions that seed the torques with
+    ``-dtau/dx_k`` (``x`` one of the 2 nv state directions) and with ``e_k``.
+    """
+    source, qdd, dtau, torques = _inverse_source(model)
+    width, names = 2 * len(qdd), list(dtau)
+    labels = [label for label, _ in configuration_directions(model) + velocity_directions(model)]
+    fm = ForwardMode(source)
+    for col, label in enumerate(labels):
+        seeds = {tau: -dtau[names[row * width + col]] for row, tau in enumerate(torques)}
+        fm.add_direction(col, {tau: fm.value(seed) for tau, seed in seeds.items()}, label=label)
+    for k, (label, seeds) in enumerate(torque_directions(model)):
+        fm.add_direction(width + k, seeds, label=label)
+    return _finish(fm, list(qdd.items()), width + len(torques))
+
+
+def _inverse_product(model):
+    """``A^-1`` as the torque derivatives of the articulated-body program (one
+    triangle, by symmetry), then ``-A^-1 dtau/dx`` as products in the program
+    (the zeros of ``dtau/dx``, many on a tree, cost nothing)."""
+    source, qdd, dtau, torques = _inverse_source(model)
+    nv, names = len(qdd), list(dtau)
+    width = 2 * nv
+    fm = ForwardMode(source)
+    for k, (label, seeds) in enumerate(torque_directions(model)):
+        fm.add_direction(k, seeds, label=label)
+    rows = list(qdd.items())
+    inverse = [[None] * nv for _ in range(nv)]
+    for i, (_, expr) in enumerate(rows):
+        for k in range(i + 1):
+            inverse[i][k] = inverse[k][i] = fm.derivative(expr, k)
+    target = fm.target
+    labels = [label for label, _ in configuration_directions(model) + velocity_directions(model)]
+    for i, (name, _) in enumerate(rows):
+        for col, label in enumerate(labels):
+            terms = [inverse[i][k] * fm.value(dtau[names[k * width + col]]) for k in range(nv)]
+            target.set_output(fm.name.format(var=name, wrt=label), -sympy.Add(*terms))
+        for k in range(nv):
+            target.set_output(fm.name_for(name, k), inverse[i][k])
+    target.prune()
+    return target
+
+
+#: The constructions of :func:`direct_dynamics_derivatives`.
+CONSTRUCTIONS = ("auto", "product", "inverse", "direct")
+
+
+def direct_dynamics_derivatives(model, construction="auto"):
+    """The program of ``[dqdd/dq, dqdd/dqd, dqdd/dtau]`` (outputs row by row, ``nv x (2 nv + n)``).
+
+    Parameters
+    ----------
+    model : DynamicModel
+    construction : {"auto", "product", "inverse", "direct"}, optional
+        See the module notes; ``"product"`` and ``"inverse"`` need a fixed
+        root.  ``"auto"`` (default) takes the cheapest by operation count
+        as measured (multiplications/additions, Newton-Euler engine):
+
+        ===========  ===========  ===========  ===========
+        robot        product      inverse      direct
+        ===========  ===========  ===========  ===========
+        RX-90        3975/3177    4987/3790    5250/4023
+        Krang        28415/23554  35927/27771  39697/31017
+        ===========  ===========  ===========  ===========
+
+        so ``"product"`` for a fixed root (without deriving all three,
+        which would triple the derivation time; it is also the quickest to
+        derive) and ``"direct"`` for a floating base.  A product for a
+        floating base, its six base columns of ``A^-1`` taken along a
+        wrench on link 0 added to the articulated-body program, was
+        measured and costs more: satellite 4615/3724 against 4234/3396,
+        the conftest tree on a free flyer 12503/10171 against 11971/9566.
+
+    Returns
+    -------
+    Program
+        Outputs ``dQDP<i>_d<x>`` (a free flyer's ``dDVX0_d<x> .. dDWZ0_d<x>``
+        first), zeros kept.
+    """
+    if construction not in CONSTRUCTIONS:
+        raise KaneRobotError(f"unknown construction {construction!r}: choose among {', '.join(CONSTRUCTIONS)}")
+    if construction in ("product", "inverse") and _floating(model):
+        raise KaneRobotError(f"{model.robot.name} has a floating base: its direct model's derivatives take construction='direct'")
+    if construction == "direct" or (construction == "auto" and _floating(model)):
+        return _direct(model)
+    if construction == "inverse":
+        return _through_inverse(model)
+    return _inverse_product(model)
+
+
+def derivative_program(model, name):
+    """The program of derivative model ``name`` (:data:`DERIVATIVE_MODELS`) of ``model``."""
+    if name == "inverse_dynamics_derivatives":
+        return inverse_dynamics_derivatives(model)
+    return direct_dynamics_derivatives(model)
+
+
+def output_grid(program, rows):
+    """The outputs of a derivative program as ``rows`` rows of names (row-major)."""
+    names = list(program.outputs)
+    if len(names) % rows:
+        raise KaneRobotError(f"{len(names)} derivative outputs do not fill {rows} rows")
+    width = len(names) // rows
+    return [names[i * width:(i + 1) * width] for i in range(rows)]
+
+
+def split(matrix, nv, single):
+    """``(N, nv, 2 nv [+ n])`` as ``(d_dq, d_dqd[, d_dtau])``, one state's when ``single``."""
+    parts = [matrix[:, :, :nv], matrix[:, :, nv:2 * nv]]
+    if matrix.shape[2] > 2 * nv:
+        parts.append(matrix[:, :, 2 * nv:])
+    return tuple(part[0] if single else part for part in parts)
