@@ -88,6 +88,22 @@ def test_one_state_equals_batch_path_and_numpy(name, methods):
     assert c.fast_call_fallback is None
 
 
+@pytest.mark.parametrize("case", ["rx90", "floating"])
+def test_derivatives_of_one_state_equal_the_batch_path(case):
+    """fn.inverse_dynamics_derivatives / direct_dynamics_derivatives of one state go through the extension."""
+    c, npy = floating_functions() if case == "floating" else functions(case)
+    state = _floating_state(c, 2) if case == "floating" else _state(c.n, 2)
+    for method, keys in [("inverse_dynamics_derivatives", ("q", "qd", "qdd")), ("direct_dynamics_derivatives", ("q", "qd", "tau"))]:
+        args = [state[key] for key in keys]
+        one = getattr(c, method)(*args)
+        assert type(c._fast[method]).__name__ == "FastFunction", c.fast_call_fallback
+        batch = getattr(c, method)(*[a[np.newaxis] for a in args])
+        assert len(one) == len(batch) == (2 if method.startswith("inverse") else 3)
+        for block, rows, expected in zip(one, batch, getattr(npy, method)(*args)):
+            np.testing.assert_array_equal(block, rows[0])
+            assert_close(block, expected, rtol=1e-12, what=f"{case} {method}")
+
+
 def test_the_mass_matrix_is_symmetric_and_the_torques_are_A_qdd_plus_h():
     """Independent of the batch path: idm = A qdd + h, ddm solves A qdd = tau - h."""
     c, _ = functions("rx90")

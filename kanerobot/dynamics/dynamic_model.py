@@ -407,6 +407,8 @@ ONE_STATE_GROUPS = {
     "coriolis_matrix": ("q", "qd"),
     "gravity": ("q",),
     "direct_dynamics": ("q", "qd", "tau"),
+    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
+    "direct_dynamics_derivatives": ("q", "qd", "tau"),
 }
 
 
@@ -872,6 +874,11 @@ class NumericDynamics:
         derivative away from ``qd = 0``); ``wrench`` as in
         :meth:`inverse_dynamics` (held constant).
         """
+        if wrench is None:
+            fast = self._fast.get("inverse_dynamics_derivatives") or self._fast_function("inverse_dynamics_derivatives")
+            result = fast(q, qd, qdd, None, self.check)
+            if result is not None:
+                return derivatives.split(result[np.newaxis], self.model.nv, True)
         (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
         states = {"q": q, "qd": qd, "qdd": qdd}
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
@@ -887,6 +894,10 @@ class NumericDynamics:
         dtau/dx`` at ``qdd = direct_dynamics(q, qd, tau)`` and ``dqdd/dtau =
         A^-1``, solved numerically.
         """
+        fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
+        result = fast(q, qd, tau, None, self.check)
+        if result is not None:
+            return derivatives.split(result[np.newaxis], self.model.nv, True)
         (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
         batch = max(len(q), len(qd), len(tau))
         states = {"q": q, "qd": qd, "tau": tau}

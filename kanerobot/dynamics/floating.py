@@ -419,14 +419,15 @@ class FloatingBaseDynamics(NumericDynamics):
     def _one_state_layout(self, name):
         """As for a fixed base, each group a slice of ``q``, ``qd``, ``qdd`` or
         ``tau`` (the quaternion normalised), and a non-finite direct dynamics
-        left to the general path, which raises :class:`SingularityError`."""
+        (or its derivatives) left to the general path, which raises
+        :class:`SingularityError`."""
         given = ONE_STATE_GROUPS[name]
         sizes = {"q": self.nq, "qd": self.nv, "qdd": self.nv, "tau": self.n}
         layout = []
         for key, symbols in self.model._state_groups():
             argument, start, normalise = ONE_STATE_SLICES.get(key, (None, 0, False))
             layout.append((given.index(argument), start, normalise) if argument in given else np.zeros(len(symbols)))
-        return layout, [sizes[key] for key in given], name == "direct_dynamics"
+        return layout, [sizes[key] for key in given], name in ("direct_dynamics", "direct_dynamics_derivatives")
 
     # --------------------------------------------------------- the models
     def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
@@ -693,6 +694,11 @@ class FloatingBaseDynamics(NumericDynamics):
         translation columns are zero; ``dtau/dqd`` is with respect to the
         speeds of the state.  ``wrench`` as in :meth:`inverse_dynamics`.
         """
+        if wrench is None:
+            fast = self._fast.get("inverse_dynamics_derivatives") or self._fast_function("inverse_dynamics_derivatives")
+            result = fast(q, qd, qdd, None, self.check)
+            if result is not None:
+                return derivatives.split(result[np.newaxis], self.nv, True)
         (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
         states = self._base_states(q, qd, qdd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
@@ -712,6 +718,11 @@ class FloatingBaseDynamics(NumericDynamics):
         SingularityError
             When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
         """
+        if wrench is None and self.model.has_program("direct_dynamics_derivatives"):
+            fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
+            result = fast(q, qd, tau, None, self.check)
+            if result is not None:
+                return derivatives.split(result[np.newaxis], self.nv, True)
         (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
         states = self._base_states(q, qd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
@@ -728,6 +739,7 @@ class FloatingBaseDynamics(NumericDynamics):
                 f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
             )
         return out
+
 
 def _cross_matrices(p):
     """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""
