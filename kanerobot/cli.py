@@ -216,12 +216,15 @@ DYNAMIC_MODELS = {
     "grav": ("gravity", "Gravity torques"),
     "cor": ("coriolis_matrix", "Coriolis matrix (Christoffel form)"),
     "ddm": ("direct_dynamics", "Direct dynamic model (recursive, without the inertia matrix)"),
+    "didm": ("inverse_dynamics_derivatives", "Derivatives of the inverse dynamic model: [dGAM/dq, dGAM/dqd]"),
+    "dddm": ("direct_dynamics_derivatives", "Derivatives of the direct dynamic model: [dqdd/dq, dqdd/dqd, dqdd/dGAM]"),
 }
 
 
 def _export(model, name, program, args):
     """Generated function file text for one dynamic model (``--lang``)."""
     from kanerobot.codegen import generate
+    from kanerobot.dynamics.derivatives import DERIVATIVE_MODELS, output_grid
 
     robot = model.robot
     if not model.state_space.joint_state:
@@ -237,13 +240,15 @@ def _export(model, name, program, args):
         doc = f"{MODELS[args.model][0]} of {robot.name}; x holds the state, p the parameters."
         return generate(program, args.lang, function, groups, doc=doc)
     groups = [("q", model.q)]
-    if name in ("inverse_dynamics", "h", "coriolis_matrix", "direct_dynamics"):
+    inverse = ("inverse_dynamics", "inverse_dynamics_derivatives")
+    direct = ("direct_dynamics", "direct_dynamics_derivatives")
+    if name in ("h", "coriolis_matrix", *inverse, *direct):
         groups.append(("qd", model.qd))
-    if name == "inverse_dynamics":
+    if name in inverse:
         groups.append(("qdd", model.qdd))
-    if name == "direct_dynamics":
+    if name in direct:
         groups.append(("tau", model.tau))
-    if name in ("inverse_dynamics", "h", "direct_dynamics"):
+    if name in ("h", *inverse, *direct):
         groups += [(f"wrench{label}", symbols) for label, symbols in model.wrench.items()]
     parameters = [sympy_symbol(p) for p in model.parameters]
     groups.append(("p", parameters))
@@ -251,6 +256,8 @@ def _export(model, name, program, args):
     doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters {robot.name} needs (kr.derive(robot).parameters)."
     n = len(model.qd)  # the active joints of a closed-loop robot
     shape = (n, n) if name in ("mass_matrix", "coriolis_matrix") else None
+    if name in DERIVATIVE_MODELS:  # one row per speed, the blocks side by side
+        shape = output_grid(program, n)
     return generate(program, args.lang, function, groups, outputs=shape, doc=doc)
 
 

@@ -57,6 +57,8 @@ def test_list_and_info(capsys):
         (["planar2", "grav"], ["Q2 = "]),
         (["planar2", "cor"], ["C22 = "]),
         (["stanford", "ddm"], ["Direct dynamic model", "QDP6 = "]),
+        (["planar2", "didm"], ["Derivatives of the inverse dynamic model", "dGAM1_dQP2 = 2*CA12 - 2*CN12"]),
+        (["planar2", "dddm"], ["Derivatives of the direct dynamic model", "dQDP2_dGAM2 = "]),
         (["planar2", "inm", "--method", "kane"], ["A22 = "]),
         (["planar2", "idm", "--method", "lagrange"], ["GAM2 = "]),
     ],

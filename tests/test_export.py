@@ -15,7 +15,7 @@ from conftest import assert_close, derived, library
 from kanerobot.cli import main
 from kanerobot.dynamics.parameters import random_parameters
 
-CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor")]
+CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor"), ("planar2", "didm"), ("rx90", "dddm")]
 
 
 def _states(model, rng, N):
@@ -30,18 +30,22 @@ def _reference(fn, key, s):
         return fn.mass_matrix(s["q"])
     if key == "ddm":
         return fn.direct_dynamics(s["q"], s["qd"], s["tau"])
+    if key == "didm":  # the blocks side by side, one row per speed
+        return np.concatenate(fn.inverse_dynamics_derivatives(s["q"], s["qd"], s["qdd"]), axis=-1)
+    if key == "dddm":
+        return np.concatenate(fn.direct_dynamics_derivatives(s["q"], s["qd"], s["tau"]), axis=-1)
     return fn.coriolis_matrix(s["q"], s["qd"])
 
 
 def _arguments(model, key, s, p, wrench):
     args = [s["q"]]
-    if key in ("idm", "ddm", "cor"):
+    if key in ("idm", "ddm", "cor", "didm", "dddm"):
         args.append(s["qd"])
-    if key == "idm":
+    if key in ("idm", "didm"):
         args.append(s["qdd"])
-    if key == "ddm":
+    if key in ("ddm", "dddm"):
         args.append(s["tau"])
-    if key in ("idm", "ddm"):
+    if key in ("idm", "ddm", "didm", "dddm"):
         args += [wrench] * len(model.wrench)
     return args + [p]
 

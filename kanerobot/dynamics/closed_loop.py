@@ -217,9 +217,10 @@ def closed_loop_program(model, name):
     from kanerobot.symbolic.program import Program
 
     if name not in PROGRAMS:
+        numeric = hasattr(ClosedLoopDynamics, name)  # the numeric model may solve it
         raise KaneRobotError(
-            f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one): use "
-            f"model.numeric(values).{name} for {model.robot.name}"
+            f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one)"
+            + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")
         )
     robot, c = model.robot, model.constraints
     labels = robot.joint_labels
