@@ -422,6 +422,65 @@ def test_c_text():
     assert len(declarations) == 6 + 2 + len(fgm.program.assignments())  # q and p entries, then one per assignment
 
 
+@needs_cc
+def test_c_sines_and_cosines_within_one_ulp(tmp_path):
+    """kr_sincos (inline, for angles of the inputs) against numpy over the whole range.
+
+    Angles in [-10, 10], near multiples of pi/2 (where the reduction cancels),
+    up to 823549 (the inline path's limit) and beyond it, tiny, signed zeros,
+    infinities and NaN: within one unit in the last place of numpy's value,
+    the sign of zero kept, NaN where numpy gives NaN.
+    """
+    x, y, r = sympy.symbols("x y r")
+    p = Program(inputs=[x, y])
+    assigned = p.assign("r", x - y)
+    p.set_output("s", sympy.sin(x))
+    p.set_output("c", sympy.cos(x))
+    p.set_output("s2", sympy.sin(2 * x + y))  # an expression of the inputs: in the table too
+    p.set_output("c2", sympy.cos(assigned))  # an assigned symbol's: the C library's cos
+    text = generate(p, "c", "trig", [("v", [x, y])])
+    assert "kr_sincos(2, kr_x, kr_s, kr_c);" in text and "kr_x[1] = 2*x + y;" in text
+    assert "cos(r)" in text and " sin(x)" not in text and " cos(x)" not in text
+    function = compile_c(text, tmp_path, "trig")
+    rng = numpy.random.default_rng(5)
+    half_pi = numpy.pi / 2
+    angles = numpy.concatenate(
+        [
+            rng.uniform(-10, 10, 2000),
+            numpy.arange(-400, 400) * half_pi + rng.uniform(-1e-9, 1e-9, 800),
+            numpy.arange(-400, 400) * half_pi,
+            rng.uniform(-823549.0, 823549.0, 2000),
+            [823548.9, -823548.9, 823549.0, 1e6, -3e7, 1e300],
+            rng.uniform(-1e-6, 1e-6, 100),
+            [0.0, -0.0, 1e-300, -5e-324, numpy.inf, -numpy.inf, numpy.nan],
+        ]
+    )
+    got = numpy.array([call_c(function, [[a, 0.25]], 4) for a in angles])
+    with numpy.errstate(invalid="ignore"):
+        want = numpy.stack([numpy.sin(angles), numpy.cos(angles), numpy.sin(2 * angles + 0.25), numpy.cos(angles - 0.25)], axis=1)
+    finite = numpy.isfinite(want)
+    assert numpy.array_equal(numpy.isnan(got), numpy.isnan(want))
+    assert numpy.all(numpy.abs(got - want)[finite] <= numpy.spacing(numpy.abs(want))[finite])
+    assert numpy.array_equal(numpy.signbit(got[:, 0][angles == 0]), numpy.signbit(angles[angles == 0]))
+
+
+def test_c_reads_arguments_just_before_their_first_use():
+    """Every entry of an argument is read just before the first statement that
+    uses it (only other such reads between them; the sine and cosine table is
+    one statement of several lines), never all at the top."""
+    case = rx90_case()
+    backend = CBackend(case.program, "fgm", case.args)
+    lines = backend.generate().split(backend.prototype() + "\n{\n")[1].splitlines()
+    reads = [k for k, line in enumerate(lines) if re.match(r"    const double \w+ = (q|p)\[\d+\];$", line)]
+    assert len(reads) == 6 + 2  # th1 .. th6, D3, RL4
+    for k in reads:
+        name = lines[k].split()[2]
+        first_use = next(j for j in range(k + 1, len(lines)) if re.search(rf"\b{name}\b", lines[j]))
+        between = [lines[j] for j in range(k + 1, first_use) if j not in reads]
+        assert all(line.startswith(("    double kr_x[", "    kr_x[")) for line in between), (lines[k], lines[first_use])
+    assert lines[reads[-1] + 1].strip() and reads[-1] > len(lines) // 2  # the last parameters are read late
+
+
 # --------------------------------------------------------------------------
 # MATLAB / Octave and Julia
 # --------------------------------------------------------------------------
