@@ -438,8 +438,10 @@ def test_c_sines_and_cosines_within_one_ulp(tmp_path):
     p.set_output("c", sympy.cos(x))
     p.set_output("s2", sympy.sin(2 * x + y))  # an expression of the inputs: in the table too
     p.set_output("c2", sympy.cos(assigned))  # an assigned symbol's: the C library's cos
+    p.set_output("cy", sympy.cos(y))
     text = generate(p, "c", "trig", [("v", [x, y])])
-    assert "kr_sincos(2, kr_x, kr_s, kr_c);" in text and "kr_x[1] = 2*x + y;" in text
+    assert "kr_x[1] = 2*x + y;" in text and "kr_x[2] = y;" in text
+    assert "kr_x[3] = 0.0;" in text and "kr_sincos(4, kr_x, kr_s, kr_c);" in text  # three angles and a pad: an even count
     assert "cos(r)" in text and " sin(x)" not in text and " cos(x)" not in text
     function = compile_c(text, tmp_path, "trig")
     rng = numpy.random.default_rng(5)
@@ -455,9 +457,11 @@ def test_c_sines_and_cosines_within_one_ulp(tmp_path):
             [0.0, -0.0, 1e-300, -5e-324, numpy.inf, -numpy.inf, numpy.nan],
         ]
     )
-    got = numpy.array([call_c(function, [[a, 0.25]], 4) for a in angles])
+    others = rng.uniform(-10, 10, len(angles))
+    got = numpy.array([call_c(function, [[a, b]], 5) for a, b in zip(angles, others)])
     with numpy.errstate(invalid="ignore"):
-        want = numpy.stack([numpy.sin(angles), numpy.cos(angles), numpy.sin(2 * angles + 0.25), numpy.cos(angles - 0.25)], axis=1)
+        want = [numpy.sin(angles), numpy.cos(angles), numpy.sin(2 * angles + others), numpy.cos(angles - others), numpy.cos(others)]
+    want = numpy.stack(want, axis=1)
     finite = numpy.isfinite(want)
     assert numpy.array_equal(numpy.isnan(got), numpy.isnan(want))
     assert numpy.all(numpy.abs(got - want)[finite] <= numpy.spacing(numpy.abs(want))[finite])
