@@ -62,10 +62,15 @@ times kanerobot's C alone, and exits with status 2 (``needs``); without a
 C++ compiler or the Eigen, Boost or pinocchio headers, likewise (one line
 per missing piece, saying what to install).
 
-Run:  pip install -e '.[bench]' && python benchmarks/c_vs_pinocchio_cpp.py [N]
+Run:  pip install -e '.[bench]' && python benchmarks/c_vs_pinocchio_cpp.py [N] [--flags '-march=x86-64-v3']
+
+(``--flags`` adds flags to both compilations, to see what a wider
+instruction set changes.)
 """
 
+import argparse
 import importlib.util
+import shlex
 import shutil
 import subprocess
 import sys
@@ -474,7 +479,7 @@ def relative_difference(a, b):
     return float(np.abs(a - b).max() / np.abs(b).max())
 
 
-def main(N=1000):
+def main(N=1000, extra=()):
     status = needs.announce(__file__, check())
     pin = None if status else importlib.import_module("pinocchio")
     lines, tools = toolchain(cmeel_prefix() if pin is not None else None)
@@ -486,10 +491,11 @@ def main(N=1000):
     print(f"C compiler:   {version(tools['cc'])}")
     if with_cpp:
         print(f"C++ compiler: {version(tools['cxx'])}, pinocchio {pin.__version__} headers from {tools['include'][0]}")
-    print(f"flags (both): {' '.join(FLAGS)}; {N} random states, best of {REPEATS} passes x {RUNS} runs")
+    flags = FLAGS + tuple(extra)
+    print(f"flags (both): {' '.join(flags)}; {N} random states, best of {REPEATS} passes x {RUNS} runs")
     folder = Path(tempfile.mkdtemp(prefix="kr-c-vs-pinocchio-"))
     try:
-        rows, failed = run_all(pin if with_cpp else None, tools, folder, N)
+        rows, failed = run_all(pin if with_cpp else None, dict(tools, flags=flags), folder, N)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     header = (
@@ -519,7 +525,7 @@ def run_all(pin, tools, folder, N):
 def build_c(tools, folder, N):
     """Write each robot's states and parameters, compile its C harness; {name: (robot, values, model)}."""
     rng = np.random.default_rng(0)
-    cc = [tools["cc"], *FLAGS]
+    cc = [tools["cc"], *tools["flags"]]
     robots = {}
     for name in ROBOTS:
         robot = kr.load(kr.frames_path(name))
@@ -551,7 +557,7 @@ def build_cpp(pin, tools, folder, robots, N):
     source.write_text(cpp_harness(pmodels, N))
     includes = [f"-I{path}" for path in tools["include"]]
     print("compiling pinocchio's C++ harness (a minute or two) ...", file=sys.stderr, flush=True)
-    command = [tools["cxx"], *FLAGS, "-std=c++17", *PINOCCHIO_DEFINES, *includes, source, "-o", folder / "pinocchio_harness"]
+    command = [tools["cxx"], *tools["flags"], "-std=c++17", *PINOCCHIO_DEFINES, *includes, source, "-o", folder / "pinocchio_harness"]
     run(command, "compiling pinocchio's C++ harness")
     return pmodels
 
@@ -598,5 +604,13 @@ def compare(folder, robots, pmodels, times, N):
     return rows, failed
 
 
+def arguments(argv):
+    parser = argparse.ArgumentParser(description="kanerobot's generated C against pinocchio's C++, per call.")
+    parser.add_argument("N", nargs="?", type=int, default=1000, help="random states (default 1000)")
+    parser.add_argument("--flags", default="", help="flags added to both compilations' (say '-march=x86-64-v3'; the default has no -march)")
+    args = parser.parse_args(argv)
+    return args.N, shlex.split(args.flags)
+
+
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000))
+    sys.exit(main(*arguments(sys.argv[1:])))

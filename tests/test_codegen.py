@@ -22,6 +22,7 @@ import sympy
 
 import kanerobot
 from kanerobot.codegen import LANGUAGES, CBackend, CodegenError, PythonBackend, generate, output_layout, write
+from kanerobot.codegen import c as c_backend
 from kanerobot.errors import ParameterError, RobotFileError
 from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.expressions import parse_expression
@@ -150,11 +151,11 @@ def import_python(text, path, name):
     return getattr(module, name)
 
 
-def compile_c(text, folder, name):
+def compile_c(text, folder, name, level="-O2"):
     source = write(folder / f"{name}.c", text)
     library = folder / f"lib{name}.so"
     result = subprocess.run(
-        [CC, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(library), str(source), "-lm"],
+        [CC, level, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(library), str(source), "-lm"],
         capture_output=True,
         text=True,
     )
@@ -483,6 +484,53 @@ def test_c_reads_arguments_just_before_their_first_use():
         between = [lines[j] for j in range(k + 1, first_use) if j not in reads]
         assert all(line.startswith(("    double kr_x[", "    kr_x[")) for line in between), (lines[k], lines[first_use])
     assert lines[reads[-1] + 1].strip() and reads[-1] > len(lines) // 2  # the last parameters are read late
+
+
+CLONES = '__attribute__((target_clones("avx2", "default")))'
+
+
+def test_c_avx2_clone_up_to_the_limit(monkeypatch):
+    """Functions of up to CLONE_LIMIT assignments get the AVX2 clone, behind an #if; larger ones do not."""
+    case = rx90_case()
+    text = generate(case.program, "c", "fgm", case.args)
+    lines = text.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith(CLONES))
+    assert lines[at - 1].startswith("#if defined(__x86_64__) && defined(__GLIBC__)") and lines[at + 1] == "#endif"
+    assert lines[at + 2] == CBackend(case.program, "fgm", case.args).prototype() + ";"  # the declaration, before the definition
+    monkeypatch.setattr(c_backend, "CLONE_LIMIT", len(case.program.assignments()) - 1)
+    assert "target_clones" not in generate(case.program, "c", "fgm", case.args)
+
+
+def _has_avx2():
+    try:
+        with open("/proc/cpuinfo") as info:
+            return " avx2" in info.read()
+    except OSError:
+        return False
+
+
+@needs_cc
+@pytest.mark.skipif(not _has_avx2(), reason="the processor has no AVX2 (or no /proc/cpuinfo to say so)")
+def test_c_avx2_and_plain_builds_give_the_same_bits(tmp_path):
+    """The RX-90's inverse dynamic model built for AVX2 alone and for plain
+    x86-64 alone: equal to the last bit, at -O3 as at -O2."""
+    model = kanerobot.derive(kanerobot.load(kanerobot.frames_path("rx90")))
+    groups = [("x", model.state_symbols), ("p", [sympy.Symbol(n) for n in model.parameters])]  # q, qd, qdd, tau, wrench
+    text = generate(model.program("inverse_dynamics"), "c", "idm", groups)
+    assert CLONES in text
+    rng = numpy.random.default_rng(3)
+    values = [rng.uniform(-3, 3, len(model.state_symbols)), rng.uniform(0.1, 1, len(model.parameters))]
+    n = len(model.q)
+    results = []
+    for target in ('__attribute__((target("avx2")))', ""):
+        for level in ("-O2", "-O3"):
+            name = f"idm{len(results)}"
+            source = text.replace(CLONES, target).replace("idm(", f"{name}(")
+            folder = tmp_path / name
+            folder.mkdir()
+            results.append(call_c(compile_c(source, folder, name, level), values, n))
+    assert all(numpy.array_equal(r, results[0]) for r in results[1:])
+    assert numpy.all(numpy.isfinite(results[0])) and numpy.any(results[0] != 0)
 
 
 # --------------------------------------------------------------------------
