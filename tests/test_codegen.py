@@ -486,6 +486,31 @@ def test_c_reads_arguments_just_before_their_first_use():
     assert lines[reads[-1] + 1].strip() and reads[-1] > len(lines) // 2  # the last parameters are read late
 
 
+def test_c_writes_results_just_after_what_they_need():
+    """Each entry of the result is written on the line after the last statement
+    it reads (or after other such writes), a copied entry after its source."""
+    case = inertia_case()
+    backend = CBackend(case.program, "inertia", case.args, outputs=case.outputs)
+    lines = backend.generate().split(backend.prototype() + "\n{\n")[1].splitlines()[:-1]
+    defined = {}  # name -> line
+    for k, line in enumerate(lines):
+        if line.startswith("    const double "):
+            defined[line.split()[2]] = k
+    stored = {}
+    for k, line in enumerate(lines):
+        if not line.startswith("    out["):
+            continue
+        target, value = re.match(r"    out\[(\d+)\] = (.*);  /\*", line).groups()
+        source = re.fullmatch(r"out\[(\d+)\]", value)
+        if source:
+            last = stored[source.group(1)]
+        else:
+            last = max((defined[name] for name in re.findall(r"[A-Za-z_]\w*", value) if name in defined), default=-1)
+        assert all(lines[j].startswith("    out[") for j in range(last + 1, k)), line
+        stored[target] = k
+    assert len(stored) == 9 and "    out[3] = out[1];  /* (1, 0) = (0, 1) A12 */" in lines
+
+
 CLONES = '__attribute__((target_clones("avx2", "default")))'
 
 
