@@ -469,6 +469,20 @@ def test_c_sines_and_cosines_within_one_ulp(tmp_path):
     assert numpy.array_equal(numpy.signbit(got[:, 0][angles == 0]), numpy.signbit(angles[angles == 0]))
 
 
+@needs_cc
+def test_c_sign_is_numpys(tmp_path):
+    """kr_sign (branch-free) gives numpy.sign's values: zeros, the smallest and
+    largest doubles, infinities and NaN included."""
+    x = sympy.Symbol("x")
+    p = Program(inputs=[x])
+    p.set_output("s", sympy.sign(x))
+    function = compile_c(generate(p, "c", "sgn", [("v", [x])]), tmp_path, "sgn")
+    values = numpy.array([0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1e-300, 0.5, -1.0, 1.0, -7.5, 1.7e308, -1.7e308, numpy.inf, -numpy.inf, numpy.nan])
+    values = numpy.concatenate([values, numpy.random.default_rng(8).normal(0, 3, 50)])
+    got = numpy.array([call_c(function, [[v]], 1)[0] for v in values])
+    assert numpy.array_equal(got, numpy.sign(values), equal_nan=True)
+
+
 def test_c_reads_arguments_just_before_their_first_use():
     """Every entry of an argument is read just before the first statement that
     uses it (only other such reads between them; the sine and cosine table is
