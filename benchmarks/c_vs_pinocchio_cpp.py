@@ -18,20 +18,23 @@ How it is measured
 The script writes into a temporary folder, for each robot, N random states
 (q, qd in [-pi, pi] and [-2, 2], qdd and tau in [-3, 3]; 1000 by default)
 as binary doubles, and compiles two programs with the same compiler family
-(gcc for C, g++ for C++, same version, printed) and the same flags
-(:data:`FLAGS`: ``-O3 -DNDEBUG -fno-math-errno -ffp-contract=off``, no
-``-march=native``, as in issue 16's measurement; printed):
+(gcc for C, g++ for C++, same version, printed: gcc 12.2 when measured)
+and the same flags (:data:`FLAGS`: ``-O3 -DNDEBUG -fno-math-errno
+-ffp-contract=off``, no ``-march``, as in issue 16's measurement; printed):
 
 - a C harness linking the one-state C functions that
   ``model.compiled(name).source`` holds (each in its own translation unit,
   as a user links an exported ``.c``), called with the parameters in
-  ``model.parameters``'s order;
+  ``model.parameters``'s order.  On x86-64 with glibc and gcc, that C
+  declares each function with ``target_clones("avx2", "default")``
+  (:mod:`kanerobot.codegen.c`): the AVX2 build runs when the processor has
+  AVX2, with no ``-march`` flag;
 - one C++ harness for both robots, built on the headers of the ``pin``
-  wheel (pinocchio, with Eigen and Boost from cmeel-eigen and cmeel-boost),
-  header-only (not through the wheel's precompiled template instances, so
-  that both sides get the same flags).  It constructs pinocchio models
-  with ``addJoint`` / ``appendBodyToJoint`` from
-  :func:`kanerobot.interop.to_pinocchio`'s model: its joint types,
+  wheel (pinocchio, Boost from cmeel-boost, Eigen from cmeel-eigen, which
+  the bench extra adds), header-only (not through the wheel's precompiled
+  template instances, so that both sides get the same flags).  It
+  constructs pinocchio models with ``addJoint`` / ``appendBodyToJoint``
+  from :func:`kanerobot.interop.to_pinocchio`'s model: its joint types,
   placements, inertias and gravity (no URDF parser needed).  It times two
   variants of each robot: "unaligned", exactly to_pinocchio's model
   (``JointModelRevoluteUnaligned``), and "aligned", the same robot with
@@ -40,32 +43,34 @@ as binary doubles, and compiles two programs with the same compiler family
   along x, y or z, and pinocchio's faster joints).  The ratios are taken
   against the faster variant.
 
+``--flags=-march=x86-64-v3`` adds that flag to both compilations, so that
+pinocchio is built for AVX2 too: measured, it gains nothing from it (Eigen's
+3- and 6-vectors), so the ratios stay within a few percent.
+
 Each harness calls every function on the N states in a loop, 50 times
 (:data:`REPEATS`), and keeps the fastest pass: ns/call is that pass's time
-over N.  Both harnesses are run three times, alternately, and the fastest
-of the three is kept (the machine is shared).  pinocchio's results are
-read from its ``data`` after the timed passes (a copy of ``data.tau``,
-``data.M`` or ``data.ddq`` is not timed); kanerobot's functions write
-their ``out`` array.  Both write the results of every state to binary
-files, which the script compares: the largest difference over the batch,
+over N.  Both harnesses are run 7 times (:data:`RUNS`), alternately, and
+the fastest run is kept (the machine is shared: a busy minute doubled a
+whole run once).  pinocchio's results are read from its ``data`` after the
+timed passes (a copy of ``data.tau``, ``data.M`` or ``data.ddq`` is not
+timed); kanerobot's functions write their ``out`` array, the inertia
+matrix whole.  Both write the results of every state to binary files,
+which the script compares: the largest difference over the batch,
 relative to the largest entry of pinocchio's result, must be below 1e-10
 (and the two pinocchio variants must agree as closely), else the script
 says so and exits with status 1.
 
-It prints one line per robot and model: ns/call of kanerobot, of pinocchio
-unaligned and aligned, the ratio (faster pinocchio) / kanerobot, the
-largest relative difference, and whether the ratio reaches issue 16's
-target of 5.
+It prints the compilers and flags, then one line per robot and model:
+ns/call of kanerobot, of pinocchio unaligned and aligned, the ratio
+(faster pinocchio) / kanerobot, the largest relative difference, and
+whether the ratio reaches issue 16's target of 5.
 
 Without pinocchio (the `pin` package), the script says so in one line,
 times kanerobot's C alone, and exits with status 2 (``needs``); without a
 C++ compiler or the Eigen, Boost or pinocchio headers, likewise (one line
 per missing piece, saying what to install).
 
-Run:  pip install -e '.[bench]' && python benchmarks/c_vs_pinocchio_cpp.py [N] [--flags '-march=x86-64-v3']
-
-(``--flags`` adds flags to both compilations, to see what a wider
-instruction set changes.)
+Run:  pip install -e '.[bench]' && python benchmarks/c_vs_pinocchio_cpp.py [N] [--flags=-march=x86-64-v3]
 """
 
 import argparse
@@ -96,7 +101,7 @@ FLAGS = ("-O3", "-DNDEBUG", "-fno-math-errno", "-ffp-contract=off")
 #: Passes over the N states in one harness run; the fastest counts.
 REPEATS = 50
 #: Harness runs (alternately kanerobot's, pinocchio's); the fastest counts.
-RUNS = 3
+RUNS = 7
 TOLERANCE = 1e-10
 TARGET = 5.0
 #: Macros pinocchio's CMake targets give their users (its joint variant needs the larger Boost MPL lists).
