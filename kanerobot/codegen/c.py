@@ -50,9 +50,10 @@ and the code runs everywhere.  AVX2's three-operand instructions spare the
 register copies that SSE2's two-operand ones need at every operation
 whose operand stays live, a quarter to a half of the instructions of this
 straight-line code; measured with gcc 12 at ``-O3``
-(``benchmarks/c_vs_pinocchio_cpp.py``) the 17-joint Krang's inverse
-dynamic model takes 260 ns instead of 470, its direct dynamic model 750
-instead of 1000.  The numbers are the same: the ``avx2`` target has no
+(``benchmarks/c_vs_pinocchio_cpp.py``, on a shared AMD EPYC), the clone
+takes 20 % off the 17-joint Krang's inverse dynamic model and inertia
+matrix (280 to 225 ns, 245 to 200 ns), 5 to 25 % off its direct dynamic
+model (from run to run), 7 to 10 % off the RX-90's.  The numbers are the same: the ``avx2`` target has no
 fused multiply-add, and vector instructions round each lane as the scalar
 ones.  Larger functions (compiled with ``-Os`` for build time by
 :mod:`kanerobot.codegen.compiled`) have one version: the clone would add
