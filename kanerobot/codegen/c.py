@@ -203,7 +203,7 @@ class CBackend(Backend):
     <BLANKLINE>
     static inline double kr_sign(double x)
     {
-        const double t = fabs(x) * 0x1p600 * 0x1p600;  /* 1 or more unless x is 0 or NaN */
+        const double t = fabs(x) * 4.149515568880993e+180 * 4.149515568880993e+180;  /* times 2^1200: 1 or more unless x is 0 or NaN */
         return copysign(t > 1.0 ? 1.0 : t, x);  /* minsd: no branch */
     }
     <BLANKLINE>
@@ -332,7 +332,7 @@ class CBackend(Backend):
             lines += [
                 "static inline double kr_sign(double x)",
                 "{",
-                "    const double t = fabs(x) * 0x1p600 * 0x1p600;  /* 1 or more unless x is 0 or NaN */",
+                "    const double t = fabs(x) * 4.149515568880993e+180 * 4.149515568880993e+180;  /* times 2^1200: 1 or more unless x is 0 or NaN */",
                 "    return copysign(t > 1.0 ? 1.0 : t, x);  /* minsd: no branch */",
                 "}",
                 "",
