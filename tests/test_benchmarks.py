@@ -25,6 +25,7 @@ REQUIREMENTS = {
     "kinematics_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's frame placements and frame Jacobians is skipped"],
     "derivatives_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's computeRNEADerivatives and computeABADerivatives is skipped"],
     "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
+    "c_vs_pinocchio_cpp.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's C++ rnea, crba and aba is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,

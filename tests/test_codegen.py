@@ -22,6 +22,7 @@ import sympy
 
 import kanerobot
 from kanerobot.codegen import LANGUAGES, CBackend, CodegenError, PythonBackend, generate, output_layout, write
+from kanerobot.codegen import c as c_backend
 from kanerobot.errors import ParameterError, RobotFileError
 from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.expressions import parse_expression
@@ -150,11 +151,11 @@ def import_python(text, path, name):
     return getattr(module, name)
 
 
-def compile_c(text, folder, name):
+def compile_c(text, folder, name, level="-O2"):
     source = write(folder / f"{name}.c", text)
     library = folder / f"lib{name}.so"
     result = subprocess.run(
-        [CC, "-O2", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(library), str(source), "-lm"],
+        [CC, level, "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", str(library), str(source), "-lm"],
         capture_output=True,
         text=True,
     )
@@ -420,6 +421,155 @@ def test_c_text():
     assert "    (void)qd;" in text
     declarations = [line for line in text.splitlines() if line.startswith("    const double ")]
     assert len(declarations) == 6 + 2 + len(fgm.program.assignments())  # q and p entries, then one per assignment
+
+
+@needs_cc
+def test_c_sines_and_cosines_within_one_ulp(tmp_path):
+    """kr_sincos (inline, for angles of the inputs) against numpy over the whole range.
+
+    Angles in [-10, 10], near multiples of pi/2 (where the reduction cancels),
+    up to 823549 (the inline path's limit) and beyond it, tiny, signed zeros,
+    infinities and NaN: within one unit in the last place of numpy's value,
+    the sign of zero kept, NaN where numpy gives NaN.
+    """
+    x, y, r = sympy.symbols("x y r")
+    p = Program(inputs=[x, y])
+    assigned = p.assign("r", x - y)
+    p.set_output("s", sympy.sin(x))
+    p.set_output("c", sympy.cos(x))
+    p.set_output("s2", sympy.sin(2 * x + y))  # an expression of the inputs: in the table too
+    p.set_output("c2", sympy.cos(assigned))  # an assigned symbol's: the C library's cos
+    p.set_output("cy", sympy.cos(y))
+    text = generate(p, "c", "trig", [("v", [x, y])])
+    assert "kr_x[1] = 2*x + y;" in text and "kr_x[2] = y;" in text
+    assert "kr_x[3] = 0.0;" in text and "kr_sincos(4, kr_x, kr_s, kr_c);" in text  # three angles and a pad: an even count
+    assert "cos(r)" in text and " sin(x)" not in text and " cos(x)" not in text
+    function = compile_c(text, tmp_path, "trig")
+    rng = numpy.random.default_rng(5)
+    half_pi = numpy.pi / 2
+    angles = numpy.concatenate(
+        [
+            rng.uniform(-10, 10, 2000),
+            numpy.arange(-400, 400) * half_pi + rng.uniform(-1e-9, 1e-9, 800),
+            numpy.arange(-400, 400) * half_pi,
+            rng.uniform(-823549.0, 823549.0, 2000),
+            [823548.9, -823548.9, 823549.0, 1e6, -3e7, 1e300],
+            rng.uniform(-1e-6, 1e-6, 100),
+            [0.0, -0.0, 1e-300, -5e-324, numpy.inf, -numpy.inf, numpy.nan],
+        ]
+    )
+    others = rng.uniform(-10, 10, len(angles))
+    got = numpy.array([call_c(function, [[a, b]], 5) for a, b in zip(angles, others)])
+    with numpy.errstate(invalid="ignore"):
+        want = [numpy.sin(angles), numpy.cos(angles), numpy.sin(2 * angles + others), numpy.cos(angles - others), numpy.cos(others)]
+    want = numpy.stack(want, axis=1)
+    finite = numpy.isfinite(want)
+    assert numpy.array_equal(numpy.isnan(got), numpy.isnan(want))
+    assert numpy.all(numpy.abs(got - want)[finite] <= numpy.spacing(numpy.abs(want))[finite])
+    assert numpy.array_equal(numpy.signbit(got[:, 0][angles == 0]), numpy.signbit(angles[angles == 0]))
+
+
+@needs_cc
+def test_c_sign_is_numpys(tmp_path):
+    """kr_sign (branch-free) gives numpy.sign's values: zeros, the smallest and
+    largest doubles, infinities and NaN included."""
+    x = sympy.Symbol("x")
+    p = Program(inputs=[x])
+    p.set_output("s", sympy.sign(x))
+    function = compile_c(generate(p, "c", "sgn", [("v", [x])]), tmp_path, "sgn")
+    values = numpy.array([0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1e-300, 0.5, -1.0, 1.0, -7.5, 1.7e308, -1.7e308, numpy.inf, -numpy.inf, numpy.nan])
+    values = numpy.concatenate([values, numpy.random.default_rng(8).normal(0, 3, 50)])
+    got = numpy.array([call_c(function, [[v]], 1)[0] for v in values])
+    assert numpy.array_equal(got, numpy.sign(values), equal_nan=True)
+
+
+def test_c_reads_arguments_just_before_their_first_use():
+    """Every entry of an argument is read just before the first statement that
+    uses it (only other such reads between them; the sine and cosine table is
+    one statement of several lines), never all at the top."""
+    case = rx90_case()
+    backend = CBackend(case.program, "fgm", case.args)
+    lines = backend.generate().split(backend.prototype() + "\n{\n")[1].splitlines()
+    reads = [k for k, line in enumerate(lines) if re.match(r"    const double \w+ = (q|p)\[\d+\];$", line)]
+    assert len(reads) == 6 + 2  # th1 .. th6, D3, RL4
+    for k in reads:
+        name = lines[k].split()[2]
+        first_use = next(j for j in range(k + 1, len(lines)) if re.search(rf"\b{name}\b", lines[j]))
+        between = [lines[j] for j in range(k + 1, first_use) if j not in reads]
+        assert all(line.startswith(("    double kr_x[", "    kr_x[")) for line in between), (lines[k], lines[first_use])
+    assert lines[reads[-1] + 1].strip() and reads[-1] > len(lines) // 2  # the last parameters are read late
+
+
+def test_c_writes_results_just_after_what_they_need():
+    """Each entry of the result is written on the line after the last statement
+    it reads (or after other such writes), a copied entry after its source."""
+    case = inertia_case()
+    backend = CBackend(case.program, "inertia", case.args, outputs=case.outputs)
+    lines = backend.generate().split(backend.prototype() + "\n{\n")[1].splitlines()[:-1]
+    defined = {}  # name -> line
+    for k, line in enumerate(lines):
+        if line.startswith("    const double "):
+            defined[line.split()[2]] = k
+    stored = {}
+    for k, line in enumerate(lines):
+        if not line.startswith("    out["):
+            continue
+        target, value = re.match(r"    out\[(\d+)\] = (.*);  /\*", line).groups()
+        source = re.fullmatch(r"out\[(\d+)\]", value)
+        if source:
+            last = stored[source.group(1)]
+        else:
+            last = max((defined[name] for name in re.findall(r"[A-Za-z_]\w*", value) if name in defined), default=-1)
+        assert all(lines[j].startswith("    out[") for j in range(last + 1, k)), line
+        stored[target] = k
+    assert len(stored) == 9 and "    out[3] = out[1];  /* (1, 0) = (0, 1) A12 */" in lines
+
+
+CLONES = '__attribute__((target_clones("avx2", "default")))'
+
+
+def test_c_avx2_clone_up_to_the_limit(monkeypatch):
+    """Functions of up to CLONE_LIMIT assignments get the AVX2 clone, behind an #if; larger ones do not."""
+    case = rx90_case()
+    text = generate(case.program, "c", "fgm", case.args)
+    lines = text.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith(CLONES))
+    assert lines[at - 1].startswith("#if defined(__x86_64__) && defined(__GLIBC__)") and lines[at + 1] == "#endif"
+    assert lines[at + 2] == CBackend(case.program, "fgm", case.args).prototype() + ";"  # the declaration, before the definition
+    monkeypatch.setattr(c_backend, "CLONE_LIMIT", len(case.program.assignments()) - 1)
+    assert "target_clones" not in generate(case.program, "c", "fgm", case.args)
+
+
+def _has_avx2():
+    try:
+        with open("/proc/cpuinfo") as info:
+            return " avx2" in info.read()
+    except OSError:
+        return False
+
+
+@needs_cc
+@pytest.mark.skipif(not _has_avx2(), reason="the processor has no AVX2 (or no /proc/cpuinfo to say so)")
+def test_c_avx2_and_plain_builds_give_the_same_bits(tmp_path):
+    """The RX-90's inverse dynamic model built for AVX2 alone and for plain
+    x86-64 alone: equal to the last bit, at -O3 as at -O2."""
+    model = kanerobot.derive(kanerobot.load(kanerobot.frames_path("rx90")))
+    groups = [("x", model.state_symbols), ("p", [sympy.Symbol(n) for n in model.parameters])]  # q, qd, qdd, tau, wrench
+    text = generate(model.program("inverse_dynamics"), "c", "idm", groups)
+    assert CLONES in text
+    rng = numpy.random.default_rng(3)
+    values = [rng.uniform(-3, 3, len(model.state_symbols)), rng.uniform(0.1, 1, len(model.parameters))]
+    n = len(model.q)
+    results = []
+    for target in ('__attribute__((target("avx2")))', ""):
+        for level in ("-O2", "-O3"):
+            name = f"idm{len(results)}"
+            source = text.replace(CLONES, target).replace("idm(", f"{name}(")
+            folder = tmp_path / name
+            folder.mkdir()
+            results.append(call_c(compile_c(source, folder, name, level), values, n))
+    assert all(numpy.array_equal(r, results[0]) for r in results[1:])
+    assert numpy.all(numpy.isfinite(results[0])) and numpy.any(results[0] != 0)
 
 
 # --------------------------------------------------------------------------
