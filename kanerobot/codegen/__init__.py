@@ -45,7 +45,8 @@ array([[ 0., -1.,  0.,  2.],
        [ 0.,  0.,  1.,  0.]])
 >>> namespace["fgm_planar2"](numpy.zeros((1000, 2)), [2.0]).shape
 (1000, 3, 4)
->>> print("\n".join(generate(program, "c", "fgm_planar2", args).splitlines()[-4:-1]))  # each entry stored once computed
+>>> for line in generate(program, "c", "fgm_planar2", args).splitlines()[-4:-1]:  # each entry stored once computed
+...     print(line)
     const double S12 = C1*S2 + C2*S1;
     out[1] = -S12;  /* T0T2_12 */
     out[4] = S12;  /* T0T2_21 */
