@@ -246,6 +246,9 @@ class Program:
         self._compounds = []  # C23, S23, ... made by the trig rules, in program order
         self._before_trig = {}  # assigned symbol -> its expression before the trig rules rewrote it
         self._flat = {}  # Symbol -> (coefficient, Counter) for monomial definitions
+        # Symbol -> the assigned symbols its definition reads, kept with _defs: needed() and the
+        # pruning walk the program many times, and free_symbols of a large expression is a tree walk.
+        self._reads = {}
 
     # ----------------------------------------------------------------- names
 
@@ -276,8 +279,10 @@ class Program:
         return self._fresh(name)
 
     def _see_inputs(self, expr):
+        """Record the unknown free symbols of ``expr`` as inputs; return its free symbols."""
+        free = expr.free_symbols
         names = []
-        for sym in expr.free_symbols:
+        for sym in free:
             if sym in self._defs:
                 continue
             if sym.name in self._pruned:
@@ -286,6 +291,12 @@ class Program:
                 names.append(sym)
         for sym in sorted(names, key=lambda s: s.name):
             self._inputs[sym.name] = sym
+        return free
+
+    def _define(self, sym, expr, free=None):
+        """Set ``sym = expr`` in :attr:`_defs` with what it reads (``free``: its free symbols, when known)."""
+        self._reads[sym] = frozenset((expr.free_symbols if free is None else free) & self._defs.keys())
+        self._defs[sym] = expr
 
     # ----------------------------------------------------------- recording
 
@@ -362,9 +373,9 @@ class Program:
         known = self._cache.get(-expr)
         if known is not None:
             return -known
-        self._see_inputs(expr)
+        free = self._see_inputs(expr)
         sym = sympy.Symbol(self._claim(name, "assignment", force_rename))
-        self._defs[sym] = expr
+        self._define(sym, expr, free)
         self._cache[expr] = sym
         return sym
 
@@ -603,9 +614,10 @@ class Program:
         for expr in self._outputs.values():
             needed |= expr.free_symbols & self._defs.keys()
         # Definitions come before their uses, so one backward pass suffices.
-        for sym in reversed(list(self._defs)):
+        reads = self._reads
+        for sym in reversed(self._defs):
             if sym in needed:
-                needed |= self._defs[sym].free_symbols & self._defs.keys()
+                needed |= reads[sym]
         return needed
 
     def assignments(self, include_dead=False):
@@ -666,6 +678,7 @@ class Program:
         dropped = [sym for sym in self._defs if sym not in needed]
         for sym in dropped:
             expr = self._defs.pop(sym)
+            del self._reads[sym]
             if self._cache.get(expr) == sym:
                 del self._cache[expr]
             self._pruned.add(sym.name)
@@ -695,32 +708,28 @@ class Program:
         before the rules, and kept so only if the needed lines then cost
         fewer operations, or as many and fewer multiplications (the symbol
         and what only it needed are dropped by the pruning that follows).
+
+        The needed lines and their cost are kept up to date by counting, for
+        each line, the needed lines and outputs that read it (a line whose
+        count falls to 0 is no longer needed, and neither are the lines only
+        it read): each trial costs the lines it changes, not a pass over the
+        program.
         """
         if not self._before_trig:
             return
-        cost = {}  # symbol -> (operations, multiplications) of its line
-
-        def total(needed):
-            for sym in needed:
-                if sym not in cost:
-                    counts = count_ops(self._defs[sym])
-                    cost[sym] = (counts["add"] + counts["mul"] + counts["fn"], counts["mul"])
-            return tuple(map(sum, zip((0, 0), *(cost[sym] for sym in needed))))
-
+        needed = _Needed(self)
         outputs = set().union(*(expr.free_symbols for expr in self._outputs.values()))
         for compound in reversed(self._compounds):
-            needed = self.needed()
-            if compound not in needed or compound in outputs:
+            if compound not in needed.lines or compound in outputs:
                 continue
-            users = [sym for sym in needed if compound in self._defs[sym].free_symbols]
+            users = needed.readers(compound)
             if not all(sym in self._before_trig and compound not in self._before_trig[sym].free_symbols for sym in users):
                 continue
-            before = total(needed)
+            before = needed.total
             rewritten = {sym: self._defs[sym] for sym in users}
             for sym in users:
-                self._defs[sym] = self._before_trig[sym]
-                cost.pop(sym, None)
-            if total(self.needed()) < before:
+                needed.redefine(sym, self._before_trig[sym])
+            if needed.total < before:
                 for sym in users:
                     del self._before_trig[sym]
                     if self._cache.get(rewritten[sym]) == sym:
@@ -729,8 +738,7 @@ class Program:
                     self._flat.pop(sym, None)
             else:
                 for sym in users:
-                    self._defs[sym] = rewritten[sym]
-                    cost.pop(sym, None)
+                    needed.redefine(sym, rewritten[sym])
 
     def op_count(self):
         """Operations of the needed assignments and the outputs; see :func:`count_ops`.
@@ -876,6 +884,79 @@ class Program:
                 for b, p in inner[1].items():
                     factors[b] += p * power
         return coefficient, factors
+
+
+class _Needed:
+    """The needed lines of a program and their cost, kept up to date while definitions change.
+
+    ``count[sym]`` is the number of needed lines and outputs that read
+    ``sym``; a line is needed while its count is positive.  :meth:`redefine`
+    changes one definition and follows the counts (the lines it now reads
+    become needed, those no longer read by anything needed are not), so that
+    :attr:`total`, ``(operations, multiplications)`` of the needed lines, is
+    what :meth:`Program.needed` and :func:`count_ops` would give.
+    """
+
+    def __init__(self, program):
+        self.program = program
+        self.lines = program.needed()
+        self.count = Counter()
+        for expr in program._outputs.values():
+            self.count.update(expr.free_symbols & program._defs.keys())
+        self._readers = {}  # symbol -> the lines (needed or not) whose definition reads it
+        for sym, reads in program._reads.items():
+            for used in reads:
+                self._readers.setdefault(used, []).append(sym)
+            if sym in self.lines:
+                self.count.update(reads)
+        self._costs = {}  # expression -> (operations, multiplications)
+        self._order = {sym: k for k, sym in enumerate(program._defs)}  # no line is added while it is in use
+        self.total = (0, 0)
+        for sym in self.lines:
+            self._add(self._cost(program._defs[sym]))
+
+    def _cost(self, expr):
+        found = self._costs.get(expr)
+        if found is None:
+            counts = count_ops(expr)
+            found = self._costs[expr] = (counts["add"] + counts["mul"] + counts["fn"], counts["mul"])
+        return found
+
+    def _add(self, cost, sign=1):
+        self.total = (self.total[0] + sign * cost[0], self.total[1] + sign * cost[1])
+
+    def readers(self, sym):
+        """The needed lines whose definition reads ``sym``, in program order."""
+        found = {user for user in self._readers.get(sym, ()) if user in self.lines and sym in self.program._reads[user]}
+        return sorted(found, key=self._order.__getitem__)
+
+    def redefine(self, sym, expr):
+        """Set the needed line ``sym`` to ``expr`` and follow what is needed."""
+        program = self.program
+        old_expr, old_reads = program._defs[sym], program._reads[sym]
+        program._define(sym, expr)
+        new_reads = program._reads[sym]
+        for used in new_reads - old_reads:
+            self._readers.setdefault(used, []).append(sym)
+        self._add(self._cost(old_expr), -1)
+        self._add(self._cost(expr))
+        self._follow(new_reads, 1)  # first what it reads now, so that nothing both read is dropped and taken back
+        self._follow(old_reads, -1)
+
+    def _follow(self, symbols, step):
+        """Add ``step`` (+1 or -1) to the counts of ``symbols``, and follow the lines that become (un)needed."""
+        program = self.program
+        stack = list(symbols)
+        while stack:
+            sym = stack.pop()
+            self.count[sym] += step
+            if self.count[sym] == (1 if step > 0 else 0):
+                if step > 0:
+                    self.lines.add(sym)
+                else:
+                    self.lines.discard(sym)
+                self._add(self._cost(program._defs[sym]), step)
+                stack.extend(program._reads[sym])
 
 
 _QUARTER_TURNS = (
