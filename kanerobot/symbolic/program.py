@@ -239,6 +239,9 @@ class Program:
         self._declared = len(self._inputs)
         self._defs = {}  # Symbol -> expr, in program order
         self._cache = {}  # expr -> Symbol (common subexpressions)
+        # _terms_key(expr) -> expr, for the expressions of _cache: finds the negation of an expression
+        # without forming it (-(a + b + ...) builds a product per term and sorts a new sum).
+        self._keyed = {}
         self._outputs = {}  # name -> expr
         self._pruned = set()  # names dropped by prune(): using them again is an error
         self._angles = {}  # angle expr -> _Angle
@@ -370,14 +373,25 @@ class Program:
         known = self._cache.get(expr)
         if known is not None:
             return known
-        known = self._cache.get(-expr)
+        key = _terms_key(expr)
+        if key is None:
+            known = self._cache.get(-expr)
+        else:
+            known = self._cache.get(self._keyed.get(_negated_key(key)))
         if known is not None:
             return -known
         free = self._see_inputs(expr)
         sym = sympy.Symbol(self._claim(name, "assignment", force_rename))
         self._define(sym, expr, free)
-        self._cache[expr] = sym
+        self._remember(expr, sym, key)
         return sym
+
+    def _remember(self, expr, sym, key=False):
+        """Name ``expr`` by ``sym`` in the common subexpressions (``key``: its :func:`_terms_key`, when known)."""
+        self._cache[expr] = sym
+        key = _terms_key(expr) if key is False else key
+        if key is not None:
+            self._keyed[key] = expr
 
     def assign_matrix(self, names, M, trig=None):
         """Assign every element of a matrix; see :meth:`assign`.
@@ -734,7 +748,8 @@ class Program:
                     del self._before_trig[sym]
                     if self._cache.get(rewritten[sym]) == sym:
                         del self._cache[rewritten[sym]]
-                    self._cache.setdefault(self._defs[sym], sym)
+                    if self._defs[sym] not in self._cache:
+                        self._remember(self._defs[sym], sym)
                     self._flat.pop(sym, None)
             else:
                 for sym in users:
@@ -957,6 +972,36 @@ class _Needed:
                     self.lines.discard(sym)
                 self._add(self._cost(program._defs[sym]), step)
                 stack.extend(program._reads[sym])
+
+
+def _terms_key(expr):
+    """``expr`` as the frozenset of its terms ``(coefficient, other factors)``, or None when a coefficient is a float.
+
+    Two expressions have the same key exactly when they are equal (a sum's
+    terms have different other factors, and sympy writes a product's numeric
+    coefficient first), and the key of ``-expr`` is that of ``expr`` with
+    every coefficient negated (:func:`_negated_key`): the negation of an
+    expression is looked up without being built.  Floats are left out: ``1.0*x``
+    is not ``x``, yet the keys would not tell them apart.
+    """
+    terms = expr.args if expr.is_Add else (expr,)
+    key = []
+    for term in terms:
+        if term.is_Number:
+            coefficient, rest = term, ()
+        elif term.is_Mul and term.args[0].is_Number:
+            coefficient, rest = term.args[0], term.args[1:]
+        else:
+            coefficient, rest = sympy.S.One, term.args if term.is_Mul else (term,)
+        if coefficient.is_Float:
+            return None
+        key.append((coefficient, rest))
+    return frozenset(key)
+
+
+def _negated_key(key):
+    """The :func:`_terms_key` of ``-expr`` from that of ``expr``."""
+    return frozenset((-coefficient, rest) for coefficient, rest in key)
 
 
 _QUARTER_TURNS = (
