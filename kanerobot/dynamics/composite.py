@@ -76,7 +76,7 @@ from kanerobot.dynamics.root import is_free
 from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import cross, plus, times
+from kanerobot.symbolic.vectors import cross, matmul, plus, times
 
 __all__ = ["NAMES", "column_wrenches", "composite_links", "composite_wrench", "mass_matrix", "transport_inertia"]
 
@@ -276,7 +276,7 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
             yield j, J[j], MS[j], M[j]
             continue
         iA_j, iP_j = placements[j]
-        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=j), iA_j * MS[j])  # (27)
+        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=j), matmul(iA_j, MS[j]))  # (27)
         iP_j_M = program.assign_matrix(lambda r, c, j=j: names["PM"].format(r=r, j=j), iP_j * M[j])
         yield j, J[j], MS[j], M[j]
         J[i] += rotate_inertia(program, j, iA_j, J[j], prefix=names["rotation"]) + transport_inertia(

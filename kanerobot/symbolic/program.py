@@ -252,6 +252,7 @@ class Program:
         # Symbol -> the assigned symbols its definition reads, kept with _defs: needed() and the
         # pruning walk the program many times, and free_symbols of a large expression is a tree walk.
         self._reads = {}
+        self._def_names = set()  # the names of _defs, for _taken (no Symbol made per name tried)
 
     # ----------------------------------------------------------------- names
 
@@ -263,7 +264,7 @@ class Program:
             or name in self._inputs
             or name in self._outputs
             or name in self._pruned
-            or sympy.Symbol(name) in self._defs
+            or name in self._def_names
         )
 
     def _fresh(self, name):
@@ -300,6 +301,7 @@ class Program:
         """Set ``sym = expr`` in :attr:`_defs` with what it reads (``free``: its free symbols, when known)."""
         self._reads[sym] = frozenset((expr.free_symbols if free is None else free) & self._defs.keys())
         self._defs[sym] = expr
+        self._def_names.add(sym.name)
 
     # ----------------------------------------------------------- recording
 
@@ -420,13 +422,11 @@ class Program:
         [R11,   0],
         [  1, R22]])
         """
-        M = sympy.Matrix(M)
+        M = M if isinstance(M, sympy.MatrixBase) else sympy.Matrix(M)
         name_of = _namer(names, M.shape)
-        out = sympy.zeros(*M.shape)
-        for i in range(M.rows):
-            for j in range(M.cols):
-                out[i, j] = self.assign(name_of(i, j), M[i, j], trig)
-        return out
+        rows = M.tolist()
+        # The entries as a list, then one Matrix: setting them one by one in a zero matrix costs more than the rest.
+        return sympy.Matrix(M.rows, M.cols, [self.assign(name_of(i, j), x, trig) for i, row in enumerate(rows) for j, x in enumerate(row)])
 
     def sin_cos(self, angle, label):
         """Return ``(C, S)`` for ``cos(angle)`` and ``sin(angle)``, named once.
@@ -693,6 +693,7 @@ class Program:
         for sym in dropped:
             expr = self._defs.pop(sym)
             del self._reads[sym]
+            self._def_names.discard(sym.name)
             if self._cache.get(expr) == sym:
                 del self._cache[expr]
             self._pruned.add(sym.name)

@@ -14,16 +14,22 @@ Examples
 [a, b*c, 0]
 >>> plus([a, 0, 0], [b, c, 0]), cross([1, 0, 0], [0, 1, 0]), scaled(2, [a, b, c])
 ([a + b, c, 0], [0, 0, 1], [2*a, 2*b, 2*c])
+>>> matmul(sympy.Matrix([[a, 0], [0, 1]]), sympy.Matrix([[b], [c]]))
+Matrix([
+[a*b],
+[  c]])
 """
 
 import sympy
 
-__all__ = ["cross", "plus", "scaled", "times"]
+__all__ = ["cross", "matmul", "plus", "scaled", "times"]
 
 
 def times(A, v):
     """``A v`` for a 3x3 ``A`` (indexed ``A[r, c]``) and a 3-vector ``v``."""
-    return [sympy.Add(*[A[r, c] * v[c] for c in range(3) if A[r, c] != 0 and v[c] != 0]) for r in range(3)]
+    A = A.tolist() if isinstance(A, sympy.MatrixBase) else [[A[r, c] for c in range(3)] for r in range(3)]
+    v = [v[c] for c in range(3)]
+    return [sympy.Add(*[a * x for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
 
 
 def plus(*vectors):
@@ -38,4 +44,33 @@ def scaled(s, v):
 
 def cross(a, b):
     """``a x b``."""
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    return [_difference(a[1], b[2], a[2], b[1]), _difference(a[2], b[0], a[0], b[2]), _difference(a[0], b[1], a[1], b[0])]
+
+
+def _difference(a, b, c, d):
+    """``a*b - c*d``, a product by a zero not formed (it costs as much as any other)."""
+    if a == 0 or b == 0:
+        return -(c * d) if c != 0 and d != 0 else sympy.S.Zero
+    if c == 0 or d == 0:
+        return a * b
+    return a * b - c * d
+
+
+def matmul(A, B):
+    """``A B`` for two sympy matrices, the expressions of sympy's ``A * B``.
+
+    Each entry is the sum (``sympy.Add`` at once) of the products of the
+    non-zero entries, as sympy's sparse product forms it, without the
+    conversion of both matrices to and from its domain representation,
+    which costs more than the product of the small matrices of a recursion.
+    """
+    if A.cols != B.rows:
+        raise ValueError(f"cannot multiply a {A.rows}x{A.cols} matrix by a {B.rows}x{B.cols} one")
+    rows, columns = A.tolist(), B.tolist()
+    columns = [[(k, row[c]) for k, row in enumerate(columns) if row[c] != 0] for c in range(B.cols)]
+    entries = []
+    for row in rows:
+        for column in columns:
+            entry = sympy.Add(*[row[k] * b for k, b in column if row[k] != 0])
+            entries.append(entry if entry else sympy.S.Zero)  # a float 0 is dropped as sympy drops it
+    return sympy.Matrix(A.rows, B.cols, entries)
