@@ -454,20 +454,30 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     dots = {(row, other): _total(a * b for a, b in zip(x[row], A[other]) if a != 0 and b != 0) for row in range(3) for other in range(3)}
     free = {key: e.free_symbols for key, e in dots.items()}
     trace = J.trace()
+    by_traces = {}  # k -> (the diagonal entry k by the trace, its free symbols): the same in every option
+    for k in range(3):
+        others = [m for m in range(3) if m != k]
+        entry = trace - sympy.Add(*(d[m] if not is_trivial(dots[m, m]) else dots[m, m] for m in others))
+        by_traces[k] = (entry, entry.free_symbols)
+    ops = {}  # expression -> operations: the options share their entries
+
+    def cost(e):
+        found = ops.get(e)
+        if found is None:
+            found = ops[e] = _ops(e)
+        return found
 
     def option(by_trace, rows):
         out = {(m, m): dots[m, m] for m in range(3)}
         symbols = [free[m, m] for m in range(3)]
         if by_trace is not None:
-            others = [m for m in range(3) if m != by_trace]
-            out[by_trace, by_trace] = trace - sympy.Add(*(d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others))
-            symbols[by_trace] = out[by_trace, by_trace].free_symbols
+            out[by_trace, by_trace], symbols[by_trace] = by_traces[by_trace]
         for (r, c), row in zip(pairs, rows):
             other = c if row == r else r
             out[r, c] = dots[row, other]
             symbols.append(free[row, other])
         used = set().union(*symbols) & entry_cost.keys()
-        return sum(entry_cost[s] for s in used) + sum(_ops(e) for e in out.values()), out
+        return sum(entry_cost[s] for s in used) + sum(cost(e) for e in out.values()), out
 
     choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
     _, best = min(choices, key=lambda choice: choice[0])

@@ -732,7 +732,7 @@ class Program:
         """
         if not self._before_trig:
             return
-        needed = _Needed(self)
+        needed = _Needed(self, self._compounds)
         outputs = set().union(*(expr.free_symbols for expr in self._outputs.values()))
         for compound in reversed(self._compounds):
             if compound not in needed.lines or compound in outputs:
@@ -909,27 +909,28 @@ class _Needed:
     ``sym``; a line is needed while its count is positive.  :meth:`redefine`
     changes one definition and follows the counts (the lines it now reads
     become needed, those no longer read by anything needed are not), so that
-    :attr:`total`, ``(operations, multiplications)`` of the needed lines, is
-    what :meth:`Program.needed` and :func:`count_ops` would give.
+    :attr:`total`, ``(operations, multiplications)`` of the needed lines
+    (:func:`count_ops`) less those they had at the start, is kept by the
+    lines that change only.  :meth:`readers` answers for the symbols of
+    ``watched`` (the compound angles).
     """
 
-    def __init__(self, program):
+    def __init__(self, program, watched):
         self.program = program
         self.lines = program.needed()
         self.count = Counter()
         for expr in program._outputs.values():
             self.count.update(expr.free_symbols & program._defs.keys())
-        self._readers = {}  # symbol -> the lines (needed or not) whose definition reads it
+        self._watched = frozenset(watched)
+        self._readers = {}  # watched symbol -> the lines (needed or not) whose definition reads it
         for sym, reads in program._reads.items():
-            for used in reads:
-                self._readers.setdefault(used, []).append(sym)
             if sym in self.lines:
                 self.count.update(reads)
+            for used in reads & self._watched:
+                self._readers.setdefault(used, []).append(sym)
         self._costs = {}  # expression -> (operations, multiplications)
-        self._order = {sym: k for k, sym in enumerate(program._defs)}  # no line is added while it is in use
+        self._order = None  # symbol -> position in the program, made when first needed
         self.total = (0, 0)
-        for sym in self.lines:
-            self._add(self._cost(program._defs[sym]))
 
     def _cost(self, expr):
         found = self._costs.get(expr)
@@ -944,6 +945,10 @@ class _Needed:
     def readers(self, sym):
         """The needed lines whose definition reads ``sym``, in program order."""
         found = {user for user in self._readers.get(sym, ()) if user in self.lines and sym in self.program._reads[user]}
+        if len(found) < 2:
+            return list(found)
+        if self._order is None:  # no line is added while this is in use
+            self._order = {line: k for k, line in enumerate(self.program._defs)}
         return sorted(found, key=self._order.__getitem__)
 
     def redefine(self, sym, expr):
@@ -952,7 +957,7 @@ class _Needed:
         old_expr, old_reads = program._defs[sym], program._reads[sym]
         program._define(sym, expr)
         new_reads = program._reads[sym]
-        for used in new_reads - old_reads:
+        for used in (new_reads - old_reads) & self._watched:
             self._readers.setdefault(used, []).append(sym)
         self._add(self._cost(old_expr), -1)
         self._add(self._cost(expr))
