@@ -130,9 +130,12 @@ def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
     >>> program_inputs(arm, [arm.q], names=("M", "ZZ"))
     [th1, th2, L1, M1, M2, ZZ1, ZZ2]
     """
-    out = []
+    out, seen = [], set()
     for group in state:
-        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        for s in group:
+            if isinstance(s, sympy.Symbol) and s not in seen:
+                seen.add(s)
+                out.append(s)
     parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
     for label in robot.links:
         for name in names:

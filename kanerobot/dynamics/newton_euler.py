@@ -69,6 +69,7 @@ from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import matmul
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
@@ -329,9 +330,9 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         """Total wrench on link j, F_j and No_j (eqs 15-16)."""
         J, MS[j], M = link_inertia(robot, j)
         w, wdot, Vdot, U = motion[j].w, motion[j].wdot, motion[j].Vdot, motion[j].U
-        F[j] = vec("F", j, M * Vdot + U * MS[j])                                                   # (15)
-        PSI = vec("PSI", j, J * w)
-        No[j] = vec("No", j, J * wdot + w.cross(PSI))                                              # (16)
+        F[j] = vec("F", j, M * Vdot + matmul(U, MS[j]))                                                   # (15)
+        PSI = vec("PSI", j, matmul(J, w))
+        No[j] = vec("No", j, matmul(J, wdot) + w.cross(PSI))                                              # (16)
 
     # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion (eqs 6-10) and total wrench.
     if free:
@@ -359,7 +360,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     for frame in reversed(robot.frames):
         j = frame.label
         reaction_wrench(j)
-        FDI[j] = vec("FDI", j, A[j] * f[j])                                                        # (18) if_j
+        FDI[j] = vec("FDI", j, matmul(A[j], f[j]))                                                        # (18) if_j
         if frame.is_joint:
             sigma_a, sigmabar_a = motion_parts(frame)
             qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])
