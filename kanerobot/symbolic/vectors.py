@@ -29,7 +29,7 @@ def times(A, v):
     """``A v`` for a 3x3 ``A`` (indexed ``A[r, c]``) and a 3-vector ``v``."""
     A = A.tolist() if isinstance(A, sympy.MatrixBase) else [[A[r, c] for c in range(3)] for r in range(3)]
     v = [v[c] for c in range(3)]
-    return [sympy.Add(*[a * x for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
+    return [sympy.Add(*[_product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
 
 
 def plus(*vectors):
@@ -45,6 +45,15 @@ def scaled(s, v):
 def cross(a, b):
     """``a x b``."""
     return [_difference(a[1], b[2], a[2], b[1]), _difference(a[2], b[0], a[0], b[2]), _difference(a[0], b[1], a[1], b[0])]
+
+
+def _product(a, b):
+    """``a*b``; a factor 1 (of a rotation, a motion subspace) is not multiplied: sympy's product costs as much as any other."""
+    if a is sympy.S.One:
+        return b
+    if b is sympy.S.One:
+        return a
+    return a * b
 
 
 def _difference(a, b, c, d):
@@ -71,6 +80,6 @@ def matmul(A, B):
     entries = []
     for row in rows:
         for column in columns:
-            entry = sympy.Add(*[row[k] * b for k, b in column if row[k] != 0])
+            entry = sympy.Add(*[_product(row[k], b) for k, b in column if row[k] != 0])
             entries.append(entry if entry else sympy.S.Zero)  # a float 0 is dropped as sympy drops it
     return sympy.Matrix(A.rows, B.cols, entries)
