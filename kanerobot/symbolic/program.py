@@ -896,7 +896,7 @@ class Program:
             if inner is None:
                 factors[base] += power
             else:
-                coefficient *= inner[0] ** power
+                coefficient *= inner[0] if power == 1 else inner[0] ** power
                 for b, p in inner[1].items():
                     factors[b] += p * power
         return coefficient, factors
@@ -1172,7 +1172,9 @@ def _signatures(flat, program):
 def _merge_terms(expr, program):
     """Rewrite the sum ``expr`` with fewer operations: like terms collected, then pairs merged by a rule, until none applies."""
     terms = list(expr.args)
-    placeholder = sympy.Dummy("X")
+    if not _may_merge(terms, program):
+        return expr
+    placeholder = _PLACEHOLDER
     changed, rewritten = True, False
     while changed:
         changed = False
@@ -1184,6 +1186,40 @@ def _merge_terms(expr, program):
             terms = [term for k, term in enumerate(terms) if k not in used] + merged
             changed = rewritten = True
     return sympy.Add(*terms) if rewritten else expr
+
+
+#: Stands for the C or S of a compound angle while a merge is costed (replaced before anything is kept).
+_PLACEHOLDER = sympy.Dummy("X")
+
+
+def _may_merge(terms, program):
+    """False when no rule can apply to the sum of ``terms``: the test :func:`_merge_terms` runs first.
+
+    A pair rule needs a term with two C/S factors (counted with their powers)
+    and collecting needs two terms alike once assignments are looked
+    through, which takes a factor defined by a product (sympy has already
+    collected the terms alike as they stand).  Telling so costs a fraction
+    of building the flattened terms, and most sums of a model meet neither.
+    """
+    trig_of = program._trig_of
+    for term in terms:
+        trig = 0
+        for factor in sympy.Mul.make_args(term):
+            if factor.is_Number:
+                continue
+            if factor.is_Pow and factor.exp.is_Integer and factor.exp > 0:
+                base, power = factor.base, int(factor.exp)
+            else:
+                base, power = factor, 1
+            if not base.is_Symbol:
+                continue
+            if base in trig_of:
+                trig += power
+                if trig >= 2:
+                    return True
+            elif program._monomial_of(base) is not None:
+                return True
+    return False
 
 
 def _merge_alike(terms, flats):
