@@ -282,9 +282,9 @@ class Program:
             raise NameCollisionError(f"{what} name {name!r} is already taken by an input, a reserved name or an assignment")
         return self._fresh(name)
 
-    def _see_inputs(self, expr):
-        """Record the unknown free symbols of ``expr`` as inputs; return its free symbols."""
-        free = expr.free_symbols
+    def _see_inputs(self, expr, free=None):
+        """Record the unknown free symbols of ``expr`` (``free``, when known) as inputs; return its free symbols."""
+        free = _free_symbols(expr) if free is None else free
         names = []
         for sym in free:
             if sym in self._defs:
@@ -360,6 +360,9 @@ class Program:
         expr = sympy.sympify(expr)
         if not (self.trig if trig is None else trig):
             return self._record(name, expr)
+        free = _free_symbols(expr)
+        if not self._rewritable(free):  # what simplify_trig_products would find at once
+            return self._record(name, expr, free=free)
         rewritten = simplify_trig_products(expr, self)
         count = len(self._defs)
         result = self._record(name, rewritten)
@@ -368,9 +371,15 @@ class Program:
             self._before_trig[result] = expr
         return result
 
-    def _record(self, name, expr, force_rename=False):
+    def _rewritable(self, free):
+        """Whether the trig rules may change an expression of the symbols ``free``: a C/S symbol or one
+        defined by a product is among them (:func:`_may_merge` of every sum of the expression fails otherwise)."""
+        trig_of = self._trig_of
+        return bool(trig_of) and any(sym in trig_of or self._monomial_of(sym) is not None for sym in free)
+
+    def _record(self, name, expr, force_rename=False, free=None):
         if is_trivial(expr):
-            self._see_inputs(expr)
+            self._see_inputs(expr, free)
             return expr
         known = self._cache.get(expr)
         if known is not None:
@@ -382,7 +391,7 @@ class Program:
             known = self._cache.get(self._keyed.get(_negated_key(key)))
         if known is not None:
             return -known
-        free = self._see_inputs(expr)
+        free = self._see_inputs(expr, free)
         sym = sympy.Symbol(self._claim(name, "assignment", force_rename))
         self._define(sym, expr, free)
         self._remember(expr, sym, key)
@@ -422,11 +431,12 @@ class Program:
         [R11,   0],
         [  1, R22]])
         """
-        M = M if isinstance(M, sympy.MatrixBase) else sympy.Matrix(M)
-        name_of = _namer(names, M.shape)
-        rows = M.tolist()
-        # The entries as a list, then one Matrix: setting them one by one in a zero matrix costs more than the rest.
-        return sympy.Matrix(M.rows, M.cols, [self.assign(name_of(i, j), x, trig) for i, row in enumerate(rows) for j, x in enumerate(row)])
+        rows = _rows(M)
+        shape = (len(rows), len(rows[0]) if rows else 0)
+        name_of = _namer(names, shape)
+        # The entries as a list, then one Matrix of them (they are sympy objects: no conversion): making a
+        # Matrix costs more than assigning a short entry, and setting entries one by one more still.
+        return sympy.Matrix._new(*shape, [self.assign(name_of(i, j), x, trig) for i, row in enumerate(rows) for j, x in enumerate(row)], copy=False)
 
     def sin_cos(self, angle, label):
         """Return ``(C, S)`` for ``cos(angle)`` and ``sin(angle)``, named once.
@@ -980,6 +990,24 @@ class _Needed:
                 stack.extend(program._reads[sym])
 
 
+def _free_symbols(expr):
+    """``expr.free_symbols``, walking sums, products, powers and functions without sympy's property per node."""
+    if expr.is_Symbol:
+        return {expr}
+    found, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if not (node.is_Add or node.is_Mul or node.is_Pow or node.is_Function):
+            found |= node.free_symbols  # anything else (an Atom, a Derivative ...) as sympy says
+            continue
+        for arg in node.args:
+            if arg.is_Symbol:
+                found.add(arg)
+            elif not arg.is_Number:
+                stack.append(arg)
+    return found
+
+
 def _terms_key(expr):
     """``expr`` as the frozenset of its terms ``(coefficient, other factors)``, or None when a coefficient is a float.
 
@@ -1039,6 +1067,15 @@ def _default_label(angle):
         match = re.search(r"(\d+)$", angle.name)
         return match.group(1) if match else angle.name
     return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
+
+
+def _rows(M):
+    """The rows of a matrix given as a sympy Matrix, a list of rows or a list of a column's entries."""
+    if isinstance(M, sympy.MatrixBase):
+        return M.tolist()
+    if isinstance(M, (list, tuple)) and M and not any(isinstance(x, (list, tuple)) for x in M):
+        return [[x] for x in M]
+    return sympy.Matrix(M).tolist()
 
 
 def _namer(names, shape):
