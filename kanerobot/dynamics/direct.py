@@ -710,13 +710,20 @@ def articulated_inertia(I_star, JU, I_a, a, IA):
     joint's motion subspace is a coordinate direction (``a = s e_k``, every
     Khalil-Kleinfinger frame and Krang's axes), row and column k of K are
     ``s JU IA``, one product each, and zero without rotor inertia.
+
+    K is symmetric: its upper triangle is formed (``K_rc = I*_rc - JU_r
+    I_a_c``, r <= c) and mirrored, which is all the caller names.
     """
-    K = I_star - matmul(JU, I_a.T)
     along = [k for k in range(6) if a[k] != 0]
-    if len(along) == 1 and abs(a[along[0]]) == 1:
-        k, s = along[0], a[along[0]]
-        for r in range(6):
-            K[r, k] = K[k, r] = s * JU[r] * IA
+    k, s = (along[0], a[along[0]]) if len(along) == 1 and abs(a[along[0]]) == 1 else (None, None)
+    K = sympy.zeros(6, 6)
+    for r in range(6):
+        for c in range(r, 6):
+            if k in (r, c):
+                value = s * JU[c if r == k else r] * IA
+            else:
+                value = I_star[r, c] - _sum_of_products([(JU[r], I_a[c])])
+            K[r, c] = K[c, r] = value
     return K
 
 
@@ -811,16 +818,23 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
     out[:3, :3] = A
     out[:3, 3:] = D
     out[3:, :3] = D.T
-    # C + P^ D - B^T P^ with P^ = sum_k P_k e_k^: one product per component of P
-    lower_right = C
-    for k in range(3):
-        if iP_j[k] != 0:
-            e_k_hat = hat(sympy.eye(3)[:, k])
-            lower_right = lower_right + iP_j[k] * (matmul(e_k_hat, D) - matmul(B.T, e_k_hat))
+    # C + P^ D - B^T P^ with P^ = sum_k P_k e_k^: one product per component of P; the upper triangle only
+    # (the block is symmetric), entry by entry as the matrix expressions would give it
+    units = [(k, hat(sympy.eye(3)[:, k]).tolist()) for k in range(3) if iP_j[k] != 0]
     for r in range(3):
         for c in range(r, 3):
-            out[3 + r, 3 + c] = out[3 + c, 3 + r] = lower_right[r, c]
+            entry = C[r, c]
+            for k, e in units:
+                change = _sum_of_products((e[r][m], D[m, c]) for m in range(3)) - _sum_of_products((B[m, r], e[m][c]) for m in range(3))
+                if change != 0:
+                    entry = entry + iP_j[k] * change
+            out[3 + r, 3 + c] = out[3 + c, 3 + r] = entry
     return out
+
+
+def _sum_of_products(pairs):
+    """The sum of the products of the pairs without a zero, as an entry of a sympy matrix product."""
+    return sympy.Add(*[a * b if a is not sympy.S.One else b for a, b in pairs if a != 0 and b != 0])
 
 
 def screw_transform_wrench(program, label, iA_j, iP_j, alpha):
