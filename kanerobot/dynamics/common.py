@@ -446,8 +446,75 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     """
     A = tuple(tuple(iA_j[r, c] for c in range(3)) for r in range(3))
     Jr = tuple(tuple(J[r, c] for c in range(3)) for r in range(3))
-    AJ = tuple(tuple(_total(A[r][k] * Jr[k][c] for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0) for c in range(3))
-               for r in range(3))
+    by_trace, rows, used, order = _rotation_choice(A, Jr)
+    named = {}  # (r, c) -> the AJ entry as the program names it (or a trivial value)
+    for r, c in used:
+        named[r, c] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", _aj_entry(A, Jr, r, c))
+    x = [[named[r, c] if (r, c) in named else _aj_entry(A, Jr, r, c) for c in range(3)] for r in range(3)]
+
+    def dot(row, other):
+        return _total(a * b for a, b in zip(x[row], A[other]) if a != 0 and b != 0)
+
+    pairs = ((0, 1), (0, 2), (1, 2))
+    out = sympy.zeros(3, 3)
+    for r, c in order:
+        if r == c and r == by_trace:
+            terms = [out[m, m] if not is_trivial_dot else dot(m, m) for m, is_trivial_dot in _others(by_trace, rows)]
+            value = J.trace() - sympy.Add(*terms)
+        elif r == c:
+            value = dot(r, r)
+        else:
+            row = rows[pairs.index((r, c))]
+            value = dot(row, c if row == r else r)
+        out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", value)
+    return out
+
+
+def _aj_entry(A, Jr, r, c):
+    """Entry (r, c) of ``iA_j J``, products by zeros not formed."""
+    return _total(A[r][k] * Jr[k][c] for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0)
+
+
+def _others(by_trace, rows):
+    """The diagonal entries the trace entry ``by_trace`` subtracts: (m, whether its dot product is trivial)."""
+    return rows[3]
+
+
+#: The options :func:`rotate_inertia` chose, by the pattern of its rotation and inertia (their entries with
+#: the symbols renamed in order of appearance): the costs, hence the choice, depend on that pattern only,
+#: and a robot's frames share a few patterns.
+_CHOICES = {}
+
+
+def _rotation_choice(A, Jr):
+    """``(by_trace, rows, used, order)`` of the cheapest option of :func:`rotate_inertia` for ``iA_j`` and ``J``.
+
+    ``by_trace``: the diagonal entry taken as the trace less the other two
+    (or None); ``rows``: for each off-diagonal entry (0,1), (0,2), (1,2), the
+    row of AJ it is the dot product of, then ``(m, trivial)`` of the
+    diagonal entries the trace entry subtracts; ``used``: the AJ entries
+    named; ``order``: the order the entries are assigned in.  Found on the
+    pattern of ``A`` and ``J`` (symbols renamed ``_p0, _p1, ...`` in order
+    of appearance: operation counts do not depend on names) and remembered.
+    """
+    renamed = {}
+    for entry in itertools.chain.from_iterable(A + Jr):
+        for symbol in sorted(entry.free_symbols, key=sympy.default_sort_key):
+            if symbol not in renamed:
+                renamed[symbol] = sympy.Symbol(f"_p{len(renamed)}")
+    pattern = tuple(tuple(entry.xreplace(renamed) for entry in row) for row in A + Jr)
+    found = _CHOICES.get(pattern)
+    if found is None:
+        if len(_CHOICES) > 1000:  # patterns of unusual robots: keep the memory bounded
+            _CHOICES.clear()
+        found = _CHOICES[pattern] = _cheapest_rotation(pattern[:3], pattern[3:])
+    return found
+
+
+def _cheapest_rotation(A, Jr):
+    """The choice of :func:`_rotation_choice`, by costing every option on ``A`` and ``J`` (3x3 tuples)."""
+    J = sympy.Matrix(Jr)
+    AJ = tuple(tuple(_aj_entry(A, Jr, r, c) for c in range(3)) for r in range(3))
     # Non-trivial AJ entries are stand-ins while the options are costed; each
     # option's dot products are formed once, not per option.
     x = [[AJ[r][c] if is_trivial(AJ[r][c]) else sympy.Dummy(f"x{r}{c}") for c in range(3)] for r in range(3)]
@@ -480,21 +547,14 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
             out[r, c] = dots[row, other]
             symbols.append(free[row, other])
         used = set().union(*symbols) & entry_cost.keys()
-        return sum(entry_cost[s] for s in used) + sum(cost(e) for e in out.values()), out
+        return sum(entry_cost[s] for s in used) + sum(cost(e) for e in out.values()), out, (by_trace, rows)
 
     choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
-    _, best = min(choices, key=lambda choice: choice[0])
-    named = {}
-    for r in range(3):
-        for c in range(3):
-            if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()):
-                named[x[r][c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r][c])
-    order = sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc))
-    out = sympy.zeros(3, 3)
-    for r, c in order:
-        named_d = {d[m]: out[m, m] for m in range(3)}
-        out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", best[r, c].xreplace(named).xreplace(named_d))
-    return out
+    _, best, (by_trace, rows) = min(choices, key=lambda choice: choice[0])
+    used = tuple((r, c) for r in range(3) for c in range(3) if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()))
+    order = tuple(sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc)))
+    others = tuple((m, is_trivial(dots[m, m])) for m in range(3) if m != by_trace) if by_trace is not None else ()
+    return by_trace, tuple(rows) + (others,), used, order
 
 
 def _total(terms):
