@@ -29,12 +29,12 @@ def times(A, v):
     """``A v`` for a 3x3 ``A`` (indexed ``A[r, c]``) and a 3-vector ``v``."""
     A = A.tolist() if isinstance(A, sympy.MatrixBase) else [[A[r, c] for c in range(3)] for r in range(3)]
     v = [v[c] for c in range(3)]
-    return [sympy.Add(*[_product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
+    return [_sum([_product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
 
 
 def plus(*vectors):
     """The sum of 3-vectors."""
-    return [sympy.Add(*[v[r] for v in vectors]) for r in range(3)]
+    return [_sum([v[r] for v in vectors]) for r in range(3)]
 
 
 def scaled(s, v):
@@ -48,21 +48,63 @@ def cross(a, b):
 
 
 def _product(a, b):
-    """``a*b``; a factor 1 (of a rotation, a motion subspace) is not multiplied: sympy's product costs as much as any other."""
+    """``a*b``; a factor 1 (of a rotation, a motion subspace) is not multiplied: sympy's product costs as much as any other.
+
+    The product of two different plain symbols, most of the products of a
+    recursion, is sympy's own ``Mul`` with its two factors in sympy's
+    canonical order, made without the general flattening (which takes
+    most of the time of such a product).
+    """
     if a is sympy.S.One:
         return b
     if b is sympy.S.One:
         return a
+    if type(a) is _SYMBOL and type(b) is _SYMBOL and a.is_commutative and b.is_commutative and a != b:
+        return _MUL._from_args((a, b) if sympy.Basic.compare(a, b) < 0 else (b, a), True)
     return a * b
+
+
+_SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
 
 
 def _difference(a, b, c, d):
     """``a*b - c*d``, a product by a zero not formed (it costs as much as any other)."""
     if a == 0 or b == 0:
-        return -(c * d) if c != 0 and d != 0 else sympy.S.Zero
+        return _negated(_product(c, d)) if c != 0 and d != 0 else sympy.S.Zero
     if c == 0 or d == 0:
-        return a * b
-    return a * b - c * d
+        return _product(a, b)
+    return _sum([_product(a, b), _negated(_product(c, d))])
+
+
+def _plain_factors(term):
+    """The factors of ``term`` besides a rational coefficient when they are plain commutative symbols, else None."""
+    if type(term) is _SYMBOL:
+        return (term,) if term.is_commutative else None
+    if type(term) is _MUL:
+        factors = term.args[1:] if term.args[0].is_Rational else term.args
+        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
+            return factors
+    return None
+
+
+def _sum(terms):
+    """``sympy.Add(*terms)``; two terms that are products of plain symbols, not alike, are put in sympy's
+    canonical order without its general flattening (there is nothing to collect)."""
+    if len(terms) == 2:
+        first, second = terms
+        a, b = _plain_factors(first), _plain_factors(second)
+        if a is not None and b is not None and a != b:
+            return _ADD._from_args((first, second) if sympy.Basic.compare(first, second) < 0 else (second, first), True)
+    return sympy.Add(*terms)
+
+
+def _negated(term):
+    """``-term``; minus a product of plain symbols without sympy's general flattening."""
+    if type(term) is _SYMBOL and term.is_commutative:
+        return _MUL._from_args((sympy.S.NegativeOne, term), True)
+    if type(term) is _MUL and all(type(f) is _SYMBOL and f.is_commutative for f in term.args):
+        return _MUL._from_args((sympy.S.NegativeOne,) + term.args, True)
+    return -term
 
 
 def matmul(A, B):
@@ -80,6 +122,6 @@ def matmul(A, B):
     entries = []
     for row in rows:
         for column in columns:
-            entry = sympy.Add(*[_product(row[k], b) for k, b in column if row[k] != 0])
+            entry = _sum([_product(row[k], b) for k, b in column if row[k] != 0])
             entries.append(entry if entry else sympy.S.Zero)  # a float 0 is dropped as sympy drops it
     return sympy.Matrix(A.rows, B.cols, entries)
