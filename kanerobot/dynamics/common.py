@@ -31,7 +31,7 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import DYNAMIC_NAMES
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.symbolic.program import count_ops, is_trivial
-from kanerobot.symbolic.vectors import cross, plus, times
+from kanerobot.symbolic.vectors import cross, plus, product, summed, times
 
 __all__ = [
     "angle_labels",
@@ -453,7 +453,7 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     x = [[named[r, c] if (r, c) in named else _aj_entry(A, Jr, r, c) for c in range(3)] for r in range(3)]
 
     def dot(row, other):
-        return _total(a * b for a, b in zip(x[row], A[other]) if a != 0 and b != 0)
+        return _total(product(a, b) for a, b in zip(x[row], A[other]) if a != 0 and b != 0)
 
     pairs = ((0, 1), (0, 2), (1, 2))
     out = sympy.zeros(3, 3)
@@ -472,7 +472,7 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
 
 def _aj_entry(A, Jr, r, c):
     """Entry (r, c) of ``iA_j J``, products by zeros not formed."""
-    return _total(A[r][k] * Jr[k][c] for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0)
+    return _total(product(A[r][k], Jr[k][c]) for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0)
 
 
 def _others(by_trace, rows):
@@ -560,7 +560,7 @@ def _cheapest_rotation(A, Jr):
 def _total(terms):
     """The sum of the non-zero ``terms``, made at once."""
     terms = [t for t in terms if t != 0]
-    return sympy.Add(*terms) if terms else sympy.S.Zero
+    return summed(terms) if terms else sympy.S.Zero
 
 def _ops(expr):
     return sum(count_ops(expr).values())

@@ -124,7 +124,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import matmul
+from kanerobot.symbolic.vectors import matmul, product, summed
 
 __all__ = [
     "ArticulatedBodies",
@@ -834,7 +834,7 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
 
 def _sum_of_products(pairs):
     """The sum of the products of the pairs without a zero, as an entry of a sympy matrix product."""
-    return sympy.Add(*[a * b if a is not sympy.S.One else b for a, b in pairs if a != 0 and b != 0])
+    return summed([product(a, b) for a, b in pairs if a != 0 and b != 0])
 
 
 def screw_transform_wrench(program, label, iA_j, iP_j, alpha):

@@ -22,24 +22,24 @@ Matrix([
 
 import sympy
 
-__all__ = ["cross", "matmul", "plus", "scaled", "times"]
+__all__ = ["cross", "matmul", "negated", "plus", "product", "scaled", "summed", "times"]
 
 
 def times(A, v):
     """``A v`` for a 3x3 ``A`` (indexed ``A[r, c]``) and a 3-vector ``v``."""
     A = A.tolist() if isinstance(A, sympy.MatrixBase) else [[A[r, c] for c in range(3)] for r in range(3)]
     v = [v[c] for c in range(3)]
-    return [_sum([_product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
+    return [summed([product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
 
 
 def plus(*vectors):
     """The sum of 3-vectors."""
-    return [_sum([v[r] for v in vectors]) for r in range(3)]
+    return [summed([v[r] for v in vectors]) for r in range(3)]
 
 
 def scaled(s, v):
     """``s v``."""
-    return [s * x for x in v] if s != 0 else [sympy.S.Zero] * 3
+    return [product(s, x) for x in v] if s != 0 else [sympy.S.Zero] * 3
 
 
 def cross(a, b):
@@ -47,7 +47,7 @@ def cross(a, b):
     return [_difference(a[1], b[2], a[2], b[1]), _difference(a[2], b[0], a[0], b[2]), _difference(a[0], b[1], a[1], b[0])]
 
 
-def _product(a, b):
+def product(a, b):
     """``a*b``; a factor 1 (of a rotation, a motion subspace) is not multiplied: sympy's product costs as much as any other.
 
     The product of two different plain symbols, most of the products of a
@@ -70,10 +70,10 @@ _SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
 def _difference(a, b, c, d):
     """``a*b - c*d``, a product by a zero not formed (it costs as much as any other)."""
     if a == 0 or b == 0:
-        return _negated(_product(c, d)) if c != 0 and d != 0 else sympy.S.Zero
+        return negated(product(c, d)) if c != 0 and d != 0 else sympy.S.Zero
     if c == 0 or d == 0:
-        return _product(a, b)
-    return _sum([_product(a, b), _negated(_product(c, d))])
+        return product(a, b)
+    return summed([product(a, b), negated(product(c, d))])
 
 
 def _plain_factors(term):
@@ -87,7 +87,7 @@ def _plain_factors(term):
     return None
 
 
-def _sum(terms):
+def summed(terms):
     """``sympy.Add(*terms)``; two terms that are products of plain symbols, not alike, are put in sympy's
     canonical order without its general flattening (there is nothing to collect)."""
     if len(terms) == 2:
@@ -98,7 +98,7 @@ def _sum(terms):
     return sympy.Add(*terms)
 
 
-def _negated(term):
+def negated(term):
     """``-term``; minus a product of plain symbols without sympy's general flattening."""
     if type(term) is _SYMBOL and term.is_commutative:
         return _MUL._from_args((sympy.S.NegativeOne, term), True)
@@ -122,6 +122,6 @@ def matmul(A, B):
     entries = []
     for row in rows:
         for column in columns:
-            entry = _sum([_product(row[k], b) for k, b in column if row[k] != 0])
+            entry = summed([product(row[k], b) for k, b in column if row[k] != 0])
             entries.append(entry if entry else sympy.S.Zero)  # a float 0 is dropped as sympy drops it
     return sympy.Matrix(A.rows, B.cols, entries)
