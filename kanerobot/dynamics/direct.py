@@ -124,7 +124,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import matmul, product, summed
+from kanerobot.symbolic.vectors import cross, matmul, product, summed
 
 __all__ = [
     "ArticulatedBodies",
@@ -413,11 +413,11 @@ def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
     out the external wrench ``F_e`` (``FX .. CZ``).
     """
     F_e = sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES]) if wrench else sympy.zeros(6, 1)
-    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", w_j.cross(MS))
+    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", cross(w_j, MS))
     Jw = program.assign_matrix(f"JW{{i}}{label}", matmul(J, w_j))
     return -F_e - sympy.Matrix.vstack(
-        program.assign_matrix(f"SW{{i}}{label}", w_j.cross(w_x_MS)),
-        program.assign_matrix(f"KW{{i}}{label}", w_j.cross(Jw)),
+        program.assign_matrix(f"SW{{i}}{label}", cross(w_j, w_x_MS)),
+        program.assign_matrix(f"KW{{i}}{label}", cross(w_j, Jw)),
     )
 
 
@@ -459,11 +459,11 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         qd_j = QP.get(j, sympy.S.Zero)
         jw_i = program.assign_matrix(f"WI{{i}}{j}", matmul(jA_i, w[i]))  # (16)
         w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
+        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", cross(w[i], iP_j))
+        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
         gamma[j] = sympy.Matrix.vstack(
             program.assign_matrix(f"LW{{i}}{j}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
+            program.assign_matrix(f"WQ{{i}}{j}", cross(jw_i, sigmabar_e * qd_j)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)

@@ -69,7 +69,7 @@ from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import matmul
+from kanerobot.symbolic.vectors import cross, matmul, plus, times
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
@@ -332,7 +332,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         w, wdot, Vdot, U = motion[j].w, motion[j].wdot, motion[j].Vdot, motion[j].U
         F[j] = vec("F", j, M * Vdot + matmul(U, MS[j]))                                                   # (15)
         PSI = vec("PSI", j, matmul(J, w))
-        No[j] = vec("No", j, matmul(J, wdot) + w.cross(PSI))                                              # (16)
+        No[j] = vec("No", j, plus(times(J, wdot), cross(w, PSI)))                                              # (16)
 
     # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion (eqs 6-10) and total wrench.
     if free:

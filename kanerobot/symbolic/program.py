@@ -374,8 +374,16 @@ class Program:
     def _rewritable(self, free):
         """Whether the trig rules may change an expression of the symbols ``free``: a C/S symbol or one
         defined by a product is among them (:func:`_may_merge` of every sum of the expression fails otherwise)."""
-        trig_of = self._trig_of
-        return bool(trig_of) and any(sym in trig_of or self._monomial_of(sym) is not None for sym in free)
+        trig_of, flat = self._trig_of, self._flat
+        if not trig_of:
+            return False
+        for sym in free:
+            if sym in trig_of:
+                return True
+            monomial = flat[sym] if sym in flat else self._monomial_of(sym)
+            if monomial is not None:
+                return True
+        return False
 
     def _record(self, name, expr, force_rename=False, free=None):
         if is_trivial(expr):
