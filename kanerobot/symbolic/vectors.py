@@ -20,6 +20,8 @@ Matrix([
 [  c]])
 """
 
+import functools
+
 import sympy
 
 __all__ = ["cross", "matmul", "negated", "plus", "product", "scaled", "summed", "times"]
@@ -61,10 +63,16 @@ def product(a, b):
         return a
     if type(a) is _SYMBOL and type(b) is _SYMBOL and a.is_commutative and b.is_commutative and a != b:
         return _MUL._from_args((a, b) if sympy.Basic.compare(a, b) < 0 else (b, a), True)
+    if isinstance(b, sympy.Rational):
+        a, b = b, a
+    if isinstance(a, sympy.Rational) and a is not sympy.S.Zero and type(b) is _SYMBOL and b.is_commutative:
+        return _MUL._from_args((a, b), True)  # a rational coefficient comes first
     return a * b
 
 
 _SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
+#: sympy's order of the arguments of a sum or a product (``Basic.compare``).
+_CANONICAL = functools.cmp_to_key(sympy.Basic.compare)
 
 
 def _difference(a, b, c, d):
@@ -88,13 +96,12 @@ def _plain_factors(term):
 
 
 def summed(terms):
-    """``sympy.Add(*terms)``; two terms that are products of plain symbols, not alike, are put in sympy's
-    canonical order without its general flattening (there is nothing to collect)."""
-    if len(terms) == 2:
-        first, second = terms
-        a, b = _plain_factors(first), _plain_factors(second)
-        if a is not None and b is not None and a != b:
-            return _ADD._from_args((first, second) if sympy.Basic.compare(first, second) < 0 else (second, first), True)
+    """``sympy.Add(*terms)``; terms that are products of plain symbols (with rational coefficients), none
+    alike, are put in sympy's canonical order without its general flattening (there is nothing to collect)."""
+    if len(terms) > 1:
+        factors = [_plain_factors(term) for term in terms]
+        if None not in factors and len(set(factors)) == len(factors):
+            return _ADD._from_args(sorted(terms, key=_CANONICAL), True)
     return sympy.Add(*terms)
 
 
