@@ -50,24 +50,44 @@ def cross(a, b):
 
 
 def product(a, b):
-    """``a*b``; a factor 1 (of a rotation, a motion subspace) is not multiplied: sympy's product costs as much as any other.
+    """``a*b``, sympy's product, made faster for the products of a recursion.
 
-    The product of two different plain symbols, most of the products of a
-    recursion, is sympy's own ``Mul`` with its two factors in sympy's
-    canonical order, made without the general flattening (which takes
-    most of the time of such a product).
+    A factor 1 (of a rotation, a motion subspace) is not multiplied, and the
+    product of two plain products (symbols times a rational coefficient, no
+    symbol in both) is sympy's own ``Mul``, coefficient first and the symbols
+    in sympy's canonical order, made without its general flattening (which
+    takes most of the time of such a product).
     """
     if a is sympy.S.One:
         return b
     if b is sympy.S.One:
         return a
-    if type(a) is _SYMBOL and type(b) is _SYMBOL and a.is_commutative and b.is_commutative and a != b:
-        return _MUL._from_args((a, b) if sympy.Basic.compare(a, b) < 0 else (b, a), True)
-    if isinstance(b, sympy.Rational):
-        a, b = b, a
-    if isinstance(a, sympy.Rational) and a is not sympy.S.Zero and type(b) is _SYMBOL and b.is_commutative:
-        return _MUL._from_args((a, b), True)  # a rational coefficient comes first
-    return a * b
+    plain_a, plain_b = _plain(a), _plain(b)
+    if plain_a is None or plain_b is None or set(plain_a[1]) & set(plain_b[1]):
+        return a * b  # a symbol in both is a power: sympy's flattening
+    coefficient = plain_a[0] * plain_b[0]
+    if coefficient is sympy.S.Zero:
+        return coefficient
+    factors = tuple(sorted(plain_a[1] + plain_b[1], key=_CANONICAL)) if plain_a[1] and plain_b[1] else plain_a[1] or plain_b[1]
+    if not factors:
+        return coefficient
+    if coefficient is sympy.S.One:
+        return factors[0] if len(factors) == 1 else _MUL._from_args(factors, True)
+    return _MUL._from_args((coefficient,) + factors, True)
+
+
+def _plain(term):
+    """``(coefficient, symbols)`` of a plain product: commutative symbols times a rational coefficient; else None."""
+    if type(term) is _SYMBOL:
+        return (sympy.S.One, (term,)) if term.is_commutative else None
+    if isinstance(term, sympy.Rational):
+        return term, ()
+    if type(term) is _MUL:
+        args = term.args
+        coefficient, factors = (args[0], args[1:]) if args[0].is_Rational else (sympy.S.One, args)
+        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
+            return coefficient, factors
+    return None
 
 
 _SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
@@ -84,34 +104,20 @@ def _difference(a, b, c, d):
     return summed([product(a, b), negated(product(c, d))])
 
 
-def _plain_factors(term):
-    """The factors of ``term`` besides a rational coefficient when they are plain commutative symbols, else None."""
-    if type(term) is _SYMBOL:
-        return (term,) if term.is_commutative else None
-    if type(term) is _MUL:
-        factors = term.args[1:] if term.args[0].is_Rational else term.args
-        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
-            return factors
-    return None
-
-
 def summed(terms):
     """``sympy.Add(*terms)``; terms that are products of plain symbols (with rational coefficients), none
     alike, are put in sympy's canonical order without its general flattening (there is nothing to collect)."""
     if len(terms) > 1:
-        factors = [_plain_factors(term) for term in terms]
+        plain = [_plain(term) for term in terms]
+        factors = [p[1] if p is not None and p[1] else None for p in plain]  # numbers are left to sympy
         if None not in factors and len(set(factors)) == len(factors):
             return _ADD._from_args(sorted(terms, key=_CANONICAL), True)
     return sympy.Add(*terms)
 
 
 def negated(term):
-    """``-term``; minus a product of plain symbols without sympy's general flattening."""
-    if type(term) is _SYMBOL and term.is_commutative:
-        return _MUL._from_args((sympy.S.NegativeOne, term), True)
-    if type(term) is _MUL and all(type(f) is _SYMBOL and f.is_commutative for f in term.args):
-        return _MUL._from_args((sympy.S.NegativeOne,) + term.args, True)
-    return -term
+    """``-term``, as :func:`product` makes ``-1*term``."""
+    return product(sympy.S.NegativeOne, term)
 
 
 def matmul(A, B):
