@@ -1043,7 +1043,11 @@ def _terms_key(expr):
 
 def _negated_key(key):
     """The :func:`_terms_key` of ``-expr`` from that of ``expr``."""
-    return frozenset((-coefficient, rest) for coefficient, rest in key)
+    return frozenset((_OPPOSITE.get(coefficient) or -coefficient, rest) for coefficient, rest in key)
+
+
+#: The coefficients of most terms, negated without sympy's arithmetic.
+_OPPOSITE = {sympy.S.One: sympy.S.NegativeOne, sympy.S.NegativeOne: sympy.S.One}
 
 
 _QUARTER_TURNS = (
