@@ -76,7 +76,7 @@ from kanerobot.dynamics.root import is_free
 from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import cross, matmul, plus, times
+from kanerobot.symbolic.vectors import cross, matmul, plus, product, summed, times
 
 __all__ = ["NAMES", "column_wrenches", "composite_links", "composite_wrench", "mass_matrix", "transport_inertia"]
 
@@ -348,7 +348,7 @@ def column_wrenches(program, robot, placements, j, inertia, *, root=False, names
 def _projected(S, f, m):
     """``S^T [f; m]``, the wrench on the motion subspace ``S`` (6 x k), products by its zeros not formed."""
     w = list(f) + list(m)
-    return sympy.Matrix([sympy.Add(*[S[r, c] * w[r] for r in range(6) if S[r, c] != 0 and w[r] != 0]) for c in range(S.cols)])
+    return sympy.Matrix([summed([product(S[r, c], w[r]) for r in range(6) if S[r, c] != 0 and w[r] != 0]) for c in range(S.cols)])
 
 
 def _columns(S):

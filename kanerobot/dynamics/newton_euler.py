@@ -69,7 +69,7 @@ from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import cross, matmul, plus, times
+from kanerobot.symbolic.vectors import cross, matmul, plus, scaled, times
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
@@ -330,7 +330,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         """Total wrench on link j, F_j and No_j (eqs 15-16)."""
         J, MS[j], M = link_inertia(robot, j)
         w, wdot, Vdot, U = motion[j].w, motion[j].wdot, motion[j].Vdot, motion[j].U
-        F[j] = vec("F", j, M * Vdot + matmul(U, MS[j]))                                                   # (15)
+        F[j] = vec("F", j, plus(scaled(M, Vdot), times(U, MS[j])))                                        # (15)
         PSI = vec("PSI", j, matmul(J, w))
         No[j] = vec("No", j, plus(times(J, wdot), cross(w, PSI)))                                              # (16)
 
@@ -353,7 +353,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         k = robot.children(j)
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
-        own_f, own_m = F[j] + fe, No[j] + MS[j].cross(motion[j].Vdot) + me
+        own_f, own_m = plus(F[j], fe), plus(No[j], cross(MS[j], motion[j].Vdot), me)
         sums = subtree_wrench(own_f, own_m, [(A[c], P[c], FDI[c], m[c]) for c in k])               # (17, 19)
         f[j], m[j] = vec("E", j, sympy.Matrix(sums[0])), vec("N", j, sympy.Matrix(sums[1]))
 
