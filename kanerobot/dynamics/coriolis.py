@@ -31,7 +31,7 @@ from kanerobot.dynamics.free_flyer import BASE_VELOCITY
 from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
-from kanerobot.symbolic.vectors import negated, product, summed
+from kanerobot.symbolic.vectors import minus, product, summed
 
 __all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
 
@@ -326,18 +326,11 @@ def _skew_part(target, n, half, derivative, matrix_name):
             for k in range(1, n + 1):
                 if half[k - 1] == 0:
                     continue
-                diff = _difference(derivative(j, k, ("q", i - 1)), derivative(i, k, ("q", j - 1)))
+                diff = minus(derivative(j, k, ("q", i - 1)), derivative(i, k, ("q", j - 1)))
                 if diff != 0:
                     terms.append(product(half[k - 1], diff))
             skew[i, j] = target.assign(matrix_name("CN", i, j), summed(terms))
     return skew
-
-
-def _difference(a, b):
-    """``a - b`` (vectors.summed and negated: the same expression, made faster for plain products)."""
-    if b == 0:
-        return a
-    return negated(b) if a == 0 else summed([a, negated(b)])
 
 
 def _set_outputs(target, n, sym, skew, plus, matrix_name):

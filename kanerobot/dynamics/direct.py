@@ -124,7 +124,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import cross, matmul, product, summed
+from kanerobot.symbolic.vectors import cross, matmul, minus, product, summed
 
 __all__ = [
     "ArticulatedBodies",
@@ -720,9 +720,9 @@ def articulated_inertia(I_star, JU, I_a, a, IA):
     for r in range(6):
         for c in range(r, 6):
             if k in (r, c):
-                value = s * JU[c if r == k else r] * IA
+                value = product(product(s, JU[c if r == k else r]), IA)
             else:
-                value = I_star[r, c] - _sum_of_products([(JU[r], I_a[c])])
+                value = minus(I_star[r, c], _sum_of_products([(JU[r], I_a[c])]))
             K[r, c] = K[c, r] = value
     return K
 
@@ -825,7 +825,7 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
         for c in range(r, 3):
             entry = C[r, c]
             for k, e in units:
-                change = _sum_of_products((e[r][m], D[m, c]) for m in range(3)) - _sum_of_products((B[m, r], e[m][c]) for m in range(3))
+                change = minus(_sum_of_products((e[r][m], D[m, c]) for m in range(3)), _sum_of_products((B[m, r], e[m][c]) for m in range(3)))
                 if change != 0:
                     entry = entry + iP_j[k] * change
             out[3 + r, 3 + c] = out[3 + c, 3 + r] = entry

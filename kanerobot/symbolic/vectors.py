@@ -24,7 +24,7 @@ import functools
 
 import sympy
 
-__all__ = ["cross", "matmul", "negated", "plus", "product", "scaled", "summed", "times"]
+__all__ = ["cross", "matmul", "minus", "negated", "plus", "product", "scaled", "summed", "times"]
 
 
 def times(A, v):
@@ -118,6 +118,13 @@ def summed(terms):
 def negated(term):
     """``-term``, as :func:`product` makes ``-1*term``."""
     return product(sympy.S.NegativeOne, term)
+
+
+def minus(a, b):
+    """``a - b``, as sympy makes it (:func:`summed` and :func:`negated`)."""
+    if b == 0:
+        return a
+    return negated(b) if a == 0 else summed([a, negated(b)])
 
 
 def matmul(A, B):
