@@ -27,7 +27,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.geometry import check_count, numeric_function, position, rotation
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
-from kanerobot.symbolic.vectors import cross, plus, scaled, times
+from kanerobot.symbolic.vectors import cross, plus, scaled, summed, times
 
 __all__ = [
     "path_joints",
@@ -458,14 +458,14 @@ def angular_products(w, record=_unnamed):
 
 def u_matrix(wdot, DV, record=_unnamed):
     """``U = hat(wdot) + hat(w) hat(w)`` (SYMORO+ eq. 9), ``hat(w) hat(w)`` read from the products ``DV``."""
-    square = sympy.Matrix(
-        [
-            [-DV[3] - DV[5], DV[1], DV[2]],
-            [DV[1], -DV[0] - DV[5], DV[4]],
-            [DV[2], DV[4], -DV[0] - DV[3]],
-        ]
-    )
-    return record("U", hat(wdot) + square)
+    square = [
+        [-DV[3] - DV[5], DV[1], DV[2]],
+        [DV[1], -DV[0] - DV[5], DV[4]],
+        [DV[2], DV[4], -DV[0] - DV[3]],
+    ]
+    skew = hat(wdot).tolist()
+    # entry by entry, as the sum of the two matrices would be, without the Matrix arithmetic
+    return record("U", sympy.Matrix(3, 3, [summed([skew[r][c], square[r][c]]) for r in range(3) for c in range(3)]))
 
 
 def root_link_motion(w, wdot, Vdot, record=_unnamed):

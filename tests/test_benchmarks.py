@@ -26,6 +26,7 @@ REQUIREMENTS = {
     "derivatives_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's computeRNEADerivatives and computeABADerivatives is skipped"],
     "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
     "c_vs_pinocchio_cpp.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's C++ rnea, crba and aba is skipped"],
+    "scaling.py": ["pinocchio (the `pin` package) is not installed, so the check of Talos's programs against pinocchio's rnea, crba and aba is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,

@@ -322,3 +322,36 @@ def test_to_function_checks_its_arguments():
     f = p.to_function([b, a])
     assert f.args == (b, a) and f.outputs == ("Y",)
     assert f(2.0, numpy.array([1.0, 3.0])).tolist() == [[3.0, 7.0]]
+
+
+def test_vectors_build_the_expressions_sympy_builds():
+    """product, summed, negated and matmul skip sympy's general flattening for plain products: the
+    objects they return must be sympy's own (same type, arguments in the same order, same hash), or
+    the programs' common subexpressions would be missed."""
+    from kanerobot.symbolic.vectors import matmul, negated, product, summed
+
+    rng = numpy.random.default_rng(0)
+    pool = list(sympy.symbols("a b c XX1 S2 C2 E11 N3_2 QP4 zz")) + [sympy.Dummy("d")]
+    numbers = [sympy.S.NegativeOne, sympy.S(2), sympy.Rational(1, 2), sympy.Float(1.5), sympy.S.Zero, sympy.S.One]
+
+    def same(ours, theirs):
+        assert type(ours) is type(theirs) and ours == theirs and ours.args == theirs.args and hash(ours) == hash(theirs)
+
+    def term():
+        factors = [pool[k] for k in rng.choice(len(pool), size=rng.integers(1, 4))]
+        if rng.random() < 0.4:
+            factors.append(numbers[rng.integers(len(numbers))])
+        return sympy.Mul(*factors)
+
+    for _ in range(400):
+        a, b = (pool + numbers)[rng.integers(len(pool) + len(numbers))], (pool + numbers)[rng.integers(len(pool) + len(numbers))]
+        same(product(a, b), a * b)
+        terms = [term() for _ in range(rng.integers(1, 5))]
+        if rng.random() < 0.2:
+            terms.append(-terms[0])  # alike terms: collected by sympy
+        same(summed(terms), sympy.Add(*terms))
+        same(negated(terms[0]), -terms[0])
+    A = sympy.Matrix(3, 3, lambda r, c: [0, 1, -1, pool[r + c]][(r * c) % 4])
+    B = sympy.Matrix(3, 2, lambda r, c: pool[r + 3 * c] if (r + c) % 3 else 0)
+    for ours, theirs in zip(matmul(A, B), A * B):
+        same(ours, theirs)

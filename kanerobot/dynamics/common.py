@@ -31,7 +31,7 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import DYNAMIC_NAMES
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.symbolic.program import count_ops, is_trivial
-from kanerobot.symbolic.vectors import cross, plus, times
+from kanerobot.symbolic.vectors import cross, plus, product, summed, times
 
 __all__ = [
     "angle_labels",
@@ -130,9 +130,12 @@ def program_inputs(robot, state, names=DYNAMIC_NAMES, base=False):
     >>> program_inputs(arm, [arm.q], names=("M", "ZZ"))
     [th1, th2, L1, M1, M2, ZZ1, ZZ2]
     """
-    out = []
+    out, seen = [], set()
     for group in state:
-        out += [s for s in group if isinstance(s, sympy.Symbol) and s not in out]
+        for s in group:
+            if isinstance(s, sympy.Symbol) and s not in seen:
+                seen.add(s)
+                out.append(s)
     parameters = {sympy.Symbol(name) for name in robot.geometric_parameters}
     for label in robot.links:
         for name in names:
@@ -443,8 +446,75 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     """
     A = tuple(tuple(iA_j[r, c] for c in range(3)) for r in range(3))
     Jr = tuple(tuple(J[r, c] for c in range(3)) for r in range(3))
-    AJ = tuple(tuple(_total(A[r][k] * Jr[k][c] for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0) for c in range(3))
-               for r in range(3))
+    by_trace, rows, used, order = _rotation_choice(A, Jr)
+    named = {}  # (r, c) -> the AJ entry as the program names it (or a trivial value)
+    for r, c in used:
+        named[r, c] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", _aj_entry(A, Jr, r, c))
+    x = [[named[r, c] if (r, c) in named else _aj_entry(A, Jr, r, c) for c in range(3)] for r in range(3)]
+
+    def dot(row, other):
+        return _total(product(a, b) for a, b in zip(x[row], A[other]) if a != 0 and b != 0)
+
+    pairs = ((0, 1), (0, 2), (1, 2))
+    out = sympy.zeros(3, 3)
+    for r, c in order:
+        if r == c and r == by_trace:
+            terms = [out[m, m] if not is_trivial_dot else dot(m, m) for m, is_trivial_dot in _others(by_trace, rows)]
+            value = J.trace() - sympy.Add(*terms)
+        elif r == c:
+            value = dot(r, r)
+        else:
+            row = rows[pairs.index((r, c))]
+            value = dot(row, c if row == r else r)
+        out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", value)
+    return out
+
+
+def _aj_entry(A, Jr, r, c):
+    """Entry (r, c) of ``iA_j J``, products by zeros not formed."""
+    return _total(product(A[r][k], Jr[k][c]) for k in range(3) if A[r][k] != 0 and Jr[k][c] != 0)
+
+
+def _others(by_trace, rows):
+    """The diagonal entries the trace entry ``by_trace`` subtracts: (m, whether its dot product is trivial)."""
+    return rows[3]
+
+
+#: The options :func:`rotate_inertia` chose, by the pattern of its rotation and inertia (their entries with
+#: the symbols renamed in order of appearance): the costs, hence the choice, depend on that pattern only,
+#: and a robot's frames share a few patterns.
+_CHOICES = {}
+
+
+def _rotation_choice(A, Jr):
+    """``(by_trace, rows, used, order)`` of the cheapest option of :func:`rotate_inertia` for ``iA_j`` and ``J``.
+
+    ``by_trace``: the diagonal entry taken as the trace less the other two
+    (or None); ``rows``: for each off-diagonal entry (0,1), (0,2), (1,2), the
+    row of AJ it is the dot product of, then ``(m, trivial)`` of the
+    diagonal entries the trace entry subtracts; ``used``: the AJ entries
+    named; ``order``: the order the entries are assigned in.  Found on the
+    pattern of ``A`` and ``J`` (symbols renamed ``_p0, _p1, ...`` in order
+    of appearance: operation counts do not depend on names) and remembered.
+    """
+    renamed = {}
+    for entry in itertools.chain.from_iterable(A + Jr):
+        for symbol in sorted(entry.free_symbols, key=sympy.default_sort_key):
+            if symbol not in renamed:
+                renamed[symbol] = sympy.Symbol(f"_p{len(renamed)}")
+    pattern = tuple(tuple(entry.xreplace(renamed) for entry in row) for row in A + Jr)
+    found = _CHOICES.get(pattern)
+    if found is None:
+        if len(_CHOICES) > 1000:  # patterns of unusual robots: keep the memory bounded
+            _CHOICES.clear()
+        found = _CHOICES[pattern] = _cheapest_rotation(pattern[:3], pattern[3:])
+    return found
+
+
+def _cheapest_rotation(A, Jr):
+    """The choice of :func:`_rotation_choice`, by costing every option on ``A`` and ``J`` (3x3 tuples)."""
+    J = sympy.Matrix(Jr)
+    AJ = tuple(tuple(_aj_entry(A, Jr, r, c) for c in range(3)) for r in range(3))
     # Non-trivial AJ entries are stand-ins while the options are costed; each
     # option's dot products are formed once, not per option.
     x = [[AJ[r][c] if is_trivial(AJ[r][c]) else sympy.Dummy(f"x{r}{c}") for c in range(3)] for r in range(3)]
@@ -454,40 +524,43 @@ def rotate_inertia(program, label, iA_j, J, prefix="A"):
     dots = {(row, other): _total(a * b for a, b in zip(x[row], A[other]) if a != 0 and b != 0) for row in range(3) for other in range(3)}
     free = {key: e.free_symbols for key, e in dots.items()}
     trace = J.trace()
+    by_traces = {}  # k -> (the diagonal entry k by the trace, its free symbols): the same in every option
+    for k in range(3):
+        others = [m for m in range(3) if m != k]
+        entry = trace - sympy.Add(*(d[m] if not is_trivial(dots[m, m]) else dots[m, m] for m in others))
+        by_traces[k] = (entry, entry.free_symbols)
+    ops = {}  # expression -> operations: the options share their entries
+
+    def cost(e):
+        found = ops.get(e)
+        if found is None:
+            found = ops[e] = _ops(e)
+        return found
 
     def option(by_trace, rows):
         out = {(m, m): dots[m, m] for m in range(3)}
         symbols = [free[m, m] for m in range(3)]
         if by_trace is not None:
-            others = [m for m in range(3) if m != by_trace]
-            out[by_trace, by_trace] = trace - sympy.Add(*(d[m] if not is_trivial(out[m, m]) else out[m, m] for m in others))
-            symbols[by_trace] = out[by_trace, by_trace].free_symbols
+            out[by_trace, by_trace], symbols[by_trace] = by_traces[by_trace]
         for (r, c), row in zip(pairs, rows):
             other = c if row == r else r
             out[r, c] = dots[row, other]
             symbols.append(free[row, other])
         used = set().union(*symbols) & entry_cost.keys()
-        return sum(entry_cost[s] for s in used) + sum(_ops(e) for e in out.values()), out
+        return sum(entry_cost[s] for s in used) + sum(cost(e) for e in out.values()), out, (by_trace, rows)
 
     choices = [option(k, rows) for k in (None, 0, 1, 2) for rows in itertools.product(*pairs)]
-    _, best = min(choices, key=lambda choice: choice[0])
-    named = {}
-    for r in range(3):
-        for c in range(3):
-            if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()):
-                named[x[r][c]] = program.assign(f"{prefix}J{r + 1}{c + 1}{label}", AJ[r][c])
-    order = sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc))
-    out = sympy.zeros(3, 3)
-    for r, c in order:
-        named_d = {d[m]: out[m, m] for m in range(3)}
-        out[r, c] = out[c, r] = program.assign(f"{prefix}JA{r + 1}{c + 1}{label}", best[r, c].xreplace(named).xreplace(named_d))
-    return out
+    _, best, (by_trace, rows) = min(choices, key=lambda choice: choice[0])
+    used = tuple((r, c) for r in range(3) for c in range(3) if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()))
+    order = tuple(sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc)))
+    others = tuple((m, is_trivial(dots[m, m])) for m in range(3) if m != by_trace) if by_trace is not None else ()
+    return by_trace, tuple(rows) + (others,), used, order
 
 
 def _total(terms):
     """The sum of the non-zero ``terms``, made at once."""
     terms = [t for t in terms if t != 0]
-    return sympy.Add(*terms) if terms else sympy.S.Zero
+    return summed(terms) if terms else sympy.S.Zero
 
 def _ops(expr):
     return sum(count_ops(expr).values())

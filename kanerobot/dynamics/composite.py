@@ -76,6 +76,7 @@ from kanerobot.dynamics.root import is_free
 from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import cross, matmul, plus, product, summed, times
 
 __all__ = ["NAMES", "column_wrenches", "composite_links", "composite_wrench", "mass_matrix", "transport_inertia"]
 
@@ -211,7 +212,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     for j in robot.joint_labels:
         for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=free):
             if i in subspace:  # a fixed frame i has no entry
-                place(i, j, subspace[i].T * sympy.Matrix.vstack(f, m))  # (35), (38)
+                place(i, j, _projected(subspace[i], f, m))  # (35), (38)
         if rotor:
             A[start[j], start[j]] += link_parameter(robot, j, "IA")  # (35)
 
@@ -275,7 +276,7 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
             yield j, J[j], MS[j], M[j]
             continue
         iA_j, iP_j = placements[j]
-        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=j), iA_j * MS[j])  # (27)
+        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=j), matmul(iA_j, MS[j]))  # (27)
         iP_j_M = program.assign_matrix(lambda r, c, j=j: names["PM"].format(r=r, j=j), iP_j * M[j])
         yield j, J[j], MS[j], M[j]
         J[i] += rotate_inertia(program, j, iA_j, J[j], prefix=names["rotation"]) + transport_inertia(
@@ -335,11 +336,19 @@ def column_wrenches(program, robot, placements, j, inertia, *, root=False, names
     while k != BASE and (root or robot.antecedent(k) != BASE):
         i = robot.antecedent(k)
         iA_k, iP_k = placements[k]
-        f = vector("E", i, iA_k * f)  # (36)
-        iA_k_m = vector("NA", i, iA_k * m)  # named apart: for k = j it is an AJ column
-        m = vector("N", i, iA_k_m + iP_k.cross(f))  # (37)
+        # 3-vectors as lists (kanerobot.symbolic.vectors): the same sums as Matrix products, without a
+        # matrix object per step of the climb, which made the n^2 steps of a long chain cost most of A.
+        f = vector("E", i, times(iA_k, f))  # (36)
+        iA_k_m = vector("NA", i, times(iA_k, m))  # named apart: for k = j it is an AJ column
+        m = vector("N", i, plus(iA_k_m, cross(iP_k, f)))  # (37)
         yield i, f, m
         k = i
+
+
+def _projected(S, f, m):
+    """``S^T [f; m]``, the wrench on the motion subspace ``S`` (6 x k), products by its zeros not formed."""
+    w = list(f) + list(m)
+    return sympy.Matrix([summed([product(S[r, c], w[r]) for r in range(6) if S[r, c] != 0 and w[r] != 0]) for c in range(S.cols)])
 
 
 def _columns(S):

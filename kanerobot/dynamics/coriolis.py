@@ -31,6 +31,7 @@ from kanerobot.dynamics.free_flyer import BASE_VELOCITY
 from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.vectors import minus, product, summed
 
 __all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
 
@@ -310,7 +311,7 @@ def _symmetric_part(target, n, half, derivative, matrix_name, adot):
             if adot == "time":
                 value = derivative(i, j, "t") / 2
             else:
-                value = sympy.Add(*(half[k] * derivative(i, j, ("q", k)) for k in range(n) if half[k] != 0))
+                value = summed([product(half[k], derivative(i, j, ("q", k))) for k in range(n) if half[k] != 0])
             # The diagonal is an output as it stands (C_ii = A'_ii / 2).
             sym[i, j] = value if i == j else target.assign(matrix_name("CA", i, j), value)
     return sym
@@ -325,10 +326,10 @@ def _skew_part(target, n, half, derivative, matrix_name):
             for k in range(1, n + 1):
                 if half[k - 1] == 0:
                     continue
-                diff = derivative(j, k, ("q", i - 1)) - derivative(i, k, ("q", j - 1))
+                diff = minus(derivative(j, k, ("q", i - 1)), derivative(i, k, ("q", j - 1)))
                 if diff != 0:
-                    terms.append(half[k - 1] * diff)
-            skew[i, j] = target.assign(matrix_name("CN", i, j), sympy.Add(*terms))
+                    terms.append(product(half[k - 1], diff))
+            skew[i, j] = target.assign(matrix_name("CN", i, j), summed(terms))
     return skew
 
 

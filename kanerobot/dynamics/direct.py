@@ -124,6 +124,7 @@ from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import cross, matmul, minus, product, summed
 
 __all__ = [
     "ArticulatedBodies",
@@ -412,11 +413,11 @@ def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
     out the external wrench ``F_e`` (``FX .. CZ``).
     """
     F_e = sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES]) if wrench else sympy.zeros(6, 1)
-    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", w_j.cross(MS))
-    Jw = program.assign_matrix(f"JW{{i}}{label}", J * w_j)
+    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", cross(w_j, MS))
+    Jw = program.assign_matrix(f"JW{{i}}{label}", matmul(J, w_j))
     return -F_e - sympy.Matrix.vstack(
-        program.assign_matrix(f"SW{{i}}{label}", w_j.cross(w_x_MS)),
-        program.assign_matrix(f"KW{{i}}{label}", w_j.cross(Jw)),
+        program.assign_matrix(f"SW{{i}}{label}", cross(w_j, w_x_MS)),
+        program.assign_matrix(f"KW{{i}}{label}", cross(w_j, Jw)),
     )
 
 
@@ -456,13 +457,13 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         jA_i = iA_j.T
         sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
         qd_j = QP.get(j, sympy.S.Zero)
-        jw_i = program.assign_matrix(f"WI{{i}}{j}", jA_i * w[i])  # (16)
+        jw_i = program.assign_matrix(f"WI{{i}}{j}", matmul(jA_i, w[i]))  # (16)
         w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", w[i].cross(iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", w[i].cross(iw_i_x_P))  # iw_i x (iw_i x iP_j)
+        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", cross(w[i], iP_j))
+        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
         gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{j}", jA_i * iU_i_P + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", jw_i.cross(sigmabar_e * qd_j)),
+            program.assign_matrix(f"LW{{i}}{j}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e * qd_j)),
+            program.assign_matrix(f"WQ{{i}}{j}", cross(jw_i, sigmabar_e * qd_j)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)
@@ -508,7 +509,7 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
         beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
         a_j = frame.motion_subspace()
         if torque_known:
-            I_a = program.assign_matrix(f"KA{{i}}{j}", I_star[j] * a_j)  # jI*_j ja_j
+            I_a = program.assign_matrix(f"KA{{i}}{j}", matmul(I_star[j], a_j))  # jI*_j ja_j
             H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA[j])  # (19)
             if H_j == 0:  # structurally: nothing with mass (nor a rotor) moves with joint j
                 raise SingularityError(
@@ -521,7 +522,7 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
             if i == BASE and not feeds_root:
                 continue  # K_j and alpha_j only feed the antecedent
             K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA[j]))  # (20)
-            alpha_j = K_j * zeta[j] + JU[j] * GW[j] - beta_star[j]  # (21)
+            alpha_j = matmul(K_j, zeta[j]) + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             if i == BASE and not feeds_root:
                 continue
@@ -622,7 +623,7 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
         jA_i = iA_j.T
         vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
         u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
-        VR = sympy.Matrix.vstack(jA_i * u, jA_i * wdot_i) + gamma[j]  # jS_i iVdot_i + jgamma_j
+        VR = sympy.Matrix.vstack(matmul(jA_i, u), matmul(jA_i, wdot_i)) + gamma[j]  # jS_i iVdot_i + jgamma_j
         VR = program.assign_matrix(f"VR{{i}}{j}", VR)
         if j in JU:
             GU = program.assign(f"GU{j}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
@@ -663,12 +664,12 @@ class RigidInertia(collections.namedtuple("RigidInertia", ["J", "MS", "M"])):
         Matrix([[0, 0, 0, 0, 0, 0]])
         """
         v, w = V[:3, 0], V[3:, 0]
-        return sympy.Matrix.vstack(self.M * v + w.cross(self.MS), self.MS.cross(v) + self.J * w)
+        return sympy.Matrix.vstack(self.M * v + w.cross(self.MS), self.MS.cross(v) + matmul(self.J, w))
 
 
 def inertia_times(I, V):
     """``I V`` for a :class:`RigidInertia` or a 6x6 matrix ``I``."""
-    return I.times(V) if isinstance(I, RigidInertia) else I * V
+    return I.times(V) if isinstance(I, RigidInertia) else matmul(I, V)
 
 
 def _named_inertia(program, j, I, matrix=False):
@@ -696,7 +697,7 @@ def _screw_transform(program, j, iA_j, iP_j, K):
     else :func:`screw_transform_inertia`."""
     if not isinstance(K, RigidInertia):
         return screw_transform_inertia(program, j, iA_j, iP_j, K)
-    iMS_j = program.assign_matrix(f"AS{{i}}{j}", iA_j * K.MS)  # (27)
+    iMS_j = program.assign_matrix(f"AS{{i}}{j}", matmul(iA_j, K.MS))  # (27)
     iP_j_M = program.assign_matrix(f"PM{{i}}{j}", iP_j * K.M)
     J = rotate_inertia(program, j, iA_j, K.J) + transport_inertia(program, j, iP_j, iMS_j, iP_j_M)  # (28)
     return RigidInertia(J, iMS_j + iP_j_M, K.M)  # (29), (30)
@@ -709,13 +710,20 @@ def articulated_inertia(I_star, JU, I_a, a, IA):
     joint's motion subspace is a coordinate direction (``a = s e_k``, every
     Khalil-Kleinfinger frame and Krang's axes), row and column k of K are
     ``s JU IA``, one product each, and zero without rotor inertia.
+
+    K is symmetric: its upper triangle is formed (``K_rc = I*_rc - JU_r
+    I_a_c``, r <= c) and mirrored, which is all the caller names.
     """
-    K = I_star - JU * I_a.T
     along = [k for k in range(6) if a[k] != 0]
-    if len(along) == 1 and abs(a[along[0]]) == 1:
-        k, s = along[0], a[along[0]]
-        for r in range(6):
-            K[r, k] = K[k, r] = s * JU[r] * IA
+    k, s = (along[0], a[along[0]]) if len(along) == 1 and abs(a[along[0]]) == 1 else (None, None)
+    K = sympy.zeros(6, 6)
+    for r in range(6):
+        for c in range(r, 6):
+            if k in (r, c):
+                value = product(product(s, JU[c if r == k else r]), IA)
+            else:
+                value = minus(I_star[r, c], _sum_of_products([(JU[r], I_a[c])]))
+            K[r, c] = K[c, r] = value
     return K
 
 
@@ -747,7 +755,10 @@ def spatial_inertia(J, MS, M):
     [MY, -MX,   0]]), ZZ)
     """
     MS_hat = hat(MS)
-    return sympy.Matrix(sympy.BlockMatrix([[M * sympy.eye(3), MS_hat.T], [MS_hat, J]]))
+    # Written out rather than through a BlockMatrix, whose conversion costs more than the rest of a step.
+    upper = [[M if r == c else sympy.S.Zero for c in range(3)] + [MS_hat[c, r] for c in range(3)] for r in range(3)]
+    lower = [[MS_hat[r, c] for c in range(3)] + [J[r, c] for c in range(3)] for r in range(3)]
+    return sympy.Matrix(upper + lower)
 
 
 def screw_transform_inertia(program, label, iA_j, iP_j, K):
@@ -799,24 +810,31 @@ def screw_transform_inertia(program, label, iA_j, iP_j, K):
     [0,       0, L*TD232]])
     """
     A = rotate_inertia(program, label, iA_j, K[:3, :3], prefix="KV")
-    GX = program.assign_matrix(lambda r, c: f"GX{r}{c}{label}", iA_j * K[:3, 3:])
-    B = program.assign_matrix(lambda r, c: f"TKT{r}{c}{label}", GX * iA_j.T)
+    GX = program.assign_matrix(lambda r, c: f"GX{r}{c}{label}", matmul(iA_j, K[:3, 3:]))
+    B = program.assign_matrix(lambda r, c: f"TKT{r}{c}{label}", matmul(GX, iA_j.T))
     C = rotate_inertia(program, label, iA_j, K[3:, 3:], prefix="KW")
-    D = program.assign_matrix(lambda r, c: f"TD{r}{c}{label}", B - A * hat(iP_j))
+    D = program.assign_matrix(lambda r, c: f"TD{r}{c}{label}", B - matmul(A, hat(iP_j)))
     out = sympy.zeros(6, 6)
     out[:3, :3] = A
     out[:3, 3:] = D
     out[3:, :3] = D.T
-    # C + P^ D - B^T P^ with P^ = sum_k P_k e_k^: one product per component of P
-    lower_right = C
-    for k in range(3):
-        if iP_j[k] != 0:
-            e_k_hat = hat(sympy.eye(3)[:, k])
-            lower_right = lower_right + iP_j[k] * (e_k_hat * D - B.T * e_k_hat)
+    # C + P^ D - B^T P^ with P^ = sum_k P_k e_k^: one product per component of P; the upper triangle only
+    # (the block is symmetric), entry by entry as the matrix expressions would give it
+    units = [(k, hat(sympy.eye(3)[:, k]).tolist()) for k in range(3) if iP_j[k] != 0]
     for r in range(3):
         for c in range(r, 3):
-            out[3 + r, 3 + c] = out[3 + c, 3 + r] = lower_right[r, c]
+            entry = C[r, c]
+            for k, e in units:
+                change = minus(_sum_of_products((e[r][m], D[m, c]) for m in range(3)), _sum_of_products((B[m, r], e[m][c]) for m in range(3)))
+                if change != 0:
+                    entry = entry + iP_j[k] * change
+            out[3 + r, 3 + c] = out[3 + c, 3 + r] = entry
     return out
+
+
+def _sum_of_products(pairs):
+    """The sum of the products of the pairs without a zero, as an entry of a sympy matrix product."""
+    return summed([product(a, b) for a, b in pairs if a != 0 and b != 0])
 
 
 def screw_transform_wrench(program, label, iA_j, iP_j, alpha):
@@ -845,8 +863,8 @@ def screw_transform_wrench(program, label, iA_j, iP_j, alpha):
     >>> screw_transform_wrench(Program(inputs=[F, L]), "2", sympy.eye(3), sympy.Matrix([L, 0, 0]), wrench).T
     Matrix([[0, F, 0, 0, 0, F*L]])
     """
-    f = program.assign_matrix(f"AF{{i}}{label}", iA_j * alpha[:3, 0])
-    m = program.assign_matrix(f"AM{{i}}{label}", iA_j * alpha[3:, 0])
+    f = program.assign_matrix(f"AF{{i}}{label}", matmul(iA_j, alpha[:3, 0]))
+    m = program.assign_matrix(f"AM{{i}}{label}", matmul(iA_j, alpha[3:, 0]))
     return sympy.Matrix.vstack(f, iP_j.cross(f) + m)
 
 

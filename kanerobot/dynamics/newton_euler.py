@@ -69,6 +69,7 @@ from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import cross, matmul, plus, scaled, times
 
 __all__ = ["inverse_dynamics", "coriolis_gravity", "gravity_torques", "h", "gravity"]
 
@@ -329,9 +330,9 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         """Total wrench on link j, F_j and No_j (eqs 15-16)."""
         J, MS[j], M = link_inertia(robot, j)
         w, wdot, Vdot, U = motion[j].w, motion[j].wdot, motion[j].Vdot, motion[j].U
-        F[j] = vec("F", j, M * Vdot + U * MS[j])                                                   # (15)
-        PSI = vec("PSI", j, J * w)
-        No[j] = vec("No", j, J * wdot + w.cross(PSI))                                              # (16)
+        F[j] = vec("F", j, plus(scaled(M, Vdot), times(U, MS[j])))                                        # (15)
+        PSI = vec("PSI", j, matmul(J, w))
+        No[j] = vec("No", j, plus(times(J, wdot), cross(w, PSI)))                                              # (16)
 
     # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion (eqs 6-10) and total wrench.
     if free:
@@ -352,14 +353,14 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         k = robot.children(j)
         fe = sympy.Matrix([optional(wrench, j, name) for name in ("FX", "FY", "FZ")])
         me = sympy.Matrix([optional(wrench, j, name) for name in ("CX", "CY", "CZ")])
-        own_f, own_m = F[j] + fe, No[j] + MS[j].cross(motion[j].Vdot) + me
+        own_f, own_m = plus(F[j], fe), plus(No[j], cross(MS[j], motion[j].Vdot), me)
         sums = subtree_wrench(own_f, own_m, [(A[c], P[c], FDI[c], m[c]) for c in k])               # (17, 19)
         f[j], m[j] = vec("E", j, sympy.Matrix(sums[0])), vec("N", j, sympy.Matrix(sums[1]))
 
     for frame in reversed(robot.frames):
         j = frame.label
         reaction_wrench(j)
-        FDI[j] = vec("FDI", j, A[j] * f[j])                                                        # (18) if_j
+        FDI[j] = vec("FDI", j, matmul(A[j], f[j]))                                                        # (18) if_j
         if frame.is_joint:
             sigma_a, sigmabar_a = motion_parts(frame)
             qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])

@@ -134,11 +134,12 @@ def state_inputs(robot, what, *, qd, qdd, names, gravity, other=()):
         groups.extend(_symbols(robot.dynamics[label][name]) for name in names)
     base = robot.base
     groups.append(_symbols(sympy.Matrix.vstack(base.W0, base.WP0, base.VP0, base.G if gravity else sympy.zeros(0, 1))))
-    out = []
+    out, seen = [], set()  # a set beside the list: `in` on the list made this quadratic in the parameters
     for group in groups:
         for value in group:
             value = sympy.sympify(value)
-            if isinstance(value, sympy.Symbol) and value not in out:
+            if isinstance(value, sympy.Symbol) and value not in seen:
+                seen.add(value)
                 out.append(value)
     return out
 

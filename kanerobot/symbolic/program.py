@@ -239,6 +239,9 @@ class Program:
         self._declared = len(self._inputs)
         self._defs = {}  # Symbol -> expr, in program order
         self._cache = {}  # expr -> Symbol (common subexpressions)
+        # _terms_key(expr) -> expr, for the expressions of _cache: finds the negation of an expression
+        # without forming it (-(a + b + ...) builds a product per term and sorts a new sum).
+        self._keyed = {}
         self._outputs = {}  # name -> expr
         self._pruned = set()  # names dropped by prune(): using them again is an error
         self._angles = {}  # angle expr -> _Angle
@@ -246,6 +249,10 @@ class Program:
         self._compounds = []  # C23, S23, ... made by the trig rules, in program order
         self._before_trig = {}  # assigned symbol -> its expression before the trig rules rewrote it
         self._flat = {}  # Symbol -> (coefficient, Counter) for monomial definitions
+        # Symbol -> the assigned symbols its definition reads, kept with _defs: needed() and the
+        # pruning walk the program many times, and free_symbols of a large expression is a tree walk.
+        self._reads = {}
+        self._def_names = set()  # the names of _defs, for _taken (no Symbol made per name tried)
 
     # ----------------------------------------------------------------- names
 
@@ -257,7 +264,7 @@ class Program:
             or name in self._inputs
             or name in self._outputs
             or name in self._pruned
-            or sympy.Symbol(name) in self._defs
+            or name in self._def_names
         )
 
     def _fresh(self, name):
@@ -275,9 +282,11 @@ class Program:
             raise NameCollisionError(f"{what} name {name!r} is already taken by an input, a reserved name or an assignment")
         return self._fresh(name)
 
-    def _see_inputs(self, expr):
+    def _see_inputs(self, expr, free=None):
+        """Record the unknown free symbols of ``expr`` (``free``, when known) as inputs; return its free symbols."""
+        free = _free_symbols(expr) if free is None else free
         names = []
-        for sym in expr.free_symbols:
+        for sym in free:
             if sym in self._defs:
                 continue
             if sym.name in self._pruned:
@@ -286,6 +295,13 @@ class Program:
                 names.append(sym)
         for sym in sorted(names, key=lambda s: s.name):
             self._inputs[sym.name] = sym
+        return free
+
+    def _define(self, sym, expr, free=None):
+        """Set ``sym = expr`` in :attr:`_defs` with what it reads (``free``: its free symbols, when known)."""
+        self._reads[sym] = frozenset((expr.free_symbols if free is None else free) & self._defs.keys())
+        self._defs[sym] = expr
+        self._def_names.add(sym.name)
 
     # ----------------------------------------------------------- recording
 
@@ -344,6 +360,9 @@ class Program:
         expr = sympy.sympify(expr)
         if not (self.trig if trig is None else trig):
             return self._record(name, expr)
+        free = _free_symbols(expr)
+        if not self._rewritable(free):  # what simplify_trig_products would find at once
+            return self._record(name, expr, free=free)
         rewritten = simplify_trig_products(expr, self)
         count = len(self._defs)
         result = self._record(name, rewritten)
@@ -352,21 +371,46 @@ class Program:
             self._before_trig[result] = expr
         return result
 
-    def _record(self, name, expr, force_rename=False):
+    def _rewritable(self, free):
+        """Whether the trig rules may change an expression of the symbols ``free``: a C/S symbol or one
+        defined by a product is among them (:func:`_may_merge` of every sum of the expression fails otherwise)."""
+        trig_of, flat = self._trig_of, self._flat
+        if not trig_of:
+            return False
+        for sym in free:
+            if sym in trig_of:
+                return True
+            monomial = flat[sym] if sym in flat else self._monomial_of(sym)
+            if monomial is not None:
+                return True
+        return False
+
+    def _record(self, name, expr, force_rename=False, free=None):
         if is_trivial(expr):
-            self._see_inputs(expr)
+            self._see_inputs(expr, free)
             return expr
         known = self._cache.get(expr)
         if known is not None:
             return known
-        known = self._cache.get(-expr)
+        key = _terms_key(expr)
+        if key is None:
+            known = self._cache.get(-expr)
+        else:
+            known = self._cache.get(self._keyed.get(_negated_key(key)))
         if known is not None:
             return -known
-        self._see_inputs(expr)
+        free = self._see_inputs(expr, free)
         sym = sympy.Symbol(self._claim(name, "assignment", force_rename))
-        self._defs[sym] = expr
-        self._cache[expr] = sym
+        self._define(sym, expr, free)
+        self._remember(expr, sym, key)
         return sym
+
+    def _remember(self, expr, sym, key=False):
+        """Name ``expr`` by ``sym`` in the common subexpressions (``key``: its :func:`_terms_key`, when known)."""
+        self._cache[expr] = sym
+        key = _terms_key(expr) if key is False else key
+        if key is not None:
+            self._keyed[key] = expr
 
     def assign_matrix(self, names, M, trig=None):
         """Assign every element of a matrix; see :meth:`assign`.
@@ -395,13 +439,12 @@ class Program:
         [R11,   0],
         [  1, R22]])
         """
-        M = sympy.Matrix(M)
-        name_of = _namer(names, M.shape)
-        out = sympy.zeros(*M.shape)
-        for i in range(M.rows):
-            for j in range(M.cols):
-                out[i, j] = self.assign(name_of(i, j), M[i, j], trig)
-        return out
+        rows = _rows(M)
+        shape = (len(rows), len(rows[0]) if rows else 0)
+        name_of = _namer(names, shape)
+        # The entries as a list, then one Matrix of them (they are sympy objects: no conversion): making a
+        # Matrix costs more than assigning a short entry, and setting entries one by one more still.
+        return sympy.Matrix._new(*shape, [self.assign(name_of(i, j), x, trig) for i, row in enumerate(rows) for j, x in enumerate(row)], copy=False)
 
     def sin_cos(self, angle, label):
         """Return ``(C, S)`` for ``cos(angle)`` and ``sin(angle)``, named once.
@@ -603,9 +646,10 @@ class Program:
         for expr in self._outputs.values():
             needed |= expr.free_symbols & self._defs.keys()
         # Definitions come before their uses, so one backward pass suffices.
-        for sym in reversed(list(self._defs)):
+        reads = self._reads
+        for sym in reversed(self._defs):
             if sym in needed:
-                needed |= self._defs[sym].free_symbols & self._defs.keys()
+                needed |= reads[sym]
         return needed
 
     def assignments(self, include_dead=False):
@@ -666,6 +710,8 @@ class Program:
         dropped = [sym for sym in self._defs if sym not in needed]
         for sym in dropped:
             expr = self._defs.pop(sym)
+            del self._reads[sym]
+            self._def_names.discard(sym.name)
             if self._cache.get(expr) == sym:
                 del self._cache[expr]
             self._pruned.add(sym.name)
@@ -695,42 +741,38 @@ class Program:
         before the rules, and kept so only if the needed lines then cost
         fewer operations, or as many and fewer multiplications (the symbol
         and what only it needed are dropped by the pruning that follows).
+
+        The needed lines and their cost are kept up to date by counting, for
+        each line, the needed lines and outputs that read it (a line whose
+        count falls to 0 is no longer needed, and neither are the lines only
+        it read): each trial costs the lines it changes, not a pass over the
+        program.
         """
         if not self._before_trig:
             return
-        cost = {}  # symbol -> (operations, multiplications) of its line
-
-        def total(needed):
-            for sym in needed:
-                if sym not in cost:
-                    counts = count_ops(self._defs[sym])
-                    cost[sym] = (counts["add"] + counts["mul"] + counts["fn"], counts["mul"])
-            return tuple(map(sum, zip((0, 0), *(cost[sym] for sym in needed))))
-
+        needed = _Needed(self, self._compounds)
         outputs = set().union(*(expr.free_symbols for expr in self._outputs.values()))
         for compound in reversed(self._compounds):
-            needed = self.needed()
-            if compound not in needed or compound in outputs:
+            if compound not in needed.lines or compound in outputs:
                 continue
-            users = [sym for sym in needed if compound in self._defs[sym].free_symbols]
+            users = needed.readers(compound)
             if not all(sym in self._before_trig and compound not in self._before_trig[sym].free_symbols for sym in users):
                 continue
-            before = total(needed)
+            before = needed.total
             rewritten = {sym: self._defs[sym] for sym in users}
             for sym in users:
-                self._defs[sym] = self._before_trig[sym]
-                cost.pop(sym, None)
-            if total(self.needed()) < before:
+                needed.redefine(sym, self._before_trig[sym])
+            if needed.total < before:
                 for sym in users:
                     del self._before_trig[sym]
                     if self._cache.get(rewritten[sym]) == sym:
                         del self._cache[rewritten[sym]]
-                    self._cache.setdefault(self._defs[sym], sym)
+                    if self._defs[sym] not in self._cache:
+                        self._remember(self._defs[sym], sym)
                     self._flat.pop(sym, None)
             else:
                 for sym in users:
-                    self._defs[sym] = rewritten[sym]
-                    cost.pop(sym, None)
+                    needed.redefine(sym, rewritten[sym])
 
     def op_count(self):
         """Operations of the needed assignments and the outputs; see :func:`count_ops`.
@@ -872,10 +914,140 @@ class Program:
             if inner is None:
                 factors[base] += power
             else:
-                coefficient *= inner[0] ** power
+                coefficient *= inner[0] if power == 1 else inner[0] ** power
                 for b, p in inner[1].items():
                     factors[b] += p * power
         return coefficient, factors
+
+
+class _Needed:
+    """The needed lines of a program and their cost, kept up to date while definitions change.
+
+    ``count[sym]`` is the number of needed lines and outputs that read
+    ``sym``; a line is needed while its count is positive.  :meth:`redefine`
+    changes one definition and follows the counts (the lines it now reads
+    become needed, those no longer read by anything needed are not), so that
+    :attr:`total`, ``(operations, multiplications)`` of the needed lines
+    (:func:`count_ops`) less those they had at the start, is kept by the
+    lines that change only.  :meth:`readers` answers for the symbols of
+    ``watched`` (the compound angles).
+    """
+
+    def __init__(self, program, watched):
+        self.program = program
+        self.lines = program.needed()
+        self.count = Counter()
+        for expr in program._outputs.values():
+            self.count.update(expr.free_symbols & program._defs.keys())
+        self._watched = frozenset(watched)
+        self._readers = {}  # watched symbol -> the lines (needed or not) whose definition reads it
+        for sym, reads in program._reads.items():
+            if sym in self.lines:
+                self.count.update(reads)
+            for used in reads & self._watched:
+                self._readers.setdefault(used, []).append(sym)
+        self._costs = {}  # expression -> (operations, multiplications)
+        self._order = None  # symbol -> position in the program, made when first needed
+        self.total = (0, 0)
+
+    def _cost(self, expr):
+        found = self._costs.get(expr)
+        if found is None:
+            counts = count_ops(expr)
+            found = self._costs[expr] = (counts["add"] + counts["mul"] + counts["fn"], counts["mul"])
+        return found
+
+    def _add(self, cost, sign=1):
+        self.total = (self.total[0] + sign * cost[0], self.total[1] + sign * cost[1])
+
+    def readers(self, sym):
+        """The needed lines whose definition reads ``sym``, in program order."""
+        found = {user for user in self._readers.get(sym, ()) if user in self.lines and sym in self.program._reads[user]}
+        if len(found) < 2:
+            return list(found)
+        if self._order is None:  # no line is added while this is in use
+            self._order = {line: k for k, line in enumerate(self.program._defs)}
+        return sorted(found, key=self._order.__getitem__)
+
+    def redefine(self, sym, expr):
+        """Set the needed line ``sym`` to ``expr`` and follow what is needed."""
+        program = self.program
+        old_expr, old_reads = program._defs[sym], program._reads[sym]
+        program._define(sym, expr)
+        new_reads = program._reads[sym]
+        for used in (new_reads - old_reads) & self._watched:
+            self._readers.setdefault(used, []).append(sym)
+        self._add(self._cost(old_expr), -1)
+        self._add(self._cost(expr))
+        self._follow(new_reads, 1)  # first what it reads now, so that nothing both read is dropped and taken back
+        self._follow(old_reads, -1)
+
+    def _follow(self, symbols, step):
+        """Add ``step`` (+1 or -1) to the counts of ``symbols``, and follow the lines that become (un)needed."""
+        program = self.program
+        stack = list(symbols)
+        while stack:
+            sym = stack.pop()
+            self.count[sym] += step
+            if self.count[sym] == (1 if step > 0 else 0):
+                if step > 0:
+                    self.lines.add(sym)
+                else:
+                    self.lines.discard(sym)
+                self._add(self._cost(program._defs[sym]), step)
+                stack.extend(program._reads[sym])
+
+
+def _free_symbols(expr):
+    """``expr.free_symbols``, walking sums, products, powers and functions without sympy's property per node."""
+    if expr.is_Symbol:
+        return {expr}
+    found, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if not (node.is_Add or node.is_Mul or node.is_Pow or node.is_Function):
+            found |= node.free_symbols  # anything else (an Atom, a Derivative ...) as sympy says
+            continue
+        for arg in node.args:
+            if arg.is_Symbol:
+                found.add(arg)
+            elif not arg.is_Number:
+                stack.append(arg)
+    return found
+
+
+def _terms_key(expr):
+    """``expr`` as the frozenset of its terms ``(coefficient, other factors)``, or None when a coefficient is a float.
+
+    Two expressions have the same key exactly when they are equal (a sum's
+    terms have different other factors, and sympy writes a product's numeric
+    coefficient first), and the key of ``-expr`` is that of ``expr`` with
+    every coefficient negated (:func:`_negated_key`): the negation of an
+    expression is looked up without being built.  Floats are left out: ``1.0*x``
+    is not ``x``, yet the keys would not tell them apart.
+    """
+    terms = expr.args if expr.is_Add else (expr,)
+    key = []
+    for term in terms:
+        if term.is_Number:
+            coefficient, rest = term, ()
+        elif term.is_Mul and term.args[0].is_Number:
+            coefficient, rest = term.args[0], term.args[1:]
+        else:
+            coefficient, rest = sympy.S.One, term.args if term.is_Mul else (term,)
+        if coefficient.is_Float:
+            return None
+        key.append((coefficient, rest))
+    return frozenset(key)
+
+
+def _negated_key(key):
+    """The :func:`_terms_key` of ``-expr`` from that of ``expr``."""
+    return frozenset((_OPPOSITE.get(coefficient) or -coefficient, rest) for coefficient, rest in key)
+
+
+#: The coefficients of most terms, negated without sympy's arithmetic.
+_OPPOSITE = {sympy.S.One: sympy.S.NegativeOne, sympy.S.NegativeOne: sympy.S.One}
 
 
 _QUARTER_TURNS = (
@@ -907,6 +1079,15 @@ def _default_label(angle):
         match = re.search(r"(\d+)$", angle.name)
         return match.group(1) if match else angle.name
     return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
+
+
+def _rows(M):
+    """The rows of a matrix given as a sympy Matrix, a list of rows or a list of a column's entries."""
+    if isinstance(M, sympy.MatrixBase):
+        return M.tolist()
+    if isinstance(M, (list, tuple)) and M and not any(isinstance(x, (list, tuple)) for x in M):
+        return [[x] for x in M]
+    return sympy.Matrix(M).tolist()
 
 
 def _namer(names, shape):
@@ -1040,7 +1221,9 @@ def _signatures(flat, program):
 def _merge_terms(expr, program):
     """Rewrite the sum ``expr`` with fewer operations: like terms collected, then pairs merged by a rule, until none applies."""
     terms = list(expr.args)
-    placeholder = sympy.Dummy("X")
+    if not _may_merge(terms, program):
+        return expr
+    placeholder = _PLACEHOLDER
     changed, rewritten = True, False
     while changed:
         changed = False
@@ -1052,6 +1235,40 @@ def _merge_terms(expr, program):
             terms = [term for k, term in enumerate(terms) if k not in used] + merged
             changed = rewritten = True
     return sympy.Add(*terms) if rewritten else expr
+
+
+#: Stands for the C or S of a compound angle while a merge is costed (replaced before anything is kept).
+_PLACEHOLDER = sympy.Dummy("X")
+
+
+def _may_merge(terms, program):
+    """False when no rule can apply to the sum of ``terms``: the test :func:`_merge_terms` runs first.
+
+    A pair rule needs a term with two C/S factors (counted with their powers)
+    and collecting needs two terms alike once assignments are looked
+    through, which takes a factor defined by a product (sympy has already
+    collected the terms alike as they stand).  Telling so costs a fraction
+    of building the flattened terms, and most sums of a model meet neither.
+    """
+    trig_of = program._trig_of
+    for term in terms:
+        trig = 0
+        for factor in sympy.Mul.make_args(term):
+            if factor.is_Number:
+                continue
+            if factor.is_Pow and factor.exp.is_Integer and factor.exp > 0:
+                base, power = factor.base, int(factor.exp)
+            else:
+                base, power = factor, 1
+            if not base.is_Symbol:
+                continue
+            if base in trig_of:
+                trig += power
+                if trig >= 2:
+                    return True
+            elif program._monomial_of(base) is not None:
+                return True
+    return False
 
 
 def _merge_alike(terms, flats):

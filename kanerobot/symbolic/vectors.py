@@ -14,28 +14,134 @@ Examples
 [a, b*c, 0]
 >>> plus([a, 0, 0], [b, c, 0]), cross([1, 0, 0], [0, 1, 0]), scaled(2, [a, b, c])
 ([a + b, c, 0], [0, 0, 1], [2*a, 2*b, 2*c])
+>>> matmul(sympy.Matrix([[a, 0], [0, 1]]), sympy.Matrix([[b], [c]]))
+Matrix([
+[a*b],
+[  c]])
 """
+
+import functools
 
 import sympy
 
-__all__ = ["cross", "plus", "scaled", "times"]
+__all__ = ["cross", "matmul", "minus", "negated", "plus", "product", "scaled", "summed", "times"]
 
 
 def times(A, v):
     """``A v`` for a 3x3 ``A`` (indexed ``A[r, c]``) and a 3-vector ``v``."""
-    return [sympy.Add(*[A[r, c] * v[c] for c in range(3) if A[r, c] != 0 and v[c] != 0]) for r in range(3)]
+    A = A.tolist() if isinstance(A, sympy.MatrixBase) else [[A[r, c] for c in range(3)] for r in range(3)]
+    v = [v[c] for c in range(3)]
+    return [summed([product(a, x) for a, x in zip(row, v) if a != 0 and x != 0]) for row in A]
 
 
 def plus(*vectors):
     """The sum of 3-vectors."""
-    return [sympy.Add(*[v[r] for v in vectors]) for r in range(3)]
+    return [summed([v[r] for v in vectors]) for r in range(3)]
 
 
 def scaled(s, v):
     """``s v``."""
-    return [s * x for x in v] if s != 0 else [sympy.S.Zero] * 3
+    return [product(s, x) for x in v] if s != 0 else [sympy.S.Zero] * 3
 
 
 def cross(a, b):
     """``a x b``."""
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    return [_difference(a[1], b[2], a[2], b[1]), _difference(a[2], b[0], a[0], b[2]), _difference(a[0], b[1], a[1], b[0])]
+
+
+def product(a, b):
+    """``a*b``, sympy's product, made faster for the products of a recursion.
+
+    A factor 1 (of a rotation, a motion subspace) is not multiplied, and the
+    product of two plain products (symbols times a rational coefficient, no
+    symbol in both) is sympy's own ``Mul``, coefficient first and the symbols
+    in sympy's canonical order, made without its general flattening (which
+    takes most of the time of such a product).
+    """
+    if a is sympy.S.One:
+        return b
+    if b is sympy.S.One:
+        return a
+    plain_a, plain_b = _plain(a), _plain(b)
+    if plain_a is None or plain_b is None or set(plain_a[1]) & set(plain_b[1]):
+        return a * b  # a symbol in both is a power: sympy's flattening
+    coefficient = plain_a[0] * plain_b[0]
+    if coefficient is sympy.S.Zero:
+        return coefficient
+    factors = tuple(sorted(plain_a[1] + plain_b[1], key=_CANONICAL)) if plain_a[1] and plain_b[1] else plain_a[1] or plain_b[1]
+    if not factors:
+        return coefficient
+    if coefficient is sympy.S.One:
+        return factors[0] if len(factors) == 1 else _MUL._from_args(factors, True)
+    return _MUL._from_args((coefficient,) + factors, True)
+
+
+def _plain(term):
+    """``(coefficient, symbols)`` of a plain product: commutative symbols times a rational coefficient; else None."""
+    if type(term) is _SYMBOL:
+        return (sympy.S.One, (term,)) if term.is_commutative else None
+    if isinstance(term, sympy.Rational):
+        return term, ()
+    if type(term) is _MUL:
+        args = term.args
+        coefficient, factors = (args[0], args[1:]) if args[0].is_Rational else (sympy.S.One, args)
+        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
+            return coefficient, factors
+    return None
+
+
+_SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
+#: sympy's order of the arguments of a sum or a product (``Basic.compare``).
+_CANONICAL = functools.cmp_to_key(sympy.Basic.compare)
+
+
+def _difference(a, b, c, d):
+    """``a*b - c*d``, a product by a zero not formed (it costs as much as any other)."""
+    if a == 0 or b == 0:
+        return negated(product(c, d)) if c != 0 and d != 0 else sympy.S.Zero
+    if c == 0 or d == 0:
+        return product(a, b)
+    return summed([product(a, b), negated(product(c, d))])
+
+
+def summed(terms):
+    """``sympy.Add(*terms)``; terms that are products of plain symbols (with rational coefficients), none
+    alike, are put in sympy's canonical order without its general flattening (there is nothing to collect)."""
+    if len(terms) > 1:
+        plain = [_plain(term) for term in terms]
+        factors = [p[1] if p is not None and p[1] else None for p in plain]  # numbers are left to sympy
+        if None not in factors and len(set(factors)) == len(factors):
+            return _ADD._from_args(sorted(terms, key=_CANONICAL), True)
+    return sympy.Add(*terms)
+
+
+def negated(term):
+    """``-term``, as :func:`product` makes ``-1*term``."""
+    return product(sympy.S.NegativeOne, term)
+
+
+def minus(a, b):
+    """``a - b``, as sympy makes it (:func:`summed` and :func:`negated`)."""
+    if b == 0:
+        return a
+    return negated(b) if a == 0 else summed([a, negated(b)])
+
+
+def matmul(A, B):
+    """``A B`` for two sympy matrices, the expressions of sympy's ``A * B``.
+
+    Each entry is the sum (``sympy.Add`` at once) of the products of the
+    non-zero entries, as sympy's sparse product forms it, without the
+    conversion of both matrices to and from its domain representation,
+    which costs more than the product of the small matrices of a recursion.
+    """
+    if A.cols != B.rows:
+        raise ValueError(f"cannot multiply a {A.rows}x{A.cols} matrix by a {B.rows}x{B.cols} one")
+    rows, columns = A.tolist(), B.tolist()
+    columns = [[(k, row[c]) for k, row in enumerate(columns) if row[c] != 0] for c in range(B.cols)]
+    entries = []
+    for row in rows:
+        for column in columns:
+            entry = summed([product(row[k], b) for k, b in column if row[k] != 0])
+            entries.append(entry if entry else sympy.S.Zero)  # a float 0 is dropped as sympy drops it
+    return sympy.Matrix(A.rows, B.cols, entries)
