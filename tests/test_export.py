@@ -15,7 +15,7 @@ from conftest import assert_close, derived, library
 from kanerobot.cli import main
 from kanerobot.dynamics.parameters import random_parameters
 
-CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor"), ("planar2", "didm"), ("rx90", "dddm")]
+CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor"), ("planar2", "didm"), ("planar2", "dddm")]
 
 
 def _states(model, rng, N):
