@@ -76,6 +76,7 @@ import re
 import sympy
 
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import product, summed
 
 __all__ = ["ForwardMode", "differentiate", "time_derivative"]
 
@@ -170,6 +171,7 @@ class ForwardMode:
         self._free = {}  # expression -> frozenset of its free symbols
         self._diffs = {}  # (expression, symbol) -> partial derivative (original symbols)
         self._functions = {}  # expression -> whether a function (cos, sign, ...) appears in it
+        self._sorted = {}  # expression -> its free symbols sorted by name (the order of _sum's terms)
 
     # ------------------------------------------------------------ public
 
@@ -317,15 +319,15 @@ class ForwardMode:
         if done is not None:
             return done
         if expr.is_Add:
-            out = sympy.Add(*[d for d in (self._diff(a, sym) for a in expr.args) if not _is_zero(d)])
+            out = summed([d for d in (self._diff(a, sym) for a in expr.args) if not _is_zero(d)])
         elif expr.is_Mul:
             args = expr.args
             terms = []
             for k, a in enumerate(args):
                 d = self._diff(a, sym)
                 if not _is_zero(d):
-                    terms.append(sympy.Mul(*args[:k], d, *args[k + 1:]))
-            out = sympy.Add(*terms)
+                    terms.append(_mul_replacing(args, k, d))
+            out = summed(terms)
         elif expr.is_Pow and sym not in self._symbols(expr.exp):
             out = expr * (self._diff(expr.base, sym) * expr.exp / expr.base)
         elif isinstance(expr, sympy.sign):
@@ -353,13 +355,20 @@ class ForwardMode:
         return partial
 
     def _sum(self, owner, expr, key):
+        """``sum over u of df/du * du/dx``: sympy's sum of sympy's products (:func:`summed`, :func:`product`)."""
+        # The rates are S.Zero (absent) or a non-zero value (only those are stored), so an identity test
+        # stands for sympy's comparison with 0; the operands are sorted once per expression.
+        order = self._sorted.get(expr)
+        if order is None:
+            order = self._sorted[expr] = sorted(self._symbols(expr), key=_NAME)
+        tangents, seeds = self._tangent[key], self._directions[key][1]
+        defs, zero = self._defs, sympy.S.Zero
         terms = []
-        for sym in sorted(self._symbols(expr), key=lambda s: s.name):
-            rate = self._rate(sym, key)
-            if rate != 0:
-                partial = self._partial(owner, expr, sym)
-                terms.append(partial if rate is sympy.S.One else partial * rate)
-        return sympy.Add(*terms)
+        for sym in order:
+            rate = tangents.get(sym, zero) if sym in defs else seeds.get(sym, zero)
+            if rate is not zero:
+                terms.append(product(self._partial(owner, expr, sym), rate))
+        return summed(terms)
 
     def _expr_tangent(self, expr, key):
         if isinstance(expr, sympy.Symbol):
@@ -369,6 +378,24 @@ class ForwardMode:
 
 def _is_zero(expr):
     return expr is sympy.S.Zero or (expr.is_Number and expr == 0)
+
+
+def _NAME(sym):
+    return sym.name
+
+
+def _mul_replacing(args, k, d):
+    """``sympy.Mul(*args[:k], d, *args[k + 1:])``: the product ``args`` (a product's arguments) with its
+    ``k``-th factor replaced by ``d``.  For ``d = 1`` in a product of plain symbols (and a rational
+    coefficient) the other factors are already sympy's product in its order, so they are kept as such."""
+    if d is sympy.S.One:
+        rest = args[:k] + args[k + 1:]
+        if len(rest) == 1:
+            return rest[0]
+        if all(type(f) is sympy.Symbol and f.is_commutative for f in (rest[1:] if rest[0].is_Rational else rest)):
+            if not (rest[0] is sympy.S.One):
+                return sympy.Mul._from_args(rest, True)
+    return sympy.Mul(*args[:k], d, *args[k + 1:])
 
 
 def _outputs_of(program, outputs):
