@@ -76,7 +76,7 @@ import re
 import sympy
 
 from kanerobot.symbolic.program import Program
-from kanerobot.symbolic.vectors import product, summed
+from kanerobot.symbolic.vectors import sum_of_products, summed
 
 __all__ = ["ForwardMode", "differentiate", "time_derivative"]
 
@@ -172,6 +172,15 @@ class ForwardMode:
         self._diffs = {}  # (expression, symbol) -> partial derivative (original symbols)
         self._functions = {}  # expression -> whether a function (cos, sign, ...) appears in it
         self._sorted = {}  # expression -> its free symbols sorted by name (the order of _sum's terms)
+        # Which inputs each assignment depends on, as a bit mask (one bit per input): a direction
+        # visits only the assignments that depend on one of its seeds, not the whole cone of what
+        # it is asked for (the derivatives of an entry of A along q_k need the variables of links
+        # from k on; the others are skipped without being looked at).
+        self._bits = {}  # input symbol -> its bit
+        self._reach = {}  # assignment (original symbol) -> mask of the inputs it depends on
+        for sym in self._defs:
+            self._reach_of(sym)
+        self._masks = {}  # key -> mask of the direction's seeds
 
     # ------------------------------------------------------------ public
 
@@ -203,6 +212,10 @@ class ForwardMode:
             if seed != 0:
                 clean[x] = seed
         self._directions[key] = (_label(str(key) if label is None else label), clean)
+        mask = 0
+        for x in clean:
+            mask |= self._bit(x)
+        self._masks[key] = mask
         self._tangent[key] = {}
         self._done[key] = set()
 
@@ -240,31 +253,52 @@ class ForwardMode:
             return self._symbols(self._trig[sym][1].angle)
         return self._symbols(self._defs[sym])
 
+    def _bit(self, x):
+        """The bit of input ``x`` in the masks of :attr:`_reach`."""
+        bit = self._bits.get(x)
+        if bit is None:
+            bit = self._bits[x] = 1 << len(self._bits)
+        return bit
+
+    def _reach_of(self, sym):
+        """Mask of the inputs assignment ``sym`` depends on, through its operands (remembered)."""
+        mask = self._reach.get(sym)
+        if mask is None:
+            mask = 0
+            for s in self._operands(sym):
+                mask |= self._reach_of(s) if s in self._defs else self._bit(s)
+            self._reach[sym] = mask
+        return mask
+
     def _ensure(self, symbols, key):
-        """Differentiate, in program order, the assignments ``symbols`` need."""
-        done = self._done[key]
-        todo, stack = set(), [s for s in symbols if s in self._defs and s not in done]
+        """Differentiate, in program order, the assignments ``symbols`` need.
+
+        Only the assignments that depend on the direction's seeds are visited
+        (:attr:`_reach`): the others have a zero derivative.
+        """
+        done, reach, mask = self._done[key], self._reach, self._masks[key]
+        todo, stack = set(), [s for s in symbols if s in reach and reach[s] & mask and s not in done]
         while stack:
             sym = stack.pop()
             if sym in todo:
                 continue
             todo.add(sym)
-            stack.extend(s for s in self._operands(sym) if s in self._defs and s not in done and s not in todo)
+            stack.extend(s for s in self._operands(sym) if s in reach and reach[s] & mask and s not in done and s not in todo)
         tangents = self._tangent[key]
         for sym in sorted(todo, key=self._order.__getitem__):
             done.add(sym)
             if sym in self._trig:
                 kind, record = self._trig[sym]
                 rate = self._expr_tangent(record.angle, key)
-                if rate == 0:
+                if _is_zero(rate):
                     continue
                 d = (-self._value[record.sin] if kind == "C" else self._value[record.cos]) * rate
             else:
                 d = self._sum(sym, self._defs[sym], key)
-            if d == 0:
+            if _is_zero(d):
                 continue
             d = self.target.assign(self.name_for(sym.name, key), d, trig=self.trig)
-            if d != 0:
+            if not _is_zero(d):
                 tangents[sym] = d
 
     def _rate(self, sym, key):
@@ -355,7 +389,7 @@ class ForwardMode:
         return partial
 
     def _sum(self, owner, expr, key):
-        """``sum over u of df/du * du/dx``: sympy's sum of sympy's products (:func:`summed`, :func:`product`)."""
+        """``sum over u of df/du * du/dx``: sympy's sum of sympy's products (:func:`sum_of_products`)."""
         # The rates are S.Zero (absent) or a non-zero value (only those are stored), so an identity test
         # stands for sympy's comparison with 0; the operands are sorted once per expression.
         order = self._sorted.get(expr)
@@ -363,12 +397,12 @@ class ForwardMode:
             order = self._sorted[expr] = sorted(self._symbols(expr), key=_NAME)
         tangents, seeds = self._tangent[key], self._directions[key][1]
         defs, zero = self._defs, sympy.S.Zero
-        terms = []
+        pairs = []
         for sym in order:
             rate = tangents.get(sym, zero) if sym in defs else seeds.get(sym, zero)
             if rate is not zero:
-                terms.append(product(self._partial(owner, expr, sym), rate))
-        return summed(terms)
+                pairs.append((self._partial(owner, expr, sym), rate))
+        return sum_of_products(pairs)
 
     def _expr_tangent(self, expr, key):
         if isinstance(expr, sympy.Symbol):
