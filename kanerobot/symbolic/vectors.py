@@ -95,8 +95,10 @@ def _plain(term):
     if type(term) is _MUL:
         args = term.args
         coefficient, factors = (args[0], args[1:]) if args[0].is_Rational else (sympy.S.One, args)
-        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
-            return coefficient, factors
+        for f in factors:  # a loop, not all(...): it runs for every term of every sum
+            if type(f) is not _SYMBOL or not f.is_commutative:
+                return None
+        return coefficient, factors
     return None
 
 
@@ -129,6 +131,8 @@ def summed(terms):
 
 def _summed(terms, plain):
     """:func:`summed` of ``terms`` whose :func:`_plain` forms are ``plain`` (unused for fewer than two terms)."""
+    if len(terms) == 1 and isinstance(terms[0], sympy.Basic):
+        return terms[0]  # what sympy.Add of one expression returns
     if len(terms) > 1:
         factors = [p[1] if p is not None and p[1] else None for p in plain]  # numbers are left to sympy
         if None not in factors and len(set(factors)) == len(factors):
