@@ -394,7 +394,7 @@ class ForwardMode:
         # stands for sympy's comparison with 0; the operands are sorted once per expression.
         order = self._sorted.get(expr)
         if order is None:
-            order = self._sorted[expr] = sorted(self._symbols(expr), key=_NAME)
+            order = self._sorted[expr] = sorted(self._symbols(expr), key=_by_name)
         tangents, seeds = self._tangent[key], self._directions[key][1]
         defs, zero = self._defs, sympy.S.Zero
         pairs = []
@@ -414,7 +414,7 @@ def _is_zero(expr):
     return expr is sympy.S.Zero or (expr.is_Number and expr == 0)
 
 
-def _NAME(sym):
+def _by_name(sym):
     return sym.name
 
 
@@ -427,8 +427,7 @@ def _mul_replacing(args, k, d):
         if len(rest) == 1:
             return rest[0]
         if all(type(f) is sympy.Symbol and f.is_commutative for f in (rest[1:] if rest[0].is_Rational else rest)):
-            if not (rest[0] is sympy.S.One):
-                return sympy.Mul._from_args(rest, True)
+            return sympy.Mul._from_args(rest, True)
     return sympy.Mul(*args[:k], d, *args[k + 1:])
 
 
