@@ -325,3 +325,21 @@ def test_shared_subexpressions_are_differentiated_once():
     got, plain = target.substitute_back(), p.substitute_back()
     for name in ("Y", "Z"):
         assert sympy.expand(got[f"d{name}"] - sympy.diff(plain[name], X)) == 0
+
+
+def test_the_chain_rule_sums_are_sympys_sums_of_products(rng):
+    """``sum_of_products`` (the chain rule's ``sum df/du * du/dx``) builds sympy's own expression: the same
+    arguments in the same order as ``sympy.Add(*[a*b ...])``, for plain products (symbols, with and without
+    assumptions, and rational coefficients), products sharing a symbol (powers), sums and ones."""
+    from kanerobot.symbolic.vectors import product, sum_of_products
+
+    s = sympy.symbols("C2 S2 dJP1 dJP2 th10 th2 QP1")
+    t = sympy.symbols("th1 L", real=True) + (sympy.Symbol("M", positive=True),)
+    pool = list(s + t) + [sympy.S.One, sympy.S.NegativeOne, sympy.S(2), sympy.Rational(1, 2), -s[0] * s[2], 2 * s[1] * t[0], s[3] * t[2], s[4] + t[1], s[5] ** 2]
+    for _ in range(3000):
+        pairs = [(pool[rng.integers(len(pool))], pool[rng.integers(len(pool))]) for _ in range(rng.integers(0, 5))]
+        want = sympy.Add(*[a * b for a, b in pairs])
+        got = sum_of_products(pairs)
+        assert got == want and got.args == want.args and str(got) == str(want), pairs
+        for a, b in pairs:
+            assert product(a, b).args == (a * b).args

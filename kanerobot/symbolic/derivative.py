@@ -76,6 +76,7 @@ import re
 import sympy
 
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import sum_of_products, summed
 
 __all__ = ["ForwardMode", "differentiate", "time_derivative"]
 
@@ -170,6 +171,16 @@ class ForwardMode:
         self._free = {}  # expression -> frozenset of its free symbols
         self._diffs = {}  # (expression, symbol) -> partial derivative (original symbols)
         self._functions = {}  # expression -> whether a function (cos, sign, ...) appears in it
+        self._sorted = {}  # expression -> its free symbols sorted by name (the order of _sum's terms)
+        # Which inputs each assignment depends on, as a bit mask (one bit per input): a direction
+        # visits only the assignments that depend on one of its seeds, not the whole cone of what
+        # it is asked for (the derivatives of an entry of A along q_k need the variables of links
+        # from k on; the others are skipped without being looked at).
+        self._bits = {}  # input symbol -> its bit
+        self._reach = {}  # assignment (original symbol) -> mask of the inputs it depends on
+        for sym in self._defs:
+            self._reach_of(sym)
+        self._masks = {}  # key -> mask of the direction's seeds
 
     # ------------------------------------------------------------ public
 
@@ -201,6 +212,10 @@ class ForwardMode:
             if seed != 0:
                 clean[x] = seed
         self._directions[key] = (_label(str(key) if label is None else label), clean)
+        mask = 0
+        for x in clean:
+            mask |= self._bit(x)
+        self._masks[key] = mask
         self._tangent[key] = {}
         self._done[key] = set()
 
@@ -238,31 +253,52 @@ class ForwardMode:
             return self._symbols(self._trig[sym][1].angle)
         return self._symbols(self._defs[sym])
 
+    def _bit(self, x):
+        """The bit of input ``x`` in the masks of :attr:`_reach`."""
+        bit = self._bits.get(x)
+        if bit is None:
+            bit = self._bits[x] = 1 << len(self._bits)
+        return bit
+
+    def _reach_of(self, sym):
+        """Mask of the inputs assignment ``sym`` depends on, through its operands (remembered)."""
+        mask = self._reach.get(sym)
+        if mask is None:
+            mask = 0
+            for s in self._operands(sym):
+                mask |= self._reach_of(s) if s in self._defs else self._bit(s)
+            self._reach[sym] = mask
+        return mask
+
     def _ensure(self, symbols, key):
-        """Differentiate, in program order, the assignments ``symbols`` need."""
-        done = self._done[key]
-        todo, stack = set(), [s for s in symbols if s in self._defs and s not in done]
+        """Differentiate, in program order, the assignments ``symbols`` need.
+
+        Only the assignments that depend on the direction's seeds are visited
+        (:attr:`_reach`): the others have a zero derivative.
+        """
+        done, reach, mask = self._done[key], self._reach, self._masks[key]
+        todo, stack = set(), [s for s in symbols if s in reach and reach[s] & mask and s not in done]
         while stack:
             sym = stack.pop()
             if sym in todo:
                 continue
             todo.add(sym)
-            stack.extend(s for s in self._operands(sym) if s in self._defs and s not in done and s not in todo)
+            stack.extend(s for s in self._operands(sym) if s in reach and reach[s] & mask and s not in done and s not in todo)
         tangents = self._tangent[key]
         for sym in sorted(todo, key=self._order.__getitem__):
             done.add(sym)
             if sym in self._trig:
                 kind, record = self._trig[sym]
                 rate = self._expr_tangent(record.angle, key)
-                if rate == 0:
+                if _is_zero(rate):
                     continue
                 d = (-self._value[record.sin] if kind == "C" else self._value[record.cos]) * rate
             else:
                 d = self._sum(sym, self._defs[sym], key)
-            if d == 0:
+            if _is_zero(d):
                 continue
             d = self.target.assign(self.name_for(sym.name, key), d, trig=self.trig)
-            if d != 0:
+            if not _is_zero(d):
                 tangents[sym] = d
 
     def _rate(self, sym, key):
@@ -317,15 +353,15 @@ class ForwardMode:
         if done is not None:
             return done
         if expr.is_Add:
-            out = sympy.Add(*[d for d in (self._diff(a, sym) for a in expr.args) if not _is_zero(d)])
+            out = summed([d for d in (self._diff(a, sym) for a in expr.args) if not _is_zero(d)])
         elif expr.is_Mul:
             args = expr.args
             terms = []
             for k, a in enumerate(args):
                 d = self._diff(a, sym)
                 if not _is_zero(d):
-                    terms.append(sympy.Mul(*args[:k], d, *args[k + 1:]))
-            out = sympy.Add(*terms)
+                    terms.append(_mul_replacing(args, k, d))
+            out = summed(terms)
         elif expr.is_Pow and sym not in self._symbols(expr.exp):
             out = expr * (self._diff(expr.base, sym) * expr.exp / expr.base)
         elif isinstance(expr, sympy.sign):
@@ -353,13 +389,20 @@ class ForwardMode:
         return partial
 
     def _sum(self, owner, expr, key):
-        terms = []
-        for sym in sorted(self._symbols(expr), key=lambda s: s.name):
-            rate = self._rate(sym, key)
-            if rate != 0:
-                partial = self._partial(owner, expr, sym)
-                terms.append(partial if rate is sympy.S.One else partial * rate)
-        return sympy.Add(*terms)
+        """``sum over u of df/du * du/dx``: sympy's sum of sympy's products (:func:`sum_of_products`)."""
+        # The rates are S.Zero (absent) or a non-zero value (only those are stored), so an identity test
+        # stands for sympy's comparison with 0; the operands are sorted once per expression.
+        order = self._sorted.get(expr)
+        if order is None:
+            order = self._sorted[expr] = sorted(self._symbols(expr), key=_by_name)
+        tangents, seeds = self._tangent[key], self._directions[key][1]
+        defs, zero = self._defs, sympy.S.Zero
+        pairs = []
+        for sym in order:
+            rate = tangents.get(sym, zero) if sym in defs else seeds.get(sym, zero)
+            if rate is not zero:
+                pairs.append((self._partial(owner, expr, sym), rate))
+        return sum_of_products(pairs)
 
     def _expr_tangent(self, expr, key):
         if isinstance(expr, sympy.Symbol):
@@ -369,6 +412,23 @@ class ForwardMode:
 
 def _is_zero(expr):
     return expr is sympy.S.Zero or (expr.is_Number and expr == 0)
+
+
+def _by_name(sym):
+    return sym.name
+
+
+def _mul_replacing(args, k, d):
+    """``sympy.Mul(*args[:k], d, *args[k + 1:])``: the product ``args`` (a product's arguments) with its
+    ``k``-th factor replaced by ``d``.  For ``d = 1`` in a product of plain symbols (and a rational
+    coefficient) the other factors are already sympy's product in its order, so they are kept as such."""
+    if d is sympy.S.One:
+        rest = args[:k] + args[k + 1:]
+        if len(rest) == 1:
+            return rest[0]
+        if all(type(f) is sympy.Symbol and f.is_commutative for f in (rest[1:] if rest[0].is_Rational else rest)):
+            return sympy.Mul._from_args(rest, True)
+    return sympy.Mul(*args[:k], d, *args[k + 1:])
 
 
 def _outputs_of(program, outputs):

@@ -24,7 +24,7 @@ import functools
 
 import sympy
 
-__all__ = ["cross", "matmul", "minus", "negated", "plus", "product", "scaled", "summed", "times"]
+__all__ = ["cross", "matmul", "minus", "negated", "plus", "product", "scaled", "sum_of_products", "summed", "times"]
 
 
 def times(A, v):
@@ -62,18 +62,28 @@ def product(a, b):
         return b
     if b is sympy.S.One:
         return a
+    return _product(a, b)[0]
+
+
+def _product(a, b):
+    """:func:`product` and, when it is a plain product, its ``(coefficient, symbols)`` (else None)."""
+    if a is sympy.S.One:
+        return b, _plain(b)
+    if b is sympy.S.One:
+        return a, _plain(a)
     plain_a, plain_b = _plain(a), _plain(b)
     if plain_a is None or plain_b is None or set(plain_a[1]) & set(plain_b[1]):
-        return a * b  # a symbol in both is a power: sympy's flattening
-    coefficient = plain_a[0] * plain_b[0]
+        return a * b, None  # a symbol in both is a power: sympy's flattening
+    # Most coefficients are 1 or -1: the product of rationals only when both are other than 1.
+    coefficient = plain_b[0] if plain_a[0] is sympy.S.One else plain_a[0] if plain_b[0] is sympy.S.One else plain_a[0] * plain_b[0]
     if coefficient is sympy.S.Zero:
-        return coefficient
-    factors = tuple(sorted(plain_a[1] + plain_b[1], key=_CANONICAL)) if plain_a[1] and plain_b[1] else plain_a[1] or plain_b[1]
+        return coefficient, (coefficient, ())
+    factors = tuple(sorted(plain_a[1] + plain_b[1], key=_symbol_order)) if plain_a[1] and plain_b[1] else plain_a[1] or plain_b[1]
     if not factors:
-        return coefficient
+        return coefficient, (coefficient, ())
     if coefficient is sympy.S.One:
-        return factors[0] if len(factors) == 1 else _MUL._from_args(factors, True)
-    return _MUL._from_args((coefficient,) + factors, True)
+        return (factors[0] if len(factors) == 1 else _MUL._from_args(factors, True)), (coefficient, factors)
+    return _MUL._from_args((coefficient,) + factors, True), (coefficient, factors)
 
 
 def _plain(term):
@@ -85,14 +95,23 @@ def _plain(term):
     if type(term) is _MUL:
         args = term.args
         coefficient, factors = (args[0], args[1:]) if args[0].is_Rational else (sympy.S.One, args)
-        if all(type(f) is _SYMBOL and f.is_commutative for f in factors):
-            return coefficient, factors
+        for f in factors:  # a loop, not all(...): it runs for every term of every sum
+            if type(f) is not _SYMBOL or not f.is_commutative:
+                return None
+        return coefficient, factors
     return None
 
 
 _SYMBOL, _MUL, _ADD = sympy.Symbol, sympy.Mul, sympy.Add
 #: sympy's order of the arguments of a sum or a product (``Basic.compare``).
 _CANONICAL = functools.cmp_to_key(sympy.Basic.compare)
+
+
+def _symbol_order(symbol):
+    """Sort key of a ``Symbol`` in sympy's order (``Basic.compare`` of two symbols: the length of their
+    ``_hashable_content``, the name then the assumptions, then these in turn), without its comparisons."""
+    content = symbol._hashable_content()
+    return len(content), content
 
 
 def _difference(a, b, c, d):
@@ -107,12 +126,33 @@ def _difference(a, b, c, d):
 def summed(terms):
     """``sympy.Add(*terms)``; terms that are products of plain symbols (with rational coefficients), none
     alike, are put in sympy's canonical order without its general flattening (there is nothing to collect)."""
+    return _summed(terms, [_plain(term) for term in terms] if len(terms) > 1 else None)
+
+
+def _summed(terms, plain):
+    """:func:`summed` of ``terms`` whose :func:`_plain` forms are ``plain`` (unused for fewer than two terms)."""
+    if len(terms) == 1 and isinstance(terms[0], sympy.Basic):
+        return terms[0]  # what sympy.Add of one expression returns
     if len(terms) > 1:
-        plain = [_plain(term) for term in terms]
         factors = [p[1] if p is not None and p[1] else None for p in plain]  # numbers are left to sympy
         if None not in factors and len(set(factors)) == len(factors):
             return _ADD._from_args(sorted(terms, key=_CANONICAL), True)
     return sympy.Add(*terms)
+
+
+def sum_of_products(pairs):
+    """``summed([product(a, b) for a, b in pairs])``, the same expression, each product analysed once.
+
+    The chain rule's sums (``df/du1 * du1/dx + df/du2 * du2/dx``) are made of
+    such products; :func:`summed` would take apart again what :func:`product`
+    has just built.
+    """
+    terms, plain = [], []
+    for a, b in pairs:
+        term, form = _product(a, b)
+        terms.append(term)
+        plain.append(form)
+    return _summed(terms, plain)
 
 
 def negated(term):
