@@ -355,3 +355,37 @@ def test_vectors_build_the_expressions_sympy_builds():
     B = sympy.Matrix(3, 2, lambda r, c: pool[r + 3 * c] if (r + c) % 3 else 0)
     for ours, theirs in zip(matmul(A, B), A * B):
         same(ours, theirs)
+
+
+def test_vectors_products_with_a_sum_and_sums_with_zeros_are_sympys():
+    """A plain product times a sum (the Coriolis matrix's ``HQP1*(dN_a - dN_b)``), sums of such products
+    and sums with exact zeros (a chain rule's zero products) skip sympy's flattening too: they must be
+    sympy's own expressions, argument for argument, distributed where sympy distributes (a number times
+    a sum), collected where it collects, and with a Float left to sympy."""
+    from kanerobot.symbolic.vectors import product, sum_of_products, summed
+
+    rng = numpy.random.default_rng(3)
+    pool = list(sympy.symbols("a b c HQP1 dN31_2 S2")) + [sympy.Symbol("p", positive=True), sympy.Dummy("d")]
+    numbers = [sympy.S.One, sympy.S.NegativeOne, sympy.S(2), sympy.Rational(-1, 3)]
+
+    def same(ours, theirs):
+        assert type(ours) is type(theirs) and ours == theirs and ours.args == theirs.args and hash(ours) == hash(theirs)
+
+    def plain(size):
+        return numbers[rng.integers(len(numbers))] * sympy.Mul(*(pool[k] for k in rng.choice(len(pool), size=size)))
+
+    sums = 0
+    for _ in range(400):
+        total = sympy.Add(*(plain(rng.integers(1, 3)) for _ in range(rng.integers(2, 4)))) + [0, 0, 1, sympy.Float(0.5)][rng.integers(4)]
+        sums += total.is_Add
+        for a in (plain(rng.integers(0, 3)), total):
+            same(product(a, total), a * total)
+            same(product(total, a), total * a)
+        pairs = [(plain(rng.integers(0, 3)), [total, plain(1), sympy.S.Zero][rng.integers(3)]) for _ in range(rng.integers(1, 5))]
+        same(sum_of_products(pairs), sympy.Add(*(a * b for a, b in pairs)))
+        terms = [product(a, b) for a, b in pairs] + [sympy.S.Zero] * int(rng.integers(0, 2))
+        same(summed(terms), sympy.Add(*terms))
+    assert sums > 300  # the sums are sums, not numbers or single terms
+    x, y = sympy.symbols("x y")
+    same(product(sympy.S(2), x + y), sympy.Add(2 * x, 2 * y))  # a number is distributed, as sympy does
+    same(product(-x, x + y), sympy.Mul(sympy.S.NegativeOne, x, sympy.Add(x, y), evaluate=False))

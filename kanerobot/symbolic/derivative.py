@@ -344,6 +344,11 @@ class ForwardMode:
         operand, is differentiated once.  Other nodes (functions) go to
         :func:`sympy.diff`.
         """
+        if expr is sym:
+            return sympy.S.One
+        if expr.is_Number:
+            # Before ==: a number's == sympifies the symbol, which costs more than all the rest here.
+            return sympy.S.Zero
         if expr == sym:
             return sympy.S.One
         if sym not in self._symbols(expr):

@@ -365,7 +365,7 @@ class Program:
             return self._record(name, expr, free=free)
         rewritten = simplify_trig_products(expr, self)
         count = len(self._defs)
-        result = self._record(name, rewritten)
+        result = self._record(name, rewritten, free=free if rewritten is expr else None)
         if rewritten != expr and len(self._defs) > count:
             # Kept so that prune() can undo a compound angle that does not pay for itself.
             self._before_trig[result] = expr
@@ -1181,8 +1181,18 @@ def simplify_trig_products(expr, program):
 def _rewrite(expr, program):
     if expr.is_Atom:
         return expr
-    args = [_rewrite(arg, program) for arg in expr.args]
-    if any(new is not old for new, old in zip(args, expr.args)):
+    # Atoms (most factors of a product) are left without a call; the expression is rebuilt only when an argument changed.
+    old = expr.args
+    args = None
+    for k, arg in enumerate(old):
+        if arg.is_Atom:
+            continue
+        new = _rewrite(arg, program)
+        if new is not arg:
+            if args is None:
+                args = list(old)
+            args[k] = new
+    if args is not None:
         expr = expr.func(*args)
     if expr.is_Add:
         return _merge_terms(expr, program)
@@ -1253,7 +1263,7 @@ def _may_merge(terms, program):
     trig_of = program._trig_of
     for term in terms:
         trig = 0
-        for factor in sympy.Mul.make_args(term):
+        for factor in term.args if term.is_Mul else (term,):
             if factor.is_Number:
                 continue
             if factor.is_Pow and factor.exp.is_Integer and factor.exp > 0:

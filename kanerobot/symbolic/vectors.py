@@ -72,7 +72,13 @@ def _product(a, b):
     if b is sympy.S.One:
         return a, _plain(a)
     plain_a, plain_b = _plain(a), _plain(b)
-    if plain_a is None or plain_b is None or set(plain_a[1]) & set(plain_b[1]):
+    if plain_a is None or plain_b is None:
+        if plain_a is not None and plain_a[1] and type(b) is _ADD and b.is_commutative:
+            return _times_sum(plain_a, b), None
+        if plain_b is not None and plain_b[1] and type(a) is _ADD and a.is_commutative:
+            return _times_sum(plain_b, a), None
+        return a * b, None
+    if set(plain_a[1]) & set(plain_b[1]):
         return a * b, None  # a symbol in both is a power: sympy's flattening
     # Most coefficients are 1 or -1: the product of rationals only when both are other than 1.
     coefficient = plain_b[0] if plain_a[0] is sympy.S.One else plain_a[0] if plain_b[0] is sympy.S.One else plain_a[0] * plain_b[0]
@@ -84,6 +90,18 @@ def _product(a, b):
     if coefficient is sympy.S.One:
         return (factors[0] if len(factors) == 1 else _MUL._from_args(factors, True)), (coefficient, factors)
     return _MUL._from_args((coefficient,) + factors, True), (coefficient, factors)
+
+
+def _times_sum(plain, total):
+    """``c*x*y*(u + v)``: the plain product ``(c, (x, y))`` times the sum ``total``, sympy's ``Mul``.
+
+    With at least one symbol beside it, sympy neither distributes the
+    coefficient over the sum nor changes the sum: its product is the
+    coefficient first, then the symbols and the sum in sympy's order.
+    """
+    coefficient, symbols = plain
+    factors = sorted(symbols + (total,), key=_CANONICAL)
+    return _MUL._from_args(factors if coefficient is sympy.S.One else [coefficient] + factors, True)
 
 
 def _plain(term):
@@ -134,10 +152,29 @@ def _summed(terms, plain):
     if len(terms) == 1 and isinstance(terms[0], sympy.Basic):
         return terms[0]  # what sympy.Add of one expression returns
     if len(terms) > 1:
-        factors = [p[1] if p is not None and p[1] else None for p in plain]  # numbers are left to sympy
-        if None not in factors and len(set(factors)) == len(factors):
+        factors = [p[1] if p is not None else _opaque_factors(term) for term, p in zip(terms, plain)]
+        if None not in factors and () not in factors and len(set(factors)) == len(factors):
             return _ADD._from_args(sorted(terms, key=_CANONICAL), True)
+        if any(term is sympy.S.Zero for term in terms):  # sympy.Add drops an exact 0 (a zero product of a chain rule)
+            kept = [k for k, term in enumerate(terms) if term is not sympy.S.Zero]
+            return _summed([terms[k] for k in kept], [plain[k] for k in kept])
     return sympy.Add(*terms)
+
+
+def _opaque_factors(term):
+    """The factors other than the coefficient of a product sympy's ``Add`` would take as it stands, else None.
+
+    ``Add`` collects the terms of a sum by these factors (``as_coeff_Mul``) and, when no two terms have the
+    same, rebuilds each term as it was: for a commutative product with a rational or no coefficient (a sum
+    among its factors is not expanded), the sum is the terms in sympy's order.  Numbers (a Float coefficient,
+    infinities) and sums as terms are left to ``Add``.
+    """
+    if type(term) is not _MUL or not term.is_commutative:
+        return None
+    args = term.args
+    if args[0].is_Number:
+        return args[1:] if args[0].is_Rational else None
+    return args
 
 
 def sum_of_products(pairs):
