@@ -139,3 +139,36 @@ def test_a_fixed_robot_without_joints_has_no_model():
     plate = Robot.create("plate", [Frame("1", "0", 2, 1, GeneralPlacement([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 1], [0, 0, 1], 0))])
     with pytest.raises(KaneRobotError, match="plate has no moving joint and a fixed base"):
         kr.derive(plate)
+
+
+def test_a_derivation_pauses_the_garbage_collector_and_restores_it(monkeypatch):
+    """The collector walks a derivation's millions of live sympy objects for nothing: off while
+    a model is derived, back as it was after (also when it was off, and after an error)."""
+    import gc
+
+    from kanerobot.dynamics.dynamic_model import DynamicModel
+
+    seen = []
+    derive = DynamicModel._derive
+
+    def recording(self, name):
+        seen.append(gc.isenabled())
+        return derive(self, name)
+
+    monkeypatch.setattr(DynamicModel, "_derive", recording)
+    model = kr.derive(library("planar2"))
+    assert gc.isenabled()
+    model.program("inverse_dynamics")
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        model.program("mass_matrix")
+        assert not gc.isenabled()  # the caller's choice kept
+    finally:
+        gc.enable()
+    with pytest.raises(kr.KaneRobotError, match="unknown model"):
+        model.program("no_such_model")
+    monkeypatch.setattr(DynamicModel, "has_program", lambda self, name: False)
+    with pytest.raises(kr.KaneRobotError, match="has no program"):
+        model.program("gravity")
+    assert gc.isenabled()

@@ -25,40 +25,19 @@ The derivation (the split into CA and CN, its cost, the root joint's Hamel
 terms and equation (H), the ``getAC`` rule) is in ``docs/theory/coriolis.md``.
 """
 
-import contextlib
-import gc
-
 import sympy
 
 from kanerobot.dynamics.free_flyer import BASE_VELOCITY
 from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import collection_paused
 from kanerobot.symbolic.vectors import minus, product, summed
 
 __all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
 
 
-@contextlib.contextmanager
-def _collection_paused():
-    """Python's cyclic garbage collector off while the matrix is derived (back as it was after).
-
-    A derivation makes millions of sympy objects that all live until it
-    ends, and no cycles among them: each full collection the allocations
-    trigger walks them all and frees nothing (a third of the time of a
-    24-link chain's matrix).  The garbage a derivation leaves is collected
-    by the next collection after it.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@_collection_paused()
+@collection_paused()
 def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="partials", extra=None, absent_zero=False):
     """Coriolis matrix ``C(q, qd)`` of a robot as a program (Christoffel form).
 

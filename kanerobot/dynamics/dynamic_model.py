@@ -35,6 +35,7 @@ from kanerobot.robot.description import WRENCH_NAMES
 from kanerobot.robot.joints import JOINT_SIZES
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import collection_paused
 
 #: Models a :class:`DynamicModel` offers, with what they compute (and the
 #: derivative models of :data:`~kanerobot.dynamics.derivatives.DERIVATIVE_MODELS`).
@@ -141,7 +142,7 @@ class DynamicModel:
         if name not in self.models:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
         if name not in self._programs:
-            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"):
+            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"), collection_paused():
                 self._programs[name] = self._derive(name)
         return self._programs[name]
 

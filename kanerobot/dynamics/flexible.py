@@ -97,7 +97,7 @@ from kanerobot.robot.description import (
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
-from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.program import Program, collection_paused
 
 __all__ = [
     "FlexibleInverse",
@@ -657,7 +657,7 @@ class FlexibleModel:
                 f"use method='newton-euler' for the three-step recursion"
             )
         if name not in self._programs:
-            with slow_step(f"deriving {name} of {self.robot.name} ({self.method}, flexible joints)"):
+            with slow_step(f"deriving {name} of {self.robot.name} ({self.method}, flexible joints)"), collection_paused():
                 self._programs[name] = self._derive(name)
         return self._programs[name]
 
