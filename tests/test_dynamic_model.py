@@ -172,3 +172,48 @@ def test_a_derivation_pauses_the_garbage_collector_and_restores_it(monkeypatch):
     with pytest.raises(kr.KaneRobotError, match="has no program"):
         model.program("gravity")
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    "name, models",
+    [("rx90", ["mass_matrix", "coriolis_matrix", "inverse_dynamics"]), ("satellite", ["mass_matrix", "gravity"]), ("planar2", ["direct_dynamics_derivatives"])],
+)
+def test_matrix_is_the_numeric_model_as_sympy(name, models):
+    """model.matrix(name), the program substituted back, evaluated by sympy's lambdify equals the
+    numeric model (issue 17: A(q) as a sympy matrix without help())."""
+    import sympy
+
+    robot = library(name)
+    model = derived(name)
+    rng = np.random.default_rng(len(name))
+    values = random_parameters(robot, rng)
+    fn = model.numeric(values, backend="numpy")
+    n, nq, nv = model.n, model.nq, model.nv
+    q = rng.uniform(-np.pi, np.pi, nq)
+    if nq > n:
+        q[3:7] /= np.linalg.norm(q[3:7])
+    qd, qdd, tau = rng.uniform(-2, 2, nv), rng.uniform(-3, 3, nv), rng.uniform(-3, 3, n)
+    numeric = {
+        "mass_matrix": lambda: fn.mass_matrix(q),
+        "coriolis_matrix": lambda: fn.coriolis_matrix(q, qd),
+        "inverse_dynamics": lambda: fn.inverse_dynamics(q, qd, qdd)[:, None],
+        "gravity": lambda: fn.gravity(q)[:, None],
+        "direct_dynamics_derivatives": lambda: np.concatenate(fn.direct_dynamics_derivatives(q, qd, tau), axis=1),
+    }
+    floating = nq > n  # the free flyer's groups: quaternion, base speeds and accelerations
+    arrays = {
+        "q": q[7:] if floating else q, "quaternion": q[3:7], "tau": tau,
+        "qd": qd[6:] if floating else qd, "base_velocity": qd[:6],
+        "qdd": qdd[6:] if floating else qdd, "base_acceleration": qdd[:6],
+    }  # fmt: skip
+    state = {
+        s: float(arrays[key][k]) if key in arrays else 0.0  # external wrenches: zero, as the numeric model's default
+        for key, symbols in model._state_groups() for k, s in enumerate(symbols) if isinstance(s, sympy.Symbol)
+    }
+    for key in models:
+        M = model.matrix(key)
+        assert isinstance(M, sympy.Matrix) and not any(s.name.startswith(("S", "C")) and s.name[1:].isdigit() for s in M.free_symbols)
+        given = {**{s: values[s.name] for s in M.free_symbols if s.name in values}, **state}  # the state wins (wrenches)
+        missing = M.free_symbols - set(given)
+        assert not missing, missing
+        assert_close(np.array(M.xreplace(given).evalf(), dtype=float), numeric[key](), rtol=1e-10, what=f"{name} {key}")

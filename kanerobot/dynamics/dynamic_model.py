@@ -278,6 +278,37 @@ class DynamicModel:
             (("wrench", label), symbols) for label, symbols in self.wrench.items()
         ]
 
+    def matrix(self, name) -> sympy.Matrix:
+        """Model ``name`` as one sympy Matrix of the state and the parameters: the program substituted back.
+
+        The intermediate variables of :meth:`program` are replaced by their
+        expressions (:meth:`Program.substitute_back
+        <kanerobot.symbolic.program.Program.substitute_back>`), so the
+        entries are plain expressions of ``q`` (``sin(th1)``, not ``S1``),
+        ``qd``, ``qdd``, ``tau`` and the parameters: to read, differentiate
+        or simplify with sympy, not to evaluate fast (the program does that).
+        Shape: (nv, nv) for the inertia and Coriolis matrices, (nv, 2 nv) or
+        (nv, 2 nv + n) for the derivative models (their blocks side by
+        side), a column (nv, 1) for a vector model.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> A = kr.derive(kr.load(kr.frames_path("planar2"))).matrix("mass_matrix")
+        >>> A.shape, A[0, 1] == A[1, 0]
+        ((2, 2), True)
+        >>> sorted(map(str, A[1, 1].free_symbols))
+        ['IA2', 'ZZ2']
+        """
+        program = self.program(name)
+        values = program.substitute_back()
+        grid = self._output_grid(name)
+        if grid is None:
+            return sympy.Matrix([values[output] for output in program.outputs])
+        entry = lambda cell: 0 if cell == 0 else values[cell]  # noqa: E731 (0: an absent entry)
+        rows, cols = len(grid), len(grid[0])
+        return sympy.Matrix(rows, cols, lambda i, j: entry(grid[j][i]) if grid[i][j] is None else entry(grid[i][j]))
+
     def op_count(self, name):
         """Operations of model ``name``: ``{"mul": int, "add": int, "fn": int}``.
 
