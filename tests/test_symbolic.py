@@ -389,3 +389,19 @@ def test_vectors_products_with_a_sum_and_sums_with_zeros_are_sympys():
     x, y = sympy.symbols("x y")
     same(product(sympy.S(2), x + y), sympy.Add(2 * x, 2 * y))  # a number is distributed, as sympy does
     same(product(-x, x + y), sympy.Mul(sympy.S.NegativeOne, x, sympy.Add(x, y), evaluate=False))
+
+
+def test_programs_display_as_latex_in_notebooks(monkeypatch):
+    """Program._repr_latex_ (what Jupyter shows): one aligned line per assignment and output,
+    in sympy's LaTeX, and a count of what is left out past LATEX_LINES."""
+    import kanerobot as kr
+
+    program = kr.derive(kr.load(kr.frames_path("planar2"))).program("mass_matrix")
+    text = program._repr_latex_()
+    assert text.startswith("$\\begin{aligned}") and text.endswith("\\end{aligned}$")
+    lines = text[len("$\\begin{aligned}") : -len("\\end{aligned}$")].split(" \\\\\n")
+    expected = list(program.assignments()) + [(sympy.Symbol(name), expr) for name, expr in program.output_lines()]
+    assert lines == [f"{sympy.latex(s)} &= {sympy.latex(e)}" for s, e in expected]
+    monkeypatch.setattr(Program, "LATEX_LINES", 2)
+    short = program._repr_latex_().split(" \\\\\n")
+    assert len(short) == 3 and short[2].startswith(f"&\\text{{... {len(expected) - 2} more lines")

@@ -647,6 +647,35 @@ class Program:
     def __repr__(self):
         return f"<Program: {len(self._defs)} assignments, {len(self._outputs)} outputs>"
 
+    #: Lines a notebook shows of a program (:meth:`_repr_latex_`); the rest is counted.
+    LATEX_LINES = 200
+
+    def _repr_latex_(self):
+        """The program as LaTeX, one aligned equation per line: how Jupyter displays it.
+
+        Assignments, then outputs (as :meth:`__str__`), each ``name &=
+        expression`` in sympy's LaTeX; after :attr:`LATEX_LINES` lines, one
+        line says how many are left out (a notebook renders a few hundred
+        equations, not the thousands of a large model's program).
+
+        Examples
+        --------
+        >>> a, b = sympy.symbols("a b")
+        >>> p = Program(inputs=[a, b])
+        >>> p.set_output("Y", p.assign("U", a * b) + 1)
+        'Y'
+        >>> print(p._repr_latex_())
+        $\\begin{aligned}U &= a b \\\\
+        Y &= U + 1\\end{aligned}$
+        """
+        lines = [(sym, expr) for sym, expr in self.assignments()] + [
+            (sympy.Symbol(name), expr) for name, expr in self.output_lines()
+        ]
+        shown = [f"{sympy.latex(sym)} &= {sympy.latex(expr)}" for sym, expr in lines[: self.LATEX_LINES]]
+        if len(lines) > self.LATEX_LINES:
+            shown.append(f"&\\text{{... {len(lines) - self.LATEX_LINES} more lines (print the program for all)}}")
+        return "$\\begin{aligned}" + " \\\\\n".join(shown) + "\\end{aligned}$"
+
     @property
     def inputs(self):
         """Input symbols: declared ones first, then the others as met."""
