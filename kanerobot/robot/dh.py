@@ -340,8 +340,12 @@ def _check_table(links, end):
 
 
 def _joint_variables(links):
-    """``{label: joint variable}``: each joint's theta (or d) is a symbol of its own plus a constant."""
-    variables, owners = {}, {}
+    """``{label: joint variable}``: each joint's theta (or d) is a symbol plus a constant.
+
+    That two joints share no variable is the check of :meth:`Robot.create`,
+    run on the frames this table becomes (its error names the line too).
+    """
+    variables = {}
     for link in links:
         key = link.variable_key
         entry = getattr(link, key)
@@ -358,13 +362,6 @@ def _joint_variables(links):
             variable, _ = joints.split_joint_variable(entry, link.label)
         except joints.JointVariableError as exc:
             raise DescriptionError(f"{key} of joint {link.label}: {exc}", key=key, label=link.label) from None
-        if variable in owners:
-            raise DescriptionError(
-                f"joints {owners[variable]} and {link.label} use the same joint variable {variable}: give each joint its own",
-                key=key,
-                label=link.label,
-            )
-        owners[variable] = link.label
         variables[link.label] = variable
     return variables
 
