@@ -147,6 +147,15 @@ def read_back(robot, tmp_path, name="robot.urdf", floating=False, **options):
     return parse_urdf(path, floating=floating)
 
 
+def assert_round_trip(robot, values, tmp_path, states=3):
+    """``robot`` written with ``values`` and read back: the same frames, parameters and models; the robot read back."""
+    back = read_back(robot, tmp_path, values=values).robot
+    assert_same_kinematics(robot, values, back, back.values)
+    assert_same_parameters(robot, values, back, back.values)
+    assert_same_models(robot, values, back, back.values, states=states)
+    return back
+
+
 # ------------------------------------------------------------------ tests
 def test_rpy_angles_invert_rpy_matrix():
     rng = np.random.default_rng(2)
@@ -210,10 +219,7 @@ def test_rx90_round_trip_with_offsets_and_models(tmp_path):
     robot = kr.load(kr.frames_path("rx90"))
     values = random_parameters(robot, np.random.default_rng(7), rotor=False, wrench=False)
     values["G3"] = -9.81
-    back = read_back(robot, tmp_path, values=values).robot
-    assert_same_kinematics(robot, values, back, back.values)
-    assert_same_parameters(robot, values, back, back.values)
-    assert_same_models(robot, values, back, back.values)
+    assert_round_trip(robot, values, tmp_path)
 
 
 def offset_robot():
@@ -235,21 +241,15 @@ def offset_robot():
 def test_offsets_are_folded_into_the_origin(tmp_path):
     robot, values = offset_robot()
     assert robot.has_offsets
-    back = read_back(robot, tmp_path, values=values).robot
+    back = assert_round_trip(robot, values, tmp_path)
     assert back.joint_labels == robot.joint_labels and not back.has_offsets
-    assert_same_kinematics(robot, values, back, back.values)
-    assert_same_parameters(robot, values, back, back.values)
-    assert_same_models(robot, values, back, back.values)
 
 
 def test_krang_round_trip(tmp_path):
     robot = kr.load(kr.frames_path("krang"))
     values = random_parameters(robot, np.random.default_rng(19), rotor=False, wrench=False)
     values["G3"] = -9.81
-    back = read_back(robot, tmp_path, values=values).robot
-    assert_same_kinematics(robot, values, back, back.values)
-    assert_same_parameters(robot, values, back, back.values)
-    assert_same_models(robot, values, back, back.values, states=2)
+    assert_round_trip(robot, values, tmp_path, states=2)
 
 
 def test_satellite_floating_round_trip(tmp_path):
