@@ -28,10 +28,8 @@ import time
 
 import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
-from numeric_vs_pinocchio import best_of  # beside this script, as needs
+from numeric_vs_pinocchio import best_of, pinocchio_comparable  # beside this script, as needs
 
-import kanerobot as kr
-from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.interop import to_pinocchio
 
 ROBOTS = ("rx90", "krang", "satellite")
@@ -75,10 +73,7 @@ def main(N=1000):
     print(f"{'robot':10s} {'model':29s} {'mul/add':>12s} {'derive s':>8s} {'one us':>8s} {'batch us':>9s} "
           f"{'pin us':>8s} {'pin/one':>8s} {'pin/batch':>9s} {'max abs diff':>13s}")
     for name in ROBOTS:
-        robot = kr.load(kr.frames_path(name))
-        rng = np.random.default_rng(0)
-        model = kr.derive(robot)
-        values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+        robot, model, values, rng = pinocchio_comparable(name)
         fn = model.numeric(values, backend="auto")
         if fn.backend != "c":
             print(f"{name}: no C backend, numpy timed ({fn.fallback_reason})", file=sys.stderr)

@@ -26,10 +26,9 @@ import timeit
 
 import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
+from numeric_vs_pinocchio import pinocchio_comparable  # beside this script, as needs
 
-import kanerobot as kr
 from kanerobot.dynamics.kinematic_programs import jacobian_program, pose_program
-from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.interop import to_pinocchio
 
 #: (robot, frame): a serial arm's end, a tree's hand (frame 10l of the 17-DOF Krang), a floating base's arm end.
@@ -79,10 +78,7 @@ def main(N=1000):
     pin = None if status else importlib.import_module("pinocchio")
     print(f"{'robot':10s} {'frame':5s} {'backend':8s} {'us/config':>10s} {'pinocchio us/config':>20s} {'pin/ours':>9s} {'max abs diff':>13s}")
     for name, frame in CASES:
-        robot = kr.load(kr.frames_path(name))
-        rng = np.random.default_rng(0)
-        model = kr.derive(robot)
-        values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+        robot, model, values, rng = pinocchio_comparable(name)
         backends = {"numpy": model.numeric(values, backend="numpy"), "c": model.numeric(values, backend="auto")}
         q = configurations(model, rng, N)
         for fn in backends.values():

@@ -36,6 +36,17 @@ def best_of(repeats, function):
     return min(times), result
 
 
+def pinocchio_comparable(name):
+    """``(robot, model, values, rng)`` of library robot ``name``: its Newton-Euler model and
+    random parameters without friction, rotor inertia or wrench (what pinocchio models),
+    drawn from ``rng`` (seed 0), which goes on to draw the states."""
+    robot = kr.load(kr.frames_path(name))
+    rng = np.random.default_rng(0)
+    model = kr.derive(robot)
+    values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+    return robot, model, values, rng
+
+
 def check():
     """Lines naming the missing requirements (pinocchio)."""
     return needs.missing(needs.pinocchio("the comparison with pinocchio's rnea and crba"))
@@ -50,10 +61,7 @@ def main(N=10_000):
     )
     print(header)
     for name in ("rx90", "krang"):
-        robot = kr.load(kr.frames_path(name))
-        rng = np.random.default_rng(0)
-        model = kr.derive(robot)
-        values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+        robot, model, values, rng = pinocchio_comparable(name)
         backends = {"numpy": model.numeric(values, backend="numpy"), "c": model.numeric(values, backend="auto")}
         if backends["c"].backend != "c":
             print(f"{name}: no C backend ({backends['c'].fallback_reason})", file=sys.stderr)

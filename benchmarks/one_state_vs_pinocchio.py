@@ -26,9 +26,8 @@ import time
 
 import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
+from numeric_vs_pinocchio import pinocchio_comparable  # beside this script, as needs
 
-import kanerobot as kr
-from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.interop import to_pinocchio
 
 #: Target of issue 16: one state at most this many times pinocchio's binding.
@@ -105,10 +104,7 @@ def main(N=10_000):
     )
     met = []
     for name in ("rx90", "krang"):
-        robot = kr.load(kr.frames_path(name))
-        rng = np.random.default_rng(0)
-        model = kr.derive(robot)
-        values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)
+        robot, model, values, rng = pinocchio_comparable(name)
         fn = model.numeric(values, backend="auto")
         if fn.backend != "c":
             print(f"{name}: no C backend ({fn.fallback_reason}): numpy timed instead", file=sys.stderr)
