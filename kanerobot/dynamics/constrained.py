@@ -30,11 +30,9 @@ geometry, the energies).
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values
+from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values, deriving
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
-from kanerobot.progress import slow_step
 from kanerobot.state_space import StateSpace
-from kanerobot.symbolic.program import collection_paused
 
 __all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
 
@@ -189,7 +187,7 @@ class ConstrainedModel:
     def program(self, name):
         """The program of model ``name``, derived once."""
         if name not in self._programs:
-            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"), collection_paused():
+            with deriving(self, name):
                 self._programs[name] = self._build(name)
         return self._programs[name]
 

@@ -19,6 +19,7 @@ This module imports no structure module: they all import it, and
     Gamma = A(q) qdd + C(q, qd) qd + Q(q) + friction,   H = C qd + Q + friction
 """
 
+import contextlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -87,6 +88,15 @@ BACKENDS = ("auto", "c", "numpy")
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 
 
+@contextlib.contextmanager
+def deriving(model, name, detail=""):
+    """Where every model class derives a program on first use: a progress line
+    when it lasts over a second (:func:`~kanerobot.progress.slow_step`) and
+    the garbage collector paused (:func:`~kanerobot.symbolic.program.collection_paused`)."""
+    with slow_step(f"deriving {name} of {model.robot.name} ({model.method}{detail})"), collection_paused():
+        yield
+
+
 class DynamicModel:
     """The programs of one robot's dynamic models, derived on first use.
 
@@ -142,7 +152,7 @@ class DynamicModel:
         if name not in self.models:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
         if name not in self._programs:
-            with slow_step(f"deriving {name} of {self.robot.name} ({self.method})"), collection_paused():
+            with deriving(self, name):
                 self._programs[name] = self._derive(name)
         return self._programs[name]
 

@@ -80,12 +80,12 @@ from kanerobot.dynamics.dynamic_model import (
     argument_groups,
     as_states,
     bound_values,
+    deriving,
     matrix_grid,
     parameters_without_state,
     select_backend,
 )
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.progress import slow_step
 from kanerobot.robot.description import (
     DYNAMIC_NAMES,
     INERTIAL_NAMES,
@@ -97,7 +97,7 @@ from kanerobot.robot.description import (
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
-from kanerobot.symbolic.program import Program, collection_paused
+from kanerobot.symbolic.program import Program
 
 __all__ = [
     "FlexibleInverse",
@@ -657,7 +657,7 @@ class FlexibleModel:
                 f"use method='newton-euler' for the three-step recursion"
             )
         if name not in self._programs:
-            with slow_step(f"deriving {name} of {self.robot.name} ({self.method}, flexible joints)"), collection_paused():
+            with deriving(self, name, ", flexible joints"):
                 self._programs[name] = self._derive(name)
         return self._programs[name]
 
