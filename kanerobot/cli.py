@@ -6,6 +6,7 @@
     kanerobot info rx90                  # tables, structure, DOF
     kanerobot model rx90 fgm             # fast geometric model 0T6
     kanerobot model rx90 jac --frame 6 --projection 0 -o rx90_jac.txt
+    kanerobot model rx90 idm --lang latex -o rx90_idm.tex   # the report as a LaTeX document
     kanerobot convert SR400.par sr400.toml
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from kanerobot import __version__
 from kanerobot.errors import KaneRobotError
 from kanerobot.library import resolve, robot_names
-from kanerobot.report import degrees_of_freedom, model_text, robot_tables, summary
+from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
 from kanerobot.robot.io import atomic_write_text, load, save
 
 
@@ -53,7 +54,7 @@ def _model_trm(robot, args, progress):
     i, j = args.start, args.frame or _terminal(robot)
     progress(f"transformation matrix {i}T{j}")
     title = f"Geometric model: transformation matrix {i}T{j}"
-    return title, format_matrix(f"T{i}T{j}_", transform(robot, i, j))
+    return title, format_matrix(f"T{i}T{j}_", transform(robot, i, j), _latex(args))
 
 
 def _model_fgm(robot, args, progress):
@@ -63,7 +64,7 @@ def _model_fgm(robot, args, progress):
     i, j = args.start, args.frame or _terminal(robot)
     progress(f"fast geometric model {i}T{j} with intermediate variables")
     program = fast_geometric_model(robot, i, j)
-    return f"Fast geometric model {i}T{j}", format_program(program)
+    return f"Fast geometric model {i}T{j}", format_program(program, latex=_latex(args))
 
 
 def _model_jac(robot, args, progress):
@@ -74,7 +75,7 @@ def _model_jac(robot, args, progress):
     progress(f"Jacobian of frame {frame} projected in frame {args.projection}")
     J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
     title = f"Jacobian matrix for frame {frame}\nProjection frame {args.projection}, intermediate frame {args.intermediate or args.projection}"
-    return title, format_matrix("J", J)
+    return title, format_matrix("J", J, _latex(args))
 
 
 def _model_det(robot, args, progress):
@@ -84,7 +85,7 @@ def _model_det(robot, args, progress):
     frame = args.frame or _terminal(robot)
     progress(f"determinant of the Jacobian of frame {frame}")
     det = jacobian_determinant(robot, frame, projection=args.projection, intermediate=args.intermediate, rows=args.rows)
-    return f"Determinant of the Jacobian of frame {frame}", format_assignments([("DETJ", det)])
+    return f"Determinant of the Jacobian of frame {frame}", format_assignments([("DETJ", det)], _latex(args))
 
 
 def _model_vel(robot, args, progress):
@@ -96,7 +97,7 @@ def _model_vel(robot, args, progress):
     for label, (w, v) in link_velocities(robot).items():
         rows += [(f"W{axis}{label}", w[k]) for k, axis in enumerate("123")]
         rows += [(f"V{axis}{label}", v[k]) for k, axis in enumerate("123")]
-    return "Velocities of links (angular W, linear V, in their own frames)", format_assignments(rows)
+    return "Velocities of links (angular W, linear V, in their own frames)", format_assignments(rows, _latex(args))
 
 
 def _model_acc(robot, args, progress):
@@ -108,7 +109,7 @@ def _model_acc(robot, args, progress):
     for label, (wp, vp) in link_accelerations(robot).items():
         rows += [(f"WP{axis}{label}", wp[k]) for k, axis in enumerate("123")]
         rows += [(f"VP{axis}{label}", vp[k]) for k, axis in enumerate("123")]
-    return "Accelerations of links (angular WP, linear VP, in their own frames)", format_assignments(rows)
+    return "Accelerations of links (angular WP, linear VP, in their own frames)", format_assignments(rows, _latex(args))
 
 
 def _model_jpqp(robot, args, progress):
@@ -118,12 +119,13 @@ def _model_jpqp(robot, args, progress):
     frame = args.frame or _terminal(robot)
     progress(f"J-dot q-dot of frame {frame}")
     return f"JPQP of frame {frame} projected in frame {args.projection}", format_matrix(
-        "JPQP", jdot_qdot(robot, frame, projection=args.projection)
+        "JPQP", jdot_qdot(robot, frame, projection=args.projection), _latex(args)
     )
 
 
 def _model_loops(robot, args, progress):
     from kanerobot.geometry import fast_geometric_model
+    from kanerobot.robot.tables import latex_text
     from kanerobot.symbolic.printing import format_program
 
     _need_loops(robot)
@@ -131,19 +133,20 @@ def _model_loops(robot, args, progress):
     for cut, closing in robot.loops:
         progress(f"loop closed by frame {closing}: {closing}T{cut} with intermediate variables")
         program = fast_geometric_model(robot, closing, cut)
-        parts.append(f"Loop cut at joint {cut}: {closing}T{cut} = I4 when the loop is closed\n" + format_program(program))
+        heading = f"Loop cut at joint {cut}: {closing}T{cut} = I4 when the loop is closed\n"
+        parts.append((latex_text(heading) if _latex(args) else heading) + format_program(program, latex=_latex(args)))
     title = "Geometric constraint equations of loops (SYMORO+ eq. 2)"
     return title, "\n".join(parts)
 
 
 def _model_loopvel(robot, args, progress):
     from kanerobot.kinematics import loop_velocity_constraints
-    from kanerobot.symbolic.printing import format_matrix
+    from kanerobot.symbolic.printing import format_assignments, matrix_rows
 
     _need_loops(robot)
     progress("kinematic constraint equations of the loops")
     constraints = loop_velocity_constraints(robot)
-    text = format_matrix("WA", constraints.Wa) + format_matrix("WP", constraints.Wp).replace("Equations:\n", "")
+    text = format_assignments(matrix_rows("WA", constraints.Wa) + matrix_rows("WP", constraints.Wp), _latex(args))
     note = (
         "Active joints: " + ", ".join(constraints.active) + "; passive joints: " + ", ".join(constraints.passive)
         + "; cut joints: " + ", ".join(constraints.cut)
@@ -170,22 +173,26 @@ def _model_dim(robot, args, progress):
 
     progress(f"dynamic identification model of {robot.name} ({robot.nj} joints)")
     model = identification_model(robot)
-    if args.lang:
+    if args.lang and not _latex(args):
         return "Dynamic identification model", model.export(args.lang)
     rows, p = model.shape
     title = f"Dynamic identification model (regressor D of GAM = D K, {rows} x {p}, outputs DG<joint>_<parameter>)"
     if robot.loops:
         title += f"\nClosed loops (SYMORO+ 5.2): D_a = G^T D_tree on the active joints {', '.join(robot.active_joints)}"
-    return title, format_program(model.program)
+    return title, format_program(model.program, latex=_latex(args))
 
 
 def _model_regp(robot, args, progress):
     from kanerobot.identification.base_parameters import base_parameter_set
 
     progress(f"base parameters of {robot.name} (symbolic grouping rules)")
+    from kanerobot.symbolic.printing import latex_equations
+
     base = base_parameter_set(robot)
-    lines = [f"{name} = {expr}" for name, expr in base.expressions.items()]
-    return f"Base inertial parameters by grouping ({len(base.names)}, friction included)", "\n".join(lines) + "\n"
+    title = f"Base inertial parameters by grouping ({len(base.names)}, friction included)"
+    if _latex(args):
+        return title, latex_equations(base.expressions.items())
+    return title, "".join(f"{name} = {expr}\n" for name, expr in base.expressions.items())
 
 
 def _dynamic(name, title):
@@ -202,9 +209,9 @@ def _dynamic(name, title):
                 f"\nClosed loops (SYMORO+ 5.2): the tree model projected on the active joints "
                 f"{', '.join(robot.active_joints)}, GAM_a = GT_a + W^T GT_p, W = -WP^-1 WA"
             )
-        if args.lang:
+        if args.lang and not _latex(args):
             return heading, _export(model, name, program, args)
-        return heading, format_program(program)
+        return heading, format_program(program, latex=_latex(args))
 
     return build
 
@@ -334,11 +341,24 @@ def cmd_model(args):
         label = getattr(args, option)
         if label not in (None, "0"):
             robot.frame(label)  # a clear error for an unknown frame
-    if args.lang and args.model not in DYNAMIC_MODELS and args.model not in ("igm", "dim"):
-        raise KaneRobotError(f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}), not {args.model}")
+    if _latex(args) and args.model == "igm":
+        raise KaneRobotError("--lang latex writes the models SYMORO prints as equations; the igm's steps and branches have no such layout")
+    if args.lang and not _latex(args) and args.model not in DYNAMIC_MODELS and args.model not in ("igm", "dim"):
+        raise KaneRobotError(
+            f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}) as {args.lang} functions, not {args.model} "
+            f"(--lang latex writes any model's report as LaTeX)"
+        )
     title, text = MODELS[args.model][1](robot, args, progress)
     progress("done")
-    _write(text if args.lang else model_text(title, robot, text), args.output)
+    if _latex(args):
+        _write(model_latex(title, robot, text), args.output)
+    else:
+        _write(text if args.lang else model_text(title, robot, text), args.output)
+
+
+def _latex(args):
+    """``--lang latex``: the model's SYMORO report as a LaTeX document rather than a function file."""
+    return args.lang == "latex"
 
 
 def read_values(path):
@@ -734,7 +754,9 @@ def build_parser():
     )
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="bind a parameter, e.g. --set D3=0.45")
     p.add_argument(
-        "--lang", choices=("python", "c", "matlab", "julia"), help="export a dynamic model as a function file in this language"
+        "--lang",
+        choices=("python", "c", "matlab", "julia", "latex"),
+        help="export a dynamic model as a function file in this language; latex: any model's report (tables, equations) as a LaTeX document",
     )
     p.add_argument(
         "--method",

@@ -393,15 +393,17 @@ def test_vectors_products_with_a_sum_and_sums_with_zeros_are_sympys():
 
 def test_programs_display_as_latex_in_notebooks(monkeypatch):
     """Program._repr_latex_ (what Jupyter shows): one aligned line per assignment and output,
-    in sympy's LaTeX, and a count of what is left out past LATEX_LINES."""
+    in LaTeX with SYMORO's names whole, and a count of what is left out past LATEX_LINES."""
     import kanerobot as kr
+    from kanerobot.robot.expressions import latex_expression
 
-    program = kr.derive(kr.load(kr.frames_path("planar2"))).program("mass_matrix")
+    program = kr.derive(kr.load(kr.frames_path("planar2"))).program("h")
     text = program._repr_latex_()
     assert text.startswith("$\\begin{aligned}") and text.endswith("\\end{aligned}$")
     lines = text[len("$\\begin{aligned}") : -len("\\end{aligned}$")].split(" \\\\\n")
     expected = list(program.assignments()) + [(sympy.Symbol(name), expr) for name, expr in program.output_lines()]
-    assert lines == [f"{sympy.latex(s)} &= {sympy.latex(e)}" for s, e in expected]
+    assert lines == [f"{latex_expression(s)} &= {latex_expression(e)}" for s, e in expected]
+    assert "\\mathrm{QP1}" in text and "QP_{1}" not in text
     monkeypatch.setattr(Program, "LATEX_LINES", 2)
     short = program._repr_latex_().split(" \\\\\n")
     assert len(short) == 3 and short[2].startswith(f"&\\text{{... {len(expected) - 2} more lines")

@@ -21,6 +21,7 @@ constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
 """
 
 import difflib
+import html
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
@@ -32,16 +33,20 @@ from kanerobot.errors import DescriptionError, ParameterError
 from kanerobot.robot import joints
 from kanerobot.robot.expressions import parse_expression, symbol
 
+# The parameter names live below this module (kanerobot.robot.names) so that the
+# tables can use them too; they are imported from here by much of the package.
+from kanerobot.robot.names import (  # noqa: F401
+    BASE_VECTOR_NAMES,
+    DYNAMIC_NAMES,
+    FRICTION_NAMES,
+    INERTIAL_NAMES,
+    JOINT_NAMES,
+    WRENCH_NAMES,
+)
+from kanerobot.robot.tables import html_tables
+
 BASE = "0"
 
-#: Inertial, friction and external-wrench parameters of a link, SYMORO names.
-INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA")
-FRICTION_NAMES = ("FV", "FS")
-WRENCH_NAMES = ("FX", "FY", "FZ", "CX", "CY", "CZ")
-DYNAMIC_NAMES = INERTIAL_NAMES + FRICTION_NAMES + WRENCH_NAMES
-#: Per-joint parameters: velocity, acceleration, torque, flexibility flag, stiffness.
-JOINT_NAMES = ("QP", "QDP", "GAM", "eta", "k")
-BASE_VECTOR_NAMES = ("W0", "WP0", "V0", "VP0", "G")
 STRUCTURES = ("serial", "tree", "closed loop")
 #: Kinds of wheels: fixed (axle fixed on the chassis), steering (turned about a
 #: vertical axis through its centre by a steering joint), castor (turned about a
@@ -828,6 +833,11 @@ class Robot:
             f"<Robot {self.name!r}: {self.structure}, {self.nl} links, {self.nj} joints, "
             f"{self.nf} frames, {self.dof} DOF>"
         )
+
+    def _repr_html_(self):
+        """How Jupyter shows a robot: its summary line, then its parameter tables as HTML tables."""
+        head = html.escape(repr(self))
+        return f"<div><p><code>{head}</code></p>\n{html_tables(self)}</div>"
 
 
 def default_links(frames, loops=(), floating=False, wheeled=False, posture=()):

@@ -306,3 +306,22 @@ def format_joint(variable, offset):
     if text.startswith("-"):
         return f"{format_expression(variable)} - {text[1:]}"
     return f"{format_expression(variable)} + {text}"
+
+
+def latex_expression(expr):
+    """An expression in LaTeX, symbols printed as their names (``QP1``, ``th2``).
+
+    sympy would print ``th2`` as ``th_{2}`` and ``QP1`` as ``QP_{1}``; SYMORO's
+    names read better whole, upright for the multi-letter ones.
+
+    >>> latex_expression(parse_expression("QP1*cos(th2) - RL4/2"))
+    '\\\\mathrm{QP1} \\\\cos{\\\\left(\\\\mathrm{th2} \\\\right)} - \\\\frac{\\\\mathrm{RL4}}{2}'
+    """
+    expr = sympy.sympify(expr)
+    names = {s: _latex_name(s.name) for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
+    return sympy.latex(expr, symbol_names=names)
+
+
+def _latex_name(name):
+    text = name.replace("_", r"\_")
+    return text if len(name) == 1 else rf"\mathrm{{{text}}}"

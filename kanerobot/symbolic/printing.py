@@ -6,9 +6,13 @@ outputs last.  Expressions are printed with sympy's ``str`` printer, which
 reads like the files (``cos(th1)``, ``QP1**2``, ``C2*QDP1 - QP2*WI12``).
 """
 
+import re
+
 import sympy
 
-__all__ = ["format_assignments", "format_matrix", "format_operations", "format_program"]
+from kanerobot.robot.expressions import latex_expression
+
+__all__ = ["format_assignments", "format_matrix", "format_operations", "format_program", "latex_equations"]
 
 
 def format_operations(counts):
@@ -25,7 +29,12 @@ def format_operations(counts):
     )
 
 
-def format_program(program, title=None):
+def program_rows(program):
+    """``[(name, expr), ...]``: the assignments the outputs need, then the outputs, in program order."""
+    return [(sym.name, expr) for sym, expr in program.assignments()] + program.output_lines()
+
+
+def format_program(program, title=None, latex=False):
     """SYMORO-style text of a :class:`~kanerobot.symbolic.Program`.
 
     Only the assignments the outputs need are printed (all of them for a
@@ -36,6 +45,8 @@ def format_program(program, title=None):
     program : Program
     title : str, optional
         First line(s), e.g. ``"Fast geometric model"``.
+    latex : bool, optional
+        LaTeX instead of text (:func:`latex_equations`; no title).
 
     Returns
     -------
@@ -59,17 +70,18 @@ def format_program(program, title=None):
     <BLANKLINE>
     Number of operations : 0 '+' or '-', 1 '*' or '/', 1 functions
     """
+    if latex:
+        return latex_equations(program_rows(program), program.op_count())
     lines = []
     if title:
         lines += [title, ""]
     lines.append("Equations:")
-    lines += [f"{sym.name} = {sympy.sstr(expr)}" for sym, expr in program.assignments()]
-    lines += [f"{name} = {sympy.sstr(expr)}" for name, expr in program.output_lines()]
+    lines += [f"{name} = {sympy.sstr(expr)}" for name, expr in program_rows(program)]
     lines += ["", format_operations(program.op_count())]
     return "\n".join(lines) + "\n"
 
 
-def format_assignments(rows):
+def format_assignments(rows, latex=False):
     """``Equations:`` then one ``name = expr`` line per (name, expr) pair.
 
     For models printed as plain expressions (SYMORO's Jacobian, velocities).
@@ -79,6 +91,8 @@ def format_assignments(rows):
     Equations:
     DETJ = sin(th1)
     """
+    if latex:
+        return latex_equations(rows)
     return "Equations:\n" + "".join(f"{name} = {sympy.sstr(expr)}\n" for name, expr in rows)
 
 
@@ -90,7 +104,13 @@ def matrix_entry_names(prefix, shape):
     return [[f"{prefix}{i + 1}{sep}{j + 1}" for j in range(cols)] for i in range(rows)]
 
 
-def format_matrix(prefix, matrix):
+def matrix_rows(prefix, matrix):
+    """``[(name, entry), ...]`` column by column, named by :func:`matrix_entry_names`."""
+    names = matrix_entry_names(prefix, matrix.shape)
+    return [(names[i][j], matrix[i, j]) for j in range(matrix.shape[1]) for i in range(matrix.shape[0])]
+
+
+def format_matrix(prefix, matrix, latex=False):
     """The entries of ``matrix`` as assignments, column by column, as SYMORO
     prints a Jacobian (``J11, J21, ..., J61, J12, ...``).
 
@@ -101,6 +121,39 @@ def format_matrix(prefix, matrix):
     T12 = 0
     T22 = c
     """
-    names = matrix_entry_names(prefix, matrix.shape)
-    rows = [(names[i][j], matrix[i, j]) for j in range(matrix.shape[1]) for i in range(matrix.shape[0])]
-    return format_assignments(rows)
+    return format_assignments(matrix_rows(prefix, matrix), latex)
+
+
+def latex_equations(rows, counts=None):
+    """``Equations:`` as LaTeX: one aligned ``name = expression`` line per pair.
+
+    The body of a SYMORO report in LaTeX (``kanerobot model ... --lang
+    latex``): an ``align*`` environment, which may break across pages,
+    and the operation count after it when given.
+
+    Parameters
+    ----------
+    rows : iterable of (str or sympy.Symbol, sympy.Expr)
+        Assignments in program order (:meth:`Program.assignments` then
+        :meth:`Program.output_lines`, or a model's plain rows).
+    counts : dict, optional
+        :func:`count_ops`'s result, printed as :func:`format_operations`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> th1, QP1 = sympy.symbols("th1 QP1")
+    >>> print(latex_equations([("WI12", QP1 * sympy.sin(th1))]), end="")
+    \\paragraph{Equations:}
+    \\begin{align*}
+    \\mathrm{WI12} &= \\mathrm{QP1} \\sin{\\left(\\mathrm{th1} \\right)}
+    \\end{align*}
+    """
+    lines = [f"{latex_expression(sympy.Symbol(str(name)))} &= {latex_expression(expr)}" for name, expr in rows]
+    text = "\\paragraph{Equations:}\n\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}\n"
+    if counts is not None:
+        text += "\n\\noindent " + re.sub(r"'(.)'", r"`\1'", format_operations(counts)) + "\n"
+    return text

@@ -36,7 +36,7 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.robot.expressions import CONSTANTS, FUNCTIONS
+from kanerobot.robot.expressions import CONSTANTS, FUNCTIONS, latex_expression
 
 __all__ = ["NameCollisionError", "Program", "collection_paused", "count_ops", "is_trivial", "simplify_trig_products"]
 
@@ -654,7 +654,7 @@ class Program:
         """The program as LaTeX, one aligned equation per line: how Jupyter displays it.
 
         Assignments, then outputs (as :meth:`__str__`), each ``name &=
-        expression`` in sympy's LaTeX; after :attr:`LATEX_LINES` lines, one
+        expression`` in LaTeX (SYMORO's names kept whole, ``\\mathrm{WI12}``); after :attr:`LATEX_LINES` lines, one
         line says how many are left out (a notebook renders a few hundred
         equations, not the thousands of a large model's program).
 
@@ -671,7 +671,7 @@ class Program:
         lines = [(sym, expr) for sym, expr in self.assignments()] + [
             (sympy.Symbol(name), expr) for name, expr in self.output_lines()
         ]
-        shown = [f"{sympy.latex(sym)} &= {sympy.latex(expr)}" for sym, expr in lines[: self.LATEX_LINES]]
+        shown = [f"{latex_expression(sym)} &= {latex_expression(expr)}" for sym, expr in lines[: self.LATEX_LINES]]
         if len(lines) > self.LATEX_LINES:
             shown.append(f"&\\text{{... {len(lines) - self.LATEX_LINES} more lines (print the program for all)}}")
         return "$\\begin{aligned}" + " \\\\\n".join(shown) + "\\end{aligned}$"
