@@ -577,6 +577,21 @@ def _samples(text):
     return value
 
 
+def cmd_draw(args):
+    """``kanerobot draw``: the robot in 3D at --q, written as a PNG, SVG or PDF figure."""
+    from kanerobot.visual.draw import FORMATS, write_drawing
+
+    output = _output_path(args.output, FORMATS, "a drawing")
+    robot = load(resolve(args.robot))
+    values = read_values(args.values) if args.values else {}
+    if args.set:
+        given = _parse_values(args.set)
+        _bind(robot, given)  # refuses a name that is not one of the robot's parameters
+        values.update(given)
+    q = _floats(args.q, "--q") if args.q else None
+    print(f"written {write_drawing(robot, output, q, values, option='--q')}", file=sys.stderr)
+
+
 def cmd_identify(args):
     from kanerobot.errors import ParameterError
     from kanerobot.identification.identify import identify
@@ -767,6 +782,21 @@ def build_parser():
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "draw",
+        help="draw the robot in 3D (frames, links as their tables say, joint axes, loops, wheels) as a PNG, SVG or PDF",
+        description="Draw ROBOT at the configuration --q: each frame's triad and label, the links as the polylines of their "
+        "tables, the joint axes, closed loops, wheels and the base, with the values used written beside.",
+        epilog="Example: kanerobot draw rx90 --set D3=0.45 --set RL4=0.4 --q 0,0.5,-0.5,0,0.7,0 -o rx90.png",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("--q", metavar="Q", help="configuration, comma separated: every joint (after the base x y z qx qy qz qw of a "
+                   "floating robot), or the active joints of a closed loop (default: 0)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="value of a geometric parameter, e.g. --set D3=0.45")
+    p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="the figure: .png, .svg or .pdf")
+    p.set_defaults(func=cmd_draw)
 
     p = sub.add_parser(
         "identify",

@@ -117,6 +117,7 @@ def test_joint_axes_kinds_and_flags(rng):
     assert_close(by_label["5"].axis, R5 @ numpy.array([1, 2, 2]) / 3, rtol=1e-12)
     assert_close(by_label["6"].origin, scene.origin("6"), rtol=1e-12)
     assert all(j.active and not j.cut for j in scene.joints)
+    assert [j.variable for j in scene.joints] == [str(v) for v in robot.q]
 
 
 def test_loops_are_closed_from_the_active_joints():
@@ -211,6 +212,6 @@ def test_scene_as_json(rng):
     scene = skeleton(robot)([0.5], guess=[-0.5, 0.5, -0.5])
     data = json.loads(json.dumps(scene.as_dict()))
     assert_close(data["poses"]["4"], scene.poses["4"], rtol=1e-15)
-    assert [j["label"] for j in data["joints"]] == ["1", "2", "3", "4"]
+    assert [(j["label"], j["variable"]) for j in data["joints"]] == [("1", "th1"), ("2", "th2"), ("3", "th3"), ("4", "th4")]
     assert data["cuts"][0]["cut"] == "4" and data["name"] == "fourbar"
     assert scene.size == pytest.approx(float(numpy.ptp(scene.points(), axis=0).max()))

@@ -95,6 +95,9 @@ class JointAxis:
         Actuated (every joint of an open chain; ``mu = 1`` in a loop).
     cut : bool
         The joint where a loop is cut (drawn dashed).
+    variable : str
+        The name of the joint variable (``th1``, ``q_w``; ``r`` of a
+        prismatic Khalil-Kleinfinger frame), for labels and sliders.
     """
 
     label: str
@@ -103,6 +106,7 @@ class JointAxis:
     kind: str
     active: bool
     cut: bool
+    variable: str = ""
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,8 @@ class Scene:
             "poses": {label: T.tolist() for label, T in self.poses.items()},
             "links": [{"label": k.label, "antecedent": k.antecedent, "points": k.points.tolist(), "kind": k.kind} for k in self.links],
             "joints": [
-                {"label": j.label, "origin": j.origin.tolist(), "axis": j.axis.tolist(), "kind": j.kind, "active": j.active, "cut": j.cut}
+                {"label": j.label, "origin": j.origin.tolist(), "axis": j.axis.tolist(), "kind": j.kind, "active": j.active,
+                 "cut": j.cut, "variable": j.variable}
                 for j in self.joints
             ],
             "cuts": [{"cut": c.cut, "closing": c.closing, "points": c.points.tolist(), "gap": c.gap} for c in self.cuts],
@@ -396,7 +401,7 @@ class Skeleton:
             if f.is_joint:
                 axis = T[:3, :3] @ numpy.asarray(f.axis, dtype=float).reshape(3)
                 axes.append(JointAxis(f.label, T[:3, 3].copy(), axis / numpy.linalg.norm(axis), KINDS[f.sigma],
-                                      f.label in self._active, f.label in self._cuts))
+                                      f.label in self._active, f.label in self._cuts, str(f.q)))
         cuts = tuple(
             Cut(cut, closing, numpy.array([poses[cut][:3, 3], poses[closing][:3, 3]]),
                 float(numpy.linalg.norm(poses[cut][:3, 3] - poses[closing][:3, 3])))
