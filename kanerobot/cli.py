@@ -579,7 +579,8 @@ def _samples(text):
 
 def cmd_draw(args):
     """``kanerobot draw``: the robot in 3D at --q, written as a PNG, SVG or PDF figure."""
-    from kanerobot.visual.draw import FORMATS, write_drawing
+    from kanerobot.visual.draw import write_drawing
+    from kanerobot.visual.figures import FORMATS
 
     output = _output_path(args.output, FORMATS, "a drawing")
     robot = load(resolve(args.robot))

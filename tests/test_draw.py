@@ -164,7 +164,8 @@ def test_draw_errors(capsys, tmp_path):
         "numerically), got 2"
     )
     assert not list(tmp_path.iterdir())  # nothing written by a failed command
-    from kanerobot.visual.draw import save, write_drawing
+    from kanerobot.visual.draw import write_drawing
+    from kanerobot.visual.figures import save
 
     with pytest.raises(kr.KaneRobotError, match=r"^cannot write a figure as 'a.gif': use a .png, .svg, .pdf file$"):
         write_drawing(library("planar2"), tmp_path / "a.gif", None, {"L1": 1.0})

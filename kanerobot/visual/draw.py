@@ -13,7 +13,7 @@ written beside the figure.
 
 The figure is built on matplotlib's Agg canvas, without pyplot: nothing
 global changes and no window opens.  Figures are written through a
-temporary file renamed once complete (:func:`save`).
+temporary file renamed once complete (:func:`kanerobot.visual.figures.save`).
 
 Examples
 --------
@@ -32,12 +32,11 @@ from numpy.typing import ArrayLike
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
+from kanerobot.visual.figures import FORMATS, figure_canvas, require_matplotlib, save
 from kanerobot.visual.skeleton import Skeleton, skeleton
 
-__all__ = ["FORMATS", "draw_scene", "figure_canvas", "plot", "link_scale", "require_matplotlib", "save", "scene_limits", "values_text", "write_drawing"]
+__all__ = ["draw_scene", "link_scale", "plot", "scene_limits", "values_text", "write_drawing"]
 
-#: File suffixes a figure can be written as (matplotlib's Agg, SVG and PDF backends).
-FORMATS = (".png", ".svg", ".pdf")
 #: Triad axes, as fractions of the robot's typical link length (:func:`link_scale`), and their colours (x, y, z).
 TRIAD = 0.35
 TRIAD_COLOURS = ("tab:red", "tab:green", "tab:blue")
@@ -45,55 +44,6 @@ TRIAD_COLOURS = ("tab:red", "tab:green", "tab:blue")
 JOINT_AXIS = 0.7
 JOINT_STYLE = {"revolute": {"color": "tab:purple"}, "prismatic": {"color": "tab:orange", "marker": "s", "markersize": 4}}
 LINK_STYLE = {"color": "0.25", "lw": 2.5, "solid_capstyle": "round"}
-
-
-def require_matplotlib(what):
-    """A KaneRobotError saying how to install matplotlib, unless it is installed.
-
-    Parameters
-    ----------
-    what : str
-        What needs it, for the message ("plotting a simulation").
-    """
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise KaneRobotError(
-            f"{what} needs matplotlib, which is not installed: pip install 'kanerobot[plot]' (or pip install "
-            f"matplotlib), or leave the plots out (plot=None); the numbers need no plotting"
-        ) from None
-
-
-def figure_canvas(width, height):
-    """A matplotlib Figure on the Agg canvas (no pyplot, no global state), constrained layout."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def save(figure, path, dpi=100):
-    """Write ``figure`` to ``path`` (.png, .svg or .pdf) through a temporary file and a rename.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    KaneRobotError
-        Another suffix; a folder that does not exist.
-    """
-    from kanerobot.robot.io import atomic_write
-
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise KaneRobotError(f"cannot write a figure as {path.name!r}: use a {', '.join(FORMATS)} file")
-    atomic_write(path, lambda handle: figure.savefig(handle, format=suffix[1:], dpi=dpi))
-    return path
 
 
 def _unit(kind):
@@ -383,7 +333,7 @@ def _flyer_coordinates(draw, q):
 
 
 def write_drawing(robot, path, q=None, values=None, option="q"):
-    """Draw ``robot`` (:func:`plot`) and write the figure to ``path`` (:func:`save`): ``kanerobot draw``.
+    """Draw ``robot`` (:func:`plot`) and write the figure to ``path`` (:func:`~kanerobot.visual.figures.save`): ``kanerobot draw``.
 
     Parameters
     ----------
@@ -401,7 +351,7 @@ def write_drawing(robot, path, q=None, values=None, option="q"):
     pathlib.Path
     """
     path = Path(path)
-    if path.suffix.lower() not in FORMATS:
+    if path.suffix.lower() not in FORMATS:  # before the drawing
         raise KaneRobotError(f"cannot write a figure as {path.name!r}: use a {', '.join(FORMATS)} file")
     draw = skeleton(robot, values)
     try:
