@@ -372,6 +372,10 @@ def cmd_simulate(args):
     output = _output_path(args.output, (".npz", ".csv"), "a simulation") if args.output else None
     if args.plot:
         _check_plot_folder(args.plot)
+    if args.animate:
+        from kanerobot.visual.animate import check_path
+
+        check_path(args.animate)
     values = read_values(args.values) if args.values else None
     x0 = _floats(args.x0, "--x0") if args.x0 else None
     target = _floats(args.target, "--target") if args.target else None
@@ -472,6 +476,8 @@ def _write_simulation(result, args, output, plot_prefix, values_path, text):
     if args.plot:
         for path in result.plot(args.plot, prefix=plot_prefix):
             print(f"written {path}", file=sys.stderr)
+    if args.animate:
+        print(f"written {result.animate(args.animate)}", file=sys.stderr)
     if values_path is not None:
         Path(values_path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(values_path, text)
@@ -781,6 +787,8 @@ def build_parser():
     p.add_argument("--samples", type=_samples, default=201, help="output samples, at least 2 (default 201)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv (random parameters go to FILE's stem + .values.toml)")
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
+    p.add_argument("--animate", metavar="FILE", help="write an animation of the run: .gif, .html or .mp4 (mp4 needs ffmpeg: "
+                   "pip install 'kanerobot[animation]')")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)
 

@@ -641,8 +641,8 @@ class SimulationResult:
     numeric : numeric model
         The model simulated (``model.numeric(values)``).
 
-    :meth:`plot` writes the figures (matplotlib), :meth:`save` the arrays
-    (NPZ or CSV), :meth:`summary` the numbers.
+    :meth:`plot` writes the figures (matplotlib), :meth:`animate` an
+    animation, :meth:`save` the arrays (NPZ or CSV), :meth:`summary` the numbers.
     """
 
     def __init__(self, **fields):
@@ -657,6 +657,12 @@ class SimulationResult:
     def plot(self, folder, prefix="simulation"):
         """Write the run's figures as PNG files in ``folder`` (see :func:`plot_simulation`)."""
         return plot_simulation(self, folder, prefix)
+
+    def animate(self, path, fps=20, frames=None, **options):
+        """Write an animation of the run: ``.gif``, ``.html`` or ``.mp4`` (see :func:`kanerobot.visual.animate.animate`)."""
+        from kanerobot.visual.animate import animate
+
+        return animate(self, path, fps, frames, **options)
 
     def summary(self):
         """Numbers of the run: ``dict`` of floats and strings.
