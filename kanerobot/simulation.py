@@ -1334,23 +1334,15 @@ def _events(events, p):
     return out, list(zip(names, kept))
 
 
-# ---------------------------------------------------------- cross-validation
+# ------------------------------------------------------ figures, cross-validation
 def plot_simulation(result, folder, prefix="simulation"):
-    """Write the figures of a :class:`SimulationResult` as PNG files in ``folder``.
+    """Write the figures of a :class:`SimulationResult` as PNG files in ``folder``; the paths written.
 
     ``<prefix>_motion.png`` (q and qd), ``<prefix>_torques.png`` and
-    ``<prefix>_energy.png`` (energies and drift): a panel per chain of the
-    robot and unit, legends, the values beside
-    (:func:`kanerobot.visual.figures.plot_simulation`).
-
-    Returns
-    -------
-    list of pathlib.Path
-
-    Raises
-    ------
-    KaneRobotError
-        When matplotlib is not installed (``pip install 'kanerobot[plot]'``).
+    ``<prefix>_energy.png`` (energies and drift), a panel per chain of the
+    robot and unit, the values beside: see
+    :func:`kanerobot.visual.figures.plot_simulation` (a KaneRobotError
+    says how to install matplotlib when it is missing).
     """
     from kanerobot.visual.figures import plot_simulation as plot
 
