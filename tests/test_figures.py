@@ -137,7 +137,7 @@ def test_cross_validation_figures_say_the_gains():
     assert "controller computed_torque\n  kp = 64 I\n  kd = diag(16, 12)\n" in text
     assert "plant: planar2 (fixed base)" in text and "  M2 = 1.1\n" in text
     panel = next(ax for ax in tracking.axes if ax.lines)
-    assert panel.get_ylabel() == "q (solid), q_d (dashed) [rad]"
+    assert panel.get_ylabel() == "q, q_d (dashed) [rad]"
     solid = [line for line in panel.lines if line.get_linestyle() == "-"]
     dashed = [line for line in panel.lines if line.get_linestyle() == "--"]
     assert [line.get_label() for line in solid] == ["th1", "th2"]

@@ -57,7 +57,7 @@ UNITS = {
     "qdd": {"revolute": "rad/s²", "prismatic": "m/s²"},
     "tau": {"revolute": "N·m", "prismatic": "N"},
 }
-#: Lines of the values written beside a figure, at most, per column.
+#: Font size (points) of the values written beside a figure.
 VALUES_FONT = 6.5
 
 
@@ -377,25 +377,40 @@ def values_lines(result, controller=None, controller_name=None):
     return lines
 
 
+#: The most columns of values beside a figure: more values make the figure taller.
+VALUES_COLUMNS = 3
+
+
+def _line_height():
+    """Inches per line of the values' text."""
+    return VALUES_FONT * 1.3 / 72
+
+
 def _values_columns(lines, height):
     """``lines`` cut into columns that fit a figure ``height`` inches tall."""
-    per_column = max(10, int(height * 72 * 0.92 / (VALUES_FONT * 1.3)))
-    return ["\n".join(lines[k : k + per_column]) for k in range(0, len(lines), per_column)]
+    per_column = max(10, int(height * 0.92 / _line_height()), -(-len(lines) // VALUES_COLUMNS))
+    return [lines[k : k + per_column] for k in range(0, len(lines), per_column)]
 
 
 def _layout(panel_columns, lines, rows, row_height=2.1, panel_width=5.0):
-    """A figure with ``panel_columns`` columns of panels and the values beside; returns (figure, cells, text axes)."""
-    height = max(3.5, row_height * rows)
+    """A figure with ``panel_columns`` columns of panels and the values beside; returns (figure, cells).
+
+    The figure is tall enough for the values to fit in :data:`VALUES_COLUMNS` columns.
+    """
+    height = max(3.5, row_height * rows, len(lines) / VALUES_COLUMNS * _line_height() / 0.92)
     columns = _values_columns(lines, height)
     # a monospace character is about 0.6 of the font size wide
-    text_width = len(columns) * (max(map(len, lines)) * 0.62 * VALUES_FONT / 72 + 0.15)
+    widths = [max(map(len, column)) * 0.62 * VALUES_FONT / 72 + 0.15 for column in columns]
+    text_width = sum(widths)
     figure = figure_canvas(panel_width * panel_columns + text_width, height)
     grid = figure.add_gridspec(1, panel_columns + 1, width_ratios=[panel_width] * panel_columns + [text_width])
     side = figure.add_subplot(grid[0, panel_columns])
     side.axis("off")
-    for k, text in enumerate(columns):
-        side.text(k / len(columns), 1.0, text, va="top", ha="left", family="monospace", fontsize=VALUES_FONT,
+    left = 0.0
+    for column, width in zip(columns, widths):
+        side.text(left / text_width, 1.0, "\n".join(column), va="top", ha="left", family="monospace", fontsize=VALUES_FONT,
                   transform=side.transAxes)
+        left += width
     return figure, [grid[0, k] for k in range(panel_columns)]
 
 
@@ -528,7 +543,7 @@ def cross_validation_figures(cv):
     chosen = panels(series(robot, cv.coordinates, "q", space.aliases))
     figures = {}
     figure, cells = _layout(2, lines, len(chosen))
-    _draw_panels(figure, cells[0], cv.t, (cv.actual, cv.desired), chosen, "q (solid), q_d (dashed)", ({}, {"ls": "--", "lw": 0.8}))
+    _draw_panels(figure, cells[0], cv.t, (cv.actual, cv.desired), chosen, "q, q_d (dashed)", ({}, {"ls": "--", "lw": 0.8}))
     _draw_panels(figure, cells[1], cv.t, cv.tracking_error, chosen, "q_d - q")
     figure.suptitle(f"{cv.controller_name} on {cv.controller_robot}, plant {cv.plant_robot}: "
                     f"max error {np.abs(cv.tracking_error).max(initial=0):.3g}", fontsize="medium")
