@@ -8,6 +8,7 @@ import re
 import numpy
 import pytest
 from conftest import assert_close, derived, library
+from scipy.spatial.transform import Rotation
 
 import kanerobot as kr
 from kanerobot.cli import main
@@ -106,3 +107,47 @@ def test_simulate_animate_on_the_command_line(tmp_path, capsys):
     assert len(frames_of_gif(path)) == 7  # real time: 0.3 s at 20 frames/s, within the 11 samples
     assert main(["simulate", "planar2", "--t", "0.3", "--animate", str(tmp_path / "run.avi")]) == 2
     assert capsys.readouterr().err.strip() == "kanerobot: error: cannot write an animation as 'run.avi': use a .gif, .html, .mp4 file"
+
+
+#: A short run of each other structure: its start (x0) or None for rest at q = 0, and the solver.
+STRUCTURES = {
+    "fourbar": ([1.2, -1.2, 1.2, -1.2, 0.5], "DOP853"),  # closed loop: q holds every joint, closed
+    "diffdrive": ([0.0] * 7 + [1.0, 2.0], "DOP853"),  # wheeled: the posture moves
+    "planar2flex": (None, "Radau"),  # flexible joints: q holds the links, then the motors
+    "satellite": (None, "DOP853"),  # floating base: q starts with the base's pose
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_every_structure_animates_and_plots(name, tmp_path):
+    """The frames of a run of each structure are the robot at its rows (the geometric model's
+    transforms, after the free flyer's pose), and its figures have a unit on every panel."""
+    from kanerobot.geometry import numeric_function, transform
+    from kanerobot.visual.figures import simulation_figures
+
+    robot = library(name)
+    x0, method = STRUCTURES[name]
+    values = random_parameters(robot, numpy.random.default_rng(1), friction=False, wrench=False)
+    fn = derived(name).numeric(values, backend="numpy")
+    space = fn.state_space
+    if x0 is None:
+        x0 = numpy.concatenate([space.origin, numpy.full(space.nv, 0.2)])
+    run = kr.simulate(fn, None, x0, (0.0, 0.1), t_eval=numpy.linspace(0.0, 0.1, 3), method=method)
+    rows, scenes = animation.animation_scenes(run, frames=3)
+    assert rows.tolist() == [0, 1, 2]
+    geometric = {k: v for k, v in space.values.items() if k in robot.geometric_parameters}
+    for row, scene in zip(rows, scenes):
+        q = run.q[row]
+        joints = q[7:] if robot.floating else q[: robot.nj]  # flexible joints: the links, before the motors
+        world = numpy.eye(4)
+        if robot.floating:  # wT_0 from the run's x y z and quaternion (x y z w)
+            world[:3, :3] = Rotation.from_quat(q[3:7]).as_matrix()
+            world[:3, 3] = q[:3]
+        for label in robot.labels:
+            pose = numeric_function(robot, transform(robot, "0", label), geometric)(joints)
+            assert_close(scene.poses[label], world @ pose, rtol=1e-12, what=f"{name} frame {label} at row {row}")
+    assert numpy.max([numpy.linalg.norm(scenes[-1].origin(k) - scenes[0].origin(k)) for k in robot.labels]) > 1e-4
+    path = run.animate(tmp_path / f"{name}.gif", frames=3)
+    assert len(frames_of_gif(path)) == 3
+    for figure in simulation_figures(run).values():
+        assert all(ax.get_ylabel().endswith("]") for ax in figure.axes if ax.lines)

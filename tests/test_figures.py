@@ -105,7 +105,7 @@ def test_krang_motion_is_small_multiples_by_chain(krang_run):
     for figure in figures.values():  # every panel says its unit, and has its time axis labelled where it ends
         assert all("[" in ax.get_ylabel() for ax in figure.axes if ax.lines)
         text = side_text(figure) + "\n"
-        values = {str(k): v for k, v in krang_run.numeric.values.items()}
+        values = {str(k): v for k, v in krang_run.numeric.values.items()}  # the numeric model's own, by symbol
         assert f"parameters ({len(values)})" in text
         for name in ("L1", "L9", "M2", "ZZ10r"):
             assert f"  {name} = {values[name]:.6g}\n" in text

@@ -143,7 +143,7 @@ def animation_scenes(result, fps=20, frames=None, values=None):
     fps, frames
         As for :func:`frame_rows`.
     values : dict, optional
-        Geometric values on top of the run's own (``result.numeric.values``).
+        Geometric values on top of the run's own (``result.numeric.state_space.values``).
 
     Returns
     -------
@@ -152,7 +152,7 @@ def animation_scenes(result, fps=20, frames=None, values=None):
     scenes : list of Scene
     """
     robot = result.numeric.model.robot
-    given = {str(k): v for k, v in result.numeric.values.items()}
+    given = dict(result.numeric.state_space.values or {})  # every structure's numeric model binds its values there
     given.update(values or {})
     draw = skeleton(robot, given)
     columns = _columns(result, draw)
@@ -183,8 +183,8 @@ def animate(result, path, fps=20, frames=None, *, values=None, triads=True, labe
         How many frames (the run is subsampled to them); default real time
         at ``fps``, at most :data:`MAX_FRAMES`.
     values : dict, optional
-        Geometric values the run's model lacks (all of them are usually
-        in ``result.numeric.values``).
+        Geometric values the run's model lacks (the run's own,
+        ``result.numeric.state_space.values``, are used).
     triads, labels : bool, optional
         Draw each frame's axes and label.
     dpi : int, optional

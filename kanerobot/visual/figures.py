@@ -363,7 +363,7 @@ def values_lines(result, controller=None, controller_name=None):
         for gain in ("kp", "kd"):
             if getattr(controller, gain, None) is not None:
                 lines.append("  " + _gain_text(gain, getattr(controller, gain)))
-    values = {str(k): v for k, v in (getattr(getattr(result, "numeric", None), "values", None) or {}).items()}
+    values = {str(k): v for k, v in (result.numeric.state_space.values or {}).items()}
     robot = _robot(result)
     geometric = set(robot.geometric_parameters)
     gravity = {str(g) for g in robot.base.G}
