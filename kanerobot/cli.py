@@ -401,7 +401,7 @@ def cmd_simulate(args):
                       t_eval=np.linspace(0.0, args.t, args.samples))
     for key, value in result.summary().items():
         print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
-    _write_simulation(result, args, output, plot_prefix, values_path, text)
+    _write_simulation(result, args, output, plot_prefix, values_path, text, controller)
 
 
 def _initial_state(robot, args, model, x0, target):
@@ -469,12 +469,12 @@ def _cli_controller(args, fn, q0, target):
     return computed_torque(fn, quintic(start, target, args.t))
 
 
-def _write_simulation(result, args, output, plot_prefix, values_path, text):
+def _write_simulation(result, args, output, plot_prefix, values_path, text, controller=None):
     """Save the results (-o), the plots (--plot) and the random values drawn, each announced on stderr."""
     if output:
         print(f"written {result.save(output)}", file=sys.stderr)
     if args.plot:
-        for path in result.plot(args.plot, prefix=plot_prefix):
+        for path in result.plot(args.plot, prefix=plot_prefix, controller=controller):
             print(f"written {path}", file=sys.stderr)
     if args.animate:
         print(f"written {result.animate(args.animate)}", file=sys.stderr)

@@ -654,9 +654,9 @@ class SimulationResult:
             f"{self.method}, {self.nfev} evaluations, relative energy drift {self.relative_energy_drift:.2e}>"
         )
 
-    def plot(self, folder, prefix="simulation"):
-        """Write the run's figures as PNG files in ``folder`` (see :func:`plot_simulation`)."""
-        return plot_simulation(self, folder, prefix)
+    def plot(self, folder, prefix="simulation", controller=None):
+        """Write the run's figures as PNG files in ``folder`` (see :func:`plot_simulation`); ``controller``: its gains are written beside."""
+        return plot_simulation(self, folder, prefix, controller)
 
     def animate(self, path, fps=20, frames=None, **options):
         """Write an animation of the run: ``.gif``, ``.html`` or ``.mp4`` (see :func:`kanerobot.visual.animate.animate`)."""
@@ -1335,18 +1335,19 @@ def _events(events, p):
 
 
 # ------------------------------------------------------ figures, cross-validation
-def plot_simulation(result, folder, prefix="simulation"):
+def plot_simulation(result, folder, prefix="simulation", controller=None):
     """Write the figures of a :class:`SimulationResult` as PNG files in ``folder``; the paths written.
 
     ``<prefix>_motion.png`` (q and qd), ``<prefix>_torques.png`` and
     ``<prefix>_energy.png`` (energies and drift), a panel per chain of the
-    robot and unit, the values beside: see
+    robot and unit, the values (and the gains of ``controller``, when
+    given) beside: see
     :func:`kanerobot.visual.figures.plot_simulation` (a KaneRobotError
     says how to install matplotlib when it is missing).
     """
     from kanerobot.visual.figures import plot_simulation as plot
 
-    return plot(result, folder, prefix)
+    return plot(result, folder, prefix, controller)
 
 
 class CrossValidation:
