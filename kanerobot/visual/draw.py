@@ -230,7 +230,8 @@ def _legend(ax, scene):
     from matplotlib.lines import Line2D
 
     kinds = {j.kind for j in scene.joints}
-    handles = [Line2D([], [], **LINK_STYLE, label="link (table: b, d, r)")]
+    kk = any(link.kind == "kk" for link in scene.links)
+    handles = [Line2D([], [], **LINK_STYLE, label="link (KK frames: b, d, r)" if kk else "link")]
     handles += [Line2D([], [], lw=1.8, **JOINT_STYLE[kind], label=f"{kind} joint axis") for kind in ("revolute", "prismatic") if kind in kinds]
     if scene.cuts:
         handles.append(Line2D([], [], ls="--", color="0.3", label="cut joint (loop closed here)"))
