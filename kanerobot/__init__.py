@@ -25,6 +25,7 @@ from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
 from kanerobot.robot.io import load, save
 from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
 from kanerobot.simulation import cross_validate, simulate
+from kanerobot.visual.draw import plot
 
 __all__ = [
     "Base",
@@ -48,6 +49,7 @@ __all__ = [
     "identify",
     "inverse_geometric",
     "load",
+    "plot",
     "robot_names",
     "save",
     "simulate",

@@ -392,6 +392,10 @@ def cmd_simulate(args):
     output = _output_path(args.output, (".npz", ".csv"), "a simulation") if args.output else None
     if args.plot:
         _check_plot_folder(args.plot)
+    if args.animate:
+        from kanerobot.visual.animate import check_path
+
+        check_path(args.animate)
     values = read_values(args.values) if args.values else None
     x0 = _floats(args.x0, "--x0") if args.x0 else None
     target = _floats(args.target, "--target") if args.target else None
@@ -417,7 +421,7 @@ def cmd_simulate(args):
                       t_eval=np.linspace(0.0, args.t, args.samples))
     for key, value in result.summary().items():
         print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
-    _write_simulation(result, args, output, plot_prefix, values_path, text)
+    _write_simulation(result, args, output, plot_prefix, values_path, text, controller)
 
 
 def _initial_state(robot, args, model, x0, target):
@@ -485,13 +489,15 @@ def _cli_controller(args, fn, q0, target):
     return computed_torque(fn, quintic(start, target, args.t))
 
 
-def _write_simulation(result, args, output, plot_prefix, values_path, text):
+def _write_simulation(result, args, output, plot_prefix, values_path, text, controller=None):
     """Save the results (-o), the plots (--plot) and the random values drawn, each announced on stderr."""
     if output:
         print(f"written {result.save(output)}", file=sys.stderr)
     if args.plot:
-        for path in result.plot(args.plot, prefix=plot_prefix):
+        for path in result.plot(args.plot, prefix=plot_prefix, controller=controller):
             print(f"written {path}", file=sys.stderr)
+    if args.animate:
+        print(f"written {result.animate(args.animate)}", file=sys.stderr)
     if values_path is not None:
         Path(values_path).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(values_path, text)
@@ -595,6 +601,22 @@ def _samples(text):
     if value < 2:
         raise argparse.ArgumentTypeError(f"takes at least 2 samples (the start and the end), got {value}")
     return value
+
+
+def cmd_draw(args):
+    """``kanerobot draw``: the robot in 3D at --q, written as a PNG, SVG or PDF figure."""
+    from kanerobot.visual.draw import write_drawing
+    from kanerobot.visual.figures import FORMATS
+
+    output = _output_path(args.output, FORMATS, "a drawing")
+    robot = load(resolve(args.robot))
+    values = read_values(args.values) if args.values else {}
+    if args.set:
+        given = _parse_values(args.set)
+        _bind(robot, given)  # refuses a name that is not one of the robot's parameters
+        values.update(given)
+    q = _floats(args.q, "--q") if args.q else None
+    print(f"written {write_drawing(robot, output, q, values, option='--q')}", file=sys.stderr)
 
 
 def cmd_identify(args):
@@ -787,8 +809,25 @@ def build_parser():
     p.add_argument("--samples", type=_samples, default=201, help="output samples, at least 2 (default 201)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv (random parameters go to FILE's stem + .values.toml)")
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
+    p.add_argument("--animate", metavar="FILE", help="write an animation of the run: .gif, .html or .mp4 (mp4 needs ffmpeg: "
+                   "pip install 'kanerobot[animation]')")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "draw",
+        help="draw the robot in 3D (frames, links as their tables say, joint axes, loops, wheels) as a PNG, SVG or PDF",
+        description="Draw ROBOT at the configuration --q: each frame's triad and label, the links as the polylines of their "
+        "tables, the joint axes, closed loops, wheels and the base, with the values used written beside.",
+        epilog="Example: kanerobot draw rx90 --set D3=0.45 --set RL4=0.4 --q 0,0.5,-0.5,0,0.7,0 -o rx90.png",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("--q", metavar="Q", help="configuration, comma separated: every joint (after the base x y z qx qy qz qw of a "
+                   "floating robot), or the active joints of a closed loop (default: 0)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="value of a geometric parameter, e.g. --set D3=0.45")
+    p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="the figure: .png, .svg or .pdf")
+    p.set_defaults(func=cmd_draw)
 
     p = sub.add_parser(
         "identify",

@@ -641,8 +641,8 @@ class SimulationResult:
     numeric : numeric model
         The model simulated (``model.numeric(values)``).
 
-    :meth:`plot` writes the figures (matplotlib), :meth:`save` the arrays
-    (NPZ or CSV), :meth:`summary` the numbers.
+    :meth:`plot` writes the figures (matplotlib), :meth:`animate` an
+    animation, :meth:`save` the arrays (NPZ or CSV), :meth:`summary` the numbers.
     """
 
     def __init__(self, **fields):
@@ -654,9 +654,15 @@ class SimulationResult:
             f"{self.method}, {self.nfev} evaluations, relative energy drift {self.relative_energy_drift:.2e}>"
         )
 
-    def plot(self, folder, prefix="simulation"):
-        """Write the run's figures as PNG files in ``folder`` (see :func:`plot_simulation`)."""
-        return plot_simulation(self, folder, prefix)
+    def plot(self, folder, prefix="simulation", controller=None):
+        """Write the run's figures as PNG files in ``folder`` (see :func:`plot_simulation`); ``controller``: its gains are written beside."""
+        return plot_simulation(self, folder, prefix, controller)
+
+    def animate(self, path, fps=20, frames=None, **options):
+        """Write an animation of the run: ``.gif``, ``.html`` or ``.mp4`` (see :func:`kanerobot.visual.animate.animate`)."""
+        from kanerobot.visual.animate import animate
+
+        return animate(self, path, fps, frames, **options)
 
     def summary(self):
         """Numbers of the run: ``dict`` of floats and strings.
@@ -1328,92 +1334,20 @@ def _events(events, p):
     return out, list(zip(names, kept))
 
 
-# ---------------------------------------------------------- cross-validation
-def _require_matplotlib(what):
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise KaneRobotError(
-            f"{what} needs matplotlib, which is not installed: pip install 'kanerobot[plot]' (or pip install "
-            f"matplotlib), or leave the plots out (plot=None); the numbers need no plotting"
-        ) from None
-
-
-def _figure(rows, cols=1, height=2.2, width=8.0):
-    """A matplotlib Figure on the Agg canvas (no pyplot, no global state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, max(3.0, height * rows)), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(rows, cols, sharex=True, squeeze=False)
-    return figure, axes[:, 0] if cols == 1 else axes
-
-
-def _plot_energy(ax_energy, ax_drift, result):
-    ax_energy.plot(result.t, result.energy, label="E = T + U")
-    ax_energy.plot(result.t, result.kinetic, label="T", lw=0.8)
-    ax_energy.plot(result.t, result.potential, label="U", lw=0.8)
-    if np.any(result.work != 0):
-        ax_energy.plot(result.t, result.energy[0] + result.work, "--", label="E(0) + work", lw=0.8)
-    ax_energy.set_ylabel("energy [J]")
-    ax_energy.legend(loc="best", fontsize="small")
-    ax_drift.plot(result.t, result.energy_drift, color="C3")
-    ax_drift.set_ylabel("E - E(0) - work [J]")
-    ax_drift.set_xlabel("t [s]")
-    ax_drift.set_title(f"energy drift (relative {result.relative_energy_drift:.2e})", fontsize="small")
-
-
-def plot_simulation(result, folder, prefix="simulation"):
-    """Write the figures of a :class:`SimulationResult` as PNG files in ``folder``.
+# ------------------------------------------------------ figures, cross-validation
+def plot_simulation(result, folder, prefix="simulation", controller=None):
+    """Write the figures of a :class:`SimulationResult` as PNG files in ``folder``; the paths written.
 
     ``<prefix>_motion.png`` (q and qd), ``<prefix>_torques.png`` and
-    ``<prefix>_energy.png`` (energies and drift).
-
-    Returns
-    -------
-    list of pathlib.Path
-
-    Raises
-    ------
-    KaneRobotError
-        When matplotlib is not installed (``pip install 'kanerobot[plot]'``).
+    ``<prefix>_energy.png`` (energies and drift), a panel per chain of the
+    robot and unit, the values (and the gains of ``controller``, when
+    given) beside: see
+    :func:`kanerobot.visual.figures.plot_simulation` (a KaneRobotError
+    says how to install matplotlib when it is missing).
     """
-    from pathlib import Path
+    from kanerobot.visual.figures import plot_simulation as plot
 
-    _require_matplotlib("plotting a simulation")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    figure, (ax_q, ax_qd) = _figure(2)
-    for k, name in enumerate(result.coordinates):
-        ax_q.plot(result.t, result.q[:, k], label=name, lw=1)
-    for k in range(result.qd.shape[1]):
-        ax_qd.plot(result.t, result.qd[:, k], lw=1)
-    ax_q.set_ylabel("q")
-    ax_qd.set_ylabel("qd")
-    ax_qd.set_xlabel("t [s]")
-    if len(result.coordinates) <= 12:
-        ax_q.legend(loc="best", fontsize="small", ncol=2)
-    figure.suptitle(f"{result.name}: motion ({result.kind}, {result.method})")
-    paths.append(folder / f"{prefix}_motion.png")
-    figure.savefig(paths[-1], dpi=100)
-    figure, (ax,) = _figure(1)
-    for k in range(result.tau.shape[1]):
-        ax.plot(result.t, result.tau[:, k], lw=1)
-    ax.set_ylabel("tau")
-    ax.set_xlabel("t [s]")
-    figure.suptitle(f"{result.name}: torques")
-    paths.append(folder / f"{prefix}_torques.png")
-    figure.savefig(paths[-1], dpi=100)
-    figure, (ax_e, ax_d) = _figure(2)
-    _plot_energy(ax_e, ax_d, result)
-    figure.suptitle(f"{result.name}: energy")
-    paths.append(folder / f"{prefix}_energy.png")
-    figure.savefig(paths[-1], dpi=100)
-    return paths
-
-
+    return plot(result, folder, prefix, controller)
 
 
 class CrossValidation:
@@ -1510,67 +1444,9 @@ class CrossValidation:
         KaneRobotError
             When matplotlib is not installed.
         """
-        from pathlib import Path
+        from kanerobot.visual.figures import plot_cross_validation
 
-        _require_matplotlib("plotting a cross-validation")
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        paths = []
-        n = len(self.coordinates)
-        figure, axes = _figure(2)
-        for k, name in enumerate(self.coordinates):
-            line, = axes[0].plot(self.t, self.actual[:, k], lw=1, label=name)
-            axes[0].plot(self.t, self.desired[:, k], "--", lw=0.8, color=line.get_color())
-            axes[1].plot(self.t, self.tracking_error[:, k], lw=1, color=line.get_color())
-        axes[0].set_ylabel("q (solid), q_d (dashed)")
-        axes[1].set_ylabel("q_d - q")
-        axes[1].set_xlabel("t [s]")
-        if n <= 12:
-            axes[0].legend(loc="best", fontsize="small", ncol=2)
-        figure.suptitle(f"{self.controller_name} on {self.controller_robot}, plant {self.plant_robot}: "
-                        f"max error {np.abs(self.tracking_error).max(initial=0):.3g}", fontsize="medium")
-        paths.append(folder / f"{prefix}_tracking.png")
-        figure.savefig(paths[-1], dpi=100)
-        figure, (ax,) = _figure(1)
-        for k, name in enumerate(self.coordinates):
-            ax.plot(self.t, self.tau[:, k], lw=1, label=name)
-        ax.set_ylabel("tau")
-        ax.set_xlabel("t [s]")
-        if n <= 12:
-            ax.legend(loc="best", fontsize="small", ncol=2)
-        figure.suptitle("torques")
-        paths.append(folder / f"{prefix}_torques.png")
-        figure.savefig(paths[-1], dpi=100)
-        figure, (ax_e, ax_d) = _figure(2)
-        _plot_energy(ax_e, ax_d, self.simulation)
-        figure.suptitle(f"energy of the plant {self.plant_robot}")
-        paths.append(folder / f"{prefix}_energy.png")
-        figure.savefig(paths[-1], dpi=100)
-        figure, (ax_abs, ax_rel) = _figure(2)
-        labels = {"mass_matrix": "A", "h": "H", "gravity": "Q", "torque": "ID(plant motion) vs tau"}
-        drawn = False
-        for k, (name, value) in enumerate(self.disagreement.items()):
-            label = labels.get(name, name)
-            for ax, series in ((ax_abs, value), (ax_rel, self.relative_disagreement.get(name))):
-                if series is None:
-                    continue
-                positive = np.where(np.asarray(series) > 0, series, np.nan)
-                if np.all(np.isnan(positive)):
-                    ax.plot([], [], color=f"C{k}", label=f"{label}: identical")
-                else:
-                    ax.semilogy(self.t, positive, color=f"C{k}", lw=1, label=label)
-                    drawn = True
-        ax_abs.set_ylabel("max |ctrl - plant|")
-        ax_rel.set_ylabel("relative to the plant")
-        ax_rel.set_xlabel("t [s]")
-        if self.disagreement:
-            ax_abs.legend(loc="best", fontsize="small")
-        if not drawn:
-            text = "the models agree exactly" if self.disagreement else "no comparable models: " + "; ".join(self.notes)
-            ax_abs.text(0.5, 0.5, text, ha="center", va="center", transform=ax_abs.transAxes, wrap=True)
-        figure.suptitle("where the controller's model and the plant disagree")
-        paths.append(folder / f"{prefix}_disagreement.png")
-        figure.savefig(paths[-1], dpi=100)
+        paths = plot_cross_validation(self, folder, prefix)
         self.figures = list(getattr(self, "figures", [])) + paths
         return paths
 
@@ -1725,7 +1601,9 @@ def cross_validate(
     from kanerobot import control
 
     if plot is not None:
-        _require_matplotlib("cross_validate(plot=...)")
+        from kanerobot.visual.figures import require_matplotlib
+
+        require_matplotlib("cross_validate(plot=...)")
     fc = _as_numeric(controller_model, controller_values, backend, "the controller's model")
     fp = _as_numeric(plant_model, plant_values, backend, "the plant's model")
     ctrl, name = _cross_controller(controller, fc, trajectory, gains)
