@@ -17,7 +17,7 @@ pytest.importorskip("pandas", reason="kr.campaign needs pandas: pip install 'kan
 pytest.importorskip("pyarrow", reason="the campaign store needs pyarrow: pip install 'kanerobot[cluster]'")
 
 import kanerobot as kr  # noqa: E402
-from kanerobot.campaign import MultivariateNormal, Normal  # noqa: E402
+from kanerobot.campaign import MultivariateNormal, Normal, Processes  # noqa: E402
 from kanerobot.campaign.distributions import Sampler  # noqa: E402
 from kanerobot.campaign.store import Store  # noqa: E402
 from kanerobot.control import ComputedTorque, quintic  # noqa: E402
@@ -79,16 +79,20 @@ def test_same_table_in_process_processes_and_local_cluster(rx90_values, tmp_path
     common = dict(sample=sample, seed=3, **RX90_CAMPAIGN)
     here = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="in-process", **common)
     local = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="processes", **common)
+    spawned = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=Processes(2, start_method="spawn"), **common)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, store=tmp_path / "store", **common)
     assert set(here["status"]) == {"ok"}
-    for other in (local, dask):
+    assert spawned.attrs["scheduler"] == "processes (2 spawned)" and dask.attrs["scheduler"] == "dask"
+    for other in (local, spawned, dask):
         assert same_columns(other).equals(same_columns(here))
         workers = other.attrs["workers"]
-        assert sum(w["runs"] for w in workers.values()) == 4
-        # derived once per worker process, whatever its number of runs; no library compiled there
-        assert all(w["models_built"] == 1 and w["compiled_here"] == [] for w in workers.values()), workers
+        assert sum(w["runs"] for w in workers.values()) == 4 and len(workers) <= 2
+        # forked workers start with the parent's model; the others derive it once per process, whatever
+        # their number of runs, and load its libraries from the cache (none compiled there)
+        built = 0 if "forked" in other.attrs["scheduler"] else 1
+        assert all(w["models_built"] == built and w["compiled_here"] == [] for w in workers.values()), workers
     assert same_columns(Store(tmp_path / "store", _description_of(tmp_path / "store")).read()).equals(same_columns(here))
 
 

@@ -14,5 +14,6 @@ them.
 from kanerobot.campaign.distributions import MultivariateNormal, Normal, Uniform
 from kanerobot.campaign.driver import campaign
 from kanerobot.campaign.runner import METRICS
+from kanerobot.campaign.schedulers import Dask, InProcess, Processes
 
-__all__ = ["METRICS", "MultivariateNormal", "Normal", "Uniform", "campaign"]
+__all__ = ["METRICS", "Dask", "InProcess", "MultivariateNormal", "Normal", "Processes", "Uniform", "campaign"]

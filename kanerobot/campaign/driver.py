@@ -98,10 +98,13 @@ def campaign(
         rest at ``q = 0``.
     seed : int
         The campaign's seed.
-    scheduler : str or dask Client
-        ``"in-process"`` (debugging), ``"processes"`` (default: one spawned
-        process per core), a dask scheduler's address (``"tcp://host:8786"``)
-        or a ``distributed.Client`` (a ``LocalCluster``'s, a real cluster's).
+    scheduler : str, dask Client or scheduler object
+        ``"in-process"`` (debugging), ``"processes"`` (default: one process
+        per core, forked where the system can, else spawned), a dask
+        scheduler's address (``"tcp://host:8786"``) or a
+        ``distributed.Client`` (a ``LocalCluster``'s, a real cluster's); or
+        one of :mod:`kanerobot.campaign.schedulers`' objects
+        (``Processes(workers=8)``).
     store : str or path-like, optional
         A folder: rows are written there as runs complete (Parquet, small
         files renamed into place: :mod:`kanerobot.campaign.store`), and the
@@ -136,8 +139,9 @@ def campaign(
         values drawn (``param.<name>``, ``q0.<k>``, ``x0.<k>``,
         ``target.<k>``) and ``wall_time`` (seconds of the run).
         ``frame.attrs`` holds ``executed`` (the runs run by this call),
-        ``from_store`` (how many were in the store already) and ``workers``
-        (per worker process: runs, models built, libraries compiled there).
+        ``from_store`` (how many were in the store already), ``scheduler``
+        (``"processes (2 forked)"`` ...) and ``workers`` (per worker
+        process: runs, models built there, libraries compiled there).
 
     Raises
     ------
@@ -191,7 +195,8 @@ def campaign(
     if todo and not isinstance(chosen, schedulers.InProcess):
         plan.compile_names = _warm(plan, model, nominal)
     rows, workers = _execute(plan, chosen, sampler, seed, todo, disk, robot.name)
-    return _table(rows, disk, runs, todo, len(done & set(range(runs))), workers)
+    where = chosen.name + (f" ({chosen.workers} {chosen.start_method}ed)" if isinstance(chosen, schedulers.Processes) else "")
+    return _table(rows, disk, runs, todo, len(done & set(range(runs))), workers, where)
 
 
 def _model_and_values(model, values):
@@ -359,7 +364,7 @@ def _drawn_order(key):
     return (order, int(name) if name.isdigit() else 0, name)
 
 
-def _table(rows, disk, runs, todo, from_store, workers):
+def _table(rows, disk, runs, todo, from_store, workers, scheduler):
     import pandas as pd
 
     if disk is not None:
@@ -372,6 +377,7 @@ def _table(rows, disk, runs, todo, from_store, workers):
     frame.attrs["executed"] = sorted(int(row["run"]) for row in rows)
     frame.attrs["from_store"] = from_store
     frame.attrs["workers"] = workers
+    frame.attrs["scheduler"] = scheduler
     return frame
 
 

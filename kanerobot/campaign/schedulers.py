@@ -11,9 +11,16 @@ were computed (``wall_time`` aside).
 
 - :class:`InProcess`: one run after the other, here (for debugging: a
   breakpoint or a traceback shows the run);
-- :class:`Processes`: a pool of spawned processes (one per core by
-  default).  The campaign is pickled once per worker (cloudpickle, so
-  lambdas and closures pass).  A worker that dies (a crash in compiled code,
+- :class:`Processes`: a pool of local processes (one per core by
+  default).  Where the system forks (Linux) and this process runs one
+  Python thread, the workers are forked: they start with the parent's
+  model, compiled libraries loaded, in a few milliseconds (the compiled
+  model travels to them as memory).  Otherwise (macOS, Windows, a parent
+  with threads, such as one holding a dask client) they are spawned: the
+  campaign is pickled once per worker (cloudpickle, so lambdas and closures
+  pass), each rebuilds the model once and loads its libraries from the
+  cache; a script must then call the campaign under ``if __name__ ==
+  "__main__":``, since spawned processes import it.  A worker that dies (a crash in compiled code,
   the OOM killer) breaks the pool: a new one is started and the runs that
   were in flight are handed out again; a run in flight at
   :data:`CRASHES` such deaths is recorded as failed;
@@ -61,10 +68,14 @@ class InProcess:
 
 
 def _initialise(payload):
-    """A pool worker's start: the campaign, unpickled once."""
+    """A spawned pool worker's start: the campaign, unpickled once."""
     import cloudpickle
 
-    campaign = cloudpickle.loads(payload)
+    _HERE["campaign"] = cloudpickle.loads(payload)
+
+
+def _inherit(campaign):
+    """A forked pool worker's start: the parent's campaign, model included (not pickled: fork copies it)."""
     _HERE["campaign"] = campaign
 
 
@@ -83,25 +94,36 @@ def _run_on_dask(key, payload, i, draw):
 
 
 class Processes:
-    """A pool of ``workers`` spawned processes (default: one per core)."""
+    """A pool of ``workers`` local processes (default: one per core), forked or spawned (module notes)."""
 
     name = "processes"
 
-    def __init__(self, workers=None):
+    def __init__(self, workers=None, start_method=None):
+        import multiprocessing
+        import threading
+
         self.workers = int(workers or os.cpu_count() or 1)
+        if start_method is None:
+            # fork copies every thread's locks but only the calling thread: safe with one Python thread only
+            forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+            start_method = "fork" if forks else "spawn"
+        self.start_method = start_method
 
     def rows(self, campaign, items):
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        cloudpickle = require("cloudpickle", "a campaign on local processes")
-        payload = cloudpickle.dumps(campaign)
+        if self.start_method == "fork":
+            start = dict(initializer=_inherit, initargs=(campaign,))
+        else:
+            cloudpickle = require("cloudpickle", "a campaign on local processes")
+            start = dict(initializer=_initialise, initargs=(cloudpickle.dumps(campaign),))
+        context = multiprocessing.get_context(self.start_method)
         items, redo, crashes = iter(items), deque(), {}
         limit = 2 * self.workers  # a run ahead per worker: no worker waits for the parent
         while True:
-            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_initialise, initargs=(payload,))  # fmt: skip
+            pool = ProcessPoolExecutor(self.workers, mp_context=context, **start)
             pending, broken = {}, []
             try:
                 while True:
@@ -191,6 +213,8 @@ def scheduler_of(scheduler):
         raise KaneRobotError(
             f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address (tcp://host:8786) or a dask Client"
         )
+    if isinstance(scheduler, (InProcess, Processes, Dask)):
+        return scheduler  # Processes(workers=8), Processes(start_method="spawn") ...
     if hasattr(scheduler, "submit") and hasattr(scheduler, "nthreads"):
         return Dask(scheduler)
     raise KaneRobotError(f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address or a dask Client")
