@@ -142,6 +142,60 @@ def test_worker_killed_in_local_processes(tmp_path):
     assert same_columns(table).equals(same_columns(kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler="in-process", **common)))
 
 
+class KillWhile:
+    """A controller factory that kills its worker process while ``marker`` exists (a run that always crashes its worker)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __call__(self, fn, trajectory):
+        if os.path.exists(self.marker):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return ComputedTorque(fn, trajectory)
+
+
+def test_runs_that_keep_killing_their_workers_are_lost_then_rerun(tmp_path):
+    """Local processes: after two deaths of the pool a run is recorded "lost"; a restart runs it again and keeps that row."""
+    common = dict(sample={"M2": (0.9, 1.1), "target": (-1.0, 1.0)}, runs=3, t_span=(0.0, 0.2), samples=11, store=tmp_path / "s")
+    killer = KillWhile(tmp_path / "kill")
+    (tmp_path / "kill").touch()
+    first = kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler=Processes(2), **common)
+    assert list(first["status"]) == ["lost"] * 3
+    assert set(first["error"]) == {"the worker process died 2 times while this run was in flight"}
+    (tmp_path / "kill").unlink()
+    second = kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler="in-process", **common)
+    assert second.attrs["executed"] == [0, 1, 2] and list(second["status"]) == ["ok"] * 3
+    reference = kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler="in-process", **(common | {"store": None}))
+    assert same_columns(second).equals(same_columns(reference))
+
+
+def test_progress_line(monkeypatch, capsys):
+    """Runs done, failed and per second on standard error (KANEROBOT_PROGRESS on, no delay)."""
+    import kanerobot.progress
+
+    monkeypatch.setenv("KANEROBOT_PROGRESS", "1")
+    monkeypatch.setattr(kanerobot.progress, "DELAY", 0.0)
+    # a negative mass: no real body, every run fails
+    kr.campaign(PLANAR, PLANAR_VALUES, "computed_torque", runs=3, sample={"M2": (-1.0, -0.5)}, t_span=(0.0, 0.1), samples=5,
+                scheduler="in-process", backend="numpy")  # fmt: skip
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("kanerobot: campaign planar2: 3/3 runs, 3 failed, ") and " runs/s, " in line
+
+
+def test_numeric_model_or_robot_file_as_the_model(tmp_path):
+    """A numeric model brings its values, a robot file or a library name its robot: the same table."""
+    common = dict(runs=2, sample={"M2": (0.9, 1.1), "target": (-1.0, 1.0)}, t_span=(0.0, 0.2), samples=5, scheduler="in-process",
+                  backend="numpy")  # fmt: skip
+    reference = same_columns(kr.campaign(PLANAR, PLANAR_VALUES, "pd_gravity", **common))
+    assert set(reference["status"]) == {"ok"}
+    fn = kr.derive(PLANAR).numeric(PLANAR_VALUES, backend="numpy")
+    assert same_columns(kr.campaign(fn, None, "pd_gravity", **common)).equals(reference)
+    assert same_columns(kr.campaign(kr.frames_path("planar2"), PLANAR_VALUES, "pd_gravity", **common)).equals(reference)
+    assert same_columns(kr.campaign("planar2", PLANAR_VALUES, "pd_gravity", **common)).equals(reference)
+    with pytest.raises(KaneRobotError, match=r"^the model is already numeric \(its parameters are bound\): pass values=None$"):
+        kr.campaign(fn, PLANAR_VALUES, **common)
+
+
 class Interrupting:
     """``sample(rng)``: M2 within 10 %; raises KeyboardInterrupt at its ``stop``-th call when armed (Ctrl-C mid-campaign)."""
 

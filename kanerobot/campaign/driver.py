@@ -132,8 +132,9 @@ def campaign(
     -------
     pandas.DataFrame
         (annotated ``Any``: pandas is imported on use, not by ``import kanerobot``)
-        One row per run, sorted by ``run``: ``status`` (``"ok"`` or
-        ``"failed"``), ``error``, the metrics
+        One row per run, sorted by ``run``: ``status`` (``"ok"``,
+        ``"failed"``: the run raised, or ``"lost"``: its workers died and
+        the scheduler gave up; a restart runs it again), ``error``, the metrics
         (:data:`kanerobot.campaign.runner.METRICS`: tracking error RMS and
         maximum, peak torque, energy, work, within limits, fell ...), the
         values drawn (``param.<name>``, ``q0.<k>``, ``x0.<k>``,

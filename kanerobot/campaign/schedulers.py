@@ -23,11 +23,12 @@ were computed (``wall_time`` aside).
   "__main__":``, since spawned processes import it.  A worker that dies (a crash in compiled code,
   the OOM killer) breaks the pool: a new one is started and the runs that
   were in flight are handed out again; a run in flight at
-  :data:`CRASHES` such deaths is recorded as failed;
+  :data:`CRASHES` such deaths is recorded as ``"lost"`` (a restart runs it
+  again);
 - :class:`Dask`: a ``dask.distributed`` cluster, given by its scheduler's
   address or a ``Client``.  Its scheduler hands out again the tasks of a
   worker that dies (up to ``distributed.scheduler.allowed-failures``); a
-  task that still fails becomes a failed row.  The workers need kanerobot
+  task that still fails becomes a ``"lost"`` row.  The workers need kanerobot
   installed (and a C compiler, or the compiled-model cache on a shared
   ``$KANEROBOT_CACHE``).
 """
@@ -48,9 +49,10 @@ CRASHES = 2
 _HERE = {}  # in a worker process: campaign key -> Campaign (unpickled once)
 
 
-def failed_row(i, draw, message):
-    """The row of run ``i`` that could not run (its draw failed, or its workers died)."""
-    row = {"run": int(i), "status": "failed", "error": message}
+def failed_row(i, draw, message, status="failed"):
+    """The row of run ``i`` that could not run: ``"failed"`` (its draw raised) or ``"lost"`` (its workers died, the cluster
+    gave up on it: a restart runs it again)."""
+    row = {"run": int(i), "status": status, "error": message}
     if draw is not None:
         row.update(draw.columns())
     row["wall_time"] = float("nan")
@@ -151,7 +153,7 @@ class Processes:
             for item in broken + list(pending.values()):
                 crashes[item[0]] = crashes.get(item[0], 0) + 1
                 if crashes[item[0]] >= CRASHES:
-                    yield failed_row(item[0], item[1], f"the worker process died {CRASHES} times while this run was in flight")
+                    yield failed_row(item[0], item[1], f"the worker process died {CRASHES} times while this run was in flight", "lost")
                 else:
                     redo.append(item)
 
@@ -190,7 +192,7 @@ class Dask:
                 try:
                     row = future.result()
                 except Exception as exc:  # a task the cluster gave up on (KilledWorker ...): a failed row
-                    row = failed_row(item[0], item[1], f"{type(exc).__name__}: {exc}")
+                    row = failed_row(item[0], item[1], f"{type(exc).__name__}: {exc}", "lost")
                 yield row
         finally:
             for future in pending:

@@ -7,7 +7,7 @@ temporary name and renamed into place (:func:`kanerobot.robot.io.atomic_write`,
 with an fsync), so a campaign stopped at any moment (Ctrl-C, a killed
 process, a lost machine) leaves only complete files: a reader never sees
 half a file, and a restarted campaign reads the runs done and runs only the
-others.  Since run ``i`` depends only on ``(seed, i)``, a campaign may also
+others (and the runs recorded as ``"lost"``, whose workers died).  Since run ``i`` depends only on ``(seed, i)``, a campaign may also
 be extended: the same folder with more ``runs`` keeps the first ones.
 
 A folder written by another campaign (different robot, seed, draws ...)
@@ -79,13 +79,14 @@ class Store:
         if not frames:
             return pd.DataFrame()
         frame = pd.concat(frames, ignore_index=True)
-        # one row per run even if a file were written twice (a copy of the folder): the first is kept
+        # one row per run: a lost run run again later has two, the one that ran is kept
+        frame = frame.sort_values("status", key=lambda status: status == "lost", kind="stable")
         return frame.drop_duplicates("run", keep="first").sort_values("run").reset_index(drop=True)
 
     def done(self):
-        """The run indices already in the store."""
+        """The run indices already in the store (lost runs, whose workers died, are not done)."""
         frame = self.read()
-        return set() if frame.empty else set(int(i) for i in frame["run"])
+        return set() if frame.empty else set(int(i) for i in frame.loc[frame["status"] != "lost", "run"])
 
     def write(self, frame):
         """Write ``frame`` (rows of new runs) as one more file, atomically."""
