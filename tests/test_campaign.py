@@ -311,6 +311,10 @@ def test_bad_input_gives_one_clear_error(tmp_path):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", seed=1, **common)
     with pytest.raises(KaneRobotError, match=r"^unknown scheduler 'threads': give 'in-process', 'processes'"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, **(common | {"scheduler": "threads"}))
+    with pytest.raises(KaneRobotError, match=r"^x0 for planar2 must have 4 values: q \(2\) then qd \(2\); got 3$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, x0=[0, 0, 0], **common)
+    with pytest.raises(KaneRobotError, match=r"^sample\['target'\] has 3 values; target has 2$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"target": ([0, 0, 0], [1, 1, 1])}, **common)
     with pytest.raises(KaneRobotError, match=r"^unknown controller 'lqr': use computed_torque, pd_gravity, pd"):
         kr.campaign(PLANAR, PLANAR_VALUES, "lqr", sample={"M2": (0.9, 1.1)}, **common)
 

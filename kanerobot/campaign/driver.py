@@ -174,11 +174,17 @@ def campaign(
     sampler = Sampler(sample, model.parameters, {"q0": space.nq, "x0": space.nq + space.nv, "target": space.ntau})
     runs = _count(runs)
     t0, t1 = _span(t_span)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+        raise KaneRobotError(f"samples must be a whole number >= 2 (output times of each run), got {samples!r}")
+    if x0 is not None:
+        x0 = np.asarray(x0, dtype=float).reshape(-1)
+        if len(x0) != space.nq + space.nv:
+            raise KaneRobotError(f"x0 for {robot.name} must have {space.nq + space.nv} values: q ({space.nq}) then qd ({space.nv}); got {len(x0)}")
     controller = _controller(controller)
     nominal = model.numeric(values, backend=backend, physical=physical)  # checks the values before any run
     plan = runner.Campaign(
         key="", robot=runner.robot_arguments(robot), method=model.method, values=dict(values), controller=controller,
-        t_span=(t0, t1), t_eval=np.linspace(t0, t1, int(samples)), x0=None if x0 is None else np.asarray(x0, dtype=float).reshape(-1),
+        t_span=(t0, t1), t_eval=np.linspace(t0, t1, int(samples)), x0=x0,
         events=list(events or []), limits=_limits(robot, limits), backend=getattr(nominal, "backend", backend), physical=physical,
         options=dict(solver_options), compile_names=[], model=model,
     )  # fmt: skip
