@@ -121,8 +121,9 @@ def test_worker_killed_on_a_local_cluster(tmp_path):
     common = dict(sample={"M2": (0.9, 1.1), "target": (-1.0, 1.0)}, runs=6, t_span=(0.0, 0.3), samples=21)
     killer = KillOnce(tmp_path / "killed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            table = kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler=client, store=tmp_path / "store", **common)
+        # by its address: the campaign opens its own client and closes it
+        table = kr.campaign(PLANAR, PLANAR_VALUES, killer, scheduler=cluster.scheduler_address, store=tmp_path / "store", **common)
+    assert table.attrs["scheduler"] == "dask"
     assert os.path.exists(killer.marker)  # a worker did die
     assert list(table["run"]) == list(range(6)) and set(table["status"]) == {"ok"}
     stored = Store(tmp_path / "store", _description_of(tmp_path / "store")).read()
@@ -317,6 +318,15 @@ def test_bad_input_gives_one_clear_error(tmp_path):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"target": ([0, 0, 0], [1, 1, 1])}, **common)
     with pytest.raises(KaneRobotError, match=r"^unknown controller 'lqr': use computed_torque, pd_gravity, pd"):
         kr.campaign(PLANAR, PLANAR_VALUES, "lqr", sample={"M2": (0.9, 1.1)}, **common)
+
+
+def test_missing_extra_is_named(monkeypatch):
+    """Without pandas (the cluster extra): one line saying what to install, before any work."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(KaneRobotError, match=r"^kr.campaign needs pandas, which is not installed: pip install 'kanerobot\[cluster\]'$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler="in-process")
 
 
 def test_cli_campaign(tmp_path, capsys):
