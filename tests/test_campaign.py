@@ -316,6 +316,9 @@ def test_bad_input_gives_one_clear_error(tmp_path):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, x0=[0, 0, 0], **common)
     with pytest.raises(KaneRobotError, match=r"^sample\['target'\] has 3 values; target has 2$"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"target": ([0, 0, 0], [1, 1, 1])}, **common)
+    fourbar = kr.load(kr.frames_path("fourbar"))
+    with pytest.raises(KaneRobotError, match=r"^fourbar \(closed loop\): q = 0 need not be a state of it: give x0, or draw q0 or x0$"):
+        kr.campaign(fourbar, dict.fromkeys(kr.derive(fourbar).parameters, 1.0), sample={"target": (0.0, 0.1)}, physical=False, **common)
     with pytest.raises(KaneRobotError, match=r"^unknown controller 'lqr': use computed_torque, pd_gravity, pd"):
         kr.campaign(PLANAR, PLANAR_VALUES, "lqr", sample={"M2": (0.9, 1.1)}, **common)
 

@@ -176,6 +176,9 @@ def campaign(
     t0, t1 = _span(t_span)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
         raise KaneRobotError(f"samples must be a whole number >= 2 (output times of each run), got {samples!r}")
+    drawn = set() if sampler.callable else {name for name, _ in sampler.entries}
+    if x0 is None and not space.origin_is_state and not sampler.callable and not drawn & {"q0", "x0"}:
+        raise KaneRobotError(f"{robot.name} ({space.kind}): q = 0 need not be a state of it: give x0, or draw q0 or x0")
     if x0 is not None:
         x0 = np.asarray(x0, dtype=float).reshape(-1)
         if len(x0) != space.nq + space.nv:
