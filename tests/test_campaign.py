@@ -216,6 +216,8 @@ def test_interrupted_campaign_resumes_with_the_missing_runs(tmp_path):
         kr.campaign(PLANAR, PLANAR_VALUES, "computed_torque", sample=Interrupting(stop=4), store=tmp_path / "a", **common)
     stored = Store(tmp_path / "a", _description_of(tmp_path / "a")).read()
     assert sorted(stored["run"]) == [0, 1, 2]  # the three runs done before Ctrl-C were written
+    # what a process killed while writing leaves: a hidden temporary file, never read
+    (tmp_path / "a" / ".part-000000003-3.parquet.x1y2.tmp").write_bytes(b"PAR1 half a file")
     again = Interrupting()
     resumed = kr.campaign(PLANAR, PLANAR_VALUES, "computed_torque", sample=again, store=tmp_path / "a", **common)
     assert resumed.attrs["executed"] == [3, 4, 5] and resumed.attrs["from_store"] == 3 and again.calls == 3
@@ -307,6 +309,10 @@ def test_bad_input_gives_one_clear_error(tmp_path):
     afile.write_text("")
     with pytest.raises(KaneRobotError, match=rf"^store {afile} is a file: give a folder \(it is created if missing\)$"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=afile, **common)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(KaneRobotError, match=r"^store .*/other is a folder that holds other files: give an empty or new folder$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "other", **common)
     kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", **common)
     with pytest.raises(KaneRobotError, match=r"^store .*/s holds another campaign \(seed: 0 there, 1 now\): give another folder"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", seed=1, **common)
