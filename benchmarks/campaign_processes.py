@@ -12,13 +12,17 @@ includes starting them, as a user pays it).  The compiled models are built
 before the timing.  The machine's load average is printed, and the
 speed-up of a pure-Python loop on the same number of processes: on a
 shared machine the other users' work takes cores from the workers, and
-that figure is the most any parallel run could get then.
+that figure is the most any parallel run could get then.  The CPU time
+of both sides is printed too (the workers' from ``RUSAGE_CHILDREN``): the
+processes' overhead, and the speed-up the same work would reach on idle
+cores.
 
 Run:  python benchmarks/campaign_processes.py [--runs 200] [--repeats 1]
 """
 
 import argparse
 import os
+import resource
 import sys
 import time
 
@@ -38,6 +42,12 @@ def settings(runs):
     values = random_parameters(robot, np.random.default_rng(0), friction=False, wrench=False)
     sample = {name: (0.9 * values[name], 1.1 * values[name]) for name in ("ZZ5", "ZZ6", "IA4", "IA6")} | {"target": (-0.5, 0.5)}
     return robot, values, dict(runs=runs, sample=sample, t_span=(0.0, 2.0), samples=101, seed=0)
+
+
+def _children_cpu():
+    """CPU seconds of the finished child processes (the pool's workers, once shut down)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def best_of(repeats, function):
@@ -89,10 +99,18 @@ def main(argv=None):
     cores = os.cpu_count()
     print(f"RX-90, {args.runs} runs of computed torque over {common['t_span'][1]:g} s ({common['samples']} samples), "
           f"{cores} cores, load average before {os.getloadavg()[0]:.2f}")  # fmt: skip
+    cpu = time.process_time()
     here_time, here = best_of(args.repeats, lambda: kr.campaign(robot, values, "computed_torque", scheduler="in-process", **common))
-    print(f"in-process        {here_time:8.2f} s  ({args.runs / here_time:.2f} runs/s)", flush=True)
+    here_cpu = (time.process_time() - cpu) / args.repeats
+    print(f"in-process        {here_time:8.2f} s  ({args.runs / here_time:.2f} runs/s), {here_cpu:.2f} CPU s", flush=True)
+    cpu, children = time.process_time(), _children_cpu()
     local_time, local = best_of(args.repeats, lambda: kr.campaign(robot, values, "computed_torque", scheduler="processes", **common))
-    print(f"processes ({cores})     {local_time:8.2f} s  ({args.runs / local_time:.2f} runs/s)")
+    parent_cpu, workers_cpu = (time.process_time() - cpu) / args.repeats, (_children_cpu() - children) / args.repeats
+    print(f"processes ({cores})     {local_time:8.2f} s  ({args.runs / local_time:.2f} runs/s), {workers_cpu:.2f} CPU s in the workers "
+          f"+ {parent_cpu:.2f} in this process ({local.attrs['scheduler']})")  # fmt: skip
+    # the speed-up idle cores would give: the in-process CPU time over the busiest side's share of the processes' CPU time
+    print(f"CPU time of the processes over in-process: {(workers_cpu + parent_cpu) / here_cpu:.2f}; on {cores} idle cores the "
+          f"speed-up would be about {here_cpu / max(workers_cpu / cores, parent_cpu):.2f}")  # fmt: skip
     same = here.drop(columns=["wall_time"]).equals(local.drop(columns=["wall_time"]))
     print(f"identical metrics (every column but wall_time, bit for bit): {same}; runs ok: {int((here['status'] == 'ok').sum())}")
     ratio = here_time / local_time
