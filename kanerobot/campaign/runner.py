@@ -3,14 +3,15 @@
 A :class:`Campaign` holds what every run shares: the robot (as the
 arguments of :meth:`kanerobot.Robot.create`, which pickle, so that a worker
 process rebuilds it), the engine, the nominal values the controller is
-built on, the controller, the time span and the solver's options.  A
-worker builds the model once per process (:func:`built`, kept by the
-campaign's key): the programs are derived there once, and the compiled
-libraries load from the compiled-model cache that the parent filled
-(:mod:`kanerobot.codegen.compiled`: the C source, hence the library's
-name, is the same in every process).  Each run then only binds its drawn
-values (``model.numeric(values)``, no derivation, no compilation) and
-integrates.
+built on, the controller, the time span and the solver's options.  In this
+process and in forked workers, the parent's derived and compiled model is
+used as it is.  A spawned or dask worker builds the model once per process
+(:func:`built`, kept by the campaign's key): the programs are derived there
+once, and the compiled libraries load from the compiled-model cache that
+the parent filled (:mod:`kanerobot.codegen.compiled`: the C source, hence
+the library's name, is the same in every process).  Each run then only
+binds its drawn values (``model.numeric(values)``, no derivation, no
+compilation) and integrates.
 
 :func:`run` returns the row of the table: the run's index, ``status``
 (``"ok"`` or ``"failed"``, with the exception's message in ``error``: a run
@@ -68,7 +69,7 @@ def robot_arguments(robot):
 
 @dataclasses.dataclass
 class Campaign:
-    """What every run of a campaign shares (pickled once to each worker).
+    """What every run of a campaign shares (pickled once to each spawned or dask worker; forked ones inherit it).
 
     ``model`` is the parent's derived model: used as it is in-process, left
     behind when the campaign is pickled (a worker rebuilds it from
