@@ -9,6 +9,7 @@
 #: The version, in one place (pyproject.toml reads it from here).
 __version__ = "0.1.0"
 
+from kanerobot.campaign import campaign
 from kanerobot.dynamics.model import derive
 from kanerobot.errors import (
     DescriptionError,
@@ -41,6 +42,7 @@ __all__ = [
     "SingularityError",
     "base_parameter_set",
     "base_parameters",
+    "campaign",
     "cross_validate",
     "derive",
     "fourier_excitation",

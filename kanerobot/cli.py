@@ -424,6 +424,13 @@ def cmd_simulate(args):
     _write_simulation(result, args, output, plot_prefix, values_path, text, controller)
 
 
+def cmd_campaign(args):
+    """``kanerobot campaign``: the options and the run are :mod:`kanerobot.campaign.command`'s."""
+    from kanerobot.campaign.command import run
+
+    run(args, read_values(args.values) if args.values else None)
+
+
 def _initial_state(robot, args, model, x0, target):
     """The state to start from (--x0 or the model's rest); --x0, --target and --controller must fit the model."""
     space = model.state_space
@@ -828,6 +835,17 @@ def build_parser():
     p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines")
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="the figure: .png, .svg or .pdf")
     p.set_defaults(func=cmd_draw)
+
+    p = sub.add_parser(
+        "campaign",
+        help="simulate a controller on many plants drawn from parameter ranges (Monte-Carlo), in parallel; needs kanerobot[cluster]",
+        description="Run --runs simulations of ROBOT under a controller built on the nominal values, each plant drawn by --sample.",
+        epilog="Example: kanerobot campaign rx90 --runs 200 --sample M6=0.5:1.5 --sample target=-0.5:0.5 --t-span 0:2 --store rx90_campaign",
+    )
+    from kanerobot.campaign.command import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=cmd_campaign)
 
     p = sub.add_parser(
         "identify",
