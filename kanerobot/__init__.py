@@ -27,6 +27,7 @@ from kanerobot.robot.io import load, save
 from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
 from kanerobot.simulation import cross_validate, simulate
 from kanerobot.visual.draw import plot
+from kanerobot.viewer import view
 
 __all__ = [
     "Base",
@@ -56,4 +57,5 @@ __all__ = [
     "save",
     "simulate",
     "to_khalil_kleinfinger",
+    "view",
 ]
