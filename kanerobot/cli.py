@@ -9,6 +9,7 @@
     kanerobot model rx90 idm --lang latex -o rx90_idm.tex   # the report as a LaTeX document
     kanerobot convert SR400.par sr400.toml
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
+    kanerobot view rx90 --set D3=0.45 --set RL4=0.5   # the robot in the browser
 
 ROBOT is a file (.par, .toml or .urdf) or the name of a robot in frames/.  Errors in
 what the user wrote are printed on one line, ``kanerobot: error: ...``, with
@@ -733,6 +734,14 @@ def _bind(robot, values):
     return robot.subs(values)
 
 
+def cmd_view(args):
+    """``kanerobot view``: serve the browser viewer until Ctrl-C (see :mod:`kanerobot.viewer`)."""
+    from kanerobot.viewer.server import serve
+
+    serve(args.robot, {k: float(v) for k, v in _parse_values(args.values or []).items()},
+          _floats(args.q, "--q") if args.q else None, args.play, host=args.host, port=args.port, frames=not args.no_frames)  # fmt: skip
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse reporting a usage error as every other error: one line on
     standard error, exit status 2 (sub-commands are made of this class too)."""
@@ -885,6 +894,21 @@ def build_parser():
         "(relative to the robot's size) of 0 become exact; what is snapped is listed; 1e-12 keeps the numbers",
     )
     p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser(
+        "view",
+        help="show the robot in the browser: 3D, a slider per joint, frames, playback of a saved run (pip install 'kanerobot[view]')",
+        description="Serve a local page with ROBOT in 3D until Ctrl-C; open the address it prints.",
+        epilog="Example: kanerobot view rx90 --set D3=0.45 --set RL4=0.5    |    kanerobot view planar2 --set L1=0.5 --play run.npz",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown")
+    p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="a geometric parameter, e.g. --set D3=0.45")
+    p.add_argument("--q", metavar="Q", help="the configuration shown first, comma separated (closed loops: the active joints)")
+    p.add_argument("--play", metavar="RUN", help="a saved simulation to play back (.npz or .csv of kanerobot simulate -o)")
+    p.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="address served (default 127.0.0.1, this machine only)")
+    p.add_argument("--no-frames", action="store_true", help="hide the frames' triads and labels at first")
+    p.set_defaults(func=cmd_view)
     return parser
 
 

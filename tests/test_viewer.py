@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -211,3 +212,105 @@ def test_page_plays_a_saved_simulation(browser, tmp_path):
         page.wait_for_function("text => [...document.querySelectorAll('input')].some(e => e.value === text)", arg=last)
         np.testing.assert_allclose(viewer.q, run.q[-1], atol=1e-12)
         page.close()
+
+
+# ------------------------------------------------ without a browser
+def test_saved_runs_read_back_as_simulated(tmp_path):
+    robot = library("planar2")
+    fn = derived("planar2").numeric(random_parameters(robot, np.random.default_rng(3), friction=False, wrench=False), backend="numpy")
+    run = kr.simulate(fn, None, [0.3, -0.2, 2.0, -1.0], (0, 0.2), t_eval=np.linspace(0, 0.2, 5))
+    for suffix in (".npz", ".csv"):
+        recording = read_recording(run.save(tmp_path / f"run{suffix}"))
+        assert recording.coordinates == ("1", "2")
+        np.testing.assert_array_equal(recording.t, run.t)
+        np.testing.assert_array_equal(recording.columns(["2", "1"]), run.q[:, ::-1])
+    with pytest.raises(KaneRobotError, match=r"run.npz: no column for coordinate\(s\) 3 of the robot shown; the run has 1, 2"):
+        read_recording(tmp_path / "run.npz").columns(["1", "3"])
+    (tmp_path / "bad.csv").write_text("t,q_1\n0,1\n0.1,x\n")
+    with pytest.raises(RobotFileError, match=r"bad.csv:3: a value is not a number"):
+        read_recording(tmp_path / "bad.csv")
+    (tmp_path / "back.csv").write_text("t,q_1\n0.2,1\n0.1,2\n")
+    with pytest.raises(RobotFileError, match=r"times decrease at sample 1"):
+        read_recording(tmp_path / "back.csv")
+    with pytest.raises(RobotFileError, match=r"run.txt: a saved simulation is a .npz or .csv file"):
+        read_recording(tmp_path / "run.txt")
+    with pytest.raises(RobotFileError, match=r"none.npz: no such file"):
+        read_recording(tmp_path / "none.npz")
+
+
+def test_urdf_visuals_placed_and_bad_ones_named(tmp_path):
+    text = """<robot name="r"><material name="blue"><color rgba="0 0 1 1"/></material>
+      <link name="base"><visual><origin xyz="0 0 0.1" rpy="0 0 1.5707963267948966"/><geometry><box size="1 2 3"/></geometry>
+        <material name="blue"/></visual></link>
+      <link name="arm"><visual><geometry><cylinder radius="0.1" length="0.5"/></geometry></visual>
+        <visual><geometry><mesh filename="meshes/arm.stl" scale="2 2 2"/></geometry></visual></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint></robot>"""
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "arm.stl").write_text("solid x\nendsolid x\n")
+    box, cylinder, mesh = link_visuals(text, {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+    assert (box.label, box.kind, box.size, box.rgba) == ("0", "box", (1.0, 2.0, 3.0), (0.0, 0.0, 1.0, 1.0))
+    np.testing.assert_allclose(box.origin, [[0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0.1], [0, 0, 0, 1]], atol=1e-15)
+    assert (cylinder.label, cylinder.kind, cylinder.size) == ("j", "cylinder", (0.1, 0.5))
+    assert (mesh.kind, mesh.size, mesh.path, mesh.missing) == ("mesh", (2.0, 2.0, 2.0), tmp_path / "meshes" / "arm.stl", None)
+    with pytest.raises(RobotFileError, match=r"r.urdf: visual of link 'base': '1 2' is not 3 numbers separated by spaces"):
+        link_visuals(text.replace('size="1 2 3"', 'size="1 2"'), {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+
+
+def test_viewer_state_errors_and_stop(viser, capsys):
+    with pytest.raises(KaneRobotError, match=r"no value for the geometric parameters D3, RL4: give them as values="):
+        kr.view("rx90")
+    with pytest.raises(KaneRobotError, match=r"q has 2 values; RX90 shows 6: 1, 2, 3, 4, 5, 6"):
+        kr.view("rx90", values=RX90, q=[0, 1])
+    viewer = kr.view("rx90", values=RX90, q=Q0)
+    assert capsys.readouterr().out == f"kanerobot: viewing RX90 at {viewer.url} (Ctrl-C stops)\n"
+    viewer.set_q({"3": 0.7})
+    expected = np.array(Q0)
+    expected[2] = 0.7
+    np.testing.assert_array_equal(viewer.q, expected)
+    np.testing.assert_array_equal([s.value for s in viewer._sliders], expected)
+    for label in ("3", "6"):  # the scene sent is the geometric model's
+        np.testing.assert_allclose(viewer._frames[label].position, numeric_transform(viewer.robot, "0", label, RX90)(expected)[:3, 3], atol=1e-12)
+    with pytest.raises(KaneRobotError, match=r"q: 7 not among the coordinates of RX90"):
+        viewer.set_q({"7": 0.1})
+    with pytest.raises(KaneRobotError, match=r"nothing to play: give a saved simulation"):
+        viewer.play()
+    viewer.stop()
+    viewer.stop()  # twice is harmless
+    with pytest.raises(ConnectionRefusedError):  # nothing listens on the port any more
+        socket.create_connection(("127.0.0.1", viewer.port), timeout=5)
+    assert capsys.readouterr().out == ""
+
+
+def test_closed_loop_sliders_move_the_active_joints(viser):
+    with kr.view("fourbar", q=[1.2], verbose=False) as viewer:
+        assert viewer.coordinates == ("1",)
+        first = viewer.scene.q
+        assert first[0] == 1.2 and viewer.scene.cuts[0].gap < 1e-9
+        viewer.set_q([1.0])
+        # the loop closed again (the cut joint's origin on its closing frame's), in the same assembly mode
+        assert viewer.scene.q[0] == 1.0 and viewer.scene.cuts[0].gap < 1e-9
+        assert np.max(np.abs(viewer.scene.q[1:] - first[1:])) < 0.5
+        np.testing.assert_allclose(viewer._cuts.points[0, 0], viewer._cuts.points[0, 1], atol=1e-6)
+
+
+def test_kanerobot_view_serves_until_ctrl_c(viser):
+    command = [sys.executable, "-m", "kanerobot", "view", "rx90", "--set", "D3=0.45", "--set", "RL4=0.5", "--q", "0,0.5,0,0,0,0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        url = re.fullmatch(r"kanerobot: viewing RX90 at (http://127\.0\.0\.1:(\d+)/) \(Ctrl-C stops\)\n", line)
+        assert url, line
+        with urllib.request.urlopen(url.group(1)) as response:
+            assert "<title>Viser</title>" in response.read().decode()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill() if process.poll() is None else None
+    assert process.returncode == 0, err
+    assert out == "kanerobot: viewer stopped\n"
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", int(url.group(2))), timeout=5)
+    missing = subprocess.run([sys.executable, "-m", "kanerobot", "view", "rx90"], capture_output=True, text=True)
+    assert missing.returncode == 2
+    assert "kanerobot: error: robot RX90: no value for the geometric parameters D3, RL4" in missing.stderr
+    assert "--set D3=VALUE --set RL4=VALUE" in missing.stderr

@@ -31,8 +31,9 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE
 from kanerobot.viewer.recording import Recording, read_recording
+from kanerobot.viewer.visuals import urdf_visuals
 
-__all__ = ["LOOPBACK", "Viewer", "view"]
+__all__ = ["LOOPBACK", "Viewer", "serve", "view"]
 
 #: The address served by default: this machine only.
 LOOPBACK = "127.0.0.1"
@@ -43,6 +44,8 @@ PRISMATIC_COLOUR = (140, 60, 200)
 BASE_COLOUR = (120, 120, 120)
 CUT_COLOUR = (220, 30, 30)
 WHEEL_COLOUR = (30, 30, 30)
+#: The sliders of a floating base, before the joints': position (m) and roll-pitch-yaw (rad, URDF's Rz Ry Rx).
+FLOATING_SLIDERS = ("x", "y", "z", "roll", "pitch", "yaw")
 #: Slider steps: rad for revolute joints; a prismatic joint's is its range / this.
 ANGLE_STEP = 1e-3
 PRISMATIC_STEPS = 2000
@@ -74,26 +77,23 @@ def _z_to(u):
     return np.eye(3) + K + K @ K / (1 + c)  # Rodrigues with sin = |v|, 1 - cos = |v|^2 / (1 + c)
 
 
-class _FramePoses:
-    """Every frame's world pose ``0T_j(q)`` from :func:`kanerobot.geometry.numeric_transform` (serial and tree robots)."""
+def _segments(scene):
+    """The links' polylines as segments, shape (k, 2, 3), float32 for viser."""
+    pairs = [np.stack([link.points[:-1], link.points[1:]], axis=1) for link in scene.links]
+    return np.concatenate(pairs).astype(np.float32) if pairs else np.zeros((0, 2, 3), np.float32)
 
-    def __init__(self, robot, values):
-        from kanerobot.geometry import numeric_transform
 
-        self.robot = robot
-        self.coordinates = tuple(robot.joint_labels)
-        self.transforms = {f.label: numeric_transform(robot, BASE, f.label, values) for f in robot.frames}
+def _cut_segments(scene):
+    """Each loop's gap between its cut joint and the frame closing it (a point when closed)."""
+    return np.array([c.points for c in scene.cuts], dtype=np.float32).reshape(-1, 2, 3)
 
-    def __call__(self, q):
-        poses = {BASE: np.eye(4)}
-        poses.update({label: T(q) for label, T in self.transforms.items()})
-        segments = [(poses[f.antecedent][:3, 3], poses[f.label][:3, 3]) for f in self.robot.frames]
-        axes = []
-        for f in self.robot.frames:
-            if f.is_joint:
-                axis = poses[f.label][:3, :3] @ np.array(f.axis, dtype=float).reshape(3)
-                axes.append((f.label, poses[f.label][:3, 3], axis, "prismatic" if f.sigma == joints.PRISMATIC else "revolute"))
-        return poses, np.array(segments).reshape(-1, 2, 3), axes
+
+def _extent(scene):
+    """The centre and radius of the scene's points: the sizes of shapes and axes, the camera."""
+    points = scene.points()
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    radius = float(np.max(np.linalg.norm(points - centre, axis=1)))
+    return centre, (radius if radius > 1e-9 else 1.0)
 
 
 def _as_robot(robot):
@@ -131,18 +131,27 @@ class Viewer:
     """
 
     def __init__(self, robot, values=None, q=None, play=None, *, urdf=None, host=LOOPBACK, port=0, frames=True, verbose=True):
+        from kanerobot.visual.skeleton import skeleton
+
         viser = _need_viser()
         self.robot, found_urdf = _as_robot(robot)
-        urdf = urdf if urdf is not None else found_urdf
-        values = {**self.robot.values, **{str(k): float(v) for k, v in (values or {}).items()}}
-        self.geometry = _FramePoses(self.robot, values)
-        self.coordinates = self.geometry.coordinates
-        self._q = self._checked(np.zeros(len(self.coordinates)) if q is None else q, "q")
+        # a missing value, a wrong q, a run of another robot fail here, before a port is taken
+        self.skeleton = skeleton(self.robot, values)
+        self.coordinates = (FLOATING_SLIDERS if self.robot.floating else ()) + tuple(
+            self.robot.active_joints if self.robot.loops else self.robot.joint_labels
+        )
         self.recording = _as_recording(play)
-        self._played = self.recording.columns(self.coordinates) if self.recording is not None else None
-        self.visuals = self._visuals(urdf)
-        poses, segments, axes = self.geometry(self._q)  # a missing value fails here, before a port is taken
-        self.centre, self.scale = self._extent(poses, segments)
+        self._played = self.recording.columns(self.skeleton.coordinates) if self.recording is not None else None
+        self.scene = None
+        if q is not None:
+            self._q = self._checked(q, "q")
+        elif self._played is not None:
+            self._q = self._sliders_of(self._played[0])
+        else:  # joints at 0, a floating base at the origin: the skeleton's default
+            self._q = np.zeros(len(self.coordinates))
+        first = self._scene_of(self._q) if self._played is None or q is not None else self.skeleton(self._played[0])
+        self.visuals = urdf_visuals(urdf if urdf is not None else found_urdf) if (urdf or found_urdf) else []
+        self.centre, self.scale = _extent(first)
         self._lock = threading.RLock()
         self._quiet = False
         self._playing = threading.Event()
@@ -152,14 +161,14 @@ class Viewer:
             self.server = viser.ViserServer(host=host, port=port, verbose=False)
         try:
             self.host, self.port = host, self.server.get_port()
-            self._build_scene(poses, frames)
+            self._build_scene(first, frames)
             self._build_gui(frames)
-            self._show(self._q)
+            self._draw(self._q, first)
         except BaseException:
-            self.server.stop()
+            self.stop()
             raise
         if verbose:
-            print(f"kanerobot: viewing {self.robot.name} at {self.url}", flush=True)
+            print(f"kanerobot: viewing {self.robot.name} at {self.url} (Ctrl-C stops)", flush=True)
 
     # ------------------------------------------------------------ state
     @property
@@ -169,77 +178,108 @@ class Viewer:
 
     @property
     def q(self):
-        """The configuration shown (a copy), in :attr:`coordinates` order."""
+        """The configuration shown (a copy): the sliders' values, in :attr:`coordinates` order."""
         with self._lock:
             return self._q.copy()
 
     def set_q(self, q):
-        """Show configuration ``q`` (one value per coordinate, or a dict name -> value for some of them)."""
+        """Show configuration ``q``: one value per coordinate, or a dict name -> value for some of them.
+
+        Raises
+        ------
+        KaneRobotError
+            A wrong size or name, values that are not finite, loops that do not close.
+        """
         q = self._checked(q, "q")
+        self._show(q, self._scene_of(q))
+
+    def _show(self, q, scene):
+        """Set the sliders to ``q`` (one redraw, not one per slider) and draw ``scene``."""
         with self._lock:
-            self._quiet = True  # one redraw, not one per slider
+            self._quiet = True
             try:
                 for slider, value in zip(self._sliders, q):
                     slider.value = float(value)
             finally:
                 self._quiet = False
-            self._show(q)
+            self._draw(q, scene)
 
     def _checked(self, q, what):
         if isinstance(q, dict):
             unknown = sorted(set(map(str, q)) - set(self.coordinates))
             if unknown:
                 raise KaneRobotError(f"{what}: {', '.join(unknown)} not among the coordinates of {self.robot.name} ({', '.join(self.coordinates)})")
-            base = self._q.copy() if hasattr(self, "_q") else np.zeros(len(self.coordinates))
+            base = self._q.copy()
             for name, value in q.items():
                 base[self.coordinates.index(str(name))] = float(value)
             q = base
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (len(self.coordinates),):
+            loops = " (the active joints: the loops are closed numerically)" if self.robot.loops else ""
             raise KaneRobotError(
-                f"{what} has {q.size} values; {self.robot.name} shows {len(self.coordinates)}: {', '.join(self.coordinates)}"
+                f"{what} has {q.size} values; {self.robot.name} shows {len(self.coordinates)}{loops}: {', '.join(self.coordinates)}"
             )
         if not np.all(np.isfinite(q)):
             raise KaneRobotError(f"{what} holds NaN or infinite values")
         return q
 
-    def _extent(self, poses, segments):
-        """The centre and radius of the robot at the first configuration: the sizes of shapes and axes, the camera."""
-        points = np.vstack([T[:3, 3] for T in poses.values()] + [segments.reshape(-1, 3)])
-        centre = (points.min(axis=0) + points.max(axis=0)) / 2
-        radius = float(np.max(np.linalg.norm(points - centre, axis=1)))
-        return centre, (radius if radius > 1e-9 else 1.0)
+    def _scene_of(self, q):
+        """The skeleton's Scene at slider values ``q``."""
+        if self.robot.floating:
+            from kanerobot.robot.urdf import rpy_matrix
+
+            w, x, y, z = _quaternion(rpy_matrix(*q[3:6]))
+            return self.skeleton(np.concatenate([q[:3], [x, y, z, w], q[6:]]))
+        if self.robot.loops:
+            # from the configuration shown, so that the loops keep their assembly mode as a slider moves
+            guess = dict(zip(self.robot.joint_labels, self.scene.q)) if self.scene is not None else None
+            return self.skeleton(q, guess=guess)
+        return self.skeleton(q)
+
+    def _sliders_of(self, full):
+        """Slider values of a configuration in the skeleton's layout (a recorded row)."""
+        full = np.asarray(full, dtype=float)
+        base = ()
+        if self.robot.floating:
+            from viser.transforms import SO3
+
+            x, y, z, w = full[3:7] / np.linalg.norm(full[3:7])
+            base, full = (*full[:3], *SO3(np.array([w, x, y, z])).as_rpy_radians()), full[7:]
+        if self.robot.loops:
+            full = full[[self.robot.joint_labels.index(label) for label in self.robot.active_joints]]
+        return np.concatenate([np.asarray(base, dtype=float), full])
 
     # ------------------------------------------------------------ scene
-    def _visuals(self, urdf):
-        if urdf is None:
-            return []
-        from kanerobot.viewer.visuals import urdf_visuals
-
-        return urdf_visuals(urdf)
-
-    def _build_scene(self, poses, frames):
-        scene, s = self.server.scene, self.scale
-        scene.set_up_direction("+z")
-        scene.add_grid("/ground", width=4 * s, height=4 * s, cell_size=s / 4, section_size=s)
+    def _build_scene(self, scene, frames):
+        viewer, s = self.server.scene, self.scale
+        viewer.set_up_direction("+z")
+        viewer.add_grid("/ground", width=4 * s, height=4 * s, cell_size=s / 4, section_size=s)
+        if self.robot.floating:  # the world apart from the free flyer's frame 0
+            viewer.add_frame("/world", axes_length=0.3 * s, axes_radius=0.008 * s, origin_radius=0.015 * s)
         self._frames = {}
-        for label in poses:
-            self._frames[label] = scene.add_frame(
+        for label in scene.poses:
+            self._frames[label] = viewer.add_frame(
                 f"/robot/{label}", show_axes=frames, axes_length=0.25 * s, axes_radius=0.012 * s, origin_radius=0.02 * s
             )
-            self._frames[label].label = scene.add_label(f"/robot/{label}/name", f"frame {label}", visible=frames)
-        self._frames[BASE].base = scene.add_box(
+            self._frames[label].label = viewer.add_label(f"/robot/{label}/name", f"frame {label}", visible=frames)
+        self._frames[BASE].base = viewer.add_box(
             f"/robot/{BASE}/base", color=BASE_COLOUR, dimensions=(0.3 * s, 0.3 * s, 0.04 * s), position=(0, 0, -0.02 * s)
         )
-        self._links = scene.add_line_segments(
-            "/links", points=np.zeros((1, 2, 3), dtype=np.float32), colors=LINK_COLOUR, thickness=0.03 * s
-        )
+        self._links = viewer.add_line_segments("/links", points=_segments(scene), colors=LINK_COLOUR, thickness=0.03 * s)
+        self._cuts = viewer.add_line_segments("/cuts", points=_cut_segments(scene), colors=CUT_COLOUR, thickness=0.03 * s)
         self._axes = {}
-        for label, _, _, kind in self.geometry(self._q)[2]:
-            if kind == "revolute":
-                self._axes[label] = scene.add_cylinder(f"/axes/{label}", radius=0.05 * s, height=0.2 * s, color=REVOLUTE_COLOUR)
+        for joint in scene.joints:
+            colour = CUT_COLOUR if joint.cut else REVOLUTE_COLOUR if joint.kind == "revolute" else PRISMATIC_COLOUR
+            opacity = None if joint.active else 0.5  # passive joints of loops: paler
+            if joint.kind == "revolute":
+                handle = viewer.add_cylinder(f"/axes/{joint.label}", radius=0.05 * s, height=0.2 * s, color=colour, opacity=opacity)
             else:
-                self._axes[label] = scene.add_box(f"/axes/{label}", color=PRISMATIC_COLOUR, dimensions=(0.06 * s, 0.06 * s, 0.3 * s))
+                handle = viewer.add_box(f"/axes/{joint.label}", color=colour, dimensions=(0.06 * s, 0.06 * s, 0.3 * s), opacity=opacity)
+            self._axes[joint.label] = handle
+        self._wheels = {
+            w.joint: viewer.add_cylinder(f"/wheels/{w.joint}", radius=w.radius, height=0.3 * w.radius, color=WHEEL_COLOUR, opacity=0.8)
+            for w in scene.wheels
+        }
         self._meshes = [self._add_visual(k, v) for k, v in enumerate(self.visuals)]
         # from the front right, above, far enough for the whole robot in viser's 50 degree view
         self.server.initial_camera.position = tuple(self.centre + 3.0 * s * np.array([0.66, -0.66, 0.36]))
@@ -258,6 +298,7 @@ class Viewer:
         if visual.kind == "sphere":
             return scene.add_icosphere(name, radius=visual.size[0], color=colour, opacity=opacity, **pose)
         if visual.path is None:
+            print(f"kanerobot: mesh {visual.missing} of frame {visual.label} not found on disk; the frame is drawn without it", flush=True)
             return None
         import trimesh
 
@@ -269,20 +310,24 @@ class Viewer:
         vertices = np.asarray(mesh.vertices, dtype=np.float32) * np.asarray(visual.size, dtype=np.float32)
         return scene.add_mesh_simple(name, vertices, np.asarray(mesh.faces, dtype=np.uint32), color=colour, opacity=opacity, **pose)
 
-    def _show(self, q):
-        """Move the scene to configuration ``q`` and keep it as the state."""
-        poses, segments, axes = self.geometry(q)
+    def _draw(self, q, scene):
+        """Move the 3D scene to ``scene`` and keep ``q`` as the state."""
         with self._lock, self.server.atomic():
-            self._q = np.array(q, dtype=float)
-            for label, T in poses.items():
+            self._q, self.scene = np.array(q, dtype=float), scene
+            for label, T in scene.poses.items():
                 self._frames[label].position = T[:3, 3]
                 self._frames[label].wxyz = _quaternion(T[:3, :3])
-            self._links.points = segments.astype(np.float32)
-            for label, origin, axis, _ in axes:
-                self._axes[label].position = origin
-                self._axes[label].wxyz = _quaternion(_z_to(axis))
+            self._links.points = _segments(scene)
+            self._cuts.points = _cut_segments(scene)
+            for joint in scene.joints:
+                self._axes[joint.label].position = joint.origin
+                self._axes[joint.label].wxyz = _quaternion(_z_to(joint.axis))
+            for wheel in scene.wheels:
+                self._wheels[wheel.joint].position = wheel.centre
+                self._wheels[wheel.joint].wxyz = _quaternion(_z_to(wheel.axis))
             if self._configuration is not None:
                 self._configuration.value = self._q_text(self._q)
+                self._status.content = ""
 
     def _q_text(self, q):
         return ", ".join(f"{name}={value:.6g}" for name, value in zip(self._names, q))
@@ -292,7 +337,8 @@ class Viewer:
         """The slider's range of coordinate k: the joint's limits, else +-pi rad or +-2 reach, widened to hold q."""
         label = self.coordinates[k]
         limits = self.robot.limits.get(label) if self.robot.limits else None
-        prismatic = label in self.robot.joint_labels and self.robot.frame(label).sigma == joints.PRISMATIC
+        base = self.robot.floating and k < len(FLOATING_SLIDERS)
+        prismatic = k < 3 if base else self.robot.frame(label).sigma == joints.PRISMATIC
         lower, upper = (-2 * self.scale, 2 * self.scale) if prismatic else (-math.pi, math.pi)
         if limits is not None and limits.lower is not None and limits.upper is not None:
             lower, upper = float(limits.lower), float(limits.upper)
@@ -303,7 +349,9 @@ class Viewer:
     def _build_gui(self, frames):
         gui = self.server.gui
         gui.add_markdown(f"**{self.robot.name}** ({self.robot.structure}, {len(self.coordinates)} joints)")
-        self._names = [str(self.robot.frame(label).q) if label in self.robot.joint_labels else label for label in self.coordinates]
+        # the joint variables' names (th1, q_hinge), the base's x .. yaw
+        self._names = [label if self.robot.floating and k < len(FLOATING_SLIDERS) else str(self.robot.frame(label).q)
+                       for k, label in enumerate(self.coordinates)]  # fmt: skip
         self._configuration = None
         with gui.add_folder("Joints"):
             self._sliders = []
@@ -313,6 +361,7 @@ class Viewer:
                 slider.on_update(self._slid)
                 self._sliders.append(slider)
         self._configuration = gui.add_text("q", self._q_text(self._q), disabled=True, hint="the configuration shown")
+        self._status = gui.add_markdown("")
         with gui.add_folder("Show"):
             shown = gui.add_checkbox("frames", frames, hint="each frame's x (red), y (green), z (blue) and its label")
             shown.on_update(lambda event: self._toggle_frames(event.target.value))
@@ -335,7 +384,13 @@ class Viewer:
         if self._quiet:
             return
         with self._lock:
-            self._show(np.array([s.value for s in self._sliders], dtype=float))
+            q = np.array([s.value for s in self._sliders], dtype=float)
+            try:
+                scene = self._scene_of(q)
+            except KaneRobotError as exc:  # loops that do not close there: say so, keep the last picture
+                self._status.content = f"**not shown**: {exc}"
+                return
+            self._draw(q, scene)
 
     def _build_playback(self, gui):
         t = self.recording.t
@@ -353,7 +408,9 @@ class Viewer:
         self._seek(t[0])
 
     def _seek(self, time):
-        self.set_q(self._played[self.recording.row_at(time)])
+        """Show the recorded sample nearest ``time``: as saved (a closed loop's every joint, the base's quaternion)."""
+        row = self._played[self.recording.row_at(time)]
+        self._show(self._sliders_of(row), self.skeleton(row))
 
     # --------------------------------------------------------- playback
     def play(self):
@@ -473,3 +530,13 @@ def view(robot, values=None, q=None, play=None, *, urdf=None, host=LOOPBACK, por
     'http://127.0.0.1:...'
     """
     return Viewer(robot, values, q, play, urdf=urdf, host=host, port=port, frames=frames, verbose=verbose)
+
+
+def serve(robot, values=None, q=None, play=None, *, host=LOOPBACK, port=0, frames=True):
+    """:func:`view` until Ctrl-C, then stop: ``kanerobot view``.
+
+    Prints the page's address, and ``stopped`` once the port is free.
+    """
+    viewer = view(robot, values, q, play, host=host, port=port, frames=frames, verbose=True)
+    viewer.wait()
+    print("kanerobot: viewer stopped", flush=True)
