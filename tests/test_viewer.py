@@ -314,3 +314,25 @@ def test_kanerobot_view_serves_until_ctrl_c(viser):
     assert missing.returncode == 2
     assert "kanerobot: error: robot RX90: no value for the geometric parameters D3, RL4" in missing.stderr
     assert "--set D3=VALUE --set RL4=VALUE" in missing.stderr
+
+
+def test_urdf_meshes_dress_the_frames(viser, tmp_path, capsys):
+    trimesh = pytest.importorskip("trimesh", reason=NEEDS)
+    box = trimesh.creation.box(extents=(0.1, 0.2, 0.3))
+    box.export(tmp_path / "arm.stl")
+    (tmp_path / "r.urdf").write_text("""<robot name="r"><link name="base"/>
+      <link name="arm"><visual><origin xyz="0 0 0.25"/><geometry><mesh filename="arm.stl" scale="2 2 2"/></geometry>
+        <material name="red"><color rgba="1 0 0 1"/></material></visual>
+        <visual><geometry><mesh filename="package://r/missing.dae"/></geometry></visual></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 1"/><axis xyz="0 1 0"/></joint></robot>""")
+    with kr.view(tmp_path / "r.urdf", q=[0.4], verbose=False) as viewer:
+        mesh, missing = viewer._meshes
+        assert missing is None and "mesh package://r/missing.dae of frame j not found on disk" in capsys.readouterr().out
+        # the box's 8 corners, scaled by 2 (STL stores triangles: the corners come back in another order)
+        corners = np.unique(np.round(np.asarray(mesh.vertices, dtype=float), 6), axis=0)
+        np.testing.assert_allclose(corners, np.unique(np.round(2 * box.vertices, 6), axis=0), atol=1e-6)
+        assert len(mesh.faces) == len(box.faces) == 12
+        assert tuple(mesh.color) == (255, 0, 0) and tuple(mesh.position) == (0, 0, 0.25)
+        # it is a child of frame j, which is 1 m above the base, turned about y by 0.4 (quaternion of half the angle)
+        np.testing.assert_allclose(viewer._frames["j"].position, [0, 0, 1], atol=1e-12)
+        np.testing.assert_allclose(viewer._frames["j"].wxyz, [np.cos(0.2), 0, np.sin(0.2), 0], atol=1e-12)
