@@ -27,7 +27,7 @@ import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, RobotFileError
 from kanerobot.geometry import numeric_transform
-from kanerobot.viewer.recording import read_recording
+from kanerobot.viewer.recording import Recording, read_recording
 from kanerobot.viewer.visuals import link_visuals
 
 NEEDS = "needs Chromium: apt-get install chromium, and pip install 'kanerobot[view]'"
@@ -83,9 +83,9 @@ def _open(browser, viewer):
     page.goto(viewer.url)
     page.get_by_text("Connected").wait_for()
     page.locator("[role=slider]").first.wait_for()
-    for button in page.locator(".mantine-Notification-closeButton").all():
-        button.click()
-    page.locator(".mantine-Notification-root").first.wait_for(state="detached")
+    # viser's toasts (software WebGL) lie over the canvas and slide away on their own time: hidden, so that two
+    # pictures differ by the robot only
+    page.add_style_tag(content=".mantine-Notifications-root { display: none !important; }")
     return page
 
 
@@ -101,15 +101,15 @@ def _canvas(page):
 
 
 def _settled(page, previous=None):
-    """The canvas once two pictures 300 ms apart agree (the scene updates asynchronously)."""
+    """The canvas once two pictures 300 ms apart agree and differ from ``previous`` (the scene updates asynchronously)."""
     picture = _canvas(page)
-    for _ in range(40):
+    for _ in range(200):  # a bound on the pictures taken, not on time: the first one can take long in software WebGL
         page.wait_for_timeout(300)
         again = _canvas(page)
         if np.array_equal(again, picture) and (previous is None or not np.array_equal(again, previous)):
             return again
         picture = again
-    return picture
+    raise AssertionError("the canvas never settled on a new picture")
 
 
 def _slider(page, name):
@@ -224,6 +224,8 @@ def test_saved_runs_read_back_as_simulated(tmp_path):
         assert recording.coordinates == ("1", "2")
         np.testing.assert_array_equal(recording.t, run.t)
         np.testing.assert_array_equal(recording.columns(["2", "1"]), run.q[:, ::-1])
+    renamed = Recording(run.t, run.q, ("th1", "qr1"), "a flexible run")  # its link side named by the joint variable
+    np.testing.assert_array_equal(renamed.columns(["1"], {"1": "th1"}), run.q[:, :1])
     with pytest.raises(KaneRobotError, match=r"run.npz: no column for coordinate\(s\) 3 of the robot shown; the run has 1, 2"):
         read_recording(tmp_path / "run.npz").columns(["1", "3"])
     (tmp_path / "bad.csv").write_text("t,q_1\n0,1\n0.1,x\n")
@@ -263,6 +265,7 @@ def test_viewer_state_errors_and_stop(viser, capsys):
         kr.view("rx90", values=RX90, q=[0, 1])
     viewer = kr.view("rx90", values=RX90, q=Q0)
     assert capsys.readouterr().out == f"kanerobot: viewing RX90 at {viewer.url} (Ctrl-C stops)\n"
+    assert viewer._repr_html_() == f'<iframe src="{viewer.url}" width="100%" height="560" style="border: none"></iframe>'
     viewer.set_q({"3": 0.7})
     expected = np.array(Q0)
     expected[2] = 0.7
@@ -314,6 +317,10 @@ def test_kanerobot_view_serves_until_ctrl_c(viser):
     assert missing.returncode == 2
     assert "kanerobot: error: robot RX90: no value for the geometric parameters D3, RL4" in missing.stderr
     assert "--set D3=VALUE --set RL4=VALUE" in missing.stderr
+    typo = subprocess.run([sys.executable, "-m", "kanerobot", "view", "rx90", "--set", "D3=0.4", "--set", "RL4=0.5", "--set", "D4=1"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert typo.returncode == 2
+    assert typo.stderr == "kanerobot: error: --set: D4 is not a geometric parameter of RX90 (it has D3, RL4)\n"
 
 
 def test_urdf_meshes_dress_the_frames(viser, tmp_path, capsys):
@@ -336,3 +343,21 @@ def test_urdf_meshes_dress_the_frames(viser, tmp_path, capsys):
         # it is a child of frame j, which is 1 m above the base, turned about y by 0.4 (quaternion of half the angle)
         np.testing.assert_allclose(viewer._frames["j"].position, [0, 0, 1], atol=1e-12)
         np.testing.assert_allclose(viewer._frames["j"].wxyz, [np.cos(0.2), 0, np.sin(0.2), 0], atol=1e-12)
+
+
+def test_floating_base_sliders_and_playback(viser):
+    from kanerobot.robot.urdf import rpy_matrix
+
+    values = {"D1": 0.3, "D3": 0.4, "RL1": 0.2}
+    angle = 0.8  # a turn about z (x y z w quaternion), the base moved to (1, 2, 3)
+    row = np.array([1.0, 2.0, 3.0, 0, 0, np.sin(angle / 2), np.cos(angle / 2), 0.1, 0.2, 0.3])
+    run = Recording(np.array([0.0, 1.0]), np.vstack([[0, 0, 0, 0, 0, 0, 1, 0, 0, 0], row]),
+                    ("x", "y", "z", "qx", "qy", "qz", "qw", "1", "2", "3"), "a run")  # fmt: skip
+    with kr.view("satellite", values=values, play=run, verbose=False) as viewer:
+        assert viewer.coordinates == ("x", "y", "z", "roll", "pitch", "yaw", "1", "2", "3")
+        viewer._time.value = 1.0
+        np.testing.assert_allclose(viewer.q, [1, 2, 3, 0, 0, angle, 0.1, 0.2, 0.3], atol=1e-12)  # yaw is the turn about z
+        np.testing.assert_allclose(viewer._frames["0"].position, [1, 2, 3], atol=1e-12)
+        np.testing.assert_allclose(viewer._frames["0"].wxyz, row[[6, 3, 4, 5]], atol=1e-12)
+        viewer.set_q([0, 0, 0, 0.3, -0.2, 0.5, 0, 0, 0])  # roll, pitch, yaw: URDF's Rz(yaw) Ry(pitch) Rx(roll)
+        np.testing.assert_allclose(viewer.scene.base[:3, :3], rpy_matrix(0.3, -0.2, 0.5), atol=1e-12)

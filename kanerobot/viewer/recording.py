@@ -49,12 +49,15 @@ class Recording:
     coordinates: tuple
     source: str
 
-    def columns(self, names):
+    def columns(self, names, aliases=None):
         """The columns of ``q`` named ``names``, in that order.
 
         Parameters
         ----------
         names : sequence of str
+        aliases : dict str -> str, optional
+            Another name of a column, used when the first is absent (a
+            flexible joint's run names its link side ``th1``, not ``1``).
 
         Returns
         -------
@@ -66,6 +69,8 @@ class Recording:
             When the run lacks some of them: names those and what the run has.
         """
         index = {name: k for k, name in enumerate(self.coordinates)}
+        aliases = aliases or {}
+        names = [aliases[name] if name not in index and aliases.get(name) in index else name for name in names]
         missing = [name for name in names if name not in index]
         if missing:
             raise KaneRobotError(

@@ -141,7 +141,9 @@ class Viewer:
             self.robot.active_joints if self.robot.loops else self.robot.joint_labels
         )
         self.recording = _as_recording(play)
-        self._played = self.recording.columns(self.skeleton.coordinates) if self.recording is not None else None
+        # a flexible joint's run names its link side by the joint variable (th1), the skeleton by the label (1)
+        aliases = {label: str(self.robot.frame(label).q) for label in self.robot.joint_labels}
+        self._played = self.recording.columns(self.skeleton.coordinates, aliases) if self.recording is not None else None
         self.scene = None
         if q is not None:
             self._q = self._checked(q, "q")
@@ -477,6 +479,10 @@ class Viewer:
         self.stop()
         return False
 
+    def _repr_html_(self):
+        """In Jupyter, the page itself in the notebook (the notebook's browser reaches the server on this machine)."""
+        return f'<iframe src="{self.url}" width="100%" height="560" style="border: none"></iframe>'
+
     def __repr__(self):
         return f"<Viewer {self.robot.name} at {self.url}{' (stopped)' if self._closed.is_set() else ''}>"
 
@@ -536,7 +542,18 @@ def serve(robot, values=None, q=None, play=None, *, host=LOOPBACK, port=0, frame
     """:func:`view` until Ctrl-C, then stop: ``kanerobot view``.
 
     Prints the page's address, and ``stopped`` once the port is free.
+    ``values`` are the command line's ``--set``: a name the drawing does not
+    use (a typo) is an error, where :func:`view` ignores it (it takes a
+    simulation's whole parameter set).
     """
-    viewer = view(robot, values, q, play, host=host, port=port, frames=frames, verbose=True)
+    viewer = view(robot, values, q, play, host=host, port=port, frames=frames, verbose=False)
+    unused = sorted(set(values or {}) - set(viewer.skeleton.values))
+    if unused:
+        viewer.stop()
+        raise KaneRobotError(
+            f"--set: {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} not a geometric parameter of {viewer.robot.name} "
+            f"(it has {', '.join(sorted(viewer.skeleton.values)) or 'none'})"
+        )
+    print(f"kanerobot: viewing {viewer.robot.name} at {viewer.url} (Ctrl-C stops)", flush=True)
     viewer.wait()
     print("kanerobot: viewer stopped", flush=True)
