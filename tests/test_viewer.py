@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,10 +48,11 @@ CHROMIUM_FLAGS = [
 
 
 def _chromium():
-    found = os.environ.get("KANEROBOT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found and Path("/usr/bin/chromium").exists():
-        found = "/usr/bin/chromium"
-    return found
+    """The Chromium to drive: $KANEROBOT_CHROMIUM if set (absent if it is no executable), else the system's."""
+    if "KANEROBOT_CHROMIUM" in os.environ:
+        given = os.environ["KANEROBOT_CHROMIUM"]
+        return given if os.access(given, os.X_OK) else None
+    return shutil.which("chromium") or shutil.which("chromium-browser") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
 
 
 @pytest.fixture(scope="module")
