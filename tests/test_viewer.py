@@ -1,11 +1,12 @@
 """The browser viewer (kr.view, kanerobot view), tested in a real browser.
 
 The browser tests open the page in headless Chromium (Debian's ``chromium``
-package, driven by playwright with ``executable_path``: nothing is
-downloaded) and act as a user would: they read the canvas's pixels, press
-keys on a slider and type in its number box, and compare what the page
-reports with the values set and with the server's state.  They skip, saying
-what to install, without Chromium, viser or playwright.
+and ``chromium-driver`` packages, driven by selenium through that
+chromedriver: nothing is downloaded) and act as a user would: they read the
+canvas's pixels, type in a slider's number box and press keys on its thumb,
+click checkboxes and buttons, and compare what the page reports with the
+values set and with the server's state.  They skip, saying what to install,
+without Chromium, its driver, viser or selenium.
 """
 
 import io
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 
 import numpy as np
@@ -29,7 +31,7 @@ from kanerobot.geometry import numeric_transform
 from kanerobot.viewer.recording import Recording, read_recording
 from kanerobot.viewer.visuals import link_visuals
 
-NEEDS = "needs Chromium: apt-get install chromium, and pip install 'kanerobot[view]'"
+NEEDS = "needs Chromium: apt-get install chromium chromium-driver, and pip install 'kanerobot[view]' selenium"
 RX90 = {"D3": 0.45, "RL4": 0.5}
 Q0 = [0.3, 0.5, -0.4, 0.0, 0.6, 0.0]
 #: Flags of headless Chromium as root, with WebGL in software (SwiftShader); no network, no profile.
@@ -44,31 +46,40 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
     "--enable-unsafe-swiftshader",
     "--use-angle=swiftshader",
+    "--window-size=1100,750",
 ]
+#: How long the page may take to answer (seconds): software WebGL on a busy machine is slow.
+PATIENCE = 120
 
 
-def _chromium():
-    """The Chromium to drive: $KANEROBOT_CHROMIUM if set (absent if it is no executable), else the system's."""
-    if "KANEROBOT_CHROMIUM" in os.environ:
-        given = os.environ["KANEROBOT_CHROMIUM"]
+def _executable(variable, *names):
+    """``$variable`` if set (None if it is no executable), else the first of ``names`` on PATH or in /usr/bin."""
+    if variable in os.environ:
+        given = os.environ[variable]
         return given if os.access(given, os.X_OK) else None
-    return shutil.which("chromium") or shutil.which("chromium-browser") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+    for name in names:
+        found = shutil.which(name) or (f"/usr/bin/{name}" if os.access(f"/usr/bin/{name}", os.X_OK) else None)
+        if found:
+            return found
+    return None
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     pytest.importorskip("viser", reason=NEEDS)
-    sync_api = pytest.importorskip("playwright.sync_api", reason=NEEDS)
-    executable = _chromium()
-    if not executable:
+    webdriver = pytest.importorskip("selenium.webdriver", reason=NEEDS)
+    chromium = _executable("KANEROBOT_CHROMIUM", "chromium", "chromium-browser")
+    driver = _executable("KANEROBOT_CHROMEDRIVER", "chromedriver")
+    if not (chromium and driver):
         pytest.skip(NEEDS)
-    profile = tmp_path_factory.mktemp("chromium-profile")  # a new empty profile
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1100, "height": 750}
-        )
-        yield chromium
-        chromium.close()
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:  # a new empty profile
+        options.add_argument(flag)
+    # the system's chromedriver named: selenium then runs no driver manager (which would download one)
+    browser = webdriver.Chrome(service=webdriver.ChromeService(driver), options=options)
+    yield browser
+    browser.quit()
 
 
 @pytest.fixture
@@ -77,62 +88,90 @@ def viser():
 
 
 # ------------------------------------------------------------ the page
+def _until(browser, condition, what):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, PATIENCE, poll_frequency=0.1).until(lambda _: condition(), message=what)
+
+
 def _open(browser, viewer):
-    """A page on the viewer, connected, its notifications closed, the scene drawn."""
-    page = browser.new_page()
-    page.goto(viewer.url)
-    page.get_by_text("Connected").wait_for()
-    page.locator("[role=slider]").first.wait_for()
+    """The viewer's page, connected, its sliders drawn."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(viewer.url)
+    _until(browser, lambda: browser.find_elements(By.XPATH, "//*[text()='Connected']"), "the page connects")
+    _until(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "[role=slider]"), "the sliders appear")
     # viser's toasts (software WebGL) lie over the canvas and slide away on their own time: hidden, so that two
     # pictures differ by the robot only
-    page.add_style_tag(content=".mantine-Notifications-root { display: none !important; }")
-    return page
+    browser.execute_script(
+        "const s = document.createElement('style');"
+        "s.textContent = '.mantine-Notifications-root { display: none !important; }';"
+        "document.head.appendChild(s);"
+    )
 
 
-def _canvas(page):
+def _canvas(browser):
     """The 3D view's pixels left of the control panel (RGB, uint8)."""
     from PIL import Image
+    from selenium.webdriver.common.by import By
 
-    canvas = page.locator("canvas").first.bounding_box()
-    panel = page.get_by_text("Connected").bounding_box()
-    width = min(canvas["width"], panel["x"] - canvas["x"] - 20)
-    png = page.screenshot(clip={"x": canvas["x"], "y": canvas["y"], "width": width, "height": canvas["height"]})
-    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+    x, y, width, height = browser.execute_script("const r = document.querySelector('canvas').getBoundingClientRect(); return [r.x, r.y, r.width, r.height]")
+    panel = browser.find_element(By.XPATH, "//*[text()='Connected']").rect["x"]
+    picture = np.asarray(Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB"))
+    return picture[int(y) : int(y + height), int(x) : int(min(x + width, panel - 20))]
 
 
-def _settled(page, previous=None):
+def _settled(browser, previous=None):
     """The canvas once two pictures 300 ms apart agree and differ from ``previous`` (the scene updates asynchronously)."""
-    picture = _canvas(page)
-    for _ in range(200):  # a bound on the pictures taken, not on time: the first one can take long in software WebGL
-        page.wait_for_timeout(300)
-        again = _canvas(page)
+    picture = _canvas(browser)
+    for _ in range(400):  # a bound on the pictures taken, not on time: the first one can take long in software WebGL
+        time.sleep(0.3)
+        again = _canvas(browser)
         if np.array_equal(again, picture) and (previous is None or not np.array_equal(again, previous)):
             return again
         picture = again
     raise AssertionError("the canvas never settled on a new picture")
 
 
-def _slider(page, name):
+def _row(browser, name):
+    """The row of the control labelled ``name``: its label's closest flex box."""
+    from selenium.webdriver.common.by import By
+
+    return browser.find_element(By.XPATH, f"//label[text()='{name}']/ancestor::div[contains(@class, 'mantine-Flex-root')][1]")
+
+
+def _slider(browser, name):
     """The thumb and the number box of the slider labelled ``name``."""
-    ident = page.locator("label").filter(has_text=re.compile(f"^{re.escape(name)}$")).first.get_attribute("for")
-    root = page.locator(f'[id="{ident}"]')
-    return root.locator("[role=slider]"), root.locator("xpath=..").locator("input.mantine-NumberInput-input")
+    from selenium.webdriver.common.by import By
+
+    row = _row(browser, name)
+    return row.find_element(By.CSS_SELECTOR, "[role=slider]"), row.find_element(By.CSS_SELECTOR, "input.mantine-NumberInput-input")
 
 
-def _reported(page, names):
+def _type(box, text):
+    """Select what the box holds and type ``text`` then Enter, as a user would."""
+    from selenium.webdriver.common.keys import Keys
+
+    box.click()
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(text, Keys.ENTER)
+
+
+def _reported(browser, names):
     """The joint values the page shows: each slider's number box, and its thumb's aria-valuenow."""
     boxes, thumbs = [], []
     for name in names:
-        thumb, box = _slider(page, name)
-        boxes.append(float(box.input_value()))
+        thumb, box = _slider(browser, name)
+        boxes.append(float(box.get_property("value")))
         thumbs.append(float(thumb.get_attribute("aria-valuenow")))
     return np.array(boxes), np.array(thumbs)
 
 
-def _configuration(page):
+def _configuration(browser):
     """The read-only box ``q`` of the page: ``th1=..., th2=...``."""
-    label = page.locator("label").filter(has_text=re.compile("^q$")).first
-    return label.locator("xpath=ancestor::div[contains(@class, 'mantine-Flex-root')][1]").locator("input").input_value()
+    from selenium.webdriver.common.by import By
+
+    return _row(browser, "q").find_element(By.TAG_NAME, "input").get_property("value")
 
 
 def _orange(picture):
@@ -141,77 +180,80 @@ def _orange(picture):
     return int(np.count_nonzero((r > 150) & (r - g > 40) & (g - b > 30)))
 
 
+def _changed(a, b):
+    return int(np.count_nonzero(np.any(a != b, axis=-1)))
+
+
 def test_page_draws_the_robot_and_its_sliders_move_it(browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
     names = ["th1", "th2", "th3", "th4", "th5", "th6"]
     with kr.view("rx90", values=RX90, q=Q0, verbose=False) as viewer:
         assert viewer.url.startswith("http://127.0.0.1:")
-        page = _open(browser, viewer)
-        first = _settled(page)
+        _open(browser, viewer)
+        first = _settled(browser)
         # the canvas shows something: many colours, the joints' orange among them
         colours = len(np.unique(first.reshape(-1, 3), axis=0))
         assert colours > 50, colours
         assert _orange(first) > 100
-        np.testing.assert_allclose(_reported(page, names), [Q0, Q0])
-        assert np.array_equal(_canvas(page), first)  # nothing moves by itself: a difference below is the slider's
+        np.testing.assert_allclose(_reported(browser, names), [Q0, Q0])
+        assert np.array_equal(_canvas(browser), first)  # nothing moves by itself: a difference below is the slider's
 
-        # type a value in th2's number box, as a user would
-        _, box = _slider(page, "th2")
-        box.fill("1.2")
-        box.press("Enter")
-        second = _settled(page, first)
-        assert np.count_nonzero(np.any(second != first, axis=-1)) > 500
+        # type a value in th2's number box
+        _type(_slider(browser, "th2")[1], "1.2")
+        second = _settled(browser, first)
+        assert _changed(second, first) > 500
         expected = np.array(Q0)
         expected[1] = 1.2
         # keyboard on th5's thumb: End takes it to its maximum, pi (the range of a revolute joint without limits)
-        thumb, _ = _slider(page, "th5")
-        thumb.focus()
-        thumb.press("End")
-        third = _settled(page, second)
-        assert np.count_nonzero(np.any(third != second, axis=-1)) > 100
+        _slider(browser, "th5")[0].send_keys(Keys.END)
+        third = _settled(browser, second)
+        assert _changed(third, second) > 100
         expected[4] = np.pi
-        boxes, thumbs = _reported(page, names)
+        boxes, thumbs = _reported(browser, names)
         np.testing.assert_allclose(thumbs, expected, atol=1e-12)
         np.testing.assert_allclose(boxes, expected, atol=5e-7)  # the box shows 7 digits
-        assert "th2=1.2, th3=-0.4, th4=0, th5=3.14159" in _configuration(page)
+        assert "th2=1.2, th3=-0.4, th4=0, th5=3.14159" in _configuration(browser)
         np.testing.assert_allclose(viewer.q, expected, atol=1e-12)  # the server's state is the page's
         # and the server drew that configuration: its frame 6 is where the geometric model puts it
         T = numeric_transform(viewer.robot, "0", "6", RX90)(expected)
         np.testing.assert_allclose(viewer._frames["6"].position, T[:3, 3], atol=1e-12)
 
         # the frames checkbox hides the triads and labels: the picture loses them
-        page.get_by_label("frames").uncheck()
-        hidden = _settled(page, third)
-        assert not page.get_by_label("frames").is_checked()
-        assert not viewer._frames["6"].show_axes
-        assert np.count_nonzero(np.any(hidden != third, axis=-1)) > 50
-        page.close()
+        box = _row(browser, "frames").find_element(By.CSS_SELECTOR, "input[type=checkbox]")
+        assert box.is_selected()
+        _row(browser, "frames").find_element(By.TAG_NAME, "label").click()
+        hidden = _settled(browser, third)
+        assert not box.is_selected() and not viewer._frames["6"].show_axes
+        assert _changed(hidden, third) > 50
 
 
 def test_page_plays_a_saved_simulation(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
     robot = library("planar2")
     values = random_parameters(robot, np.random.default_rng(3), friction=False, wrench=False)
     fn = derived("planar2").numeric(values, backend="numpy")
     run = kr.simulate(fn, None, [0.3, -0.2, 2.0, -1.0], (0, 0.5), t_eval=np.linspace(0, 0.5, 11))
     path = run.save(tmp_path / "run.npz")
     with kr.view(robot, values=values, play=path, verbose=False) as viewer:
-        page = _open(browser, viewer)
+        _open(browser, viewer)
         np.testing.assert_allclose(viewer.q, run.q[0], atol=1e-12)
-        start = _settled(page)
+        start = _settled(browser)
         # typing a time in the time slider's box shows the recorded sample of that time
-        _, box = _slider(page, "time (s)")
-        box.fill("0.3")
-        box.press("Enter")
-        later = _settled(page, start)
-        assert np.count_nonzero(np.any(later != start, axis=-1)) > 100
+        _type(_slider(browser, "time (s)")[1], "0.3")
+        later = _settled(browser, start)
+        assert _changed(later, start) > 100
         np.testing.assert_allclose(viewer.q, run.q[6], atol=1e-12)  # t[6] = 0.3
-        np.testing.assert_allclose(_reported(page, ["th1", "th2"])[1], run.q[6], atol=1e-12)
+        np.testing.assert_allclose(_reported(browser, ["th1", "th2"])[1], run.q[6], atol=1e-12)
         # Play, without looping, runs to the end and stays on the last sample
-        page.get_by_label("loop").uncheck()
-        page.get_by_role("button", name="Play").click()
+        _row(browser, "loop").find_element(By.TAG_NAME, "label").click()
+        _until(browser, lambda: not viewer._loop.value, "the loop checkbox unticks")
+        browser.find_element(By.XPATH, "//button[normalize-space()='Play']").click()
         last = ", ".join(f"th{k + 1}={v:.6g}" for k, v in enumerate(run.q[-1]))
-        page.wait_for_function("text => [...document.querySelectorAll('input')].some(e => e.value === text)", arg=last)
+        _until(browser, lambda: _configuration(browser) == last, "the run plays to its last sample")
         np.testing.assert_allclose(viewer.q, run.q[-1], atol=1e-12)
-        page.close()
 
 
 # ------------------------------------------------ without a browser
