@@ -26,8 +26,8 @@ from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
 from kanerobot.robot.io import load, save
 from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
 from kanerobot.simulation import cross_validate, simulate
-from kanerobot.visual.draw import plot
 from kanerobot.viewer import view
+from kanerobot.visual.draw import plot
 
 __all__ = [
     "Base",
