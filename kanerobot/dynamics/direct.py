@@ -153,7 +153,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     :func:`articulated_bodies` with every joint's acceleration known: the
     articulated inertias are those of the composite links (eq. 33), kept
     as ten parameters each, and the base's 6x6 system is solved through
-    the Schur complement of ``M+_0`` (the module's step iii).
+    the Schur complement of ``M+_0`` (step (iii) in docs/theory/direct.md).
 
     Parameters
     ----------
