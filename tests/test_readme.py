@@ -16,9 +16,10 @@ before identifying from it).
   order through :func:`kanerobot.cli.main`; each must exit 0 and print
   something or write a file, and a file named by ``-o`` or a folder named by
   ``--plot`` (with figures in it) must have been written.
-  The Quick start's two blocks are install commands: they are checked
+  The Quick start's three blocks are install commands: they are checked
   against ``.ci/run`` and the example they run, not run here
-  (``tests/test_examples.py`` runs ``examples/krang/krang_kane.py``).
+  (``tests/test_examples.py`` runs ``examples/krang/krang_kane.py``,
+  ``tests/test_docs.py`` builds the documentation as the third says).
 * Blocks of no language are listings (the layout), not run; any other
   language fails :func:`test_blocks_have_known_languages`, so that a block
   is never skipped silently.
@@ -157,10 +158,11 @@ def test_blocks_have_known_languages():
 
 
 def test_quick_start_commands():
-    """Two commands: the headline (Krang's A and C by Kane's method) and exactly what CI runs."""
+    """Three commands: the headline (Krang's A and C by Kane's method), exactly what CI runs, and
+    the documentation build (``tests/test_docs.py`` holds it to the build it runs)."""
     blocks = sections()[QUICK_START]
-    assert [b.language for b in blocks] == ["sh", "sh"]
-    main_job, tests = (b.code.strip() for b in blocks)
+    assert [b.language for b in blocks] == ["sh", "sh", "sh"]
+    main_job, tests, _docs = (b.code.strip() for b in blocks)
     assert main_job == "python3 -m venv .venv && . .venv/bin/activate && pip install . && python examples/krang/krang_kane.py"
     example = ROOT / "examples" / "krang" / "krang_kane.py"
     assert example.is_file() and "method=\"kane\"" in example.read_text() and '"coriolis_matrix"' in example.read_text()

@@ -29,48 +29,10 @@ The velocity columns are the derivatives with respect to ``qd`` (base
 **Coulomb friction** ``FS_j sign(qd_j)`` is not differentiable at ``qd_j =
 0``; its derivative is taken as 0 (its value everywhere else).
 
-**Constructions and their cost** (operation counts of the programs,
-``program.op_count()``, on the RX-90 and Krang by Newton-Euler;
-``benchmarks/derivatives_vs_pinocchio.py`` prints the models'):
-
-- ``inverse_dynamics_derivatives``: one forward-mode pass of the
-  inverse dynamic program per configuration direction, each limited to
-  the lines that depend on it: a joint variable touches only the links
-  after it and the backward recursion, as in pinocchio's
-  ``computeRNEADerivatives`` (O(nv^2) for a chain); a derivative line
-  identical to a line of the program is not recorded again (on the RX-90,
-  ``d(VP13)/dth3`` is ``VP23``).  The velocity columns are ``2 C(q, qd) +
-  diag(FV)`` from the Coriolis matrix program on a fixed root, forward
-  mode along the speeds on a floating base (see
-  :func:`inverse_dynamics_derivatives`).  RX-90: 1933 multiplications,
-  1497 additions (the model 349/306); Krang: 14354/11180 (1177/1045).
-- ``direct_dynamics_derivatives``, three constructions, the cheapest
-  taken (see :func:`direct_dynamics_derivatives` for the counts).  With
-  ``qdd = ddm(q, qd, tau)`` and ``tau = idm(q, qd, qdd)``, ``dqdd/dx =
-  -A^-1 dtau/dx`` (``x = q, qd``) and ``dqdd/dtau = A^-1``; the direct
-  model is affine in the torques and its linear part is ``A^-1``, so
-  ``A^-1 s`` is the forward-mode derivative of the articulated-body
-  program along the torques seeded with ``s``, which differentiates only
-  its torque-dependent lines (the last backward and the forward pass): no
-  inertia matrix, no factorisation.  The program is the articulated-body
-  program, then the forward-mode ``idm`` derivative program read at
-  ``qdd``, then
-
-  * *product* (fixed root): ``A^-1`` (one triangle, by symmetry) as the
-    derivatives along the n torques, and ``-A^-1 dtau/dx`` as products
-    in the program, whose zeros (many on a tree) cost nothing.  This is
-    pinocchio's ``computeABADerivatives``, which forms ``M^-1`` with the
-    ABA;
-  * *inverse* (fixed root): ``-A^-1 dtau/dx_k`` as one derivative along
-    the torques seeded with ``-dtau/dx_k`` per column;
-  * *direct*: forward mode over the articulated-body program along the
-    2 nv + n directions of ``q, qd, tau``.
-
-  A floating base takes the direct construction (its torques do not
-  include the base wrench whose columns of ``A^-1`` the others need).  With the
-  Lagrange and Kane engines, which have no articulated-body program, the
-  direct model's derivatives are solved numerically from ``A`` and the
-  ``idm`` derivatives (:data:`SOLVED_DERIVATIVES`).
+The constructions of the two programs and their cost (forward mode
+limited to the lines that depend on each direction, the three
+constructions of the direct model's derivatives and how the cheapest is
+taken) are in ``docs/theory/derivatives.md``.
 """
 
 import sympy
@@ -329,7 +291,7 @@ def direct_dynamics_derivatives(model, construction="auto"):
     ----------
     model : DynamicModel
     construction : {"auto", "product", "inverse", "direct"}, optional
-        See the module notes; ``"product"`` and ``"inverse"`` need a fixed
+        See docs/theory/derivatives.md; ``"product"`` and ``"inverse"`` need a fixed
         root.  ``"auto"`` (default) takes the cheapest by operation count
         as measured (multiplications/additions, Newton-Euler engine):
 

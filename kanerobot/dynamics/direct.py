@@ -2,94 +2,14 @@
 
 SYMORO+ section 5.4 (after Featherstone's articulated bodies), in the form of
 OpenSYMORO eqs 16-29 (fixed root, flexible joints) and 31-39 (free flyer),
-written once here.  Twists, accelerations and wrenches of link j are
-6-vectors in frame j, linear part first, taken at the origin O_j::
-
-    jV_j = [jv_j; jw_j]     jVdot_j = [jvdot_j; jwdot_j]     jF_j = [jf_j; jm_j]
-
-``ja_j = [sigma_j e_j; sigmabar_j e_j]`` is joint j's motion subspace (e_j
-its unit axis in frame j), ``jS_i = [jA_i, -jA_i iP^_j; 0, jA_i]`` the screw
-transform from frame i = a(j) to frame j, and ``jI_Oj = [M_j I3, jMS^_j^T;
-jMS^_j, jJ_j]`` the spatial inertia of link j about O_j.
-
-**Joints.**  Each joint is one of two kinds:
-
-- *torque known*: ``tau_j`` is given and ``qdd_j`` is unknown (every joint of
-  the direct model; the link side of a flexible joint, whose torque is the
-  elastic one); ``tau_j = Gamma_j - FV_j qd_j - FS_j sign(qd_j)`` is the
-  applied torque less friction, and the rotor inertia ``IA_j`` adds to H_j;
-- *acceleration known*: ``qdd_j`` is given and the torque ``Gamma_j`` is
-  unknown (the free-floating inverse model; the rigid joints and the motors
-  of the flexible inverse model).  A fixed frame is one, with ``qdd_j = 0``.
-
-**The root** (:mod:`~kanerobot.dynamics.root`): link 0 hangs from the world
-by a *fixed* root, whose motion is known, or by a *free flyer*, six
-degrees of freedom whose torques are known (zero: ``0F_0 = 0``) and whose
-accelerations are unknown.  The free flyer's motion subspace is the
-identity, so its articulated inertia is not projected: it is a 6x6 system.
-
-(i) First forward recursion, j = 1..n: angular velocities, gyroscopic
-accelerations gamma and bias wrenches beta (link 0 too, on a free flyer)::
-
-    jw_i     = jA_i iw_i                                                          (16)
-    jw_j     = jw_i + sigmabar_j qd_j e_j                                         (16)
-    jgamma_j = [jA_i (iw_i x (iw_i x iP_j)) + 2 sigma_j jw_i x qd_j e_j;
-                sigmabar_j jw_i x qd_j e_j]                                       (17)
-    jbeta_j  = -jF_ej - [jw_j x (jw_j x jMS_j); jw_j x (jJ_j jw_j)]              (18)
-    jzeta_j  = jgamma_j + ja_j qdd_j              (acceleration known)            (31)
-
-The linear velocities are not needed: at the link origins the bias terms
-depend on the angular velocities only.
-
-(ii) Backward recursion, j = n..1, from ``I*_j = I_Oj`` and ``beta*_j =
-beta_j``::
-
-    torque known:
-        H_j       = ja_j^T jI*_j ja_j + IA_j                                      (19)
-        jK_j      = jI*_j - jI*_j ja_j H_j^-1 ja_j^T jI*_j                        (20)
-        jalpha_j  = jK_j jgamma_j + jI*_j ja_j H_j^-1 (tau_j + ja_j^T jbeta*_j) - jbeta*_j   (21)
-    acceleration known:
-        jK_j      = jI*_j                                                         (22)
-        jalpha_j  = jK_j jzeta_j - jbeta*_j                                       (23)
-    iI*_i     = iI*_i + jS_i^T jK_j jS_i                                          (24)
-    ibeta*_i  = ibeta*_i - jS_i^T jalpha_j                                        (25)
-
-(24, 25) feed a fixed root with nothing: its motion is known.  Where every
-joint of the subtree of j has its acceleration known, ``I*_j`` is the
-inertia of the rigid composite link j (OpenSYMORO eq. 33) and is kept as
-its ten parameters ``J+, MS+, M+``, moved to the antecedent by SYMORO+ eqs
-27-30 (:class:`RigidInertia`); elsewhere it is a symmetric 6x6.
-
-(iii) The root.  Fixed: ``0Vdot_0 = [VP0 - G; WP0]`` (gravity as a base
-acceleration).  Free flyer, ``0F_0 = 0``::
-
-    0I*_0 0Vdot_0 = 0beta*_0                                                      (35)
-    qdd_0 = [0vdot_0 + 0R_w G - 0w_0 x 0v_0; 0wdot_0]                            (39)
-
-solved in the program by :func:`ldl_solve` (no pivoting, the linear rows
-first): a full 6x6 when some joint's torque is known; for a rigid composite
-link the first three pivots are all ``M+_0`` and the Schur complement is
-the inertia ``J_G`` of the whole robot about its centre of mass ``c``::
-
-    0wdot_0 = J_G^-1 (beta*_m - c x beta*_f),   0vdot_0 = beta*_f / M+_0 - 0wdot_0 x c
-
-``qdd_0`` is the derivative of the free flyer's speeds (the state's, see
-:mod:`~kanerobot.dynamics.free_flyer`): the classical acceleration less
-``w x v``, with gravity taken back out.
-
-(iv) Second forward recursion, j = 1..n::
-
-    torque known:
-        qdd_j     = H_j^-1 [tau_j - ja_j^T jI*_j (jS_i iVdot_i + jgamma_j) + ja_j^T jbeta*_j]   (27)
-        jVdot_j   = jS_i iVdot_i + ja_j qdd_j + jgamma_j                          (28)
-    acceleration known:
-        jVdot_j   = jS_i iVdot_i + jzeta_j                                        (28, 36)
-        jF_j      = jI*_j jVdot_j - jbeta*_j                                      (26, 37)
-        Gamma_j   = ja_j^T jF_j + FS_j sign(qd_j) + FV_j qd_j + IA_j qdd_j        (29, 38)
-
-With ``JU_j = jI*_j ja_j H_j^-1`` (SYMORO's name) eq. 27 reads ``qdd_j =
-GW_j / H_j - JU_j^T VR_j`` where ``GW_j = tau_j + ja_j^T jbeta*_j`` and
-``VR_j = jS_i iVdot_i + jgamma_j``.
+written once here.  Each joint is *torque known* (``tau_j`` given,
+``qdd_j`` unknown: every joint of the direct model, the link side of a
+flexible joint) or *acceleration known* (``qdd_j`` given, the torque
+unknown: the free-floating inverse model, the rigid joints and motors of the
+flexible inverse model, fixed frames); the root is fixed (its motion known)
+or a free flyer (:mod:`~kanerobot.dynamics.root`).  The derivation (the
+four passes, eqs 16-39, rigid composite links, the free flyer's 6x6
+system) is in ``docs/theory/direct.md``.
 
 :func:`articulated_bodies` records the four steps into a program for any
 mix of joints and either root; :func:`direct_dynamics` (every torque known,
@@ -233,7 +153,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     :func:`articulated_bodies` with every joint's acceleration known: the
     articulated inertias are those of the composite links (eq. 33), kept
     as ten parameters each, and the base's 6x6 system is solved through
-    the Schur complement of ``M+_0`` (the module's step iii).
+    the Schur complement of ``M+_0`` (step (iii) in docs/theory/direct.md).
 
     Parameters
     ----------

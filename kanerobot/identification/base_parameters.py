@@ -83,7 +83,7 @@ from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 __all__ = ["BaseParameterSet", "base_parameter_set", "base_parameters"]
 
 METHODS = ("symbolic", "numeric")
-#: |R_ii| below this (columns of unit norm) marks a dependent column.
+#: ``|R_ii|`` below this (columns of unit norm) marks a dependent column.
 RANK_TOL = 1e-7
 _INERTIA = ("XX", "XY", "XZ", "YY", "YZ", "ZZ")
 _MOMENTS = ("MX", "MY", "MZ")

@@ -8,7 +8,7 @@ the change of the total energy plus what friction dissipated:
 with ``H = T + U = h(q, qd) K`` (48) linear in the inertial parameters (the
 coefficients of eq. 52, with the rotor inertias ``1/2 IA_j qd_j^2``) and the
 friction ``Gamma_f = FV qd + FS sign(qd)``, whose power ``FV_j qd_j^2 +
-FS_j |qd_j|`` is linear in ``FV, FS``.  One scalar equation per interval:
+FS_j |qd_j|`` is linear in ``FV, FS``.  One scalar equation per interval::
 
     y_k = int qd^T Gamma dt,   w_k = Delta h + [int qd_j^2 dt (FV_j), int |qd_j| dt (FS_j)]
 

@@ -1173,13 +1173,13 @@ def simplify_trig_products(expr, program):
     when they read, for two different recorded angles a and b (Ca = cos(a),
     Sa = sin(a)):
 
-    ========================  ===================  ============
-    terms                     becomes              angle
-    ========================  ===================  ============
-    ``k*M*Ca*Cb - k*M*Sa*Sb``  ``k*M*C(a+b)``       a + b
-    ``k*M*Sa*Cb + k*M*Ca*Sb``  ``k*M*S(a+b)``       a + b
-    ``k*M*Ca**2 + k*M*Sa**2``  ``k*M``              (a = b)
-    ========================  ===================  ============
+    ===========================  ===================  ============
+    terms                        becomes              angle
+    ===========================  ===================  ============
+    ``k*M*Ca*Cb - k*M*Sa*Sb``    ``k*M*C(a+b)``       a + b
+    ``k*M*Sa*Cb + k*M*Ca*Sb``    ``k*M*S(a+b)``       a + b
+    ``k*M*Ca**2 + k*M*Sa**2``    ``k*M``              (a = b)
+    ===========================  ===================  ============
 
     so negated pairs (``-Ca*Cb + Sa*Sb`` gives ``-C(a+b)``) and any common
     factor are covered.  Factors that are program symbols defined by a pure
