@@ -585,7 +585,7 @@ def cmd_identify(args):
         _output_path(args.output, (".toml", ".csv"), "identification results")
     for path in args.data:
         if not Path(path).exists():
-            raise KaneRobotError(f"{path}: no such file or folder (the recording: .csv, .npz, .parquet files or their folder)")
+            raise KaneRobotError(f"{path}: no such file (the recording: a .csv or .npz file, or a folder or several .csv, .npz, .parquet files)")
     # one file is read whole unless --chunk-size; a folder or several files chunk by chunk (kanerobot.identification.chunked)
     data = args.data[0] if len(args.data) == 1 else args.data
     robot = load(resolve(args.robot))

@@ -34,6 +34,7 @@ REQUIREMENTS = {
     "numeric_engines.py": None,
     "friction_simulation.py": None,
     "op_counts_every_robot.py": None,
+    "identify_long_recording.py": None,  # NPZ files: kanerobot's own readers
 }
 
 

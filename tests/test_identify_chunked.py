@@ -248,7 +248,7 @@ def test_mistakes_in_the_call_get_one_clear_error_each(planar, recording, tmp_pa
         identify(regs, {"t": [0.0, 1.0], "q": np.zeros((2, 3)), "tau": np.zeros((2, 3))}, chunk_size=10)
     assert main(["identify", "planar2", str(folder), str(tmp_path / "nowhere.csv")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "nowhere.csv: no such file or folder" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "nowhere.csv: no such file (the recording" in err and "Traceback" not in err
 
 
 # ------------------------------------------------------------------ memory

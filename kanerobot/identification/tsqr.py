@@ -81,9 +81,13 @@ class Factors:
         """Add equations ``W[k, j] @ K_b = y[k, j]``: ``W`` (m, groups, nb), ``y`` (m, groups)."""
         if len(y) == 0:
             return
-        for j in range(len(self.R)):
-            block = np.concatenate([W[:, j, :], y[:, j, None]], axis=1)
-            self.R[j] = _r(np.concatenate([self.R[j], block]))
+        for j, R in enumerate(self.R):
+            # the factor so far over the new rows, filled in place column-major (LAPACK's order)
+            block = np.empty((len(R) + len(y), self.nb + 1), order="F")
+            block[: len(R)] = R
+            block[len(R) :, : self.nb] = W[:, j, :]
+            block[len(R) :, self.nb] = y[:, j]
+            self.R[j] = np.linalg.qr(block, mode="r")
             self.counts[j] += len(y)
 
     def stacked(self, weights=None):
