@@ -11,6 +11,7 @@ chunked path against that textbook solution directly.
 """
 
 import dataclasses
+import sys
 import tracemalloc
 
 import numpy as np
@@ -235,6 +236,15 @@ def test_mistakes_in_the_files_get_one_clear_error_each(planar, recording, tmp_p
     with pytest.raises(DataError, match=r"part99.npz: sample 0: time does not increase from .*part01.npz"):
         identify(regs, folder)
     assert [p.name for p in recording_files(folder)] == ["part01.npz", "part99.npz"]
+
+
+def test_parquet_without_pyarrow_says_what_to_install(planar, tmp_path, monkeypatch):
+    robot, values, fn, regs = planar
+    (tmp_path / "run.parquet").write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow then fails as when it is not installed
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(DataError, match=r"run.parquet: reading Parquet files needs pyarrow: pip install pyarrow$"):
+        identify(regs, tmp_path / "run.parquet")
 
 
 def test_mistakes_in_the_call_get_one_clear_error_each(planar, recording, tmp_path, capsys):

@@ -135,6 +135,7 @@ class _Reader:
 
     path = "recording"
     line_numbers = False
+    samples = None  # known before reading (NPZ, Parquet, in memory), else None
 
     def _set_header(self, header):
         prefixes = csv_columns(self.path, header)
@@ -294,6 +295,7 @@ class _Parquet(_Reader):
         except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError ...: all say the file is unreadable
             raise DataError(path, None, f"not a readable Parquet file ({exc})") from None
         self._set_header(list(self._file.schema_arrow.names))
+        self.samples = self._file.metadata.num_rows
 
     def blocks(self, rows):
         names = [self.header[k] for k in self.columns]
@@ -316,6 +318,7 @@ class _Arrays(_Reader):
         self.joints = list(data.joints)
         self.fields = [name for name in FIELDS if getattr(data, name) is not None]
         self.columns = list(range(1 + len(self.fields) * len(self.joints)))
+        self.samples = len(data.t)
 
     def blocks(self, rows):
         for start in range(0, len(self.data.t), rows):
@@ -352,6 +355,9 @@ class SampleStream:
         ``q``, ``tau`` and those of ``qd``, ``qdd`` the recording has.
     source : str
         The files or the recording, for messages.
+    samples : int or None
+        Samples in all, when every file says it before it is read (NPZ,
+        Parquet, in memory; not CSV).
 
     Raises
     ------
@@ -370,6 +376,8 @@ class SampleStream:
             self.source = items[0].source
         self.rows = int(rows)
         self.readers = [_reader(item) for item in items]
+        counts = [reader.samples for reader in self.readers]
+        self.samples = None if None in counts else sum(counts)
         first = self.readers[0]
         for reader in self.readers[1:]:
             if set(reader.joints) != set(first.joints) or reader.fields != first.fields:
@@ -533,7 +541,14 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
         if high > low:
             factors.add(W[low - wa // factor : high - wa // factor], y[low - wa // factor : high - wa // factor])
 
-    with slow_step(f"identification of {regs.robot.name} from {stream.source}, chunks of {size:,} samples"):
+    of = f" of {stream.samples:,}" if stream.samples is not None else ""
+
+    def chunk(start, stop, total, last):
+        with slow_step(f"chunk of samples {start:,} to {stop:,}{of}"):
+            process(start, stop, total, last)
+
+    count = f" ({stream.samples:,} samples)" if stream.samples is not None else ""
+    with slow_step(f"identification of {regs.robot.name} from {stream.source}{count}, chunks of {size:,}"):
         for block in stream.blocks():
             buffer.append(block)
             if reach is None and stream.dt is not None:
@@ -541,8 +556,7 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
                 # equations near the end wait until the end is known, to be trimmed
                 lookahead = max(reach[0], (trim + 1) * factor)
             while reach is not None and buffer.end >= core + size + lookahead:
-                with slow_step(f"chunk of samples {core:,} to {core + size:,}"):
-                    process(core, core + size, buffer.end, math.inf)
+                chunk(core, core + size, buffer.end, math.inf)
                 core += size
                 buffer.drop(core - reach[0])
         samples = buffer.end
@@ -550,7 +564,7 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
             raise DataError(stream.source, None, f"{samples} sample(s): a recording needs at least 2")
         last = trimmed_rows(samples, -(-samples // factor), first, trim)
         while core < samples:
-            process(core, min(core + size, samples), samples, last)
+            chunk(core, min(core + size, samples), samples, last)
             core += size
     return factors, samples
 
