@@ -21,13 +21,15 @@ so that generating stays bounded too.  Then:
    sample).  The subset comes after the long run, since the in-memory path's
    own peak (its whole regressor) would otherwise hide the chunked one's.
 
-Exit status 1 when memory or agreement miss their targets.  No requirement
+BLAS runs on one thread (``OPENBLAS_NUM_THREADS=1`` unless set): see the
+note at the imports.  Exit status 1 when memory or agreement miss their targets.  No requirement
 beyond kanerobot (NPZ files; Parquet would need pyarrow).
 
 Run:  python benchmarks/identify_long_recording.py [--samples N] [--file-samples M] [--subset S] [--chunk-size C]
 """
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -35,7 +37,13 @@ import time
 from pathlib import Path
 
 import needs  # noqa: F401 -- first: one line and exit status 2 when kanerobot is not installed
-import numpy as np
+
+# One BLAS thread, set before numpy loads its BLAS: the QR of a block 53 columns wide gains nothing from
+# a second thread, and on a shared machine spinning BLAS threads made each chunk 6 times slower (measured).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import numpy as np  # noqa: E402 -- after the thread settings
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters

@@ -198,7 +198,7 @@ def identify(
     if chunked.is_chunked(data, chunk_size):
         if form != "dynamic":
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
-                                 "with form='dynamic' (or load it with kr.load_data and identify it in memory)")  # fmt: skip
+                                 "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
         factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=cutoff, decimation=decimation, trim=trim)
         groups = list(regs.robot.joint_labels)
         return _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
