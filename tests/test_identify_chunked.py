@@ -100,6 +100,16 @@ def test_measured_rates_are_used_in_chunks_as_in_memory(planar, recording):
         assert_same(identify(regs, recording, method=method, chunk_size=333), identify(regs, recording, method=method))
 
 
+def test_the_period_does_not_depend_on_where_the_chunks_fall(planar, recording):
+    """Steps of 0.03 s rounded in t: the median of the first 1000 steps (0.03) is not that of all
+    (0.030000000000001); the period is the mean step, from the ends, in both paths."""
+    robot, values, fn, regs = planar
+    t = np.arange(len(recording)) * 0.03
+    assert round(float(np.median(np.diff(t[:1000]))), 15) != round(float(np.median(np.diff(t))), 15)
+    slow = RecordedData(t, recording.q, recording.tau, joints=recording.joints)
+    assert_same(identify(regs, slow, chunk_size=1000), identify(regs, slow))
+
+
 def test_chunks_give_the_textbook_least_squares(planar, recording):
     """Normal equations on the observation matrix of the unit-parameter rule (no shared code but the differences)."""
     robot, values, fn, regs = planar

@@ -71,7 +71,7 @@ CHUNK_SIZE = 20_000
 SUFFIXES = (".csv", ".npz", ".parquet")
 #: Column groups after ``t``, in the order of a chunk's table.
 FIELDS = ("q", "tau", "qd", "qdd")
-#: Largest relative deviation of a sampling step from the period (that of :func:`~.filtering.check_uniform`).
+#: Largest relative deviation of a sampling step from the period (as :func:`~.filtering.check_uniform`).
 TOLERANCE = 1e-3
 
 
@@ -130,12 +130,27 @@ def recording_files(data):
 # ------------------------------------------------------------------ readers
 class _Reader:
     """One source of samples: ``joints`` (labels), ``fields`` (those of :data:`FIELDS`
-    present), ``columns`` (the table's column of ``t`` then each field's joints) and
-    :meth:`blocks`; ``where(number)`` turns a sample's number into ``(line, prefix)``."""
+    present), ``columns`` (the table's column of ``t`` then each field's joints),
+    :meth:`blocks` and :meth:`ends`; ``where(number)`` turns a sample's number into
+    ``(line, prefix)``."""
 
     path = "recording"
     line_numbers = False
-    samples = None  # known before reading (NPZ, Parquet, in memory), else None
+
+    def _times(self):
+        """``(times, numbers)`` of every sample, or of the first and last at least, and the count."""
+        raise NotImplementedError
+
+    def ends(self):
+        """``(first t, last t, samples)``, read before the samples (the period needs them), checked finite."""
+        (t, numbers), count = self._times()
+        if count == 0:
+            raise DataError(self.path, None, "no sample: a recording's file holds at least one sample")
+        for k in (0, -1):
+            if not np.isfinite(t[k]):
+                line, prefix = self.where(int(numbers[k]))
+                raise DataError(self.path, line, prefix + f"t is not finite ({t[k]}): remove or fill the sample")
+        return float(t[0]), float(t[-1]), count
 
     def _set_header(self, header):
         prefixes = csv_columns(self.path, header)
@@ -183,6 +198,21 @@ class _Csv(_Reader):
             table = np.array([csv_row(self.path, number, line, len(self.header)) for number, line in zip(numbers, lines)])
         return table[:, self.columns], np.asarray(numbers)
 
+    def _times(self):
+        ends, count = [], 0
+        with open(self.path, encoding="utf-8") as handle:
+            handle.readline()
+            for number, line in enumerate(handle, start=2):
+                if line.strip():
+                    count += 1
+                    if count == 1:
+                        ends.append((number, line))
+                    last = (number, line)
+        if count:
+            ends.append(last)
+        t = [csv_row(self.path, number, line, len(self.header))[self.columns[0]] for number, line in ends]
+        return (t, [number for number, _ in ends]), count
+
     def blocks(self, rows):
         lines, numbers = [], []
         try:
@@ -229,6 +259,12 @@ class _Npz(_Reader):
         self.joints = [str(j) for j in joints]
         self.fields = [name for name in FIELDS if name in self.arrays]
         self.samples = N
+
+    def _times(self):
+        with self._open() as archive, archive.open(self.arrays["t"][0]) as member:
+            self._header(member, "t")
+            t = np.frombuffer(member.read(), dtype=self.arrays["t"][3]).astype(float)
+        return (t, np.arange(len(t))), len(t)
 
     def _open(self):
         try:
@@ -295,7 +331,11 @@ class _Parquet(_Reader):
         except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError ...: all say the file is unreadable
             raise DataError(path, None, f"not a readable Parquet file ({exc})") from None
         self._set_header(list(self._file.schema_arrow.names))
-        self.samples = self._file.metadata.num_rows
+
+    def _times(self):
+        column = self._file.read(columns=[self.header[self.columns[0]]]).column(0)
+        t = column.to_numpy(zero_copy_only=False).astype(float)
+        return (t, np.arange(len(t))), len(t)
 
     def blocks(self, rows):
         names = [self.header[k] for k in self.columns]
@@ -318,7 +358,9 @@ class _Arrays(_Reader):
         self.joints = list(data.joints)
         self.fields = [name for name in FIELDS if getattr(data, name) is not None]
         self.columns = list(range(1 + len(self.fields) * len(self.joints)))
-        self.samples = len(data.t)
+
+    def _times(self):
+        return (self.data.t, np.arange(len(self.data.t))), len(self.data.t)
 
     def blocks(self, rows):
         for start in range(0, len(self.data.t), rows):
@@ -348,16 +390,17 @@ class SampleStream:
 
     Attributes
     ----------
-    dt : float or None
-        The sampling period: the median step of the first block (as
-        :func:`~.filtering.check_uniform`), once a block has been read.
+    dt : float
+        The sampling period, :func:`~.filtering.period` of the first and
+        last times (as :func:`~.filtering.check_uniform` gives it in memory),
+        read before the samples.  Each step is checked against the median
+        step of the first block (in memory: of the whole recording).
     fields : list of str
         ``q``, ``tau`` and those of ``qd``, ``qdd`` the recording has.
     source : str
         The files or the recording, for messages.
-    samples : int or None
-        Samples in all, when every file says it before it is read (NPZ,
-        Parquet, in memory; not CSV).
+    samples : int
+        Samples in all.
 
     Raises
     ------
@@ -376,8 +419,6 @@ class SampleStream:
             self.source = items[0].source
         self.rows = int(rows)
         self.readers = [_reader(item) for item in items]
-        counts = [reader.samples for reader in self.readers]
-        self.samples = None if None in counts else sum(counts)
         first = self.readers[0]
         for reader in self.readers[1:]:
             if set(reader.joints) != set(first.joints) or reader.fields != first.fields:
@@ -395,7 +436,13 @@ class SampleStream:
             position = {label: k for k, label in enumerate(reader.joints)}
             order = [position[label] for label in labels] if set(labels) == set(reader.joints) else list(range(n))
             self._order.append([0] + [1 + f * n + j for f in range(len(self.fields)) for j in order])
-        self.dt = None
+        # the period from the ends: a first pass over the times only (a scan of the lines for CSV)
+        ends = [reader.ends() for reader in self.readers]
+        self.samples = sum(count for _, _, count in ends)
+        if self.samples < 2:
+            raise DataError(self.source, None, f"{self.samples} sample(s): a recording needs at least 2")
+        self.dt = filtering.period(ends[0][0], ends[-1][1], self.samples)
+        self._step = None
 
     def blocks(self):
         """Blocks ``{"t": (m,), "q": (m, n), "tau": (m, n), ...}`` in time order, checked."""
@@ -410,8 +457,6 @@ class SampleStream:
                 for f, name in enumerate(self.fields):
                     block[name] = table[:, 1 + f * n : 1 + (f + 1) * n]
                 yield block
-            if previous is None or previous[0] is not reader:
-                raise DataError(reader.path, None, "no sample: a recording's file holds at least one sample")
 
     def _check(self, reader, table, numbers, previous):
         def fail(row, message):
@@ -424,9 +469,12 @@ class SampleStream:
             fail(row, f"{reader.column_name(column)} is not finite ({table[row, column]}): remove or fill the sample")
         t = table[:, 0] if previous is None else np.concatenate([[previous[1]], table[:, 0]])
         steps = np.diff(t)
-        if self.dt is None and len(steps):
-            self.dt = round(float(np.median(steps)), 15)
-        bad = np.nonzero((steps <= 0) | (np.abs(steps - (self.dt or 0.0)) > TOLERANCE * (self.dt or 0.0)))[0]
+        if self._step is None and len(steps):
+            # steps are checked against the median step of the first block, as check_uniform does in
+            # memory: a gap further on does not move it (it moves the mean period), and is named where it is
+            self._step = float(np.median(steps))
+        step = self._step or 0.0
+        bad = np.nonzero((steps <= 0) | (np.abs(steps - step) > TOLERANCE * step))[0]
         if not len(bad):
             return
         k = int(bad[0])
@@ -439,8 +487,8 @@ class SampleStream:
             fail(row, f"time does not increase: t = {t[k]:g} on the sample before, {t[k + 1]:g} here; sort the samples and drop repeats")
         if across:
             fail(row, f"a step of {steps[k]:.6g} s from the end of {previous[0].path} (t = {t[0]:g}) to this file (t = {t[1]:g}), "
-                      f"the period being {self.dt:.6g} s: the files must continue one another without a gap")  # fmt: skip
-        fail(row, f"sampling is not uniform here (step {steps[k]:.6g} s, period {self.dt:.6g} s): resample the recording at a constant period")
+                      f"the period being {step:.6g} s: the files must continue one another without a gap")  # fmt: skip
+        fail(row, f"sampling is not uniform here (step {steps[k]:.6g} s, period {step:.6g} s): resample the recording at a constant period")
 
 
 def _names(reader):
@@ -541,27 +589,22 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
         if high > low:
             factors.add(W[low - wa // factor : high - wa // factor], y[low - wa // factor : high - wa // factor])
 
-    of = f" of {stream.samples:,}" if stream.samples is not None else ""
-
     def chunk(start, stop, total, last):
-        with slow_step(f"chunk of samples {start:,} to {stop:,}{of}"):
+        with slow_step(f"chunk of samples {start:,} to {stop:,} of {stream.samples:,}"):
             process(start, stop, total, last)
 
-    count = f" ({stream.samples:,} samples)" if stream.samples is not None else ""
-    with slow_step(f"identification of {regs.robot.name} from {stream.source}{count}, chunks of {size:,}"):
+    with slow_step(f"identification of {regs.robot.name} from {stream.source} ({stream.samples:,} samples), chunks of {size:,}"):
         for block in stream.blocks():
             buffer.append(block)
-            if reach is None and stream.dt is not None:
+            if reach is None:  # the first block is checked: the period is that of increasing times
                 reach = _reach(stream.dt, cutoff, factor, "qd" in stream.fields and cutoff is None)
                 # equations near the end wait until the end is known, to be trimmed
                 lookahead = max(reach[0], (trim + 1) * factor)
-            while reach is not None and buffer.end >= core + size + lookahead:
+            while buffer.end >= core + size + lookahead:
                 chunk(core, core + size, buffer.end, math.inf)
                 core += size
                 buffer.drop(core - reach[0])
         samples = buffer.end
-        if samples < 2:
-            raise DataError(stream.source, None, f"{samples} sample(s): a recording needs at least 2")
         last = trimmed_rows(samples, -(-samples // factor), first, trim)
         while core < samples:
             chunk(core, min(core + size, samples), samples, last)

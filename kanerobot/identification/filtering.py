@@ -38,11 +38,11 @@ import numpy as np
 
 from kanerobot.errors import DataError, KaneRobotError
 
-__all__ = ["check_uniform", "decimate", "decimation_factor", "derivatives", "filtered_model", "lowpass", "lowpass_reach", "second_order_filter"]
+__all__ = ["check_uniform", "decimate", "decimation_factor", "derivatives", "filtered_model", "lowpass", "lowpass_reach", "period", "second_order_filter"]
 
 
 def check_uniform(t, tolerance=1e-3, source="recording"):
-    """The sampling period of ``t``, after checking that it is uniform.
+    """The sampling period of ``t`` (:func:`period`), after checking that it is uniform.
 
     Parameters
     ----------
@@ -53,6 +53,7 @@ def check_uniform(t, tolerance=1e-3, source="recording"):
     Returns
     -------
     float
+        :func:`period` of the first and last times.
 
     Raises
     ------
@@ -73,7 +74,25 @@ def check_uniform(t, tolerance=1e-3, source="recording"):
         k = int(bad[0]) + 1
         raise DataError(source, None, f"sampling is not uniform at sample {k} (step {steps[k - 1]:.6g} s, median {dt:.6g} s): "
                                       f"resample the recording at a constant period")  # fmt: skip
-    return round(dt, 15)
+    return period(t[0], t[-1], len(t))
+
+
+def period(first, last, samples):
+    """The sampling period of ``samples`` uniform times from ``first`` to ``last``: ``(last - first) / (samples - 1)``.
+
+    The mean step rather than the median one: the steps of times far from
+    0 carry the rounding of the times (``ulp(t)``), and their median moves
+    with the recording's length; the mean is exact to ``ulp(t) / samples``,
+    and a recording read in chunks (:mod:`.chunked`) finds it from its ends
+    before reading the rest.  Rounded to 15 decimals, as a period is written.
+
+    Examples
+    --------
+    >>> t = 1e3 + np.arange(100_000) * 1e-3       # steps of 1e-3 to 1e-13 s: their median is off by 2e-14
+    >>> period(t[0], t[-1], len(t)), float(np.median(np.diff(t)))
+    (0.001, 0.0009999999999763531)
+    """
+    return round(float(last - first) / (samples - 1), 15)
 
 
 def lowpass(x, dt, cutoff, order=4):
