@@ -573,11 +573,13 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
     factors = Factors(regs.n, len(columns))
     trim = int(trim)
     first = trim  # the dynamic model has no filter transient to drop at the start
+    # the ends are known before the samples: the last equations kept too
+    last = trimmed_rows(stream.samples, -(-stream.samples // factor), first, trim)
     buffer = _Buffer()
-    reach = lookahead = None
+    reach = None
     core = 0  # the next chunk's first sample
 
-    def process(start, stop, total, last):
+    def process(start, stop, total):
         H, Hd = reach
         a, b = max(0, start - H), min(total, stop + H)
         q, qd, qdd = motion(buffer.take("q", a, b), buffer.take("qd", a, b), buffer.take("qdd", a, b), stream.dt, cutoff)
@@ -589,25 +591,24 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
         if high > low:
             factors.add(W[low - wa // factor : high - wa // factor], y[low - wa // factor : high - wa // factor])
 
-    def chunk(start, stop, total, last):
+    def chunk(start, stop, total):
         with slow_step(f"chunk of samples {start:,} to {stop:,} of {stream.samples:,}"):
-            process(start, stop, total, last)
+            process(start, stop, total)
 
     with slow_step(f"identification of {regs.robot.name} from {stream.source} ({stream.samples:,} samples), chunks of {size:,}"):
         for block in stream.blocks():
             buffer.append(block)
             if reach is None:  # the first block is checked: the period is that of increasing times
                 reach = _reach(stream.dt, cutoff, factor, "qd" in stream.fields and cutoff is None)
-                # equations near the end wait until the end is known, to be trimmed
-                lookahead = max(reach[0], (trim + 1) * factor)
-            while buffer.end >= core + size + lookahead:
-                chunk(core, core + size, buffer.end, math.inf)
+            while buffer.end >= core + size + reach[0]:  # the chunk and its overlap after it are there
+                chunk(core, core + size, buffer.end)
                 core += size
                 buffer.drop(core - reach[0])
         samples = buffer.end
-        last = trimmed_rows(samples, -(-samples // factor), first, trim)
+        if samples != stream.samples:
+            raise DataError(stream.source, None, f"{samples:,} samples read after {stream.samples:,} counted: a file changed while it was read")
         while core < samples:
-            chunk(core, min(core + size, samples), samples, last)
+            chunk(core, min(core + size, samples), samples)
             core += size
     return factors, samples
 
