@@ -633,13 +633,16 @@ def cmd_identify(args):
 
     if args.output:
         _output_path(args.output, (".toml", ".csv"), "identification results")
-    if not Path(args.data).is_file():
-        raise KaneRobotError(f"{args.data}: no such file (the recording: .csv or .npz)")
+    for path in args.data:
+        if not Path(path).exists():
+            raise KaneRobotError(f"{path}: no such file (the recording: a .csv or .npz file, or a folder or several .csv, .npz, .parquet files)")
+    # one file is read whole unless --chunk-size; a folder or several files chunk by chunk (kanerobot.identification.chunked)
+    data = args.data[0] if len(args.data) == 1 else args.data
     robot = load(resolve(args.robot))
     values = read_values(args.values) if args.values else {}
     try:
-        result = identify(robot, args.data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
-                          decimation=args.decimate, physical=args.physical)  # fmt: skip
+        result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
+                          decimation=args.decimate, physical=args.physical, chunk_size=args.chunk_size)  # fmt: skip
     except ParameterError as exc:
         where = f"{args.values}: " if args.values else ""
         raise ParameterError(f"{where}{exc}; give them with --values FILE (NAME = number lines)") from None
@@ -859,17 +862,19 @@ def build_parser():
     p = sub.add_parser(
         "identify",
         help="estimate the base dynamic parameters from a recording (t, q, tau) by least squares",
-        description="Identify ROBOT's base dynamic parameters from DATA, a .csv (columns t, q_<joint>..., tau_<joint>...) or .npz (t, q, tau).",
+        description="Identify ROBOT's base dynamic parameters from DATA, a .csv (columns t, q_<joint>..., tau_<joint>...) or .npz (t, q, tau); "
+                    "a folder or several files (.csv, .npz, .parquet, in time order) are read chunk by chunk.",
         epilog="Example: kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml",
     )
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
-    p.add_argument("data", metavar="DATA", help="recording, .csv or .npz")
+    p.add_argument("data", metavar="DATA", nargs="+", help="recording, .csv or .npz; or a folder or several files (.csv, .npz, .parquet) read chunk by chunk")
     p.add_argument("--values", metavar="FILE", help="geometric and gravity values, a TOML file of NAME = number lines")
     p.add_argument("--method", choices=["ls", "wls"], default="ls", help="ordinary or per-joint weighted least squares (default ls)")
     p.add_argument("--model", choices=["dynamic", "filtered", "energy"], default="dynamic", help="identification model (default dynamic)")
     p.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass the positions at HZ before differentiating")
     p.add_argument("--decimate", type=int, default=1, metavar="K", help="parallel decimation factor (default 1)")
     p.add_argument("--physical", action="store_true", help="physically consistent estimate (positive masses, triangle inequalities)")
+    p.add_argument("--chunk-size", type=_samples, metavar="N", help="read the recording N samples at a time (default 20000 for a folder or several files)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv")
     p.set_defaults(func=cmd_identify)
 

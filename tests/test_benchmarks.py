@@ -31,6 +31,7 @@ REQUIREMENTS = {
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,
     "kane_vs_newton_euler.py": None,
+    "identify_long_recording.py": None,  # NPZ files: kanerobot's own readers
     "numeric_engines.py": None,
     "friction_simulation.py": None,
     "op_counts_every_robot.py": None,

@@ -212,7 +212,7 @@ def _load_csv(path):
     """A recording from a CSV file: a header naming the columns, then one sample a line."""
     lines = _read_lines(path)
     header = [name.strip() for name in lines[0].lstrip("#").split(",")]
-    prefixes = _csv_columns(path, header)
+    prefixes = csv_columns(path, header)
     joints = [label for label, _ in prefixes["q"]]
     table = _csv_table(path, lines, header)
     t = table[:, header.index("t")]
@@ -240,8 +240,30 @@ def _read_lines(path):
     return lines
 
 
-def _csv_columns(path, header):
-    """Map q, tau, qd, qdd to their (joint label, column) pairs; t, q and tau must be there, for the same joints."""
+def csv_columns(path, header):
+    """Map q, tau, qd, qdd to their (joint label, column) pairs; t, q and tau must be there, for the same joints.
+
+    Shared by the CSV reader and the chunked readers of
+    :mod:`~kanerobot.identification.chunked` (CSV and Parquet headers).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        For messages.
+    header : list of str
+        Column names.
+
+    Returns
+    -------
+    dict
+        ``{prefix: [(joint label, column index), ...]}`` for the prefixes present.
+
+    Raises
+    ------
+    DataError
+        For a missing ``t``, ``q_<joint>`` or ``tau_<joint>`` column, or
+        ``tau``, ``qd``, ``qdd`` columns for other joints than ``q``'s.
+    """
     if "t" not in header:
         raise DataError(path, 1, f"no column 't' in the header ({', '.join(header)}): name the time column t")
     prefixes = {}
@@ -266,21 +288,29 @@ def _csv_columns(path, header):
 
 def _csv_table(path, lines, header):
     """The samples (non-blank lines after the header) as an array, one value per column, at least 2 rows."""
-    rows = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        cells = line.split(",")
-        if len(cells) != len(header):
-            raise DataError(path, number, f"{len(cells)} values for {len(header)} columns: one value per column of the header")
-        try:
-            rows.append([float(cell) for cell in cells])
-        except ValueError:
-            bad = next(c for c in cells if not _is_float(c))
-            raise DataError(path, number, f"{bad.strip()!r} is not a number") from None
+    rows = [csv_row(path, number, line, len(header)) for number, line in enumerate(lines[1:], start=2) if line.strip()]
     if len(rows) < 2:
         raise DataError(path, None, f"{len(rows)} sample line(s): a recording needs at least 2")
     return np.array(rows)
+
+
+def csv_row(path, number, line, width):
+    """The ``width`` numbers of CSV line ``number`` of ``path``.
+
+    Raises
+    ------
+    DataError
+        Naming the line: another number of values than columns, or a value
+        that is not a number.
+    """
+    cells = line.split(",")
+    if len(cells) != width:
+        raise DataError(path, number, f"{len(cells)} values for {width} columns: one value per column of the header")
+    try:
+        return [float(cell) for cell in cells]
+    except ValueError:
+        bad = next(c for c in cells if not _is_float(c))
+        raise DataError(path, number, f"{bad.strip()!r} is not a number") from None
 
 
 def _check_samples(path, lines, table, t):

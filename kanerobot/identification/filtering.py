@@ -38,11 +38,11 @@ import numpy as np
 
 from kanerobot.errors import DataError, KaneRobotError
 
-__all__ = ["check_uniform", "decimate", "derivatives", "filtered_model", "lowpass", "second_order_filter"]
+__all__ = ["check_uniform", "decimate", "decimation_factor", "derivatives", "filtered_model", "lowpass", "lowpass_reach", "period", "second_order_filter"]
 
 
 def check_uniform(t, tolerance=1e-3, source="recording"):
-    """The sampling period of ``t``, after checking that it is uniform.
+    """The sampling period of ``t`` (:func:`period`), after checking that it is uniform.
 
     Parameters
     ----------
@@ -53,6 +53,7 @@ def check_uniform(t, tolerance=1e-3, source="recording"):
     Returns
     -------
     float
+        :func:`period` of the first and last times.
 
     Raises
     ------
@@ -73,7 +74,25 @@ def check_uniform(t, tolerance=1e-3, source="recording"):
         k = int(bad[0]) + 1
         raise DataError(source, None, f"sampling is not uniform at sample {k} (step {steps[k - 1]:.6g} s, median {dt:.6g} s): "
                                       f"resample the recording at a constant period")  # fmt: skip
-    return round(dt, 15)
+    return period(t[0], t[-1], len(t))
+
+
+def period(first, last, samples):
+    """The sampling period of ``samples`` uniform times from ``first`` to ``last``: ``(last - first) / (samples - 1)``.
+
+    The mean step rather than the median one: the steps of times far from
+    0 carry the rounding of the times (``ulp(t)``), and their median moves
+    with the recording's length; the mean is exact to ``ulp(t) / samples``,
+    and a recording read in chunks (:mod:`.chunked`) finds it from its ends
+    before reading the rest.  Rounded to 15 decimals, as a period is written.
+
+    Examples
+    --------
+    >>> t = 1e3 + np.arange(100_000) * 1e-3       # steps of 1e-3 to 1e-13 s: their median is off by 2e-14
+    >>> period(t[0], t[-1], len(t)), float(np.median(np.diff(t)))
+    (0.001, 0.0009999999999763531)
+    """
+    return round(float(last - first) / (samples - 1), 15)
 
 
 def lowpass(x, dt, cutoff, order=4):
@@ -103,13 +122,55 @@ def lowpass(x, dt, cutoff, order=4):
     from scipy import signal
 
     x = np.asarray(x, dtype=float)
+    sos, padlen = _design(dt, cutoff, order)
+    return signal.sosfiltfilt(sos, x, axis=0, padlen=min(len(x) - 1, padlen))
+
+
+def _design(dt, cutoff, order):
+    """The second-order sections of :func:`lowpass` and its odd extension at each end (samples)."""
+    from scipy import signal
+
     nyquist = 0.5 / dt
     if not 0 < cutoff < nyquist:
         raise KaneRobotError(f"cut-off frequency {cutoff:g} Hz must lie between 0 and the Nyquist frequency {nyquist:g} Hz")
     sos = signal.butter(order, cutoff, fs=1.0 / dt, output="sos")
     # odd extension over a few periods of the cut-off: small end effects
-    padlen = min(len(x) - 1, max(3 * (2 * len(sos) + 1), int(3.0 / (cutoff * dt))))
-    return signal.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    return sos, max(3 * (2 * len(sos) + 1), int(3.0 / (cutoff * dt)))
+
+
+def lowpass_reach(dt, cutoff, order=4, tolerance=1e-18):
+    """Samples on each side of a sample that :func:`lowpass` reads, to ``tolerance``.
+
+    The filter is recursive: its output depends on every input, but the
+    weight of an input ``k`` samples away decays as ``r^k`` (``r`` the
+    largest pole modulus).  Filtering a stretch that extends this many
+    samples beyond a sample on each side (or to the recording's end, where
+    the odd extension is the same) gives that sample as filtering the whole
+    recording, to ``tolerance`` relative: what the chunked identification
+    (:mod:`.chunked`) overlaps its chunks by.
+
+    Parameters
+    ----------
+    dt, cutoff, order : float, float, int
+        As for :func:`lowpass`.
+    tolerance : float, optional
+
+    Returns
+    -------
+    int
+        At least the end extension of :func:`lowpass`.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=4000)
+    >>> k = lowpass_reach(1e-3, 20.0)
+    >>> part = lowpass(x[1000 - k : 2000 + k], 1e-3, 20.0)[k:-k]
+    >>> bool(np.abs(part - lowpass(x, 1e-3, 20.0)[1000:2000]).max() < 1e-14)
+    True
+    """
+    sos, padlen = _design(dt, cutoff, order)
+    r = max(float(np.abs(np.roots(section[3:])).max()) for section in sos)
+    return max(padlen, int(np.ceil(np.log(tolerance) / np.log(r))))
 
 
 def derivatives(q, dt, cutoff=None, order=4):
@@ -145,7 +206,13 @@ def derivatives(q, dt, cutoff=None, order=4):
     return q, qd, qdd
 
 
-def decimate(x, factor, order=8):
+#: Cut-off of :func:`decimate`'s low-pass in cycles per sample, times the factor (half the new Nyquist frequency).
+DECIMATION_CUTOFF = 0.25
+#: Order of :func:`decimate`'s Butterworth low-pass.
+DECIMATION_ORDER = 8
+
+
+def decimate(x, factor, order=DECIMATION_ORDER):
     """Parallel decimation: anti-aliasing low-pass, then every ``factor``-th sample.
 
     A zero-phase Butterworth low-pass (:func:`lowpass`, ``order``, applied
@@ -172,14 +239,24 @@ def decimate(x, factor, order=8):
     (40, 2)
     """
     x = np.asarray(x, dtype=float)
-    if isinstance(factor, bool) or int(factor) != factor or factor < 1:
-        raise KaneRobotError(f"decimation factor must be a positive integer, got {factor}")
-    factor = int(factor)
+    factor = decimation_factor(factor)
     if factor == 1:
         return x
     if len(x) < 10 * factor:
         raise KaneRobotError(f"{len(x)} samples are too few to decimate by {factor}: record longer or decimate less")
-    return lowpass(x, 1.0, 0.25 / factor, order=order)[::factor]
+    return lowpass(x, 1.0, DECIMATION_CUTOFF / factor, order=order)[::factor]
+
+
+def decimation_factor(factor):
+    """``factor`` as an int, after checking that it is a positive whole number.
+
+    Raises
+    ------
+    KaneRobotError
+    """
+    if isinstance(factor, bool) or int(factor) != factor or factor < 1:
+        raise KaneRobotError(f"decimation factor must be a positive integer, got {factor}")
+    return int(factor)
 
 
 def second_order_filter(x, dt, a, derivative=False):

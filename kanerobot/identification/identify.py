@@ -30,7 +30,10 @@ trust (Gautier's method, SYMORO+ section 6):
        C = sigma^2 (W^T W)^-1,        sigma_i = sqrt(C_ii),   %sigma_i = 100 sigma_i / |K_b,i|
 
    and the condition number of ``W`` (2-norm) says how well the motion
-   excites the parameters (:mod:`.excitation` minimises it);
+   excites the parameters (:mod:`.excitation` minimises it).  All of it
+   comes from the triangular factor of each joint's ``[W_j | y_j]``
+   (:mod:`.tsqr`), which a recording too long for memory builds chunk by
+   chunk (:mod:`.chunked`, a folder or list of files, or ``chunk_size=``);
 5. ``physical=True``: standard parameters of real bodies closest to the
    least-squares estimate in the metric of its covariance,
    ``min (T K - K_b)^T C^-1 (T K - K_b)``, over each link's pseudo-inertia
@@ -67,12 +70,13 @@ from numpy.typing import ArrayLike
 
 from kanerobot.dynamics.model import DynamicModel
 from kanerobot.errors import KaneRobotError
-from kanerobot.identification import filtering
+from kanerobot.identification import chunked, filtering
 from kanerobot.identification.base_parameters import BaseParameterSet
 from kanerobot.identification.data import RecordedData, as_recorded
 from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
 from kanerobot.identification.regressor import IdentificationModel
+from kanerobot.identification.tsqr import Factors, joint_weights, solve
 from kanerobot.robot.description import Robot
 from kanerobot.simulation import SimulationResult
 
@@ -110,6 +114,7 @@ def identify(
     rotor: bool = True,
     base: BaseParameterSet | None = None,
     backend: str = "auto",
+    chunk_size: int | None = None,
 ) -> IdentificationResult:
     """Estimate the base dynamic parameters of a robot from a recording.
 
@@ -120,9 +125,12 @@ def identify(
         model, or its :class:`~.numeric_regressor.Regressors` (then
         ``values``, ``friction``, ``rotor`` and ``backend`` are its own).
         ``D`` is the identification model's program.
-    data : RecordedData, str, pathlib.Path, mapping or SimulationResult
+    data : RecordedData, str, pathlib.Path, list, mapping or SimulationResult
         ``t`` (N,), ``q`` and ``tau`` (N, n), optionally ``qd``, ``qdd``; a
-        path is read by :func:`~.data.load_data` (CSV or NPZ).
+        path is read by :func:`~.data.load_data` (CSV or NPZ).  A folder,
+        a list of files or a Parquet file is read chunk by chunk
+        (:mod:`.chunked`: CSV, NPZ and Parquet files that continue one
+        another), for recordings longer than memory; ``form="dynamic"``.
     values : mapping
         ``{name: float}`` of the geometric and gravity symbols (``L1``,
         ``D3``, ``G3`` ...); other entries are ignored.
@@ -157,6 +165,13 @@ def identify(
         ``friction``); matched to the regressor's columns by name
         (:meth:`~.numeric_regressor.Regressors.base_columns`).
     backend : {"auto", "c", "numpy"}, optional
+    chunk_size : int, optional
+        Read ``data`` (any of the above) in chunks of this many samples
+        and solve by a tall-skinny QR (:mod:`.chunked`): memory for one
+        chunk, the same estimates and standard deviations as in memory to
+        rounding.  Default :data:`~.chunked.CHUNK_SIZE` for a folder, a list
+        or a Parquet file, none (all in memory) otherwise.  The result then
+        has no ``residual`` array (``relative_residual`` is there).
 
     Returns
     -------
@@ -175,18 +190,22 @@ def identify(
     if form not in FORMS:
         raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
     regs = as_regressors(model, values, friction, rotor, backend)
-    data = as_recorded(data, regs.robot)
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)
-    dt = filtering.check_uniform(data.t, source=data.source)
-    t = data.t
-    if data.qd is not None and cutoff is None:
-        q, qd = data.q, data.qd
-        qdd = data.qdd if data.qdd is not None else np.gradient(qd, dt, axis=0, edge_order=2)
-    else:
-        q, qd, qdd = filtering.derivatives(data.q, dt, cutoff)
     columns = selected.columns
     trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
+    options = dict(cutoff=cutoff, decimation=decimation, trim=trim)
+    if chunked.is_chunked(data, chunk_size):
+        if form != "dynamic":
+            raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
+                                 "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
+        factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=cutoff, decimation=decimation, trim=trim)
+        groups = list(regs.robot.joint_labels)
+        return _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
+    data = as_recorded(data, regs.robot)
+    dt = filtering.check_uniform(data.t, source=data.source)
+    t = data.t
+    q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, cutoff)
     if form == "energy":
         W, y = energy_model(regs, t, q, qd, data.tau, window=window)
         W, y = W[:, columns][:, None, :], y[:, None]  # one equation per interval: one group
@@ -203,58 +222,38 @@ def identify(
             start = int(np.ceil(10.0 / (a * dt)))
         W, y = filtering.decimate(W, decimation), filtering.decimate(y, decimation)
         first = max(trim, int(np.ceil(start / max(decimation, 1))))
-        last = len(y) - trim
-        if last - first < 1:
-            raise KaneRobotError(f"{len(data.t)} samples leave no equation after trimming {first} and {trim} samples: record longer")
+        last = chunked.trimmed_rows(len(data.t), len(y), first, trim)
         W, y = W[first:last], y[first:last]
         groups = list(regs.robot.joint_labels)
-    return _solve(regs, base, selected, W, y, groups, method, form, physical, dict(cutoff=cutoff, decimation=decimation, trim=trim))
+    factors = Factors(len(groups), len(columns))
+    factors.add(W, y)
+    return _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options)
 
 
-def _solve(regs, base, selected, W, y, groups, method, form, physical, options):
-    """Least squares on the (N, g, nb) observation array ``W`` and (N, g) ``y``."""
-    N, g, nb = W.shape
-    rows = N * g
+def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options):
+    """Least squares from the per-group factors of the equations (:mod:`.tsqr`), shared by the
+    in-memory path (``arrays``: the (N, g, nb) observation array and (N, g) torques, for the
+    residual array) and the chunked one (``arrays`` None)."""
+    rows, nb = factors.rows, factors.nb
     if rows <= nb:
         raise KaneRobotError(f"{rows} equations for {nb} base parameters: record a longer motion (more samples than parameters)")
-    A = W.transpose(1, 0, 2).reshape(rows, nb)  # rows joint by joint
-    b = y.T.reshape(rows)
-    group_of = np.repeat(np.arange(g), N)
-    weights = np.ones(g)
-    if method == "wls":
-        for j in range(g):
-            Aj, bj = A[group_of == j], b[group_of == j]
-            xj, *_ = np.linalg.lstsq(Aj, bj, rcond=None)
-            rank = np.linalg.matrix_rank(Aj) if Aj.any() else 0
-            dof = max(len(bj) - rank, 1)
-            sigma_j = np.sqrt(np.sum((bj - Aj @ xj) ** 2) / dof)
-            weights[j] = 1.0 / sigma_j if sigma_j > 0 else 1.0
-        weights /= weights.max()
-    scale = weights[group_of]
-    A_w, b_w = A * scale[:, None], b * scale
-    estimate, covariance, sigma2, cond = _least_squares(A_w, b_w)
+    weights = joint_weights(factors) if method == "wls" else np.ones(len(groups))
+    R = factors.stacked(weights)
+    estimate, covariance, sigma2, cond = solve(R, rows)
+    if arrays is not None:
+        W, y = arrays
+        residual, observed = (y - W @ estimate).T.reshape(rows), y.T.reshape(rows)  # rows joint by joint
+        norms = float(np.linalg.norm(residual)), float(np.linalg.norm(observed))
+    else:
+        residual, norms = None, factors.norms(estimate)
     result = IdentificationResult(
         regressors=regs, base=base, selected=selected, estimate=estimate, covariance=covariance, sigma2=sigma2, condition_number=cond,
-        residual=b - A @ estimate, observed=b, rows=rows, groups=groups, weights=weights, method=method, form=form, options=options,
+        residual=residual, norms=norms, rows=rows, groups=groups, weights=weights, method=method, form=form, options=options,
     )  # fmt: skip
     if physical:
-        result._set_physical(*physical_estimate(regs, selected.T, estimate, A_w))
+        # the weighted observation matrix enters by its triangular factor only
+        result._set_physical(*physical_estimate(regs, selected.T, estimate, R[:nb, :nb]))
     return result
-
-
-def _least_squares(A, b):
-    """``(x, C, sigma^2, cond)``: x = argmin |A x - b|, C = sigma^2 (A^T A)^-1."""
-    U, s, Vt = np.linalg.svd(A, full_matrices=False)
-    if s[-1] <= s[0] * 1e-13:
-        raise KaneRobotError(
-            f"the observation matrix is rank deficient (condition number {s[0] / max(s[-1], 1e-300):.3g}): "
-            "the motion does not excite every base parameter; use a richer trajectory (kr.fourier_excitation)"
-        )
-    x = Vt.T @ ((U.T @ b) / s)
-    r, nb = A.shape
-    sigma2 = float(np.sum((b - A @ x) ** 2) / (r - nb))
-    C = sigma2 * (Vt.T / s**2) @ Vt
-    return x, C, sigma2, float(s[0] / s[-1])
 
 
 # ------------------------------------------------------------------ physical
@@ -373,6 +372,8 @@ def physical_estimate(regs, T, estimate, A, max_nfev=300):
     estimate : numpy.ndarray, shape (nb,)
         Least-squares base estimate.
     A : numpy.ndarray, shape (r, nb)
+        The (weighted) observation matrix, or any matrix with the same
+        triangular factor (:func:`identify` gives that factor itself).
     max_nfev : int, optional
         Evaluations per start (three starts, the best kept).  The cost
         flattens along the directions only ``eps`` sees: more changes the
@@ -435,8 +436,9 @@ class IdentificationResult:
         Residual variance of the (weighted) equations.
     condition_number : float
         2-norm condition number of the (weighted) observation matrix.
-    residual : numpy.ndarray, shape (rows,)
-        ``y - W K_b`` (unweighted), joint by joint.
+    residual : numpy.ndarray, shape (rows,), or None
+        ``y - W K_b`` (unweighted), joint by joint; None for a recording
+        read in chunks (too long to keep).
     relative_residual : float
         ``|y - W K_b| / |y|``.
     weights : numpy.ndarray, shape (groups,)
@@ -457,7 +459,7 @@ class IdentificationResult:
         Number of equations.
     """
 
-    def __init__(self, *, regressors, base, selected, estimate, covariance, sigma2, condition_number, residual, observed, rows, groups, weights,
+    def __init__(self, *, regressors, base, selected, estimate, covariance, sigma2, condition_number, residual, norms, rows, groups, weights,
                  method, form, options):  # fmt: skip
         self.regressors = regressors
         self.base = base
@@ -480,8 +482,8 @@ class IdentificationResult:
             rel = np.where(np.abs(self._ls) > 0, 100.0 * std / np.abs(self._ls), np.inf)
         self.relative_std = dict(zip(self.names, rel.tolist()))
         self.ls_estimates = dict(zip(self.names, self._ls.tolist()))
-        norm = np.linalg.norm(observed)
-        self.relative_residual = float(np.linalg.norm(residual) / norm) if norm > 0 else float(np.linalg.norm(residual))
+        residual_norm, observed_norm = norms
+        self.relative_residual = residual_norm / observed_norm if observed_norm > 0 else residual_norm
         self.standard = None
         self.consistent = None
 
