@@ -23,13 +23,16 @@ import contextlib
 import io
 import math
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE
+from kanerobot.robot.description import BASE, Robot
+from kanerobot.simulation import SimulationResult
 from kanerobot.viewer.recording import Recording, read_recording
 from kanerobot.viewer.visuals import urdf_visuals
 
@@ -487,7 +490,18 @@ class Viewer:
         return f"<Viewer {self.robot.name} at {self.url}{' (stopped)' if self._closed.is_set() else ''}>"
 
 
-def view(robot, values=None, q=None, play=None, *, urdf=None, host=LOOPBACK, port=0, frames=True, verbose=True):
+def view(
+    robot: Robot | str | Path,
+    values: Mapping[str, float] | None = None,
+    q: ArrayLike | None = None,
+    play: str | Path | SimulationResult | None = None,
+    *,
+    urdf: str | Path | None = None,
+    host: str = LOOPBACK,
+    port: int = 0,
+    frames: bool = True,
+    verbose: bool = True,
+) -> Viewer:
     """Show ``robot`` in the browser: a local page with the robot in 3D and a slider per joint.
 
     Parameters
