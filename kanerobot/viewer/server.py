@@ -568,6 +568,9 @@ def serve(robot, values=None, q=None, play=None, *, host=LOOPBACK, port=0, frame
             f"--set: {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} not a geometric parameter of {viewer.robot.name} "
             f"(it has {', '.join(sorted(viewer.skeleton.values)) or 'none'})"
         )
-    print(f"kanerobot: viewing {viewer.robot.name} at {viewer.url} (Ctrl-C stops)", flush=True)
-    viewer.wait()
+    try:
+        print(f"kanerobot: viewing {viewer.robot.name} at {viewer.url} (Ctrl-C stops)", flush=True)
+        viewer.wait()
+    except KeyboardInterrupt:  # Ctrl-C between the address and wait() taking over (a reader may act on the address at once)
+        viewer.stop()
     print("kanerobot: viewer stopped", flush=True)
