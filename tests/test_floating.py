@@ -479,7 +479,7 @@ def test_coriolis_matrix_is_passive(name, method):
         assert np.abs(S + S.T).max() < 1e-10 * (1 + np.abs(C).max())
 
 
-@pytest.mark.parametrize("name", ["satellite", "tree"])
+@pytest.mark.parametrize("name", ["satellite", pytest.param("tree", marks=pytest.mark.slow)])  # the tree: 4.5 s
 def test_nested_kane_equals_kanes_method(name):
     """The free flyer is link 0's root joint of Kane's nested sums (link 0 a body,
     its speeds the six unit twists of frame 0): every model equals the one read

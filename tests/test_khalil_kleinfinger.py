@@ -149,6 +149,7 @@ def test_rx90_general_frames_convert_back_to_its_table():
 
 
 # ------------------------------------------------------------------ Krang
+@pytest.mark.slow  # 11 s; the random tree above checks the same conversion by default
 def test_krang_tree_converts_with_equal_models_and_fewer_operations():
     original = kr.load(kr.frames_path("krang.toml"))
     conversion = khalil_kleinfinger_conversion(original)
@@ -204,7 +205,9 @@ SHAPES = {
 }
 
 
-@pytest.mark.parametrize("kind", list(SHAPES))
+# The tree (a fixed frame, a branch, a prismatic joint) runs by default; the
+# serial chain, whose cases the tree holds too, with -m slow (10 s of derivation).
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k.startswith("serial") else k for k in SHAPES])
 def test_random_general_frames_keep_geometry_and_dynamics(kind):
     original, values = random_robot(len(kind), SHAPES[kind])
     conversion = khalil_kleinfinger_conversion(original)

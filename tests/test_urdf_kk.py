@@ -188,6 +188,7 @@ def test_ur5_urdf_symbolic_converts_with_its_values(tmp_path):
     same_models(original, robot, 1e-9, seed=13)
 
 
+@pytest.mark.slow  # 4.5 s; the RX-90-like URDFs check the conversion's models by default
 def test_ur5_urdf_models_equal_with_fewer_operations(tmp_path):
     """Full-precision pi/2: models equal to 1e-12 relative; 9-digit pi/2: to 1e-9 (the snaps moved angles by 2e-10)."""
     for digits, tol in ((None, 1e-12), (9, 1e-9), (5, 3e-5)):

@@ -245,6 +245,7 @@ def test_offsets_are_folded_into_the_origin(tmp_path):
     assert back.joint_labels == robot.joint_labels and not back.has_offsets
 
 
+@pytest.mark.slow  # 7 s; test_krang_example_urdf_gives_the_same_a_c_q reads Krang's URDF by default
 def test_krang_round_trip(tmp_path):
     robot = kr.load(kr.frames_path("krang"))
     values = random_parameters(robot, np.random.default_rng(19), rotor=False, wrench=False)
