@@ -340,7 +340,13 @@ def test_closed_loop_sliders_move_the_active_joints(viser):
 
 def test_kanerobot_view_serves_until_ctrl_c(viser):
     command = [sys.executable, "-m", "kanerobot", "view", "rx90", "--set", "D3=0.45", "--set", "RL4=0.5", "--q", "0,0.5,0,0,0,0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as in a terminal: a shell starts background jobs (a CI script's, say) with SIGINT ignored,
+    # which Python and its children keep; PYTHONFAULTHANDLER: should the viewer not stop, SIGABRT
+    # makes it print where each thread is
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     try:
         line = process.stdout.readline()
         url = re.fullmatch(r"kanerobot: viewing RX90 at (http://127\.0\.0\.1:(\d+)/) \(Ctrl-C stops\)\n", line)
@@ -348,7 +354,12 @@ def test_kanerobot_view_serves_until_ctrl_c(viser):
         with urllib.request.urlopen(url.group(1)) as response:
             assert "<title>Viser</title>" in response.read().decode()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        try:
+            out, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            out, err = process.communicate(timeout=30)
+            pytest.fail(f"kanerobot view still ran 60 s after Ctrl-C (exit {process.returncode}); stdout {out!r}; its threads:\n{err[-8000:]}")
     finally:
         process.kill() if process.poll() is None else None
     assert process.returncode == 0, err
