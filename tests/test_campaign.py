@@ -316,6 +316,18 @@ def test_bad_input_gives_one_clear_error(tmp_path):
     kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", **common)
     with pytest.raises(KaneRobotError, match=r"^store .*/s holds another campaign \(seed: 0 there, 1 now\): give another folder"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", seed=1, **common)
+    # settings that change the numbers but are no name of the record: refused too, not mixed into the old table
+    with pytest.raises(KaneRobotError, match=r"^store .*/s holds another campaign \(settings: "):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", rtol=1e-9, **common)
+    law = MultivariateNormal(["M2", "ZZ2"], [1.0, 0.35], [[0.01, 0.0], [0.0, 0.0004]])
+    kr.campaign(PLANAR, PLANAR_VALUES, sample={"inertia": law}, store=tmp_path / "m", **common)
+    with pytest.raises(KaneRobotError, match=r"^store .*/m holds another campaign \(sample: "):  # the same names, another covariance
+        other = MultivariateNormal(["M2", "ZZ2"], [1.0, 0.35], [[0.02, 0.0], [0.0, 0.0004]])
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"inertia": other}, store=tmp_path / "m", **common)
+    with pytest.raises(KaneRobotError, match=r"^limits\['1'\] must be a pair \(lower, upper\), None for no bound; got 2.0$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, limits={"1": 2.0}, **common)
+    with pytest.raises(KaneRobotError, match=r"^Processes\(workers=-1\): give a number of processes >= 1"):
+        Processes(workers=-1)
     with pytest.raises(KaneRobotError, match=r"^unknown scheduler 'threads': give 'in-process', 'processes'"):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, **(common | {"scheduler": "threads"}))
     with pytest.raises(KaneRobotError, match=r"^x0 for planar2 must have 4 values: q \(2\) then qd \(2\); got 3$"):
@@ -327,6 +339,15 @@ def test_bad_input_gives_one_clear_error(tmp_path):
         kr.campaign(fourbar, dict.fromkeys(kr.derive(fourbar).parameters, 1.0), sample={"target": (0.0, 0.1)}, physical=False, **common)
     with pytest.raises(KaneRobotError, match=r"^unknown controller 'lqr': use computed_torque, pd_gravity, pd"):
         kr.campaign(PLANAR, PLANAR_VALUES, "lqr", sample={"M2": (0.9, 1.1)}, **common)
+
+
+def test_one_distribution_serves_two_entries_and_is_left_as_given():
+    """A Normal given for q0 (2 values) and for target (2 values) of planar2 is sized per entry on a copy:
+    the object the user gave keeps its shape, and the draws are those of two separate Normals."""
+    spread = Normal(0.0, 0.1)
+    shared = Sampler({"q0": spread, "target": spread}, ["ZZ2"], {"q0": 2, "target": 2})(3, 0)
+    apart = Sampler({"q0": Normal(0.0, 0.1), "target": Normal(0.0, 0.1)}, ["ZZ2"], {"q0": 2, "target": 2})(3, 0)
+    assert spread.shape == () and np.array_equal(shared.q0, apart.q0) and np.array_equal(shared.target, apart.target)
 
 
 def test_missing_extra_is_named(monkeypatch):

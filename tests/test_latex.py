@@ -102,8 +102,8 @@ def test_latex_tables_hold_the_robots_parameters(tmp_path):
 
 
 def test_latex_escapes_the_titles_and_labels(tmp_path):
-    """A closed loop's heading has G^T and GAM_a, Krang's labels have no specials but its title does:
-    the document still balances, and no bare ``_`` or ``^`` is left outside math mode."""
+    """A closed loop's heading and notes have G^T, WP^-1 and qd_passive: the document still
+    balances, and no bare ``_`` or ``^`` is left outside math mode."""
     text = _latex_document(tmp_path, "sr400", "loopvel")
     _assert_environments_balanced(text)
     outside_math = re.sub(r"\$[^$]*\$", "", re.sub(r"\\begin\{align\*\}.*?\\end\{align\*\}", "", text, flags=re.S))

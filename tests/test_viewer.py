@@ -376,6 +376,14 @@ def test_kanerobot_view_serves_until_ctrl_c(viser):
     assert typo.stderr == "kanerobot: error: --set: D4 is not a geometric parameter of RX90 (it has D3, RL4)\n"
 
 
+def test_some_coordinates_by_name(viser):
+    """q as a dict sets the joints it names and leaves the others at 0 (before, a raw AttributeError)."""
+    with kr.view("rx90", values=RX90, q={"2": 0.5, "5": -0.3}, verbose=False) as viewer:
+        assert viewer.q.tolist() == [0.0, 0.5, 0.0, 0.0, -0.3, 0.0]
+    with pytest.raises(KaneRobotError, match=r"^q: 7 not among the coordinates of RX90 \(1, 2, 3, 4, 5, 6\)$"):
+        kr.view("rx90", values=RX90, q={"7": 0.1}, verbose=False)
+
+
 def test_urdf_meshes_dress_the_frames(viser, tmp_path, capsys):
     trimesh = pytest.importorskip("trimesh", reason=NEEDS)
     box = trimesh.creation.box(extents=(0.1, 0.2, 0.3))

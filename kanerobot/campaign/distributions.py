@@ -39,6 +39,8 @@ kanerobot.errors.KaneRobotError: sample: 'ZZ9' is not a parameter of the model (
 
 from __future__ import annotations
 
+import copy
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,7 +205,9 @@ class MultivariateNormal:
         return dict(self.fixed) | dict(zip(self.names, x.tolist()))
 
     def describe(self):
-        return f"multivariate normal of {', '.join(self.names)}"
+        # the mean and covariance hashed: a restart with another identification's result is another campaign
+        numbers = hashlib.sha256(np.concatenate([self.mean, self.covariance.reshape(-1)]).tobytes()).hexdigest()[:16]
+        return f"multivariate normal of {', '.join(self.names)} ({numbers})"
 
 
 def _text(value):
@@ -229,6 +233,7 @@ def _sized(dist, size, name):
     """``dist`` of the reserved entry ``name`` drawing ``size`` numbers (one number given is broadcast)."""
     if size is None or isinstance(dist, MultivariateNormal):
         return dist
+    dist = copy.copy(dist)  # sized here, not in the user's object (one Normal may serve q0 and target)
     if isinstance(dist, Uniform):
         shape = dist.low.shape
         if shape not in ((), (1,), (size,)):

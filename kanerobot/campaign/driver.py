@@ -275,7 +275,10 @@ def _limits(robot, limits):
     for label, pair in dict(limits).items():
         if str(label) not in robot.joint_labels:
             raise KaneRobotError(f"limits: {label!r} is not a joint of {robot.name} (joints {', '.join(robot.joint_labels)})")
-        lower, upper = pair
+        try:
+            lower, upper = pair
+        except (TypeError, ValueError):
+            raise KaneRobotError(f"limits[{label!r}] must be a pair (lower, upper), None for no bound; got {pair!r}") from None
         out[str(label)] = (lower, upper)
     return out
 
@@ -285,10 +288,13 @@ def _description(plan, sampler, seed):
     controller = plan.controller if isinstance(plan.controller, str) or plan.controller is None else getattr(
         plan.controller, "__qualname__", type(plan.controller).__name__)  # fmt: skip
     values = hashlib.sha256(json.dumps(sorted(plan.values.items())).encode()).hexdigest()[:16]
+    # what changes the runs' numbers beyond the names above: limits, events, solver options (repr, hashed)
+    settings = repr((sorted(plan.limits.items()), [getattr(e, "name", repr(e)) for e in plan.events], sorted(plan.options.items()), plan.physical))
     return {
         "robot": plan.robot["name"], "method": plan.method, "seed": int(seed), "t_span": list(plan.t_span), "samples": len(plan.t_eval),
         "sample": sampler.describe(), "controller": controller, "nominal values": values,
         "x0": None if plan.x0 is None else plan.x0.tolist(), "backend": plan.backend,
+        "settings": hashlib.sha256(settings.encode()).hexdigest()[:16],
     }  # fmt: skip
 
 

@@ -104,7 +104,11 @@ class Processes:
         import multiprocessing
         import threading
 
+        from kanerobot.errors import KaneRobotError
+
         self.workers = int(workers or os.cpu_count() or 1)
+        if self.workers < 1:
+            raise KaneRobotError(f"Processes(workers={workers!r}): give a number of processes >= 1, or None for one per core")
         if start_method is None:
             # fork copies every thread's locks but only the calling thread: safe with one Python thread only
             forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1

@@ -326,27 +326,33 @@ class _Parquet(_Reader):
             import pyarrow.parquet as parquet
         except ImportError:
             raise DataError(path, None, "reading Parquet files needs pyarrow: pip install pyarrow") from None
+        self._parquet = parquet
+        with self._open() as handle:  # opened for each pass and closed: a folder of parts holds no file open
+            self._set_header(list(handle.schema_arrow.names))
+
+    def _open(self):
         try:
-            self._file = parquet.ParquetFile(path)
+            return self._parquet.ParquetFile(self.path)
         except Exception as exc:  # pyarrow raises its own ArrowInvalid, OSError ...: all say the file is unreadable
-            raise DataError(path, None, f"not a readable Parquet file ({exc})") from None
-        self._set_header(list(self._file.schema_arrow.names))
+            raise DataError(self.path, None, f"not a readable Parquet file ({exc})") from None
 
     def _times(self):
-        column = self._file.read(columns=[self.header[self.columns[0]]]).column(0)
+        with self._open() as handle:
+            column = handle.read(columns=[self.header[self.columns[0]]]).column(0)
         t = column.to_numpy(zero_copy_only=False).astype(float)
         return (t, np.arange(len(t))), len(t)
 
     def blocks(self, rows):
         names = [self.header[k] for k in self.columns]
         start = 0
-        for batch in self._file.iter_batches(batch_size=rows, columns=names):
-            try:
-                table = np.column_stack([batch.column(k).to_numpy(zero_copy_only=False).astype(float) for k in range(len(names))])
-            except (TypeError, ValueError) as exc:
-                raise DataError(self.path, None, f"a column is not numeric ({exc}): save numbers") from None
-            yield table, np.arange(start, start + len(table))
-            start += len(table)
+        with self._open() as handle:
+            for batch in handle.iter_batches(batch_size=rows, columns=names):
+                try:
+                    table = np.column_stack([batch.column(k).to_numpy(zero_copy_only=False).astype(float) for k in range(len(names))])
+                except (TypeError, ValueError) as exc:
+                    raise DataError(self.path, None, f"a column is not numeric ({exc}): save numbers") from None
+                yield table, np.arange(start, start + len(table))
+                start += len(table)
 
 
 class _Arrays(_Reader):

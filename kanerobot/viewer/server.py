@@ -148,12 +148,11 @@ class Viewer:
         aliases = {label: str(self.robot.frame(label).q) for label in self.robot.joint_labels}
         self._played = self.recording.columns(self.skeleton.coordinates, aliases) if self.recording is not None else None
         self.scene = None
+        self._q = np.zeros(len(self.coordinates))  # joints at 0, a floating base at the origin: the skeleton's default
         if q is not None:
-            self._q = self._checked(q, "q")
+            self._q = self._checked(q, "q")  # a dict sets some coordinates and leaves the others at that default
         elif self._played is not None:
             self._q = self._sliders_of(self._played[0])
-        else:  # joints at 0, a floating base at the origin: the skeleton's default
-            self._q = np.zeros(len(self.coordinates))
         first = self._scene_of(self._q) if self._played is None or q is not None else self.skeleton(self._played[0])
         self.visuals = urdf_visuals(urdf if urdf is not None else found_urdf) if (urdf or found_urdf) else []
         self.centre, self.scale = _extent(first)
@@ -422,11 +421,12 @@ class Viewer:
         """Play the saved simulation from the time slider's position (in a background thread)."""
         if self._played is None:
             raise KaneRobotError("nothing to play: give a saved simulation, view(robot, play='run.npz') or kanerobot view ROBOT --play run.npz")
-        if self._playing.is_set():
-            return
-        self._playing.set()
-        self._player = threading.Thread(target=self._run, name="kanerobot-viewer-playback", daemon=True)
-        self._player.start()
+        with self._lock:  # two quick Play clicks start one thread
+            if self._playing.is_set():
+                return
+            self._playing.set()
+            self._player = threading.Thread(target=self._run, name="kanerobot-viewer-playback", daemon=True)
+            self._player.start()
 
     def pause(self):
         """Stop playing (the configuration stays where it is)."""
