@@ -319,6 +319,10 @@ def test_bad_input_gives_one_clear_error(tmp_path):
     # settings that change the numbers but are no name of the record: refused too, not mixed into the old table
     with pytest.raises(KaneRobotError, match=r"^store .*/s holds another campaign \(settings: "):
         kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "s", rtol=1e-9, **common)
+    (tmp_path / "cut").mkdir()
+    (tmp_path / "cut" / "campaign.json").write_text('{"robot": "plan')  # a record cut short
+    with pytest.raises(KaneRobotError, match=r"^store .*/cut: campaign.json is not the record of a campaign \(.*\): give another folder$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, sample={"M2": (0.9, 1.1)}, store=tmp_path / "cut", **common)
     law = MultivariateNormal(["M2", "ZZ2"], [1.0, 0.35], [[0.01, 0.0], [0.0, 0.0004]])
     kr.campaign(PLANAR, PLANAR_VALUES, sample={"inertia": law}, store=tmp_path / "m", **common)
     with pytest.raises(KaneRobotError, match=r"^store .*/m holds another campaign \(sample: "):  # the same names, another covariance

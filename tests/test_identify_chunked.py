@@ -234,6 +234,23 @@ def test_mistakes_in_the_files_get_one_clear_error_each(planar, recording, tmp_p
     np.savez(folder / "part01.npz", t=data.t[3000:], q=q, tau=data.tau[3000:])
     with pytest.raises(DataError, match=r"part01.npz: sample 77: q_1 is not finite \(inf\)"):
         identify(regs, folder)
+    # an NPZ member cut short (a file still being written): the sample where it ends
+    import io
+    import zipfile
+
+    folder = split(data, tmp_path / "short", [".npz"], bounds=(0, 3000, 6000))
+    members = {}
+    with zipfile.ZipFile(folder / "part01.npz") as archive:
+        for name in archive.namelist():
+            members[name] = archive.read(name)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(np.ascontiguousarray(data.q[3000:])))
+    members["q.npy"] = header.getvalue() + np.ascontiguousarray(data.q[3000:4000]).tobytes()  # 1000 of its 3000 samples
+    with zipfile.ZipFile(folder / "part01.npz", "w") as archive:
+        for name, payload in members.items():
+            archive.writestr(name, payload)
+    with pytest.raises(DataError, match=r"part01.npz: sample 1000: the file ends before its 3000 samples: write it whole"):
+        identify(regs, folder, chunk_size=700)
     # a gap between two files
     folder = split(data, tmp_path / "gap", [".csv"], bounds=(0, 3000, 3010, 6000))
     (folder / "part01.csv").unlink()

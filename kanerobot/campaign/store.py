@@ -52,7 +52,10 @@ class Store:
         record = self.path / _RECORD
         text = json.dumps(description, indent=1, sort_keys=True) + "\n"
         if record.is_file():
-            before = json.loads(record.read_text(encoding="utf-8"))
+            try:
+                before = json.loads(record.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise KaneRobotError(f"store {path}: {_RECORD} is not the record of a campaign ({exc}): give another folder") from None
             changed = sorted(k for k in set(before) | set(description) if before.get(k) != description.get(k))
             if changed:
                 key = changed[0]

@@ -308,6 +308,9 @@ class _Npz(_Reader):
                             parts.append(whole[start : start + m].astype(float))
                         else:
                             data = member.read(m * width * dtype.itemsize)
+                            if len(data) != m * width * dtype.itemsize:  # a file cut short (still being written?)
+                                raise DataError(self.path, None, f"sample {start + len(data) // (width * dtype.itemsize)}: the file ends "
+                                                f"before its {self.samples} samples: write it whole")  # fmt: skip
                             parts.append(np.frombuffer(data, dtype=dtype).reshape(m, width).astype(float))
                     yield np.concatenate(parts, axis=1), np.arange(start, start + m)
             finally:
