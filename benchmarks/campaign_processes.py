@@ -28,6 +28,7 @@ import time
 
 import needs  # first: one line and exit status 2 when kanerobot is not installed
 import numpy as np
+from numeric_vs_pinocchio import best_of  # beside this script, as needs
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
@@ -48,15 +49,6 @@ def _children_cpu():
     """CPU seconds of the finished child processes (the pool's workers, once shut down)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def best_of(repeats, function):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def _spin(n):

@@ -298,6 +298,8 @@ def test_urdf_visuals_placed_and_bad_ones_named(tmp_path):
     assert (mesh.kind, mesh.size, mesh.path, mesh.missing) == ("mesh", (2.0, 2.0, 2.0), tmp_path / "meshes" / "arm.stl", None)
     with pytest.raises(RobotFileError, match=r"r.urdf: visual of link 'base': '1 2' is not 3 numbers separated by spaces"):
         link_visuals(text.replace('size="1 2 3"', 'size="1 2"'), {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+    with pytest.raises(RobotFileError, match=r"r.urdf: visual of link 'base': '0 0 nan' has a number that is not finite: give finite numbers"):
+        link_visuals(text.replace('rpy="0 0 1.5707963267948966"', 'rpy="0 0 nan"'), {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
 
 
 def test_viewer_state_errors_and_stop(viser, capsys):

@@ -12,7 +12,7 @@ import sympy
 
 from kanerobot.robot.expressions import latex_expression
 
-__all__ = ["format_assignments", "format_matrix", "format_operations", "format_program", "latex_equations"]
+__all__ = ["format_assignments", "format_matrix", "format_operations", "format_program", "latex_equations", "latex_lines"]
 
 
 def format_operations(counts):
@@ -124,6 +124,15 @@ def format_matrix(prefix, matrix, latex=False):
     return format_assignments(matrix_rows(prefix, matrix), latex)
 
 
+def latex_lines(rows):
+    """``name &= expression`` in LaTeX, one string per ``(name, expr)`` pair (SYMORO's names whole).
+
+    >>> latex_lines([("WI12", sympy.Symbol("QP1") / 2)])
+    ['\\\\mathrm{WI12} &= \\\\frac{\\\\mathrm{QP1}}{2}']
+    """
+    return [f"{latex_expression(sympy.Symbol(str(name)))} &= {latex_expression(expr)}" for name, expr in rows]
+
+
 def latex_equations(rows, counts=None):
     """``Equations:`` as LaTeX: one aligned ``name = expression`` line per pair.
 
@@ -152,8 +161,7 @@ def latex_equations(rows, counts=None):
     \\mathrm{WI12} &= \\mathrm{QP1} \\sin{\\left(\\mathrm{th1} \\right)}
     \\end{align*}
     """
-    lines = [f"{latex_expression(sympy.Symbol(str(name)))} &= {latex_expression(expr)}" for name, expr in rows]
-    text = "\\paragraph{Equations:}\n\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}\n"
+    text = "\\paragraph{Equations:}\n\\begin{align*}\n" + " \\\\\n".join(latex_lines(rows)) + "\n\\end{align*}\n"
     if counts is not None:
         text += "\n\\noindent " + re.sub(r"'(.)'", r"`\1'", format_operations(counts)) + "\n"
     return text

@@ -36,7 +36,8 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.robot.expressions import CONSTANTS, FUNCTIONS, latex_expression
+from kanerobot.robot.expressions import CONSTANTS, FUNCTIONS
+from kanerobot.symbolic.printing import latex_lines, program_rows
 
 __all__ = ["NameCollisionError", "Program", "collection_paused", "count_ops", "is_trivial", "simplify_trig_products"]
 
@@ -668,10 +669,8 @@ class Program:
         $\\begin{aligned}U &= a b \\\\
         Y &= U + 1\\end{aligned}$
         """
-        lines = [(sym, expr) for sym, expr in self.assignments()] + [
-            (sympy.Symbol(name), expr) for name, expr in self.output_lines()
-        ]
-        shown = [f"{latex_expression(sym)} &= {latex_expression(expr)}" for sym, expr in lines[: self.LATEX_LINES]]
+        lines = program_rows(self)
+        shown = latex_lines(lines[: self.LATEX_LINES])
         if len(lines) > self.LATEX_LINES:
             shown.append(f"&\\text{{... {len(lines) - self.LATEX_LINES} more lines (print the program for all)}}")
         return "$\\begin{aligned}" + " \\\\\n".join(shown) + "\\end{aligned}$"

@@ -149,6 +149,8 @@ def _floats(text, count, default):
         values = ()
     if len(values) != count:
         raise ValueError(f"{text!r} is not {count} numbers separated by spaces")
+    if not all(np.isfinite(values)):  # as the URDF reader refuses them: a NaN pose would reach the page
+        raise ValueError(f"{text!r} has a number that is not finite: give finite numbers")
     return values
 
 
