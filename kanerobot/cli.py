@@ -633,22 +633,34 @@ def cmd_identify(args):
 
     if args.output:
         _output_path(args.output, (".toml", ".csv"), "identification results")
-    for path in args.data:
+    for path in args.data + ([args.validate] if args.validate else []):
         if not Path(path).exists():
             raise KaneRobotError(f"{path}: no such file (the recording: a .csv or .npz file, or a folder or several .csv, .npz, .parquet files)")
     # one file is read whole unless --chunk-size; a folder or several files chunk by chunk (kanerobot.identification.chunked)
     data = args.data[0] if len(args.data) == 1 else args.data
     robot = load(resolve(args.robot))
-    values = read_values(args.values) if args.values else {}
+    # the robot's own numbers (a URDF's lengths and gravity), then --values over them
+    values = dict(robot.values)
+    if args.values:
+        values.update(read_values(args.values))
     try:
         result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
-                          decimation=args.decimate, physical=args.physical, chunk_size=args.chunk_size)  # fmt: skip
+                          decimation=args.decimate, physical=args.physical, chunk_size=args.chunk_size, gains=args.gains,
+                          period=args.period, max_gap=args.max_gap)  # fmt: skip
     except ParameterError as exc:
         where = f"{args.values}: " if args.values else ""
         raise ParameterError(f"{where}{exc}; give them with --values FILE (NAME = number lines)") from None
     print(result.summary())
     if args.output:
         print(f"written {result.save(args.output)}", file=sys.stderr)
+    if args.validate:
+        check = result.validate(args.validate)
+        print()
+        print(check.summary())
+        # the figures beside the estimates (or beside the test recording without -o)
+        beside = Path(args.output) if args.output else Path(args.validate)
+        for path in check.save_figures(beside.with_name(beside.stem + "_validation")):
+            print(f"written {path}", file=sys.stderr)
 
 
 def cmd_convert(args):
@@ -864,7 +876,7 @@ def build_parser():
         help="estimate the base dynamic parameters from a recording (t, q, tau) by least squares",
         description="Identify ROBOT's base dynamic parameters from DATA, a .csv (columns t, q_<joint>..., tau_<joint>...) or .npz (t, q, tau); "
                     "a folder or several files (.csv, .npz, .parquet, in time order) are read chunk by chunk.",
-        epilog="Example: kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml",
+        epilog="Example: kanerobot identify arm.urdf train.csv --gains gains.toml --cutoff 5 --validate test.csv -o estimate.toml",
     )
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("data", metavar="DATA", nargs="+", help="recording, .csv or .npz; or a folder or several files (.csv, .npz, .parquet) read chunk by chunk")
@@ -875,7 +887,11 @@ def build_parser():
     p.add_argument("--decimate", type=int, default=1, metavar="K", help="parallel decimation factor (default 1)")
     p.add_argument("--physical", action="store_true", help="physically consistent estimate (positive masses, triangle inequalities)")
     p.add_argument("--chunk-size", type=_samples, metavar="N", help="read the recording N samples at a time (default 20000 for a folder or several files)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv")
+    p.add_argument("--gains", metavar="FILE", help="drive gains for a recording of currents (current_<joint> columns): a TOML file, [gains] joint = N m/A")
+    p.add_argument("--period", type=_duration, metavar="S", help="resample the recording to this period (default its median step)")
+    p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 5 median steps)")
+    p.add_argument("--validate", metavar="TEST", help="a second recording: predict its torques with the estimate, print the errors, write figures")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv (validation figures beside it)")
     p.set_defaults(func=cmd_identify)
 
     p = sub.add_parser(

@@ -73,10 +73,12 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.identification import chunked, filtering
 from kanerobot.identification.base_parameters import BaseParameterSet
 from kanerobot.identification.data import RecordedData, as_recorded
+from kanerobot.identification.drives import Drives, as_drives
 from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
 from kanerobot.identification.regressor import IdentificationModel
 from kanerobot.identification.tsqr import Factors, joint_weights, solve
+from kanerobot.identification.validation import Validation
 from kanerobot.robot.description import Robot
 from kanerobot.simulation import SimulationResult
 
@@ -115,6 +117,9 @@ def identify(
     base: BaseParameterSet | None = None,
     backend: str = "auto",
     chunk_size: int | None = None,
+    gains: Drives | str | os.PathLike | Mapping[str, float] | ArrayLike | None = None,
+    period: float | None = None,
+    max_gap: float | None = None,
 ) -> IdentificationResult:
     """Estimate the base dynamic parameters of a robot from a recording.
 
@@ -131,9 +136,13 @@ def identify(
         a list of files or a Parquet file is read chunk by chunk
         (:mod:`.chunked`: CSV, NPZ and Parquet files that continue one
         another), for recordings longer than memory; ``form="dynamic"``.
-    values : mapping
+    values : mapping, optional
         ``{name: float}`` of the geometric and gravity symbols (``L1``,
-        ``D3``, ``G3`` ...); other entries are ignored.
+        ``D3``, ``G3`` ...); other entries are ignored.  Default: the
+        robot's own ``robot.values`` (a URDF's lengths and gravity).  The
+        values of dynamic parameters are never used: every standard
+        parameter that the description holds as a symbol is an unknown
+        (a URDF's inertias, zeros included, and ``IA``, ``FV``, ``FS``).
     method : {"ls", "wls"}
         Ordinary or weighted (per joint) least squares.
     form : {"dynamic", "filtered", "energy"}
@@ -165,6 +174,18 @@ def identify(
         ``friction``); matched to the regressor's columns by name
         (:meth:`~.numeric_regressor.Regressors.base_columns`).
     backend : {"auto", "c", "numpy"}, optional
+    gains : Drives, path, mapping or sequence, optional
+        Drive gains (:mod:`.drives`: joint torque per ampere) for a
+        recording of motor currents (``current_<joint>`` columns, or the
+        ``current`` of a :class:`~.recording.Recording`): ``tau = g i``.
+        A TOML file, ``{joint: gain}`` or n numbers in the joints' order.
+    period, max_gap : float, optional
+        Of :meth:`.recording.Recording.prepare`: the uniform grid a
+        recording with jittered time stamps or stale rows is resampled to
+        (default its median step), and the longest step that is not a gap
+        (an error).  A recording read from one CSV or NPZ file, or given as
+        a :class:`~.recording.Recording`, is prepared this way (what was
+        done is in ``result.log``); ``cutoff`` is its low-pass filter.
     chunk_size : int, optional
         Read ``data`` (any of the above) in chunks of this many samples
         and solve by a tall-skinny QR (:mod:`.chunked`): memory for one
@@ -189,23 +210,28 @@ def identify(
         raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
     if form not in FORMS:
         raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
+    if values is None and not isinstance(model, Regressors):
+        values = dict(_robot_of(model).values)
     regs = as_regressors(model, values, friction, rotor, backend)
+    drives = as_drives(gains, regs.robot.joint_labels)
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)
     columns = selected.columns
     trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
-    options = dict(cutoff=cutoff, decimation=decimation, trim=trim)
+    options = dict(cutoff=cutoff, decimation=decimation, trim=trim, period=period, max_gap=max_gap, drives=drives)
     if chunked.is_chunked(data, chunk_size):
+        if drives is not None:
+            raise KaneRobotError("gains= needs the recording in memory: a recording read in chunks must hold torques (tau_<joint> columns)")
         if form != "dynamic":
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
                                  "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
         factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=cutoff, decimation=decimation, trim=trim)
         groups = list(regs.robot.joint_labels)
         return _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
-    data = as_recorded(data, regs.robot)
+    data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap)
     dt = filtering.check_uniform(data.t, source=data.source)
     t = data.t
-    q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, cutoff)
+    q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
     if form == "energy":
         W, y = energy_model(regs, t, q, qd, data.tau, window=window)
         W, y = W[:, columns][:, None, :], y[:, None]  # one equation per interval: one group
@@ -227,7 +253,62 @@ def identify(
         groups = list(regs.robot.joint_labels)
     factors = Factors(len(groups), len(columns))
     factors.add(W, y)
-    return _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options)
+    result = _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options)
+    result.log = log
+    return result
+
+
+def _robot_of(model):
+    if isinstance(model, Robot):
+        return model
+    if isinstance(model, (DynamicModel, IdentificationModel)):
+        return model.robot
+    raise KaneRobotError(f"identification needs a Robot, a DynamicModel or an IdentificationModel, got {type(model).__name__}")
+
+
+def _prediction_recording(data, robot, drives, cutoff, period, max_gap):
+    """A recording to predict on: as :func:`prepared_recording`, except that
+    neither torque nor current is needed (then ``tau`` is None)."""
+    from kanerobot.identification.recording import Recording
+
+    if isinstance(data, (str, os.PathLike)) and str(data).lower().endswith((".csv", ".npz")):
+        data = Recording.read(data, joints=robot)
+    elif isinstance(data, Mapping) and "tau" not in data:
+        data = Recording.read(data, joints=robot)
+    if isinstance(data, Recording) and data.tau is None and data.current is None:
+        prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
+        zeros = np.zeros_like(prepared.q)
+        recorded = RecordedData(prepared.t, prepared.q, zeros, prepared.qd, prepared.qdd, prepared.joints, source=prepared.source)
+        recorded.tau = None
+        return recorded.check_robot(robot), list(prepared.log), True
+    if isinstance(data, Recording) and data.tau is None and drives is None:
+        raise KaneRobotError(f"{data.source}: currents without drive gains: give gains= (joint torque per ampere)")
+    return prepared_recording(data, robot, drives, cutoff, period, max_gap)
+
+
+def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None):
+    """``(RecordedData, log, filtered)``: ``data`` as :func:`identify` uses it.
+
+    A :class:`~.recording.Recording`, or one CSV or NPZ file (read as one),
+    is prepared by :meth:`~.recording.Recording.prepare` (stale rows dropped,
+    a uniform grid, ``cutoff`` low-pass, rates and accelerations) and its
+    torques are the recorded ones or ``current * gains``; ``filtered`` says
+    that the low-pass is done.  Other data (RecordedData, a mapping of
+    arrays, a simulation) are taken as they are.
+    """
+    from kanerobot.identification.recording import Recording
+
+    if isinstance(data, (str, os.PathLike)) and str(data).lower().endswith((".csv", ".npz")):
+        data = Recording.read(data, joints=robot)
+    elif isinstance(data, Mapping) and "current" in data:
+        data = Recording.read(data, joints=robot)
+    if isinstance(data, Recording):
+        prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
+        gains = drives.vector(prepared.joints) if drives is not None else None
+        return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
+    if drives is not None:
+        raise KaneRobotError("gains= apply to motor currents: give the recording as a file or a kanerobot Recording with current_<joint> columns")
+    return as_recorded(data, robot), [], False
 
 
 def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options):
@@ -486,6 +567,8 @@ class IdentificationResult:
         self.relative_residual = residual_norm / observed_norm if observed_norm > 0 else residual_norm
         self.standard = None
         self.consistent = None
+        #: What was done to the recording before the estimate (:meth:`.recording.Recording.prepare`).
+        self.log = []
 
     @property
     def estimates(self):
@@ -507,21 +590,84 @@ class IdentificationResult:
             if all(kind in link for kind in ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")):
                 self.consistent[label] = is_physically_consistent(link, tol=0.0)
 
-    def predict(self, q, qd, qdd):
+    def predict(self, q, qd=None, qdd=None):
         """Joint torques of the identified model, ``D_b(q, qd, qdd) K_b``.
 
         Parameters
         ----------
         q, qd, qdd : array_like, shape (n,) or (N, n)
+            A state or a batch; or ``q`` alone a recording (a path, a
+            :class:`~.recording.Recording`, RecordedData or a mapping of
+            arrays), prepared as the identification's own recording was
+            (same resampling and ``cutoff``): then the torques at its
+            prepared samples, shape (N, n), the ends trimmed as for the
+            identification.
 
         Returns
         -------
         numpy.ndarray, shape (n,) or (N, n)
         """
+        if qd is None and qdd is None:
+            return self._on_recording(q)[1]
         single = np.ndim(q) == 1
         D = self.regressors.regressor(q, qd, qdd)[:, :, self.columns]
         tau = D @ self._values
         return tau[0] if single else tau
+
+    def _on_recording(self, data, gains=None):
+        """``(prepared RecordedData or None, predicted torques, log)`` of a recording, ends trimmed."""
+        options = self.options
+        drives = as_drives(gains, self.regressors.robot.joint_labels) if gains is not None else options.get("drives")
+        cutoff = options.get("cutoff")
+        data, log, filtered = _prediction_recording(data, self.regressors.robot, drives, cutoff, options.get("period"), options.get("max_gap"))
+        dt = filtering.check_uniform(data.t, source=data.source)
+        q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
+        trim = options.get("trim", 2)
+        keep = slice(trim, len(data.t) - trim)
+        if keep.stop - keep.start < 1:
+            raise KaneRobotError(f"{data.source}: {len(data.t)} samples leave none after trimming {trim} at each end: record longer")
+        predicted = self.predict(q[keep], qd[keep], qdd[keep])
+        data.keep = keep
+        return data, predicted, log
+
+    def validate(self, data, gains=None) -> Validation:
+        """Predict the torques of another recording and compare them with its measured ones.
+
+        Parameters
+        ----------
+        data : str, pathlib.Path, Recording, RecordedData or mapping
+            A test recording of the same robot (torques, or currents with
+            the identification's ``gains`` or ``gains`` given here),
+            prepared as the identification's own (same resampling, same
+            ``cutoff``); the ends trimmed as for the identification.
+        gains : optional
+            Drive gains of this recording, if not those of the identification.
+
+        Returns
+        -------
+        Validation
+            Per-joint relative RMS error and correlation, the table
+            (``summary()``) and figures (``figures()``, ``save_figures``).
+        """
+        recorded, predicted, log = self._on_recording(data, gains)
+        if recorded.tau is None:
+            raise KaneRobotError(f"{recorded.source}: no measured torque (tau_<joint>) or current (current_<joint>) to validate against")
+        keep = recorded.keep
+        return Validation(recorded.t[keep], recorded.tau[keep], predicted, recorded.joints, source=recorded.source, log=log)
+
+    def poorly_excited(self, threshold: float = 10.0) -> list[str]:
+        """Base parameters whose relative standard deviation exceeds ``threshold`` %.
+
+        Their effect on the torques of this recording is small against the
+        noise: the motion does not excite them (or their value is near 0);
+        a richer excitation (:func:`~.excitation.fourier_excitation`)
+        identifies them, or they can be left out of the model.
+
+        Returns
+        -------
+        list of str
+        """
+        return [name for name in self.names if not self.relative_std[name] <= threshold]
 
     def summary(self):
         """The estimates as a text table: name, value, sigma, %sigma, then the condition number.
@@ -536,6 +682,11 @@ class IdentificationResult:
         lines.append(f"method {self.method}, model {self.form}, {self.rows} equations, {len(self.names)} base parameters")
         lines.append(f"condition number {self.condition_number:.4g}, residual variance {self.sigma2:.4g}")
         lines.append(f"base parameter set: {len(self.base)} base parameters of {self.base.robot.name} ({self.base.method} method)")
+        poor = self.poorly_excited()
+        if poor:
+            lines.append(f"poorly excited (relative std above 10 %): {', '.join(poor)}")
+        for line in self.log:
+            lines.append(f"recording: {line}")
         if self.consistent is not None:
             lines.append("physically consistent estimate: " + ", ".join(f"link {k} {'ok' if v else 'NOT consistent'}" for k, v in self.consistent.items()))
         return "\n".join(lines)
