@@ -249,7 +249,7 @@ def joint_limit_arrays(robot: Robot, default: float = np.pi, velocity: float = 2
     --------
     >>> import kanerobot as kr
     >>> lower, upper, speed = joint_limit_arrays(kr.load(kr.frames_path("arm7")))
-    >>> lower[1], upper[1], speed[0]
+    >>> lower[1].item(), upper[1].item(), speed[0].item()
     (-2.0, 2.0, 1.7)
     """
     out = np.empty((3, len(robot.joint_labels)))
@@ -317,6 +317,7 @@ def excitation(n: int, duration: float, rng: np.random.Generator, *, lower=-1.0,
         k = np.minimum(k, fill * np.broadcast_to(np.asarray(velocity, float), (n,)) / np.abs(qd).max(axis=0))
     if acceleration is not None:
         k = np.minimum(k, np.broadcast_to(np.asarray(acceleration, float), (n,)) / np.abs(qdd).max(axis=0))
+    k = 0.98 * k  # the extremes fall between the samples: at most 0.5 % beyond them with 64 samples per shortest period
     return FourierTrajectory((lower + upper) / 2 - k * middle, a * k[:, None], b * k[:, None], frequency)
 
 
