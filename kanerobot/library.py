@@ -4,7 +4,7 @@ from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 
-_SUFFIXES = (".par", ".toml")
+_SUFFIXES = (".par", ".toml", ".urdf")
 
 
 def frames_folder():
