@@ -12,7 +12,9 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   symbols of a frame are named after its stem (``robot.stems``): the name
   with every character other than letters, digits and ``_`` made ``_``
   (``q_l_hip_y``); where two names would share a stem, or a stem would make
-  a symbol name another frame's, the later one's stem gets ``_2``;
+  a symbol name another frame's, the later one's stem gets ``_2``; a
+  joint named ``0`` (the base's label) is labelled ``0_2``
+  (:func:`parse_urdf`'s ``joint_names`` maps the labels to the names);
 - frames come depth first from the root, each link's joints in the order
   of the file, so ``robot.joint_labels`` (the order of ``q``) is the moving
   joints' names in that order;
@@ -134,8 +136,8 @@ class UrdfRobot:
     robot : Robot
     joint_names : mapping label -> str
         The URDF joint name of each frame: the label itself (labels are the
-        file's names exactly; ``robot.stems`` gives the part of the symbol
-        names).
+        file's names exactly, but for a joint named ``0``, the base's label,
+        labelled ``0_2``; ``robot.stems`` gives the part of the symbol names).
     link_names : mapping label -> str
         The URDF link each frame carries; ``"0"`` is the root link.
     limits : mapping label -> mapping
@@ -335,6 +337,14 @@ def _sanitised(name):
     return stem if re.search(r"[A-Za-z0-9]", stem) else "j" + stem
 
 
+def _base_name(name, order):
+    """The label of a joint named ``0``, the base's label: ``0_2`` (``0_3`` ... if taken by another joint)."""
+    names, n = {joint for _, joint, *_ in order}, 2
+    while f"{name}_{n}" in names:
+        n += 1
+    return f"{name}_{n}"
+
+
 def _names_of(label):
     return {prefix + label for prefix in _PREFIXES}
 
@@ -529,13 +539,14 @@ class _Reader:
             order.append(item)
             stack.extend(reversed(by_parent.get(item[4], [])))
         stems = self.stems(order)
+        labels = {joint: joint if joint != BASE else _base_name(joint, order) for _, joint, *_ in order}
         frame_of = {root: BASE}
         frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
         root_body = self.inertial(links[root])  # checked even when the base does not move
         rigid = {BASE: (np.eye(3), np.zeros(3), root_body)} if self.floating else {}  # link 0's parts: placement in 0, body
         kinds = {}
         for element, joint_name, kind, parent, child in order:
-            label, stem = joint_name, stems[joint_name]
+            label, stem = labels[joint_name], stems[joint_name]
             kinds[label] = kind
             frame_of[child] = label
             link_names[label] = child
@@ -564,11 +575,11 @@ class _Reader:
             robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values,
                                  limits=joint_limits)  # fmt: skip
         except DescriptionError as exc:
-            line = next((element.line for element, joint, *_ in order if joint == exc.label), None)
+            line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
             raise RobotFileError(self.path, line, str(exc)) from None
         if self.bind:
             robot = robot.subs({key: _number(value) for key, value in robot.values.items()})
-        joint_names = {joint: joint for _, joint, *_ in order}
+        joint_names = {labels[joint]: joint for _, joint, *_ in order}
         return UrdfRobot(robot, MappingProxyType(joint_names), MappingProxyType(link_names), MappingProxyType(limits))
 
     def stems(self, order):
