@@ -257,7 +257,7 @@ def _export(model, name, program, args):
     if name in direct:
         groups.append(("tau", model.tau))
     if name in ("h", *inverse, *direct):
-        groups += [(f"wrench{label}", symbols) for label, symbols in model.wrench.items()]
+        groups += [(f"wrench{model.robot.stems.get(label, label)}", symbols) for label, symbols in model.wrench.items()]
     parameters = [sympy_symbol(p) for p in model.parameters]
     groups.append(("p", parameters))
     function = f"{robot.name.lower()}_{args.model}"

@@ -222,9 +222,10 @@ def test_labels_order_and_names(arm_file):
     parsed = parse_urdf(arm_file)
     robot = parsed.robot
     # depth first from the root, each link's joints in the order of the file
-    assert robot.labels == ("shoulder", "elbow", "slide", "spacer", "flange", "wrist_1_a", "side")
-    assert robot.joint_labels == ("shoulder", "elbow", "slide", "wrist_1_a", "side")
-    assert parsed.joint_names["wrist_1_a"] == "wrist-1.a"
+    assert robot.labels == ("shoulder", "elbow", "slide", "spacer", "flange", "wrist-1.a", "side")
+    assert robot.joint_labels == ("shoulder", "elbow", "slide", "wrist-1.a", "side")
+    assert parsed.joint_names["wrist-1.a"] == "wrist-1.a" and robot.stems["wrist-1.a"] == "wrist_1_a"
+    assert str(robot.frame("wrist-1.a").q) == "q_wrist_1_a"
     assert parsed.link_names["0"] == "base" and parsed.link_names["flange"] == "tool"
     assert parsed.limits["slide"] == {"lower": -2.0, "upper": 2.0, "velocity": 3.0, "effort": 40.0}
     assert [robot.frame(label).sigma for label in robot.labels] == [0, 0, 1, 2, 2, 0, 0]
@@ -294,7 +295,7 @@ def parse_urdf_text(text, **options):
 
 def test_cli_takes_a_urdf(arm_file, tmp_path, capsys):
     assert cli(["info", str(arm_file)]) == 0
-    assert "wrist_1_a" in capsys.readouterr().out
+    assert "wrist-1.a" in capsys.readouterr().out
     out = tmp_path / "arm.toml"
     assert cli(["convert", str(arm_file), str(out)]) == 0
     assert kr.load(out).joint_labels == kr.load(arm_file).joint_labels
@@ -408,11 +409,12 @@ def test_mimic_independent_and_inertia_as_written():
     assert urdf_from_text(wrong, physical=False).values["YYj"] == 3.0
 
 
-def test_labels_are_sanitised_and_never_clash():
+def test_labels_are_the_names_and_stems_never_clash():
     text = ('<robot name="r">\n<link name="a"/><link name="b"/><link name="c"/><link name="d"/>\n'
             + joint("0", child="b") + joint("x.1", parent="b", child="c") + joint("x-1", parent="c", child="d") + "</robot>")
     robot = urdf_from_text(text)
-    assert robot.joint_labels == ("0_2", "x_1", "x_1_2")
+    assert robot.joint_labels == ("0_2", "x.1", "x-1")  # "0" is the base's label
+    assert [robot.stems[label] for label in robot.joint_labels] == ["0_2", "x_1", "x_1_2"]
     assert [str(robot.frame(label).q) for label in robot.joint_labels] == ["q_0_2", "q_x_1", "q_x_1_2"]
 
 

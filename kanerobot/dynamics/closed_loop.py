@@ -231,7 +231,7 @@ def closed_loop_program(model, name):
     tree = model.tree.program(tree_name)
     inputs = [x for x in tree.inputs if x not in dependent_symbols(robot, c)]
     n = len(active)
-    out_names = {f"GAM{a}" for a in active} | {f"Q{a}" for a in active}
+    out_names = {f"GAM{robot.stems[a]}" for a in active} | {f"Q{robot.stems[a]}" for a in active}
     out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
     target = Program(inputs=inputs, reserved=out_names, trig=True)
     W, mapping = loop_kinematics(model, target, rates=rates, accelerations=name == "inverse_dynamics")
@@ -239,7 +239,7 @@ def closed_loop_program(model, name):
         for a in active:
             mapping[QDP[a]] = sympy.S.Zero
     outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, active, passive, W)
+    project_outputs(target, name, outputs, labels, active, passive, W, robot.stems)
     target.prune()
     return target
 
@@ -298,7 +298,7 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
     Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
-    W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1], active[j - 1]), -WPI * Wa)
+    W = target.assign_matrix(lambda i, j: label_name("W", robot.stems[passive[i - 1]], robot.stems[active[j - 1]]), -WPI * Wa)
     mapping = {}
     if not rates:
         return W, mapping

@@ -157,7 +157,7 @@ def angle_labels(robot):
     Returns
     -------
     callable
-        ``label(angle) -> str``: the frame's label for a revolute joint's
+        ``label(angle) -> str``: the frame's stem (``robot.stems``) for a revolute joint's
         variable, also shifted by a constant or negated (``4l`` for Krang's
         ``q_1l`` of frame 4l, giving ``C4l``), else the name of a symbol
         (``alpha3``), else the letters and digits of the expression.  Pass
@@ -172,7 +172,7 @@ def angle_labels(robot):
     >>> label(q), label(q + sympy.pi / 2), label(sympy.Symbol("alpha3"))
     ('4l', '4l', 'alpha3')
     """
-    joint_of = {f.q: f.label for f in robot.frames if f.is_joint and f.sigma == REVOLUTE}
+    joint_of = {f.q: f.stem for f in robot.frames if f.is_joint and f.sigma == REVOLUTE}
 
     def label(angle):
         variable = angle
@@ -226,7 +226,7 @@ def frame_placement(program, frame, labels, rotation="RA", translation="PA"):
     [ 0]]))
     """
     T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=labels)
-    j = frame.label
+    j = frame.stem
     iA_j = program.assign_matrix(lambda r, c: f"{rotation}{r}{c}{j}", T[:3, :3])
     iP_j = program.assign_matrix(lambda r, c: f"{translation}{r}{j}", T[:3, 3])
     return iA_j, iP_j

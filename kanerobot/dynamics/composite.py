@@ -268,19 +268,19 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
     for j in links:  # initialisation: jJ+_j = jJ_j, jMS+_j = jMS_j, M+_j = M_j
         J[j], MS[j], M[j] = link_inertia(robot, j)
     for j in reversed(links):  # the frames are in order, antecedents first
-        J[j] = assign_symmetric(program, lambda r, c, j=j: names["J"].format(r=r, c=c, j=j), J[j])
-        MS[j] = program.assign_matrix(lambda r, c, j=j: names["MS"].format(r=r, j=j), MS[j])
-        M[j] = program.assign(names["M"].format(j=j), M[j])
+        J[j] = assign_symmetric(program, lambda r, c, j=j: names["J"].format(r=r, c=c, j=robot.stems[j]), J[j])
+        MS[j] = program.assign_matrix(lambda r, c, j=j: names["MS"].format(r=r, j=robot.stems[j]), MS[j])
+        M[j] = program.assign(names["M"].format(j=robot.stems[j]), M[j])
         i = robot.antecedent(j) if j != BASE else None
         if i not in J:  # link 0 (or what a fixed link 0 carries): nothing to add to
             yield j, J[j], MS[j], M[j]
             continue
         iA_j, iP_j = placements[j]
-        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=j), matmul(iA_j, MS[j]))  # (27)
-        iP_j_M = program.assign_matrix(lambda r, c, j=j: names["PM"].format(r=r, j=j), iP_j * M[j])
+        iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=robot.stems[j]), matmul(iA_j, MS[j]))  # (27)
+        iP_j_M = program.assign_matrix(lambda r, c, j=j: names["PM"].format(r=r, j=robot.stems[j]), iP_j * M[j])
         yield j, J[j], MS[j], M[j]
-        J[i] += rotate_inertia(program, j, iA_j, J[j], prefix=names["rotation"]) + transport_inertia(
-            program, j, iP_j, iMS_j, iP_j_M, name=names["transport"]
+        J[i] += rotate_inertia(program, robot.stems[j], iA_j, J[j], prefix=names["rotation"]) + transport_inertia(
+            program, robot.stems[j], iP_j, iMS_j, iP_j_M, name=names["transport"]
         )  # (28)
         MS[i] += iMS_j + iP_j_M  # (29)
         M[i] += M[j]  # (30)
@@ -327,7 +327,7 @@ def column_wrenches(program, robot, placements, j, inertia, *, root=False, names
     """
 
     def vector(key, i, v):
-        return program.assign_matrix(lambda r, c: names[key].format(r=r, i=i, j=j), v)
+        return program.assign_matrix(lambda r, c: names[key].format(r=r, i=robot.stems[i], j=robot.stems[j]), v)
 
     f, m = composite_wrench(*inertia, robot.frame(j).motion_subspace())  # (31)-(34)
     f, m = vector("E", j, f), vector("N", j, m)

@@ -98,7 +98,7 @@ def splice(target, program, mapping):
     return target.splice(program, mapping)
 
 
-def project_outputs(target, name, outputs, labels, independent, dependent, X):
+def project_outputs(target, name, outputs, labels, independent, dependent, X, stem=None):
     """Set the outputs of a constrained program from the tree's: ``G^T`` applied.
 
     ``G`` has identity rows for the ``independent`` joints and the rows of
@@ -106,8 +106,10 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X):
     ones.  The tree's outputs ``outputs`` (by name) are named ``AT``, ``GT``
     or ``QT`` in ``target``; then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``,
     i <= j) for the inertia matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM``
-    or ``Q`` outputs of the independent joints).
+    or ``Q`` outputs of the independent joints).  ``stem`` maps each label
+    to the part of the names (``robot.stems``; the label itself by default).
     """
+    stem = stem if stem is not None else {label: label for label in labels}
     from kanerobot.symbolic.printing import matrix_entry_names
 
     n, m = len(labels), len(independent)
@@ -117,7 +119,7 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X):
         for i in range(n):
             for j in range(i, n):
                 key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                AT[i, j] = AT[j, i] = target.assign(label_name("AT", labels[i], labels[j]), outputs.get(key, 0))
+                AT[i, j] = AT[j, i] = target.assign(label_name("AT", stem[labels[i]], stem[labels[j]]), outputs.get(key, 0))
         G = sympy.zeros(n, m)
         for col, a in enumerate(independent):
             G[labels.index(a), col] = 1
@@ -130,9 +132,9 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X):
                 target.set_output(names[i][j], A[i, j])
         return
     prefix = "Q" if name == "gravity" else "GAM"
-    T = {label: target.assign(label_name(prefix[0] + "T", label), outputs.get(f"{prefix}{label}", 0)) for label in labels}
+    T = {label: target.assign(label_name(prefix[0] + "T", stem[label]), outputs.get(f"{prefix}{stem[label]}", 0)) for label in labels}
     for col, a in enumerate(independent):
-        target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
+        target.set_output(f"{prefix}{stem[a]}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
 class ConstrainedModel:

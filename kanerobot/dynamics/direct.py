@@ -127,6 +127,7 @@ def direct_dynamics(robot, trig=True):
     >>> [str(s) for s, _ in program.assignments() if str(s).startswith("BID")]
     ['BID1', 'BID2', 'BID3', 'BID4', 'BID5', 'BID6']
     """
+    stem = robot.stems
     free = is_free(robot)
     what = "the floating-base direct dynamic model" if free else "the direct dynamic model"
     GAM = {label: robot.joint_parameters[label]["GAM"] for label in robot.joint_labels}
@@ -141,7 +142,7 @@ def direct_dynamics(robot, trig=True):
         for symbol, value in zip(BASE_ACCELERATION, bodies.root):
             program.set_output(symbol.name, value)
     for j in robot.joint_labels:
-        program.set_output(f"QDP{j}", bodies.qdd[j])
+        program.set_output(f"QDP{stem[j]}", bodies.qdd[j])
     program.prune()
     return program
 
@@ -199,6 +200,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     >>> program.definition(sympy.Symbol("KGID1")), program.definition(sympy.Symbol("IM0"))
     (1/KG11, 1/MP0)
     """
+    stem = robot.stems
     what = "the floating-base acceleration"
     check_floating(robot, what)
     names = parameter_names(rotor, friction, wrench)
@@ -209,7 +211,7 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     for symbol, value in zip(BASE_ACCELERATION, bodies.root):
         program.set_output(symbol.name, value)
     for j in robot.joint_labels:
-        program.set_output(f"GAM{j}", bodies.torque[j])
+        program.set_output(f"GAM{stem[j]}", bodies.torque[j])
     program.prune()
     return program
 
@@ -266,6 +268,7 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
     >>> sorted(bodies.qdd), sorted(bodies.torque), bodies.root
     (['2'], ['1'], None)
     """
+    stem = robot.stems
     known_tau, known_qdd = dict(known_tau or {}), dict(known_qdd or {})
     for label in robot.joint_labels:
         if (label in known_tau) == (label in known_qdd):
@@ -295,8 +298,8 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
         if j in known_qdd:
             sigma_e, sigmabar_e = motion_parts(frame)
             zeta[j] = sympy.Matrix.vstack(
-                program.assign_matrix(f"ZV{{i}}{j}", gamma[j][:3, 0] + sigma_e * known_qdd[j]),
-                program.assign_matrix(f"ZW{{i}}{j}", gamma[j][3:, 0] + sigmabar_e * known_qdd[j]),
+                program.assign_matrix(f"ZV{{i}}{stem[j]}", gamma[j][:3, 0] + sigma_e * known_qdd[j]),
+                program.assign_matrix(f"ZW{{i}}{stem[j]}", gamma[j][3:, 0] + sigmabar_e * known_qdd[j]),
             )  # (31)
 
     # (ii) Backward recursion (19)-(25).
@@ -321,7 +324,7 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
         j = frame.label
         if j in known_qdd:
             F_j = inertia_times(I_star[j], Vdot[j]) - beta_star[j]  # (26)
-            F_j = sympy.Matrix.vstack(program.assign_matrix(f"E{{i}}{j}", F_j[:3, 0]), program.assign_matrix(f"N{{i}}{j}", F_j[3:, 0]))
+            F_j = sympy.Matrix.vstack(program.assign_matrix(f"E{{i}}{stem[j]}", F_j[:3, 0]), program.assign_matrix(f"N{{i}}{stem[j]}", F_j[3:, 0]))
             torque[j] = frame.motion_subspace().dot(F_j) + friction_torque(j) + IA[j] * known_qdd[j]  # (29)
     return ArticulatedBodies(qdd, torque, root)
 
@@ -332,12 +335,13 @@ def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
     Names ``WM``, ``JW``, ``SW``, ``KW`` (SYMORO's); ``wrench=False`` leaves
     out the external wrench ``F_e`` (``FX .. CZ``).
     """
+    stem = robot.stems
     F_e = sympy.Matrix([link_parameter(robot, label, name) for name in WRENCH_NAMES]) if wrench else sympy.zeros(6, 1)
-    w_x_MS = program.assign_matrix(f"WM{{i}}{label}", cross(w_j, MS))
-    Jw = program.assign_matrix(f"JW{{i}}{label}", matmul(J, w_j))
+    w_x_MS = program.assign_matrix(f"WM{{i}}{stem[label]}", cross(w_j, MS))
+    Jw = program.assign_matrix(f"JW{{i}}{stem[label]}", matmul(J, w_j))
     return -F_e - sympy.Matrix.vstack(
-        program.assign_matrix(f"SW{{i}}{label}", cross(w_j, w_x_MS)),
-        program.assign_matrix(f"KW{{i}}{label}", cross(w_j, Jw)),
+        program.assign_matrix(f"SW{{i}}{stem[label]}", cross(w_j, w_x_MS)),
+        program.assign_matrix(f"KW{{i}}{stem[label]}", cross(w_j, Jw)),
     )
 
 
@@ -365,6 +369,7 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         ``beta`` and ``inertia`` on a free flyer (link 0 is then a body of
         the recursions).
     """
+    stem = robot.stems
     QP = dict(zip(robot.joint_labels, robot.qd))
     w = {BASE: w0}
     gamma, beta, inertia = {}, {}, {}
@@ -377,13 +382,13 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         jA_i = iA_j.T
         sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
         qd_j = QP.get(j, sympy.S.Zero)
-        jw_i = program.assign_matrix(f"WI{{i}}{j}", matmul(jA_i, w[i]))  # (16)
-        w[j] = program.assign_matrix(f"W{{i}}{j}", jw_i + sigmabar_e * qd_j)  # (16)
-        iw_i_x_P = program.assign_matrix(f"PW{{i}}{j}", cross(w[i], iP_j))
-        iU_i_P = program.assign_matrix(f"LWI{{i}}{j}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
+        jw_i = program.assign_matrix(f"WI{{i}}{stem[j]}", matmul(jA_i, w[i]))  # (16)
+        w[j] = program.assign_matrix(f"W{{i}}{stem[j]}", jw_i + sigmabar_e * qd_j)  # (16)
+        iw_i_x_P = program.assign_matrix(f"PW{{i}}{stem[j]}", cross(w[i], iP_j))
+        iU_i_P = program.assign_matrix(f"LWI{{i}}{stem[j]}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
         gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{j}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{j}", cross(jw_i, sigmabar_e * qd_j)),
+            program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e * qd_j)),
+            program.assign_matrix(f"WQ{{i}}{stem[j]}", cross(jw_i, sigmabar_e * qd_j)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)
@@ -417,6 +422,7 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
         ``jI*_j ja_j H_j^-1``, ``1/H_j`` and ``tau_j + ja_j^T jbeta*_j``
         of the torque-known joints.
     """
+    stem = robot.stems
     feeds_root = is_free(robot)  # a fixed root's motion is known: nothing is carried to it
     I_star = {j: RigidInertia(*inertia[j]) for j in inertia}  # I*_j = I_Oj
     beta_star = dict(beta)
@@ -425,33 +431,33 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
         j, i = frame.label, frame.antecedent
         # Every successor of j has been added: I*_j and beta*_j are complete.
         torque_known = j in tau
-        I_star[j] = _named_inertia(program, j, I_star[j], matrix=torque_known)
-        beta_star[j] = program.assign_matrix(f"VBE{{i}}{j}", beta_star[j])
+        I_star[j] = _named_inertia(program, stem[j], I_star[j], matrix=torque_known)
+        beta_star[j] = program.assign_matrix(f"VBE{{i}}{stem[j]}", beta_star[j])
         a_j = frame.motion_subspace()
         if torque_known:
-            I_a = program.assign_matrix(f"KA{{i}}{j}", matmul(I_star[j], a_j))  # jI*_j ja_j
-            H_j = program.assign(f"H{j}", a_j.dot(I_a) + IA[j])  # (19)
+            I_a = program.assign_matrix(f"KA{{i}}{stem[j]}", matmul(I_star[j], a_j))  # jI*_j ja_j
+            H_j = program.assign(f"H{stem[j]}", a_j.dot(I_a) + IA[j])  # (19)
             if H_j == 0:  # structurally: nothing with mass (nor a rotor) moves with joint j
                 raise SingularityError(
                     f"robot {robot.name}: joint {j} moves only massless links and has no rotor inertia (IA), so the "
-                    f"direct dynamic model would divide by zero; give a link it carries a mass or IA{j} a value"
+                    f"direct dynamic model would divide by zero; give a link it carries a mass or IA{stem[j]} a value"
                 )
-            JD[j] = program.assign(f"JD{j}", 1 / H_j)
-            JU[j] = program.assign_matrix(f"JU{{i}}{j}", I_a * JD[j])  # jI*_j ja_j H_j^-1
-            GW[j] = program.assign(f"GW{j}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
+            JD[j] = program.assign(f"JD{stem[j]}", 1 / H_j)
+            JU[j] = program.assign_matrix(f"JU{{i}}{stem[j]}", I_a * JD[j])  # jI*_j ja_j H_j^-1
+            GW[j] = program.assign(f"GW{stem[j]}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
             if i == BASE and not feeds_root:
                 continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{j}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA[j]))  # (20)
+            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{stem[j]}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA[j]))  # (20)
             alpha_j = matmul(K_j, zeta[j]) + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
             if i == BASE and not feeds_root:
                 continue
             K_j = I_star[j]  # (22)
             alpha_j = inertia_times(K_j, zeta[j]) - beta_star[j]  # (23)
-        alpha_j = program.assign_matrix(f"AP{{i}}{j}", alpha_j)
+        alpha_j = program.assign_matrix(f"AP{{i}}{stem[j]}", alpha_j)
         iA_j, iP_j = placements[j]
-        I_star[i] = _add_inertias(I_star[i], _screw_transform(program, j, iA_j, iP_j, K_j))  # (24)
-        beta_star[i] = beta_star[i] - screw_transform_wrench(program, j, iA_j, iP_j, alpha_j)  # (25)
+        I_star[i] = _add_inertias(I_star[i], _screw_transform(program, stem[j], iA_j, iP_j, K_j))  # (24)
+        beta_star[i] = beta_star[i] - screw_transform_wrench(program, stem[j], iA_j, iP_j, alpha_j)  # (25)
     if feeds_root:
         I_star[BASE] = _named_inertia(program, BASE, I_star[BASE])
         beta_star[BASE] = program.assign_matrix(f"VBE{{i}}{BASE}", beta_star[BASE])
@@ -534,6 +540,7 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
     Vdot : dict
         ``jVdot_j`` of every link (``VP``, ``WP``).
     """
+    stem = robot.stems
     known_qdd = known_qdd or {}
     Vdot = {BASE: Vdot0}
     qdd = {}
@@ -542,20 +549,20 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
         iA_j, iP_j = placements[j]
         jA_i = iA_j.T
         vdot_i, wdot_i = Vdot[i][:3, 0], Vdot[i][3:, 0]
-        u = program.assign_matrix(f"VU{{i}}{j}", vdot_i + wdot_i.cross(iP_j))
+        u = program.assign_matrix(f"VU{{i}}{stem[j]}", vdot_i + wdot_i.cross(iP_j))
         VR = sympy.Matrix.vstack(matmul(jA_i, u), matmul(jA_i, wdot_i)) + gamma[j]  # jS_i iVdot_i + jgamma_j
-        VR = program.assign_matrix(f"VR{{i}}{j}", VR)
+        VR = program.assign_matrix(f"VR{{i}}{stem[j]}", VR)
         if j in JU:
-            GU = program.assign(f"GU{j}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
-            qdd[j] = program.assign(f"QDP{j}", GW[j] * JD[j] - GU)  # (27)
+            GU = program.assign(f"GU{stem[j]}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
+            qdd[j] = program.assign(f"QDP{stem[j]}", GW[j] * JD[j] - GU)  # (27)
             Vdot[j] = VR + frame.motion_subspace() * qdd[j]  # (28)
         elif j in known_qdd:
             Vdot[j] = VR + frame.motion_subspace() * known_qdd[j]  # (28), acceleration given
         else:
             Vdot[j] = VR  # (28), no joint acceleration
         Vdot[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"VP{{i}}{j}", Vdot[j][:3, 0]),
-            program.assign_matrix(f"WP{{i}}{j}", Vdot[j][3:, 0]),
+            program.assign_matrix(f"VP{{i}}{stem[j]}", Vdot[j][:3, 0]),
+            program.assign_matrix(f"WP{{i}}{stem[j]}", Vdot[j][3:, 0]),
         )
     return qdd, Vdot
 

@@ -164,8 +164,9 @@ def motor_symbols(robot):
     >>> motor_symbols(kr.load(kr.frames_path("flexarm1")))
     {'1': (qr1, QPr1, QDPr1)}
     """
+    stem = robot.stems
     return {
-        label: tuple(sympy.Symbol(f"{prefix}{label}") for prefix in ("qr", "QPr", "QDPr"))
+        label: tuple(sympy.Symbol(f"{prefix}{stem[label]}") for prefix in ("qr", "QPr", "QDPr"))
         for label in flexible_joints(robot)
     }
 
@@ -303,7 +304,7 @@ def augmented_robot(robot, rotor="spong"):
         for label, (qr, QPr, QDPr) in motor_symbols(robot).items():
             frame = robot.frame(label)
             r = f"r{label}"
-            frames.append(Frame(r, frame.antecedent, frame.sigma, 1, _rotor_placement(frame, qr)))
+            frames.append(Frame(r, frame.antecedent, frame.sigma, 1, _rotor_placement(frame, qr), "r" + frame.stem))
             links.append(r)
             IA = link_parameter(robot, label, "IA")
             values = dict.fromkeys(INERTIAL_NAMES, 0)
@@ -329,10 +330,11 @@ def augmented_robot(robot, rotor="spong"):
 
 def _elastic_torques(program, robot):
     """``GAMF<j> = -k_j (q_j - q_rj)`` (eq. 13) of every flexible joint, assigned."""
+    stem = robot.stems
     out = {}
     for label, (qr, _, _) in motor_symbols(robot).items():
         k = robot.joint_parameters[label]["k"]
-        out[label] = program.assign(f"GAMF{label}", k * (qr - robot.frame(label).q))
+        out[label] = program.assign(f"GAMF{stem[label]}", k * (qr - robot.frame(label).q))
     return out
 
 
@@ -419,6 +421,7 @@ def inverse_dynamics(robot, *, rotor=None, trig=True):
     >>> list(program.outputs), program.outputs["GAM1"]
     (['QDP1', 'GAM1'], FS1*sign(QPr1) + FV1*QPr1 + GAMF1 + IA1*QDPr1)
     """
+    stem = robot.stems
     what = "the flexible inverse dynamic model"
     check_flexible(robot, what, rotor)
     tree = augmented_robot(robot, rotor)
@@ -432,13 +435,13 @@ def inverse_dynamics(robot, *, rotor=None, trig=True):
     qdd, Gamma = bodies.qdd, bodies.torque
     for j in robot.joint_labels:
         if j in flexible:
-            program.set_output(f"QDP{j}", qdd[j])
+            program.set_output(f"QDP{stem[j]}", qdd[j])
         else:
-            program.set_output(f"GAM{j}", Gamma[j])
+            program.set_output(f"GAM{stem[j]}", Gamma[j])
     if rotor is not None:
         for j in Gamma_f:  # in joint order
             # The rotor's generalized force is GAM_j - Gamma_fj: the spring pulls it back.
-            program.set_output(f"GAM{j}", Gamma[f"r{j}"] + Gamma_f[j])
+            program.set_output(f"GAM{stem[j]}", Gamma[f"r{j}"] + Gamma_f[j])
     program.prune()
     return program
 
@@ -489,6 +492,7 @@ def direct_dynamics(robot, *, rotor=None, trig=True):
     QDP1 = GAMF1*JD1 - GU1
     QDPr1 = GWr1*JDr1
     """
+    stem = robot.stems
     what = "the flexible direct dynamic model"
     check_flexible(robot, what, rotor)
     tree = augmented_robot(robot, rotor)
@@ -502,10 +506,10 @@ def direct_dynamics(robot, *, rotor=None, trig=True):
             known_tau[f"r{j}"] = robot.joint_parameters[j]["GAM"] - Gamma_f[j]
     qdd = articulated_bodies(program, tree, known_tau, what=what).qdd
     for j in robot.joint_labels:
-        program.set_output(f"QDP{j}", qdd[j])
+        program.set_output(f"QDP{stem[j]}", qdd[j])
     if rotor is not None:
         for j in Gamma_f:
-            program.set_output(f"QDPr{j}", qdd[f"r{j}"])
+            program.set_output(f"QDPr{stem[j]}", qdd[f"r{j}"])
     program.prune()
     return program
 
@@ -665,7 +669,7 @@ class FlexibleModel:
         if name == "elastic_torques":
             program = Program(inputs=_inputs(self.robot, self.tree, None, None))
             for label, value in _elastic_torques(program, self.robot).items():
-                program.set_output(f"GAMF{label}", value)
+                program.set_output(f"GAMF{self.robot.stems[label]}", value)
             program.prune()
             return program
         if name == "inverse_dynamics":
@@ -785,7 +789,7 @@ class FlexibleModel:
         labels = self.robot.joint_labels
         flexible = set(self.flexible)
         coordinates = tuple(self.coordinates)
-        motor = {k: coordinates.index(f"qr{label}") for k, label in enumerate(labels) if label in flexible}
+        motor = {k: coordinates.index(f"qr{self.robot.stems[label]}") for k, label in enumerate(labels) if label in flexible}
         controlled = tuple(motor.get(k, k) for k in range(self.n))
         B = np.zeros((self.n, self.n + self.nf))
         B[np.arange(self.n), controlled] = 1.0  # zd . B^T tau: rigid joints on their rows, motor torques on the motors'

@@ -321,7 +321,7 @@ class KaneSystem:
         self.q = [dynamicsymbols(f"q_{key}", real=True) for key in base]
         self.q += [dynamicsymbols(str(x), real=True) for x in robot.q]
         self.u = [dynamicsymbols(f"u_{key}", real=True) for key in base]
-        self.u += [dynamicsymbols(f"u{label}", real=True) for label in labels]
+        self.u += [dynamicsymbols(f"u{self.robot.stems[label]}", real=True) for label in labels]
         self.real_symbols, self._plain, self._twins = {}, {}, {}
         t = dynamicsymbols._t
         self.udot = [uk.diff(t) for uk in self.u]
@@ -330,10 +330,10 @@ class KaneSystem:
         if self.floating:
             self._speeds = list(BASE_VELOCITY) + list(robot.qd)
             self._accelerations = list(BASE_ACCELERATION) + list(robot.qdd)
-            self._suffixes = list(BASE_FORCE_NAMES) + list(labels)
+            self._suffixes = list(BASE_FORCE_NAMES) + [robot.stems[label] for label in labels]
             state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, robot.qdd, BASE_ACCELERATION]
         else:
-            self._speeds, self._accelerations, self._suffixes = list(robot.qd), list(robot.qdd), list(labels)
+            self._speeds, self._accelerations, self._suffixes = list(robot.qd), list(robot.qdd), [robot.stems[label] for label in labels]
             state = [robot.q, robot.qd, robot.qdd]
         # A floating base has no known motion: W0 .. VP0 of robot.base are not used.
         self._moving = _moving_base(robot) and not self.floating
@@ -414,7 +414,7 @@ class KaneSystem:
                     [DV[2] - wd[1], DV[4] + wd[0], -DV[0] - DV[3]],
                 ]
             )
-            self._Ucache[j] = self.kinematics.assign_matrix(lambda r, c: f"U{r}{c}_{j}", U)
+            self._Ucache[j] = self.kinematics.assign_matrix(lambda r, c: f"U{r}{c}_{self.robot.stems[j]}", U)
         return self._Ucache[j]
 
     def _recursion(self):
@@ -515,7 +515,7 @@ class KaneSystem:
                     value = J[r, r] - sympy.Add(*(MS[k] * c[k] for k in range(3) if k != r))
                 else:
                     value = J[r, s] + MS[r] * c[s]
-                IG[r, s] = IG[s, r] = self.kinematics.assign(f"IG{r + 1}{s + 1}_{j}", value)
+                IG[r, s] = IG[s, r] = self.kinematics.assign(f"IG{r + 1}{s + 1}_{self.robot.stems[j]}", value)
         self.IG[j] = IG
         self.JG[j] = {k: self._vec(f"JG{{r}}_{j}_{k}", v + self.JW[j][k].cross(c)) for k, v in self.JV[j].items()}
         self.VGB[j] = self._vec(f"VGB{{r}}_{j}", self.VB[j] + self.WB[j].cross(c))
@@ -597,9 +597,9 @@ class KaneSystem:
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
             T = self.real(sympy.Matrix(frame.transform()).xreplace(to_time))
-            B = ReferenceFrame(f"F{j}")
+            B = ReferenceFrame(f"F{self.robot.stems[j]}")
             _orient(B, self.frames[i], T[:3, :3])
-            O = self.origins[i].locatenew(f"O{j}", _vector(self.frames[i], T[:3, 3]))
+            O = self.origins[i].locatenew(f"O{self.robot.stems[j]}", _vector(self.frames[i], T[:3, 3]))
             omega = self._real_speed_sum(self.JW[j], self.WB[j], self.u)
             self._omega[j] = omega
             for r in range(3):
@@ -633,13 +633,13 @@ class KaneSystem:
         moving as the kinematic program says."""
         N = self.N
         d = {name: self.real(value) for name, value in self.robot.dynamics[j].items()}
-        G = O.locatenew(f"G{j}", self._v(B, self.CG[j]))
+        G = O.locatenew(f"G{self.robot.stems[j]}", self._v(B, self.CG[j]))
         G.set_vel(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.VGB[j], self.u)))
         G.set_acc(N, _frame_vector(B, self._real_speed_sum(self.JG[j], self.GB[j], self.udot)))
         self.centres[j] = G
         IG = [self.real(v) for v in self.IG[j]]
         I_G = _inertia_dyadic(B, IG)
-        return RigidBody(f"B{j}", G, B, d["M"], (I_G, G))
+        return RigidBody(f"B{self.robot.stems[j]}", G, B, d["M"], (I_G, G))
 
     def generalized_active_forces(self, loads):
         """``Fr`` of ``loads`` alone (a list of (Point or ReferenceFrame,
@@ -707,7 +707,7 @@ class KaneSystem:
                 P = self._coincident.get(j)
                 if P is None:
                     Bi = self.frames[i]
-                    P = self.origins[i].locatenew(f"O{j}_{i}", self.origins[j].pos_from(self.origins[i]))
+                    P = self.origins[i].locatenew(f"O{self.robot.stems[j]}_{self.robot.stems[i]}", self.origins[j].pos_from(self.origins[i]))
                     P.set_vel(self.N, _frame_vector(Bi, self._real_speed_sum(self.JVI[j], self.VBI[j], self.u)))
                     self._coincident[j] = P
                 out.append((P, -magnitude * self._v(self.frames[i], self.reaction_axis[j])))
@@ -1063,8 +1063,8 @@ class KaneSystem:
         names_v = matrix_entry_names("JVT", (n, 3))
         names_w = matrix_entry_names("JWT", (n, 3))
         for m, label in enumerate(frames):
-            F = sympy.Matrix([_free_symbol(f"FE{c}{label}", taken) for c in "XYZ"])
-            T = sympy.Matrix([_free_symbol(f"TE{c}{label}", taken) for c in "XYZ"])
+            F = sympy.Matrix([_free_symbol(f"FE{c}{self.robot.stems[label]}", taken) for c in "XYZ"])
+            T = sympy.Matrix([_free_symbol(f"TE{c}{self.robot.stems[label]}", taken) for c in "XYZ"])
             symbols[label] = (F, T)
             B, O = self.frames[label], self.origins[label]
             bf = self.generalized_active_forces([(O, self._v(B, F))])
@@ -1263,7 +1263,7 @@ class NestedKane:
     def _vec(self, name, j, v):
         """The components of ``v`` assigned as ``<name><r>_<j>``, r = 1, 2, ..."""
         assign = self._p.assign
-        return tuple(assign(f"{name}{r + 1}_{j}", x) for r, x in enumerate(v))
+        return tuple(assign(f"{name}{r + 1}_{self.robot.stems[j]}", x) for r, x in enumerate(v))
 
     def _recorder(self, j):
         """``record(name, value)`` of :func:`~kanerobot.kinematics.forward_step`: vectors
@@ -1273,7 +1273,7 @@ class NestedKane:
             if value.cols == 1:
                 return sympy.Matrix(self._vec(name, j, value))
             assign = self._p.assign
-            return sympy.Matrix(3, 3, lambda r, c: assign(f"{name}{r + 1}{c + 1}_{j}", value[r, c]))
+            return sympy.Matrix(3, 3, lambda r, c: assign(f"{name}{r + 1}{c + 1}_{self.robot.stems[j]}", value[r, c]))
 
         return record
 
@@ -1283,10 +1283,10 @@ class NestedKane:
         ``J alpha + w x (J w)``; the differences are named (``DD``) when ``named``."""
         xx, xy, xz, yy, yz, zz = DV
         XX, XY, XZ, YY, YZ, ZZ = J[0][0], J[0][1], J[0][2], J[1][1], J[1][2], J[2][2]
-        JD = [self._p.assign(f"JD{r + 1}_{j}", d) for r, d in enumerate((ZZ - YY, XX - ZZ, YY - XX))]
+        JD = [self._p.assign(f"JD{r + 1}_{self.robot.stems[j]}", d) for r, d in enumerate((ZZ - YY, XX - ZZ, YY - XX))]
         DD = (yy - zz, zz - xx, xx - yy)
         if named:
-            DD = [self._p.assign(f"DD{r + 1}_{j}", d) for r, d in enumerate(DD)]
+            DD = [self._p.assign(f"DD{r + 1}_{self.robot.stems[j]}", d) for r, d in enumerate(DD)]
         return (
             XX * wd[0] - XY * U[2][0] + XZ * U[1][0] + YZ * DD[0] + JD[0] * yz,
             YY * wd[1] + XY * U[2][1] - YZ * U[0][1] + XZ * DD[1] + JD[1] * xz,
@@ -1398,7 +1398,7 @@ class NestedKane:
             for name, value in zip(BASE_FORCE_NAMES, FT[BASE] + NT[BASE]):
                 program.set_output(output + name, value)
         for j in robot.joint_labels:
-            program.set_output(f"{output}{j}", out[j])
+            program.set_output(f"{output}{self.robot.stems[j]}", out[j])
         program.prune()
         return program
 
@@ -1425,7 +1425,7 @@ class NestedKane:
             for k in robot.children(j):
                 MS = _add(MS, self._vec("MSA", k, _mv(A[k], MST[k])), self._vec("PM", k, _scale(MT[k], P[k])))  # G2
                 M = M + MT[k]                                                                                  # G1
-            MT[j] = program.assign(f"MT{j}", M)
+            MT[j] = program.assign(f"MT{self.robot.stems[j]}", M)
             MST[j] = self._vec("MST", j, MS)
 
         for frame in reversed(robot.frames):
@@ -1441,7 +1441,7 @@ class NestedKane:
             for name, value in zip(BASE_FORCE_NAMES, base):
                 program.set_output(f"Q{name}", value)
         for j in robot.joint_labels:
-            program.set_output(f"Q{j}", Q[j])
+            program.set_output(f"Q{self.robot.stems[j]}", Q[j])
         program.prune()
         return program
 
@@ -1514,7 +1514,7 @@ def coriolis_from_velocity_forces(hv, robot, speeds=None, rows=None, extra=None)
         ``HV<label_i>`` along ``QP_j`` itself.
     """
     qd = list(robot.qd) if speeds is None else list(speeds)
-    rows = [f"HV{label}" for label in robot.joint_labels] if rows is None else list(rows)
+    rows = [f"HV{robot.stems[label]}" for label in robot.joint_labels] if rows is None else list(rows)
     n = len(qd)
     names = matrix_entry_names("C", (n, n))
     # The outputs' names stay free: a compound angle made by the trig rules in a
@@ -1716,7 +1716,7 @@ def naive_kanes_method(robot):
     labels = robot.joint_labels
     symbols = list(robot.q)
     q = [dynamicsymbols(str(x)) for x in symbols]
-    u = [dynamicsymbols(f"u{label}") for label in labels]
+    u = [dynamicsymbols(f"u{robot.stems[label]}") for label in labels]
     index = {label: k for k, label in enumerate(labels)}
     to_time = dict(zip(symbols, q))
     N = ReferenceFrame("N")
@@ -1730,9 +1730,9 @@ def naive_kanes_method(robot):
         j, i = frame.label, frame.antecedent
         T = sympy.Matrix(frame.transform()).xreplace(to_time)
         parent = frames[i]
-        B = ReferenceFrame(f"F{j}")
+        B = ReferenceFrame(f"F{robot.stems[j]}")
         B.orient_explicit(parent, T[:3, :3])
-        P = points[i].locatenew(f"O{j}", _vector(parent, T[:3, 3]))
+        P = points[i].locatenew(f"O{robot.stems[j]}", _vector(parent, T[:3, 3]))
         if frame.sigma == PRISMATIC:
             P.set_vel(parent, P.pos_from(points[i]).dt(parent))
             P.v1pt_theory(points[i], N, parent)
@@ -1744,10 +1744,10 @@ def naive_kanes_method(robot):
             M = sympy.sympify(d["M"])
             MS = sympy.Matrix([d["MX"], d["MY"], d["MZ"]])
             c = MS / M if M != 0 else sympy.zeros(3, 1)
-            C = P.locatenew(f"G{j}", _vector(B, c))
+            C = P.locatenew(f"G{robot.stems[j]}", _vector(B, c))
             C.v2pt_theory(P, N, B)
             I_O = inertia(B, d["XX"], d["YY"], d["ZZ"], d["XY"], d["YZ"], d["XZ"])
-            bodies.append(RigidBody(f"B{j}", C, B, M, (I_O, P)))
+            bodies.append(RigidBody(f"B{robot.stems[j]}", C, B, M, (I_O, P)))
             if M != 0 and not _is_zero(G):
                 loads.append((C, M * _vector(N, G)))
             f = sympy.Matrix([d["FX"], d["FY"], d["FZ"]])
@@ -1770,7 +1770,7 @@ def naive_kanes_method(robot):
                 loads.append((P, magnitude * axis))
                 if i != BASE:
                     # The point of the antecedent that coincides with O_j.
-                    Pi = points[i].locatenew(f"O{j}_{i}", P.pos_from(points[i]))
+                    Pi = points[i].locatenew(f"O{robot.stems[j]}_{robot.stems[i]}", P.pos_from(points[i]))
                     Pi.v2pt_theory(points[i], N, parent)
                     loads.append((Pi, -magnitude * axis))
     km = KanesMethod(N, q, u, kd_eqs=_kd_equations(q, u))

@@ -146,6 +146,7 @@ def jacobian_program(robot, frame, projection=BASE):
     >>> [(name, expr) for name, expr in program.outputs.items() if expr != 0]
     [('J1_1', -TP2_2), ('J2_1', TP1_2), ('J6_1', 1), ('J6_2', 1)]
     """
+    stem = robot.stems
     n = _frame_label(robot, frame, "jacobian")
     r = _frame_label(robot, projection, "jacobian projection")
     program = _program(robot, f"the Jacobian of frame {n}")
@@ -163,7 +164,7 @@ def jacobian_program(robot, frame, projection=BASE):
         linear, angular = A_f * sympy.Matrix(sigma_a), A_f * sympy.Matrix(sigmabar_a)
         if any(e != 0 for e in angular):
             # the lever arm O_f -> O_n, named: its three differences are read by the cross product
-            L = program.assign_matrix(f"L{{i}}_{label}", P_n - P_f)
+            L = program.assign_matrix(f"L{{i}}_{stem[label]}", P_n - P_f)
             linear = linear + angular.cross(L)
         columns.append(linear.col_join(angular))
     J = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)

@@ -345,7 +345,8 @@ def _frame_placements(robot, program):
     """``label -> (iA_j, iP_j)`` of every frame, ``cos``/``sin`` named ``C<label>``,
     ``S<label>`` after the joint's frame (``C4l`` for Krang's ``q_1l``), entries
     that are not trivial named ``RA<r><c><j>`` and ``PA<r><j>``."""
-    owner = {f.q: f.label for f in robot.frames if f.is_joint}
+    stem = robot.stems
+    owner = {f.q: f.stem for f in robot.frames if f.is_joint}
 
     def label(angle):
         for q, frame_label in owner.items():
@@ -358,8 +359,8 @@ def _frame_placements(robot, program):
         j = frame.label
         T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=label)
         out[j] = (
-            program.assign_matrix(lambda r, c, j=j: f"RA{r}{c}{j}", T[:3, :3]),
-            program.assign_matrix(lambda r, c, j=j: f"PA{r}{j}", T[:3, 3]),
+            program.assign_matrix(lambda r, c, j=j: f"RA{r}{c}{stem[j]}", T[:3, :3]),
+            program.assign_matrix(lambda r, c, j=j: f"PA{r}{stem[j]}", T[:3, 3]),
         )
     return out
 
@@ -471,6 +472,10 @@ class EnergyModel:
         self._link_momenta = None
         self._gravity = None
 
+    def _stem(self, key):
+        """The part of names for ``key``: a frame's stem, a root speed's own name."""
+        return self.robot.stems.get(key, key)
+
     # ------------------------------------------------------ kinematics
     def columns(self):
         """``label -> {joint: (Jv, Jw)}``: the Jacobian columns of each frame's
@@ -485,10 +490,10 @@ class EnergyModel:
             jA_i = iA_j.T
             own = {}
             for f, (Jv, Jw) in cols[i].items():
-                JU = p.assign_matrix(lambda r, c, f=f, j=j: f"JU{r}{j}_{f}", Jv + Jw.cross(iP_j))
+                JU = p.assign_matrix(lambda r, c, f=f, j=j: f"JU{r}{self._stem(j)}_{self._stem(f)}", Jv + Jw.cross(iP_j))
                 own[f] = (
-                    p.assign_matrix(lambda r, c, f=f, j=j: f"JV{r}{j}_{f}", jA_i * JU),
-                    p.assign_matrix(lambda r, c, f=f, j=j: f"JW{r}{j}_{f}", jA_i * Jw),
+                    p.assign_matrix(lambda r, c, f=f, j=j: f"JV{r}{self._stem(j)}_{self._stem(f)}", jA_i * JU),
+                    p.assign_matrix(lambda r, c, f=f, j=j: f"JW{r}{self._stem(j)}_{self._stem(f)}", jA_i * Jw),
                 )
             if frame.is_joint:
                 own[j] = _split(frame.motion_subspace())
@@ -504,8 +509,8 @@ class EnergyModel:
             out = {}
             for f, (Jv, Jw) in self.columns()[j].items():
                 out[f] = (
-                    p.assign_matrix(lambda r, c, f=f: f"LM{r}{j}_{f}", M * Jv + Jw.cross(MS)),
-                    p.assign_matrix(lambda r, c, f=f: f"AM{r}{j}_{f}", J * Jw + MS.cross(Jv)),
+                    p.assign_matrix(lambda r, c, f=f: f"LM{r}{self._stem(j)}_{self._stem(f)}", M * Jv + Jw.cross(MS)),
+                    p.assign_matrix(lambda r, c, f=f: f"AM{r}{self._stem(j)}_{self._stem(f)}", J * Jw + MS.cross(Jv)),
                 )
             self._unit_momenta[j] = out
         return self._unit_momenta[j]
@@ -527,7 +532,7 @@ class EnergyModel:
                     Jv, Jw = cols[j][a]
                     # Named per link: the entries of A are then sums of names,
                     # cheap to differentiate for the Coriolis matrix.
-                    part = self.program.assign(f"AL{j}_{a}_{b}", Jv.dot(LM) + Jw.dot(AM))
+                    part = self.program.assign(f"AL{self._stem(j)}_{self._stem(a)}_{self._stem(b)}", Jv.dot(LM) + Jw.dot(AM))
                     terms.setdefault((index[a], index[b]), []).append(part)
         A = sympy.zeros(n, n)
         for (r, c), parts in terms.items():
@@ -553,10 +558,10 @@ class EnergyModel:
             jA_i = iA_j.T
             vi, wi = out[i]
             sigma_a, sigmabar_a = _split(frame.motion_subspace())
-            VU = p.assign_matrix(lambda r, c, j=j: f"VU{r}{j}", vi + wi.cross(iP_j))
+            VU = p.assign_matrix(lambda r, c, j=j: f"VU{r}{self._stem(j)}", vi + wi.cross(iP_j))
             qdj = qd.get(j, 0)
-            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{j}", jA_i * VU + qdj * sigma_a)
-            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{j}", jA_i * wi + qdj * sigmabar_a)
+            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{self._stem(j)}", jA_i * VU + qdj * sigma_a)
+            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{self._stem(j)}", jA_i * wi + qdj * sigmabar_a)
             out[j] = (v, w)
         return {j: out[j] for j in self.robot.links}
 
@@ -567,15 +572,15 @@ class EnergyModel:
             out = {}
             for j, (v, w) in self.velocities().items():
                 J, MS, M = link_inertia(self.robot, j)
-                LM = p.assign_matrix(lambda r, c, j=j: f"LM{r}{j}", M * v + w.cross(MS))
-                AM = p.assign_matrix(lambda r, c, j=j: f"AM{r}{j}", J * w + MS.cross(v))
+                LM = p.assign_matrix(lambda r, c, j=j: f"LM{r}{self._stem(j)}", M * v + w.cross(MS))
+                AM = p.assign_matrix(lambda r, c, j=j: f"AM{r}{self._stem(j)}", J * w + MS.cross(v))
                 out[j] = (v, w, LM, AM)
             self._link_momenta = out
         return self._link_momenta
 
     def kinetic_energy(self, rotor):
         """``T`` assigned: 1/2 sum_j (v . LM + w . AM) (+ 1/2 IA qd^2)."""
-        terms = [self.program.assign(f"TL{j}", v.dot(LM) + w.dot(AM)) for j, (v, w, LM, AM) in self.link_momenta().items()]
+        terms = [self.program.assign(f"TL{self._stem(j)}", v.dot(LM) + w.dot(AM)) for j, (v, w, LM, AM) in self.link_momenta().items()]
         if rotor:
             for label, qd in zip(self.robot.joint_labels, self.robot.qd):
                 if label in self.robot.dynamics:
@@ -589,8 +594,8 @@ class EnergyModel:
         terms = {label: [] for label in self.speed_labels}
         for j, (_, _, LM, AM) in momenta.items():
             for f, (Jv, Jw) in cols[j].items():
-                terms[f].append(self.program.assign(f"PL{j}_{f}", Jv.dot(LM) + Jw.dot(AM)))
-        return {f: self.program.assign(f"PQ{f}", sympy.Add(*parts)) for f, parts in terms.items()}
+                terms[f].append(self.program.assign(f"PL{self._stem(j)}_{self._stem(f)}", Jv.dot(LM) + Jw.dot(AM)))
+        return {f: self.program.assign(f"PQ{self._stem(f)}", sympy.Add(*parts)) for f, parts in terms.items()}
 
     def gravity(self):
         """Gravity in frame 0 (:meth:`RootJoint.gravity`), assigned once."""
@@ -608,8 +613,8 @@ class EnergyModel:
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
-            G[j] = p.assign_matrix(lambda r, c, j=j: f"GR{r}{j}", iA_j.T * G[i])
-            GP[j] = p.assign(f"GP{j}", GP[i] + G[i].dot(iP_j))
+            G[j] = p.assign_matrix(lambda r, c, j=j: f"GR{r}{self._stem(j)}", iA_j.T * G[i])
+            GP[j] = p.assign(f"GP{self._stem(j)}", GP[i] + G[i].dot(iP_j))
         terms = []
         for j in self.robot.links:
             _, MS, M = link_inertia(self.robot, j)
@@ -652,7 +657,7 @@ def _directions(model, time):
 
 def _output_names(robot, prefix):
     """``<prefix><root force>`` (``GAMFX0 ..``) then ``<prefix><label>``."""
-    return [f"{prefix}{name}" for name in RootJoint.of(robot).force_names] + [f"{prefix}{label}" for label in robot.joint_labels]
+    return [f"{prefix}{name}" for name in RootJoint.of(robot).force_names] + [f"{prefix}{robot.stems[label]}" for label in robot.joint_labels]
 
 
 def _lagrange(robot, qdd, trig):

@@ -307,6 +307,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     ``[0f_0; 0m_0]``, the root joint's six generalized forces, comes first
     in the outputs (``GAMFX0 .. GAMCZ0``).
     """
+    stem = robot.stems
     free = is_free(robot)
     if not free:
         check_structure(robot, what, flexible=False)
@@ -315,7 +316,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
     program = Program(inputs=inputs, trig=trig)
 
     def vec(name, j, v):
-        return _vector(program, name, j, v)
+        return _vector(program, name, stem[j], v)
 
     def optional(flag, label, name):
         return link_parameter(robot, label, name) if flag else sympy.S.Zero
@@ -342,7 +343,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         sigma_a, sigmabar_a = motion_parts(frame)
         qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, j))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, stem[j]))
         body_wrench(j)
 
     # Backward recursion, j = n ... 1 (then link 0 on a free flyer): reaction wrenches on the joint axes.
@@ -372,7 +373,7 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
             program.set_output(output + name, value)
 
     for j in robot.joint_labels:
-        program.set_output(f"{output}{j}", GAM[j])
+        program.set_output(f"{output}{stem[j]}", GAM[j])
     program.prune()
     return program
 

@@ -395,6 +395,7 @@ def wheel_constraints(robot, independent=None):
     >>> print(c.W[0, :5])
     Matrix([[cos(th), sin(th), b/2, -R, 0]])
     """
+    stem = robot.stems
     check_wheels(robot)
     geo = _Geometry(robot)
     labels = robot.joint_labels
@@ -429,7 +430,7 @@ def wheel_constraints(robot, independent=None):
         if _numeric_rank(W0[np.ix_(square + [r], cols)]) == len(square) + 1:
             square.append(r)
     qd = sympy.Matrix(robot.qd)
-    V = tuple(sympy.Symbol(f"V{label}") for label in labels)
+    V = tuple(sympy.Symbol(f"V{stem[label]}") for label in labels)
     Wv = W * sympy.Matrix(V)
     q = list(robot.q)
     Wv_dot = sympy.zeros(W.rows, 1)
@@ -778,7 +779,7 @@ def wheeled_program(model, name):
     tree = model.tree.program("inverse_dynamics" if rates else name)
     inputs = [x for x in tree.inputs if x not in dependent_symbols]
     m = len(ind)
-    out_names = {f"GAM{a}" for a in ind} | {f"Q{a}" for a in ind}
+    out_names = {f"GAM{robot.stems[a]}" for a in ind} | {f"Q{robot.stems[a]}" for a in ind}
     out_names |= {x for row in matrix_entry_names("A", (m, m)) for x in row}
     target = Program(inputs=inputs + sorted(c.geometric_symbols, key=str), reserved=out_names, trig=True)
     rows = list(c.square_rows)
@@ -792,7 +793,7 @@ def wheeled_program(model, name):
         det = sympy.factor(sympy.trigsimp(det)) if sympy.count_ops(det) < 2000 else det
         DET = target.assign("DETWD", target.replace_sin_cos(det))
         WDI = target.assign_matrix("WDI{i}{j}", WD.adjugate(method="berkowitz") / DET)
-        Gd = target.assign_matrix(lambda i, j: label_name("GW", dep[i - 1], ind[j - 1]), -WDI * WI)
+        Gd = target.assign_matrix(lambda i, j: label_name("GW", robot.stems[dep[i - 1]], robot.stems[ind[j - 1]]), -WDI * WI)
     mapping = {}
     if rates:
         qd_a = sympy.Matrix([QP[a] for a in ind])
@@ -812,7 +813,7 @@ def wheeled_program(model, name):
             for a in ind:
                 mapping[QDP[a]] = sympy.S.Zero
     outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, ind, dep, Gd)
+    project_outputs(target, name, outputs, labels, ind, dep, Gd, robot.stems)
     target.prune()
     return target
 

@@ -385,6 +385,7 @@ def _tree_regressor(robot, symbols, owners):
     def vec(name, j, v):
         return program.assign_matrix(lambda r, c: f"{name}{r}{j}", v)
 
+    stem = robot.stems
     labels = angle_labels(robot)
     motion = {BASE: root_link_motion(*root_motion(program, robot), recorder(program, BASE))}
     A, P = {}, {}
@@ -395,7 +396,7 @@ def _tree_regressor(robot, symbols, owners):
         sigma_a, sigmabar_a = motion_parts(frame)
         qd_j, qdd_j = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, j))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, stem[j]))
     w, wdot, Vdot = ({j: getattr(m, key) for j, m in motion.items()} for key in ("w", "wdot", "Vdot"))
     U, DV = ({j: getattr(m, key) for j, m in motion.items()} for key in ("U", "DV"))
 
@@ -404,7 +405,7 @@ def _tree_regressor(robot, symbols, owners):
     rows = {label: k for k, label in enumerate(joint_labels)}
     for col, symbol in enumerate(symbols):
         for label, name in owners[symbol]:
-            tag = f"{name}{label}" if len(label) == 1 else f"{name}_{label}"
+            tag = f"{name}{stem[label]}" if len(stem[label]) == 1 else f"{name}_{stem[label]}"
             if name in ("IA", "FV", "FS"):
                 value = {"IA": QDP[label], "FV": QP[label], "FS": sympy.sign(QP[label])}[name]
                 columns[rows[label], col] = columns.get((rows[label], col), 0) + value
@@ -431,7 +432,7 @@ def _tree_regressor(robot, symbols, owners):
                 i = frame.antecedent
                 if i == BASE or (f == sympy.zeros(3, 1) and m == sympy.zeros(3, 1)):
                     break
-                suffix = f"{i}{tag}" if len(i) == 1 else f"{i}_{tag}"
+                suffix = f"{stem[i]}{tag}" if len(stem[i]) == 1 else f"{stem[i]}_{tag}"
                 fi = vec("FDI", suffix, A[at] * f)
                 m = vec("N", suffix, A[at] * m + P[at].cross(fi))
                 f, at = fi, i
@@ -441,7 +442,7 @@ def _tree_regressor(robot, symbols, owners):
         if expr == 0:
             continue
         joint = joint_labels[r]
-        name = program.set_output(f"DG{joint}_{symbols[c]}", expr)
+        name = program.set_output(f"DG{stem[joint]}_{symbols[c]}", expr)
         entries[name] = (r, c)
     program.prune()
     return program, entries
@@ -460,12 +461,12 @@ def _closed_loop_regressor(robot, tree_program, tree_entries, parameters):
     outputs = splice(target, tree_program, mapping)
     tree = {}
     for name, (r, col) in tree_entries.items():
-        tree[labels[r], col] = target.assign(label_name("DT", labels[r]) + f"_{parameters[col]}", outputs[name])
+        tree[labels[r], col] = target.assign(label_name("DT", robot.stems[labels[r]]) + f"_{parameters[col]}", outputs[name])
     entries = {}
     for col, pname in enumerate(parameters):
         for k, a in enumerate(active):
             expr = tree.get((a, col), 0) + sympy.Add(*(W[r, k] * tree.get((p, col), 0) for r, p in enumerate(passive)))
             if expr != 0:
-                entries[target.set_output(f"DG{a}_{pname}", expr)] = (k, col)
+                entries[target.set_output(f"DG{robot.stems[a]}_{pname}", expr)] = (k, col)
     target.prune()
     return target, entries, active

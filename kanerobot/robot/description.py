@@ -42,6 +42,8 @@ from kanerobot.robot.names import (  # noqa: F401
     INERTIAL_NAMES,
     JOINT_NAMES,
     WRENCH_NAMES,
+    is_stem,
+    label_stem,
 )
 from kanerobot.robot.tables import html_tables
 
@@ -129,7 +131,12 @@ class Frame:
     """Frame ``label`` on its antecedent ``antecedent``.
 
     ``sigma`` is 0 (revolute), 1 (prismatic) or 2 (fixed); ``mu`` is 1 for an
-    active (actuated) joint and 0 for a passive one.
+    active (actuated) joint and 0 for a passive one.  ``label`` is any name
+    without whitespace (a URDF joint's name as written: ``l-hip.y``);
+    ``stem`` is the part of the symbol and variable names built for the
+    frame (``XX<stem>``, ``H<stem>``): ASCII letters, digits and ``_``,
+    :func:`~kanerobot.robot.names.label_stem` of the label by default (the
+    label itself for a label made of those characters).
     """
 
     label: str
@@ -137,6 +144,11 @@ class Frame:
     sigma: int
     mu: int
     placement: Union[KKPlacement, GeneralPlacement]
+    stem: Optional[str] = None
+
+    def __post_init__(self):
+        if self.stem is None:
+            object.__setattr__(self, "stem", label_stem(self.label))
 
     @property
     def is_joint(self):
@@ -532,7 +544,7 @@ class Robot:
             links = default_links(frames, loops, floating, wheeled, posture)
         links = tuple(str(label) for label in links)
         _check_links(links, labels, loops)
-        table = _dynamics_table(links, dynamics)
+        table = _dynamics_table(links, dynamics, frames)
         jtable = _joint_table(frames, joint_parameters)
         robot = cls(
             name=str(name),
@@ -572,6 +584,12 @@ class Robot:
     def labels(self):
         """Frame labels in order (the base ``'0'`` not included)."""
         return tuple(f.label for f in self.frames)
+
+    @cached_property
+    def stems(self):
+        """``{label: stem}`` of every frame and of the base ``'0'``: the part of the symbol and program variable
+        names built for the frame (``H<stem>``); the label itself for a label of letters, digits and ``_``."""
+        return MappingProxyType({BASE: BASE, **{f.label: f.stem for f in self.frames}})
 
     def frame(self, label):
         """The :class:`Frame` called ``label``."""
@@ -911,12 +929,13 @@ def _check_links(links, labels, loops):
         raise DescriptionError("a link is listed twice", key="links")
 
 
-def _dynamics_table(links, dynamics):
+def _dynamics_table(links, dynamics, frames=()):
     """Per link, its dynamic parameters: SYMORO's defaults overridden by the known names given."""
     dynamics = dict(dynamics or {})
     table = {}
+    stems = {f.label: f.stem for f in frames}
     for label in links:
-        values = default_dynamics(label)
+        values = default_dynamics(stems.get(label, label))
         for key, value in dict(dynamics.pop(label, {})).items():
             if key not in DYNAMIC_NAMES:
                 raise DescriptionError(
@@ -939,7 +958,7 @@ def _joint_table(frames, joint_parameters):
     for frame in frames:
         if not frame.is_joint:
             continue
-        values = default_joint_parameters(frame.label)
+        values = default_joint_parameters(frame.stem)
         for key, value in dict(joint_parameters.pop(frame.label, {})).items():
             if key not in JOINT_NAMES:
                 raise DescriptionError(
@@ -1118,16 +1137,35 @@ def _check_frames(frames):
 
 
 def _check_labels(frames):
-    """Every item is a Frame whose label is letters and digits, used once and not 0; returns frames by label."""
-    by_label = {}
+    """Every item is a Frame whose label is a name without whitespace, used once and not 0, and whose stem is
+    letters, digits and ``_``, used once; returns frames by label."""
+    by_label, by_stem = {}, {BASE: BASE}
     for f in frames:
         if not isinstance(f, Frame):
             raise DescriptionError(f"expected a Frame, got {f!r}")
-        if not f.label or not f.label.replace("_", "").isalnum():
-            raise DescriptionError(f"frame label {f.label!r} must be letters and digits", key="label", label=f.label)
+        if not isinstance(f.label, str) or not f.label or not f.label.isprintable() or any(c.isspace() for c in f.label):
+            raise DescriptionError(
+                f"frame label {f.label!r} must be a name: printable characters, no whitespace", key="label", label=str(f.label)
+            )
         if f.label in by_label or f.label == BASE:
             raise DescriptionError(f"frame label {f.label} is used twice (0 is the base)", key="label", label=f.label)
+        if not is_stem(f.stem):
+            raise DescriptionError(
+                f"stem {f.stem!r} of frame {f.label} must be ASCII letters, digits and '_' (it is part of symbol names)",
+                key="label",
+                label=f.label,
+            )
+        if f.stem in by_stem:
+            other = by_stem[f.stem]
+            raise DescriptionError(
+                f"frames {other} and {f.label} have the same stem {f.stem!r} in symbol names (a label's characters other "
+                f"than letters, digits and '_' become '_'): rename one, or give it a stem of its own, "
+                f"Frame({f.label!r}, ..., stem={f.stem + '_2'!r})",
+                key="label",
+                label=f.label,
+            )
         by_label[f.label] = f
+        by_stem[f.stem] = f.label
     return by_label
 
 

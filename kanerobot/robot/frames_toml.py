@@ -831,12 +831,12 @@ class _Writer:
             self.put("link", _bool(is_link))
         if closes is not None:
             self.put("closes", _string(closes))
-        dynamics = self.changed(self.robot.dynamics.get(label), default_dynamics(label), f"link {label}")
+        dynamics = self.changed(self.robot.dynamics.get(label), default_dynamics(self.robot.stems[label]), f"link {label}")
         if dynamics:
             self.out.append("[frame.dynamics]")
             for key, text in dynamics:
                 self.put(key, text)
-        joint = self.changed(self.robot.joint_parameters.get(label), default_joint_parameters(label), f"joint {label}")
+        joint = self.changed(self.robot.joint_parameters.get(label), default_joint_parameters(self.robot.stems[label]), f"joint {label}")
         if joint:
             self.out.append("[frame.joint]")
             for key, text in joint:

@@ -628,12 +628,13 @@ def _convert(robot):
             general.append(f.label)
         elif placement.gamma != 0 or placement.b != 0:
             branched.append(f.label)
-        frames.append(Frame(f.label, f.antecedent, f.sigma, f.mu, placement))
+        frames.append(Frame(f.label, f.antecedent, f.sigma, f.mu, placement, f.stem))
         changes[f.label] = joints.homogeneous(Rn, pn)
         if f.is_joint and not robot.children(f.label) and changes[f.label] != sympy.eye(4):
             label = _end_label(f.label, taken, numbered)
             taken.add(label)
-            end = Frame(label, f.label, joints.FIXED, 0, KKPlacement())
+            stem = f.stem + label[len(f.label):] if label.startswith(f.label) else None  # <stem>e: the frame's own names
+            end = Frame(label, f.label, joints.FIXED, 0, KKPlacement(), stem)
             # Numbered frames: the end frames come after all the others.
             (end_frames if numbered else frames).append(replace(end, placement=_placement(end, Rn.T, -Rn.T * pn, scale)))
     frames += end_frames

@@ -9,3 +9,30 @@ DYNAMIC_NAMES = INERTIAL_NAMES + FRICTION_NAMES + WRENCH_NAMES
 JOINT_NAMES = ("QP", "QDP", "GAM", "eta", "k")
 #: Base vectors: angular velocity and acceleration, linear velocity and acceleration, gravity.
 BASE_VECTOR_NAMES = ("W0", "WP0", "V0", "VP0", "G")
+
+#: Characters a label keeps in its stem; any other becomes ``_``.
+_STEM_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def label_stem(label):
+    """The part of symbol and variable names that stands for frame ``label``.
+
+    A frame's label is any name (a URDF's ``l-hip.y`` or ``joint_0.0``); the
+    names built from it (``XX<stem>``, ``q_<stem>``, ``H<stem>``, ...) must be
+    identifiers, so every character other than an ASCII letter, a digit or
+    ``_`` becomes ``_``.  A label made of those characters only (every label
+    of a ``.par`` or ``.toml`` file) is its own stem.  This is the default
+    stem of :class:`~kanerobot.robot.description.Frame`; a frame may be given
+    another (``Frame(..., stem="a_b_2")``) where two labels would share one,
+    and every engine takes a frame's stem from ``robot.stems``, never from
+    the label itself.
+
+    >>> label_stem("3"), label_stem("l-hip.y"), label_stem("joint_0.0")
+    ('3', 'l_hip_y', 'joint_0_0')
+    """
+    return "".join(c if c in _STEM_CHARACTERS else "_" for c in str(label))
+
+
+def is_stem(text):
+    """True when ``text`` can be a stem: non-empty, ASCII letters, digits and ``_``."""
+    return isinstance(text, str) and bool(text) and all(c in _STEM_CHARACTERS for c in text)

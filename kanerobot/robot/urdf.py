@@ -7,9 +7,14 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
 
 - the URDF's root link (the one link that is no joint's child) is link 0,
   the base; every joint, moving or fixed, is a frame labelled by the
-  joint's name and carries the joint's child link.  A name that is not a
-  valid label (letters, digits, ``_``) is sanitised (``l-hip.y`` becomes
-  ``l_hip_y``; a clash gets ``_2``); :func:`parse_urdf` gives the mapping;
+  joint's name exactly (``l-hip.y``, so that ROS ``joint_states`` match
+  ``robot.joint_labels`` by name) and carries the joint's child link.  The
+  symbols of a frame are named after its stem (``robot.stems``): the name
+  with every character other than letters, digits and ``_`` made ``_``
+  (``q_l_hip_y``); where two names would share a stem, or a stem would make
+  a symbol name another frame's, the later one's stem gets ``_2``; a
+  joint named ``0`` (the base's label) is labelled ``0_2``
+  (:func:`parse_urdf`'s ``joint_names`` maps the labels to the names);
 - frames come depth first from the root, each link's joints in the order
   of the file, so ``robot.joint_labels`` (the order of ``q``) is the moving
   joints' names in that order;
@@ -37,9 +42,9 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   dropped: it has none), which
   :func:`kanerobot.simulation.joint_limits` turns into simulation events.
 
-Parameters are symbols with SYMORO's names per frame (``XX<label>`` ...,
-``FV<label>``; the lengths of ``P`` as ``PX<label>``, ``PY<label>``,
-``PZ<label>``; gravity ``G = [0, 0, G3]``), except the values that are 0 in
+Parameters are symbols with SYMORO's names per frame (``XX<stem>`` ...,
+``FV<stem>``; the lengths of ``P`` as ``PX<stem>``, ``PY<stem>``,
+``PZ<stem>``; the joint variable ``q_<stem>``; gravity ``G = [0, 0, G3]``), except the values that are 0 in
 the file, which are structural zeros and vanish from the programs.  The
 rotations ``R0`` and the axes are numbers (entries within 1e-14 of 0 or
 +-1 are made exact, so that ``rpy="1.5707963267948966 0 0"`` gives exact
@@ -94,6 +99,7 @@ from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import symbol
+from kanerobot.robot.names import label_stem
 
 __all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
 
@@ -115,8 +121,8 @@ MIMIC = ("refuse", "independent")
 OPTIONS = ("floating", "bind", "mimic", "physical")
 
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-#: Prefixes of the symbols named after a frame's label (its parameters, joint
-#: parameters, lengths and joint variable): labels are chosen so that none clash.
+#: Prefixes of the symbols named after a frame's stem (its parameters, joint
+#: parameters, lengths and joint variable): stems are chosen so that none clash.
 _PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
 _RESERVED = {"G1", "G2", "G3", "QX0", "QY0", "QZ0", "QW0"}
 
@@ -129,7 +135,9 @@ class UrdfRobot:
     ----------
     robot : Robot
     joint_names : mapping label -> str
-        The URDF joint name of each frame (the same unless sanitised).
+        The URDF joint name of each frame: the label itself (labels are the
+        file's names exactly, but for a joint named ``0``, the base's label,
+        labelled ``0_2``; ``robot.stems`` gives the part of the symbol names).
     link_names : mapping label -> str
         The URDF link each frame carries; ``"0"`` is the root link.
     limits : mapping label -> mapping
@@ -324,9 +332,17 @@ def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
 
 
 def _sanitised(name):
-    """``name`` as a frame label: letters, digits and ``_``."""
-    label = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    return label if re.search(r"[A-Za-z0-9]", label) else "j" + label
+    """``name`` as a stem: letters, digits and ``_`` (:func:`label_stem`), with a letter or digit."""
+    stem = label_stem(name)
+    return stem if re.search(r"[A-Za-z0-9]", stem) else "j" + stem
+
+
+def _base_name(name, order):
+    """The label of a joint named ``0``, the base's label: ``0_2`` (``0_3`` ... if taken by another joint)."""
+    names, n = {joint for _, joint, *_ in order}, 2
+    while f"{name}_{n}" in names:
+        n += 1
+    return f"{name}_{n}"
 
 
 def _names_of(label):
@@ -522,18 +538,19 @@ class _Reader:
             item = stack.pop()
             order.append(item)
             stack.extend(reversed(by_parent.get(item[4], [])))
-        labels = self.labels(order)
+        stems = self.stems(order)
+        labels = {joint: joint if joint != BASE else _base_name(joint, order) for _, joint, *_ in order}
         frame_of = {root: BASE}
         frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
         root_body = self.inertial(links[root])  # checked even when the base does not move
         rigid = {BASE: (np.eye(3), np.zeros(3), root_body)} if self.floating else {}  # link 0's parts: placement in 0, body
         kinds = {}
         for element, joint_name, kind, parent, child in order:
-            label = labels[joint_name]
+            label, stem = labels[joint_name], stems[joint_name]
             kinds[label] = kind
             frame_of[child] = label
             link_names[label] = child
-            frame, R, P = self.frame(element, label, kind, frame_of[parent])
+            frame, R, P = self.frame(element, label, stem, kind, frame_of[parent])
             frames.append(frame)
             limit = element.find("limit")
             if limit is not None:
@@ -545,7 +562,7 @@ class _Reader:
                 rigid[label] = (R_a @ R, p_a + R_a @ P, body)
                 continue
             if kind != "fixed" or body is not None:
-                dynamics[label] = self.link_parameters(label, body, element if kind != "fixed" else None)
+                dynamics[label] = self.link_parameters(stem, body, element if kind != "fixed" else None)
         if not self.floating and not any(frame.is_joint for frame in frames):
             self.fail(self.root, f"robot {name!r} has no moving joint: with its base fixed nothing moves; load it with floating=True for a free body")
         if self.floating:
@@ -565,19 +582,19 @@ class _Reader:
         joint_names = {labels[joint]: joint for _, joint, *_ in order}
         return UrdfRobot(robot, MappingProxyType(joint_names), MappingProxyType(link_names), MappingProxyType(limits))
 
-    def labels(self, order):
-        """{joint name: frame label}: sanitised, unique, with symbol names that clash with no other's."""
-        taken, labels = set(_RESERVED) | _names_of(BASE), {}
+    def stems(self, order):
+        """{joint name: stem}: letters, digits and ``_``, unique, with symbol names that clash with no other's."""
+        taken, stems = set(_RESERVED) | _names_of(BASE), {}
         used = {BASE}
         for _, name, *_ in order:
             base = _sanitised(name)
-            label, n = base, 2
-            while label in used or taken & _names_of(label):
-                label, n = f"{base}_{n}", n + 1
-            used.add(label)
-            taken |= _names_of(label)
-            labels[name] = label
-        return labels
+            stem, n = base, 2
+            while stem in used or taken & _names_of(stem):
+                stem, n = f"{base}_{n}", n + 1
+            used.add(stem)
+            taken |= _names_of(stem)
+            stems[name] = stem
+        return stems
 
     def parameter(self, name, value):
         """The symbol ``name`` with ``value`` in :attr:`values`, or 0 for a structural zero."""
@@ -586,7 +603,7 @@ class _Reader:
         self.values[name] = float(value)
         return symbol(name)
 
-    def frame(self, element, label, kind, antecedent):
+    def frame(self, element, label, stem, kind, antecedent):
         what = f"joint {element.attrib['name']!r}"
         P, R = self.origin(element, what)
         sigma = JOINT_TYPES[kind]
@@ -600,22 +617,22 @@ class _Reader:
             axis = axis / norm
         placement = GeneralPlacement(
             [_exact(x) for x in R.flat],
-            [self.parameter(f"P{xyz}{label}", p) for xyz, p in zip("XYZ", P)],
+            [self.parameter(f"P{xyz}{stem}", p) for xyz, p in zip("XYZ", P)],
             [_exact(x) for x in axis],
-            symbol("q_" + label) if sigma != joints.FIXED else 0,
+            symbol("q_" + stem) if sigma != joints.FIXED else 0,
         )
-        return Frame(label, antecedent, sigma, 1, placement), R, P
+        return Frame(label, antecedent, sigma, 1, placement, stem), R, P
 
-    def link_parameters(self, label, body, joint):
-        """SYMORO's parameters of the link of frame ``label``: inertial ones, friction of its ``joint`` (if moving)."""
+    def link_parameters(self, stem, body, joint):
+        """SYMORO's parameters of the link of the frame of ``stem``: inertial ones, friction of its ``joint`` (if moving)."""
         out = dict.fromkeys(DYNAMIC_NAMES, sympy.S.Zero)
         if body is not None:
             mass, J, MS = body
             for (i, j), key in zip(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), ("XX", "XY", "XZ", "YY", "YZ", "ZZ")):
-                out[key] = self.parameter(key + label, J[i, j])
+                out[key] = self.parameter(key + stem, J[i, j])
             for k, key in enumerate(("MX", "MY", "MZ")):
-                out[key] = self.parameter(key + label, MS[k])
-            out["M"] = self.parameter("M" + label, mass)
+                out[key] = self.parameter(key + stem, MS[k])
+            out["M"] = self.parameter("M" + stem, mass)
         dyn = joint.find("dynamics") if joint is not None else None
         if dyn is not None:
             what = f"dynamics of joint {joint.attrib['name']!r}"
@@ -623,5 +640,5 @@ class _Reader:
                 (value,) = self.floats(dyn, attribute, 1, what, (0.0,))
                 if value < 0:
                     self.fail(dyn, f"{what}: {attribute}=\"{value:g}\" < 0: friction coefficients are >= 0")
-                out[key] = self.parameter(key + label, value)
+                out[key] = self.parameter(key + stem, value)
         return out

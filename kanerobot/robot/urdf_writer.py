@@ -225,7 +225,7 @@ class _Writer:
             value = self.number(table[key], f"{key} of {what}")
             if value != 0:
                 kind = "rotor inertia" if key == "IA" else "external wrench"
-                self.fail(f"{what} has {kind} {key} = {value:g} and URDF has none: set it to 0 (values={{'{key}{label}': 0}})")
+                self.fail(f"{what} has {kind} {key} = {value:g} and URDF has none: set it to 0 (values={{'{key}{self.robot.stems[label]}': 0}})")
         J = np.zeros((3, 3))
         for key, i, j in _J_NAMES:
             J[i, j] = J[j, i] = self.number(table[key], f"{key} of {what}")

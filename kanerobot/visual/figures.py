@@ -234,6 +234,8 @@ def _name_table(robot):
         names += [str(robot.joint_parameters[label][key]) for key in ("QP", "QDP", "GAM")]
         table.update(dict.fromkeys(names, (label, False)))
         table.update(dict.fromkeys((f"qr{label}", f"r{label}", f"QPr{label}", f"QDPr{label}"), (label, True)))
+        stem = robot.stems[label]  # the motor's symbols are named after the stem: qr<stem>
+        table.update(dict.fromkeys((f"qr{stem}", f"QPr{stem}", f"QDPr{stem}"), (label, True)))
     return table
 
 
