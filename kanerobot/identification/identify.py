@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -219,16 +220,24 @@ def identify(
     columns = selected.columns
     trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
     options = dict(cutoff=cutoff, decimation=decimation, trim=trim, period=period, max_gap=max_gap, drives=drives)
+    log, filtered = [], False
+    if _is_recording(data):  # cleaned in memory first, then solved whole or chunk by chunk
+        data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap)
+    elif drives is not None:
+        raise KaneRobotError("gains= apply to motor currents: give the recording as one .csv/.npz file or a kanerobot Recording "
+                             "with current_<joint> columns")  # fmt: skip
     if chunked.is_chunked(data, chunk_size):
-        if drives is not None:
-            raise KaneRobotError("gains= needs the recording in memory: a recording read in chunks must hold torques (tau_<joint> columns)")
         if form != "dynamic":
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
                                  "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
-        factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=cutoff, decimation=decimation, trim=trim)
+        factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=None if filtered else cutoff,
+                                             decimation=decimation, trim=trim)  # fmt: skip
         groups = list(regs.robot.joint_labels)
-        return _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
-    data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap)
+        result = _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
+        result.log = log
+        return result
+    if not filtered:
+        data = as_recorded(data, regs.robot)
     dt = filtering.check_uniform(data.t, source=data.source)
     t = data.t
     q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
@@ -267,48 +276,52 @@ def _robot_of(model):
 
 
 def _prediction_recording(data, robot, drives, cutoff, period, max_gap):
-    """A recording to predict on: as :func:`prepared_recording`, except that
-    neither torque nor current is needed (then ``tau`` is None)."""
+    """A recording to predict on, as :func:`identify` reads it, except that
+    neither torque nor current is needed (``tau`` is then None)."""
     from kanerobot.identification.recording import Recording
 
-    if isinstance(data, (str, os.PathLike)) and str(data).lower().endswith((".csv", ".npz")):
+    if not _is_recording(data):
+        return as_recorded(data, robot), [], False
+    if not isinstance(data, Recording):
         data = Recording.read(data, joints=robot)
-    elif isinstance(data, Mapping) and "tau" not in data:
-        data = Recording.read(data, joints=robot)
-    if isinstance(data, Recording) and data.tau is None and data.current is None:
+    if data.tau is None and (data.current is None or drives is None):
+        if data.current is not None:
+            raise KaneRobotError(f"{data.source}: currents without drive gains: give gains= (joint torque per ampere)")
         prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
-        zeros = np.zeros_like(prepared.q)
-        recorded = RecordedData(prepared.t, prepared.q, zeros, prepared.qd, prepared.qdd, prepared.joints, source=prepared.source)
+        recorded = RecordedData(prepared.t, prepared.q, np.zeros_like(prepared.q), prepared.qd, prepared.qdd, prepared.joints,
+                                source=prepared.source)  # fmt: skip
         recorded.tau = None
         return recorded.check_robot(robot), list(prepared.log), True
-    if isinstance(data, Recording) and data.tau is None and drives is None:
-        raise KaneRobotError(f"{data.source}: currents without drive gains: give gains= (joint torque per ampere)")
     return prepared_recording(data, robot, drives, cutoff, period, max_gap)
 
 
-def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None):
-    """``(RecordedData, log, filtered)``: ``data`` as :func:`identify` uses it.
+def _is_recording(data):
+    """Whether ``data`` is read as a :class:`~.recording.Recording` (one CSV or NPZ
+    file, a Recording, a mapping of arrays with motor currents)."""
+    from kanerobot.identification.recording import Recording
 
-    A :class:`~.recording.Recording`, or one CSV or NPZ file (read as one),
-    is prepared by :meth:`~.recording.Recording.prepare` (stale rows dropped,
-    a uniform grid, ``cutoff`` low-pass, rates and accelerations) and its
-    torques are the recorded ones or ``current * gains``; ``filtered`` says
-    that the low-pass is done.  Other data (RecordedData, a mapping of
-    arrays, a simulation) are taken as they are.
+    if isinstance(data, (str, os.PathLike)):
+        return Path(data).suffix.lower() in (".csv", ".npz") and not Path(data).is_dir()
+    return isinstance(data, Recording) or (isinstance(data, Mapping) and "current" in data)
+
+
+def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None):
+    """``(RecordedData, log, filtered)``: a recording as :func:`identify` uses it.
+
+    A :class:`~.recording.Recording`, one CSV or NPZ file, or a mapping of
+    arrays with ``current`` (read as a Recording) is prepared by
+    :meth:`~.recording.Recording.prepare` (stale rows dropped, a uniform
+    grid, the ``cutoff`` low-pass, rates and accelerations); its torques are
+    the recorded ones or ``current * gains``; ``filtered`` says that the
+    low-pass and the differentiation are done.
     """
     from kanerobot.identification.recording import Recording
 
-    if isinstance(data, (str, os.PathLike)) and str(data).lower().endswith((".csv", ".npz")):
+    if not isinstance(data, Recording):
         data = Recording.read(data, joints=robot)
-    elif isinstance(data, Mapping) and "current" in data:
-        data = Recording.read(data, joints=robot)
-    if isinstance(data, Recording):
-        prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
-        gains = drives.vector(prepared.joints) if drives is not None else None
-        return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
-    if drives is not None:
-        raise KaneRobotError("gains= apply to motor currents: give the recording as a file or a kanerobot Recording with current_<joint> columns")
-    return as_recorded(data, robot), [], False
+    prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
+    gains = drives.vector(prepared.joints) if drives is not None else None
+    return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
 
 
 def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options):
