@@ -359,7 +359,9 @@ class Recording:
         period : float, optional
             Sampling period of the grid (s).  Default: the median step
             after dropping stale rows, rounded to 1 us; when every step is
-            within 0.1 % of it, the samples are kept as recorded.
+            within 0.1 % of it, the samples are kept as recorded.  The
+            spline samples without anti-aliasing: to thin a recording, use
+            ``decimation`` rather than a period longer than its steps.
         cutoff : float or False, optional
             Cut-off (Hz) of the zero-phase 4th-order Butterworth low-pass
             of ``q`` (``scipy.signal.sosfiltfilt``) before central
