@@ -19,7 +19,7 @@ from kanerobot.errors import (
     RobotFileError,
     SingularityError,
 )
-from kanerobot.identification import base_parameter_set, base_parameters, fourier_excitation, identification_model, identify
+from kanerobot.identification import Recording, base_parameter_set, base_parameters, fourier_excitation, identification_model, identify
 from kanerobot.igm import inverse_geometric
 from kanerobot.library import frames_path, robot_names
 from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
@@ -38,6 +38,7 @@ __all__ = [
     "KKPlacement",
     "KaneRobotError",
     "ParameterError",
+    "Recording",
     "Robot",
     "RobotFileError",
     "SingularityError",

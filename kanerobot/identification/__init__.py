@@ -13,6 +13,7 @@ from kanerobot.identification.excitation import ExcitationResult, FourierTraject
 from kanerobot.identification.filtering import filtered_model
 from kanerobot.identification.identify import IdentificationResult, identify
 from kanerobot.identification.numeric_regressor import Regressors
+from kanerobot.identification.recording import Recording
 from kanerobot.identification.regressor import IdentificationModel, identification_model
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "IdentificationModel",
     "IdentificationResult",
     "RecordedData",
+    "Recording",
     "Regressors",
     "base_parameter_set",
     "base_parameters",
