@@ -225,11 +225,12 @@ def test_a_robot_gives_its_joints_and_a_urdf_robot_its_urdf_names(tmp_path):
     t = np.arange(12) * 0.01
     arrays = {"t": t, "q": np.column_stack([t, 2 * t]), "joints": np.array(["joint_0.0", "l-hip.y"])}
     rec = Recording.read(arrays, parsed)
-    assert rec.joints == ("l_hip_y", "joint_0_0") == parsed.robot.joint_labels
+    assert rec.joints == ("l-hip.y", "joint_0.0") == parsed.robot.joint_labels  # the URDF's names are the labels
     np.testing.assert_array_equal(rec.q, np.column_stack([2 * t, t]))
-    # a plain Robot knows only its labels: the URDF names are unknown there
-    with pytest.raises(DataError, match=r"^recording: unknown joint name 'joint_0.0' in joints \(q column 0\): the robot's joints are l_hip_y, joint_0_0"):
-        Recording.read(arrays, kr.load(tmp_path / "legs.urdf"))
+    assert Recording.read(arrays, kr.load(tmp_path / "legs.urdf")).joints == rec.joints
+    wrong = dict(arrays, joints=np.array(["joint_0_0", "l-hip.y"]))  # a sanitised name is not the joint's
+    with pytest.raises(DataError, match=r"^recording: unknown joint name 'joint_0_0' in joints \(q column 0\): the robot's joints are l-hip.y, joint_0.0"):
+        Recording.read(wrong, parsed)
     # NPZ without names: the robot's order, if the count matches
     rx90 = kr.load(kr.frames_path("rx90"))
     assert Recording.read({"t": t, "q": np.zeros((12, 6))}, rx90).joints == rx90.joint_labels

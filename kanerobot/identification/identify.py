@@ -221,8 +221,10 @@ def identify(
     trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
     options = dict(cutoff=cutoff, decimation=decimation, trim=trim, period=period, max_gap=max_gap, drives=drives)
     log, filtered = [], False
+    at_samples = form == "dynamic" and decimation == 1 and not chunked.is_chunked(data, chunk_size)
+    options["at"] = "samples" if at_samples else "grid"
     if _is_recording(data):  # cleaned in memory first, then solved whole or chunk by chunk
-        data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap)
+        data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap, at=options["at"])
     elif drives is not None:
         raise KaneRobotError("gains= apply to motor currents: give the recording as one .csv/.npz file or a kanerobot Recording "
                              "with current_<joint> columns")  # fmt: skip
@@ -238,7 +240,8 @@ def identify(
         return result
     if not filtered:
         data = as_recorded(data, regs.robot)
-    dt = filtering.check_uniform(data.t, source=data.source)
+    # a recording prepared at its own time stamps has q, qd, qdd there: the dynamic model needs no period
+    dt = None if filtered and at_samples else filtering.check_uniform(data.t, source=data.source)
     t = data.t
     q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
     if form == "energy":
@@ -275,7 +278,7 @@ def _robot_of(model):
     raise KaneRobotError(f"identification needs a Robot, a DynamicModel or an IdentificationModel, got {type(model).__name__}")
 
 
-def _prediction_recording(data, robot, drives, cutoff, period, max_gap):
+def _prediction_recording(data, robot, drives, cutoff, period, max_gap, at="samples"):
     """A recording to predict on, as :func:`identify` reads it, except that
     neither torque nor current is needed (``tau`` is then None)."""
     from kanerobot.identification.recording import Recording
@@ -287,12 +290,12 @@ def _prediction_recording(data, robot, drives, cutoff, period, max_gap):
     if data.tau is None and (data.current is None or drives is None):
         if data.current is not None:
             raise KaneRobotError(f"{data.source}: currents without drive gains: give gains= (joint torque per ampere)")
-        prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
+        prepared = data.prepare(cutoff=False if cutoff is None else cutoff, period=period, max_gap=max_gap, at=at)
         recorded = RecordedData(prepared.t, prepared.q, np.zeros_like(prepared.q), prepared.qd, prepared.qdd, prepared.joints,
                                 source=prepared.source)  # fmt: skip
         recorded.tau = None
         return recorded.check_robot(robot), list(prepared.log), True
-    return prepared_recording(data, robot, drives, cutoff, period, max_gap)
+    return prepared_recording(data, robot, drives, cutoff, period, max_gap, at=at)
 
 
 def _is_recording(data):
@@ -305,7 +308,7 @@ def _is_recording(data):
     return isinstance(data, Recording) or (isinstance(data, Mapping) and "current" in data)
 
 
-def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None):
+def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None, at="grid"):
     """``(RecordedData, log, filtered)``: a recording as :func:`identify` uses it.
 
     A :class:`~.recording.Recording`, one CSV or NPZ file, or a mapping of
@@ -313,13 +316,16 @@ def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_g
     :meth:`~.recording.Recording.prepare` (stale rows dropped, a uniform
     grid, the ``cutoff`` low-pass, rates and accelerations); its torques are
     the recorded ones or ``current * gains``; ``filtered`` says that the
-    low-pass and the differentiation are done.
+    low-pass and the differentiation are done.  ``at``: of
+    :meth:`~.recording.Recording.prepare` (``"samples"``: q, qd, qdd at
+    the recorded time stamps, the torques as measured).
     """
     from kanerobot.identification.recording import Recording
 
     if not isinstance(data, Recording):
         data = Recording.read(data, joints=robot)
-    prepared = data.prepare(cutoff=cutoff, period=period, max_gap=max_gap)
+    # identify's cutoff None is no low-pass, as for arrays in memory (prepare's None is its default cut-off)
+    prepared = data.prepare(cutoff=False if cutoff is None else cutoff, period=period, max_gap=max_gap, at=at)
     gains = drives.vector(prepared.joints) if drives is not None else None
     return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
 
@@ -633,7 +639,7 @@ class IdentificationResult:
         drives = as_drives(gains, self.regressors.robot.joint_labels) if gains is not None else options.get("drives")
         cutoff = options.get("cutoff")
         data, log, filtered = _prediction_recording(data, self.regressors.robot, drives, cutoff, options.get("period"), options.get("max_gap"))
-        dt = filtering.check_uniform(data.t, source=data.source)
+        dt = None if filtered else filtering.check_uniform(data.t, source=data.source)
         q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
         trim = options.get("trim", 2)
         keep = slice(trim, len(data.t) - trim)

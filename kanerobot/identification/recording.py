@@ -351,7 +351,7 @@ class Recording:
 
     # ------------------------------------------------------------ preparing
     def prepare(self, *, period: float | None = None, cutoff: float | bool | None = None, decimation: int = 1,
-                max_gap: float | None = None, stale: str = "drop") -> "Recording":  # fmt: skip
+                max_gap: float | None = None, stale: str = "drop", at: str = "grid") -> "Recording":  # fmt: skip
         """A new recording on a uniform grid, with rates and accelerations.
 
         Parameters
@@ -388,6 +388,19 @@ class Recording:
             the first of each run is kept).  ``"keep"``: keep them (a robot
             at rest with q only repeats its rows too); rows that also
             repeat the time stamp are dropped either way.
+        at : {"grid", "samples"}, optional
+            Where the prepared recording's samples are.  ``"grid"``: on the
+            uniform grid (every channel resampled).  ``"samples"``: at the
+            time stamps of the rows kept (stale ones dropped): ``q``, ``qd``
+            and ``qdd`` are computed on the grid as above, then interpolated
+            back to those times by cubic splines, and the torques and
+            currents stay as measured, never interpolated; the steps are
+            then not uniform.  A torque steps with its Coulomb friction at
+            each velocity reversal, which no interpolation across a gap
+            puts where ``sign(qd)`` changes: ``"samples"`` avoids that bias
+            (:func:`~kanerobot.identification.identify.identify` uses it
+            for the dynamic model without decimation).  No ``decimation``
+            with it.
 
         Returns
         -------
@@ -423,15 +436,22 @@ class Recording:
         """
         if stale not in ("drop", "keep"):
             raise KaneRobotError(f"stale={stale!r}: use 'drop' or 'keep'")
+        if at not in ("grid", "samples"):
+            raise KaneRobotError(f"at={at!r}: use 'grid' (a uniform grid) or 'samples' (the recorded time stamps)")
+        if at == "samples" and decimation != 1:
+            raise KaneRobotError("at='samples' keeps the recorded time stamps: decimation needs at='grid'")
         k = filtering.decimation_factor(decimation)
         log = list(self.log)
         kept = self._kept_rows(stale, log)
         t = self.t[kept]
         values = {name: getattr(self, name)[kept] for name in self.channels}
         self._check_gaps(t, kept, max_gap)
+        measured_t, measured = t, values
         t, values, dt = self._uniform(t, values, period, log)
         fc = self._cutoff(cutoff, dt, k, log)
         values = _differentiate(values, dt, fc, log)
+        if at == "samples" and len(t) != len(measured_t) or at == "samples" and np.any(t != measured_t):
+            t, values = _at_samples(t, values, measured_t, measured, log)
         if k > 1:
             t, values = self._decimate(t, values, dt, k, log)
         return Recording(t, **values, joints=self.joints, source=self.source, log=log)
@@ -601,11 +621,12 @@ class Recording:
         >>> rec.to_recorded().qd.shape
         (50, 1)
         """
-        if not self.uniform:
+        if not self.uniform and (self.qd is None or self.qdd is None):
             steps = np.diff(self.t)
             raise DataError(self.source, None, f"time steps {1e3 * steps.min():.6g}-{1e3 * steps.max():.6g} ms are not uniform: "
                                                f"call prepare() first")  # fmt: skip
-        filtering.check_uniform(self.t, UNIFORM_TOLERANCE, self.source)
+        if self.qd is None or self.qdd is None:
+            filtering.check_uniform(self.t, UNIFORM_TOLERANCE, self.source)
         return RecordedData(self.t, self.q, self.torque(gains), self.qd, self.qdd, joints=self.joints, source=self.source)
 
 
@@ -624,6 +645,20 @@ def _differentiate(values, dt, fc, log):
     if "qd" not in values:
         log.append(f"{'qd' if 'qdd' in values else 'qd and qdd'} by central differences of q (second order)")
     return {**values, "q": q, "qd": qd, "qdd": qdd}
+
+
+def _at_samples(grid, values, t, measured, log):
+    """``prepare(at="samples")``: ``q``, ``qd``, ``qdd`` from the grid back at the
+    kept time stamps ``t`` (cubic splines); torques and currents as ``measured``."""
+    from scipy.interpolate import CubicSpline
+
+    out = {name: CubicSpline(grid, values[name], axis=0)(t) for name in ("q", "qd", "qdd")}
+    for name in ("tau", "current"):
+        if name in measured:
+            out[name] = measured[name]
+    log.append(f"q, qd and qdd interpolated back to the {len(t)} recorded time stamps kept (cubic splines); torques and currents "
+               f"as measured there, not interpolated")  # fmt: skip
+    return t, out
 
 
 # ---------------------------------------------------------------- joint names
