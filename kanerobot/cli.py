@@ -889,7 +889,7 @@ def build_parser():
     p.add_argument("--chunk-size", type=_samples, metavar="N", help="read the recording N samples at a time (default 20000 for a folder or several files)")
     p.add_argument("--gains", metavar="FILE", help="drive gains for a recording of currents (current_<joint> columns): a TOML file, [gains] joint = N m/A")
     p.add_argument("--period", type=_duration, metavar="S", help="resample the recording to this period (default its median step)")
-    p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 5 median steps)")
+    p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 10 median steps: a few stale rows in a row are no gap)")
     p.add_argument("--validate", metavar="TEST", help="a second recording: predict its torques with the estimate, print the errors, write figures")
     p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv (validation figures beside it)")
     p.set_defaults(func=cmd_identify)

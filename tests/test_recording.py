@@ -305,15 +305,15 @@ def test_a_gap_names_both_lines_and_times(tmp_path):
     path = write_csv(tmp_path, rows)
     rec = Recording.read(path)
     with pytest.raises(DataError, match=rf"^{path}:14: gap of 0.39 s between lines 13 and 14 \(t = 0.11, t = 0.5\), longer than "
-                                        rf"max_gap = 0.05 s \(5 times the median step\): split the recording there or give prepare\(max_gap=...\)$"):  # fmt: skip
+                                        rf"max_gap = 0.1 s \(10 times the median step\): split the recording there or give prepare\(max_gap=...\)$"):  # fmt: skip
         rec.prepare()
     assert len(rec.prepare(max_gap=0.4)) == 62  # 0 to 0.61 s every 10 ms
     # a run of stale rows dropped makes a gap too; the message says so
-    rows = good_rows(12) + [good_rows(12)[-1].replace("0.11", f"{0.12 + 0.01 * k:.2f}", 1) for k in range(8)] + good_rows(12, start=20)
+    rows = good_rows(12) + [good_rows(12)[-1].replace("0.11", f"{0.12 + 0.01 * k:.2f}", 1) for k in range(14)] + good_rows(12, start=26)
     rec = Recording.read(write_csv(tmp_path, rows))
-    with pytest.raises(DataError, match=r":22: gap of 0.09 s between lines 13 and 22 .*\(8 repeated rows dropped between them: stale='keep' if the robot was at rest\)"):
+    with pytest.raises(DataError, match=r":28: gap of 0.15 s between lines 13 and 28 .*\(14 repeated rows dropped between them: stale='keep' if the robot was at rest\)"):
         rec.prepare()
-    assert rec.prepare(stale="keep").log[1] == "kept 8 rows that repeat the previous row (stale='keep')"
+    assert rec.prepare(stale="keep").log[1] == "kept 14 rows that repeat the previous row (stale='keep')"
 
 
 def test_array_mistakes_name_the_sample():

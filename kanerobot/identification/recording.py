@@ -72,7 +72,7 @@ MIN_SAMPLES = 10
 #: Largest relative deviation of a step from the period for samples to be kept as recorded.
 UNIFORM_TOLERANCE = 1e-3
 #: Default largest gap between kept samples, in median steps.
-GAP_STEPS = 5
+GAP_STEPS = 10
 #: Default position cut-off, as a fraction of the Nyquist frequency of the prepared grid.
 CUTOFF_FRACTION = 0.2
 
