@@ -317,7 +317,7 @@ def test_save_as_urdf_and_options_elsewhere_are_refused(arm_file, tmp_path):
     assert not (tmp_path / "x.urdf").exists()
     kr.save(robot, tmp_path / "x.urdf")  # tests/test_urdf_write.py checks what is written
     assert kr.load(tmp_path / "x.urdf").joint_labels == robot.joint_labels
-    with pytest.raises(kr.RobotFileError, match=r"load options \(floating\) are for .urdf files: a .par file takes none"):
+    with pytest.raises(kr.RobotFileError, match=r"load options \(floating\) are for .urdf files: a .par file takes gravity= only"):
         kr.load(kr.frames_path("rx90"), floating=True)
     with pytest.raises(kr.RobotFileError, match="unknown load option 'floting'"):
         kr.load(arm_file, floting=True)

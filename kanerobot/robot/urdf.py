@@ -31,22 +31,32 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   ``J_O = R I_c R^T + m (|c|^2 1 - c c^T)`` (XX .. ZZ), ``MS = m c`` (MX MY
   MZ), ``M = m``; a link without ``<inertial>`` is massless (zeros);
 - a joint's ``<dynamics damping friction>`` gives the viscous and Coulomb
-  friction ``FV`` and ``FS`` of its frame; there is no rotor inertia
-  (``IA = 0``).  ``<limit lower upper velocity effort>`` of a moving joint
-  goes to ``robot.limits`` (a continuous joint's lower and upper are
-  dropped: it has none), which
+  friction ``FV`` and ``FS`` of its frame (0 without one); URDF has no
+  rotor inertia: ``IA`` is 0.  ``<limit lower upper velocity effort>`` of a
+  moving joint goes to ``robot.limits`` (a continuous joint's lower and
+  upper are dropped: it has none), which
   :func:`kanerobot.simulation.joint_limits` turns into simulation events.
 
-Parameters are symbols with SYMORO's names per frame (``XX<label>`` ...,
-``FV<label>``; the lengths of ``P`` as ``PX<label>``, ``PY<label>``,
-``PZ<label>``; gravity ``G = [0, 0, G3]``), except the values that are 0 in
-the file, which are structural zeros and vanish from the programs.  The
+A number in the file is a value, not a structure.  Every link given
+dynamic parameters has its ten inertial parameters as symbols with
+SYMORO's names per frame (``XX<label>`` .. ``M<label>``), a moving joint's
+link ``IA<label>``, ``FV<label>`` and ``FS<label>`` too (a fixed frame's
+link has no joint: no rotor inertia or friction), all with the file's
+numbers in ``robot.values``, zeros included (a product of inertia that is 0
+in the file, a link without ``<inertial>``, a joint without
+``<dynamics>``): identification estimates them all, none silently
+vanishes.  The lengths of ``P`` are ``PX<label>``, ``PY<label>``,
+``PZ<label>``, except the lengths that are 0 in the file, which stay
+structural zeros: they make the frame's form (the conversion to
+Khalil-Kleinfinger frames reads it) and are not identified.  Gravity is
+``G = [G1, G2, G3]`` in frame 0, its values those of the ``gravity=``
+option, ``(0, 0, -9.81)`` by default (pinocchio's; URDF has none).  The
 rotations ``R0`` and the axes are numbers (entries within 1e-14 of 0 or
 +-1 are made exact, so that ``rpy="1.5707963267948966 0 0"`` gives exact
-zeros).  ``robot.values`` holds the file's numbers (``G3 = -9.81``, the
-gravity pinocchio uses; URDF has none), so that
+zeros).  ``robot.values`` holds the file's numbers, so that
 ``kr.derive(robot).numeric(robot.values)`` runs; ``bind=True`` puts the
-numbers into the description instead (shorter programs).
+numbers into the description instead (zeros vanish: the shortest
+programs), as ``numeric(robot.values, bind=True)`` does for the models.
 
 ``floating=True`` hangs link 0 from the world by a free flyer (pinocchio's
 ``JointModelFreeFlyer`` at the root link): ``q = (position, quaternion x y
@@ -74,6 +84,10 @@ Examples
 (('hinge',), q_hinge)
 >>> robot.dynamics["hinge"]["MZ"], robot.values["MZhinge"], robot.values["YYhinge"]
 (MZhinge, -1.0, 0.6)
+>>> robot.dynamics["hinge"]["XY"], robot.values["XYhinge"], robot.values["IAhinge"]  # zeros of the file are values
+(XYhinge, 0.0, 0.0)
+>>> robot.base.G.T, urdf_from_text(text, gravity=(0, -9.81, 0)).values["G2"]
+(Matrix([[G1, G2, G3]]), -9.81)
 >>> urdf_from_text(text, bind=True).dynamics["hinge"]["YY"]
 0.600000000000000
 """
