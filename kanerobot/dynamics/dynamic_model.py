@@ -596,17 +596,14 @@ def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=T
         the robot; values not physical (``physical=True``); parameters of
         the models without a value.
     """
-    from kanerobot.robot.description import _parameter_values
+    from kanerobot.robot.description import parameter_symbol_names
 
     robot = model.robot
     numbers = finite_values(robot, values)
     state = {str(s) for s in robot.joint_symbols}
     for table in robot.joint_parameters.values():
         state |= {str(s) for value in table.values() for s in sympy.sympify(value).free_symbols}
-    known = set()
-    for value, *_ in _parameter_values(robot):
-        known |= {str(s) for s in sympy.sympify(value).free_symbols}
-    known -= state
+    known = parameter_symbol_names(robot) - state
     unknown = sorted(set(numbers) - known - state)
     if unknown:
         raise ParameterError(
