@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from kanerobot import __version__
+from kanerobot.command_options import add_gravity, gravity_values, load_robot, own_values
 from kanerobot.errors import KaneRobotError
 from kanerobot.library import resolve, robot_names
 from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
@@ -400,17 +401,18 @@ def cmd_simulate(args):
     values = read_values(args.values) if args.values else None
     x0 = _floats(args.x0, "--x0") if args.x0 else None
     target = _floats(args.target, "--target") if args.target else None
-    robot = load(resolve(args.robot))
+    robot = load_robot(args)
     progress = Progress(args.progress or sys.stderr.isatty())
     model = derive(robot, method=args.method)  # programs are derived on first use: cheap here
     x0 = _initial_state(robot, args, model, x0, target)
     plot_prefix = robot.name
     values_path = text = None
-    if values is None and robot.values:  # a URDF's own numbers (or a robot file that carries them)
-        values = dict(robot.values)
+    if values is None and own_values(robot):  # a URDF's own numbers (or a robot file that carries them)
+        values = own_values(robot)
         print(f"kanerobot: the {len(values)} parameter values of {args.robot}; give others with --values FILE", file=sys.stderr)
     if values is None:
         values, values_path, text = _random_values(robot, args, output, plot_prefix)
+    values = {**values, **gravity_values(robot, args)}
     progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
     try:
         fn = model.numeric(values)
@@ -638,11 +640,9 @@ def cmd_identify(args):
             raise KaneRobotError(f"{path}: no such file (the recording: a .csv or .npz file, or a folder or several .csv, .npz, .parquet files)")
     # one file is read whole unless --chunk-size; a folder or several files chunk by chunk (kanerobot.identification.chunked)
     data = args.data[0] if len(args.data) == 1 else args.data
-    robot = load(resolve(args.robot))
-    # the robot's own numbers (a URDF's lengths and gravity), then --values over them
-    values = dict(robot.values)
-    if args.values:
-        values.update(read_values(args.values))
+    robot = load_robot(args)
+    # the robot's own numbers (a URDF's lengths, its or --gravity's gravity), below --values', below --gravity's
+    values = {**robot.values, **(read_values(args.values) if args.values else {}), **gravity_values(robot, args)}
     try:
         result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
                           decimation=args.decimate, physical=args.physical, chunk_size=args.chunk_size, gains=args.gains,
@@ -840,6 +840,7 @@ def build_parser():
     p.add_argument("--samples", type=_samples, default=201, help="output samples, at least 2 (default 201)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv (random parameters go to FILE's stem + .values.toml)")
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
+    add_gravity(p)
     p.add_argument("--animate", metavar="FILE", help="write an animation of the run: .gif, .html or .mp4 (mp4 needs ffmpeg: "
                    "pip install 'kanerobot[animation]')")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
@@ -892,6 +893,7 @@ def build_parser():
     p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 10 median steps: a few stale rows in a row are no gap)")
     p.add_argument("--validate", metavar="TEST", help="a second recording: predict its torques with the estimate, print the errors, write figures")
     p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv (validation figures beside it)")
+    add_gravity(p)
     p.set_defaults(func=cmd_identify)
 
     p = sub.add_parser(

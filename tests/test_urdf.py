@@ -235,21 +235,30 @@ def test_labels_order_and_names(arm_file):
     assert robot.name == "arm" and not robot.floating
 
 
-def test_parameters_symbolic_with_values_and_structural_zeros(arm_file):
+def test_parameters_symbolic_with_values_zeros_included(arm_file):
+    """A number of the file is a value: dynamic parameters that are 0 are symbols with value 0;
+    the zero lengths of the geometry stay structural (they make the frame's form)."""
     robot = kr.load(arm_file)
     shoulder = robot.frame("shoulder").placement
     assert [str(x) for x in shoulder.P] == ["PXshoulder", "PYshoulder", "PZshoulder"]
     assert robot.values["PZshoulder"] == 0.3
     slide = robot.frame("slide").placement
-    assert list(slide.P)[1:] == [0, 0]  # zeros of the file vanish
+    assert list(slide.P)[1:] == [0, 0]  # zero lengths of the file vanish
     # rpy = (pi/2, 0, 0) is exact: its R0 is made of 0, 1 and -1
     assert all(x in (0, 1, -1) for x in robot.frame("elbow").placement.R0)
     assert list(robot.frame("elbow").axis) == [pytest.approx(2**-0.5), pytest.approx(2**-0.5), 0]
     upper = robot.dynamics["shoulder"]
-    assert str(upper["XX"]) == "XXshoulder" and upper["IA"] == 0
+    assert str(upper["XX"]) == "XXshoulder" and str(upper["IA"]) == "IAshoulder" and robot.values["IAshoulder"] == 0
     assert robot.values["Mshoulder"] == 2.0 and robot.values["MXshoulder"] == pytest.approx(0.1)
     assert robot.values["FVshoulder"] == 0.5 and robot.values["FSshoulder"] == 0.2
-    assert robot.dynamics["elbow"]["FV"] == 0 and robot.values["G3"] == -9.81
+    # no <dynamics>: friction symbols with value 0; gravity G = [G1, G2, G3], pinocchio's by default
+    assert str(robot.dynamics["elbow"]["FV"]) == "FVelbow" and robot.values["FVelbow"] == robot.values["FSelbow"] == 0
+    assert list(map(str, robot.base.G)) == ["G1", "G2", "G3"]
+    assert (robot.values["G1"], robot.values["G2"], robot.values["G3"]) == (0.0, 0.0, -9.81)
+    # a fixed frame's link (flange carries the tool) has its ten inertial symbols, no joint's IA, FV, FS
+    flange = robot.dynamics["flange"]
+    assert all(str(flange[key]) == key + "flange" for key in ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M"))
+    assert flange["IA"] == flange["FV"] == flange["FS"] == 0
     # J_O = R I_c R^T + m (|c|^2 1 - c c^T) of the file's numbers
     body = ARM["links"]["upper"]
     c, R = np.array(body["xyz"]), rpy_rotation(*body["rpy"])
@@ -304,12 +313,12 @@ def test_cli_takes_a_urdf(arm_file, tmp_path, capsys):
 def test_save_as_urdf_and_options_elsewhere_are_refused(arm_file, tmp_path):
     robot = kr.load(arm_file)
     # saving needs a value for every symbol (robot.values or values=): a missing one is named
-    with pytest.raises(kr.RobotFileError, match=r"cannot write robot arm as URDF: no value for FSshoulder, FVshoulder, .* \(57 in all\): give them in robot.values"):
+    with pytest.raises(kr.RobotFileError, match=r"cannot write robot arm as URDF: no value for FSelbow, FSshoulder, .* \(86 in all\): give them in robot.values"):
         kr.save(kr.Robot.create(robot.name, robot.frames, links=robot.links, dynamics=robot.dynamics), tmp_path / "x.urdf")
     assert not (tmp_path / "x.urdf").exists()
     kr.save(robot, tmp_path / "x.urdf")  # tests/test_urdf_write.py checks what is written
     assert kr.load(tmp_path / "x.urdf").joint_labels == robot.joint_labels
-    with pytest.raises(kr.RobotFileError, match=r"load options \(floating\) are for .urdf files: a .par file takes none"):
+    with pytest.raises(kr.RobotFileError, match=r"load options \(floating\) are for .urdf files: a .par file takes gravity= only"):
         kr.load(kr.frames_path("rx90"), floating=True)
     with pytest.raises(kr.RobotFileError, match="unknown load option 'floting'"):
         kr.load(arm_file, floting=True)

@@ -64,6 +64,8 @@ def time_span_option(text):
 
 def add_arguments(p):
     """The options of ``kanerobot campaign`` on the subparser ``p``."""
+    from kanerobot.command_options import add_gravity  # the options every numeric command shares
+
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("--runs", type=int, required=True, help="number of runs")
     p.add_argument("--sample", metavar="NAME=LOW:HIGH", action="append", default=[],
@@ -79,6 +81,7 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0, help="seed of the campaign: run i draws from (seed, i)")
     p.add_argument("--samples", type=int, default=201, help="output samples of each run, where the metrics are taken (default 201)")
     p.add_argument("--method", choices=["newton-euler", "lagrange", "kane"], default="newton-euler", help="engine of the model")
+    add_gravity(p)
 
 
 def run(args, values):
@@ -86,10 +89,9 @@ def run(args, values):
     import numpy as np
 
     from kanerobot.campaign.driver import campaign
+    from kanerobot.command_options import gravity_values, load_robot, own_values
     from kanerobot.dynamics.model import derive
     from kanerobot.dynamics.parameters import random_parameters
-    from kanerobot.library import resolve
-    from kanerobot.robot.io import load
 
     sample = dict(sample_option(text) for text in args.sample)
     if not sample:
@@ -99,13 +101,14 @@ def run(args, values):
         raise KaneRobotError(f"--runs takes a number >= 0, got {args.runs}")
     if args.samples < 2:
         raise KaneRobotError(f"--samples takes a number >= 2, got {args.samples}")
-    robot = load(resolve(args.robot))
-    if values is None and robot.values:
-        values = dict(robot.values)
+    robot = load_robot(args)
+    if values is None and own_values(robot):
+        values = own_values(robot)
     if values is None:
         values = random_parameters(robot, np.random.default_rng(args.values_seed), friction=False, wrench=False)
         print(f"kanerobot: random physically consistent nominal values (--values-seed {args.values_seed}); give yours with --values FILE",
               file=sys.stderr)  # fmt: skip
+    values = {**values, **gravity_values(robot, args)}
     controller = None if args.controller == "none" else args.controller
     table = campaign(derive(robot, args.method), values, controller, runs=args.runs, sample=sample, t_span=span, seed=args.seed,
                      scheduler=args.scheduler, store=args.store, samples=args.samples)  # fmt: skip

@@ -61,6 +61,7 @@ from kanerobot.dynamics.constrained import (
     project_outputs,
     splice,
 )
+from kanerobot.dynamics.dynamic_model import bound_numeric
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
@@ -155,7 +156,7 @@ class ClosedLoopModel(ConstrainedModel):
             self._closure = sympy.Matrix(loop_constraints(self.robot))
         return self._closure
 
-    def numeric(self, values, backend="auto", physical=True, check=True):
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``backend``, ``physical`` and ``check`` as for
@@ -165,6 +166,8 @@ class ClosedLoopModel(ConstrainedModel):
         -------
         ClosedLoopDynamics
         """
+        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
         return ClosedLoopDynamics(self, values, backend=backend, physical=physical, check=check)
 
     @property
@@ -177,6 +180,10 @@ class ClosedLoopModel(ConstrainedModel):
             layout_q=f"every joint {', '.join(robot.joint_labels)}, closing the loops", layout_qd=f"the active joints {active}",
             tau_layout=f"active joints {active}",
         )  # fmt: skip
+
+    def _rebuilt(self, robot):
+        """The model of this kind (method, options) of another robot (``numeric(..., bind=True)``'s)."""
+        return type(self)(robot, self.method)
 
 
 def closed_loop_program(model, name):

@@ -377,11 +377,23 @@ class DynamicModel:
             names |= {str(s) for s in sympy.sympify(expr).free_symbols}
         return names
 
-    def numeric(self, values, backend="auto", physical=True, check=True):
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``values`` must give every name of :attr:`parameters`; other symbols
         of the robot that no model needs are accepted and ignored.
+
+        ``bind`` (default False) says when the numbers come in.  False: the
+        programs are derived with the parameters as symbols and the values
+        are passed to the generated code at each call (one derivation for
+        any values: identification, parameter studies).  True: the model of
+        ``robot.subs(values)`` is derived and its code generated with the
+        numbers folded in (:func:`bound_numeric`): a parameter whose value
+        is 0 (a URDF's zero products of inertia, rotor inertia, friction)
+        vanishes from the programs, as with ``kr.load(path, bind=True)``:
+        the fastest code for one set of values, at the price of a
+        derivation per set.  The returned functions' ``model`` is then the
+        bound model.
 
         ``backend`` says how the programs run:
 
@@ -420,8 +432,24 @@ class DynamicModel:
             With ``backend="c"`` when no C compiler is found.
         KaneRobotError
             For an unknown backend.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> model = kr.derive(robot)
+        >>> values = dict.fromkeys(model.parameters, 0.0) | {"L1": 0.5, "G3": -9.81, "M1": 1.0, "M2": 2.0, "MX2": 0.5, "ZZ2": 0.2}
+        >>> fast = model.numeric(values, bind=True, backend="numpy")
+        >>> fast.model.parameters, sum(fast.model.op_count("inverse_dynamics").values()) < sum(model.op_count("inverse_dynamics").values())
+        ([], True)
         """
+        if bind:
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
         return NumericDynamics(self, values, backend=backend, physical=physical, check=check)
+
+    def _rebuilt(self, robot):
+        """The model of this kind (class, method) of another robot (``numeric(..., bind=True)``'s)."""
+        return type(self)(robot, self.method)
 
     @property
     def state_space(self):
@@ -529,6 +557,65 @@ def bound_values(robot, parameters, robot_names, values, hint=None, physical=Tru
 
         check_physical(robot, numbers)
     return {sympy.Symbol(name): value for name, value in numbers.items() if name in names}
+
+
+def _exact(x):
+    """A float as a sympy number, whole numbers exact (so that a bound 0 or 1 vanishes from the programs)."""
+    return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
+
+
+def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=True):
+    """``model.numeric(values, bind=True)``: the numeric functions of the model of ``robot.subs(values)``.
+
+    The numbers go into the description before the programs are derived
+    (as ``kr.load(path, bind=True)`` does for a URDF), so the generated code
+    has them folded in: a product with a value 0 vanishes, a value 1
+    multiplies nothing.  The values are checked as the unbound path checks
+    them (finite numbers, symbols of the robot, physical with
+    ``physical=True``); the bound robot's model then needs no other
+    parameter, or names those still missing.
+
+    Parameters
+    ----------
+    model : DynamicModel, ClosedLoopModel, FloatingBaseModel, FlexibleModel or WheeledModel
+    values : mapping name -> float
+    rebuild : callable
+        ``rebuild(robot)``: the model of the same kind (method, options) for the bound robot.
+    backend, physical, check
+        As :meth:`DynamicModel.numeric`.
+
+    Returns
+    -------
+    NumericDynamics, ConstrainedDynamics or NumericFlexible
+        Of the bound model (``.model``), with no parameters of its own.
+
+    Raises
+    ------
+    ParameterError
+        A value that is not a finite number; names that are not symbols of
+        the robot; values not physical (``physical=True``); parameters of
+        the models without a value.
+    """
+    from kanerobot.robot.description import parameter_symbol_names
+
+    robot = model.robot
+    numbers = finite_values(robot, values)
+    state = {str(s) for s in robot.joint_symbols}
+    for table in robot.joint_parameters.values():
+        state |= {str(s) for value in table.values() for s in sympy.sympify(value).free_symbols}
+    known = parameter_symbol_names(robot) - state
+    unknown = sorted(set(numbers) - known - state)
+    if unknown:
+        raise ParameterError(
+            f"robot {robot.name}: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a symbol of this robot "
+            f"(to bind: its parameters {', '.join(sorted(known)) or 'none'})"
+        )
+    if physical:
+        from kanerobot.dynamics.parameters import check_physical
+
+        check_physical(robot, numbers)
+    bound = rebuild(robot.subs({name: _exact(value) for name, value in numbers.items() if name in known}))
+    return bound.numeric({}, backend=backend, physical=False, check=check)
 
 
 def finite_values(robot, values):

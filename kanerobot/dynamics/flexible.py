@@ -79,6 +79,7 @@ from kanerobot.dynamics.direct import articulated_bodies
 from kanerobot.dynamics.dynamic_model import (
     argument_groups,
     as_states,
+    bound_numeric,
     bound_values,
     deriving,
     matrix_grid,
@@ -761,7 +762,7 @@ class FlexibleModel:
             self._parameters = parameters_without_state(self.robot, used - set(self.state_symbols))
         return list(self._parameters)
 
-    def numeric(self, values, backend="auto", physical=True, check=True):
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``values`` must give every name of :attr:`parameters` (other symbols
@@ -777,6 +778,8 @@ class FlexibleModel:
             For missing or unknown names, and for a flexible joint whose
             stiffness or rotor inertia is not positive, naming the joint.
         """
+        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
         return NumericFlexible(self, values, backend=backend, physical=physical, check=check)
 
     @property
@@ -807,6 +810,10 @@ class FlexibleModel:
             not_rigid="computed torque needs a rigid model: a flexible-joint model is of fourth order in the link "
                       "positions; use pd_gravity on it, or build the computed torque on the rigid robot (eta = 0)",
         )  # fmt: skip
+
+    def _rebuilt(self, robot):
+        """The model of this kind (method, options) of another robot (``numeric(..., bind=True)``'s)."""
+        return type(self)(robot, self.method, rotor=self.rotor)
 
     # ---------------------------------------------------------- compiled
     def _groups(self):

@@ -74,6 +74,7 @@ from kanerobot.dynamics.dynamic_model import (
     DynamicModel,
     NumericDynamics,
     as_states,
+    bound_numeric,
     finite_values,
     matrix_grid,
     name_prefix,
@@ -260,7 +261,7 @@ class FloatingBaseModel(DynamicModel):
             return None
         return matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
 
-    def numeric(self, values, backend="auto", physical=True, check=True):
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         As :meth:`kanerobot.dynamics.model.DynamicModel.numeric`: ``values``
@@ -276,6 +277,8 @@ class FloatingBaseModel(DynamicModel):
         KaneRobotError
             When the values give the base (link 0) or the whole robot a mass <= 0.
         """
+        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
         return FloatingBaseDynamics(self, values, backend=backend, physical=physical, check=check)
 
     @property

@@ -66,7 +66,7 @@ from kanerobot.dynamics.constrained import (
     project_outputs,
     splice,
 )
-from kanerobot.dynamics.dynamic_model import METHODS
+from kanerobot.dynamics.dynamic_model import METHODS, bound_numeric
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC, REVOLUTE
@@ -580,7 +580,7 @@ class WheeledModel(ConstrainedModel):
     def robot_symbol_names(self):
         return set(self.tree.robot_symbol_names) | {str(s) for s in self.constraints.geometric_symbols}
 
-    def numeric(self, values, backend="auto", physical=True, check=True):
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
         """Numeric functions with the parameters bound to ``values`` ({name: float}).
 
         ``backend`` is that of the tree model (``"auto"``, ``"c"`` or ``"numpy"``),
@@ -591,12 +591,18 @@ class WheeledModel(ConstrainedModel):
         -------
         WheeledDynamics
         """
+        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
         return WheeledDynamics(self, values, backend=backend, physical=physical, check=check)
 
     @property
     def state_space(self):
         """The constrained :class:`~kanerobot.state_space.StateSpace` of a wheeled base."""
         return dataclasses.replace(super().state_space, kind="wheeled base", adjective="wheeled")
+
+    def _rebuilt(self, robot):
+        """The model of this kind (method, options) of another robot (``numeric(..., bind=True)``'s)."""
+        return type(self)(robot, self.method, independent=self.constraints.independent)
 
     # ------------------------------------------------------------ Kane
     @property

@@ -884,6 +884,22 @@ def _rate_leaks(robot, state):
     return leaks
 
 
+def parameter_symbol_names(robot):
+    """Names of the symbols in ``robot``'s parameter values (frames, links, joints' eta and k, base, wheels).
+
+    The joint variables are left out; the rates and torques (``QP``, ``GAM``
+    ...) are not parameter values.
+
+    >>> import kanerobot as kr
+    >>> sorted(parameter_symbol_names(kr.load(kr.frames_path("planar2"))))[:4]
+    ['FS1', 'FS2', 'FV1', 'FV2']
+    """
+    names = set()
+    for value, *_ in _parameter_values(robot):
+        names |= {str(s) for s in sympy.sympify(value).free_symbols}
+    return names - {str(s) for s in robot.joint_symbols}
+
+
 def _parameter_values(robot):
     """Yield ``(value, key, label, what, own)`` for every parameter value of ``robot`` that is not a rate.
 

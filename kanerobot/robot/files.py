@@ -9,13 +9,14 @@ error never leaves a half-written file behind.  This module imports no
 reader or writer, so all of them can import it.
 """
 
+import math
 import os
 import tempfile
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 
-__all__ = ["atomic_write", "atomic_write_text", "read_text"]
+__all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "read_text"]
 
 
 def read_text(path):
@@ -57,3 +58,42 @@ def atomic_write(path, write):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+#: The gravity a robot file is loaded with by default (``gravity=`` of
+#: :func:`kanerobot.load` and the URDF reader): pinocchio's, z up.
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+def checked_gravity(gravity, path):
+    """``gravity`` as a tuple of 3 floats, or one :class:`RobotFileError` naming ``path``.
+
+    Parameters
+    ----------
+    gravity : sequence of 3 real numbers
+        The gravity acceleration (m/s^2) in the base frame 0.
+    path : str or Path
+        The robot file the option is for (named in the error).
+
+    Returns
+    -------
+    tuple of float
+
+    Examples
+    --------
+    >>> checked_gravity([0, -9.81, 0], "arm.urdf")
+    (0.0, -9.81, 0.0)
+    >>> checked_gravity(9.81, "arm.urdf")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.RobotFileError: arm.urdf: gravity=9.81 must be 3 finite numbers (gx, gy, gz) in m/s^2, in frame 0: e.g. gravity=(0, 0, -9.81)
+    """
+    try:
+        numbers = tuple(float(g) for g in gravity) if not isinstance(gravity, (str, bytes)) else None
+    except (TypeError, ValueError):
+        numbers = None
+    if numbers is None or len(numbers) != 3 or not all(math.isfinite(g) for g in numbers):
+        raise RobotFileError(
+            path, None, f"gravity={gravity!r} must be 3 finite numbers (gx, gy, gz) in m/s^2, in frame 0: e.g. gravity=(0, 0, -9.81)"
+        )
+    return numbers

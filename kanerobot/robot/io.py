@@ -7,14 +7,22 @@ file behind.
 """
 
 import os
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
+
+import sympy
 
 from kanerobot.errors import RobotFileError
 from kanerobot.robot import frames_toml, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
-from kanerobot.robot.files import atomic_write, atomic_write_text, read_text
+from kanerobot.robot.expressions import symbol
+from kanerobot.robot.files import atomic_write, atomic_write_text, checked_gravity, read_text
 
-__all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save"]
+__all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save", "with_gravity"]
+
+#: The names of the gravity symbols ``G = [G1, G2, G3]`` that ``gravity=`` gives values.
+GRAVITY_NAMES = ("G1", "G2", "G3")
 
 
 def _codec(path):
@@ -31,7 +39,7 @@ def _codec(path):
     )
 
 
-def load(path: str | os.PathLike, **options: bool | str) -> Robot:
+def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree) or ``.urdf`` file.
 
     ``path`` is a file; the robots shipped with kanerobot are
@@ -39,14 +47,23 @@ def load(path: str | os.PathLike, **options: bool | str) -> Robot:
     says so).  Raises :class:`~kanerobot.errors.RobotFileError` naming the
     file and line for anything wrong in it.
 
-    ``options`` go to the URDF reader (:func:`kanerobot.robot.urdf.read_urdf`):
-    ``floating=True`` (a free flyer under the root link), ``bind=True``
-    (the file's numbers in the description rather than in ``robot.values``),
+    ``gravity=(gx, gy, gz)`` (3 finite numbers, m/s^2 in frame 0) is for
+    every format: the robot's gravity becomes ``G = [G1, G2, G3]`` with
+    these numbers in ``robot.values`` (:func:`with_gravity`; a URDF's
+    default is ``(0, 0, -9.81)``, a ``.par`` or ``.toml`` file's gravity is
+    its own without the option).  The other ``options`` go to the URDF
+    reader (:func:`kanerobot.robot.urdf.read_urdf`): ``floating=True`` (a
+    free flyer under the root link), ``bind=True`` (the file's numbers in
+    the description rather than in ``robot.values``),
     ``mimic="independent"``, ``physical=False``.  ``.par`` and ``.toml``
-    files take none.
+    files take none of those.
 
     Examples
     --------
+    >>> from kanerobot.library import frames_path
+    >>> robot = load(frames_path("planar2"), gravity=(0, -9.81, 0))  # a vertical plane: gravity along -y
+    >>> robot.base.G.T, dict(robot.values)
+    (Matrix([[G1, G2, G3]]), {'G1': 0.0, 'G2': -9.81, 'G3': 0.0})
     >>> load("rx90")
     Traceback (most recent call last):
       ...
@@ -58,13 +75,58 @@ def load(path: str | os.PathLike, **options: bool | str) -> Robot:
     if not path.is_file():
         raise RobotFileError(path, None, "no such file" + _library_hint(path))
     reader, _ = _codec(path)
+    gravity = options.pop("gravity", None)
+    if gravity is not None:
+        gravity = checked_gravity(gravity, path)
     if options and reader is not urdf.read_urdf:
         names = ", ".join(sorted(options))
-        raise RobotFileError(path, None, f"load options ({names}) are for .urdf files: a {path.suffix} file takes none")
+        raise RobotFileError(path, None, f"load options ({names}) are for .urdf files: a {path.suffix} file takes gravity= only")
     unknown = sorted(set(options) - set(urdf.OPTIONS))
     if unknown:
         raise RobotFileError(path, None, f"unknown load option {unknown[0]!r}: a .urdf file takes {', '.join(urdf.OPTIONS)}")
-    return reader(path, **options)
+    if reader is urdf.read_urdf:
+        return reader(path, **options, **({} if gravity is None else {"gravity": gravity}))
+    robot = reader(path)
+    return robot if gravity is None else with_gravity(robot, gravity, path)
+
+
+def with_gravity(robot: Robot, gravity, path: str | os.PathLike = "<robot>") -> Robot:
+    """``robot`` with gravity ``G = [G1, G2, G3]`` and these values in ``robot.values``.
+
+    What ``kr.load(path, gravity=...)`` does to a ``.par`` or ``.toml``
+    robot: whatever the file's ``G`` (``{0, 0, G3}``, numbers), the robot's
+    gravity is the vector given, as symbols whose numbers go with the robot
+    (``kr.derive(robot).numeric({**values, **robot.values})``).
+
+    Parameters
+    ----------
+    robot : Robot
+    gravity : sequence of 3 floats
+        The gravity acceleration (m/s^2) in the base frame 0.
+    path : str or Path, optional
+        The robot's file, named in errors.
+
+    Returns
+    -------
+    Robot
+
+    Raises
+    ------
+    RobotFileError
+        For a gravity that is not 3 finite numbers, or a robot that uses
+        ``G1``, ``G2`` or ``G3`` for something else than its gravity.
+    """
+    gravity = checked_gravity(gravity, path)
+    zero = replace(robot, base=replace(robot.base, G=sympy.ImmutableMatrix([0, 0, 0])))
+    used = [name for name in GRAVITY_NAMES if zero.subs({name: 0}) != zero]
+    if used:
+        raise RobotFileError(
+            path, None, f"{', '.join(used)} {'is a parameter' if len(used) == 1 else 'are parameters'} of {robot.name} besides its "
+            f"gravity: gravity= would give {'it' if len(used) == 1 else 'them'} a value; rename {'it' if len(used) == 1 else 'them'} in the file",
+        )
+    values = {**robot.values, **dict(zip(GRAVITY_NAMES, gravity))}
+    G = sympy.ImmutableMatrix([symbol(name) for name in GRAVITY_NAMES])
+    return replace(robot, base=replace(robot.base, G=G), values=MappingProxyType(values))
 
 
 def _library_hint(path):

@@ -36,22 +36,32 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   ``J_O = R I_c R^T + m (|c|^2 1 - c c^T)`` (XX .. ZZ), ``MS = m c`` (MX MY
   MZ), ``M = m``; a link without ``<inertial>`` is massless (zeros);
 - a joint's ``<dynamics damping friction>`` gives the viscous and Coulomb
-  friction ``FV`` and ``FS`` of its frame; there is no rotor inertia
-  (``IA = 0``).  ``<limit lower upper velocity effort>`` of a moving joint
-  goes to ``robot.limits`` (a continuous joint's lower and upper are
-  dropped: it has none), which
+  friction ``FV`` and ``FS`` of its frame (0 without one); URDF has no
+  rotor inertia: ``IA`` is 0.  ``<limit lower upper velocity effort>`` of a
+  moving joint goes to ``robot.limits`` (a continuous joint's lower and
+  upper are dropped: it has none), which
   :func:`kanerobot.simulation.joint_limits` turns into simulation events.
 
-Parameters are symbols with SYMORO's names per frame (``XX<stem>`` ...,
-``FV<stem>``; the lengths of ``P`` as ``PX<stem>``, ``PY<stem>``,
-``PZ<stem>``; the joint variable ``q_<stem>``; gravity ``G = [0, 0, G3]``), except the values that are 0 in
-the file, which are structural zeros and vanish from the programs.  The
+A number in the file is a value, not a structure.  Every link given
+dynamic parameters has its ten inertial parameters as symbols with
+SYMORO's names per frame (``XX<stem>`` .. ``M<stem>``), a moving joint's
+link ``IA<stem>``, ``FV<stem>`` and ``FS<stem>`` too (a fixed frame's
+link has no joint: no rotor inertia or friction), all with the file's
+numbers in ``robot.values``, zeros included (a product of inertia that is 0
+in the file, a link without ``<inertial>``, a joint without
+``<dynamics>``): identification estimates them all, none silently
+vanishes.  The lengths of ``P`` are ``PX<stem>``, ``PY<stem>``,
+``PZ<stem>`` (the joint variable ``q_<stem>``), except the lengths that are 0 in the file, which stay
+structural zeros: they make the frame's form (the conversion to
+Khalil-Kleinfinger frames reads it) and are not identified.  Gravity is
+``G = [G1, G2, G3]`` in frame 0, its values those of the ``gravity=``
+option, ``(0, 0, -9.81)`` by default (pinocchio's; URDF has none).  The
 rotations ``R0`` and the axes are numbers (entries within 1e-14 of 0 or
 +-1 are made exact, so that ``rpy="1.5707963267948966 0 0"`` gives exact
-zeros).  ``robot.values`` holds the file's numbers (``G3 = -9.81``, the
-gravity pinocchio uses; URDF has none), so that
+zeros).  ``robot.values`` holds the file's numbers, so that
 ``kr.derive(robot).numeric(robot.values)`` runs; ``bind=True`` puts the
-numbers into the description instead (shorter programs).
+numbers into the description instead (zeros vanish: the shortest
+programs), as ``numeric(robot.values, bind=True)`` does for the models.
 
 ``floating=True`` hangs link 0 from the world by a free flyer (pinocchio's
 ``JointModelFreeFlyer`` at the root link): ``q = (position, quaternion x y
@@ -79,6 +89,10 @@ Examples
 (('hinge',), q_hinge)
 >>> robot.dynamics["hinge"]["MZ"], robot.values["MZhinge"], robot.values["YYhinge"]
 (MZhinge, -1.0, 0.6)
+>>> robot.dynamics["hinge"]["XY"], robot.values["XYhinge"], robot.values["IAhinge"]  # zeros of the file are values
+(XYhinge, 0.0, 0.0)
+>>> robot.base.G.T, urdf_from_text(text, gravity=(0, -9.81, 0)).values["G2"]
+(Matrix([[G1, G2, G3]]), -9.81)
 >>> urdf_from_text(text, bind=True).dynamics["hinge"]["YY"]
 0.600000000000000
 """
@@ -97,8 +111,9 @@ import sympy
 from kanerobot.dynamics.parameters import physical_violations
 from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Frame, GeneralPlacement, JointLimits, Robot
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import symbol
+from kanerobot.robot.files import DEFAULT_GRAVITY, checked_gravity
 from kanerobot.robot.names import label_stem
 
 __all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
@@ -112,19 +127,20 @@ REFUSED_TYPES = {
     "planar": "planar joints are not supported: write it as two prismatic joints and a revolute joint (three joints "
     "through massless links)",
 }
-#: Gravity of ``robot.values`` (``G3``, z up): pinocchio's default; URDF gives none.
-GRAVITY = -9.81
+#: Gravity of ``robot.values`` (``G1 G2 G3``, z up) unless ``gravity=`` says otherwise: pinocchio's default; URDF gives none.
+GRAVITY = DEFAULT_GRAVITY
 #: Entries of rotations and axes this close to 0 or +-1 are made exact.
 EXACT = 1e-14
 MIMIC = ("refuse", "independent")
 #: The keywords of :func:`read_urdf` (``kr.load(path, **options)``).
-OPTIONS = ("floating", "bind", "mimic", "physical")
+OPTIONS = ("floating", "bind", "mimic", "physical", "gravity")
 
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 #: Prefixes of the symbols named after a frame's stem (its parameters, joint
 #: parameters, lengths and joint variable): stems are chosen so that none clash.
 _PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
-_RESERVED = {"G1", "G2", "G3", "QX0", "QY0", "QZ0", "QW0"}
+_GRAVITY_NAMES = ("G1", "G2", "G3")
+_RESERVED = {*_GRAVITY_NAMES, "QX0", "QY0", "QZ0", "QW0"}
 
 
 @dataclass(frozen=True)
@@ -284,7 +300,7 @@ def _rigid_body(parts):
 
 
 # ----------------------------------------------------------------- reader
-def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
+def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
     """Read a robot from a URDF file (see the module's notes for the mapping).
 
     Parameters
@@ -303,6 +319,10 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
         breaking the triangle inequality), as ``numeric(..., physical=True)``
         would; False reads it as written (pinocchio does; then use
         ``numeric(..., physical=False)``).
+    gravity : sequence of 3 floats, optional
+        The gravity acceleration in frame 0 (the root link's), the values of
+        ``G1 G2 G3`` (``robot.base.G``); default ``(0, 0, -9.81)``,
+        pinocchio's.  A URDF file holds no gravity.
 
     Returns
     -------
@@ -313,22 +333,24 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
     RobotFileError
         ``path:line: what and how to fix`` for anything wrong in the file.
     """
-    return parse_urdf(path, floating=floating, bind=bind, mimic=mimic, physical=physical).robot
+    return parse_urdf(path, floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity).robot
 
 
-def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="refuse", physical=True):
+def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
     """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    return _Reader(path, _parse_xml(data, path), floating=floating, bind=bind, mimic=mimic, physical=physical).result().robot
+    options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
+    return _Reader(path, _parse_xml(data, path), **options).result().robot
 
 
-def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True):
+def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
     """:func:`read_urdf`, with the joint and link names and the limits: a :class:`UrdfRobot`."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
-    return _Reader(path, _parse_xml(data, path), floating=floating, bind=bind, mimic=mimic, physical=physical).result()
+    options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
+    return _Reader(path, _parse_xml(data, path), **options).result()
 
 
 def _sanitised(name):
@@ -352,7 +374,7 @@ def _names_of(label):
 class _Reader:
     """One URDF document into a :class:`UrdfRobot`."""
 
-    def __init__(self, path, root, floating=False, bind=False, mimic="refuse", physical=True):
+    def __init__(self, path, root, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
         self.path = path
         self.root = root
         self.floating = bool(floating)
@@ -361,7 +383,7 @@ class _Reader:
             raise RobotFileError(path, None, f"mimic={mimic!r}: use one of {', '.join(map(repr, MIMIC))}")
         self.mimic = mimic
         self.physical = physical
-        self.values = {"G3": GRAVITY}
+        self.values = dict(zip(_GRAVITY_NAMES, checked_gravity(gravity, path)))
 
     def fail(self, element, message):
         raise RobotFileError(self.path, element.line if element is not None else None, message)
@@ -573,7 +595,7 @@ class _Reader:
                                                  for key in ("lower", "upper", "velocity", "effort")))
                             for label, item in limits.items() if kinds[label] != "fixed"}  # fmt: skip
             robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values,
-                                 limits=joint_limits)  # fmt: skip
+                                 limits=joint_limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in _GRAVITY_NAMES])))  # fmt: skip
         except DescriptionError as exc:
             line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
             raise RobotFileError(self.path, line, str(exc)) from None
@@ -597,11 +619,20 @@ class _Reader:
         return stems
 
     def parameter(self, name, value):
-        """The symbol ``name`` with ``value`` in :attr:`values`, or 0 for a structural zero."""
-        if value == 0:
-            return sympy.S.Zero
+        """The symbol ``name``, with ``value`` (0 too: a number of the file is a value) in :attr:`values`."""
         self.values[name] = float(value)
         return symbol(name)
+
+    def length(self, name, value):
+        """A length of a joint's origin: :meth:`parameter`, but 0 for a 0 of the file.
+
+        Unlike the dynamic parameters (values to identify: a 0 of the file is
+        a value), the geometry's zeros stay structural: they make the frame's
+        form, which the conversion to Khalil-Kleinfinger frames reads (a
+        symbol whose value is 0 would be an offset it must keep), and they
+        spare the programs their terms.
+        """
+        return self.parameter(name, value) if value != 0 else sympy.S.Zero
 
     def frame(self, element, label, stem, kind, antecedent):
         what = f"joint {element.attrib['name']!r}"
@@ -617,28 +648,32 @@ class _Reader:
             axis = axis / norm
         placement = GeneralPlacement(
             [_exact(x) for x in R.flat],
-            [self.parameter(f"P{xyz}{stem}", p) for xyz, p in zip("XYZ", P)],
+            [self.length(f"P{xyz}{stem}", p) for xyz, p in zip("XYZ", P)],
             [_exact(x) for x in axis],
             symbol("q_" + stem) if sigma != joints.FIXED else 0,
         )
         return Frame(label, antecedent, sigma, 1, placement, stem), R, P
 
     def link_parameters(self, stem, body, joint):
-        """SYMORO's parameters of the link of the frame of ``stem``: inertial ones, friction of its ``joint`` (if moving)."""
+        """SYMORO's parameters of the link of the frame of ``stem``: the inertial ones
+        (all ten, zeros of a massless link included), and the rotor inertia and
+        friction of its ``joint`` (a moving joint's element; None for a fixed
+        frame or the free flyer's link 0, which have none)."""
         out = dict.fromkeys(DYNAMIC_NAMES, sympy.S.Zero)
-        if body is not None:
-            mass, J, MS = body
-            for (i, j), key in zip(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), ("XX", "XY", "XZ", "YY", "YZ", "ZZ")):
-                out[key] = self.parameter(key + stem, J[i, j])
-            for k, key in enumerate(("MX", "MY", "MZ")):
-                out[key] = self.parameter(key + stem, MS[k])
-            out["M"] = self.parameter("M" + stem, mass)
-        dyn = joint.find("dynamics") if joint is not None else None
-        if dyn is not None:
-            what = f"dynamics of joint {joint.attrib['name']!r}"
-            for key, attribute in (("FV", "damping"), ("FS", "friction")):
-                (value,) = self.floats(dyn, attribute, 1, what, (0.0,))
-                if value < 0:
-                    self.fail(dyn, f"{what}: {attribute}=\"{value:g}\" < 0: friction coefficients are >= 0")
-                out[key] = self.parameter(key + stem, value)
+        mass, J, MS = body if body is not None else (0.0, np.zeros((3, 3)), np.zeros(3))
+        for (i, j), key in zip(((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), ("XX", "XY", "XZ", "YY", "YZ", "ZZ")):
+            out[key] = self.parameter(key + stem, J[i, j])
+        for k, key in enumerate(("MX", "MY", "MZ")):
+            out[key] = self.parameter(key + stem, MS[k])
+        out["M"] = self.parameter("M" + stem, mass)
+        if joint is None:
+            return out
+        out["IA"] = self.parameter("IA" + stem, 0.0)  # URDF has no rotor inertia: a value to identify, 0 in the file
+        dyn = joint.find("dynamics")
+        what = f"dynamics of joint {joint.attrib['name']!r}"
+        for key, attribute in (("FV", "damping"), ("FS", "friction")):
+            (value,) = self.floats(dyn, attribute, 1, what, (0.0,)) if dyn is not None else (0.0,)
+            if value < 0:
+                self.fail(dyn, f"{what}: {attribute}=\"{value:g}\" < 0: friction coefficients are >= 0")
+            out[key] = self.parameter(key + stem, value)
         return out

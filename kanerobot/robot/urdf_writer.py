@@ -28,8 +28,12 @@ parameters (to rounding, 1e-12 in the tests).
   of a fixed frame act on nothing and are not written).  URDF has
   no rotor inertia and no external wrench: a nonzero ``IA`` or ``FX .. CZ``
   is refused (set them to 0 in ``values``).  Gravity, the base's velocities
-  and the joint parameters are not part of a URDF; the reader puts
-  ``G3 = -9.81`` in ``robot.values``.
+  and the joint parameters are not part of a URDF: the reader's gravity is
+  ``G = [G1, G2, G3]`` with the values of its ``gravity=`` option
+  (``(0, 0, -9.81)`` by default), whatever gravity the written robot had.
+  The reader gives every dynamic parameter a symbol and the written
+  number as its value (zeros included: ``IA`` 0, no ``<dynamics>``: ``FV``
+  and ``FS`` 0), so a robot read back has the same numbers, as values.
 - A floating robot's free flyer is not a URDF joint: the tree is written
   under the root link ``link_0``, which carries link 0's inertia; reading
   the file back with ``floating=True`` restores the free flyer.  A fixed
