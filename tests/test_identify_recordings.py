@@ -1,0 +1,170 @@
+"""Identification from a robot's own recordings (issue 24): the route a user takes, on realistic defects.
+
+A wall-mounted 7-joint arm (frames/arm7.urdf: zero products of inertia in the
+file, no friction, no rotor inertia, gravity along -y of its base) has a
+random physical truth with every parameter nonzero.  Its training and test
+runs are logged as a real controller logs them: jittered time stamps (steps
+of 10-33 ms), 25 % stale rows, motor currents with per-joint drive gains, 1 %
+noise (kanerobot.identification.synthetic).  The user's route is
+``kr.load(urdf, gravity=...)``, ``kr.identify(robot, "train.csv",
+gains="gains.toml", cutoff=..., method="wls")`` and ``result.validate("test.csv")``,
+or ``kanerobot identify`` on the command line.
+
+The references are independent of the identification programs
+(tests/reference_identification.py): the rank of the regressor of every
+standard parameter built by unit parameters on the numeric inverse dynamics;
+pinocchio's ``computeJointTorqueRegressor`` on the URDF file itself.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kanerobot as kr
+from kanerobot.cli import main
+from kanerobot.identification.recording import Recording
+from kanerobot.identification.regressor import STANDARD_NAMES
+from kanerobot.identification.synthetic import (
+    GRAVITY,
+    defective_recording,
+    excitation,
+    joint_limit_arrays,
+    random_gains,
+    random_truth,
+    symbolic_dynamics,
+    write_csv,
+    write_gains,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from reference_identification import (  # noqa: E402
+    full_regressor_by_units,
+    least_squares_reference,
+    pinocchio_regressor,
+    rank,
+)
+
+#: Seconds of each run (about 2100 rows kept of 2800 logged).
+DURATION = 60.0
+#: Cut-off (Hz) of the positions' low-pass: above the excitation's band (< 1 Hz), below the 20 Hz Nyquist frequency.
+CUTOFF = 5.0
+
+
+class Experiment:
+    """The arm as a user gets it, its truth, two logged runs on disk and the identification, built once."""
+
+    def __init__(self, folder):
+        self.path = kr.frames_path("arm7")
+        self.robot = kr.load(self.path, gravity=GRAVITY)
+        rng = np.random.default_rng(24)
+        self.truth = random_truth(self.robot, rng)
+        self.model = symbolic_dynamics(self.robot)  # the simulator's model: independent of the URDF reader's parameters
+        self.numeric = kr.derive(self.model).numeric(self.truth)
+        lower, upper, velocity = joint_limit_arrays(self.robot)
+        self.gains = random_gains(7, rng)
+        self.files = []
+        self.runs = []
+        for name in ("train", "test"):
+            trajectory = excitation(7, DURATION, rng, lower=lower, upper=upper, velocity=velocity)
+            run = defective_recording(self.model, self.truth, trajectory, gains=self.gains, rng=rng, duration=DURATION, dynamics=self.numeric)
+            self.runs.append(run)
+            self.files.append(write_csv(run, folder / f"{name}.csv", self.robot.joint_labels))
+        self.gains_file = write_gains(self.gains, folder / "gains.toml", self.robot.joint_labels)
+        self.result = kr.identify(self.robot, self.files[0], gains=self.gains_file, cutoff=CUTOFF, method="wls")
+        K = np.array([self.truth[name] for name in self.result.regressors.parameters])
+        self.true_base = self.result.T @ K
+
+    def prepared(self, k):
+        """Run k as identify prepares it: ``RecordedData`` at the kept time stamps, torques from the currents."""
+        recording = Recording.read(self.files[k], joints=self.robot).prepare(cutoff=CUTOFF, at="samples")
+        return recording.to_recorded(gains=self.gains)
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory):
+    return Experiment(tmp_path_factory.mktemp("arm7"))
+
+
+def test_the_recordings_have_the_defects(experiment):
+    train = experiment.runs[0]
+    steps = np.diff(train.t)
+    assert steps.min() >= 0.010 - 1e-12 and steps.max() <= 0.033 + 1e-12
+    assert abs(train.stale.mean() - 0.25) < 0.01
+    log = " ".join(experiment.result.log)
+    assert f"dropped {int(train.stale.sum())} of {len(train.t)} rows that repeat the previous row" in log
+    assert "torques and currents as measured there" in log
+
+
+def test_every_standard_parameter_is_an_unknown_whatever_the_file_says(experiment):
+    robot, result = experiment.robot, experiment.result
+    assert result.regressors.parameters == [name + label for label in robot.links for name in STANDARD_NAMES]
+    # the file's zeros are values (0), not structure: no rotor inertia or friction in a URDF, zero products of inertia
+    assert {robot.values[name + label] for label in robot.joint_labels for name in ("IA", "FV", "FS")} == {0.0}
+    zeros = [name + label for label in robot.joint_labels for name in ("XY", "XZ", "YZ", "MX", "MY") if robot.values[name + label] == 0]
+    assert len(zeros) >= 20
+    # products of inertia, first moments, rotor inertias, friction: identified
+    assert {"XYa2", "XZa2", "YZa7", "IAa2", "FVa5", "FSa7"} <= set(result.names)
+    assert set(zeros) <= set(result.regressors.parameters)
+
+
+def test_base_parameters_equal_the_rank_of_the_full_regressor(experiment):
+    data = experiment.prepared(0)
+    rows = np.random.default_rng(0).choice(len(data.t), 300, replace=False)
+    W, _ = full_regressor_by_units(experiment.model, experiment.truth, data.q[rows], data.qd[rows], data.qdd[rows])
+    count, _ = rank(W.reshape(-1, W.shape[-1]))
+    assert count == len(experiment.result.names) == 64
+
+
+def test_estimates_are_the_true_base_parameters_within_three_standard_deviations(experiment):
+    result = experiment.result
+    std = np.array([result.std[name] for name in result.names])
+    z = (result.values - experiment.true_base) / std
+    assert np.abs(z).max() < 3.0, dict(zip(result.names, z.round(2)))
+    assert np.all(std > 0)
+
+
+def test_the_test_run_is_predicted_to_the_noise_floor(experiment):
+    result = experiment.result
+    check = result.validate(experiment.files[1])
+    estimate = result._values.copy()
+    try:
+        result._values = experiment.true_base  # the true parameters, on the same prepared samples
+        floor = result.validate(experiment.files[1])
+    finally:
+        result._values = estimate
+    assert 0.005 < floor.overall < 0.02  # 1 % noise on the currents
+    assert check.overall <= 1.05 * floor.overall
+    assert min(check.correlation.values()) > 0.999
+    assert check.joints == experiment.robot.joint_labels
+
+
+def test_pinocchio_regressor_gives_the_same_count_and_test_error(experiment):
+    pytest.importorskip("pinocchio", reason="needs pinocchio: pip install pin (the bench extra)")
+    robot = experiment.robot
+    ls = kr.identify(robot, experiment.files[0], gains=experiment.gains_file, cutoff=CUTOFF, method="ls")
+    train, test = experiment.prepared(0), experiment.prepared(1)
+    n = len(robot.joint_labels)
+    keep = slice(2, -2)  # identify's trim of the filter's ends, the same samples for both
+    W = [pinocchio_regressor(experiment.path, d.q[keep], d.qd[keep], d.qdd[keep], GRAVITY, robot.joint_labels).reshape(-1, n, 13 * n)
+         for d in (train, test)]  # fmt: skip
+    reference = least_squares_reference(W[0], train.tau[keep], W[1], test.tau[keep])
+    assert len(reference["columns"]) == len(ls.names) == 64
+    ours = ls.validate(experiment.files[1])
+    assert abs(ours.overall / reference["overall"] - 1) < 0.01
+    np.testing.assert_allclose([ours.relative_rms[j] for j in robot.joint_labels], reference["per_joint"], rtol=0.01)
+
+
+def test_the_command_line_identifies_and_validates(experiment, tmp_path, capsys):
+    output = tmp_path / "estimate.toml"
+    train, test = experiment.files
+    code = main(["identify", str(experiment.path), str(train), "--gravity", "0,-9.81,0", "--gains", str(experiment.gains_file),
+                 "--cutoff", str(CUTOFF), "--method", "wls", "--validate", str(test), "-o", str(output)])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    estimates = kr.cli.read_values(output)
+    np.testing.assert_allclose([estimates[name] for name in experiment.result.names], experiment.result.values, rtol=1e-12)
+    assert "validation on" in out.out and "rel. error" in out.out
+    for name in ("estimate_validation_torques.png", "estimate_validation_residuals.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
