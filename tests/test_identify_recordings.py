@@ -16,6 +16,7 @@ standard parameter built by unit parameters on the numeric inverse dynamics;
 pinocchio's ``computeJointTorqueRegressor`` on the URDF file itself.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -168,3 +169,42 @@ def test_the_command_line_identifies_and_validates(experiment, tmp_path, capsys)
     assert "validation on" in out.out and "rel. error" in out.out
     for name in ("estimate_validation_torques.png", "estimate_validation_residuals.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def _corrupt(lines, kind):
+    """A copy of a recording's lines (header first) with one mistake at line 101 of the file; its expected message."""
+    lines = list(lines)
+    cells = lines[100].split(",")
+    if kind == "nan":
+        cells[3] = "nan"
+        lines[100] = ",".join(cells)
+        return lines, r":101: .*q_a3"
+    if kind == "time going back":
+        cells[0] = repr(float(lines[98].split(",")[0]))
+        lines[100] = ",".join(cells)
+        return lines, r":101: .*time"
+    if kind == "gap":
+        shift = 5.0
+        lines[100:] = [",".join([repr(float(row.split(",")[0]) + shift)] + row.split(",")[1:]) for row in lines[100:]]
+        return lines, r":101: gap of 5\.\d+ s between lines \d+ and 101"
+    if kind == "wrong column count":
+        lines[100] = ",".join(cells[:-1])
+        return lines, r":101: .*14 .*15"
+    if kind == "unknown joint name":
+        lines[0] = lines[0].replace("q_a7", "q_wrist_3").replace("current_a7", "current_wrist_3")
+        return lines, r":1: unknown joint name 'wrist_3'.*a1, a2, a3, a4, a5, a6, a7"
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("kind", ["nan", "time going back", "gap", "wrong column count", "unknown joint name"])
+def test_each_bad_recording_is_one_clear_error_naming_file_and_row(experiment, tmp_path, capsys, kind):
+    lines, message = _corrupt(experiment.files[0].read_text().splitlines(), kind)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    code = main(["identify", str(experiment.path), str(bad), "--gravity", "0,-9.81,0", "--gains", str(experiment.gains_file),
+                 "--cutoff", str(CUTOFF), "-o", str(tmp_path / "estimate.toml")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith(f"kanerobot: error: {bad}:"), err
+    assert re.search(message, err), err
+    assert not (tmp_path / "estimate.toml").exists()  # nothing half-written
