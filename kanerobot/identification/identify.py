@@ -89,6 +89,9 @@ __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_est
 METHODS = ("ls", "wls")
 #: Identification models of :func:`identify`.
 FORMS = ("dynamic", "filtered", "energy")
+#: Samples of a recording in memory above which the dynamic model's observation matrix is
+#: factored block by block (:mod:`.tsqr`) rather than built whole: (N, n, p) floats grow fast.
+BLOCK_SAMPLES = 50_000
 
 
 def as_regressors(model, values, friction, rotor, backend):
@@ -178,14 +181,14 @@ def identify(
     gains : Drives, path, mapping or sequence, optional
         Drive gains (:mod:`.drives`: joint torque per ampere) for a
         recording of motor currents (``current_<joint>`` columns, or the
-        ``current`` of a :class:`~.recording.Recording`): ``tau = g i``.
+        ``current`` of a :class:`~kanerobot.identification.recording.Recording`): ``tau = g i``.
         A TOML file, ``{joint: gain}`` or n numbers in the joints' order.
     period, max_gap : float, optional
-        Of :meth:`.recording.Recording.prepare`: the uniform grid a
+        Of :meth:`~kanerobot.identification.recording.Recording.prepare`: the uniform grid a
         recording with jittered time stamps or stale rows is resampled to
         (default its median step), and the longest step that is not a gap
         (an error).  A recording read from one CSV or NPZ file, or given as
-        a :class:`~.recording.Recording`, is prepared this way (what was
+        a :class:`~kanerobot.identification.recording.Recording`, is prepared this way (what was
         done is in ``result.log``); ``cutoff`` is its low-pass filter.
     chunk_size : int, optional
         Read ``data`` (any of the above) in chunks of this many samples
@@ -249,6 +252,17 @@ def identify(
         W, y = W[:, columns][:, None, :], y[:, None]  # one equation per interval: one group
         groups = ["energy"]
     else:
+        if form == "dynamic" and decimation == 1 and len(t) > BLOCK_SAMPLES:
+            # a long recording: the observation matrix block by block into the triangular factors
+            # (memory for one block; the same estimate as whole, to rounding), no residual array kept
+            first, last = trim, chunked.trimmed_rows(len(t), len(t), trim, trim)
+            factors = Factors(regs.n, len(columns))
+            for start in range(first, last, BLOCK_SAMPLES):
+                rows = slice(start, min(start + BLOCK_SAMPLES, last))
+                factors.add(regs.regressor(q[rows], qd[rows], qdd[rows])[:, :, columns], data.tau[rows])
+            result = _solve(regs, base, selected, factors, None, list(regs.robot.joint_labels), method, form, physical, options)
+            result.log = log
+            return result
         if form == "dynamic":
             W = regs.regressor(q, qd, qdd)[:, :, columns]
             y = data.tau
@@ -299,7 +313,7 @@ def _prediction_recording(data, robot, drives, cutoff, period, max_gap, at="samp
 
 
 def _is_recording(data):
-    """Whether ``data`` is read as a :class:`~.recording.Recording` (one CSV or NPZ
+    """Whether ``data`` is read as a :class:`~kanerobot.identification.recording.Recording` (one CSV or NPZ
     file, a Recording, a mapping of arrays with motor currents)."""
     from kanerobot.identification.recording import Recording
 
@@ -311,13 +325,13 @@ def _is_recording(data):
 def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None, at="grid"):
     """``(RecordedData, log, filtered)``: a recording as :func:`identify` uses it.
 
-    A :class:`~.recording.Recording`, one CSV or NPZ file, or a mapping of
+    A :class:`~kanerobot.identification.recording.Recording`, one CSV or NPZ file, or a mapping of
     arrays with ``current`` (read as a Recording) is prepared by
-    :meth:`~.recording.Recording.prepare` (stale rows dropped, a uniform
+    :meth:`~kanerobot.identification.recording.Recording.prepare` (stale rows dropped, a uniform
     grid, the ``cutoff`` low-pass, rates and accelerations); its torques are
     the recorded ones or ``current * gains``; ``filtered`` says that the
     low-pass and the differentiation are done.  ``at``: of
-    :meth:`~.recording.Recording.prepare` (``"samples"``: q, qd, qdd at
+    :meth:`~kanerobot.identification.recording.Recording.prepare` (``"samples"``: q, qd, qdd at
     the recorded time stamps, the torques as measured).
     """
     from kanerobot.identification.recording import Recording
@@ -538,7 +552,8 @@ class IdentificationResult:
         2-norm condition number of the (weighted) observation matrix.
     residual : numpy.ndarray, shape (rows,), or None
         ``y - W K_b`` (unweighted), joint by joint; None for a recording
-        read in chunks (too long to keep).
+        read in chunks or longer than :data:`BLOCK_SAMPLES` samples (too
+        long to keep).
     relative_residual : float
         ``|y - W K_b| / |y|``.
     weights : numpy.ndarray, shape (groups,)
@@ -586,7 +601,7 @@ class IdentificationResult:
         self.relative_residual = residual_norm / observed_norm if observed_norm > 0 else residual_norm
         self.standard = None
         self.consistent = None
-        #: What was done to the recording before the estimate (:meth:`.recording.Recording.prepare`).
+        #: What was done to the recording before the estimate (:meth:`~kanerobot.identification.recording.Recording.prepare`).
         self.log = []
 
     @property
@@ -616,7 +631,7 @@ class IdentificationResult:
         ----------
         q, qd, qdd : array_like, shape (n,) or (N, n)
             A state or a batch; or ``q`` alone a recording (a path, a
-            :class:`~.recording.Recording`, RecordedData or a mapping of
+            :class:`~kanerobot.identification.recording.Recording`, RecordedData or a mapping of
             arrays), prepared as the identification's own recording was
             (same resampling and ``cutoff``): then the torques at its
             prepared samples, shape (N, n), the ends trimmed as for the
@@ -672,7 +687,9 @@ class IdentificationResult:
         if recorded.tau is None:
             raise KaneRobotError(f"{recorded.source}: no measured torque (tau_<joint>) or current (current_<joint>) to validate against")
         keep = recorded.keep
-        return Validation(recorded.t[keep], recorded.tau[keep], predicted, recorded.joints, source=recorded.source, log=log)
+        robot = self.regressors.robot
+        units = ["N" if robot.frame(joint).sigma == 1 else "N·m" for joint in recorded.joints]  # prismatic: a force
+        return Validation(recorded.t[keep], recorded.tau[keep], predicted, recorded.joints, source=recorded.source, log=log, units=units)
 
     def poorly_excited(self, threshold: float = 10.0) -> list[str]:
         """Base parameters whose relative standard deviation exceeds ``threshold`` %.

@@ -53,6 +53,9 @@ class Validation:
         The recording, for titles and messages.
     log : sequence of str, optional
         What was done to the recording before the comparison.
+    units : sequence of str, optional
+        The unit of each joint's torque, for the figures (``N·m`` for a
+        revolute joint, ``N`` for a prismatic one); default ``N·m``.
 
     Attributes
     ----------
@@ -66,7 +69,8 @@ class Validation:
         ``measured - predicted``.
     """
 
-    def __init__(self, t, measured, predicted, joints: Sequence[str], source: str = "recording", log: Sequence[str] = ()):
+    def __init__(self, t, measured, predicted, joints: Sequence[str], source: str = "recording", log: Sequence[str] = (),
+                 units: Sequence[str] | None = None):  # fmt: skip
         self.t = np.asarray(t, dtype=float)
         self.measured = np.atleast_2d(np.asarray(measured, dtype=float))
         self.predicted = np.atleast_2d(np.asarray(predicted, dtype=float))
@@ -76,6 +80,7 @@ class Validation:
         self.joints = tuple(str(j) for j in joints)
         self.source = str(source)
         self.log = list(log)
+        self.units = tuple(units) if units is not None else ("N·m",) * len(self.joints)
         self.residual = self.measured - self.predicted
         norm = np.linalg.norm(self.measured, axis=0)
         error = np.linalg.norm(self.residual, axis=0)
@@ -118,7 +123,7 @@ class Validation:
         for k, (ax, joint) in enumerate(zip(axes, self.joints)):
             ax.plot(self.t, self.measured[:, k], color="0.55", lw=0.8, label="measured")
             ax.plot(self.t, self.predicted[:, k], color="C0", lw=1.2, label="predicted")
-            ax.set_ylabel(f"{joint}\ntorque")
+            ax.set_ylabel(f"{joint}\n({self.units[k]})")
             ax.set_title(f"{joint}: relative RMS error {self.relative_rms[joint]:.3f}, correlation {self.correlation[joint]:.3f}",
                          fontsize="small", loc="left")  # fmt: skip
             ax.legend(loc="upper right", fontsize="x-small")
@@ -128,7 +133,7 @@ class Validation:
         for k, (ax, joint) in enumerate(zip(axes, self.joints)):
             ax.plot(self.t, self.residual[:, k], color="C3", lw=0.7, label="measured - predicted")
             ax.axhline(0.0, color="0.3", lw=0.5)
-            ax.set_ylabel(joint)
+            ax.set_ylabel(f"{joint}\n({self.units[k]})")
             ax.legend(loc="upper right", fontsize="x-small")
         axes[-1].set_xlabel("t (s)")
         residuals.suptitle(f"Torque residuals on {self.source}")
