@@ -135,7 +135,7 @@ def test_covariance_and_condition_number_by_the_textbook_formulas(planar, record
     # the observation matrix again, by the unit-parameter regressor on the same filtered motion
     from kanerobot.identification.filtering import derivatives
 
-    q, qd, qdd = derivatives(recording.q, 0.005, cutoff=20.0)
+    q, qd, qdd = derivatives(recording.q, 0.005, cutoff=20.0, accuracy=4)  # low-passed: five-point stencils
     W = unit_regressor(robot, values, regs.parameters)(q, qd, qdd)[2:-2][:, :, result.columns]
     y = recording.tau[2:-2]
     A = W.transpose(1, 0, 2).reshape(-1, len(result.names))

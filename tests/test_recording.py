@@ -6,8 +6,9 @@ The signals are sums of sines with analytic derivatives.  After
 forms: the exact derivatives, to the truncation error of central
 differences, and the discrete response of what ``prepare`` computes (the
 filtfilt gain ``1 / (1 + (f / fc)^8)`` of a 4th-order Butterworth applied
-forward and backward, and the central-difference gain ``sin(w dt) / dt`` per
-derivative), to the cubic spline's interpolation error.
+forward and backward, and the gains of the five-point central differences,
+``(8 sin(w h) - sin(2 w h)) / (6 h)`` and ``(30 - 32 cos(w h) + 2 cos(2 w h)) / (12 h^2)``),
+to the cubic spline's interpolation error.
 """
 
 import dataclasses
@@ -84,12 +85,14 @@ def test_prepare_recovers_the_analytic_signal_from_jittered_stale_samples():
     e_q = spline_bound(h, np.abs(AMPLITUDES * W[:, None] ** 4).sum(axis=0).max())
     assert 1e-5 < e_q < 1e-4
     passband = 1.0 / (1.0 + (FREQUENCIES / cutoff) ** 8)  # |H|^2 of a 4th-order Butterworth, forward and backward
-    difference = np.sin(W * dt) / dt  # what a central difference makes of d/dt on sin(w t)
+    # what the five-point central differences make of d/dt and d2/dt2 on sin(w t)
+    difference = [np.ones_like(W), (8 * np.sin(W * dt) - np.sin(2 * W * dt)) / (6 * dt),
+                  (30 - 32 * np.cos(W * dt) + 2 * np.cos(2 * W * dt)) / (12 * dt**2)]  # fmt: skip
     for d, value in enumerate((ready.q, ready.qd, ready.qdd)):
-        discrete = sines(T, d, passband * difference**d)
+        discrete = sines(T, d, passband * difference[d])
         assert np.abs(value[inner] - discrete).max() < e_q * (2 * np.pi * cutoff) ** d
         # against the exact derivative: the filter's and the differences' closed-form deviation on top
-        deviation = np.abs(AMPLITUDES * np.abs(W**d - passband * difference**d)[:, None]).sum(axis=0)
+        deviation = np.abs(AMPLITUDES * np.abs(W**d - passband * difference[d])[:, None]).sum(axis=0)
         assert np.all(np.abs(value[inner] - sines(T, d)).max(axis=0) < deviation + e_q * (2 * np.pi * cutoff) ** d)
     # torques and currents interpolated linearly: error h^2/8 max|tau''|
     e_tau = h**2 / 8 * 3.0 * np.abs(AMPLITUDES * W[:, None] ** 2).sum(axis=0).max()
@@ -104,12 +107,18 @@ def test_an_already_uniform_recording_keeps_its_samples():
     ready = rec.prepare(cutoff=False)
     assert ready.log == ["time steps uniform (10 ms within 0.1 %): samples kept as recorded", "qd and qdd by central differences of q (second order)"]
     assert np.array_equal(ready.t, t) and np.array_equal(ready.q, q)
-    np.testing.assert_array_equal(ready.qd, np.gradient(q, 0.01, axis=0, edge_order=2))
+    np.testing.assert_array_equal(ready.qd, np.gradient(q, 0.01, axis=0, edge_order=2))  # raw positions: second order
     # default cut-off: a fifth of the Nyquist frequency, stated
     default = rec.prepare()
     assert default.log[1] == ("q low-passed by a zero-phase 4th-order Butterworth at 10 Hz (filtfilt; default: a fifth of the "
                               "50 Hz Nyquist frequency of the grid) before differentiation")  # fmt: skip
     np.testing.assert_allclose(default.q, filtering.lowpass(q, 0.01, 10.0), rtol=0, atol=1e-12)
+    # low-passed positions: five-point stencils, fourth order
+    assert default.log[2] == "qd and qdd by central differences of q (fourth order, five-point stencils)"
+    lq = default.q
+    np.testing.assert_allclose(default.qd[2:-2], (lq[:-4] - 8 * lq[1:-3] + 8 * lq[3:-1] - lq[4:]) / 0.12, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(default.qdd[2:-2], (-lq[:-4] + 16 * lq[1:-3] - 30 * lq[2:-2] + 16 * lq[3:-1] - lq[4:]) / 12e-4,
+                               rtol=1e-9, atol=1e-9)  # fmt: skip
 
 
 def test_stale_keep_measured_rates_and_decimation():
@@ -339,6 +348,6 @@ def test_the_report_says_what_was_done():
         "  channels: q, qd, qdd",
         "  - time steps uniform (10 ms within 0.1 %): samples kept as recorded",
         "  - q low-passed by a zero-phase 4th-order Butterworth at 5 Hz (filtfilt) before differentiation",
-        "  - qd and qdd by central differences of q (second order)",
+        "  - qd and qdd by central differences of q (fourth order, five-point stencils)",
     ]
     assert kr.Recording is Recording

@@ -510,7 +510,8 @@ def motion(q, qd, qdd, dt, cutoff):
 
     Measured ``qd`` (and ``qdd``, else central differences of ``qd``) when
     the recording has them and no ``cutoff`` is given; otherwise
-    :func:`~.filtering.derivatives` of ``q``.
+    :func:`~.filtering.derivatives` of ``q``: fourth-order central
+    differences after the ``cutoff`` low-pass, second-order ones without.
 
     Returns
     -------
@@ -518,7 +519,9 @@ def motion(q, qd, qdd, dt, cutoff):
     """
     if qd is not None and cutoff is None:
         return q, qd, (qdd if qdd is not None else np.gradient(qd, dt, axis=0, edge_order=2))
-    return filtering.derivatives(q, dt, cutoff)
+    # fourth-order differences of low-passed positions; second-order ones (which damp the highest
+    # frequencies) of raw ones, whose noise a five-point stencil would amplify
+    return filtering.derivatives(q, dt, cutoff, accuracy=2 if cutoff is None else 4)
 
 
 def trimmed_rows(samples, rows, first, trim):
