@@ -32,6 +32,7 @@ REQUIREMENTS = {
     "kane_vs_naive.py": None,
     "kane_vs_newton_euler.py": None,
     "identify_long_recording.py": None,  # NPZ files: kanerobot's own readers
+    "identify_recordings.py": None,  # arm7 logs simulated by kanerobot.identification.synthetic, one NPZ file
     "numeric_engines.py": None,
     "friction_simulation.py": None,
     "op_counts_every_robot.py": None,

@@ -202,6 +202,8 @@ def test_pinocchio_on_the_urdf_gives_the_true_torques(arm):
     assert np.abs(tau - run.tau.reshape(-1)).max() <= 1e-10 * np.abs(run.tau).max()
 
 
+# -m slow: the default run checks the count on the prepared samples (tests/test_identify_recordings.py)
+@pytest.mark.slow
 def test_independent_base_parameter_count(arm):
     rng = np.random.default_rng(7)
     N = 300
@@ -221,6 +223,8 @@ def test_independent_base_parameter_count(arm):
     assert len(base_parameter_set(arm.model, method="numeric", values=dict(arm.model.values))) == BASE_COUNT
 
 
+# -m slow: the default run compares identify with this reference on pinocchio's regressor (tests/test_identify_recordings.py)
+@pytest.mark.slow
 def test_least_squares_reference_on_the_fresh_rows(arm):
     """Identified on the training run's fresh rows (measured torque = current x gain, exact states),
     the base parameters predict the test run's true torques to the noise level."""
