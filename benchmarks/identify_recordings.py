@@ -41,21 +41,13 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 import kanerobot as kr  # noqa: E402
+from kanerobot.identification import synthetic  # noqa: E402
 from kanerobot.identification.recording import Recording  # noqa: E402
-from kanerobot.identification.synthetic import (  # noqa: E402
-    GRAVITY,
-    defective_recording,
-    excitation,
-    joint_limit_arrays,
-    random_gains,
-    random_truth,
-    symbolic_dynamics,
-)
 
 GB = 2**30
 #: Mean step of the jittered clock (uniform in 10-33 ms).
 MEAN_STEP = 0.0215
-#: Period of the excitation, repeated over the recording.
+#: Period of the synthetic.excitation, repeated over the recording.
 PERIOD = 60.0
 
 
@@ -66,14 +58,14 @@ def peak_memory():
 
 def write_recording(path, robot, samples, rng):
     """The truth, and a recording of about ``samples`` rows written to ``path`` (NPZ) with its gains."""
-    truth = random_truth(robot, rng)
-    model = symbolic_dynamics(robot, GRAVITY)
+    truth = synthetic.random_truth(robot, rng)
+    model = synthetic.symbolic_dynamics(robot, synthetic.GRAVITY)
     numeric = kr.derive(model).numeric(truth)
-    lower, upper, velocity = joint_limit_arrays(robot)
+    lower, upper, velocity = synthetic.joint_limit_arrays(robot)
     n = len(robot.joint_labels)
-    gains = random_gains(n, rng)
-    trajectory = excitation(n, PERIOD, rng, lower=lower, upper=upper, velocity=velocity)
-    run = defective_recording(model, truth, trajectory, gains=gains, rng=rng, duration=samples * MEAN_STEP, dynamics=numeric)
+    gains = synthetic.random_gains(n, rng)
+    trajectory = synthetic.excitation(n, PERIOD, rng, lower=lower, upper=upper, velocity=velocity)
+    run = synthetic.defective_recording(model, truth, trajectory, gains=gains, rng=rng, duration=samples * MEAN_STEP, dynamics=numeric)
     Recording(run.t, run.q, current=run.current, joints=robot.joint_labels, source=str(path)).write(path)
     return truth, dict(zip(robot.joint_labels, gains.tolist())), len(run.t)
 
@@ -93,7 +85,7 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=1_000_000, help="rows of the recording (default 1,000,000)")
     parser.add_argument("--baseline", type=int, default=20_000, help="rows of the baseline recording (default 20,000)")
     args = parser.parse_args(argv)
-    robot = kr.load(kr.frames_path("arm7"), gravity=GRAVITY)
+    robot = kr.load(kr.frames_path("arm7"), gravity=synthetic.GRAVITY)
     with tempfile.TemporaryDirectory() as folder:
         rows = {}
         runs = {}

@@ -25,19 +25,9 @@ import pytest
 
 import kanerobot as kr
 from kanerobot.cli import main
+from kanerobot.identification import synthetic
 from kanerobot.identification.recording import Recording
 from kanerobot.identification.regressor import STANDARD_NAMES
-from kanerobot.identification.synthetic import (
-    GRAVITY,
-    defective_recording,
-    excitation,
-    joint_limit_arrays,
-    random_gains,
-    random_truth,
-    symbolic_dynamics,
-    write_csv,
-    write_gains,
-)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from reference_identification import (  # noqa: E402
@@ -49,7 +39,7 @@ from reference_identification import (  # noqa: E402
 
 #: Seconds of each run (about 2100 rows kept of 2800 logged).
 DURATION = 60.0
-#: Cut-off (Hz) of the positions' low-pass: above the excitation's band (< 1 Hz), below the 20 Hz Nyquist frequency.
+#: Cut-off (Hz) of the positions' low-pass: above the synthetic.excitation's band (< 1 Hz), below the 20 Hz Nyquist frequency.
 CUTOFF = 5.0
 
 
@@ -58,21 +48,21 @@ class Experiment:
 
     def __init__(self, folder):
         self.path = kr.frames_path("arm7")
-        self.robot = kr.load(self.path, gravity=GRAVITY)
+        self.robot = kr.load(self.path, gravity=synthetic.GRAVITY)
         rng = np.random.default_rng(24)
-        self.truth = random_truth(self.robot, rng)
-        self.model = symbolic_dynamics(self.robot)  # the simulator's model: independent of the URDF reader's parameters
+        self.truth = synthetic.random_truth(self.robot, rng)
+        self.model = synthetic.symbolic_dynamics(self.robot)  # the simulator's model: independent of the URDF reader's parameters
         self.numeric = kr.derive(self.model).numeric(self.truth)
-        lower, upper, velocity = joint_limit_arrays(self.robot)
-        self.gains = random_gains(7, rng)
+        lower, upper, velocity = synthetic.joint_limit_arrays(self.robot)
+        self.gains = synthetic.random_gains(7, rng)
         self.files = []
         self.runs = []
         for name in ("train", "test"):
-            trajectory = excitation(7, DURATION, rng, lower=lower, upper=upper, velocity=velocity)
-            run = defective_recording(self.model, self.truth, trajectory, gains=self.gains, rng=rng, duration=DURATION, dynamics=self.numeric)
+            trajectory = synthetic.excitation(7, DURATION, rng, lower=lower, upper=upper, velocity=velocity)
+            run = synthetic.defective_recording(self.model, self.truth, trajectory, gains=self.gains, rng=rng, duration=DURATION, dynamics=self.numeric)
             self.runs.append(run)
-            self.files.append(write_csv(run, folder / f"{name}.csv", self.robot.joint_labels))
-        self.gains_file = write_gains(self.gains, folder / "gains.toml", self.robot.joint_labels)
+            self.files.append(synthetic.write_csv(run, folder / f"{name}.csv", self.robot.joint_labels))
+        self.gains_file = synthetic.write_gains(self.gains, folder / "gains.toml", self.robot.joint_labels)
         self.result = kr.identify(self.robot, self.files[0], gains=self.gains_file, cutoff=CUTOFF, method="wls")
         K = np.array([self.truth[name] for name in self.result.regressors.parameters])
         self.true_base = self.result.T @ K
@@ -148,7 +138,7 @@ def test_pinocchio_regressor_gives_the_same_count_and_test_error(experiment):
     train, test = experiment.prepared(0), experiment.prepared(1)
     n = len(robot.joint_labels)
     keep = slice(2, -2)  # identify's trim of the filter's ends, the same samples for both
-    W = [pinocchio_regressor(experiment.path, d.q[keep], d.qd[keep], d.qdd[keep], GRAVITY, robot.joint_labels).reshape(-1, n, 13 * n)
+    W = [pinocchio_regressor(experiment.path, d.q[keep], d.qd[keep], d.qdd[keep], synthetic.GRAVITY, robot.joint_labels).reshape(-1, n, 13 * n)
          for d in (train, test)]  # fmt: skip
     reference = least_squares_reference(W[0], train.tau[keep], W[1], test.tau[keep])
     assert len(reference["columns"]) == len(ls.names) == 64

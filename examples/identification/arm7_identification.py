@@ -36,35 +36,25 @@ from pathlib import Path
 import numpy as np
 
 import kanerobot as kr
-from kanerobot.identification.synthetic import (
-    GRAVITY,
-    defective_recording,
-    excitation,
-    joint_limit_arrays,
-    random_gains,
-    random_truth,
-    symbolic_dynamics,
-    write_csv,
-    write_gains,
-)
+from kanerobot.identification import synthetic
 
 
 def simulate_runs(folder, duration, seed=24):
     """Write the training and test runs and the gains; return the truth."""
-    robot = kr.load(kr.frames_path("arm7"), gravity=GRAVITY)
+    robot = kr.load(kr.frames_path("arm7"), gravity=synthetic.GRAVITY)
     rng = np.random.default_rng(seed)
-    truth = random_truth(robot, rng)
-    model = symbolic_dynamics(robot)
+    truth = synthetic.random_truth(robot, rng)
+    model = synthetic.symbolic_dynamics(robot)
     numeric = kr.derive(model).numeric(truth)
-    lower, upper, velocity = joint_limit_arrays(robot)
-    gains = random_gains(len(robot.joint_labels), rng)
+    lower, upper, velocity = synthetic.joint_limit_arrays(robot)
+    gains = synthetic.random_gains(len(robot.joint_labels), rng)
     for name in ("train", "test"):
-        trajectory = excitation(len(robot.joint_labels), duration, rng, lower=lower, upper=upper, velocity=velocity)
-        run = defective_recording(model, truth, trajectory, gains=gains, rng=rng, duration=duration, dynamics=numeric)
-        write_csv(run, folder / f"{name}.csv", robot.joint_labels)
+        trajectory = synthetic.excitation(len(robot.joint_labels), duration, rng, lower=lower, upper=upper, velocity=velocity)
+        run = synthetic.defective_recording(model, truth, trajectory, gains=gains, rng=rng, duration=duration, dynamics=numeric)
+        synthetic.write_csv(run, folder / f"{name}.csv", robot.joint_labels)
         print(f"{name}.csv: {len(run.t)} rows, steps {1e3 * np.diff(run.t).min():.1f}-{1e3 * np.diff(run.t).max():.1f} ms, "
               f"{int(run.stale.sum())} stale rows")  # fmt: skip
-    write_gains(gains, folder / "gains.toml", robot.joint_labels)
+    synthetic.write_gains(gains, folder / "gains.toml", robot.joint_labels)
     return truth
 
 

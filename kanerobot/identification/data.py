@@ -210,7 +210,7 @@ def _load_npz(path):
 
 def _load_csv(path):
     """A recording from a CSV file: a header naming the columns, then one sample a line."""
-    lines = _read_lines(path)
+    lines = read_lines(path)
     header = [name.strip() for name in lines[0].lstrip("#").split(",")]
     prefixes = csv_columns(path, header)
     joints = [label for label, _ in prefixes["q"]]
@@ -227,8 +227,8 @@ def _load_csv(path):
     return RecordedData(t, block("q"), block("tau"), block("qd"), block("qdd"), tuple(joints), source=str(path))
 
 
-def _read_lines(path):
-    """The lines of a UTF-8 text file, at least one."""
+def read_lines(path, columns="t, q_1, ..., tau_1, ..."):
+    """The lines of a UTF-8 text file, at least one (``columns``: what the first line names, for the message)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -236,7 +236,7 @@ def _read_lines(path):
     except OSError as exc:
         raise DataError(path, None, f"cannot read: {exc.strerror}") from None
     if not lines:
-        raise DataError(path, None, "empty file: the first line must name the columns (t, q_1, ..., tau_1, ...)")
+        raise DataError(path, None, f"empty file: the first line must name the columns ({columns})")
     return lines
 
 

@@ -61,7 +61,7 @@ import numpy as np
 
 from kanerobot.errors import DataError, KaneRobotError
 from kanerobot.identification import filtering
-from kanerobot.identification.data import RecordedData
+from kanerobot.identification.data import RecordedData, read_lines
 
 __all__ = ["CHANNELS", "MIN_SAMPLES", "Recording"]
 
@@ -716,7 +716,7 @@ def _order(found, robot_joints, aliases, source, line, column_of):
 
 
 def _from_csv(path, robot_joints, aliases):
-    lines = _text_lines(path)
+    lines = read_lines(path, "t, q_<joint>, ...")
     header = [name.strip() for name in lines[0].lstrip("#").split(",")]
     columns = _csv_header(path, header)
     found = list(columns["q"])
@@ -736,19 +736,6 @@ def _from_csv(path, robot_joints, aliases):
     blocks = {channel: table[:, 1 + i * n : 1 + (i + 1) * n] for i, channel in enumerate(present)}
     log = [f"read {len(rows)} samples of {', '.join(blocks)} for joints {', '.join(joints)} from {path.name}"]
     return Recording(table[:, 0], **blocks, joints=joints, source=str(path), log=log, lines=numbers)
-
-
-def _text_lines(path):
-    """The lines of a UTF-8 text file, at least one."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
-    except OSError as exc:
-        raise DataError(path, None, f"cannot read: {exc.strerror}") from None
-    if not lines:
-        raise DataError(path, None, "empty file: the first line must name the columns (t, q_<joint>, ...)")
-    return lines
 
 
 def _csv_header(path, header):

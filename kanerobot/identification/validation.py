@@ -128,7 +128,8 @@ class Validation:
                          fontsize="small", loc="left")  # fmt: skip
             ax.legend(loc="upper right", fontsize="x-small")
         axes[-1].set_xlabel("t (s)")
-        torques.suptitle(f"Measured and predicted joint torques on {self.source} (all joints: {self.overall:.3f})")
+        name = Path(self.source).name
+        torques.suptitle(f"Measured and predicted joint torques on {name} (relative RMS error, all joints: {self.overall:.3f})")
         residuals, axes = figure_grid(n, height=1.3, width=9.0)
         for k, (ax, joint) in enumerate(zip(axes, self.joints)):
             ax.plot(self.t, self.residual[:, k], color="C3", lw=0.7, label="measured - predicted")
@@ -136,7 +137,7 @@ class Validation:
             ax.set_ylabel(f"{joint}\n({self.units[k]})")
             ax.legend(loc="upper right", fontsize="x-small")
         axes[-1].set_xlabel("t (s)")
-        residuals.suptitle(f"Torque residuals on {self.source}")
+        residuals.suptitle(f"Torque residuals on {name}")
         return [("torques", torques), ("residuals", residuals)]
 
     def save_figures(self, prefix: str | Path) -> list[Path]:
