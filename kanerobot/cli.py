@@ -646,7 +646,7 @@ def cmd_identify(args):
     try:
         result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
                           decimation=args.decimate, physical=args.physical, chunk_size=args.chunk_size, gains=args.gains,
-                          period=args.period, max_gap=args.max_gap)  # fmt: skip
+                          period=args.period, max_gap=args.max_gap, identify_gains=args.identify_gains)  # fmt: skip
     except ParameterError as exc:
         where = f"{args.values}: " if args.values else ""
         raise ParameterError(f"{where}{exc}; give them with --values FILE (NAME = number lines)") from None
@@ -889,6 +889,8 @@ def build_parser():
     p.add_argument("--physical", action="store_true", help="physically consistent estimate (positive masses, triangle inequalities)")
     p.add_argument("--chunk-size", type=_samples, metavar="N", help="read the recording N samples at a time (default 20000 for a folder or several files)")
     p.add_argument("--gains", metavar="FILE", help="drive gains for a recording of currents (current_<joint> columns): a TOML file, [gains] joint = N m/A")
+    p.add_argument("--identify-gains", action="store_true",
+                   help="identify the drive gains of the joints --gains leaves out (the gains given fix the scale)")
     p.add_argument("--period", type=_duration, metavar="S", help="resample the recording to this period (default its median step)")
     p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 10 median steps: a few stale rows in a row are no gap)")
     p.add_argument("--validate", metavar="TEST", help="a second recording: predict its torques with the estimate, print the errors, write figures")

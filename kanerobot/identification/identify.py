@@ -124,6 +124,7 @@ def identify(
     gains: Drives | str | os.PathLike | Mapping[str, float] | ArrayLike | None = None,
     period: float | None = None,
     max_gap: float | None = None,
+    identify_gains: bool = False,
 ) -> IdentificationResult:
     """Estimate the base dynamic parameters of a robot from a recording.
 
@@ -183,6 +184,17 @@ def identify(
         recording of motor currents (``current_<joint>`` columns, or the
         ``current`` of a :class:`~kanerobot.identification.recording.Recording`): ``tau = g i``.
         A TOML file, ``{joint: gain}`` or n numbers in the joints' order.
+    identify_gains : bool, optional
+        Identify the drive gains of the joints that ``gains`` leaves out,
+        with the base parameters (``g_j i_j = D_j K_b``: unknowns ``K_b``
+        and those ``g_j``); the gains given, at least one, fix the scale
+        (every parameter and gain scaled alike fits as well).  The result's
+        ``gains`` and ``gain_std`` hold them; validation uses them.  For the
+        dynamic model of a recording in memory, without ``physical``.  A
+        gain is seen through the inertial coupling of its joint's equation
+        with the others': a light wrist's gains come with large standard
+        deviations (the summary names those above 10 %), which a known
+        payload's experiment would fix (not done here).
     period, max_gap : float, optional
         Of :meth:`~kanerobot.identification.recording.Recording.prepare`: the uniform grid a
         recording with jittered time stamps or stale rows is resampled to
@@ -218,6 +230,7 @@ def identify(
         values = dict(_robot_of(model).values)
     regs = as_regressors(model, values, friction, rotor, backend)
     drives = as_drives(gains, regs.robot.joint_labels)
+    unknown_gains, reading_drives = _unknown_gains(drives, regs.robot.joint_labels, identify_gains, form, physical, data, chunk_size)
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)
     columns = selected.columns
@@ -227,7 +240,7 @@ def identify(
     at_samples = form == "dynamic" and decimation == 1 and not chunked.is_chunked(data, chunk_size)
     options["at"] = "samples" if at_samples else "grid"
     if _is_recording(data):  # cleaned in memory first, then solved whole or chunk by chunk
-        data, log, filtered = prepared_recording(data, regs.robot, drives, cutoff, period, max_gap, at=options["at"])
+        data, log, filtered = prepared_recording(data, regs.robot, reading_drives, cutoff, period, max_gap, at=options["at"])
     elif drives is not None:
         raise KaneRobotError("gains= apply to motor currents: give the recording as one .csv/.npz file or a kanerobot Recording "
                              "with current_<joint> columns")  # fmt: skip
@@ -256,11 +269,12 @@ def identify(
             # a long recording: the observation matrix block by block into the triangular factors
             # (memory for one block; the same estimate as whole, to rounding), no residual array kept
             first, last = trim, chunked.trimmed_rows(len(t), len(t), trim, trim)
-            factors = Factors(regs.n, len(columns))
+            factors = Factors(regs.n, len(columns) + len(unknown_gains))
             for start in range(first, last, BLOCK_SAMPLES):
                 rows = slice(start, min(start + BLOCK_SAMPLES, last))
-                factors.add(regs.regressor(q[rows], qd[rows], qdd[rows])[:, :, columns], data.tau[rows])
-            result = _solve(regs, base, selected, factors, None, list(regs.robot.joint_labels), method, form, physical, options)
+                factors.add(*_with_gains(regs.regressor(q[rows], qd[rows], qdd[rows])[:, :, columns], data.tau[rows], unknown_gains))
+            result = _solve(regs, base, selected, factors, None, list(regs.robot.joint_labels), method, form, physical, options,
+                            unknown_gains, drives)  # fmt: skip
             result.log = log
             return result
         if form == "dynamic":
@@ -275,13 +289,44 @@ def identify(
         W, y = filtering.decimate(W, decimation), filtering.decimate(y, decimation)
         first = max(trim, int(np.ceil(start / max(decimation, 1))))
         last = chunked.trimmed_rows(len(data.t), len(y), first, trim)
-        W, y = W[first:last], y[first:last]
+        W, y = _with_gains(W[first:last], y[first:last], unknown_gains)
         groups = list(regs.robot.joint_labels)
-    factors = Factors(len(groups), len(columns))
+    factors = Factors(len(groups), W.shape[-1])
     factors.add(W, y)
-    result = _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options)
+    result = _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options, unknown_gains, drives)
     result.log = log
     return result
+
+
+def _unknown_gains(drives, joints, identify_gains, form, physical, data, chunk_size):
+    """``(unknown, reading)``: the indices of the joints whose gain :func:`identify` estimates, and the
+    drives that read the recording (gain 1 for those: their torque column is the current)."""
+    if not identify_gains:
+        return [], drives
+    given = [joint for joint in joints if drives is not None and joint in drives.gains]
+    if not given:
+        raise KaneRobotError("identify_gains: give the gain of at least one joint (gains=): it fixes the scale, since every parameter "
+                             "and gain scaled alike fits the currents as well")  # fmt: skip
+    if form != "dynamic" or physical or chunked.is_chunked(data, chunk_size):
+        raise KaneRobotError("identify_gains is for the dynamic model of a recording in memory, without physical=True: identify the "
+                             "gains first, then give them as known")  # fmt: skip
+    unknown = [k for k, joint in enumerate(joints) if joint not in drives.gains]
+    if not unknown:
+        raise KaneRobotError(f"identify_gains: every joint's gain is given ({', '.join(joints)}): there is none to identify")
+    reading = Drives({**drives.gains, **{joints[k]: 1.0 for k in unknown}}, drives.rotor_inertia, drives.source)
+    return unknown, reading
+
+
+def _with_gains(W, y, unknown):
+    """Equations with the unknown gains of joints ``unknown``: ``D_j K_b - g_j i_j = 0`` (``y_j`` holds ``i_j``)."""
+    if not unknown:
+        return W, y
+    G = np.zeros(W.shape[:2] + (len(unknown),))
+    y = np.array(y, dtype=float)
+    for k, j in enumerate(unknown):
+        G[:, j, k] = -y[:, j]
+        y[:, j] = 0.0
+    return np.concatenate([W, G], axis=2), y
 
 
 def _robot_of(model):
@@ -344,7 +389,7 @@ def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_g
     return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
 
 
-def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options):
+def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options, unknown_gains=(), drives=None):
     """Least squares from the per-group factors of the equations (:mod:`.tsqr`), shared by the
     in-memory path (``arrays``: the (N, g, nb) observation array and (N, g) torques, for the
     residual array) and the chunked one (``arrays`` None)."""
@@ -360,10 +405,20 @@ def _solve(regs, base, selected, factors, arrays, groups, method, form, physical
         norms = float(np.linalg.norm(residual)), float(np.linalg.norm(observed))
     else:
         residual, norms = None, factors.norms(estimate)
+    gains = None
+    if unknown_gains:  # the gains' unknowns after the base parameters'
+        m = len(selected.columns)
+        gains = {groups[j]: (float(estimate[m + k]), float(np.sqrt(max(covariance[m + k, m + k], 0.0)))) for k, j in enumerate(unknown_gains)}
+        options = dict(options, drives=Drives({**drives.gains, **{joint: value for joint, (value, _) in gains.items()}},
+                                              drives.rotor_inertia, drives.source))  # fmt: skip
+        estimate, covariance = estimate[:m], covariance[:m, :m]
     result = IdentificationResult(
         regressors=regs, base=base, selected=selected, estimate=estimate, covariance=covariance, sigma2=sigma2, condition_number=cond,
         residual=residual, norms=norms, rows=rows, groups=groups, weights=weights, method=method, form=form, options=options,
     )  # fmt: skip
+    if gains is not None:
+        result.gains = {joint: value for joint, (value, _) in gains.items()}
+        result.gain_std = {joint: std for joint, (_, std) in gains.items()}
     if physical:
         # the weighted observation matrix enters by its triangular factor only
         result._set_physical(*physical_estimate(regs, selected.T, estimate, R[:nb, :nb]))
@@ -603,6 +658,9 @@ class IdentificationResult:
         self.consistent = None
         #: What was done to the recording before the estimate (:meth:`~kanerobot.identification.recording.Recording.prepare`).
         self.log = []
+        #: With ``identify_gains``: the drive gains identified, ``{joint: g}``, and their standard deviations.
+        self.gains = None
+        self.gain_std = None
 
     @property
     def estimates(self):
@@ -718,6 +776,13 @@ class IdentificationResult:
         lines.append(f"method {self.method}, model {self.form}, {self.rows} equations, {len(self.names)} base parameters")
         lines.append(f"condition number {self.condition_number:.4g}, residual variance {self.sigma2:.4g}")
         lines.append(f"base parameter set: {len(self.base)} base parameters of {self.base.robot.name} ({self.base.method} method)")
+        if self.gains:
+            lines.append("drive gains identified: " + ", ".join(f"{joint} {value:.6g} (std {self.gain_std[joint]:.3g})"
+                                                               for joint, value in self.gains.items()))  # fmt: skip
+            vague = [joint for joint, value in self.gains.items() if not self.gain_std[joint] <= 0.1 * abs(value)]
+            if vague:
+                lines.append(f"poorly determined gains (relative std above 10 %): {', '.join(vague)}: the motion couples their "
+                             f"joints too weakly to the others; give them as known")  # fmt: skip
         poor = self.poorly_excited()
         if poor:
             lines.append(f"poorly excited (relative std above 10 %): {', '.join(poor)}")
