@@ -33,7 +33,9 @@ def test_gains_given_as_numbers_or_mapping():
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("[gains]\na = -1.0\n", "gain of joint 'a' = -1.0: give a positive finite number"),
+        ("[gains]\na = 0.0\n", "gain of joint 'a' = 0.0: give a nonzero finite number"),
+        ("[joints.a]\ntorque_constant = -0.1\ngear_ratio = 10\n", "torque_constant = -0.1: give a positive finite number"),
+        ("gains = 3\n", "gains must be a table"),
         ("[gains]\na = 'x'\n", "gain of joint 'a'"),
         ("[gain]\na = 1.0\n", "unknown table.*gain"),
         ("[gains]\na = 1.0\n[joints.a]\ngain = 2.0\n", "joint 'a' is given twice"),
@@ -54,3 +56,8 @@ def test_missing_and_unknown_joints_are_named():
     drives = Drives({"a": 1.0, "z": 2.0}, source="gains.toml")
     with pytest.raises(KaneRobotError, match=r"gains.toml: no gain for joint\(s\) b; z is not a joint"):
         drives.vector(("a", "b"))
+
+
+def test_a_negative_gain_is_a_current_of_the_other_sign():
+    drives = Drives({"a": -2.0, "b": np.float32(3.0)})
+    assert drives.torque([[1.0, 1.0]], ("a", "b")).tolist() == [[-2.0, 3.0]]

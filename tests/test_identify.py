@@ -136,8 +136,10 @@ def test_covariance_and_condition_number_by_the_textbook_formulas(planar, record
     from kanerobot.identification.filtering import derivatives
 
     q, qd, qdd = derivatives(recording.q, 0.005, cutoff=20.0, accuracy=4)  # low-passed: five-point stencils
-    W = unit_regressor(robot, values, regs.parameters)(q, qd, qdd)[2:-2][:, :, result.columns]
-    y = recording.tau[2:-2]
+    ends = slice(result.options["trim"], -result.options["trim"])  # 3 / cutoff seconds at each end: filtfilt's transients
+    assert result.options["trim"] == 30
+    W = unit_regressor(robot, values, regs.parameters)(q, qd, qdd)[ends][:, :, result.columns]
+    y = recording.tau[ends]
     A = W.transpose(1, 0, 2).reshape(-1, len(result.names))
     b = y.T.reshape(-1)
     x = np.linalg.solve(A.T @ A, A.T @ b)

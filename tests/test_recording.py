@@ -351,3 +351,29 @@ def test_the_report_says_what_was_done():
         "  - qd and qdd by central differences of q (fourth order, five-point stencils)",
     ]
     assert kr.Recording is Recording
+
+
+def test_byte_order_mark_upper_case_suffix_and_text_arrays(tmp_path):
+    written = write_csv(tmp_path, good_rows(12))
+    path = tmp_path / "RUN.CSV"
+    path.write_text("\ufeff" + written.read_text(), encoding="utf-8")  # a byte-order mark, as some spreadsheets save it
+    rec = Recording.read(path)
+    assert rec.joints == ("a", "b") and len(rec) == 12 and rec.tau is not None
+    t = np.arange(12) * 0.01
+    with pytest.raises(DataError, match=r"^recording: q holds values that are not numbers"):
+        Recording.read({"t": t, "q": np.array(["x"] * 12)})
+
+
+def test_a_uniform_3_khz_recording_is_kept_as_recorded():
+    t = np.arange(3000) / 3000.0  # a step of 1/3 ms, 333 us once rounded: still uniform
+    ready = Recording(t, sines(t)).prepare(cutoff=False)
+    assert ready.log[0].startswith("time steps uniform") and np.array_equal(ready.t, t)
+
+
+def test_joints_put_in_the_robot_order_by_name_or_refused():
+    t = np.arange(12) * 0.01
+    q = np.column_stack([t, 2 * t])
+    assert Recording(t, q, joints=("b", "a")).for_robot(("a", "b")).q[:, 0].tolist() == (2 * t).tolist()
+    assert Recording(t, q).for_robot(("a", "b")).joints == ("a", "b")  # unnamed columns: the robot's order
+    with pytest.raises(DataError, match=r"joint\(s\) x of the recording are not the robot's \(a, b\)"):
+        Recording(t, q, joints=("x", "b")).for_robot(("a", "b"))

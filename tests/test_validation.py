@@ -31,3 +31,11 @@ def test_figures_are_written(tmp_path):
     paths = Validation(t, measured, 0.9 * measured, joints=("1", "2"), source="test.csv").save_figures(tmp_path / "est_validation")
     assert [p.name for p in paths] == ["est_validation_torques.png", "est_validation_residuals.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+def test_a_joint_without_torque_is_said_so():
+    t = np.linspace(0.0, 1.0, 20)
+    measured = np.column_stack([np.sin(t), np.zeros_like(t), np.zeros_like(t)])
+    predicted = np.column_stack([np.sin(t), 0.1 * t, np.zeros_like(t)])
+    check = Validation(t, measured, predicted, joints=("a", "b", "c"))
+    assert check.relative_rms["a"] == 0.0 and check.relative_rms["b"] == np.inf and np.isnan(check.relative_rms["c"])

@@ -549,7 +549,7 @@ def _reach(dt, cutoff, factor, has_rates):
     return motion_reach + decimation, decimation
 
 
-def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decimation=1, trim=2):
+def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decimation=1, trim=None):
     """The per-joint triangular factors of the dynamic model's equations, chunk by chunk.
 
     The same equations as :func:`~.identify.identify` builds in memory for
@@ -583,8 +583,9 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
     size = factor * math.ceil(int(size) / factor)
     stream = SampleStream(data, regs.robot, rows=size)
     factors = Factors(regs.n, len(columns))
-    trim = int(trim)
-    first = trim  # the dynamic model has no filter transient to drop at the start
+    trim = filtering.default_trim(stream.dt, cutoff, factor) if trim is None else int(trim)
+    factors.trim = trim  # the ends dropped, for the result
+    first = trim
     # the ends are known before the samples: the last equations kept too
     last = trimmed_rows(stream.samples, -(-stream.samples // factor), first, trim)
     buffer = _Buffer()

@@ -230,7 +230,7 @@ def _load_csv(path):
 def read_lines(path, columns="t, q_1, ..., tau_1, ..."):
     """The lines of a UTF-8 text file, at least one (``columns``: what the first line names, for the message)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is no part of the first name
     except UnicodeDecodeError as exc:
         raise DataError(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
     except OSError as exc:

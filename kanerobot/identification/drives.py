@@ -38,6 +38,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,9 +50,11 @@ from kanerobot.errors import DataError, KaneRobotError
 __all__ = ["Drives", "read_drives"]
 
 
-def _positive(value, what, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise KaneRobotError(f"{where}{what} = {value!r}: give a positive finite number")
+def _positive(value, what, where, sign="positive"):
+    """``value`` as a float: a finite number, positive (``sign="nonzero"``: either sign, not 0)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0 and sign == "positive" \
+            or value == 0:  # fmt: skip
+        raise KaneRobotError(f"{where}{what} = {value!r}: give a {sign} finite number")
     return float(value)
 
 
@@ -62,10 +65,11 @@ class Drives:
     ----------
     gains : mapping str -> float
         Joint name -> ``g_j = k_j N_j`` (N m / A, or N / A for a prismatic
-        joint), positive.
+        joint), nonzero (negative for a current measured with the other sign).
     rotor_inertia : mapping str -> float, optional
         Joint name -> the rotor's inertia reflected on the joint,
-        ``N_j^2 J_j`` (kg m^2): the prior of ``IA_j``.
+        ``N_j^2 J_j`` (kg m^2): the data sheet's value, to compare with the
+        identified ``IA_j`` (which adds the gearbox's own inertia).
     source : str, optional
         Where the gains come from (a file), for messages.
 
@@ -77,7 +81,8 @@ class Drives:
     def __init__(self, gains: Mapping[str, float], rotor_inertia: Mapping[str, float] | None = None, source: str = "drives"):
         where = f"{source}: "
         self.source = str(source)
-        self.gains = {str(name): _positive(value, f"gain of joint {name!r}", where) for name, value in gains.items()}
+        # a negative gain is a current measured with the other sign (a drive's convention)
+        self.gains = {str(name): _positive(value, f"gain of joint {name!r}", where, "nonzero") for name, value in gains.items()}
         self.rotor_inertia = {str(name): _positive(value, f"rotor inertia of joint {name!r}", where)
                               for name, value in (rotor_inertia or {}).items()}  # fmt: skip
 
@@ -158,6 +163,9 @@ def read_drives(path: str | os.PathLike) -> Drives:
     unknown = sorted(set(data) - {"gains", "joints"})
     if unknown or not data:
         raise DataError(path, None, f"unknown table(s) {', '.join(unknown) or '(none given)'}: give [gains] (joint = N m/A) or [joints.<name>] tables")
+    for key in ("gains", "joints"):
+        if key in data and not isinstance(data[key], dict):
+            raise DataError(path, None, f"{key} must be a table ([{key}] then one line per joint), not {data[key]!r}")
     gains = dict(data.get("gains", {}))
     parts = {}
     for name, table in data.get("joints", {}).items():

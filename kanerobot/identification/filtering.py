@@ -34,6 +34,8 @@ Examples
 True
 """
 
+import math
+
 import numpy as np
 
 from kanerobot.errors import DataError, KaneRobotError
@@ -228,6 +230,25 @@ def derivatives(q, dt, cutoff=None, order=4, accuracy=2):
     elif accuracy not in (2, 4):
         raise ValueError(f"accuracy={accuracy!r}: central differences of order 2 or 4")
     return q, qd, qdd
+
+
+def default_trim(dt, cutoff=None, decimation=1):
+    """Equations dropped at each end of a recording by default (rows after decimation).
+
+    2 (the ends of the central differences), 10 with decimation (its
+    filter's ends), and with a ``cutoff`` low-pass of the positions the
+    first and last ``3 / cutoff`` seconds (three periods of the cut-off,
+    where ``filtfilt``'s end transients live).
+
+    Examples
+    --------
+    >>> default_trim(0.01), default_trim(0.01, 5.0), default_trim(0.001, 20.0, 4)
+    (2, 60, 38)
+    """
+    base = 10 if decimation > 1 else 2
+    if cutoff is None or cutoff is False:
+        return base
+    return max(base, math.ceil(3.0 / (float(cutoff) * dt * max(decimation, 1))))
 
 
 #: Cut-off of :func:`decimate`'s low-pass in cycles per sample, times the factor (half the new Nyquist frequency).

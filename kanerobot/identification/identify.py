@@ -154,9 +154,13 @@ def identify(
         The identification model (module notes).
     cutoff : float, optional
         Cut-off frequency (Hz) of the zero-phase Butterworth filter of the
-        positions before differentiation; none by default.  When given,
-        rates and accelerations come from the filtered positions even if
-        the recording has measured ones.
+        positions before differentiation (fourth-order central
+        differences); none by default (second-order differences of the raw
+        positions), also for a recording file or a ``Recording``, unlike
+        :meth:`~kanerobot.identification.recording.Recording.prepare`'s own
+        default: give one for a real robot's log.  When given, rates and
+        accelerations come from the filtered positions even if the
+        recording has measured ones.
     decimation : int, optional
         Factor of the parallel decimation of torques and observation matrix.
     bandwidth : float, optional
@@ -166,7 +170,9 @@ def identify(
         Samples per interval of ``form="energy"``.
     trim : int, optional
         Samples dropped at each end (after decimation): the ends of the
-        filters and differences.  Default 2, or 10 with decimation; the
+        filters and differences.  Default 2, or 10 with decimation, and
+        with ``cutoff`` the first and last ``3 / cutoff`` seconds
+        (:func:`~.filtering.default_trim`: filtfilt's end transients); the
         filtered model also drops the first ``10 / a`` seconds.
     physical : bool, optional
         Also a physically consistent estimate (module notes); the
@@ -186,15 +192,16 @@ def identify(
         A TOML file, ``{joint: gain}`` or n numbers in the joints' order.
     identify_gains : bool, optional
         Identify the drive gains of the joints that ``gains`` leaves out,
-        with the base parameters (``g_j i_j = D_j K_b``: unknowns ``K_b``
-        and those ``g_j``); the gains given, at least one, fix the scale
-        (every parameter and gain scaled alike fits as well).  The result's
-        ``gains`` and ``gain_std`` hold them; validation uses them.  For the
+        with the base parameters, by output error: their currents are the
+        measurements, ``i_j = D_j K_b / g_j`` (a linear fit of ``D_j K_b -
+        g_j i_j = 0`` would shrink every parameter and gain toward 0); the
+        gains given, at least one, fix the scale (every parameter and gain
+        scaled alike fits as well).  The result's ``gains`` and
+        ``gain_std`` hold them; validation and ``save`` use them.  For the
         dynamic model of a recording in memory, without ``physical``.  A
         gain is seen through the inertial coupling of its joint's equation
-        with the others': a light wrist's gains come with large standard
-        deviations (the summary names those above 10 %), which a known
-        payload's experiment would fix (not done here).
+        with the others': a light wrist's is known less well (the summary
+        names those above 10 % relative standard deviation).
     period, max_gap : float, optional
         Of :meth:`~kanerobot.identification.recording.Recording.prepare`: the uniform grid a
         recording with jittered time stamps or stale rows is resampled to
@@ -206,7 +213,9 @@ def identify(
         Read ``data`` (any of the above) in chunks of this many samples
         and solve by a tall-skinny QR (:mod:`.chunked`): memory for one
         chunk, the same estimates and standard deviations as in memory to
-        rounding.  Default :data:`~.chunked.CHUNK_SIZE` for a folder, a list
+        rounding.  One CSV or NPZ file, or a ``Recording``, is read and
+        prepared in memory first (stale rows, resampling), then solved
+        chunk by chunk.  Default :data:`~.chunked.CHUNK_SIZE` for a folder, a list
         or a Parquet file, none (all in memory) otherwise.  The result then
         has no ``residual`` array (``relative_residual`` is there).
 
@@ -234,7 +243,7 @@ def identify(
     base = base if base is not None else regs.base_parameter_set()
     selected = regs.base_columns(base)
     columns = selected.columns
-    trim = (10 if decimation > 1 else 2) if trim is None else int(trim)
+    given_trim = trim
     options = dict(cutoff=cutoff, decimation=decimation, trim=trim, period=period, max_gap=max_gap, drives=drives)
     log, filtered = [], False
     at_samples = form == "dynamic" and decimation == 1 and not chunked.is_chunked(data, chunk_size)
@@ -248,8 +257,11 @@ def identify(
         if form != "dynamic":
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
                                  "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
+        if given_trim is None and filtered:  # low-passed before: its ends trimmed as in memory
+            given_trim = filtering.default_trim(_period(data.t), cutoff, decimation)
         factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=None if filtered else cutoff,
-                                             decimation=decimation, trim=trim)  # fmt: skip
+                                             decimation=decimation, trim=given_trim)  # fmt: skip
+        options["trim"] = factors.trim
         groups = list(regs.robot.joint_labels)
         result = _solve(regs, base, selected, factors, None, groups, method, form, physical, options)
         result.log = log
@@ -257,8 +269,12 @@ def identify(
     if not filtered:
         data = as_recorded(data, regs.robot)
     # a recording prepared at its own time stamps has q, qd, qdd there: the dynamic model needs no period
-    dt = None if filtered and at_samples else filtering.check_uniform(data.t, source=data.source)
+    # its rates and accelerations given at any time stamps serve the dynamic model as they are
+    measured = data.qd is not None and data.qdd is not None and cutoff is None and form == "dynamic" and decimation == 1
+    dt = None if (filtered and at_samples) or measured else filtering.check_uniform(data.t, source=data.source)
     t = data.t
+    trim = filtering.default_trim(dt or _period(t), cutoff, decimation) if given_trim is None else int(given_trim)
+    options["trim"] = trim
     q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
     if form == "energy":
         W, y = energy_model(regs, t, q, qd, data.tau, window=window)
@@ -269,10 +285,10 @@ def identify(
             # a long recording: the observation matrix block by block into the triangular factors
             # (memory for one block; the same estimate as whole, to rounding), no residual array kept
             first, last = trim, chunked.trimmed_rows(len(t), len(t), trim, trim)
-            factors = Factors(regs.n, len(columns) + len(unknown_gains))
+            factors = Factors(regs.n, len(columns))
             for start in range(first, last, BLOCK_SAMPLES):
                 rows = slice(start, min(start + BLOCK_SAMPLES, last))
-                factors.add(*_with_gains(regs.regressor(q[rows], qd[rows], qdd[rows])[:, :, columns], data.tau[rows], unknown_gains))
+                factors.add(regs.regressor(q[rows], qd[rows], qdd[rows])[:, :, columns], data.tau[rows])
             result = _solve(regs, base, selected, factors, None, list(regs.robot.joint_labels), method, form, physical, options,
                             unknown_gains, drives)  # fmt: skip
             result.log = log
@@ -289,13 +305,18 @@ def identify(
         W, y = filtering.decimate(W, decimation), filtering.decimate(y, decimation)
         first = max(trim, int(np.ceil(start / max(decimation, 1))))
         last = chunked.trimmed_rows(len(data.t), len(y), first, trim)
-        W, y = _with_gains(W[first:last], y[first:last], unknown_gains)
+        W, y = W[first:last], y[first:last]
         groups = list(regs.robot.joint_labels)
     factors = Factors(len(groups), W.shape[-1])
     factors.add(W, y)
     result = _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options, unknown_gains, drives)
     result.log = log
     return result
+
+
+def _period(t):
+    """The median step of time stamps ``t`` (those of a recording kept at its own samples)."""
+    return float(np.median(np.diff(t)))
 
 
 def _unknown_gains(drives, joints, identify_gains, form, physical, data, chunk_size):
@@ -317,18 +338,6 @@ def _unknown_gains(drives, joints, identify_gains, form, physical, data, chunk_s
     return unknown, reading
 
 
-def _with_gains(W, y, unknown):
-    """Equations with the unknown gains of joints ``unknown``: ``D_j K_b - g_j i_j = 0`` (``y_j`` holds ``i_j``)."""
-    if not unknown:
-        return W, y
-    G = np.zeros(W.shape[:2] + (len(unknown),))
-    y = np.array(y, dtype=float)
-    for k, j in enumerate(unknown):
-        G[:, j, k] = -y[:, j]
-        y[:, j] = 0.0
-    return np.concatenate([W, G], axis=2), y
-
-
 def _robot_of(model):
     if isinstance(model, Robot):
         return model
@@ -337,23 +346,28 @@ def _robot_of(model):
     raise KaneRobotError(f"identification needs a Robot, a DynamicModel or an IdentificationModel, got {type(model).__name__}")
 
 
-def _prediction_recording(data, robot, drives, cutoff, period, max_gap, at="samples"):
-    """A recording to predict on, as :func:`identify` reads it, except that
-    neither torque nor current is needed (``tau`` is then None)."""
+def _prediction_recording(data, robot, drives, gains_given, cutoff, period, max_gap, at):
+    """A recording to predict on, read and prepared as :func:`identify` did its own, except that
+    neither torque nor current is needed (``tau`` is then None); the identification's drives read
+    its currents unless it has torques (``gains_given``: the caller's gains, for its currents)."""
     from kanerobot.identification.recording import Recording
 
+    if isinstance(data, Mapping) and "tau" not in data:
+        data = Recording.read(data, joints=robot)
     if not _is_recording(data):
         return as_recorded(data, robot), [], False
     if not isinstance(data, Recording):
         data = Recording.read(data, joints=robot)
+    if data.tau is not None and not gains_given:
+        drives = None  # torques recorded: the identification's gains are for currents
     if data.tau is None and (data.current is None or drives is None):
         if data.current is not None:
             raise KaneRobotError(f"{data.source}: currents without drive gains: give gains= (joint torque per ampere)")
-        prepared = data.prepare(cutoff=False if cutoff is None else cutoff, period=period, max_gap=max_gap, at=at)
+        prepared = _prepared(data, robot, cutoff, period, max_gap, at)
         recorded = RecordedData(prepared.t, prepared.q, np.zeros_like(prepared.q), prepared.qd, prepared.qdd, prepared.joints,
                                 source=prepared.source)  # fmt: skip
         recorded.tau = None
-        return recorded.check_robot(robot), list(prepared.log), True
+        return recorded, list(prepared.log), True
     return prepared_recording(data, robot, drives, cutoff, period, max_gap, at=at)
 
 
@@ -383,10 +397,20 @@ def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_g
 
     if not isinstance(data, Recording):
         data = Recording.read(data, joints=robot)
-    # identify's cutoff None is no low-pass, as for arrays in memory (prepare's None is its default cut-off)
-    prepared = data.prepare(cutoff=False if cutoff is None else cutoff, period=period, max_gap=max_gap, at=at)
+    prepared = _prepared(data, robot, cutoff, period, max_gap, at)
     gains = drives.vector(prepared.joints) if drives is not None else None
-    return prepared.to_recorded(gains=gains).check_robot(robot), list(prepared.log), True
+    return prepared.to_recorded(gains=gains), list(prepared.log), True
+
+
+def _prepared(recording, robot, cutoff, period, max_gap, at):
+    """``recording`` in the robot's joint order, prepared (once: a prepared one is taken as it is).
+
+    ``cutoff`` None is no low-pass, as for arrays in memory (:meth:`Recording.prepare`'s None is its
+    default cut-off)."""
+    recording = recording.for_robot(robot)
+    if recording.prepared:
+        return recording
+    return recording.prepare(cutoff=False if cutoff is None else cutoff, period=period, max_gap=max_gap, at=at)
 
 
 def _solve(regs, base, selected, factors, arrays, groups, method, form, physical, options, unknown_gains=(), drives=None):
@@ -394,35 +418,131 @@ def _solve(regs, base, selected, factors, arrays, groups, method, form, physical
     in-memory path (``arrays``: the (N, g, nb) observation array and (N, g) torques, for the
     residual array) and the chunked one (``arrays`` None)."""
     rows, nb = factors.rows, factors.nb
-    if rows <= nb:
-        raise KaneRobotError(f"{rows} equations for {nb} base parameters: record a longer motion (more samples than parameters)")
-    weights = joint_weights(factors) if method == "wls" else np.ones(len(groups))
-    R = factors.stacked(weights)
-    estimate, covariance, sigma2, cond = solve(R, rows)
-    if arrays is not None:
-        W, y = arrays
-        residual, observed = (y - W @ estimate).T.reshape(rows), y.T.reshape(rows)  # rows joint by joint
-        norms = float(np.linalg.norm(residual)), float(np.linalg.norm(observed))
-    else:
-        residual, norms = None, factors.norms(estimate)
+    if rows <= nb + len(unknown_gains):
+        raise KaneRobotError(f"{rows} equations for {nb + len(unknown_gains)} unknowns: record a longer motion (more samples than parameters)")
     gains = None
-    if unknown_gains:  # the gains' unknowns after the base parameters'
-        m = len(selected.columns)
-        gains = {groups[j]: (float(estimate[m + k]), float(np.sqrt(max(covariance[m + k, m + k], 0.0)))) for k, j in enumerate(unknown_gains)}
-        options = dict(options, drives=Drives({**drives.gains, **{joint: value for joint, (value, _) in gains.items()}},
+    if unknown_gains:
+        estimate, covariance, sigma2, cond, weights, gains = _solve_with_gains(factors, unknown_gains, method)
+        options = dict(options, drives=Drives({**drives.gains, **{groups[j]: g for j, (g, _) in gains.items()}},
                                               drives.rotor_inertia, drives.source))  # fmt: skip
-        estimate, covariance = estimate[:m], covariance[:m, :m]
+        residual, norms = None, _norms_with_gains(factors, estimate, unknown_gains, gains)
+    else:
+        weights = joint_weights(factors) if method == "wls" else np.ones(len(groups))
+        R = factors.stacked(weights)
+        estimate, covariance, sigma2, cond = solve(R, rows)
+        if arrays is not None:
+            W, y = arrays
+            residual, observed = (y - W @ estimate).T.reshape(rows), y.T.reshape(rows)  # rows joint by joint
+            norms = float(np.linalg.norm(residual)), float(np.linalg.norm(observed))
+        else:
+            residual, norms = None, factors.norms(estimate)
     result = IdentificationResult(
         regressors=regs, base=base, selected=selected, estimate=estimate, covariance=covariance, sigma2=sigma2, condition_number=cond,
         residual=residual, norms=norms, rows=rows, groups=groups, weights=weights, method=method, form=form, options=options,
     )  # fmt: skip
     if gains is not None:
-        result.gains = {joint: value for joint, (value, _) in gains.items()}
-        result.gain_std = {joint: std for joint, (_, std) in gains.items()}
+        result.gains = {groups[j]: g for j, (g, _) in gains.items()}
+        result.gain_std = {groups[j]: std for j, (_, std) in gains.items()}
     if physical:
         # the weighted observation matrix enters by its triangular factor only
-        result._set_physical(*physical_estimate(regs, selected.T, estimate, R[:nb, :nb]))
+        result._set_physical(*physical_estimate(regs, selected.T, estimate, factors.stacked(weights)[:nb, :nb]))
     return result
+
+
+def _gain_fit(factors, weights, s):
+    """``K(s)`` and the weighted residual ``r(s)``: per joint ``w_j R_j [s_j K; -1]``, the joints' equations
+    ``s_j D_j K = y_j`` (``s_j = 1 / g_j`` for a joint of unknown gain, whose ``y_j`` is its current; 1 otherwise)."""
+    nb = factors.nb
+    blocks = [_square_factor(R, nb) for R in factors.R]
+    A = np.concatenate([w * sj * R[:, :nb] for w, sj, R in zip(weights, s, blocks)])
+    b = np.concatenate([w * R[:, nb] for w, R in zip(weights, blocks)])
+    K = np.linalg.lstsq(A, b, rcond=None)[0]
+    return K, A @ K - b, A, blocks
+
+
+def _square_factor(R, nb):
+    return np.concatenate([R, np.zeros((nb + 1 - len(R), nb + 1))]) if len(R) < nb + 1 else R
+
+
+def _solve_with_gains(factors, unknown, method):
+    """Base parameters and the gains of joints ``unknown`` by output error (variable projection).
+
+    The currents ``i_j`` of those joints are the measurements: ``i_j = D_j K_b / g_j``, the other
+    joints' ``tau_j = D_j K_b``.  For given ``s = 1 / g`` the least-squares ``K_b`` is linear; ``s`` is
+    found by ``scipy.optimize.least_squares`` on the projected residual.  (The linear form
+    ``D_j K_b - g_j i_j = 0`` would be biased: its fit shrinks every parameter and gain toward 0.)
+    WLS weights are the inverse residual standard deviations of the ordinary fit, per joint.
+    Covariance: ``sigma^2 (J^T J)^-1`` of the whole residual's Jacobian in ``(K_b, s)``.
+
+    Returns
+    -------
+    K, covariance of K, sigma^2, condition number, weights, ``{joint index: (g, std of g)}``
+    """
+    from scipy.optimize import least_squares
+
+    n, nb = len(factors.R), factors.nb
+    rows = factors.rows
+
+    def fit(weights):
+        def projected(u):
+            s = np.ones(n)
+            s[unknown] = u
+            return _gain_fit(factors, weights, s)[1]
+
+        start = np.ones(len(unknown))
+        for _ in range(2):  # a rough scale per joint first: the ratio of the predicted torque to the current
+            s = np.ones(n)
+            s[unknown] = start
+            K, _, _, blocks = _gain_fit(factors, weights, s)
+            for k, j in enumerate(unknown):
+                torque = blocks[j][:, :nb] @ K
+                start[k] = float(torque @ blocks[j][:, nb]) / max(float(torque @ torque), 1e-300)
+        u = least_squares(projected, start, x_scale="jac", xtol=1e-14, ftol=1e-14, gtol=1e-14).x
+        s = np.ones(n)
+        s[unknown] = u
+        return s
+
+    weights = np.ones(n)
+    s = fit(weights)
+    if method == "wls":
+        K, _, _, blocks = _gain_fit(factors, weights, s)
+        sigma = np.array([np.linalg.norm(R @ np.append(sj * K, -1.0)) / np.sqrt(max(c, 1)) for R, sj, c in zip(blocks, s, factors.counts)])
+        weights = np.where(sigma > 0, sigma.min() / np.where(sigma > 0, sigma, 1.0), 1.0)
+        s = fit(weights)
+    K, r, A, blocks = _gain_fit(factors, weights, s)
+    # Jacobian of the residual in (K, s_unknown): A for K; w_j R_jA K in joint j's block for s_j
+    J = np.zeros((len(r), nb + len(unknown)))
+    J[:, :nb] = A
+    size = nb + 1
+    for k, j in enumerate(unknown):
+        J[j * size:(j + 1) * size, nb + k] = weights[j] * blocks[j][:, :nb] @ K
+    rho2 = sum((weights[j] * blocks[j][nb, nb]) ** 2 for j in range(n))  # the part of the residual no unknown reaches
+    sigma2 = (float(r @ r) + rho2) / (rows - nb - len(unknown))
+    C = sigma2 * np.linalg.pinv(J.T @ J)
+    cond = float(np.linalg.cond(A))
+    gains = {}
+    for k, j in enumerate(unknown):
+        sj, var = s[j], C[nb + k, nb + k]
+        gains[j] = (1.0 / sj, float(np.sqrt(max(var, 0.0))) / sj**2)
+    return K, C[:nb, :nb], sigma2, cond, weights, gains
+
+
+def _norms_with_gains(factors, K, unknown, gains):
+    """``(|y - s D K|, |y|)`` with ``s_j = 1 / g_j`` on the joints of identified gain (their y: currents)."""
+    s = np.ones(len(factors.R))
+    for j in unknown:
+        s[j] = 1.0 / gains[j][0]
+    nb = factors.nb
+    residual = sum(float(np.sum((_square_factor(R, nb) @ np.append(sj * K, -1.0)) ** 2)) for R, sj in zip(factors.R, s))
+    observed = sum(float(np.sum(R[:, -1] ** 2)) for R in factors.R)
+    return np.sqrt(residual), np.sqrt(observed)
+
+
+def _toml_key(name):
+    """``name`` as a TOML key: bare when it can be, quoted otherwise (a joint named ``joint_0.0``)."""
+    import re
+
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # ------------------------------------------------------------------ physical
@@ -700,6 +820,9 @@ class IdentificationResult:
         numpy.ndarray, shape (n,) or (N, n)
         """
         if qd is None and qdd is None:
+            if isinstance(q, np.ndarray) or isinstance(q, (list, tuple)):
+                raise KaneRobotError("predict(q, qd, qdd) needs the rates and accelerations too, or a recording (a file, a Recording, "
+                                     "a mapping of arrays) alone")  # fmt: skip
             return self._on_recording(q)[1]
         single = np.ndim(q) == 1
         D = self.regressors.regressor(q, qd, qdd)[:, :, self.columns]
@@ -707,12 +830,15 @@ class IdentificationResult:
         return tau[0] if single else tau
 
     def _on_recording(self, data, gains=None):
-        """``(prepared RecordedData or None, predicted torques, log)`` of a recording, ends trimmed."""
+        """``(prepared RecordedData, predicted torques, log)`` of a recording, ends trimmed."""
         options = self.options
-        drives = as_drives(gains, self.regressors.robot.joint_labels) if gains is not None else options.get("drives")
+        robot = self.regressors.robot
+        drives = as_drives(gains, robot.joint_labels) if gains is not None else options.get("drives")
         cutoff = options.get("cutoff")
-        data, log, filtered = _prediction_recording(data, self.regressors.robot, drives, cutoff, options.get("period"), options.get("max_gap"))
-        dt = None if filtered else filtering.check_uniform(data.t, source=data.source)
+        data, log, filtered = _prediction_recording(data, robot, drives, gains is not None, cutoff, options.get("period"),
+                                                    options.get("max_gap"), options.get("at", "samples"))  # fmt: skip
+        at_samples = filtered and options.get("at", "samples") == "samples"
+        dt = None if at_samples else filtering.check_uniform(data.t, source=data.source)
         q, qd, qdd = chunked.motion(data.q, data.qd, data.qdd, dt, None if filtered else cutoff)
         trim = options.get("trim", 2)
         keep = slice(trim, len(data.t) - trim)
@@ -795,7 +921,8 @@ class IdentificationResult:
     def save(self, path):
         """Write the estimates: ``.toml`` (``NAME = value`` lines, readable by
         ``kanerobot simulate --values`` when the standard ones are there) or
-        ``.csv`` (name, estimate, std, relative std %).
+        ``.csv`` (name, estimate, std, relative std %); identified drive
+        gains as ``gain_<joint>`` entries.
 
         Returns
         -------
@@ -811,6 +938,9 @@ class IdentificationResult:
                      "# base parameters (value, then std and relative std % as comments)"]  # fmt: skip
             for name, value in zip(self.names, self._values):
                 lines.append(f"{name} = {float(value)!r}  # std {self.std[name]:.6g}, {self.relative_std[name]:.4g} %")
+            if self.gains:
+                lines.append("# drive gains identified (joint torque per ampere)")
+                lines += [f"{_toml_key('gain_' + joint)} = {float(value)!r}  # std {self.gain_std[joint]:.6g}" for joint, value in self.gains.items()]
             if self.standard is not None:
                 lines.append("# physically consistent standard parameters")
                 lines.append("[standard]")
@@ -819,7 +949,8 @@ class IdentificationResult:
         elif path.suffix == ".csv":
             text = "name,estimate,std,relative_std_percent\n" + "".join(
                 f"{name},{float(value)!r},{self.std[name]!r},{self.relative_std[name]!r}\n" for name, value in zip(self.names, self._values)
-            )
+            ) + "".join(f"gain_{joint},{float(value)!r},{self.gain_std[joint]!r},{100 * self.gain_std[joint] / abs(value)!r}\n"
+                        for joint, value in (self.gains or {}).items())  # fmt: skip
         else:
             raise KaneRobotError(f"cannot save identification results as {path.name!r}: use a .toml or .csv file")
         atomic_write_text(path, text)

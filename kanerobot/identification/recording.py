@@ -53,6 +53,7 @@ True
 (324, 2)
 """
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,10 +128,12 @@ class Recording:
     source: str = "recording"
     log: list[str] = field(default_factory=list)
     lines: np.ndarray | None = field(default=None, repr=False)
+    #: Made by :meth:`prepare` (identify takes it as it is, not prepared twice).
+    prepared: bool = False
 
     def __post_init__(self) -> None:
         self.source = str(self.source)
-        self.t = np.asarray(self.t, dtype=float).reshape(-1)
+        self.t = _numbers(self.t, "t", self.source).reshape(-1)
         N = len(self.t)
         if self.lines is not None:
             self.lines = np.asarray(self.lines, dtype=int).reshape(-1)
@@ -142,7 +145,7 @@ class Recording:
             value = getattr(self, name)
             if value is None:
                 continue
-            value = np.asarray(value, dtype=float)
+            value = _numbers(value, name, self.source)
             if value.ndim == 1:
                 value = value[:, None]
             if value.ndim != 2 or value.shape[0] != N:
@@ -254,14 +257,14 @@ class Recording:
         path = Path(source)
         if not path.is_file():
             raise DataError(path, None, "no such file")
-        if path.suffix == ".npz":
+        if path.suffix.lower() == ".npz":
             try:
                 with np.load(path, allow_pickle=False) as archive:
                     arrays = {k: archive[k] for k in archive.files}
             except (OSError, ValueError) as exc:
                 raise DataError(path, None, f"not a readable NPZ archive ({exc})") from None
             return _from_arrays(arrays, str(path), robot_joints, aliases)
-        if path.suffix == ".csv":
+        if path.suffix.lower() == ".csv":
             return _from_csv(path, robot_joints, aliases)
         raise DataError(path, None, "unknown format: give a .csv or .npz file")
 
@@ -287,11 +290,11 @@ class Recording:
         from kanerobot.robot.files import atomic_write
 
         path = Path(path)
-        if path.suffix == ".npz":
+        if path.suffix.lower() == ".npz":
             payload = {"t": self.t, "joints": np.array(self.joints, dtype=str)}
             payload.update({name: getattr(self, name) for name in self.channels})
             atomic_write(path, lambda handle: np.savez(handle, **payload))
-        elif path.suffix == ".csv":
+        elif path.suffix.lower() == ".csv":
             if any("," in j or j != j.strip() for j in self.joints):
                 raise DataError(path, None, f"joint names {self.joints} cannot be CSV column names (a comma or spaces at an end): write .npz")
             names = ["t"] + [f"{name}_{j}" for name in self.channels for j in self.joints]
@@ -380,7 +383,7 @@ class Recording:
             (``identify(decimation=...)``), which filters the torques and
             the observation matrix alike.
         max_gap : float, optional
-            Largest step between kept samples (s); default 5 times their
+            Largest step between kept samples (s); default 10 times their
             median step.  A longer gap cannot be bridged: an error names it.
         stale : {"drop", "keep"}, optional
             ``"drop"``: drop each row whose every channel equals the
@@ -454,7 +457,7 @@ class Recording:
             t, values = _at_samples(t, values, measured_t, measured, log)
         if k > 1:
             t, values = self._decimate(t, values, dt, k, log)
-        return Recording(t, **values, joints=self.joints, source=self.source, log=log)
+        return Recording(t, **values, joints=self.joints, source=self.source, log=log, prepared=True)
 
     def _kept_rows(self, stale, log):
         """Indices of the rows :meth:`prepare` keeps (step 1), saying in ``log`` what it dropped."""
@@ -499,7 +502,8 @@ class Recording:
             dt = float(period)
             if not 0 < dt < t[-1] - t[0]:
                 raise KaneRobotError(f"period {period} s must be positive and shorter than the recording ({t[-1] - t[0]:.6g} s)")
-        if np.abs(steps - dt).max() <= UNIFORM_TOLERANCE * dt:
+        nominal = median if period is None else dt  # the unrounded median: 1/3 ms rounded to 333 us is 1e-3 off
+        if np.abs(steps - nominal).max() <= UNIFORM_TOLERANCE * nominal:
             log.append(f"time steps uniform ({1e3 * dt:.6g} ms within {100 * UNIFORM_TOLERANCE:g} %): samples kept as recorded")
             return t, values, filtering.period(t[0], t[-1], len(t))
         from scipy.interpolate import CubicSpline
@@ -545,6 +549,28 @@ class Recording:
         words = f"; {' and '.join(torques)} through an 8th-order anti-aliasing low-pass first" if torques else ""
         log.append(f"decimated by {k} (one sample in {k} kept after the low-pass{words}): period {1e3 * dt * k:.6g} ms")
         return t[::k], values
+
+    def for_robot(self, robot) -> "Recording":
+        """This recording with its joints in ``robot``'s order (matched by name; the default names
+        ``1 .. n`` of unnamed columns by position).
+
+        Raises
+        ------
+        DataError
+            Naming the joints that are not the robot's and the robot's joints.
+        """
+        labels = tuple(str(label) for label in getattr(robot, "joint_labels", robot))
+        if self.joints == labels:
+            return self
+        if set(self.joints) == set(labels):
+            order = [self.joints.index(label) for label in labels]
+            values = {name: getattr(self, name)[:, order] for name in self.channels}
+            return dataclasses.replace(self, **values, joints=labels)
+        if self.joints == tuple(str(k + 1) for k in range(self.n)) and self.n == len(labels):
+            return dataclasses.replace(self, joints=labels)  # unnamed columns: the robot's order
+        other = [joint for joint in self.joints if joint not in labels]
+        raise DataError(self.source, None, f"joint(s) {', '.join(other) or '(none)'} of the recording are not the robot's "
+                                           f"({', '.join(labels)}): name the columns by the robot's joints")  # fmt: skip
 
     # ------------------------------------------------------------ torques
     def torque(self, gains: "Sequence[float] | Mapping[str, float] | None" = None) -> np.ndarray:
@@ -649,6 +675,14 @@ def _differentiate(values, dt, fc, log):
     return {**values, "q": q, "qd": qd, "qdd": qdd}
 
 
+def _numbers(value, name, source):
+    """``value`` as a float array, or one DataError naming the channel."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(source, None, f"{name} holds values that are not numbers: give numbers (seconds, radians, metres, N m, A)") from None
+
+
 def _at_samples(grid, values, t, measured, log):
     """``prepare(at="samples")``: ``q``, ``qd``, ``qdd`` from the grid back at the
     kept time stamps ``t`` (cubic splines); torques and currents as ``measured``."""
@@ -658,8 +692,9 @@ def _at_samples(grid, values, t, measured, log):
     for name in ("tau", "current"):
         if name in measured:
             out[name] = measured[name]
-    log.append(f"q, qd and qdd interpolated back to the {len(t)} recorded time stamps kept (cubic splines); torques and currents "
-               f"as measured there, not interpolated")  # fmt: skip
+    measured_torques = [name for name in ("tau", "current") if name in measured]
+    words = f"; {' and '.join(measured_torques)} as measured there, not interpolated" if measured_torques else ""
+    log.append(f"q, qd and qdd interpolated back to the {len(t)} recorded time stamps kept (cubic splines){words}")
     return t, out
 
 
@@ -778,7 +813,7 @@ def _from_arrays(arrays, source, robot_joints, aliases):
     if "t" not in arrays or "q" not in arrays:
         missing = " and ".join(k for k in ("t", "q") if k not in arrays)
         raise DataError(source, None, f"no array {missing} (arrays: {', '.join(sorted(arrays)) or 'none'}): give t and q (and tau or current)")
-    q = np.asarray(arrays["q"], dtype=float)
+    q = _numbers(arrays["q"], "q", source)
     q = q[:, None] if q.ndim == 1 else q
     n = q.shape[1] if q.ndim == 2 else 0
     names = arrays.get("joints")
@@ -798,7 +833,7 @@ def _from_arrays(arrays, source, robot_joints, aliases):
     for channel in CHANNELS:
         if arrays.get(channel) is None:
             continue
-        value = np.asarray(arrays[channel], dtype=float)
+        value = _numbers(arrays[channel], channel, source)
         value = value[:, None] if value.ndim == 1 else value
         if value.ndim != 2 or value.shape[1] != n:
             raise DataError(source, None, f"{channel} has shape {value.shape} but q has {n} columns: give one column per joint")

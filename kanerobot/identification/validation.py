@@ -60,7 +60,8 @@ class Validation:
     Attributes
     ----------
     relative_rms : dict
-        ``{joint: r_j}`` (module notes).
+        ``{joint: r_j}`` (module notes); ``inf`` for a joint whose measured
+        torque is 0 throughout, NaN if its prediction is 0 too.
     correlation : dict
         ``{joint: rho_j}`` (NaN for a joint whose torque is constant).
     overall : float
@@ -84,8 +85,8 @@ class Validation:
         self.residual = self.measured - self.predicted
         norm = np.linalg.norm(self.measured, axis=0)
         error = np.linalg.norm(self.residual, axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(norm > 0, error / np.where(norm > 0, norm, 1.0), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a joint without torque: inf, or NaN if predicted 0 too
+            ratio = np.where(norm > 0, error / np.where(norm > 0, norm, 1.0), np.where(error > 0, np.inf, np.nan))
         self.relative_rms = dict(zip(self.joints, ratio.tolist()))
         total = float(np.linalg.norm(self.measured))
         self.overall = float(np.linalg.norm(self.residual)) / total if total > 0 else float("inf")
