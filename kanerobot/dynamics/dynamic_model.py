@@ -813,7 +813,13 @@ class NumericDynamics:
         symbols to (N,) columns, and state symbols left out are 0 (wrenches, torques)."""
         if name not in self._compiled:
             arguments = self.model.state_symbols + sorted(self.values, key=str)
-            self._compiled[name] = self.model.program(name).to_function(args=arguments)
+            # printed once per model and argument list: every numeric() of the model shares it (the
+            # unit-parameter models of identification are a hundred of them, 0.1 s of printing each)
+            shared = self.model.__dict__.setdefault("_numpy_functions", {})
+            key = (name, tuple(arguments))
+            if key not in shared:
+                shared[key] = self.model.program(name).to_function(args=arguments)
+            self._compiled[name] = shared[key]
         batch = len(next(iter(given.values())))
         zeros = np.zeros(batch)
         states = [given.get(s, zeros) for s in self.model.state_symbols]
