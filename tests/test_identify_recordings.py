@@ -252,3 +252,13 @@ def test_predictions_read_recordings_as_the_identification_did(experiment, tmp_p
     # joints that are not the robot's: one error naming them
     with pytest.raises(kr.errors.DataError, match=r"joint\(s\) x1 of the recording are not the robot's"):
         result.validate(dataclasses.replace(prepared, joints=("x1",) + robot.joint_labels[1:]))
+
+
+def test_options_of_recordings_are_refused_where_they_cannot_apply(experiment):
+    data = experiment.prepared(0)
+    arrays = {"t": data.t, "q": data.q, "qd": data.qd, "qdd": data.qdd, "tau": data.tau}
+    with pytest.raises(kr.KaneRobotError, match="period= and max_gap= prepare a recording as it comes"):
+        kr.identify(experiment.robot, arrays, max_gap=0.5)
+    # the rates and accelerations given at its own time stamps serve as they are: the file's estimate
+    np.testing.assert_allclose(kr.identify(experiment.robot, arrays, method="wls", trim=experiment.result.options["trim"]).values,
+                               experiment.result.values, rtol=1e-9, atol=1e-9 * np.abs(experiment.result.values).max())  # fmt: skip

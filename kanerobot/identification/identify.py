@@ -253,6 +253,9 @@ def identify(
     elif drives is not None:
         raise KaneRobotError("gains= apply to motor currents: give the recording as one .csv/.npz file or a kanerobot Recording "
                              "with current_<joint> columns")  # fmt: skip
+    elif period is not None or max_gap is not None:
+        raise KaneRobotError("period= and max_gap= prepare a recording as it comes: give it as one .csv/.npz file, a kanerobot "
+                             "Recording or a mapping with current (arrays in memory and folders are taken as they are)")  # fmt: skip
     if chunked.is_chunked(data, chunk_size):
         if form != "dynamic":
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
