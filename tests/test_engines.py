@@ -31,9 +31,10 @@ def test_every_supported_library_robot_is_covered():
     assert {"rx90", "stanford", "puma560", "planar2", "krang"} <= set(ROBOTS)
 
 
-# Lagrange on Krang (10 s of derivation) and on the 7-joint arm7 (3 s) run with -m slow; Kane on both,
-# Lagrange on the 6-joint arms, and on trees in tests/test_lagrange.py and test_floating.py, run by default.
-SLOW = {("krang", "lagrange"), ("arm7", "lagrange")}
+# Lagrange on Krang (10 s of derivation) and both other engines on the 7-joint arm7 (3 s each) run with
+# -m slow; Kane on Krang, both on the 6-joint arms, and Lagrange on trees in tests/test_lagrange.py and
+# test_floating.py, run by default.
+SLOW = {("krang", "lagrange"), ("arm7", "lagrange"), ("arm7", "kane")}
 CASES = [pytest.param(n, m, marks=pytest.mark.slow) if (n, m) in SLOW else (n, m) for n in ROBOTS for m in METHODS]
 
 
