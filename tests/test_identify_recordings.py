@@ -104,7 +104,10 @@ def test_every_standard_parameter_is_an_unknown_whatever_the_file_says(experimen
 def test_base_parameters_equal_the_rank_of_the_full_regressor(experiment):
     data = experiment.prepared(0)
     rows = np.random.default_rng(0).choice(len(data.t), 300, replace=False)
-    W, _ = full_regressor_by_units(experiment.model, experiment.truth, data.q[rows], data.qd[rows], data.qdd[rows])
+    W, names = full_regressor_by_units(experiment.model, experiment.truth, data.q[rows], data.qd[rows], data.qdd[rows])
+    # the reference itself: its columns times the truth are the truth's torques (linearity, no program of identification)
+    tau = experiment.numeric.inverse_dynamics(data.q[rows], data.qd[rows], data.qdd[rows])
+    assert np.abs(W @ np.array([experiment.truth[name] for name in names]) - tau).max() <= 1e-10 * np.abs(tau).max()
     count, _ = rank(W.reshape(-1, W.shape[-1]))
     assert count == len(experiment.result.names) == 64
 

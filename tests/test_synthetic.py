@@ -181,6 +181,8 @@ def test_quantised_positions_and_a_clean_clock(arm):
     assert np.allclose(run.torque(), run.tau, rtol=1e-14, atol=1e-12)
 
 
+# -m slow: the default run checks the same on the prepared samples (tests/test_identify_recordings.py)
+@pytest.mark.slow
 def test_unit_parameter_regressor_times_the_truth_is_the_true_torque(arm):
     W, names = arm.units(0)
     K = np.array([arm.truth[name] for name in names])
