@@ -48,6 +48,20 @@ def pytest_configure(config):
         config._kanerobot_cache = folder
 
 
+#: The longest tests of the default run, started first: a minute-long test picked up last by one worker
+#: would keep the run going while the other core idles (xdist's worksteal splits the list in order).
+LONG_FIRST = (
+    "tests/test_docs.py::test_site_builds",
+    "tests/test_examples.py::test_krang_kane_example",
+    "tests/test_readme.py::test_section_runs_as_written[Identification]",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {nodeid: k for k, nodeid in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))  # stable: the others keep their order
+
+
 def pytest_unconfigure(config):
     folder = getattr(config, "_kanerobot_cache", None)
     if folder:
