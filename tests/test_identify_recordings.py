@@ -53,7 +53,7 @@ class Experiment:
         rng = np.random.default_rng(24)
         self.truth = synthetic.random_truth(self.robot, rng)
         self.model = synthetic.symbolic_dynamics(self.robot)  # the simulator's model: independent of the URDF reader's parameters
-        self.numeric = kr.derive(self.model).numeric(self.truth)
+        self.numeric = kr.derive(self.model).numeric(self.truth, backend="numpy")  # the truth's torques: no compile needed
         lower, upper, velocity = synthetic.joint_limit_arrays(self.robot)
         self.gains = synthetic.random_gains(7, rng)
         self.files = []
