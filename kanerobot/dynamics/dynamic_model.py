@@ -559,11 +559,6 @@ def bound_values(robot, parameters, robot_names, values, hint=None, physical=Tru
     return {sympy.Symbol(name): value for name, value in numbers.items() if name in names}
 
 
-def _exact(x):
-    """A float as a sympy number, whole numbers exact (so that a bound 0 or 1 vanishes from the programs)."""
-    return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
-
-
 def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=True):
     """``model.numeric(values, bind=True)``: the numeric functions of the model of ``robot.subs(values)``.
 
@@ -597,6 +592,7 @@ def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=T
         the models without a value.
     """
     from kanerobot.robot.description import parameter_symbol_names
+    from kanerobot.robot.expressions import exact_number
 
     robot = model.robot
     numbers = finite_values(robot, values)
@@ -614,7 +610,7 @@ def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=T
         from kanerobot.dynamics.parameters import check_physical
 
         check_physical(robot, numbers)
-    bound = rebuild(robot.subs({name: _exact(value) for name, value in numbers.items() if name in known}))
+    bound = rebuild(robot.subs({name: exact_number(value) for name, value in numbers.items() if name in known}))
     return bound.numeric({}, backend=backend, physical=False, check=check)
 
 

@@ -191,12 +191,17 @@ def load_data(path):
     raise DataError(path, None, "unknown format: give a .csv or .npz file")
 
 
-def _load_npz(path):
+def read_npz(path):
+    """The arrays of an NPZ file (no pickled objects), or a DataError naming it."""
     try:
         with np.load(path, allow_pickle=False) as archive:
-            arrays = {k: archive[k] for k in archive.files}
+            return {k: archive[k] for k in archive.files}
     except (OSError, ValueError) as exc:
         raise DataError(path, None, f"not a readable NPZ archive ({exc})") from None
+
+
+def _load_npz(path):
+    arrays = read_npz(path)
     missing = [k for k in ("t", "q", "tau") if k not in arrays]
     if missing:
         raise DataError(path, None, f"no array {', '.join(missing)} (arrays: {', '.join(sorted(arrays)) or 'none'}): save t, q and tau")

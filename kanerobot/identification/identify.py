@@ -78,9 +78,10 @@ from kanerobot.identification.drives import Drives, as_drives
 from kanerobot.identification.energy_model import energy_model
 from kanerobot.identification.numeric_regressor import Regressors
 from kanerobot.identification.regressor import IdentificationModel
-from kanerobot.identification.tsqr import Factors, joint_weights, solve
+from kanerobot.identification.tsqr import Factors, joint_weights, solve, square_factor
 from kanerobot.identification.validation import Validation
 from kanerobot.robot.description import Robot
+from kanerobot.robot.files import toml_key
 from kanerobot.simulation import SimulationResult
 
 __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
@@ -310,7 +311,7 @@ def identify(
         last = chunked.trimmed_rows(len(data.t), len(y), first, trim)
         W, y = W[first:last], y[first:last]
         groups = list(regs.robot.joint_labels)
-    factors = Factors(len(groups), W.shape[-1])
+    factors = Factors(len(groups), len(columns))
     factors.add(W, y)
     result = _solve(regs, base, selected, factors, (W, y), groups, method, form, physical, options, unknown_gains, drives)
     result.log = log
@@ -428,7 +429,9 @@ def _solve(regs, base, selected, factors, arrays, groups, method, form, physical
         estimate, covariance, sigma2, cond, weights, gains = _solve_with_gains(factors, unknown_gains, method)
         options = dict(options, drives=Drives({**drives.gains, **{groups[j]: g for j, (g, _) in gains.items()}},
                                               drives.rotor_inertia, drives.source))  # fmt: skip
-        residual, norms = None, _norms_with_gains(factors, estimate, unknown_gains, gains)
+        scales = np.ones(len(groups))
+        scales[list(gains)] = [1.0 / g for g, _ in gains.values()]
+        residual, norms, R = None, factors.norms(estimate, scales), None
     else:
         weights = joint_weights(factors) if method == "wls" else np.ones(len(groups))
         R = factors.stacked(weights)
@@ -448,7 +451,7 @@ def _solve(regs, base, selected, factors, arrays, groups, method, form, physical
         result.gain_std = {groups[j]: std for j, (_, std) in gains.items()}
     if physical:
         # the weighted observation matrix enters by its triangular factor only
-        result._set_physical(*physical_estimate(regs, selected.T, estimate, factors.stacked(weights)[:nb, :nb]))
+        result._set_physical(*physical_estimate(regs, selected.T, estimate, R[:nb, :nb]))
     return result
 
 
@@ -456,15 +459,11 @@ def _gain_fit(factors, weights, s):
     """``K(s)`` and the weighted residual ``r(s)``: per joint ``w_j R_j [s_j K; -1]``, the joints' equations
     ``s_j D_j K = y_j`` (``s_j = 1 / g_j`` for a joint of unknown gain, whose ``y_j`` is its current; 1 otherwise)."""
     nb = factors.nb
-    blocks = [_square_factor(R, nb) for R in factors.R]
+    blocks = [square_factor(R, nb) for R in factors.R]
     A = np.concatenate([w * sj * R[:, :nb] for w, sj, R in zip(weights, s, blocks)])
     b = np.concatenate([w * R[:, nb] for w, R in zip(weights, blocks)])
     K = np.linalg.lstsq(A, b, rcond=None)[0]
     return K, A @ K - b, A, blocks
-
-
-def _square_factor(R, nb):
-    return np.concatenate([R, np.zeros((nb + 1 - len(R), nb + 1))]) if len(R) < nb + 1 else R
 
 
 def _solve_with_gains(factors, unknown, method):
@@ -528,24 +527,6 @@ def _solve_with_gains(factors, unknown, method):
         sj, var = s[j], C[nb + k, nb + k]
         gains[j] = (1.0 / sj, float(np.sqrt(max(var, 0.0))) / sj**2)
     return K, C[:nb, :nb], sigma2, cond, weights, gains
-
-
-def _norms_with_gains(factors, K, unknown, gains):
-    """``(|y - s D K|, |y|)`` with ``s_j = 1 / g_j`` on the joints of identified gain (their y: currents)."""
-    s = np.ones(len(factors.R))
-    for j in unknown:
-        s[j] = 1.0 / gains[j][0]
-    nb = factors.nb
-    residual = sum(float(np.sum((_square_factor(R, nb) @ np.append(sj * K, -1.0)) ** 2)) for R, sj in zip(factors.R, s))
-    observed = sum(float(np.sum(R[:, -1] ** 2)) for R in factors.R)
-    return np.sqrt(residual), np.sqrt(observed)
-
-
-def _toml_key(name):
-    """``name`` as a TOML key: bare when it can be, quoted otherwise (a joint named ``joint_0.0``)."""
-    import re
-
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # ------------------------------------------------------------------ physical
@@ -943,7 +924,7 @@ class IdentificationResult:
                 lines.append(f"{name} = {float(value)!r}  # std {self.std[name]:.6g}, {self.relative_std[name]:.4g} %")
             if self.gains:
                 lines.append("# drive gains identified (joint torque per ampere)")
-                lines += [f"{_toml_key('gain_' + joint)} = {float(value)!r}  # std {self.gain_std[joint]:.6g}" for joint, value in self.gains.items()]
+                lines += [f"{toml_key('gain_' + joint)} = {float(value)!r}  # std {self.gain_std[joint]:.6g}" for joint, value in self.gains.items()]
             if self.standard is not None:
                 lines.append("# physically consistent standard parameters")
                 lines.append("[standard]")

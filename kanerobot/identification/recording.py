@@ -62,7 +62,7 @@ import numpy as np
 
 from kanerobot.errors import DataError, KaneRobotError
 from kanerobot.identification import filtering
-from kanerobot.identification.data import RecordedData, read_lines
+from kanerobot.identification.data import RecordedData, read_lines, read_npz
 
 __all__ = ["CHANNELS", "MIN_SAMPLES", "Recording"]
 
@@ -258,12 +258,7 @@ class Recording:
         if not path.is_file():
             raise DataError(path, None, "no such file")
         if path.suffix.lower() == ".npz":
-            try:
-                with np.load(path, allow_pickle=False) as archive:
-                    arrays = {k: archive[k] for k in archive.files}
-            except (OSError, ValueError) as exc:
-                raise DataError(path, None, f"not a readable NPZ archive ({exc})") from None
-            return _from_arrays(arrays, str(path), robot_joints, aliases)
+            return _from_arrays(read_npz(path), str(path), robot_joints, aliases)
         if path.suffix.lower() == ".csv":
             return _from_csv(path, robot_joints, aliases)
         raise DataError(path, None, "unknown format: give a .csv or .npz file")

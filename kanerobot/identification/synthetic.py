@@ -60,7 +60,7 @@ from kanerobot.dynamics.parameters import check_physical, random_rotation
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Base, Robot, default_dynamics
 from kanerobot.robot.expressions import symbol
-from kanerobot.robot.files import atomic_write_text
+from kanerobot.robot.files import atomic_write_text, toml_key
 
 __all__ = [
     "GRAVITY",
@@ -536,13 +536,6 @@ def write_csv(recording: DefectiveRecording, path, joint_names=None, tau: bool =
     return path
 
 
-def _toml_key(name):
-    name = str(name)
-    if name and all(ch.isalnum() or ch in "_-" for ch in name) and name.isascii():
-        return name
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def write_gains(gains, path, joint_names):
     """Write the current-to-torque gains as TOML: ``[gains]`` then ``<joint name> = <N m / A>``.
 
@@ -570,7 +563,7 @@ def write_gains(gains, path, joint_names):
     names = list(joint_names)
     if len(names) != len(gains):
         raise KaneRobotError(f"{len(gains)} gains for {len(names)} joint names")
-    text = "[gains]\n" + "".join(f"{_toml_key(name)} = {g!r}\n" for name, g in zip(names, gains))
+    text = "[gains]\n" + "".join(f"{toml_key(name)} = {g!r}\n" for name, g in zip(names, gains))
     path = Path(path)
     atomic_write_text(path, text)
     return path

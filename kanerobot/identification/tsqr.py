@@ -100,15 +100,16 @@ class Factors:
         weights = np.ones(len(self.R)) if weights is None else weights
         return _r(np.concatenate([w * R for w, R in zip(weights, self.R)]))
 
-    def norms(self, x):
-        """``(|y - W x|, |y|)`` over every group, unweighted."""
-        augmented = np.append(x, -1.0)
-        residual = sum(float(np.sum((R @ augmented) ** 2)) for R in self.R)
+    def norms(self, x, scales=None):
+        """``(|y - W x|, |y|)`` over every group, unweighted; with ``scales``, group j's
+        equations are ``s_j W_j x = y_j`` (the joints of identified drive gain, ``s_j = 1 / g_j``)."""
+        scales = np.ones(len(self.R)) if scales is None else scales
+        residual = sum(float(np.sum((R @ np.append(s * x, -1.0)) ** 2)) for R, s in zip(self.R, scales))
         observed = sum(float(np.sum(R[:, -1] ** 2)) for R in self.R)
         return np.sqrt(residual), np.sqrt(observed)
 
 
-def _square(R, nb):
+def square_factor(R, nb):
     """``R`` padded with zero rows to ``(nb + 1, nb + 1)`` (fewer rows than unknowns)."""
     return np.concatenate([R, np.zeros((nb + 1 - len(R), nb + 1))]) if len(R) < nb + 1 else R
 
@@ -133,7 +134,7 @@ def joint_weights(factors):
     nb = factors.nb
     weights = np.ones(len(factors.R))
     for j, (R, rows) in enumerate(zip(factors.R, factors.counts)):
-        R = _square(R, nb)
+        R = square_factor(R, nb)
         RA, c, rho = R[:nb, :nb], R[:nb, nb], R[nb, nb]
         s = np.linalg.svd(RA, compute_uv=False)
         limit = s.max() * max(rows, nb) * np.finfo(float).eps
@@ -172,7 +173,7 @@ def solve(R, rows):
         base parameter.
     """
     nb = R.shape[1] - 1
-    R = _square(R, nb)
+    R = square_factor(R, nb)
     RA, c, rho = R[:nb, :nb], R[:nb, nb], R[nb, nb]
     U, s, Vt = np.linalg.svd(RA)
     if s[-1] <= s[0] * 1e-13:

@@ -59,6 +59,15 @@ _BINARY = {
 }
 
 
+def exact_number(x):
+    """A float as a sympy number, whole numbers exact, so that a bound 0 or 1 vanishes from the programs.
+
+    >>> exact_number(2.0), exact_number(0.5)
+    (2, 0.500000000000000)
+    """
+    return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
+
+
 def symbol(name):
     """Return the sympy symbol that robot files call ``name``.
 

@@ -11,12 +11,37 @@ reader or writer, so all of them can import it.
 
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 
 __all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "read_text"]
+
+
+def toml_string(text):
+    """``text`` as a TOML basic string: quoted, ``"`` and ``\\`` escaped, control characters as ``\\uXXXX``."""
+    out = []
+    for ch in str(text):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def toml_key(name):
+    """``name`` as a TOML key: bare when it can be (ASCII letters, digits, ``_``, ``-``), else a quoted
+    string (a joint named ``joint_0.0``).
+
+    >>> toml_key("a1"), toml_key("joint_0.0")
+    ('a1', '"joint_0.0"')
+    """
+    name = str(name)
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_string(name)
 
 
 def read_text(path):
@@ -63,6 +88,10 @@ def atomic_write(path, write):
 #: The gravity a robot file is loaded with by default (``gravity=`` of
 #: :func:`kanerobot.load` and the URDF reader): pinocchio's, z up.
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+#: The gravity symbols of a robot whose gravity is given as numbers (``G = [G1, G2, G3]``).
+GRAVITY_NAMES = ("G1", "G2", "G3")
 
 
 def checked_gravity(gravity, path):

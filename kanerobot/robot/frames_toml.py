@@ -80,7 +80,7 @@ from kanerobot.robot.description import (
 )
 from kanerobot.robot.dh import DHLink, standard_dh_robot
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
-from kanerobot.robot.files import read_text
+from kanerobot.robot.files import read_text, toml_string
 
 TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel")
 #: ``convention``: frames (the default) or the rows of a standard-DH table.
@@ -711,7 +711,7 @@ class _Writer:
             text, back = repr(float(expr)), parse_expression(float(expr))
         else:
             source = format_expression(expr)
-            text = _string(source)
+            text = toml_string(source)
             try:
                 back = parse_expression(source)
             except Exception as exc:
@@ -727,7 +727,7 @@ class _Writer:
         source = format_joint(frame.q, frame.offset)
         if parse_expression(source) != sympy.sympify(expr):
             self.fail(f"{what} = {expr} would read back as {source}")
-        return _string(source)
+        return toml_string(source)
 
     def vector(self, values, what):
         return "[" + ", ".join(self.value(v, what) for v in values) + "]"
@@ -752,11 +752,11 @@ class _Writer:
         links = set(robot.links)
 
         self.out.append("# kanerobot frame tree, see docs/frames-format.md")
-        self.put("name", _string(robot.name))
+        self.put("name", toml_string(robot.name))
         self.put("floating", _bool(robot.floating))
         self.put("wheeled", _bool(robot.wheeled))
         if robot.posture:
-            self.put("posture", "[" + ", ".join(_string(label) for label in robot.posture) + "]")
+            self.put("posture", "[" + ", ".join(toml_string(label) for label in robot.posture) + "]")
         self.write_base((BASE in links) != (BASE in defaults))
         for frame in robot.frames:
             self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
@@ -767,11 +767,11 @@ class _Writer:
     def write_wheel(self, wheel):
         what = f"wheel {wheel.joint}"
         self.out.extend(["", "[[wheel]]"])
-        self.put("joint", _string(wheel.joint))
-        self.put("kind", _string(wheel.kind))
+        self.put("joint", toml_string(wheel.joint))
+        self.put("kind", toml_string(wheel.kind))
         self.put("radius", self.value(wheel.radius, f"radius of {what}"))
         if wheel.steer is not None:
-            self.put("steer", _string(wheel.steer))
+            self.put("steer", toml_string(wheel.steer))
         if wheel.kind == "castor":
             self.put("offset", self.value(wheel.offset, f"offset of {what}"))
 
@@ -808,8 +808,8 @@ class _Writer:
         label = frame.label
         what = f"frame {label}"
         self.out.extend(["", "[[frame]]"])
-        self.put("label", _string(label))
-        self.put("antecedent", _string(frame.antecedent))
+        self.put("label", toml_string(label))
+        self.put("antecedent", toml_string(frame.antecedent))
         self.put("sigma", str(frame.sigma))
         if frame.mu != 1:
             self.put("mu", str(frame.mu))
@@ -830,7 +830,7 @@ class _Writer:
         if is_link != default_link:
             self.put("link", _bool(is_link))
         if closes is not None:
-            self.put("closes", _string(closes))
+            self.put("closes", toml_string(closes))
         dynamics = self.changed(self.robot.dynamics.get(label), default_dynamics(self.robot.stems[label]), f"link {label}")
         if dynamics:
             self.out.append("[frame.dynamics]")
@@ -841,19 +841,6 @@ class _Writer:
             self.out.append("[frame.joint]")
             for key, text in joint:
                 self.put(key, text)
-
-
-def _string(text):
-    """A TOML basic string."""
-    out = []
-    for ch in str(text):
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 32 or ord(ch) == 127:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
 
 
 def _bool(flag):

@@ -17,12 +17,9 @@ from kanerobot.errors import RobotFileError
 from kanerobot.robot import frames_toml, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
 from kanerobot.robot.expressions import symbol
-from kanerobot.robot.files import atomic_write, atomic_write_text, checked_gravity, read_text
+from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
 
 __all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save", "with_gravity"]
-
-#: The names of the gravity symbols ``G = [G1, G2, G3]`` that ``gravity=`` gives values.
-GRAVITY_NAMES = ("G1", "G2", "G3")
 
 
 def _codec(path):

@@ -112,8 +112,8 @@ from kanerobot.dynamics.parameters import physical_violations
 from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
-from kanerobot.robot.expressions import symbol
-from kanerobot.robot.files import DEFAULT_GRAVITY, checked_gravity
+from kanerobot.robot.expressions import exact_number, symbol
+from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.names import label_stem
 
 __all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
@@ -139,8 +139,7 @@ _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 #: Prefixes of the symbols named after a frame's stem (its parameters, joint
 #: parameters, lengths and joint variable): stems are chosen so that none clash.
 _PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
-_GRAVITY_NAMES = ("G1", "G2", "G3")
-_RESERVED = {*_GRAVITY_NAMES, "QX0", "QY0", "QZ0", "QW0"}
+_RESERVED = {*GRAVITY_NAMES, "QX0", "QY0", "QZ0", "QW0"}
 
 
 @dataclass(frozen=True)
@@ -253,11 +252,6 @@ def _exact(x):
         if abs(x - whole) <= EXACT:
             return sympy.Integer(whole)
     return sympy.Float(float(x))
-
-
-def _number(x):
-    """A float as a sympy number, integers exact (bound values: zeros and ones vanish)."""
-    return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
 
 
 def about_origin(mass, centre, inertia):
@@ -383,7 +377,7 @@ class _Reader:
             raise RobotFileError(path, None, f"mimic={mimic!r}: use one of {', '.join(map(repr, MIMIC))}")
         self.mimic = mimic
         self.physical = physical
-        self.values = dict(zip(_GRAVITY_NAMES, checked_gravity(gravity, path)))
+        self.values = dict(zip(GRAVITY_NAMES, checked_gravity(gravity, path)))
 
     def fail(self, element, message):
         raise RobotFileError(self.path, element.line if element is not None else None, message)
@@ -595,12 +589,12 @@ class _Reader:
                                                  for key in ("lower", "upper", "velocity", "effort")))
                             for label, item in limits.items() if kinds[label] != "fixed"}  # fmt: skip
             robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values,
-                                 limits=joint_limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in _GRAVITY_NAMES])))  # fmt: skip
+                                 limits=joint_limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])))  # fmt: skip
         except DescriptionError as exc:
             line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
             raise RobotFileError(self.path, line, str(exc)) from None
         if self.bind:
-            robot = robot.subs({key: _number(value) for key, value in robot.values.items()})
+            robot = robot.subs({key: exact_number(value) for key, value in robot.values.items()})
         joint_names = {labels[joint]: joint for _, joint, *_ in order}
         return UrdfRobot(robot, MappingProxyType(joint_names), MappingProxyType(link_names), MappingProxyType(limits))
 
