@@ -66,7 +66,7 @@ class Arm:
         self.dynamic = kr.derive(self.model)
         rng = np.random.default_rng(24)
         self.truth = random_truth(self.robot, rng)
-        self.numeric = self.dynamic.numeric(self.truth)
+        self.numeric = self.dynamic.numeric(self.truth, backend="numpy")  # a simulation of a few thousand states: no compile
         self.lower, self.upper, self.velocity = joint_limit_arrays(self.robot)
         self.gains = random_gains(7, rng)
         self.trajectories, self.runs = [], []
