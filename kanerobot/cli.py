@@ -28,6 +28,7 @@ from kanerobot.command_options import add_gravity, gravity_values, load_robot, o
 from kanerobot.errors import KaneRobotError
 from kanerobot.library import resolve, robot_names
 from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
+from kanerobot.robot.files import folder_problem
 from kanerobot.robot.io import atomic_write_text, load, save
 
 
@@ -557,11 +558,9 @@ def _output_path(text, suffixes=None, what=None, option="-o"):
         raise KaneRobotError(f"{option} {text}: cannot save {what} as {path.name!r}: use a {' or '.join(suffixes)} file")
     if path.is_dir():
         raise KaneRobotError(f"{option} {text} is a folder: give a file name")
-    folder = path.parent
-    if not folder.is_dir():
-        raise KaneRobotError(f"{option} {text}: folder {folder} does not exist: create it first")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise KaneRobotError(f"{option} {text}: folder {folder} is not writable")
+    problem = folder_problem(path.parent)
+    if problem:
+        raise KaneRobotError(f"{option} {text}: {problem}")
     return path
 
 
@@ -572,14 +571,9 @@ def _check_plot_folder(text):
 
     if importlib.util.find_spec("matplotlib") is None:
         raise KaneRobotError("--plot needs matplotlib, which is not installed: pip install 'kanerobot[plot]' (or leave out --plot)")
-    folder = Path(text)
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise KaneRobotError(f"--plot {text}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise KaneRobotError(f"--plot {text}: folder {existing} is not writable")
+    problem = folder_problem(text, created=True)
+    if problem:
+        raise KaneRobotError(f"--plot {text}: {problem}")
 
 
 def _floats(text, option):

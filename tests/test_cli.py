@@ -400,3 +400,87 @@ def test_identify_and_model_outputs_are_checked_before_the_work(capsys, no_work,
     assert "nothere.csv: no such file (the recording" in one_line_error(capsys, "identify", "planar2", str(tmp_path / "nothere.csv"))
     line = one_line_error(capsys, "model", "rx90", "idm", "-o", str(tmp_path / "missing" / "idm.txt"))
     assert "does not exist: create it first" in line
+
+
+# ------------------------------------- unwritable places (issue 25, defect 4)
+#: A folder nobody can create files in, root included (os.access says yes to root there).
+PROC = Path("/proc")
+needs_proc = pytest.mark.skipif(not PROC.is_dir() or os.name != "posix", reason="no /proc: the not-a-folder cases run instead")
+
+
+def listing(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+@needs_proc
+def test_convert_into_an_unwritable_folder_is_one_line(capsys):
+    """``convert rx90 /proc/x.par`` raised FileNotFoundError from the temporary file."""
+    line = one_line_error(capsys, "convert", "rx90", "/proc/x.par")
+    assert line == "kanerobot: error: /proc/x.par: folder /proc is not writable", line
+    assert not list(PROC.glob(".x.par*"))
+
+
+def test_convert_under_a_file_is_one_line(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("")
+    before = listing(tmp_path)
+    line = one_line_error(capsys, "convert", "rx90", str(tmp_path / "notes.txt" / "x.par"))
+    assert line == f"kanerobot: error: {tmp_path / 'notes.txt' / 'x.par'}: {tmp_path / 'notes.txt'} is a file, not a folder", line
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anywhere: the /proc case runs instead")
+def test_convert_into_a_read_only_folder_is_one_line(capsys, tmp_path):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        line = one_line_error(capsys, "convert", "rx90", str(locked / "x.par"))
+        assert line == f"kanerobot: error: {locked / 'x.par'}: folder {locked} is not writable (Permission denied)", line
+        assert listing(locked) == []
+    finally:
+        locked.chmod(0o700)
+
+
+@needs_proc
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--plot", "/proc/forbidden"], "--plot /proc/forbidden: folder /proc is not writable"),
+        (["--plot", "/proc/forbidden/deeper"], "--plot /proc/forbidden/deeper: folder /proc is not writable"),
+        (["-o", "/proc/run.npz"], "-o /proc/run.npz: folder /proc is not writable"),
+        (["--animate", "/proc/run.gif"], "/proc/run.gif: folder /proc is not writable"),
+    ],
+)
+def test_simulate_outputs_nobody_can_write_are_reported_first(args, words, capsys, no_work):
+    """``simulate planar2 --plot /proc/forbidden`` ran, then raised FileNotFoundError making the folder (root passes os.access)."""
+    assert words in one_line_error(capsys, "simulate", "planar2", *args)
+
+
+def test_every_writer_reports_a_failed_write_in_one_line(tmp_path):
+    """The shared atomic write: an OSError while writing (a full disk) is one RobotFileError, and no temporary file stays."""
+    import errno
+
+    from kanerobot.errors import RobotFileError
+    from kanerobot.robot.files import atomic_write
+
+    def full_disk(handle):
+        handle.write(b"half")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(RobotFileError, match=r"^.*out\.bin: cannot write: No space left on device$"):
+        atomic_write(tmp_path / "out.bin", full_disk)
+    assert listing(tmp_path) == []
+    (tmp_path / "folder.bin").mkdir()
+    with pytest.raises(RobotFileError, match=r"folder\.bin: is a folder: give a file name$"):
+        atomic_write(tmp_path / "folder.bin", lambda handle: handle.write(b"x"))
+    assert listing(tmp_path) == ["folder.bin"]
+
+
+def test_unwritable_output_fails_the_process_with_one_line(tmp_path):
+    """The same through ``python -m kanerobot``: exit status 2, one line on stderr, nothing written."""
+    (tmp_path / "notes.txt").write_text("")
+    target = Path("/proc/x.par") if PROC.is_dir() else tmp_path / "notes.txt" / "x.par"
+    out = run("convert", "rx90", str(target))
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"kanerobot: error: {target}: "), out.stderr
+    assert out.stdout == "" and listing(tmp_path) == ["notes.txt"]

@@ -9,6 +9,7 @@ error never leaves a half-written file behind.  This module imports no
 reader or writer, so all of them can import it.
 """
 
+import errno
 import math
 import os
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 
-__all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "read_text"]
+__all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "folder_problem", "read_text"]
 
 
 def toml_string(text):
@@ -60,28 +61,86 @@ def atomic_write_text(path, text):
     atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
+def folder_problem(folder, created=False):
+    """What keeps files from being written in ``folder``, or None when nothing does.
+
+    A file is created there and deleted at once (the system's temporary
+    file, never seen in the folder): :func:`os.access` says yes to root
+    everywhere, ``/proc`` included, where nothing can be created.
+
+    Parameters
+    ----------
+    folder : str or Path
+    created : bool
+        The folder is to be created with its parents (``--plot FOLDER``):
+        its nearest existing parent is the one checked.
+
+    Returns
+    -------
+    str or None
+        ``"folder F does not exist: create it first"``, ``"F is a file, not a
+        folder"`` or ``"folder F is not writable"`` (with the system's reason
+        where it tells more than a missing file, e.g. ``(Permission
+        denied)``): the part after ``path:`` of a one-line error.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> folder_problem(folder) is None, os.listdir(folder)
+    (True, [])
+    >>> folder_problem(os.path.join(folder, "missing"))  # doctest: +ELLIPSIS
+    'folder .../missing does not exist: create it first'
+    """
+    folder = Path(folder)
+    while created and not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.exists():
+        return f"folder {folder} does not exist: create it first"
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        # /proc answers "no such file" for a folder that plainly exists: only the other reasons are told
+        reason = f" ({exc.strerror})" if exc.errno != errno.ENOENT and exc.strerror else ""
+        return f"folder {folder} is not writable{reason}"
+    return None
+
+
 def atomic_write(path, write):
     """Call ``write(handle)`` on a binary file that becomes ``path`` only once
     complete (a temporary file in the same folder, then a rename): an error
-    or an interruption leaves nothing half-written."""
+    or an interruption leaves nothing half-written.
+
+    Raises
+    ------
+    RobotFileError
+        One line naming ``path``, for every error of the system (a folder
+        that is missing or not writable, a full disk, ``path`` a folder):
+        what every writer of kanerobot reports.
+    """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise RobotFileError(path, None, f"folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    # mkstemp creates the file 0600; give it the permissions open() would.
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise RobotFileError(path, None, folder_problem(folder) or f"cannot create a file in folder {folder}: {exc.strerror}") from None
     umask = os.umask(0)
     os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates the file 0600: the permissions open() would give
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            reason = "is a folder: give a file name" if path.is_dir() else f"cannot write: {exc.strerror or exc}"
+            raise RobotFileError(path, None, reason) from None
         raise
 
 

@@ -28,7 +28,7 @@ import numpy
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.progress import slow_step
-from kanerobot.robot.files import atomic_write
+from kanerobot.robot.files import atomic_write, folder_problem
 from kanerobot.visual.draw import draw_scene, scene_limits, values_text
 from kanerobot.visual.figures import figure_canvas, require_matplotlib
 from kanerobot.visual.skeleton import skeleton
@@ -57,7 +57,7 @@ def ffmpeg_path():
 
 
 def check_path(path):
-    """``path`` as a Path, checked before any work: a known suffix, matplotlib, ffmpeg for .mp4, an existing folder.
+    """``path`` as a Path, checked before any work: a known suffix, matplotlib, ffmpeg for .mp4, a folder that can be written.
 
     Raises
     ------
@@ -75,9 +75,9 @@ def check_path(path):
             "(imageio-ffmpeg, which brings it) or install ffmpeg (apt-get install ffmpeg); or write a .gif or .html "
             "animation, which need no ffmpeg"
         )
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise KaneRobotError(f"{path}: folder {folder} does not exist: create it first")
+    problem = folder_problem(path.parent if str(path.parent) else Path("."))
+    if problem:
+        raise KaneRobotError(f"{path}: {problem}")
     return path
 
 

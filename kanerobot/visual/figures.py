@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kanerobot.errors import KaneRobotError
+from kanerobot.errors import FileError, KaneRobotError
+from kanerobot.robot.files import folder_problem
 
 __all__ = [
     "FORMATS",
@@ -109,7 +110,7 @@ def save(figure, path, dpi=100):
     Raises
     ------
     KaneRobotError
-        Another suffix; a folder that does not exist.
+        Another suffix; a folder that does not exist or cannot be written.
     """
     from kanerobot.robot.io import atomic_write
 
@@ -474,7 +475,10 @@ def _energy_figure(result, lines, title):
 def _write(figures, folder, prefix):
     """Save ``{name: figure}`` as ``<prefix>_<name>.png`` in ``folder`` (created); the paths in order."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileError(folder, None, folder_problem(folder, created=True) or f"cannot create the folder: {exc.strerror}") from None
     return [save(figure, folder / f"{prefix}_{name}.png") for name, figure in figures.items()]
 
 
