@@ -377,6 +377,67 @@ def test_cli_campaign(tmp_path, capsys):
     assert "--sample MX2=0.3: give NAME=LOW:HIGH" in capsys.readouterr().err
 
 
+
+def closed_port():
+    """A port of this machine nothing listens on: one just bound and let go."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def nominal_file(folder):
+    """PLANAR_VALUES as a --values file (no line about random nominal values on stderr)."""
+    path = folder / "nominal.toml"
+    path.write_text("".join(f"{name} = {value!r}\n" for name, value in PLANAR_VALUES.items()))
+    return str(path)
+
+
+def test_unreachable_scheduler_is_one_line(capsys, monkeypatch, tmp_path):
+    """``--scheduler tcp://127.0.0.1:1`` raised dask's OSError after 30 s; now one line after the connect timeout
+    (shortened here: the default, schedulers.CONNECT_TIMEOUT, is 5 s), naming the address and the option."""
+    from kanerobot.campaign import schedulers
+    from kanerobot.cli import main
+
+    address = f"tcp://127.0.0.1:{closed_port()}"
+    argv = ["campaign", "planar2", "--runs", "2", "--sample", "M2=0.9:1.1", "--t-span", "0.1", "--samples", "5", "--scheduler", address,
+            "--values", nominal_file(tmp_path), "--store", str(tmp_path / "store")]  # fmt: skip
+    assert main(argv + ["--connect-timeout", "0.2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0] == (f"kanerobot: error: no dask scheduler answered at {address} within 0.2 s: start one there "
+                       f"(dask scheduler --port PORT) or give its address; wait longer with --connect-timeout SECONDS "
+                       f"(Python: Dask(address, timeout=SECONDS))"), err  # fmt: skip
+    assert not list((tmp_path / "store").glob("*.parquet"))  # no row written
+    with pytest.raises(KaneRobotError, match=r"^no dask scheduler answered at tcp://127\.0\.0\.1:\d+ within 0\.1 s: start one"):
+        kr.campaign(PLANAR, PLANAR_VALUES, runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler=schedulers.Dask(address, timeout=0.1))
+    monkeypatch.setattr(schedulers, "CONNECT_TIMEOUT", 0.1)  # the default a bare address gets
+    with pytest.raises(KaneRobotError, match=r"within 0\.1 s"):
+        kr.campaign(PLANAR, PLANAR_VALUES, runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler=address)
+    with pytest.raises(KaneRobotError, match=r"^'localhost:http' is not a dask scheduler's address: give tcp://HOST:PORT"):
+        kr.campaign(PLANAR, PLANAR_VALUES, runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler="localhost:http")
+
+
+def test_campaign_whose_every_run_fails_exits_2(tmp_path, capsys):
+    """Negative masses drawn for every run: exit status 0 before; now the summary, then one error line and exit 2.
+    A campaign where some runs ran still exits 0: its failures are counted in the summary."""
+    from kanerobot.cli import main
+
+    common = ["campaign", "planar2", "--runs", "3", "--t-span", "0.1", "--samples", "5", "--scheduler", "in-process",
+              "--values", nominal_file(tmp_path)]  # fmt: skip
+    assert main(common + ["--sample", "M2=-5:-4"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("runs 3, ok 0, failed 3\n")
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kanerobot: error: every run of the campaign failed (3 of 3); run 0: ParameterError: "), err
+    assert err[0].endswith("mass M = -4.36304 < 0; give physical values, or numeric(..., physical=False) for values that need not be "
+                           "(base parameters)"), err[0]  # fmt: skip
+    assert main(common + ["--sample", "M2=-1:1.5"]) == 0  # some plants are physical, some not
+    out = capsys.readouterr().out
+    ok = int(out.split(", ok ")[1].split(",")[0])
+    assert 0 < ok < 3, out
+
+
 @pytest.mark.slow
 def test_acceptance_200_rx90_runs_identical_everywhere(rx90_values):
     """The issue's acceptance: 200 RX-90 runs, identical metrics in-process, with local processes and on a LocalCluster of 2 workers."""

@@ -5,6 +5,13 @@
 keeps its table in ``DIR`` (a restart runs only the missing runs) and prints
 a summary: runs, failures (with the first messages), and each metric's
 mean and worst value.
+
+Exit status: 0 when at least one run ran; 2 when every run failed, with
+the count and the first failure on one line (:func:`all_failed`), as for
+any other mistake in what was asked.  A dask scheduler's address that does
+not answer within ``--connect-timeout`` seconds (default
+:data:`kanerobot.campaign.schedulers.CONNECT_TIMEOUT`, 5 s) stops the
+campaign before any run, with one line.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import sys
 
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["add_arguments", "run", "sample_option", "time_span_option"]
+__all__ = ["add_arguments", "all_failed", "run", "sample_option", "time_span_option"]
 
 
 def sample_option(text):
@@ -62,6 +69,19 @@ def time_span_option(text):
     return span
 
 
+def _seconds(text):
+    """``--connect-timeout``: a positive number of seconds."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, got {text!r}")
+    return value
+
+
 def add_arguments(p):
     """The options of ``kanerobot campaign`` on the subparser ``p``."""
     from kanerobot.command_options import add_gravity  # the options every numeric command shares
@@ -73,6 +93,8 @@ def add_arguments(p):
     p.add_argument("--t-span", metavar="T0:T1", default="0:1", help="time span of every run (default 0:1; a number is a duration from 0)")
     p.add_argument("--store", metavar="DIR", help="folder of the table (Parquet): written as runs complete; a restart runs only the missing runs")
     p.add_argument("--scheduler", default="processes", help="in-process, processes (default: one per core) or a dask scheduler address")
+    p.add_argument("--connect-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="how long a dask scheduler at an address has to answer (default 5 s: a wrong address fails fast)")  # fmt: skip
     p.add_argument("--controller", choices=["none", "pd", "computed-torque"], default="computed-torque",
                    help="built on the nominal values, tracking a quintic to the target drawn (default computed-torque)")  # fmt: skip
     p.add_argument("--values", metavar="FILE", help="nominal parameter values, a TOML file of NAME = number lines "
@@ -89,6 +111,7 @@ def run(args, values):
     import numpy as np
 
     from kanerobot.campaign.driver import campaign
+    from kanerobot.campaign.schedulers import Dask, scheduler_of
     from kanerobot.command_options import gravity_values, load_robot, own_values
     from kanerobot.dynamics.model import derive
     from kanerobot.dynamics.parameters import random_parameters
@@ -110,12 +133,35 @@ def run(args, values):
               file=sys.stderr)  # fmt: skip
     values = {**values, **gravity_values(robot, args)}
     controller = None if args.controller == "none" else args.controller
+    scheduler = scheduler_of(args.scheduler)
+    if isinstance(scheduler, Dask):
+        scheduler.timeout = args.connect_timeout
     table = campaign(derive(robot, args.method), values, controller, runs=args.runs, sample=sample, t_span=span, seed=args.seed,
-                     scheduler=args.scheduler, store=args.store, samples=args.samples)  # fmt: skip
+                     scheduler=scheduler, store=args.store, samples=args.samples)  # fmt: skip
     print(summary(table))
     if args.store:
         print(f"kanerobot: table in {args.store} ({table.attrs['from_store']} runs were there, {len(table.attrs['executed'])} run now)",
               file=sys.stderr)  # fmt: skip
+    failure = all_failed(table)
+    if failure:
+        raise KaneRobotError(failure)
+
+
+def all_failed(table):
+    """The error of a campaign none of whose runs ran (None when one did, or there were none): the count and the first message.
+
+    The rule of ``kanerobot campaign``'s exit status: 0 when at least one
+    run ran (the failures are counted in the summary: a Monte-Carlo study
+    may expect some), 2 when every run failed, as for any other mistake in
+    what was asked (a range of negative masses, a duration the solver
+    cannot cover).
+    """
+    failed = table[table["status"] != "ok"] if len(table) else table
+    if not len(table) or len(failed) < len(table):
+        return None
+    first = failed.iloc[0]
+    message = " ".join(str(first["error"]).split())  # one line, whatever the run raised
+    return f"every run of the campaign failed ({len(failed)} of {len(table)}); run {first['run']}: {message}"
 
 
 def summary(table):

@@ -428,6 +428,7 @@ class _Bar:
         self.stream.flush()
 
     def close(self):
-        if self.on and (self.said or time.monotonic() - self.start >= self.delay):
+        # no run came back (a scheduler that did not answer): the error says it, not a line of zeros before it
+        if self.on and self.done and (self.said or time.monotonic() - self.start >= self.delay):
             self.stream.write(("\r" + self.text() + "\n") if self.tty else self.text() + "\n")
             self.stream.flush()

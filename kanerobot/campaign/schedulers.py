@@ -26,7 +26,9 @@ were computed (``wall_time`` aside).
   :data:`CRASHES` such deaths is recorded as ``"lost"`` (a restart runs it
   again);
 - :class:`Dask`: a ``dask.distributed`` cluster, given by its scheduler's
-  address or a ``Client``.  Its scheduler hands out again the tasks of a
+  address or a ``Client``.  A scheduler that does not answer at the
+  address within :data:`CONNECT_TIMEOUT` (5 s) stops the campaign with one
+  error before any run.  Its scheduler hands out again the tasks of a
   worker that dies (up to ``distributed.scheduler.allowed-failures``); a
   task that still fails becomes a ``"lost"`` row.  The workers need kanerobot
   installed (and a C compiler, or the compiled-model cache on a shared
@@ -42,10 +44,13 @@ from collections import deque
 from kanerobot.campaign import runner
 from kanerobot.campaign.dependencies import require
 
-__all__ = ["CRASHES", "Dask", "InProcess", "Processes", "failed_row", "scheduler_of"]
+__all__ = ["CONNECT_TIMEOUT", "CRASHES", "Dask", "InProcess", "Processes", "failed_row", "scheduler_of"]
 
 #: Deaths of the process pool a run may be in flight at before it is recorded as failed.
 CRASHES = 2
+#: Seconds a campaign waits for a dask scheduler given by its address to answer (dask's own default is 30 s):
+#: a wrong address or a scheduler not started is said quickly (``Dask(address, timeout=...)``, ``--connect-timeout``).
+CONNECT_TIMEOUT = 5.0
 _HERE = {}  # in a worker process: campaign key -> Campaign (unpickled once)
 
 
@@ -163,18 +168,39 @@ class Processes:
 
 
 class Dask:
-    """A dask.distributed cluster: ``scheduler`` is its address (a client is opened and closed here) or a ``Client``."""
+    """A dask.distributed cluster: ``scheduler`` is its address (a client is opened and closed here) or a ``Client``.
+
+    ``timeout``: seconds to wait for the scheduler at an address to answer
+    (default :data:`CONNECT_TIMEOUT`), after which the campaign stops with
+    one :class:`~kanerobot.errors.KaneRobotError` before any run.
+    """
 
     name = "dask"
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, timeout=None):
         self.scheduler = scheduler
+        self.timeout = timeout
+
+    def _client(self, distributed):
+        """A client of the scheduler at the address, or one error saying that nothing answered there."""
+        from kanerobot.errors import KaneRobotError
+
+        timeout = CONNECT_TIMEOUT if self.timeout is None else self.timeout
+        try:
+            return distributed.Client(self.scheduler, timeout=timeout)
+        except ValueError:  # a port that is not a number (dask's own parsing)
+            raise KaneRobotError(f"{self.scheduler!r} is not a dask scheduler's address: give tcp://HOST:PORT (or HOST:PORT)") from None
+        except OSError:  # dask retries a refused connection until the timeout, then says it timed out
+            raise KaneRobotError(
+                f"no dask scheduler answered at {self.scheduler} within {timeout:g} s: start one there (dask scheduler --port PORT) "
+                f"or give its address; wait longer with --connect-timeout SECONDS (Python: Dask(address, timeout=SECONDS))"
+            ) from None
 
     def rows(self, campaign, items):
         distributed = require("distributed", "a campaign on a dask cluster")
         cloudpickle = require("cloudpickle", "a campaign on a dask cluster")
         own = isinstance(self.scheduler, str)
-        client = distributed.Client(self.scheduler) if own else self.scheduler
+        client = self._client(distributed) if own else self.scheduler
         payload = cloudpickle.dumps(campaign)
         tag = uuid.uuid4().hex[:12]
         pending, items = {}, iter(items)
