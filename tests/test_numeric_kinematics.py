@@ -226,6 +226,117 @@ def test_flexible_joints_are_served_on_the_link_side():
         np.testing.assert_allclose(np.array(out, dtype=float), expected[: len(out) // expected.shape[1]].ravel(), atol=1e-12)
 
 
+
+# ---------------------------------- closed loops, wheeled bases, flexible joints
+#: (frame, projection) pairs: the end, the closing frame 10 of the SR400's loop, the chassis th of the
+#: wheeled Krang (posture x, y, th), a rotor frame r2 of the flexible arm.
+SPECIAL = {
+    "sr400": [("6", "0"), ("10", "3")],
+    "krang_wheeled": [("10l", "th"), ("th", "0")],
+    "planar2flex": [("2", "0"), ("r2", "1")],
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SPECIAL))
+def special(request):
+    """(name, reference tree, values, numpy functions, configurations (3, nq)) of a robot that is not a plain tree.
+
+    The reference tree is the robot whose frames the model's configuration
+    places: the SR400 with its loop opened, Krang with its wheels free, the
+    flexible arm's links and rotors (z = (q, q_r))."""
+    from kanerobot.dynamics.closed_loop import equivalent_tree
+    from kanerobot.dynamics.flexible import augmented_robot
+    from kanerobot.dynamics.wheeled import tree_robot as wheels_free
+
+    name = request.param
+    robot = library(name)
+    rng = np.random.default_rng(sorted(SPECIAL).index(name) + 20)
+    values = random_parameters(robot, rng)
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    if name == "sr400":
+        reference = equivalent_tree(robot)
+        q = np.array([fn.configuration(rng.uniform(-0.8, 0.8, robot.dof)) for _ in range(3)])
+    elif name == "krang_wheeled":
+        reference = wheels_free(robot)
+        q = rng.uniform(-np.pi, np.pi, (3, len(robot.q)))
+    else:
+        reference = augmented_robot(robot)
+        q = rng.uniform(-np.pi, np.pi, (3, len(reference.q)))
+    return name, reference, values, fn, q
+
+
+def speeds_map(name, fn, q, values):
+    """dq/d(the model's speeds) at q, by a path of ours that is not the model's: finite differences of the loop
+    solver (SR400), the null space of the rolling constraints W(q) evaluated by sympy (Krang), identity (z)."""
+    if name == "sr400":
+        robot = fn.robot
+        active = [robot.joint_labels.index(label) for label in robot.active_joints]
+        others = [c for c in range(robot.nj) if c not in active]
+        columns = []
+        for k in range(len(active)):
+            step = np.zeros(len(active))
+            step[k] = 1e-4
+            plus = fn.configuration(q[active] + step, guess=q[others], tol=1e-13)
+            minus = fn.configuration(q[active] - step, guess=q[others], tol=1e-13)
+            columns.append((plus - minus) / 2e-4)
+        return np.array(columns).T
+    if name == "krang_wheeled":
+        robot = fn.robot
+        W = numeric_function(robot, fn.model.constraints.W, values)(q)
+        independent = [robot.joint_labels.index(label) for label in fn.model.independent]
+        dependent = [c for c in range(robot.nj) if c not in independent]
+        G = np.zeros((robot.nj, len(independent)))
+        G[independent] = np.eye(len(independent))
+        G[dependent] = np.linalg.lstsq(W[:, dependent], -W[:, independent], rcond=None)[0]
+        return G
+    return np.eye(len(q))
+
+
+def test_special_structures_pose_and_jacobian(special):
+    """fn.pose and fn.jacobian of a closed loop, a wheeled base and flexible joints: they raised AttributeError
+    (issue 25).  The pose is the reference tree's symbolic transform at the model's configuration; the
+    Jacobian maps the model's speeds (active joints, independent speeds, zd) to the frame's twist: the tree's
+    symbolic Jacobian times dq/d(speeds) of speeds_map."""
+    name, reference, values, fn, q = special
+    for frame, projection in SPECIAL[name]:
+        T, J = fn.pose(frame, q), fn.jacobian(frame, q, projection)
+        T_ref = numeric_function(reference, transform(reference, "0", frame), values)
+        J_ref = numeric_function(reference, jacobian(reference, frame, projection), values)
+        for k in range(len(q)):
+            G = speeds_map(name, fn, q[k], values)
+            assert J.shape == (len(q), 6, G.shape[1])
+            np.testing.assert_allclose(T[k], T_ref(q[k]), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(J[k], J_ref(q[k]) @ G, rtol=0, atol=1e-7 if name == "sr400" else 1e-11)
+            np.testing.assert_array_equal(fn.pose(frame, q[k]), T[k])
+            np.testing.assert_array_equal(fn.jacobian(frame, q[k], projection), J[k])
+
+
+def test_special_structures_refuse_what_is_not_a_configuration(special):
+    name, _, _, fn, q = special
+    with pytest.raises(KaneRobotError, match=r"has no frame '99'; frames are 0, "):
+        fn.pose("99", q[0])
+    if name == "sr400":
+        opened = q[0] + 0.1
+        with pytest.raises(KaneRobotError, match=r"does not close the loops of SR400 .*: give every joint of a closed configuration, e\.g\. from configuration\(q_active\)"):
+            fn.pose("6", opened)
+        with pytest.raises(KaneRobotError, match=r"does not close the loops"):
+            fn.jacobian("6", opened)
+    if name == "planar2flex":
+        with pytest.raises(KaneRobotError, match=r"z must have shape \(4,\) or \(N, 4\), got \(2,\)"):
+            fn.pose("2", q[0][:2])
+
+
+@pytest.mark.skipif(not HAVE_COMPILER, reason="no C compiler: the C backend of fn.pose / fn.jacobian is not tested")
+def test_flexible_kinematics_in_c_equal_numpy():
+    robot = library("planar2flex")
+    values = random_parameters(robot, np.random.default_rng(8))
+    fc, fn = (kr.derive(robot).numeric(values, backend=backend) for backend in ("c", "numpy"))
+    z = np.random.default_rng(9).uniform(-np.pi, np.pi, (5, 4))
+    np.testing.assert_allclose(fc.pose("r2", z), fn.pose("r2", z), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(fc.jacobian("2", z, "1"), fn.jacobian("2", z, "1"), rtol=0, atol=1e-13)
+    assert fc.backend == "c"
+
+
 # ---------------------------------------------------------------- pinocchio
 def test_against_pinocchio():
     """Frame placements and computeFrameJacobian (LOCAL_WORLD_ALIGNED) of the RX-90, as tests/test_pinocchio.py builds it."""

@@ -267,6 +267,8 @@ class ConstrainedDynamics:
         # The tree's values were checked above with the loop's geometry.
         self.tree = model.tree.numeric({k: v for k, v in self.values_by_name.items() if k in tree_names}, backend=backend,
                                        physical=False, check=check)
+        # the tree's poses may read lengths no dynamic model needs (a closing frame, an end frame): every value given
+        self.tree._given = {str(k): float(v) for k, v in values.items()}
         labels = self.robot.joint_labels
         self.n = len(labels)
         self.m = len(model.independent)
@@ -328,6 +330,44 @@ class ConstrainedDynamics:
                 f"here (J G = {residual[k]:.3g}): fewer motions are possible than at a generic configuration"
             )
         return G, pinv
+
+    def pose(self, frame, q):
+        """Homogeneous transform 0T_frame of a frame of the tree, (4, 4) or (N, 4, 4).
+
+        ``q`` is the configuration every function here takes: every joint
+        variable in ``robot.joint_labels`` order (a wheeled base's posture
+        ``x, y, th`` and wheels included; a closed loop's q must close the
+        loops: ``configuration(q_active)`` gives one from the active joints).
+        Every frame of the robot has one: a closing frame, the chassis of a
+        wheeled base (frame 0 is then the ground).  The generated program of
+        the tree (:attr:`tree`, :meth:`NumericDynamics.pose
+        <kanerobot.dynamics.dynamic_model.NumericDynamics.pose>`) runs it.
+        """
+        qs, single = self._states(q, self.n, "q")
+        self._check(qs)
+        T = self.tree.pose(frame, qs)
+        return T[0] if single else T
+
+    def jacobian(self, frame, q, projection="0"):
+        """Jacobian of the origin of ``frame`` in the independent speeds: ``[V; w] = J qd_a``, (6, m) or (N, 6, m).
+
+        ``J = J_tree(q) G(q)``: the tree's Jacobian (one column per joint,
+        ``tree.jacobian(frame, q, projection)``, that of
+        :func:`kanerobot.kinematics.jacobian`) times ``G = dq/dq_a``, so that
+        it maps the speeds of this model and of its simulations (a closed
+        loop's active joints, a wheeled base's independent speeds) to the
+        twist of the frame, linear rows first, projected into frame
+        ``projection``'s axes.
+
+        Raises
+        ------
+        SingularityError
+            Where the independent speeds do not determine the others.
+        """
+        qs, single = self._states(q, self.n, "q")
+        G, _ = self._G(qs)
+        J = self.tree.jacobian(frame, qs, projection) @ G
+        return J[0] if single else J
 
     @property
     def state_space(self):

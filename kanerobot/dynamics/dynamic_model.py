@@ -28,7 +28,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
-from kanerobot.dynamics.kinematic_programs import KinematicPrograms
+from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.progress import slow_step
@@ -661,7 +661,7 @@ def _finite(array):
     return bool(np.isfinite(array).all())
 
 
-class NumericDynamics:
+class NumericDynamics(FrameKinematics):
     """Numeric dynamic functions of one robot with bound parameters.
 
     Every function takes one state (1-D arrays of length n) or a batch
@@ -934,19 +934,21 @@ class NumericDynamics:
         dynamic models do (C or numpy).  ``q`` has one value per joint of
         ``robot.joint_labels`` (all of them), or shape (N, n).
 
+        The other structures have theirs: a floating base in the world frame
+        (:meth:`FloatingBaseDynamics.pose
+        <kanerobot.dynamics.floating.FloatingBaseDynamics.pose>`), closed
+        loops and wheeled bases at every joint variable
+        (:meth:`ConstrainedDynamics.pose
+        <kanerobot.dynamics.constrained.ConstrainedDynamics.pose>`),
+        flexible joints at ``z = (q, q_r)`` (:meth:`NumericFlexible.pose
+        <kanerobot.dynamics.flexible.NumericFlexible.pose>`).
+
         Raises
         ------
         KaneRobotError
-            An unknown frame, a ``q`` of the wrong length, closed loops or
-            a wheeled base (a floating base has its own, in the world frame:
-            :meth:`FloatingBaseDynamics.pose
-            <kanerobot.dynamics.floating.FloatingBaseDynamics.pose>`).
+            An unknown frame, a ``q`` of the wrong length.
         """
-        flat, single = self._kinematic(("pose", str(frame)), q)
-        T = np.zeros((flat.shape[0], 4, 4))
-        T[:, :3, :] = flat.reshape(-1, 3, 4)
-        T[:, 3, 3] = 1.0
-        return T[0] if single else T
+        return self._frame_pose(frame, q)
 
     def jacobian(self, frame: str, q, projection: str = "0") -> np.ndarray:
         """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, n) or (N, 6, n).
@@ -963,36 +965,10 @@ class NumericDynamics:
         KaneRobotError
             As :meth:`pose`, and for an unknown projection frame.
         """
-        flat, single = self._kinematic(("jacobian", str(frame), str(projection)), q)
-        J = flat.reshape(-1, 6, self.n)
-        return J[0] if single else J
+        return self._frame_jacobian(frame, q, projection)
 
-    def _kinematic(self, key, q):
-        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
-        model = self.model
-        if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
-            model._kinematics = KinematicPrograms(model.robot, model.c_prefix)
-        programs = model._kinematics
-        bound = self.__dict__.setdefault("_kinematic_values", {})
-        if key not in bound:  # derives the program: structure and frame checked before q
-            bound[key] = np.array(programs.values(key, self._given), dtype=float)
-        parameters = bound[key]
-        q, single = self._state(q, "q")
-        if self.backend == "c":
-            from kanerobot.codegen.backend import CodegenError
-            from kanerobot.codegen.compiled import CompileError
-
-            try:
-                function = programs.compiled(key)
-            except (CompileError, CodegenError) as exc:
-                if self.requested_backend == "c":
-                    raise
-                self.backend, self.fallback_reason = "numpy", f"{' '.join(key)}: {exc}"
-            else:
-                return function.batch(q.shape[0], [q, parameters]), single
-        out = programs.numpy_function(key)(*q.T, *parameters.tolist())
-        out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
-        return out.T, single
+    def _frame_states(self, q):
+        return self._state(q, "q")
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):

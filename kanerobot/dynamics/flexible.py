@@ -86,6 +86,7 @@ from kanerobot.dynamics.dynamic_model import (
     parameters_without_state,
     select_backend,
 )
+from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
     DYNAMIC_NAMES,
@@ -850,7 +851,7 @@ def _states(*arguments, check=True):
     return arrays, single
 
 
-class NumericFlexible:
+class NumericFlexible(FrameKinematics):
     """Numeric dynamic functions of a flexible robot with bound parameters.
 
     The state is ``x = (z, zd)`` with ``z = (q, q_r)``: the n link-side joint
@@ -892,6 +893,7 @@ class NumericFlexible:
 
         bound_values(robot, model.parameters, _robot_symbol_names(robot), values, hint=stiffness_hint, physical=physical)
         given_values = {str(k): v for k, v in values.items()}
+        self._given = {k: float(v) for k, v in given_values.items()}  # the poses may read lengths no dynamic model needs
         known = names | _robot_symbol_names(robot)
         numbers = {sympy.Symbol(k): sympy.Float(float(v)) for k, v in given_values.items() if k in known}
         for label in model.flexible:
@@ -1089,6 +1091,40 @@ class NumericFlexible:
         z, zd = x[: self.m], x[self.m :]
         torques = tau(t, x) if callable(tau) else tau
         return np.concatenate([zd, self.direct_dynamics(z, zd, torques)])
+
+    # ------------------------------------------------------ the kinematics
+    def pose(self, frame, z):
+        """Homogeneous transform 0T_frame, (4, 4) or (N, 4, 4), at ``z = (q, q_r)`` as every function here takes it.
+
+        The frames of the links are those of the link side (they read q);
+        the rotor of flexible joint j has frame ``r<j>`` (placed as frame
+        j, turned by its motor position ``q_rj`` reduced to the joint): the
+        frames of :func:`augmented_robot`, whose generated program runs as
+        the dynamic models do (C or numpy).
+
+        Raises
+        ------
+        KaneRobotError
+            An unknown frame, a ``z`` of the wrong length.
+        """
+        return self._frame_pose(frame, z)
+
+    def jacobian(self, frame, z, projection="0"):
+        """Jacobian of the origin of ``frame`` in the rates ``zd``: ``[V; w] = J zd``, (6, m) or (N, 6, m).
+
+        One column per coordinate of z (a link frame's motor columns are 0:
+        a motor moves its link through the spring only), linear rows first,
+        projected into frame ``projection``'s axes; that of
+        :func:`kanerobot.kinematics.jacobian` on :func:`augmented_robot`.
+        """
+        return self._frame_jacobian(frame, z, projection)
+
+    def _frame_robot(self):
+        return self.model.tree, "kr_flexible_"
+
+    def _frame_states(self, z):
+        (z,), single = _states((z, self.m, "z"), check=self.check)
+        return z, single
 
     # ------------------------------------------------------- state space
     @property

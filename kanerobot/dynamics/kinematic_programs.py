@@ -24,11 +24,17 @@ tree robots with a fixed base (flexible joints are served, their link side
 is the configuration), and floating robots, whose numeric functions
 (:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics`) compose them
 with the base pose and speeds.  Closed loops and a wheeled base get one
-:class:`KaneRobotError` saying so.
+:class:`KaneRobotError` saying so: their numeric functions
+(:class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`) run the
+programs of their tree (the loops opened, the wheels free), at every joint
+variable, and multiply the Jacobian by ``G = dq/dq_a``.  Flexible joints'
+(:class:`~kanerobot.dynamics.flexible.NumericFlexible`) run those of the
+tree of links and rotors, at ``z = (q, q_r)``.
 """
 
 import re
 
+import numpy as np
 import sympy
 
 from kanerobot.dynamics.common import angle_labels, frame_placement, program_inputs
@@ -37,7 +43,7 @@ from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.description import BASE
 from kanerobot.symbolic.program import Program
 
-__all__ = ["KinematicPrograms", "jacobian_program", "pose_program"]
+__all__ = ["FrameKinematics", "KinematicPrograms", "jacobian_program", "pose_program"]
 
 class _Chain:
     """The named partial products 0A_k, 0P_k of one program, built once per frame."""
@@ -75,7 +81,8 @@ def _program(robot, what):
         raise KaneRobotError(
             f"{what} of {robot.name}: the numeric kinematics serve serial and tree robots, and "
             f"{robot.name} has {kind}; kanerobot.geometry.transform and kanerobot.kinematics.jacobian give its "
-            f"frames' transforms and Jacobians (relative to frame 0) symbolically"
+            f"frames' transforms and Jacobians (relative to frame 0) symbolically, and the numeric functions of "
+            f"kr.derive({robot.name}) (fn.pose, fn.jacobian) numerically, through its tree"
         )
     return Program(inputs=program_inputs(robot, [robot.q], names=()), trig=True)
 
@@ -268,3 +275,65 @@ class KinematicPrograms:
                 constant=("p",), doc=f"{' '.join(map(str, key))}, robot {self.robot.name}",
             )
         return self._compiled[("c",) + key]
+
+
+class FrameKinematics:
+    """The pose and Jacobian of a robot's frames for numeric functions (a mixin).
+
+    The numeric class gives its configurations' robot and the C prefix of
+    the programs (:meth:`_frame_robot`), its configurations as an (N, nq)
+    array (:meth:`_frame_states`) and the values given (``_given``, {name:
+    float}: the programs may read symbols no dynamic model needs), with the
+    ``backend``, ``requested_backend`` and ``fallback_reason`` of its models:
+    the programs run as its models do, C or numpy, and fall back the same way.
+    The programs are derived once per frame and kept on ``self.model``.
+    """
+
+    def _frame_robot(self):
+        """``(robot, c_prefix)``: the robot whose joint vector the configurations are."""
+        return self.model.robot, self.model.c_prefix
+
+    def _frame_states(self, q):
+        """``q`` as an (N, nq) array and whether it was one configuration."""
+        raise NotImplementedError
+
+    def _frame_pose(self, frame, q):
+        """0T_frame, (4, 4) or (N, 4, 4)."""
+        flat, single = self._frame_outputs(("pose", str(frame)), q)
+        T = np.zeros((flat.shape[0], 4, 4))
+        T[:, :3, :] = flat.reshape(-1, 3, 4)
+        T[:, 3, 3] = 1.0
+        return T[0] if single else T
+
+    def _frame_jacobian(self, frame, q, projection):
+        """rJ_frame, (6, nq) or (N, 6, nq)."""
+        flat, single = self._frame_outputs(("jacobian", str(frame), str(projection)), q)
+        J = flat.reshape(flat.shape[0], 6, len(self.model._kinematics.robot.q))
+        return J[0] if single else J
+
+    def _frame_outputs(self, key, q):
+        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+        model = self.model
+        if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
+            model._kinematics = KinematicPrograms(*self._frame_robot())
+        programs = model._kinematics
+        bound = self.__dict__.setdefault("_kinematic_values", {})
+        if key not in bound:  # derives the program: structure and frame checked before q
+            bound[key] = np.array(programs.values(key, self._given), dtype=float)
+        parameters = bound[key]
+        q, single = self._frame_states(q)
+        if self.backend == "c":
+            from kanerobot.codegen.backend import CodegenError
+            from kanerobot.codegen.compiled import CompileError
+
+            try:
+                function = programs.compiled(key)
+            except (CompileError, CodegenError) as exc:
+                if self.requested_backend == "c":
+                    raise
+                self.backend, self.fallback_reason = "numpy", f"{' '.join(key)}: {exc}"
+            else:
+                return function.batch(q.shape[0], [q, parameters]), single
+        out = programs.numpy_function(key)(*q.T, *parameters.tolist())
+        out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
+        return out.T, single
