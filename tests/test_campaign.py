@@ -418,6 +418,18 @@ def test_unreachable_scheduler_is_one_line(capsys, monkeypatch, tmp_path):
         kr.campaign(PLANAR, PLANAR_VALUES, runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler="localhost:http")
 
 
+def test_store_nobody_can_create_is_one_line(tmp_path):
+    """A store under a file, or in /proc (root may write anywhere else): what keeps it from being created, not ENOENT."""
+    (tmp_path / "notes.txt").write_text("")
+    common = dict(runs=1, sample={"M2": (0.9, 1.1)}, t_span=(0.0, 0.1), scheduler="in-process", backend="numpy")
+    with pytest.raises(KaneRobotError, match=r"^cannot create the store folder .*notes\.txt/s: .*notes\.txt is a file, not a folder$"):
+        kr.campaign(PLANAR, PLANAR_VALUES, store=tmp_path / "notes.txt" / "s", **common)
+    if os.path.isdir("/proc"):
+        with pytest.raises(KaneRobotError, match=r"^cannot create the store folder /proc/s: folder /proc is not writable$"):
+            kr.campaign(PLANAR, PLANAR_VALUES, store="/proc/s", **common)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_campaign_whose_every_run_fails_exits_2(tmp_path, capsys):
     """Negative masses drawn for every run: exit status 0 before; now the summary, then one error line and exit 2.
     A campaign where some runs ran still exits 0: its failures are counted in the summary."""

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot.files import folder_problem
 
 __all__ = ["Store"]
 
@@ -48,7 +49,7 @@ class Store:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise KaneRobotError(f"cannot create the store folder {path}: {exc.strerror}") from None
+            raise KaneRobotError(f"cannot create the store folder {path}: {folder_problem(path, created=True) or exc.strerror}") from None
         record = self.path / _RECORD
         text = json.dumps(description, indent=1, sort_keys=True) + "\n"
         if record.is_file():
