@@ -198,8 +198,8 @@ def animate(result, path, fps=20, frames=None, *, values=None, triads=True, labe
     ------
     KaneRobotError
         A suffix other than .gif, .html, .mp4; matplotlib missing; ffmpeg
-        missing for .mp4 (with how to get it); ``frames`` not a whole
-        number >= 1.
+        missing for .mp4 (with how to get it); a folder that does not exist
+        or cannot be written; ``frames`` not a whole number >= 1.
     """
     path = check_path(path)
     if not (numpy.isfinite(fps) and fps > 0):
