@@ -28,6 +28,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
+from kanerobot.dynamics.centroidal import moving_links
 from kanerobot.dynamics.kinematic_programs import KinematicPrograms
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
@@ -661,7 +662,41 @@ def _finite(array):
     return bool(np.isfinite(array).all())
 
 
-class NumericDynamics:
+class BalanceFunctions:
+    """The balance quantities of a numeric model: centre of mass, its velocity and Jacobian, centroidal momentum.
+
+    A model class gives :meth:`center_of_mass`, :meth:`center_of_mass_jacobian`,
+    :meth:`centroidal_momentum_matrix` and ``_speeds(qd)`` (its speeds as
+    (N, nv) and whether one state); the velocity and the momentum are these
+    matrices times the speeds, written once here.  See
+    :mod:`kanerobot.dynamics.centroidal` for the definitions and the algorithm.
+    """
+
+    def center_of_mass_velocity(self, q, qd) -> np.ndarray:
+        """Velocity of the centre of mass ``cdot = J_G(q) qd``, shape (3,) or (N, 3).
+
+        In the axes of :meth:`center_of_mass` (frame 0, or the world for a
+        floating base); ``qd`` the model's speeds (pinocchio's for a floating
+        base, the independent speeds of closed loops and wheels).
+        """
+        return self._times(self.center_of_mass_jacobian(q), qd)
+
+    def centroidal_momentum(self, q, qd) -> np.ndarray:
+        """Centroidal momentum ``h_G = [l; k_G] = A_G(q) qd``, shape (6,) or (N, 6).
+
+        Linear momentum, then angular momentum about the centre of mass, in
+        the axes of :meth:`center_of_mass`; ``qd`` as in :meth:`center_of_mass_velocity`.
+        """
+        return self._times(self.centroidal_momentum_matrix(q), qd)
+
+    def _times(self, matrix, qd):
+        """``matrix @ qd`` for one state or a batch of either."""
+        speeds, single = self._speeds(qd)
+        out = (np.asarray(matrix) @ speeds[..., None])[..., 0]
+        return out[0] if single and np.ndim(matrix) == 2 else out
+
+
+class NumericDynamics(BalanceFunctions):
     """Numeric dynamic functions of one robot with bound parameters.
 
     Every function takes one state (1-D arrays of length n) or a batch
@@ -967,8 +1002,14 @@ class NumericDynamics:
         J = flat.reshape(-1, 6, self.n)
         return J[0] if single else J
 
-    def _kinematic(self, key, q):
-        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+    def _kinematic_parameters(self, key):
+        """``(programs, parameter values)`` of kinematic program ``key``: derived and its values found once.
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameters the program needs that the values left out.
+        """
         model = self.model
         if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
             model._kinematics = KinematicPrograms(model.robot, model.c_prefix)
@@ -976,7 +1017,11 @@ class NumericDynamics:
         bound = self.__dict__.setdefault("_kinematic_values", {})
         if key not in bound:  # derives the program: structure and frame checked before q
             bound[key] = np.array(programs.values(key, self._given), dtype=float)
-        parameters = bound[key]
+        return programs, bound[key]
+
+    def _kinematic(self, key, q):
+        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+        programs, parameters = self._kinematic_parameters(key)
         q, single = self._state(q, "q")
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
@@ -993,6 +1038,79 @@ class NumericDynamics:
         out = programs.numpy_function(key)(*q.T, *parameters.tolist())
         out = np.asarray(np.broadcast_arrays(*out, np.zeros(q.shape[0])), dtype=float)[:-1]  # constants as columns
         return out.T, single
+
+    # ----------------------------------------------------------- balance
+    def center_of_mass(self, q) -> np.ndarray:
+        """Centre of mass of the links that move, in frame 0: shape (3,) or (N, 3).
+
+        pinocchio's ``centerOfMass`` (link 0 and the links fixed to it are not
+        counted on a fixed base); the program is
+        :func:`~kanerobot.dynamics.centroidal.center_of_mass`, derived on the
+        first call and run as the dynamic models are (C or numpy).
+
+        Raises
+        ------
+        KaneRobotError
+            As :meth:`pose`, and when the moving links have no mass.
+
+        Examples
+        --------
+        >>> import numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("rx90"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+        >>> q, qd = np.zeros(6), np.array([1.0, 0, 0, 0, 0, 0])
+        >>> fn.center_of_mass(q).shape, fn.center_of_mass_jacobian(q).shape, fn.centroidal_momentum_matrix(q).shape
+        ((3,), (3, 6), (6, 6))
+        >>> l = fn.centroidal_momentum(q, qd)[:3]   # the linear momentum is M cdot
+        >>> bool(np.allclose(l, fn.total_mass() * fn.center_of_mass_velocity(q, qd)))
+        True
+        """
+        flat, single = self._balance("center_of_mass", q)
+        return flat[0, 1:4] if single else flat[:, 1:4]
+
+    def center_of_mass_jacobian(self, q) -> np.ndarray:
+        """Jacobian ``J_G`` of the centre of mass, ``cdot = J_G qd``: shape (3, n) or (N, 3, n), frame 0.
+
+        pinocchio's ``jacobianCenterOfMass``: ``A_G[:3] / M``
+        (:func:`~kanerobot.dynamics.centroidal.center_of_mass`).
+        """
+        flat, single = self._balance("center_of_mass_jacobian", q)
+        J = flat[:, 4:].reshape(len(flat), 3, -1)
+        return J[0] if single else J
+
+    def centroidal_momentum_matrix(self, q) -> np.ndarray:
+        """Centroidal momentum matrix ``A_G``, ``h_G = A_G qd``: shape (6, n) or (N, 6, n), axes of frame 0.
+
+        Linear rows, then the angular momentum about the centre of mass:
+        pinocchio's ``computeCentroidalMap`` (Orin and Goswami's CMM), by the
+        program of :func:`~kanerobot.dynamics.centroidal.centroidal_momentum_matrix`.
+        """
+        flat, single = self._balance("centroidal_momentum_matrix", q)
+        A = flat[:, 4:].reshape(len(flat), 6, -1)
+        return A[0] if single else A
+
+    def total_mass(self) -> float:
+        """Mass of the links that move (every link of a floating robot): ``M`` of :meth:`center_of_mass`."""
+        if "_total_mass" not in self.__dict__:
+            self._kinematic_parameters(("center_of_mass",))  # a missing mass: the error naming it
+            numbers = {sympy.Symbol(name): value for name, value in self._given.items()}
+            robot = moving_links(self.model.robot)
+            self._total_mass = sum(float(sympy.sympify(robot.dynamics[label]["M"]).xreplace(numbers)) for label in robot.links)
+        return self._total_mass
+
+    def _balance(self, name, q):
+        """Outputs (MG, PG, matrix) of balance program ``name`` on ``q``, the mass checked first (the programs divide by it)."""
+        self._kinematic_parameters((name,))
+        if not self.total_mass() > 0:
+            raise KaneRobotError(
+                f"robot {self.model.robot.name}: the links that move have a total mass of {self.total_mass():g}: the "
+                f"centre of mass and the centroidal momentum need a positive mass (give the links their masses)"
+            )
+        return self._kinematic((name,), q)
+
+    def _speeds(self, qd):
+        return self._state(qd, "qd")
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
