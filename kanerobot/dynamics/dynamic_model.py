@@ -1092,20 +1092,25 @@ class NumericDynamics(BalanceFunctions):
 
     def total_mass(self) -> float:
         """Mass of the links that move (every link of a floating robot): ``M`` of :meth:`center_of_mass`."""
+        return self._moving_mass("center_of_mass")
+
+    def _moving_mass(self, name):
+        """The mass of the moving links, found once, after balance program ``name`` found its values
+        (every mass is one of them: a missing one gets that program's error, which names it)."""
+        self._kinematic_parameters((name,))
         if "_total_mass" not in self.__dict__:
-            self._kinematic_parameters(("center_of_mass",))  # a missing mass: the error naming it
-            numbers = {sympy.Symbol(name): value for name, value in self._given.items()}
+            numbers = {sympy.Symbol(key): value for key, value in self._given.items()}
             robot = moving_links(self.model.robot)
             self._total_mass = sum(float(sympy.sympify(robot.dynamics[label]["M"]).xreplace(numbers)) for label in robot.links)
         return self._total_mass
 
     def _balance(self, name, q):
         """Outputs (MG, PG, matrix) of balance program ``name`` on ``q``, the mass checked first (the programs divide by it)."""
-        self._kinematic_parameters((name,))
-        if not self.total_mass() > 0:
+        mass = self._moving_mass(name)
+        if not mass > 0:
             raise KaneRobotError(
-                f"robot {self.model.robot.name}: the links that move have a total mass of {self.total_mass():g}: the "
-                f"centre of mass and the centroidal momentum need a positive mass (give the links their masses)"
+                f"robot {self.model.robot.name}: the links that move have a total mass of {mass:g}: the centre of "
+                f"mass and the centroidal momentum need a positive mass (give the links their masses)"
             )
         return self._kinematic((name,), q)
 
