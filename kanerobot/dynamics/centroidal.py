@@ -67,7 +67,7 @@ from kanerobot.dynamics.composite import composite_links, composite_wrench
 from kanerobot.dynamics.free_flyer import RIGID_INERTIAL_NAMES, check_floating
 from kanerobot.dynamics.root import is_free
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import BASE
+from kanerobot.robot.description import BASE, Robot
 from kanerobot.symbolic.program import Program
 from kanerobot.symbolic.vectors import cross, plus, times
 
@@ -80,7 +80,7 @@ __all__ = ["NAMES", "center_of_mass", "centroidal_momentum_matrix", "moving_link
 NAMES = {"mass": "MG", "com": "PG{r}", "jacobian": "JG{r}_{c}", "cmm": "AG{r}_{c}", "inverse": "IMG", "linear": "LG{r}_{j}"}
 
 
-def center_of_mass(robot, jacobian=True, trig=True):
+def center_of_mass(robot: Robot, jacobian: bool = True, trig: bool = True) -> Program:
     """Program of the centre of mass ``0c`` and its Jacobian ``J_G`` (composite links).
 
     ``0c = 0MS+_0 / M`` (the first moments of composite link 0, the whole
@@ -155,7 +155,7 @@ def center_of_mass(robot, jacobian=True, trig=True):
     return _Balance(robot, "the centre of mass", inertia=False, trig=trig).center_of_mass(jacobian)
 
 
-def centroidal_momentum_matrix(robot, trig=True):
+def centroidal_momentum_matrix(robot: Robot, trig: bool = True) -> Program:
     """Program of the centroidal momentum matrix ``A_G`` (Orin-Goswami; pinocchio's ``computeCentroidalMap``).
 
     ``h_G = [l; k_G] = A_G qd``: linear momentum and angular momentum about
@@ -205,7 +205,7 @@ def centroidal_momentum_matrix(robot, trig=True):
     return _Balance(robot, "the centroidal momentum matrix", trig=trig).centroidal_momentum_matrix()
 
 
-def moving_links(robot):
+def moving_links(robot: Robot) -> Robot:
     """``robot`` with only the links that move: on a fixed base, those with a joint on their path.
 
     Link 0 and the links fixed to it (no joint between them and the base)

@@ -29,6 +29,7 @@ geometry, the energies).
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.dynamics.dynamic_model import BalanceFunctions, DynamicModel, as_states, bound_values, deriving
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
@@ -394,7 +395,7 @@ class ConstrainedDynamics(BalanceFunctions):
         return out[0] if single else out
 
     # -------------------------------------------------------------- balance
-    def center_of_mass(self, q):
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
         """Centre of mass of the tree's moving links, in frame 0: shape (3,) or (N, 3).
 
         The tree's (:meth:`NumericDynamics.center_of_mass
@@ -407,11 +408,11 @@ class ConstrainedDynamics(BalanceFunctions):
         c = self.tree.center_of_mass(qs)
         return c[0] if single else c
 
-    def center_of_mass_jacobian(self, q):
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
         """``J_G G``: the tree's Jacobian of the centre of mass on the independent speeds, (3, m) or (N, 3, m)."""
         return self._on_independent_speeds(self.tree.center_of_mass_jacobian, q)
 
-    def centroidal_momentum_matrix(self, q):
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
         """``A_G G``: the centroidal momentum matrix of the independent speeds, (6, m) or (N, 6, m).
 
         The tree's ``A_G`` (every joint free,

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
 from kanerobot.dynamics.centroidal import moving_links
@@ -672,7 +673,7 @@ class BalanceFunctions:
     :mod:`kanerobot.dynamics.centroidal` for the definitions and the algorithm.
     """
 
-    def center_of_mass_velocity(self, q, qd) -> np.ndarray:
+    def center_of_mass_velocity(self, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
         """Velocity of the centre of mass ``cdot = J_G(q) qd``, shape (3,) or (N, 3).
 
         In the axes of :meth:`center_of_mass` (frame 0, or the world for a
@@ -681,7 +682,7 @@ class BalanceFunctions:
         """
         return self._times(self.center_of_mass_jacobian(q), qd)
 
-    def centroidal_momentum(self, q, qd) -> np.ndarray:
+    def centroidal_momentum(self, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
         """Centroidal momentum ``h_G = [l; k_G] = A_G(q) qd``, shape (6,) or (N, 6).
 
         Linear momentum, then angular momentum about the centre of mass, in
@@ -1040,7 +1041,7 @@ class NumericDynamics(BalanceFunctions):
         return out.T, single
 
     # ----------------------------------------------------------- balance
-    def center_of_mass(self, q) -> np.ndarray:
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
         """Centre of mass of the links that move, in frame 0: shape (3,) or (N, 3).
 
         pinocchio's ``centerOfMass`` (link 0 and the links fixed to it are not
@@ -1069,7 +1070,7 @@ class NumericDynamics(BalanceFunctions):
         flat, single = self._balance("center_of_mass", q)
         return flat[0, 1:4] if single else flat[:, 1:4]
 
-    def center_of_mass_jacobian(self, q) -> np.ndarray:
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
         """Jacobian ``J_G`` of the centre of mass, ``cdot = J_G qd``: shape (3, n) or (N, 3, n), frame 0.
 
         pinocchio's ``jacobianCenterOfMass``: ``A_G[:3] / M``
@@ -1079,7 +1080,7 @@ class NumericDynamics(BalanceFunctions):
         J = flat[:, 4:].reshape(len(flat), 3, -1)
         return J[0] if single else J
 
-    def centroidal_momentum_matrix(self, q) -> np.ndarray:
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
         """Centroidal momentum matrix ``A_G``, ``h_G = A_G qd``: shape (6, n) or (N, 6, n), axes of frame 0.
 
         Linear rows, then the angular momentum about the centre of mass:

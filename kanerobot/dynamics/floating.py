@@ -66,6 +66,7 @@ acceleration and the direct dynamics are solved numerically from ``A`` and
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.dynamics import composite, derivatives, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
@@ -678,7 +679,7 @@ class FloatingBaseDynamics(NumericDynamics):
         return J[0] if single else J
 
     # ----------------------------------------------------------- balance
-    def center_of_mass(self, q) -> np.ndarray:
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
         """Centre of mass of the whole robot in the world frame, ``p_0 + wR_0 0c``: shape (3,) or (N, 3).
 
         ``0c`` in frame 0 is the program of
@@ -689,7 +690,7 @@ class FloatingBaseDynamics(NumericDynamics):
         c = q[:, :3] + np.einsum("nij,nj->ni", quaternion_to_rotation(q[:, 3:7]), super().center_of_mass(q[:, 7:]))
         return c[0] if single else c
 
-    def center_of_mass_jacobian(self, q) -> np.ndarray:
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
         """Jacobian of the centre of mass in the world axes, ``wR_0 0J_G``: (3, 6 + n) or (N, 3, 6 + n).
 
         ``cdot = J_G qd`` with pinocchio's speeds (``v, w`` of link 0 in frame
@@ -699,7 +700,7 @@ class FloatingBaseDynamics(NumericDynamics):
         J = quaternion_to_rotation(q[:, 3:7]) @ super().center_of_mass_jacobian(q[:, 7:])
         return J[0] if single else J
 
-    def centroidal_momentum_matrix(self, q) -> np.ndarray:
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
         """Centroidal momentum matrix in the world axes, ``diag(wR_0, wR_0) 0A_G``: (6, 6 + n) or (N, 6, 6 + n).
 
         ``h_G = A_G qd``, the momentum about the centre of mass does not
