@@ -53,8 +53,10 @@ frame 0, then the joints) and every link counts; in the world,
 Closed loops and wheeled bases have the programs of their tree
 (``tree_robot``, ``equivalent_tree``), the numeric model projecting them on
 the independent speeds: ``A_G G(q)``, ``qd = G qd_a``
-(:class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`).  Flexible
-joints: the link side (the configuration q; the rotors' spin is not counted).
+(:class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`).  A base
+of known motion (``W0``, ``V0``): the momentum relative to frame 0.
+Flexible joints: the programs read the link side q (the rotors' spin is not
+counted); the flexible model's numeric functions do not offer them yet.
 """
 
 import dataclasses
