@@ -14,7 +14,11 @@ pinocchio).  The table gives the DOF (nv), the derivation time of the three
 programs, their operations (multiplications + additions, ``op_count``),
 pinocchio's time per call of rnea + crba + aba (its C++ at run time, for
 scale: kanerobot's cost is in the derivation, once) and the worst relative
-error ``max |ours - pin| / max(1, max |pin|)``.  A robot with a joint that
+error ``max |ours - pin| / max(1, max |pin|)``; the last column the same
+error of the centre of mass, its Jacobian and the centroidal momentum matrix
+against ``centerOfMass``, ``jacobianCenterOfMass`` and
+``computeCentroidalMap`` (:func:`compare_balance`; every robot but a fixed
+one whose moving links have no mass).  A robot with a joint that
 moves massless links only has a singular inertia matrix: its direct dynamics
 is undefined (here and in pinocchio) and is not compared (the table says so).
 When A is ill-conditioned (cond(A) > 1e6, tiny links: iCub's), any two
@@ -22,7 +26,8 @@ solvers' accelerations differ by ~cond(A) eps; the direct dynamics is then
 compared by its backward error ``|A qdd + h - tau| / (|A| |qdd| + |h| +
 |tau|)`` in pinocchio's own A and h (the table says so).
 
-tests/test_urdf.py runs :func:`compare` on a dozen of these robots.
+tests/test_urdf.py runs :func:`compare` on a dozen of these robots,
+tests/test_centroidal.py :func:`compare_balance` on Talos.
 
 Run:  pip install -e '.[bench]' && python benchmarks/urdf_vs_pinocchio.py [NAME ...]
 (``KANEROBOT_URDF_CORPUS=folder`` compares the URDFs of another folder.)
@@ -207,6 +212,45 @@ def compare(path, floating=False, states=3, seed=0, method="newton-euler"):
     }  # fmt: skip
 
 
+def compare_balance(path, floating=False, states=3, seed=0, backend="numpy"):
+    """The balance quantities of one URDF against pinocchio's; returns ``{"dof", "time", "error"}``.
+
+    The centre of mass, its Jacobian and the centroidal momentum matrix
+    (``fn.center_of_mass``, ``fn.center_of_mass_jacobian``,
+    ``fn.centroidal_momentum_matrix``) against ``centerOfMass``,
+    ``jacobianCenterOfMass`` and ``computeCentroidalMap``, joints matched by
+    name as in :func:`compare`; ``time`` is the derivation and first
+    evaluation (s), ``error`` the worst relative error over ``states`` random
+    configurations.
+    """
+    pin = importlib.import_module("pinocchio")
+    parsed = parse_urdf(path, floating=floating, mimic="independent", physical=False)
+    robot = parsed.robot
+    start = time.perf_counter()
+    fn = kr.derive(robot).numeric(dict(robot.values), backend=backend, physical=False)
+    pmodel = pinocchio_model(path, floating)
+    data = pmodel.createData()
+    v_index, q_index, rubs = state_maps(parsed, pmodel, floating)
+    rng = np.random.default_rng(seed)
+    worst, elapsed = 0.0, None
+    for _ in range(states):
+        q = rng.uniform(-np.pi, np.pi, len(robot.joint_labels))
+        if floating:
+            quaternion = rng.normal(size=4)
+            q = np.concatenate([rng.uniform(-1, 1, 3), quaternion / np.linalg.norm(quaternion), q])
+        ours = (fn.center_of_mass(q), fn.center_of_mass_jacobian(q), fn.centroidal_momentum_matrix(q))
+        elapsed = elapsed or time.perf_counter() - start
+        pq = pinocchio_configuration(q, floating, q_index, rubs, pmodel.nq)
+        theirs = (
+            pin.centerOfMass(pmodel, data, pq),
+            pin.jacobianCenterOfMass(pmodel, data, pq)[:, v_index],
+            pin.computeCentroidalMap(pmodel, data, pq)[:, v_index],
+        )
+        for a, b in zip(ours, theirs):
+            worst = max(worst, float(np.abs(a - b).max() / max(1.0, np.abs(b).max())))
+    return {"dof": len(v_index), "time": elapsed, "error": worst}
+
+
 def pinocchio_time(pin, pmodel, data, q, v, tau, calls=200):
     """Microseconds of one call of pinocchio's rnea + crba + aba (the best of 3 runs of ``calls``)."""
     best = float("inf")
@@ -235,7 +279,10 @@ def main(names=None):
         return status
     robots = corpus()
     names = names or list(robots)
-    print(f"{'robot':40s} {'base':8s} {'DOF':>4s} {'derivation s':>13s} {'ops':>7s} {'pin us/call':>12s} {'worst error':>12s}")
+    print(
+        f"{'robot':40s} {'base':8s} {'DOF':>4s} {'derivation s':>13s} {'ops':>7s} {'pin us/call':>12s} {'worst error':>12s}"
+        f" {'balance error':>14s}"
+    )
     for name in names:
         for floating in (False, True):
             base = "floating" if floating else "fixed"
@@ -253,12 +300,18 @@ def main(names=None):
                 print(f"{name:40s} {base:8s} not loaded: {exc}")
                 status = 1
                 continue
+            try:
+                balance = compare_balance(robots[name], floating)["error"]
+            except kr.KaneRobotError as exc:
+                if "total mass" not in str(exc):
+                    raise
+                balance = float("nan")  # the moving links have no mass: no centre of mass
             print(
                 f"{name:40s} {base:8s} {result['dof']:4d} {result['time']:13.2f} {result['ops']:7d} {result['pin_us']:12.1f}"
-                f" {result['error']:12.1e}" + note(result),
+                f" {result['error']:12.1e} {balance:14.1e}" + note(result),
                 flush=True,
             )
-            if not result["error"] < 1e-9:
+            if not (result["error"] < 1e-9 and not balance >= 1e-9):
                 status = 1
     return status
 

@@ -7,6 +7,7 @@
     kanerobot model rx90 fgm             # fast geometric model 0T6
     kanerobot model rx90 jac --frame 6 --projection 0 -o rx90_jac.txt
     kanerobot model rx90 idm --lang latex -o rx90_idm.tex   # the report as a LaTeX document
+    kanerobot model talos.urdf cmm --lang c -o talos_cmm.c   # centroidal momentum matrix (also com)
     kanerobot convert SR400.par sr400.toml
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
     kanerobot view rx90 --set D3=0.45 --set RL4=0.5   # the robot in the browser
@@ -271,6 +272,63 @@ def _export(model, name, program, args):
     return generate(program, args.lang, function, groups, outputs=shape, doc=doc)
 
 
+def _balance(key, title):
+    """The builder of a balance program (``com``, ``cmm``): printed, or exported with ``--lang``."""
+
+    def build(robot, args, progress):
+        from kanerobot.dynamics.kinematic_programs import PROGRAMS
+        from kanerobot.symbolic.printing import format_program
+
+        tree, heading = _balance_tree(robot), title
+        if tree is not robot:
+            kind = "Wheeled base" if robot.wheeled else "Closed loops"
+            heading += (
+                f"\n{kind}: the program of the tree (every joint free, {', '.join(tree.joint_labels)}); on the "
+                f"independent speeds qd = G qd_a the matrix is A_G G (kr.derive(robot).numeric(values) evaluates it)"
+            )
+        if robot.floating:
+            heading += "\nFloating base: frame 0 axes; in the world, wR_0 times each column and p_0 + wR_0 PG"
+        progress(f"{PROGRAMS[key][0]} of {robot.name} ({len(tree.joint_labels)} joints)")
+        program = PROGRAMS[key][1](tree)
+        if args.lang and not _latex(args):
+            return heading, _export_balance(robot, tree, key, program, args)
+        return heading, format_program(program, latex=_latex(args))
+
+    return build
+
+
+def _balance_tree(robot):
+    """The tree whose balance program ``robot`` has: its own, or that of its wheels or loops set free."""
+    if robot.wheeled:
+        from kanerobot.dynamics.wheeled import tree_robot
+
+        return tree_robot(robot)
+    if robot.loops:
+        from kanerobot.dynamics.closed_loop import equivalent_tree
+
+        return equivalent_tree(robot)
+    return robot
+
+
+def _export_balance(robot, tree, key, program, args):
+    """A function of ``(q, p)`` returning ``[c, J_G]`` (3 x (1 + nv)) or ``A_G`` (6 x nv), frame 0 axes."""
+    from kanerobot.codegen import generate
+    from kanerobot.dynamics.centroidal import NAMES
+
+    nv = (6 if robot.floating else 0) + len(tree.joint_labels)
+    if key == "centroidal_momentum_matrix":
+        grid = [[NAMES["cmm"].format(r=r, c=c) for c in range(1, nv + 1)] for r in range(1, 7)]
+        what = "centroidal momentum matrix A_G (6 x nv, linear rows first, angular momentum about the centre of mass)"
+    else:
+        grid = [[NAMES["com"].format(r=r)] + [NAMES["jacobian"].format(r=r, c=c) for c in range(1, nv + 1)] for r in range(1, 4)]
+        what = "[c, J_G]: the centre of mass (first column) and its Jacobian (3 x (1 + nv))"
+    joints = set(tree.q)
+    groups = [("q", list(tree.q)), ("p", [s for s in program.inputs if s not in joints])]
+    function = f"{robot.name.lower()}_{args.model}"
+    doc = f"{what} of {robot.name} in the axes of frame 0; q the joints, p the parameters in the order of the inputs."
+    return generate(program, args.lang, function, groups, outputs=grid, doc=doc)
+
+
 def sympy_symbol(name):
     import sympy
 
@@ -292,6 +350,15 @@ MODELS = {
     "regp": ("base inertial parameters by the grouping rules", _model_regp),
 }
 MODELS.update({key: (title[0].lower() + title[1:], _dynamic(name, title)) for key, (name, title) in DYNAMIC_MODELS.items()})
+#: The balance programs (:mod:`kanerobot.dynamics.centroidal`): key -> (program, title).
+BALANCE_MODELS = {
+    "com": ("center_of_mass_jacobian", "Centre of mass PG and its Jacobian JG (composite links, axes of frame 0)"),
+    "cmm": ("centroidal_momentum_matrix", "Centroidal momentum matrix AG (Orin-Goswami; h_G = AG qd, axes of frame 0)"),
+}
+MODELS.update({
+    key: (title[0].lower() + title[1:] + " (--lang python, c, matlab, julia)", _balance(name, title))
+    for key, (name, title) in BALANCE_MODELS.items()
+})  # fmt: skip
 
 
 def _terminal(robot):
@@ -346,9 +413,10 @@ def cmd_model(args):
             robot.frame(label)  # a clear error for an unknown frame
     if _latex(args) and args.model == "igm":
         raise KaneRobotError("--lang latex writes the models SYMORO prints as equations; the igm's steps and branches have no such layout")
-    if args.lang and not _latex(args) and args.model not in DYNAMIC_MODELS and args.model not in ("igm", "dim"):
+    exported = (*DYNAMIC_MODELS, *BALANCE_MODELS)
+    if args.lang and not _latex(args) and args.model not in exported and args.model not in ("igm", "dim"):
         raise KaneRobotError(
-            f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}) as {args.lang} functions, not {args.model} "
+            f"--lang exports the dynamic models ({', '.join(exported)}) as {args.lang} functions, not {args.model} "
             f"(--lang latex writes any model's report as LaTeX)"
         )
     title, text = MODELS[args.model][1](robot, args, progress)

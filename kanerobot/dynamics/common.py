@@ -10,7 +10,9 @@ recursions; each is written once here:
   before any assignment so that no intermediate variable takes their names;
 - :func:`angle_labels`, :func:`frame_placement`, :func:`frame_placements`:
   each frame's ``iA_j`` and ``iP_j`` with its cosines and sines named
-  (``C2``, ``S2``, ``C4l``);
+  (``C2``, ``S2``, ``C4l``); :class:`BasePlacements`: each frame's ``0A_j``
+  and ``0P_j``, the products along the path named (the forward pass of the
+  numeric kinematics and of the centroidal quantities);
 - :func:`link_inertia`, :func:`link_parameter`: a link's parameters, zero
   for a frame that carries no link;
 - :func:`motion_parts`: ``sigma_j e_j`` and ``sigmabar_j e_j`` of a joint;
@@ -28,12 +30,13 @@ import re
 import sympy
 
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import DYNAMIC_NAMES
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES
 from kanerobot.robot.joints import REVOLUTE
 from kanerobot.symbolic.program import count_ops, is_trivial
 from kanerobot.symbolic.vectors import cross, plus, product, summed, times
 
 __all__ = [
+    "BasePlacements",
     "angle_labels",
     "assign_symmetric",
     "check_structure",
@@ -252,6 +255,54 @@ def frame_placements(robot, program):
     """
     labels = angle_labels(robot)
     return {frame.label: frame_placement(program, frame, labels) for frame in robot.frames}
+
+
+class BasePlacements:
+    """``(0A_j, 0P_j)`` of the frames of one program, each product named once (the forward pass).
+
+    ``0A_j = 0A_a(j) a(j)A_j`` and ``0P_j = 0A_a(j) a(j)P_j + 0P_a(j)``, the
+    entries named ``TA{r}{c}_{j}`` and ``TP{r}_{j}`` (a frame on the base
+    is its own placement: nothing to multiply); ``a(j)A_j``, ``a(j)P_j`` are
+    :func:`frame_placement`'s, so a program that also holds
+    :func:`frame_placements` shares them.  Built on demand: only the frames
+    asked for, and their antecedents, are placed.
+
+    Parameters
+    ----------
+    robot : Robot
+    program : Program
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.symbolic import Program
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> program = Program(inputs=arm.q, trig=True)
+    >>> A, P = BasePlacements(arm, program)("2")
+    >>> A[0, :], P.T
+    (Matrix([[C12, -S12, 0]]), Matrix([[TP1_2, TP2_2, 0]]))
+    """
+
+    def __init__(self, robot, program):
+        self.robot = robot
+        self.program = program
+        self.labels = angle_labels(robot)
+        self.placements = {BASE: (sympy.eye(3), sympy.zeros(3, 1))}
+
+    def __call__(self, label):
+        """``(0A_label, 0P_label)`` as matrices of program symbols and trivial values."""
+        if label not in self.placements:
+            frame = self.robot.frame(label)
+            A_a, P_a = self(frame.antecedent)
+            A, P = frame_placement(self.program, frame, self.labels)
+            if frame.antecedent == BASE:  # 0T_k = a(k)T_k: nothing to multiply
+                self.placements[label] = (A, P)
+            else:
+                k = frame.stem
+                A_k = self.program.assign_matrix(lambda r, c: f"TA{r}{c}_{k}", A_a * A)
+                P_k = self.program.assign_matrix(lambda r, c: f"TP{r}_{k}", A_a * P + P_a)
+                self.placements[label] = (A_k, P_k)
+        return self.placements[label]
 
 
 def link_inertia(robot, label):

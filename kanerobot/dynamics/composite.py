@@ -226,7 +226,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     return program
 
 
-def composite_links(program, robot, placements, *, root=False, names=NAMES):
+def composite_links(program, robot, placements, *, root=False, names=NAMES, inertia=True):
     """The composite links from the leaves to the root (eqs 27-30), each named when complete.
 
     Parameters
@@ -243,6 +243,9 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
     names : dict, optional
         Format strings of the variables (:data:`NAMES`: keys ``J``, ``MS``,
         ``M``, ``AS``, ``PM``, ``rotation``, ``transport``).
+    inertia : bool, optional
+        Accumulate the inertias J+ too (eq. 28); False yields None for
+        them (the centre of mass needs the masses and first moments only).
 
     Yields
     ------
@@ -268,7 +271,10 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
     for j in links:  # initialisation: jJ+_j = jJ_j, jMS+_j = jMS_j, M+_j = M_j
         J[j], MS[j], M[j] = link_inertia(robot, j)
     for j in reversed(links):  # the frames are in order, antecedents first
-        J[j] = assign_symmetric(program, lambda r, c, j=j: names["J"].format(r=r, c=c, j=robot.stems[j]), J[j])
+        if inertia:
+            J[j] = assign_symmetric(program, lambda r, c, j=j: names["J"].format(r=r, c=c, j=robot.stems[j]), J[j])
+        else:
+            J[j] = None
         MS[j] = program.assign_matrix(lambda r, c, j=j: names["MS"].format(r=r, j=robot.stems[j]), MS[j])
         M[j] = program.assign(names["M"].format(j=robot.stems[j]), M[j])
         i = robot.antecedent(j) if j != BASE else None
@@ -279,9 +285,10 @@ def composite_links(program, robot, placements, *, root=False, names=NAMES):
         iMS_j = program.assign_matrix(lambda r, c, j=j: names["AS"].format(r=r, j=robot.stems[j]), matmul(iA_j, MS[j]))  # (27)
         iP_j_M = program.assign_matrix(lambda r, c, j=j: names["PM"].format(r=r, j=robot.stems[j]), iP_j * M[j])
         yield j, J[j], MS[j], M[j]
-        J[i] += rotate_inertia(program, robot.stems[j], iA_j, J[j], prefix=names["rotation"]) + transport_inertia(
-            program, robot.stems[j], iP_j, iMS_j, iP_j_M, name=names["transport"]
-        )  # (28)
+        if inertia:
+            J[i] += rotate_inertia(program, robot.stems[j], iA_j, J[j], prefix=names["rotation"]) + transport_inertia(
+                program, robot.stems[j], iP_j, iMS_j, iP_j_M, name=names["transport"]
+            )  # (28)
         MS[i] += iMS_j + iP_j_M  # (29)
         M[i] += M[j]  # (30)
 
@@ -294,10 +301,11 @@ def composite_wrench(J, MS, M, a):
 
         f = M sigma e + sigmabar e x MS,   m = J sigmabar e + MS x sigma e
 
-    (``[f; m] = I a``, I the spatial inertia about O_j).  Unnamed 3x1 vectors.
+    (``[f; m] = I a``, I the spatial inertia about O_j).  Unnamed 3x1
+    vectors; ``m`` is None when ``J`` is (the force needs no inertia).
     """
     linear, angular = a[:3, 0], a[3:, 0]
-    return M * linear + angular.cross(MS), J * angular + MS.cross(linear)
+    return M * linear + angular.cross(MS), None if J is None else J * angular + MS.cross(linear)
 
 
 def column_wrenches(program, robot, placements, j, inertia, *, root=False, names=NAMES):

@@ -29,8 +29,9 @@ geometry, the energies).
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
-from kanerobot.dynamics.dynamic_model import DynamicModel, as_states, bound_values, deriving
+from kanerobot.dynamics.dynamic_model import BalanceFunctions, DynamicModel, as_states, bound_values, deriving
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.state_space import StateSpace
 
@@ -234,7 +235,7 @@ class ConstrainedModel:
         )  # fmt: skip
 
 
-class ConstrainedDynamics:
+class ConstrainedDynamics(BalanceFunctions):
     """Numeric dynamics of a tree under ``J(q) qd = 0``, with bound parameters.
 
     Every function takes one state or a batch: ``q`` of shape (n,) or
@@ -429,6 +430,46 @@ class ConstrainedDynamics:
             rate = self._constraint_rate(qs, np.ascontiguousarray(G[:, :, c]), qd)
             out[:, self.dep, c] = -(pinv @ rate[..., None])[..., 0]
         return out[0] if single else out
+
+    # -------------------------------------------------------------- balance
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass of the tree's moving links, in frame 0: shape (3,) or (N, 3).
+
+        The tree's (:meth:`NumericDynamics.center_of_mass
+        <kanerobot.dynamics.dynamic_model.NumericDynamics.center_of_mass>`):
+        the constraints do not move a body; ``q`` must satisfy them (a closed
+        configuration of the loops).
+        """
+        qs, single = self._states(q, self.n, "q")
+        self._check(qs)
+        c = self.tree.center_of_mass(qs)
+        return c[0] if single else c
+
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """``J_G G``: the tree's Jacobian of the centre of mass on the independent speeds, (3, m) or (N, 3, m)."""
+        return self._on_independent_speeds(self.tree.center_of_mass_jacobian, q)
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
+        """``A_G G``: the centroidal momentum matrix of the independent speeds, (6, m) or (N, 6, m).
+
+        The tree's ``A_G`` (every joint free,
+        :func:`~kanerobot.dynamics.centroidal.centroidal_momentum_matrix`)
+        times the constraints' speed map ``qd = G(q) qd_a``: rolling wheels
+        and loop closures add no body, only a relation between the rates, so
+        ``h_G = A_G qd = (A_G G) qd_a``.  For a wheeled base the ground is
+        frame 0 (the posture's x, y, theta are joints of the tree); the
+        contact forces change ``h_G``, which is what balancing on wheels controls.
+        """
+        return self._on_independent_speeds(self.tree.centroidal_momentum_matrix, q)
+
+    def _on_independent_speeds(self, matrix, q):
+        qs, single = self._states(q, self.n, "q")
+        G, _ = self._G(qs)
+        out = matrix(qs) @ G
+        return out[0] if single else out
+
+    def _speeds(self, qd_a):
+        return self._states(qd_a, self.m, "qd_a")
 
     # ------------------------------------------------------------- dynamics
     def _prepare(self, q, qd_a):

@@ -26,8 +26,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
+from kanerobot.dynamics.centroidal import moving_links
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.dynamics.root import root_joint
 from kanerobot.errors import KaneRobotError, ParameterError
@@ -661,7 +663,41 @@ def _finite(array):
     return bool(np.isfinite(array).all())
 
 
-class NumericDynamics(FrameKinematics):
+class BalanceFunctions:
+    """The balance quantities of a numeric model: centre of mass, its velocity and Jacobian, centroidal momentum.
+
+    A model class gives :meth:`center_of_mass`, :meth:`center_of_mass_jacobian`,
+    :meth:`centroidal_momentum_matrix` and ``_speeds(qd)`` (its speeds as
+    (N, nv) and whether one state); the velocity and the momentum are these
+    matrices times the speeds, written once here.  See
+    :mod:`kanerobot.dynamics.centroidal` for the definitions and the algorithm.
+    """
+
+    def center_of_mass_velocity(self, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
+        """Velocity of the centre of mass ``cdot = J_G(q) qd``, shape (3,) or (N, 3).
+
+        In the axes of :meth:`center_of_mass` (frame 0, or the world for a
+        floating base); ``qd`` the model's speeds (pinocchio's for a floating
+        base, the independent speeds of closed loops and wheels).
+        """
+        return self._times(self.center_of_mass_jacobian(q), qd)
+
+    def centroidal_momentum(self, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
+        """Centroidal momentum ``h_G = [l; k_G] = A_G(q) qd``, shape (6,) or (N, 6).
+
+        Linear momentum, then angular momentum about the centre of mass, in
+        the axes of :meth:`center_of_mass`; ``qd`` as in :meth:`center_of_mass_velocity`.
+        """
+        return self._times(self.centroidal_momentum_matrix(q), qd)
+
+    def _times(self, matrix, qd):
+        """``matrix @ qd`` for one state or a batch of either."""
+        speeds, single = self._speeds(qd)
+        out = (np.asarray(matrix) @ speeds[..., None])[..., 0]
+        return out[0] if single and np.ndim(matrix) == 2 else out
+
+
+class NumericDynamics(BalanceFunctions, FrameKinematics):
     """Numeric dynamic functions of one robot with bound parameters.
 
     Every function takes one state (1-D arrays of length n) or a batch
@@ -969,6 +1005,84 @@ class NumericDynamics(FrameKinematics):
 
     def _frame_states(self, q):
         return self._state(q, "q")
+
+    # ----------------------------------------------------------- balance
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass of the links that move, in frame 0: shape (3,) or (N, 3).
+
+        pinocchio's ``centerOfMass`` (link 0 and the links fixed to it are not
+        counted on a fixed base); the program is
+        :func:`~kanerobot.dynamics.centroidal.center_of_mass`, derived on the
+        first call and run as the dynamic models are (C or numpy).
+
+        Raises
+        ------
+        KaneRobotError
+            As :meth:`pose`, and when the moving links have no mass.
+
+        Examples
+        --------
+        >>> import numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("rx90"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+        >>> q, qd = np.zeros(6), np.array([1.0, 0, 0, 0, 0, 0])
+        >>> fn.center_of_mass(q).shape, fn.center_of_mass_jacobian(q).shape, fn.centroidal_momentum_matrix(q).shape
+        ((3,), (3, 6), (6, 6))
+        >>> l = fn.centroidal_momentum(q, qd)[:3]   # the linear momentum is M cdot
+        >>> bool(np.allclose(l, fn.total_mass() * fn.center_of_mass_velocity(q, qd)))
+        True
+        """
+        flat, single = self._balance("center_of_mass", q)
+        return flat[0, 1:4] if single else flat[:, 1:4]
+
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """Jacobian ``J_G`` of the centre of mass, ``cdot = J_G qd``: shape (3, n) or (N, 3, n), frame 0.
+
+        pinocchio's ``jacobianCenterOfMass``: ``A_G[:3] / M``
+        (:func:`~kanerobot.dynamics.centroidal.center_of_mass`).
+        """
+        flat, single = self._balance("center_of_mass_jacobian", q)
+        J = flat[:, 4:].reshape(len(flat), 3, -1)
+        return J[0] if single else J
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
+        """Centroidal momentum matrix ``A_G``, ``h_G = A_G qd``: shape (6, n) or (N, 6, n), axes of frame 0.
+
+        Linear rows, then the angular momentum about the centre of mass:
+        pinocchio's ``computeCentroidalMap`` (Orin and Goswami's CMM), by the
+        program of :func:`~kanerobot.dynamics.centroidal.centroidal_momentum_matrix`.
+        """
+        flat, single = self._balance("centroidal_momentum_matrix", q)
+        A = flat[:, 4:].reshape(len(flat), 6, -1)
+        return A[0] if single else A
+
+    def total_mass(self) -> float:
+        """Mass of the links that move (every link of a floating robot): ``M`` of :meth:`center_of_mass`."""
+        return self._moving_mass("center_of_mass")
+
+    def _moving_mass(self, name):
+        """The mass of the moving links, found once, after balance program ``name`` found its values
+        (every mass is one of them: a missing one gets that program's error, which names it)."""
+        self._program_values((name,))
+        if "_total_mass" not in self.__dict__:
+            numbers = {sympy.Symbol(key): value for key, value in self._given.items()}
+            robot = moving_links(self.model.robot)
+            self._total_mass = sum(float(sympy.sympify(robot.dynamics[label]["M"]).xreplace(numbers)) for label in robot.links)
+        return self._total_mass
+
+    def _balance(self, name, q):
+        """Outputs (MG, PG, matrix) of balance program ``name`` on ``q``, the mass checked first (the programs divide by it)."""
+        mass = self._moving_mass(name)
+        if not mass > 0:
+            raise KaneRobotError(
+                f"robot {self.model.robot.name}: the links that move have a total mass of {mass:g}: the centre of "
+                f"mass and the centroidal momentum need a positive mass (give the links their masses)"
+            )
+        return self._frame_outputs((name,), q)
+
+    def _speeds(self, qd):
+        return self._state(qd, "qd")
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):

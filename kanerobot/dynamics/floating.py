@@ -66,6 +66,7 @@ acceleration and the direct dynamics are solved numerically from ``A`` and
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from kanerobot.dynamics import composite, derivatives, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
@@ -676,6 +677,44 @@ class FloatingBaseDynamics(NumericDynamics):
         J[:, :3, 6:] = R @ J0[:, :3]
         J[:, 3:, 6:] = R @ J0[:, 3:]
         return J[0] if single else J
+
+    # ----------------------------------------------------------- balance
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass of the whole robot in the world frame, ``p_0 + wR_0 0c``: shape (3,) or (N, 3).
+
+        ``0c`` in frame 0 is the program of
+        :func:`~kanerobot.dynamics.centroidal.center_of_mass` on the joints;
+        pinocchio's ``centerOfMass``.  ``q`` has 7 + n values, or shape (N, 7 + n).
+        """
+        q, single = self._configuration(q)
+        c = q[:, :3] + np.einsum("nij,nj->ni", quaternion_to_rotation(q[:, 3:7]), super().center_of_mass(q[:, 7:]))
+        return c[0] if single else c
+
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """Jacobian of the centre of mass in the world axes, ``wR_0 0J_G``: (3, 6 + n) or (N, 3, 6 + n).
+
+        ``cdot = J_G qd`` with pinocchio's speeds (``v, w`` of link 0 in frame
+        0, then the joints): pinocchio's ``jacobianCenterOfMass``.
+        """
+        q, single = self._configuration(q)
+        J = quaternion_to_rotation(q[:, 3:7]) @ super().center_of_mass_jacobian(q[:, 7:])
+        return J[0] if single else J
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
+        """Centroidal momentum matrix in the world axes, ``diag(wR_0, wR_0) 0A_G``: (6, 6 + n) or (N, 6, 6 + n).
+
+        ``h_G = A_G qd``, the momentum about the centre of mass does not
+        depend on where the base is, only on how it is turned: pinocchio's
+        ``computeCentroidalMap``.
+        """
+        q, single = self._configuration(q)
+        R = quaternion_to_rotation(q[:, 3:7])
+        A = super().centroidal_momentum_matrix(q[:, 7:])
+        A = np.concatenate([R @ A[:, :3], R @ A[:, 3:]], axis=1)
+        return A[0] if single else A
+
+    def _speeds(self, qd):
+        return self._velocity(qd)
 
     def configuration_derivative(self, q, qd):
         """``dq/dt`` (see :func:`configuration_derivative`), with the state lengths checked."""

@@ -18,6 +18,10 @@ Jacobian
     Linear rows first, as :func:`kanerobot.kinematics.jacobian`, which gives
     the same matrix symbolically.
 
+Centre of mass, its Jacobian, centroidal momentum matrix
+    The programs of :mod:`~kanerobot.dynamics.centroidal` (composite
+    links carried to the centre of mass), in the axes of frame 0.
+
 The programs read the joint vector, one entry per joint of
 ``robot.joint_labels``, and give frames relative to frame 0: serial and
 tree robots with a fixed base (flexible joints are served, their link side
@@ -37,37 +41,14 @@ import re
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.common import angle_labels, frame_placement, program_inputs
+from kanerobot.dynamics import centroidal
+from kanerobot.dynamics.common import BasePlacements, program_inputs
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.description import BASE
 from kanerobot.symbolic.program import Program
 
-__all__ = ["FrameKinematics", "KinematicPrograms", "jacobian_program", "pose_program"]
-
-class _Chain:
-    """The named partial products 0A_k, 0P_k of one program, built once per frame."""
-
-    def __init__(self, robot, program):
-        self.robot = robot
-        self.program = program
-        self.labels = angle_labels(robot)
-        self.placements = {BASE: (sympy.eye(3), sympy.zeros(3, 1))}
-
-    def __call__(self, label):
-        """``(0A_label, 0P_label)`` as matrices of program symbols and trivial values."""
-        if label not in self.placements:
-            frame = self.robot.frame(label)
-            A_a, P_a = self(frame.antecedent)
-            A, P = frame_placement(self.program, frame, self.labels)
-            if frame.antecedent == BASE:  # 0T_k = a(k)T_k: nothing to multiply
-                self.placements[label] = (A, P)
-            else:
-                k = frame.label
-                A_k = self.program.assign_matrix(lambda r, c: f"TA{r}{c}_{k}", A_a * A)
-                P_k = self.program.assign_matrix(lambda r, c: f"TP{r}_{k}", A_a * P + P_a)
-                self.placements[label] = (A_k, P_k)
-        return self.placements[label]
+__all__ = ["PROGRAMS", "FrameKinematics", "KinematicPrograms", "jacobian_program", "pose_program"]
 
 
 def _program(robot, what):
@@ -157,7 +138,7 @@ def jacobian_program(robot, frame, projection=BASE):
     n = _frame_label(robot, frame, "jacobian")
     r = _frame_label(robot, projection, "jacobian projection")
     program = _program(robot, f"the Jacobian of frame {n}")
-    chain = _Chain(robot, program)
+    chain = BasePlacements(robot, program)
     _, P_n = chain(n)
     columns = []
     moving = set(robot.root_path(n)) if n != BASE else set()
@@ -185,6 +166,17 @@ def jacobian_program(robot, frame, projection=BASE):
     return program
 
 
+#: The programs :class:`KinematicPrograms` keeps, by the first entry of a key:
+#: ``(what it computes, build(robot, *key[1:]))``.
+PROGRAMS = {
+    "pose": ("the pose of frame {}", pose_program),
+    "jacobian": ("the Jacobian of frame {}", jacobian_program),
+    "center_of_mass": ("the centre of mass", lambda robot: centroidal.center_of_mass(robot, jacobian=False)),
+    "center_of_mass_jacobian": ("the Jacobian of the centre of mass", centroidal.center_of_mass),
+    "centroidal_momentum_matrix": ("the centroidal momentum matrix", centroidal.centroidal_momentum_matrix),
+}
+
+
 def _c_name(text):
     """``text`` as part of a C identifier."""
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
@@ -208,12 +200,10 @@ class KinematicPrograms:
         self._compiled = {}
 
     def program(self, key):
-        """The program of ``("pose", frame)`` or ``("jacobian", frame, projection)``."""
+        """The program of ``("pose", frame)``, ``("jacobian", frame, projection)`` or a
+        balance quantity's (``("centroidal_momentum_matrix",)``...: :data:`PROGRAMS`)."""
         if key not in self._programs:
-            if key[0] == "pose":
-                self._programs[key] = pose_program(self.robot, key[1])
-            else:
-                self._programs[key] = jacobian_program(self.robot, key[1], key[2])
+            self._programs[key] = PROGRAMS[key[0]][1](self.robot, *key[1:])
         return self._programs[key]
 
     def parameters(self, key):
@@ -243,7 +233,7 @@ class KinematicPrograms:
         names = [str(s) for s in self.parameters(key)]
         missing = [name for name in names if name not in given]
         if missing:
-            what = f"the pose of frame {key[1]}" if key[0] == "pose" else f"the Jacobian of frame {key[1]}"
+            what = PROGRAMS[key[0]][0].format(*key[1:])
             raise ParameterError(
                 f"robot {self.robot.name}: no value for {', '.join(missing)}, which {what} needs: "
                 f"give {'it' if len(missing) == 1 else 'them'} in the values of numeric()"
@@ -311,8 +301,14 @@ class FrameKinematics:
         J = flat.reshape(flat.shape[0], 6, len(self.model._kinematics.robot.q))
         return J[0] if single else J
 
-    def _frame_outputs(self, key, q):
-        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+    def _program_values(self, key):
+        """``(programs, parameter values)`` of kinematic program ``key``: derived and its values found once.
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameters the program needs that the values left out.
+        """
         model = self.model
         if "_kinematics" not in model.__dict__:  # kept on the model: every numeric() of it shares the programs
             model._kinematics = KinematicPrograms(*self._frame_robot())
@@ -320,7 +316,11 @@ class FrameKinematics:
         bound = self.__dict__.setdefault("_kinematic_values", {})
         if key not in bound:  # derives the program: structure and frame checked before q
             bound[key] = np.array(programs.values(key, self._given), dtype=float)
-        parameters = bound[key]
+        return programs, bound[key]
+
+    def _frame_outputs(self, key, q):
+        """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
+        programs, parameters = self._program_values(key)
         q, single = self._frame_states(q)
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
