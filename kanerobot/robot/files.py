@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kanerobot.errors import RobotFileError
 
-__all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "read_text"]
+__all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "existing_ancestor", "missing_folder", "read_text"]
 
 
 def toml_string(text):
@@ -55,6 +55,27 @@ def read_text(path):
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
 
 
+def existing_ancestor(path):
+    """``path`` or its nearest ancestor that exists (a file or a folder)."""
+    path = Path(path)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def missing_folder(folder):
+    """Why the ``folder`` of a file to write is no folder (it is not one): it does not exist, or
+    on its way is a file (``afile/run.npz`` with ``afile`` a file).
+
+    >>> missing_folder("no_such_folder")
+    'folder no_such_folder does not exist: create it first'
+    """
+    existing = existing_ancestor(folder)
+    if existing.exists() and not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    return f"folder {folder} does not exist: create it first"
+
+
 def atomic_write_text(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename."""
     atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
@@ -67,7 +88,7 @@ def atomic_write(path, write):
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
-        raise RobotFileError(path, None, f"folder {folder} does not exist")
+        raise RobotFileError(path, None, missing_folder(folder))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     # mkstemp creates the file 0600; give it the permissions open() would.
     umask = os.umask(0)

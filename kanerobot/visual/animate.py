@@ -28,7 +28,7 @@ import numpy
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.progress import slow_step
-from kanerobot.robot.files import atomic_write
+from kanerobot.robot.files import atomic_write, missing_folder
 from kanerobot.visual.draw import draw_scene, scene_limits, values_text
 from kanerobot.visual.figures import figure_canvas, require_matplotlib
 from kanerobot.visual.skeleton import skeleton
@@ -77,7 +77,7 @@ def check_path(path):
         )
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
-        raise KaneRobotError(f"{path}: folder {folder} does not exist: create it first")
+        raise KaneRobotError(f"{path}: {missing_folder(folder)}")
     return path
 
 
