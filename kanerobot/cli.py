@@ -22,11 +22,13 @@ import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from kanerobot import __version__
-from kanerobot.command_options import add_gravity, gravity_values, load_robot, own_values
-from kanerobot.errors import KaneRobotError
+from kanerobot.command_options import add_loading, gravity_values, load_robot, own_values
+from kanerobot.errors import KaneRobotError, KaneRobotWarning
+from kanerobot.identification.base_parameters import METHODS
 from kanerobot.library import resolve, robot_names
 from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
 from kanerobot.robot.files import folder_problem
@@ -192,8 +194,10 @@ def _model_regp(robot, args, progress):
     progress(f"base parameters of {robot.name} (symbolic grouping rules)")
     from kanerobot.symbolic.printing import latex_equations
 
-    base = base_parameter_set(robot)
-    title = f"Base inertial parameters by grouping ({len(base.names)}, friction included)"
+    numeric = args.base_method == "numeric"  # the robot's numbers (a URDF's) for the geometry, --set's bound already
+    base = base_parameter_set(robot, method=args.base_method, values=dict(robot.values) if numeric else None)
+    how = "by grouping" if args.base_method == "symbolic" else "by the numeric method"
+    title = f"Base inertial parameters {how} ({len(base.names)}, friction included)"
     if _latex(args):
         return title, latex_equations(base.expressions.items())
     return title, "".join(f"{name} = {expr}\n" for name, expr in base.expressions.items())
@@ -395,7 +399,7 @@ def cmd_list(args):
 def cmd_info(args):
     if args.output:
         _output_path(args.output)
-    robot = load(resolve(args.robot))
+    robot = load_robot(args)
     _write(summary(robot) + "\n" + robot_tables(robot), args.output)
 
 
@@ -404,7 +408,7 @@ def cmd_model(args):
         _output_path(args.output)  # before a derivation that may take minutes
     progress = Progress(args.progress or sys.stderr.isatty())
     progress(f"loading {args.robot}")
-    robot = load(resolve(args.robot))
+    robot = load_robot(args)
     if args.values:
         robot = _bind(robot, _parse_values(args.values))
     for option in ("start", "frame", "projection", "intermediate"):
@@ -484,7 +488,7 @@ def cmd_simulate(args):
     values = {**values, **gravity_values(robot, args)}
     progress(f"deriving the dynamic model of {robot.name} by {args.method} and binding the values")
     try:
-        fn = model.numeric(values)
+        fn = model.numeric(values, physical=not args.unphysical)  # --unphysical: the file's bodies as written
     except KaneRobotError as exc:
         where = f"{args.values}: " if args.values else ""
         raise type(exc)(f"{where}{exc}") from None
@@ -681,7 +685,7 @@ def cmd_draw(args):
     from kanerobot.visual.figures import FORMATS
 
     output = _output_path(args.output, FORMATS, "a drawing")
-    robot = load(resolve(args.robot))
+    robot = load_robot(args)
     values = read_values(args.values) if args.values else {}
     if args.set:
         given = _parse_values(args.set)
@@ -728,13 +732,13 @@ def cmd_identify(args):
 def cmd_convert(args):
     from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion, numbered
 
-    robot = load(resolve(args.source))
+    robot = load_robot(args)
     if robot.values:
         # A URDF's numbers live in robot.values, which a .par or .toml cannot
         # hold: they go into the description, rather than being lost.
         count = len(robot.values)
         robot = robot.subs(robot.values)
-        print(f"the {count} parameter values of {args.source} (lengths, inertias, gravity) written as numbers: "
+        print(f"the {count} parameter values of {args.robot} (lengths, inertias, gravity) written as numbers: "
               f"a {Path(args.target).suffix or 'robot'} file holds no values", file=sys.stderr)
     general = any(not f.is_kk for f in robot.frames)
     # A .par holds Khalil-Kleinfinger frames only: general frames are converted first.
@@ -815,8 +819,10 @@ def cmd_view(args):
     """``kanerobot view``: serve the browser viewer until Ctrl-C (see :mod:`kanerobot.viewer`)."""
     from kanerobot.viewer.server import serve
 
-    serve(args.robot, {k: float(v) for k, v in _parse_values(args.values or []).items()},
-          _floats(args.q, "--q") if args.q else None, args.play, host=args.host, port=args.port, frames=not args.no_frames)  # fmt: skip
+    robot = load_robot(args)
+    urdf = resolve(args.robot) if Path(resolve(args.robot)).suffix == ".urdf" else None  # its meshes dress the robot
+    serve(robot, {k: float(v) for k, v in _parse_values(args.values or []).items()}, _floats(args.q, "--q") if args.q else None,
+          args.play, urdf=urdf, host=args.host, port=args.port, frames=not args.no_frames)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -847,6 +853,7 @@ def build_parser():
     p = sub.add_parser("info", help="print a robot's parameter tables, structure and DOF")
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    add_loading(p)
     p.set_defaults(func=cmd_info)
 
     models = "\n".join(f"  {name:8s} {help_}" for name, (help_, _) in MODELS.items())
@@ -879,8 +886,12 @@ def build_parser():
         default="newton-euler",
         help="engine of the dynamic models (default newton-euler; ddm needs newton-euler)",
     )
+    p.add_argument("--base-method", choices=METHODS, default=METHODS[0],
+                   help="how regp finds the base parameters: symbolic grouping rules (default), or numeric (QR of the regressor at "
+                        "random states; the geometry needs numbers: a URDF's own, or --set); base_parameter_set's method=")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
+    add_loading(p)
     p.set_defaults(func=cmd_model)
 
     p = sub.add_parser(
@@ -902,7 +913,7 @@ def build_parser():
     p.add_argument("--samples", type=_samples, default=201, help="output samples, at least 2 (default 201)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the run as .npz or .csv (random parameters go to FILE's stem + .values.toml)")
     p.add_argument("--plot", metavar="FOLDER", help="write figures (PNG) there; needs pip install 'kanerobot[plot]'")
-    add_gravity(p)
+    add_loading(p)
     p.add_argument("--animate", metavar="FILE", help="write an animation of the run: .gif, .html or .mp4 (mp4 needs ffmpeg: "
                    "pip install 'kanerobot[animation]')")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
@@ -921,6 +932,7 @@ def build_parser():
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="value of a geometric parameter, e.g. --set D3=0.45")
     p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines")
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="the figure: .png, .svg or .pdf")
+    add_loading(p)
     p.set_defaults(func=cmd_draw)
 
     p = sub.add_parser(
@@ -957,14 +969,14 @@ def build_parser():
     p.add_argument("--max-gap", type=_duration, metavar="S", help="longest step between samples that is not a gap (default 10 median steps: a few stale rows in a row are no gap)")
     p.add_argument("--validate", metavar="TEST", help="a second recording: predict its torques with the estimate, print the errors, write figures")
     p.add_argument("-o", "--output", metavar="FILE", help="write the estimates as .toml or .csv (validation figures beside it)")
-    add_gravity(p)
+    add_loading(p)
     p.set_defaults(func=cmd_identify)
 
     p = sub.add_parser(
         "convert",
         help="convert a robot file between .par and .toml (general frames become Khalil-Kleinfinger frames in a .par)",
     )
-    p.add_argument("source", metavar="ROBOT")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("target", metavar="FILE", help="output file; its extension picks the format")
     p.add_argument(
         "--kk",
@@ -980,6 +992,7 @@ def build_parser():
         "(a URDF's 1.5708, 1.570796325), rotation entries within TOL of 0 or +-1 and lengths within TOL "
         "(relative to the robot's size) of 0 become exact; what is snapped is listed; 1e-12 keeps the numbers",
     )
+    add_loading(p)
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser(
@@ -995,13 +1008,29 @@ def build_parser():
     p.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     p.add_argument("--host", default="127.0.0.1", help="address served (default 127.0.0.1, this machine only)")
     p.add_argument("--no-frames", action="store_true", help="hide the frames' triads and labels at first")
+    add_loading(p)
     p.set_defaults(func=cmd_view)
     return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None, show=warnings.showwarning):
+    """A :class:`~kanerobot.errors.KaneRobotWarning` on one line, as the errors; any other warning as Python shows it."""
+    if issubclass(category, KaneRobotWarning):
+        print(f"kanerobot: warning: {message}", file=sys.stderr)
+    else:
+        show(message, category, filename, lineno, file, line)
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args):
+    """Run the parsed command: the exit status; errors of what the user wrote on one line."""
     try:
         args.func(args)
     except KaneRobotError as exc:

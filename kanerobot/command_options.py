@@ -1,8 +1,12 @@
-"""Options that several of kanerobot's commands share: the robot loaded for a numeric job, ``--gravity``.
+"""Options that kanerobot's commands share: how the robot is loaded (``--floating``, ``--mimic``, ``--unphysical``,
+``--gravity``).
 
 :mod:`kanerobot.cli` and :mod:`kanerobot.campaign.command` both import this
-module (which imports neither), so that ``kanerobot simulate``,
-``identify`` and ``campaign`` load a robot and read ``--gravity`` the same way.
+module (which imports neither), so that every command that loads a robot
+(``info``, ``model``, ``simulate``, ``draw``, ``campaign``, ``identify``,
+``convert``, ``view``) takes the options of :func:`kanerobot.load` and loads
+it the same way.  Their names are :data:`kanerobot.robot.urdf.FLAGS`, which
+the loader's errors name beside the Python keyword.
 """
 
 import argparse
@@ -10,8 +14,9 @@ import math
 
 from kanerobot.library import resolve
 from kanerobot.robot.io import GRAVITY_NAMES, load
+from kanerobot.robot.urdf import FLAGS, MIMIC
 
-__all__ = ["add_gravity", "gravity_option", "gravity_values", "load_robot", "own_values"]
+__all__ = ["add_gravity", "add_loading", "gravity_option", "gravity_values", "load_options", "load_robot", "own_values"]
 
 
 def gravity_option(text):
@@ -26,16 +31,36 @@ def gravity_option(text):
 
 
 def add_gravity(p):
-    """``--gravity`` on the subparser ``p`` of a command that loads a robot for a numeric job."""
-    p.add_argument("--gravity", type=gravity_option, metavar="GX,GY,GZ",
+    """``--gravity`` on the subparser ``p`` of a command that loads a robot."""
+    p.add_argument(FLAGS["gravity"], type=gravity_option, metavar="GX,GY,GZ",
                    help="gravity in frame 0, m/s^2 (default: the file's; a URDF's is 0,0,-9.81): the robot's G becomes G1, G2, G3 "
                         "with these values, which win over --values")  # fmt: skip
 
 
+def add_loading(p):
+    """The options of :func:`kanerobot.load` on the subparser ``p`` of a command that loads a robot (ROBOT)."""
+    p.add_argument(FLAGS["floating"], action="store_true",
+                   help="a URDF robot free in space: a free flyer under its root link (kr.load's floating=True)")  # fmt: skip
+    p.add_argument(FLAGS["mimic"], choices=MIMIC, default=MIMIC[0],
+                   help="a URDF's <mimic> joints: refused (default), or each read as a joint of its own, as pinocchio does "
+                        "(kr.load's mimic='independent')")  # fmt: skip
+    p.add_argument(FLAGS["physical"], action="store_true",
+                   help="read a URDF's <inertial>s that are no rigid body's as written, and run the models on them "
+                        "(kr.load's physical=False; numeric(..., physical=False))")  # fmt: skip
+    add_gravity(p)
+
+
+def load_options(args):
+    """``{keyword: value}`` of :func:`kanerobot.load` for the loading options given on the command line (defaults left out)."""
+    options = {"floating": getattr(args, "floating", False), "mimic": getattr(args, "mimic", MIMIC[0]),
+               "physical": not getattr(args, "unphysical", False), "gravity": getattr(args, "gravity", None)}  # fmt: skip
+    defaults = {"floating": False, "mimic": MIMIC[0], "physical": True, "gravity": None}
+    return {name: value for name, value in options.items() if value != defaults[name]}
+
+
 def load_robot(args):
-    """The robot named by ``args.robot``, with ``--gravity`` where the command has it (:func:`kanerobot.load`'s ``gravity=``)."""
-    gravity = getattr(args, "gravity", None)
-    return load(resolve(args.robot), **({} if gravity is None else {"gravity": gravity}))
+    """The robot named by ``args.robot``, loaded with the command's options (:func:`load_options`)."""
+    return load(resolve(args.robot), **load_options(args))
 
 
 def gravity_values(robot, args):

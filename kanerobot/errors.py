@@ -67,3 +67,10 @@ class ParameterError(KaneRobotError):
 
 class SingularityError(KaneRobotError):
     """A matrix to invert is singular at the requested configuration."""
+
+
+class KaneRobotWarning(UserWarning):
+    """Something in what the user gave is accepted but worth knowing (a link not quite a rigid body's).
+
+    The command line prints it on one line, ``kanerobot: warning: ...``.
+    """

@@ -1,5 +1,6 @@
 """The library of robot description files shipped in ``frames/``."""
 
+import os
 from pathlib import Path
 
 from kanerobot.errors import RobotFileError
@@ -42,10 +43,31 @@ def frames_path(name: str) -> Path:
 
 
 def resolve(name_or_path):
-    """A robot file path from a path or a library name (as the command line takes)."""
+    """A robot file path from a path or a library name (as the command line takes).
+
+    A name with a suffix or a folder (``arm.urdf``, ``robots/arm``) is a
+    file: one that does not exist is "no such file", not a robot missing
+    from the library (a shipped file named with its suffix, ``rx90.par``,
+    is the library's).
+
+    >>> resolve("rx90").name
+    'rx90.par'
+    >>> resolve("nosuch.urdf")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.RobotFileError: nosuch.urdf: no such file
+    """
     path = Path(name_or_path)
     if path.is_file():
         return path
-    if path.suffix and (path.parent != Path(".") or path.exists()):
+    a_path = any(sep in str(name_or_path) for sep in ("/", os.sep)) or (path.suffix and not (path.suffix in _SUFFIXES and path.name in map(_file_name, robot_names())))
+    if a_path and path.is_dir():
+        return path  # the loader says it is no robot file
+    if a_path:
         raise RobotFileError(path, None, "no such file")
     return frames_path(str(name_or_path))
+
+
+def _file_name(name):
+    """The file name of the shipped robot ``name``."""
+    return frames_path(name).name

@@ -81,6 +81,23 @@ def corpus_robot(name):
 
 
 @functools.lru_cache(maxsize=None)
+def benchmark(name):
+    """The module ``benchmarks/<name>.py`` (imported once), with benchmarks/ on the path while it loads."""
+    import importlib.util
+    import sys
+
+    folder = ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
+@functools.lru_cache(maxsize=None)
 def library(name):
     """The robot ``name`` of frames/ (robots are immutable: loaded once)."""
     return kr.load(kr.frames_path(name))

@@ -318,7 +318,7 @@ def test_save_as_urdf_and_options_elsewhere_are_refused(arm_file, tmp_path):
     assert not (tmp_path / "x.urdf").exists()
     kr.save(robot, tmp_path / "x.urdf")  # tests/test_urdf_write.py checks what is written
     assert kr.load(tmp_path / "x.urdf").joint_labels == robot.joint_labels
-    with pytest.raises(kr.RobotFileError, match=r"load options \(floating\) are for .urdf files: a .par file takes gravity= only"):
+    with pytest.raises(kr.RobotFileError, match=r"floating=True \(--floating on the command line\) is a load option of .urdf files: a .par file takes gravity="):
         kr.load(kr.frames_path("rx90"), floating=True)
     with pytest.raises(kr.RobotFileError, match="unknown load option 'floting'"):
         kr.load(arm_file, floting=True)
@@ -356,7 +356,7 @@ def error_of(text, **options):
          2, "link 'b': mass M = -1 < 0: give a rigid body's mass (>= 0) and inertia"),
         ('<robot name="r">\n<link name="a"/><link name="b"><inertial><mass value="1"/>\n'
          '<inertia ixx="1" ixy="0" ixz="0" iyy="-1" iyz="0" izz="1"/></inertial></link>\n' + joint() + "</robot>",
-         2, "or load with physical=False to read it as written"),
+         2, "or load with physical=False (--unphysical on the command line) to read it as written"),
         ('<robot name="r">\n<link name="a"/><link name="b"><inertial><mass value="1"/>\n'
          '<inertia ixx="1" ixy="0" ixz="0" iyy="abc" iyz="0" izz="1"/></inertial></link>\n' + joint() + "</robot>",
          3, 'inertia of link \'b\': iyy="abc" must be 1 finite number separated by spaces'),
@@ -370,7 +370,7 @@ def error_of(text, **options):
          4, "joint 'j' has unknown type 'hinge': use one of revolute, continuous, prismatic, fixed"),
         ('<robot name="r">\n' + GOOD_LINKS + joint(kind="planar") + "</robot>", 4, "joint 'j' is planar: planar joints are not supported"),
         ('<robot name="r">\n' + GOOD_LINKS + joint(kind="floating") + "</robot>",
-         4, "kr.load(path, floating=True), with a free flyer under the root link"),
+         4, "kr.load(path, floating=True) (--floating on the command line), with a free flyer under the root link"),
         ('<robot name="r">\n' + GOOD_LINKS + joint(child="c") + "</robot>",
          4, "joint 'j' names child link 'c', which is not a <link> of the file (links: a, b)"),
         ('<robot name="r">\n' + GOOD_LINKS + '<link name="c"/>\n' + joint() + "</robot>",

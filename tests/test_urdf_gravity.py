@@ -135,7 +135,7 @@ def test_a_bad_gravity_is_one_clear_error(tmp_path, gravity, name):
     with pytest.raises(kr.RobotFileError, match=r"pendulum.urdf|planar2.par") as info:
         kr.load(path, gravity=gravity)
     assert "must be 3 finite numbers (gx, gy, gz) in m/s^2, in frame 0: e.g. gravity=(0, 0, -9.81)" in str(info.value)
-    with pytest.raises(kr.RobotFileError, match=r"load options \(bind\) are for .urdf files: a .par file takes gravity= only"):
+    with pytest.raises(kr.RobotFileError, match=r"bind=True is a load option of .urdf files: a .par file takes gravity= only"):
         kr.load(tmp_path / "planar2.par" if name.endswith(".par") else kr.frames_path("planar2"), gravity=(0, 0, -9.81), bind=True)
 
 

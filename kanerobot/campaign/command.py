@@ -84,7 +84,7 @@ def _seconds(text):
 
 def add_arguments(p):
     """The options of ``kanerobot campaign`` on the subparser ``p``."""
-    from kanerobot.command_options import add_gravity  # the options every numeric command shares
+    from kanerobot.command_options import add_loading  # the options of every command that loads a robot
 
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("--runs", type=int, required=True, help="number of runs")
@@ -103,7 +103,7 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, default=0, help="seed of the campaign: run i draws from (seed, i)")
     p.add_argument("--samples", type=int, default=201, help="output samples of each run, where the metrics are taken (default 201)")
     p.add_argument("--method", choices=["newton-euler", "lagrange", "kane"], default="newton-euler", help="engine of the model")
-    add_gravity(p)
+    add_loading(p)
 
 
 def run(args, values):
@@ -137,7 +137,7 @@ def run(args, values):
     if isinstance(scheduler, Dask):
         scheduler.timeout = args.connect_timeout
     table = campaign(derive(robot, args.method), values, controller, runs=args.runs, sample=sample, t_span=span, seed=args.seed,
-                     scheduler=scheduler, store=args.store, samples=args.samples)  # fmt: skip
+                     scheduler=scheduler, store=args.store, samples=args.samples, physical=not args.unphysical)  # fmt: skip
     print(summary(table))
     if args.store:
         print(f"kanerobot: table in {args.store} ({table.attrs['from_store']} runs were there, {len(table.attrs['executed'])} run now)",

@@ -539,7 +539,8 @@ def bound_values(robot, parameters, robot_names, values, hint=None, physical=Tru
         Listing the parameters without a value (``hint(missing)`` may add
         advice) and the names that are not symbols of the robot; naming a
         value that is not a finite number; with ``physical``, naming the
-        links whose values are not those of a rigid body
+        links the ``parameters`` use whose values are not those of a rigid
+        body, negligible ones aside
         (:func:`~kanerobot.dynamics.parameters.check_physical`).
     """
     names = set(parameters)
@@ -557,7 +558,7 @@ def bound_values(robot, parameters, robot_names, values, hint=None, physical=Tru
     if physical:
         from kanerobot.dynamics.parameters import check_physical
 
-        check_physical(robot, numbers)
+        check_physical(robot, numbers, used=names)  # a link the model does not use cannot change it
     return {sympy.Symbol(name): value for name, value in numbers.items() if name in names}
 
 
@@ -611,7 +612,7 @@ def bound_numeric(model, values, rebuild, backend="auto", physical=True, check=T
     if physical:
         from kanerobot.dynamics.parameters import check_physical
 
-        check_physical(robot, numbers)
+        check_physical(robot, numbers, used={str(name) for name in model.parameters})
     bound = rebuild(robot.subs({name: exact_number(value) for name, value in numbers.items() if name in known}))
     return bound.numeric({}, backend=backend, physical=False, check=check)
 

@@ -327,7 +327,7 @@ def _bound_values(robot, model, values, rng, require):
         if missing:
             raise ParameterError(
                 f"robot {robot.name}: the numeric base parameters need values for the geometric symbols "
-                f"{', '.join(missing)} (values={{...}})"
+                f"{', '.join(missing)} (values={{...}}; --set NAME=VALUE on the command line)"
             )
     out.update({k: float(v) for k, v in values.items()})
     return out
@@ -544,7 +544,7 @@ def _revolute_split(k, a):
     try:
         numeric = [abs(float(x)) for x in a]
     except TypeError:
-        raise KaneRobotError(f"symbolic base parameters: joint axis {list(a)} is not numeric: use method='numeric'") from None
+        raise KaneRobotError(f"symbolic base parameters: joint axis {list(a)} is not numeric: use method='numeric' (--base-method numeric on the command line)") from None
     m = max(range(3), key=lambda r: (numeric[r], -r))
     lam = k["MS"][m] / a[m]
     k["MS"] = k["MS"] - lam * a
@@ -609,7 +609,7 @@ def _symbolic_model(robot, values, friction, rotor):
     if robot.loops and any(name in robot.geometric_parameters for name in model.values_needed):
         raise KaneRobotError(
             f"symbolic base parameters of {robot.name}: with closed loops the grouping rules leave relations "
-            f"that depend on the geometry: give numbers for it (values=..., --set NAME=VALUE on the command line) or use method='numeric'"
+            f"that depend on the geometry: give numbers for it (values=..., --set NAME=VALUE on the command line) or use method='numeric' (--base-method numeric on the command line)"
         )
     return robot, model
 
@@ -684,7 +684,7 @@ def _grouped_expressions(robot, model, K, slot):
             if (j, name) not in slot or len(model._owners[symbols[slot[j, name]]]) != 1:
                 raise KaneRobotError(
                     f"symbolic base parameters of {robot.name}: parameters are grouped into {name} of link {j}, "
-                    f"which is not a parameter of its own in the description: use method='numeric'"
+                    f"which is not a parameter of its own in the description: use method='numeric' (--base-method numeric on the command line)"
                 )
             exprs[slot[j, name]] = expr
     return exprs
@@ -710,7 +710,7 @@ def _remaining_relations(robot, model, kept, rng, samples, q0):
         raise KaneRobotError(
             f"symbolic base parameters of {robot.name}: after the grouping rules, relations depending on the "
             f"geometry remain (a case the rules here do not cover{', e.g. closed loops' if robot.loops else ''}): "
-            f"give numbers for the geometry (values=...) or use method='numeric'"
+            f"give numbers for the geometry (values=...) or use method='numeric' (--base-method numeric on the command line)"
         )
     return keep0, rel0, order0
 

@@ -56,6 +56,8 @@ def read_text(path):
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
 
 
+
+
 def atomic_write_text(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename."""
     atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
@@ -96,6 +98,11 @@ def folder_problem(folder, created=False):
     while created and not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.exists():
+        existing = folder.parent
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if existing.exists() and not existing.is_dir():  # afile/run.npz with afile a file
+            return f"{existing} is a file, not a folder"
         return f"folder {folder} does not exist: create it first"
     if not folder.is_dir():
         return f"{folder} is a file, not a folder"

@@ -68,7 +68,7 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     """
     path = Path(path)
     if path.is_dir():
-        raise RobotFileError(path, None, "is a folder, not a robot file (.par or .toml)")
+        raise RobotFileError(path, None, "is a folder, not a robot file (.par, .toml or .urdf)")
     if not path.is_file():
         raise RobotFileError(path, None, "no such file" + _library_hint(path))
     reader, _ = _codec(path)
@@ -76,8 +76,9 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     if gravity is not None:
         gravity = checked_gravity(gravity, path)
     if options and reader is not urdf.read_urdf:
-        names = ", ".join(sorted(options))
-        raise RobotFileError(path, None, f"load options ({names}) are for .urdf files: a {path.suffix} file takes gravity= only")
+        names = ", ".join(urdf.advice(name, options[name]) for name in sorted(options))
+        what = "is a load option" if len(options) == 1 else "are load options"
+        raise RobotFileError(path, None, f"{names} {what} of .urdf files: a {path.suffix} file takes gravity= only (--gravity on the command line)")
     unknown = sorted(set(options) - set(urdf.OPTIONS))
     if unknown:
         raise RobotFileError(path, None, f"unknown load option {unknown[0]!r}: a .urdf file takes {', '.join(urdf.OPTIONS)}")

@@ -99,6 +99,7 @@ Examples
 
 import math
 import re
+import warnings
 import xml.parsers.expat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,22 +109,22 @@ from typing import Mapping
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.parameters import physical_violations
-from kanerobot.errors import DescriptionError, RobotFileError
+from kanerobot.dynamics.parameters import NEGLIGIBLE, link_faults, rigid_sum
+from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import exact_number, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.names import label_stem
 
-__all__ = ["JOINT_TYPES", "OPTIONS", "UrdfRobot", "parse_urdf", "read_urdf", "urdf_from_text"]
+__all__ = ["FLAGS", "JOINT_TYPES", "OPTIONS", "UrdfRobot", "advice", "parse_urdf", "read_urdf", "urdf_from_text"]
 
 #: URDF joint types read, and their sigma.
 JOINT_TYPES = {"revolute": joints.REVOLUTE, "continuous": joints.REVOLUTE, "prismatic": joints.PRISMATIC, "fixed": joints.FIXED}
 #: URDF joint types refused, and why.
 REFUSED_TYPES = {
-    "floating": "a floating joint inside the tree is not supported: a free-flying robot is kr.load(path, floating=True), "
-    "with a free flyer under the root link",
+    "floating": "a floating joint inside the tree is not supported: a free-flying robot is kr.load(path, floating=True) "
+    "(--floating on the command line), with a free flyer under the root link",
     "planar": "planar joints are not supported: write it as two prismatic joints and a revolute joint (three joints "
     "through massless links)",
 }
@@ -134,6 +135,9 @@ EXACT = 1e-14
 MIMIC = ("refuse", "independent")
 #: The keywords of :func:`read_urdf` (``kr.load(path, **options)``).
 OPTIONS = ("floating", "bind", "mimic", "physical", "gravity")
+#: The command line's flag of each keyword (:mod:`kanerobot.command_options` adds them to every command that loads a
+#: robot); ``physical=False`` is ``--unphysical``, as ``kanerobot identify --physical`` already means a physical estimate.
+FLAGS = {"floating": "--floating", "mimic": "--mimic", "physical": "--unphysical", "gravity": "--gravity"}
 
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 #: Prefixes of the symbols named after a frame's stem (its parameters, joint
@@ -268,32 +272,20 @@ def about_origin(mass, centre, inertia):
     return inertia + mass * (c @ c * np.eye(3) - np.outer(c, c)), mass * c
 
 
-def _rigid_body(parts):
-    """``(m, J_O, MS)`` of bodies fixed together, each ``(R, p, body)``: its
-    frame's rotation and origin in the common frame and its ``(m, J, MS)``
-    (about its own origin; None if massless), added about the common origin.
-
-    Moving a body's inertia from its origin to one at ``-p`` adds
-    ``m (|p|^2 1 - p p^T) + 2 (p . MS) 1 - p MS^T - MS p^T`` (MS in the common axes).
-
-    >>> one = (2.0, np.diag([1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.4]))
-    >>> m, J, MS = _rigid_body([(np.eye(3), np.zeros(3), one), (np.eye(3), np.array([1.0, 0, 0]), one)])
-    >>> m, np.round(np.diag(J), 12).tolist(), MS.tolist()
-    (4.0, [2.0, 4.0, 4.0], [2.0, 0.0, 0.8])
-    """
-    J, MS, mass = np.zeros((3, 3)), np.zeros(3), 0.0
-    for R, p, body in parts:
-        if body is None:
-            continue
-        m, J_l, MS_l = body
-        J_r, MS_r = R @ J_l @ R.T, R @ MS_l
-        J += J_r + m * (p @ p * np.eye(3) - np.outer(p, p)) + 2 * (p @ MS_r) * np.eye(3) - np.outer(p, MS_r) - np.outer(MS_r, p)
-        MS += MS_r + m * p
-        mass += m
-    return mass, J, MS
-
-
 # ----------------------------------------------------------------- reader
+def advice(name, value):
+    """A load option as an error advises it: the keyword of ``kr.load`` and the command line's flag.
+
+    >>> advice("mimic", "independent"), advice("physical", False)
+    ("mimic='independent' (--mimic independent on the command line)", 'physical=False (--unphysical on the command line)')
+    """
+    flag = FLAGS.get(name)
+    if flag is None:
+        return f"{name}={value!r}"
+    given = "" if isinstance(value, bool) else " " + (",".join(f"{x:g}" for x in value) if isinstance(value, tuple) else str(value))
+    return f"{name}={value!r} ({flag}{given} on the command line)"
+
+
 def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
     """Read a robot from a URDF file (see the module's notes for the mapping).
 
@@ -311,7 +303,12 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, g
         Refuse an ``<inertial>`` that is not a rigid body's (negative mass,
         inertia about the centre of mass not positive semi-definite or
         breaking the triangle inequality), as ``numeric(..., physical=True)``
-        would; False reads it as written (pinocchio does; then use
+        would (:func:`~kanerobot.dynamics.parameters.link_faults`): not the
+        links of a fixed base (they never move), links fixed together as
+        one body, and a correction below
+        :data:`~kanerobot.dynamics.parameters.NEGLIGIBLE` of the robot
+        read with one :class:`~kanerobot.errors.KaneRobotWarning`.  False
+        reads every one as written (pinocchio does; then use
         ``numeric(..., physical=False)``).
     gravity : sequence of 3 floats, optional
         The gravity acceleration in frame 0 (the root link's), the values of
@@ -378,6 +375,7 @@ class _Reader:
         self.mimic = mimic
         self.physical = physical
         self.values = dict(zip(GRAVITY_NAMES, checked_gravity(gravity, path)))
+        self.inertials = {}  # {link name: its <inertial> element}, for the line of a body refused
 
     def fail(self, element, message):
         raise RobotFileError(self.path, element.line if element is not None else None, message)
@@ -420,8 +418,15 @@ class _Reader:
                 self.fail(element, f"link {name!r} is defined twice (first at line {out[name].line}): give each link its own name")
             out[name] = element
         if not out:
-            self.fail(self.root, "no <link>: a URDF robot is links joined by joints")
+            self.fail(self.root, self.empty_robot())
         return out
+
+    def empty_robot(self):
+        """Why a ``<robot>`` without a ``<link>`` is no robot, and where the robot may be."""
+        if self.root.children:
+            return "no <link>: a URDF robot is links joined by joints"
+        made = " xacro wrote it (xmlns:xacro) from a file of macros that calls none of them;" if "xmlns:xacro" in self.root.attrib else ""
+        return f"the <robot> element is empty: no robot to load;{made} load the URDF that instantiates the robot (its links and joints)"
 
     def inertial(self, link):
         """``(m, J_O, MS)`` of a link's ``<inertial>`` in the link frame, or None without one."""
@@ -440,22 +445,34 @@ class _Reader:
         xx, xy, xz, yy, yz, zz = (self.floats(tensor, key, 1, f"inertia of link {name!r}")[0] for key in _INERTIA_KEYS)
         inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
         c, R = self.origin(element, what)
-        if self.physical:
-            self.check_physical(element, name, mass, inertia)
+        self.inertials[name] = element
         J, MS = about_origin(mass, c, R @ inertia @ R.T)
         return mass, J, MS
 
-    def check_physical(self, element, name, mass, inertia):
-        values = dict(zip(("XX", "XY", "XZ", "YY", "YZ", "ZZ"), inertia[np.triu_indices(3)]))
-        values.update(M=mass, MX=0.0, MY=0.0, MZ=0.0)  # about the centre of mass: every parameter known, the test complete
-        reasons = physical_violations(values)
-        if reasons:
-            self.fail(
-                element,
-                f"link {name!r}: {'; '.join(reasons).replace('the centre of mass has', 'the centre of mass (ixx .. izz) has')}: "
-                f"give a rigid body's mass (>= 0) and inertia (positive, each principal moment at most the sum of the "
-                f"other two), or load with physical=False to read it as written",
-            )
+    def check_physical(self, robot, moving, link_names, merged):
+        """Refuse the links of ``robot`` that are no rigid body's, as ``numeric`` would
+        (:func:`~kanerobot.dynamics.parameters.link_faults`: the ``moving`` ones, those fixed together as one
+        body); one warning names those whose correction is negligible.  ``merged``: the links of a free flyer's link 0."""
+        used = {str(s) for label in moving for value in robot.dynamics[label].values() for s in sympy.sympify(value).free_symbols}
+        faults = link_faults(robot, self.values, used)
+        named = {label: repr(link_names[label]) for label in robot.links}
+        if len(merged) > 1:
+            named[BASE] += f" with the links fixed to it ({', '.join(map(repr, merged[1:]))})"
+        where = {label: self.inertials.get(link_names[label], self.root) for label in robot.links}
+        for fault in faults:
+            if not fault.negligible:
+                cost = "" if math.isinf(fault.size) else f" (it would take {fault.correction}: above {NEGLIGIBLE:g} of the robot, it matters)"
+                self.fail(
+                    where[fault.label],
+                    f"link {named[fault.label]}: {'; '.join(fault.reasons)}: give a rigid body's mass (>= 0) and inertia (positive, each "
+                    f"principal moment at most the sum of the other two), or load with {advice('physical', False)} to read it as "
+                    f"written{cost}",
+                )
+        if faults:
+            lines = "; ".join(f"link {named[f.label]} (line {where[f.label].line}): {f.correction}" for f in faults)
+            warnings.warn(KaneRobotWarning(
+                f"{self.path}: {len(faults)} link{'s' * (len(faults) > 1)} not quite a rigid body's, read as written: {lines}; "
+                f"at most {NEGLIGIBLE:g} of the robot, this cannot change its dynamics"), stacklevel=2)  # fmt: skip
 
     # ----------------------------------------------------------- joints
     def joints(self, links):
@@ -491,7 +508,7 @@ class _Reader:
                 self.fail(
                     element.find("mimic"),
                     f"joint {name!r} mimics joint {mimicked!r}: mimic joints are not supported yet; remove <mimic>, or "
-                    f"load with mimic='independent' to read {name!r} as a joint of its own (as pinocchio does)",
+                    f"load with {advice('mimic', 'independent')} to read {name!r} as a joint of its own (as pinocchio does)",
                 )
             out.append((element, name, kind, parent, child))
         return out
@@ -558,8 +575,10 @@ class _Reader:
         labels = {joint: joint if joint != BASE else _base_name(joint, order) for _, joint, *_ in order}
         frame_of = {root: BASE}
         frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
-        root_body = self.inertial(links[root])  # checked even when the base does not move
+        root_body = self.inertial(links[root])  # read even where the base does not move (a fixed base: not in the model)
         rigid = {BASE: (np.eye(3), np.zeros(3), root_body)} if self.floating else {}  # link 0's parts: placement in 0, body
+        merged = [root] if self.floating else []
+        immobile = set() if self.floating else {BASE}  # links fixed to a fixed base: their bodies never enter the dynamics
         kinds = {}
         for element, joint_name, kind, parent, child in order:
             label, stem = labels[joint_name], stems[joint_name]
@@ -573,16 +592,20 @@ class _Reader:
                 limits[label] = {key: self.floats(limit, key, 1, f"limit of joint {joint_name!r}")[0]
                                  for key in ("lower", "upper", "velocity", "effort") if key in limit.attrib}
             body = self.inertial(links[child])
+            if kind == "fixed" and frame_of[parent] in immobile:
+                immobile.add(label)
             if kind == "fixed" and frame_of[parent] in rigid:  # part of a free flyer's link 0: no link of its own
                 R_a, p_a, _ = rigid[frame_of[parent]]
                 rigid[label] = (R_a @ R, p_a + R_a @ P, body)
+                merged.append(child)
                 continue
             if kind != "fixed" or body is not None:
                 dynamics[label] = self.link_parameters(stem, body, element if kind != "fixed" else None)
         if not self.floating and not any(frame.is_joint for frame in frames):
-            self.fail(self.root, f"robot {name!r} has no moving joint: with its base fixed nothing moves; load it with floating=True for a free body")
+            self.fail(self.root, f"robot {name!r} has no moving joint: with its base fixed nothing moves; load it with "
+                                 f"{advice('floating', True)} for a free body")  # fmt: skip
         if self.floating:
-            dynamics = {BASE: self.link_parameters(BASE, _rigid_body(rigid.values()), None), **dynamics}
+            dynamics = {BASE: self.link_parameters(BASE, rigid_sum(rigid.values()), None), **dynamics}
         try:
             # Position limits of continuous joints mean nothing (URDF ignores them); velocity and effort do.
             joint_limits = {label: JointLimits(*(None if kinds[label] == "continuous" and key in ("lower", "upper") else item.get(key)
@@ -593,6 +616,8 @@ class _Reader:
         except DescriptionError as exc:
             line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
             raise RobotFileError(self.path, line, str(exc)) from None
+        if self.physical:
+            self.check_physical(robot, [label for label in dynamics if label not in immobile], link_names, merged)
         if self.bind:
             robot = robot.subs({key: exact_number(value) for key, value in robot.values.items()})
         joint_names = {labels[joint]: joint for _, joint, *_ in order}

@@ -552,7 +552,7 @@ def view(
     return Viewer(robot, values, q, play, urdf=urdf, host=host, port=port, frames=frames, verbose=verbose)
 
 
-def serve(robot, values=None, q=None, play=None, *, host=LOOPBACK, port=0, frames=True):
+def serve(robot, values=None, q=None, play=None, *, urdf=None, host=LOOPBACK, port=0, frames=True):
     """:func:`view` until Ctrl-C, then stop: ``kanerobot view``.
 
     Prints the page's address, and ``stopped`` once the port is free.
@@ -560,7 +560,7 @@ def serve(robot, values=None, q=None, play=None, *, host=LOOPBACK, port=0, frame
     use (a typo) is an error, where :func:`view` ignores it (it takes a
     simulation's whole parameter set).
     """
-    viewer = view(robot, values, q, play, host=host, port=port, frames=frames, verbose=False)
+    viewer = view(robot, values, q, play, urdf=urdf, host=host, port=port, frames=frames, verbose=False)
     unused = sorted(set(values or {}) - set(viewer.skeleton.values))
     if unused:
         viewer.stop()
