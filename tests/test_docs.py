@@ -85,6 +85,7 @@ def test_readme_gives_the_build_command():
     ]
 
 
+@pytest.mark.long
 def test_site_builds(tmp_path):
     """``python -m sphinx -W --keep-going -b html docs OUT``: no warning, every notebook executed, every page there."""
     for name in DOCS_EXTRA:

@@ -349,6 +349,7 @@ def _report(name, stats, started):
     return total
 
 
+@pytest.mark.long
 def test_fuzz_frames(tmp_path):
     started, stats, derived = (time.perf_counter(), time.process_time()), Counter(), {}
     assert len(FRAMES) >= 12, FRAMES

@@ -184,6 +184,7 @@ def _changed(a, b):
     return int(np.count_nonzero(np.any(a != b, axis=-1)))
 
 
+@pytest.mark.long
 def test_page_draws_the_robot_and_its_sliders_move_it(browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -229,6 +230,7 @@ def test_page_draws_the_robot_and_its_sliders_move_it(browser):
         assert _changed(hidden, third) > 50
 
 
+@pytest.mark.long
 def test_page_plays_a_saved_simulation(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
