@@ -333,7 +333,7 @@ class _Iterations:
         A step is ``alpha`` times the null-space term (cut to 0.2 per joint),
         then a Gauss-Newton return to the pose.  It is taken when it brings
         the posture nearer and, close to the end (a null-space term below
-        1e-6, where the distance changes below its rounding), when the next
+        1e-8, where the distance changes by its rounding), when the next
         null-space term is smaller; otherwise ``alpha`` is halved.  After a
         step taken, ``alpha`` is Barzilai and Borwein's secant estimate (the
         self-motion is curved: the unit step of a flat one may overshoot, or
@@ -351,7 +351,8 @@ class _Iterations:
             moved, err = self.reach(moved, 10, goal=1e-15)
             after = self.null_step(moved, posture)
             nearer = chain.distance(moved, posture) <= chain.distance(q, posture) * (1 + 1e-15)
-            if err < 1e-12 and nearer and (size > 1e-6 or numpy.max(numpy.abs(after)) < size):
+            smaller = numpy.linalg.norm(after / chain.scale) < numpy.linalg.norm(null / chain.scale)
+            if err < 1e-12 and nearer and (size > 1e-8 or smaller):
                 alpha = _secant(chain.difference(moved, q) / chain.scale, (null - after) / chain.scale, alpha)
                 q, null = moved, after
             else:
