@@ -105,6 +105,7 @@ def test_cli_igm_says_redundant_in_one_line(args, capsys, krang):
     assert main(["model", *args]) == 2
     err = capsys.readouterr().err
     assert err == f"kanerobot: error: {info.value}\n"
+    assert f"degree of redundancy {info.value.redundancy}" in err and "kr.redundant_ik(" in err
 
 
 # ----------------------------------------------------- the null-space IK
