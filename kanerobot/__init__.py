@@ -20,7 +20,7 @@ from kanerobot.errors import (
     SingularityError,
 )
 from kanerobot.identification import Recording, base_parameter_set, base_parameters, fourier_excitation, identification_model, identify
-from kanerobot.igm import inverse_geometric
+from kanerobot.igm import inverse_geometric, redundant_ik
 from kanerobot.library import frames_path, robot_names
 from kanerobot.robot import Base, Frame, GeneralPlacement, KKPlacement, Robot
 from kanerobot.robot.io import load, save
@@ -54,6 +54,7 @@ __all__ = [
     "inverse_geometric",
     "load",
     "plot",
+    "redundant_ik",
     "robot_names",
     "save",
     "simulate",

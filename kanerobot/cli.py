@@ -349,7 +349,8 @@ MODELS = {
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
-    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab)", _model_igm),
+    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab); a redundant chain "
+            "(more than 6 joints) is reported, solved by kr.redundant_ik", _model_igm),
     "dim": ("dynamic identification model: the regressor D of GAM = D K (--lang python, c, matlab, julia)", _model_dim),
     "regp": ("base inertial parameters by the grouping rules", _model_regp),
 }

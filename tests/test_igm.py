@@ -131,6 +131,20 @@ def test_rx90_wrist_singularity_gives_a_family():
             assert num.pose_distance(case.model.pose(moved), T) <= 1e-10
 
 
+def test_six_joint_chains_still_get_their_finite_set(case):
+    """Not redundant (6 joints, 6 pose components): ``inverse_geometric`` lists
+    the compiled closed form's set, each member checked with the direct model,
+    the generating configuration among them (redundant chains are refused:
+    tests/test_igm_redundant.py)."""
+    q = case.random_configuration()
+    T = case.model.pose(q)
+    sols = inverse_geometric(case.robot, T, case.values)
+    assert len(sols) >= 2 and sols.message == f"{len(sols)} solution(s)"
+    assert len(sols) == len(case.solve(T))
+    assert all(num.pose_distance(case.model.pose(s), T) <= 1e-10 for s in sols)
+    assert _found(case, q, sols, case.model.columns)
+
+
 def test_numeric_fallback_agrees_with_closed_form():
     """Damped least squares from 40 random starts converges only to solutions
     of the closed form (an independent path to the same set)."""

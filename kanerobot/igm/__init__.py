@@ -12,6 +12,7 @@ Modules: :mod:`~kanerobot.igm.equations` (the equation types 1 to 8),
 :mod:`~kanerobot.igm.program` (numeric evaluation of every branch),
 :mod:`~kanerobot.igm.general6r` (general 6R, Raghavan-Roth / Manocha-Canny),
 :mod:`~kanerobot.igm.numeric` (damped least squares),
+:mod:`~kanerobot.igm.redundant` (redundant chains: one solution, a posture in the null space),
 :mod:`~kanerobot.igm.loops` (closed loops), :mod:`~kanerobot.igm.export`
 (python, C, MATLAB code) and :mod:`~kanerobot.igm.api`.
 """
@@ -19,5 +20,16 @@ Modules: :mod:`~kanerobot.igm.equations` (the equation types 1 to 8),
 from kanerobot.igm.api import InverseGeometricModel, Solutions, derive_igm, inverse_geometric
 from kanerobot.igm.export import generate_igm
 from kanerobot.igm.loops import all_loop_closures
+from kanerobot.igm.redundant import RedundantChain, RedundantSolution, redundant_ik
 
-__all__ = ["InverseGeometricModel", "Solutions", "all_loop_closures", "derive_igm", "generate_igm", "inverse_geometric"]
+__all__ = [
+    "InverseGeometricModel",
+    "RedundantChain",
+    "RedundantSolution",
+    "Solutions",
+    "all_loop_closures",
+    "derive_igm",
+    "generate_igm",
+    "inverse_geometric",
+    "redundant_ik",
+]

@@ -18,12 +18,13 @@ import sympy
 from numpy.typing import ArrayLike
 
 from kanerobot.errors import KaneRobotError
-from kanerobot.geometry import loop_constraints, numeric_function, terminal_frame
+from kanerobot.geometry import loop_constraints, numeric_function
 from kanerobot.igm import numeric as num
 from kanerobot.igm.loops import loop_steps
 from kanerobot.igm.paul import NoClosedForm, chain_equations, consistent_samples, pose_matrix, solve_chain
 from kanerobot.igm.pieper import centres, decoupled_structure
 from kanerobot.igm.program import SolutionProgram
+from kanerobot.igm.redundant import chain_end, refuse_redundant
 from kanerobot.igm.solutions import Solutions
 from kanerobot.robot import joints
 from kanerobot.robot.description import Robot
@@ -58,6 +59,8 @@ class InverseGeometricModel:
     ------
     NoClosedForm
         When no standard equation type is left for some joints.
+    RedundantChain
+        When more than 6 joints move the frame (:mod:`kanerobot.igm.redundant`).
 
     Examples
     --------
@@ -71,7 +74,8 @@ class InverseGeometricModel:
         if method not in ("auto", "paul", "pieper"):
             raise KaneRobotError(f"closed-form method {method!r}: use 'auto', 'paul' or 'pieper'")
         self.robot = robot
-        self.end = _end(robot, end)
+        self.end = chain_end(robot, end)
+        refuse_redundant(robot, self.end)
         # with joint offsets the steps solve the KK angles theta = q + offset;
         # the solver subtracts the offsets from its results
         robot = robot.without_offsets()
@@ -176,7 +180,7 @@ def _polish(model, T, q, iterations=3):
 def derive_igm(robot, method="auto", end=None):
     """The :class:`InverseGeometricModel` of ``robot`` (to frame ``end``),
     derived once and cached."""
-    end = _end(robot, end)
+    end = chain_end(robot, end)
     key = (robot, method, end)
     if key not in _CACHE:
         try:
@@ -235,6 +239,14 @@ def inverse_geometric(
         pose is out of reach; ``families`` names the free joints of singular
         solutions.
 
+    Raises
+    ------
+    RedundantChain
+        When more than 6 joints move the frame: the solutions form a
+        continuum, not a set to list (the message gives the degree of
+        redundancy); :func:`~kanerobot.igm.redundant.redundant_ik` returns
+        one of them.
+
     Examples
     --------
     >>> import numpy, kanerobot as kr
@@ -251,7 +263,8 @@ def inverse_geometric(
     T = numpy.asarray(T, dtype=float)
     if T.shape != (4, 4):
         raise KaneRobotError(f"the pose T must be a 4x4 matrix, got shape {T.shape}")
-    end = _end(robot, end)
+    end = chain_end(robot, end)
+    refuse_redundant(robot, end)  # a continuum of solutions: no set to list
     if method == "auto" and _is_6r(robot, end) and not _decoupled(robot, end):
         # general geometry: Paul's search would end without a closed form,
         # slowly; special geometry (UR-like parallel axes) makes the
@@ -305,13 +318,6 @@ def _compiled(robot, method, values, tol, end):
             _SOLVERS.clear()
         _SOLVERS[key] = derive_igm(robot, method, end).solver(values, tol)
     return _SOLVERS[key]
-
-
-def _end(robot, end):
-    """The frame placed at the pose: ``end`` (checked) or the terminal frame."""
-    if end is None:
-        return terminal_frame(robot)
-    return robot.frame(end).label
 
 
 def _decoupled(robot, end):
