@@ -20,14 +20,11 @@ the centre of mass is the derivative of its position along the speeds.
 """
 
 import functools
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy
-from conftest import derived, library
+from conftest import benchmark, derived, library
 from reference_dynamics import quaternion_matrix
 
 import kanerobot as kr
@@ -38,7 +35,6 @@ from kanerobot.dynamics.wheeled import tree_robot
 from kanerobot.interop import inertia_about_com, to_pinocchio
 from kanerobot.robot.description import Frame, KKPlacement, Robot
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 TOL = 1e-12
 
 
@@ -151,21 +147,10 @@ def test_a_robot_whose_moving_links_have_no_mass_is_refused():
 
 
 # ------------------------------------------------------------------ Talos
-def _benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_urdf_vs_pinocchio", BENCHMARKS / "urdf_vs_pinocchio.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
-
-
 def test_talos_floating_against_pinocchio():
     """Acceptance: Talos (38 speeds) loaded with floating=True, mimic="independent"."""
     pytest.importorskip("pinocchio")
-    bench = _benchmark()
+    bench = benchmark("urdf_vs_pinocchio")
     robots = bench.corpus()
     if "talos_reduced" not in robots:
         pytest.skip("install example-robot-data (pip install -e '.[bench]')")

@@ -10,19 +10,18 @@ with pinocchio's buildModelFromUrdf (optional: the bench extra).
 """
 
 import importlib.util
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import benchmark
 from reference_dynamics import crf, crm, hat, motion_transform, quaternion_matrix
 
 import kanerobot as kr
 from kanerobot.cli import main as cli
 from kanerobot.robot.urdf import parse_urdf, urdf_from_text
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 G = np.array([0.0, 0.0, -9.81])
 
 
@@ -428,21 +427,10 @@ def test_labels_are_the_names_and_stems_never_clash():
 
 
 # ------------------------------------------------------------------ pinocchio on example-robot-data
-def _benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_urdf_vs_pinocchio", BENCHMARKS / "urdf_vs_pinocchio.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
-
-
 def corpus_or_skip():
     if importlib.util.find_spec("pinocchio") is None:
         pytest.skip("install pin and example-robot-data (pip install -e '.[bench]')")
-    bench = _benchmark()
+    bench = benchmark("urdf_vs_pinocchio")
     robots = bench.corpus()
     if not robots:
         pytest.skip("install pin and example-robot-data (pip install -e '.[bench]')")
