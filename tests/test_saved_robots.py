@@ -26,8 +26,10 @@ from conftest import assert_close
 
 import kanerobot as kr
 from kanerobot.cli import main
+from kanerobot.control import quintic
 from kanerobot.robot.description import parameter_symbol_names
 from kanerobot.robot.khalil_kleinfinger import numbered
+from kanerobot.visual.figures import cross_validation_figures
 
 URDF = """<robot name="wheelarm">
   <link name="base"/>
@@ -36,7 +38,7 @@ URDF = """<robot name="wheelarm">
   <link name="arm"><inertial><origin xyz="0.15 0.01 -0.02"/><mass value="1.2"/>
     <inertia ixx="0.012" ixy="0" ixz="0.001" iyy="0.014" iyz="0" izz="0.02"/></inertial></link>
   <joint name="JLWheel" type="continuous"><parent link="base"/><child link="wheel"/>
-    <origin xyz="0 0.1 0.25" rpy="0.3 0 0"/><axis xyz="0 1 0"/><dynamics damping="0.2" friction="0.1"/></joint>
+    <origin xyz="0 0.1 0.25" rpy="0.3 0 0"/><axis xyz="0 1 0"/><dynamics damping="0.2"/></joint>
   <joint name="elbow" type="revolute"><parent link="wheel"/><child link="arm"/>
     <origin xyz="0.4 0 0.05"/><axis xyz="0 0 1"/><limit lower="-2" upper="2" effort="10" velocity="3"/></joint>
 </robot>
@@ -123,3 +125,63 @@ def test_identify_takes_the_files_own_values(robot, urdf, tmp_path, capsys):
         truth = kr.identify(robot, run)  # its base parameters' true values: T K of the robot's own numbers
         true_base = truth.T @ np.array([robot.values[name] for name in truth.regressors.parameters])
         assert_close([written[name] for name in truth.names], true_base, rtol=1e-3, what=str(source))
+
+
+# ------------------------------------------------------- cross-validation
+@pytest.fixture(scope="module")
+def converted(urdf, tmp_path_factory):
+    """The URDF's .par by ``kanerobot convert``: frames numbered 1, 2 (the joint names gone), numbers in the tables."""
+    target = tmp_path_factory.mktemp("par") / "wheelarm.par"
+    assert main(["convert", str(urdf), str(target)]) == 0
+    return kr.load(target)
+
+
+def cross_validation(robot, converted, **options):
+    """Computed torque built on the URDF drives its .par conversion."""
+    return kr.cross_validate((robot, robot.values), (converted, {}), "computed_torque", quintic([0.0, 0.0], [1.0, -0.5], 0.4),
+                             backend="numpy", samples=9, **options)  # fmt: skip
+
+
+def test_cross_validation_of_a_urdf_on_its_par_draws_the_urdf_joints(robot, converted, tmp_path):
+    pytest.importorskip("matplotlib")
+    assert converted.joint_labels == ("1", "2")
+    cv = cross_validation(robot, converted, plot=tmp_path / "figs")
+    assert sorted(p.name for p in cv.figures) == [f"cross_validation_{k}.png" for k in ("disagreement", "energy", "torques", "tracking")]
+    # the .par's models are the URDF's (the conversion is exact): the controller's model is the plant's
+    s = cv.summary()
+    assert s["max_tracking_error"] < 1e-6 and s["relative_mass_matrix_disagreement"] < 1e-9 and s["relative_h_disagreement"] < 1e-9
+    tracking = cross_validation_figures(cv)["tracking"]
+    legends = [t.get_text() for ax in tracking.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert legends[:2] == ["q_JLWheel", "q_elbow"]  # the controller's coordinates, named by the controller's robot
+
+
+def test_figures_that_cannot_be_drawn_are_said_before_the_run(robot, converted, tmp_path, monkeypatch):
+    """What the figures need is checked before the simulation: an error comes in seconds, not after the run."""
+    pytest.importorskip("matplotlib")
+    import kanerobot.simulation as simulation
+    import kanerobot.visual.figures as figures
+
+    def unknown(robot, names, quantity, aliases=None):
+        raise kr.KaneRobotError(f"cannot tell which joint column {names[0]!r} of {quantity} belongs to (robot {robot.name})")
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("simulated before the figures were checked")
+
+    monkeypatch.setattr(figures, "series", unknown)
+    monkeypatch.setattr(simulation, "simulate", no_run)
+    with pytest.raises(kr.KaneRobotError, match=r"cannot tell which joint column 'JLWheel' of q belongs to \(robot wheelarm\)"):
+        cross_validation(robot, converted, plot=tmp_path / "figs")
+
+
+def test_a_failure_of_the_figures_after_the_run_keeps_the_result(robot, converted, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import kanerobot.visual.figures as figures
+
+    def full_disk(cv, folder, prefix):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(figures, "plot_cross_validation", full_disk)
+    with pytest.warns(UserWarning, match=r"the figures were not written \(\[Errno 28\] No space left on device\); the result"):
+        cv = cross_validation(robot, converted, plot=tmp_path / "figs")
+    assert cv.figures == [] and cv.summary()["max_tracking_error"] < 1e-6
+    assert any("figures were not written" in note for note in cv.notes)
