@@ -29,7 +29,7 @@ from kanerobot.cli import main
 from kanerobot.control import quintic
 from kanerobot.robot.description import parameter_symbol_names
 from kanerobot.robot.khalil_kleinfinger import numbered
-from kanerobot.visual.figures import cross_validation_figures
+from kanerobot.visual.figures import cross_validation_panels
 
 URDF = """<robot name="wheelarm">
   <link name="base"/>
@@ -150,9 +150,10 @@ def test_cross_validation_of_a_urdf_on_its_par_draws_the_urdf_joints(robot, conv
     # the .par's models are the URDF's (the conversion is exact): the controller's model is the plant's
     s = cv.summary()
     assert s["max_tracking_error"] < 1e-6 and s["relative_mass_matrix_disagreement"] < 1e-9 and s["relative_h_disagreement"] < 1e-9
-    tracking = cross_validation_figures(cv)["tracking"]
-    legends = [t.get_text() for ax in tracking.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
-    assert legends[:2] == ["q_JLWheel", "q_elbow"]  # the controller's coordinates, named by the controller's robot
+    tracking, torques = cross_validation_panels(cv.controller_model, cv.coordinates, cv.simulation.numeric)
+    # the legends: the controller's coordinates named by the controller's robot, the plant's torques by the plant's
+    assert [[s.name for s in chosen] for _, _, chosen in tracking] == [["q_JLWheel", "q_elbow"]]
+    assert [[s.name for s in chosen] for _, _, chosen in torques] == [["th1", "th2"]]
 
 
 def test_figures_that_cannot_be_drawn_are_said_before_the_run(robot, converted, tmp_path, monkeypatch):
