@@ -27,7 +27,7 @@ from kanerobot import __version__
 from kanerobot.command_options import add_gravity, announced_own_values, gravity_values, load_robot
 from kanerobot.errors import KaneRobotError
 from kanerobot.library import resolve, robot_names
-from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
+from kanerobot.report import model_latex, model_text, robot_tables, summary
 from kanerobot.robot.io import PAR_HOLDS_NO_VALUES, atomic_write_text, bound_values, load, save
 
 
@@ -321,7 +321,8 @@ def _write(text, output):
 def cmd_list(args):
     for name in robot_names():
         robot = load(resolve(name))
-        print(f"{name:12s} {robot.structure:12s} {degrees_of_freedom(robot):3d} DOF  {resolve(name).name}")
+        joints = f"({robot.nj} joint{'s' if robot.nj != 1 else ''})" if robot.nj != robot.dof else ""  # where they differ
+        print(f"{name:12s} {robot.structure:12s} {robot.dof:3d} DOF {joints:12s} {resolve(name).name}")
 
 
 def cmd_info(args):

@@ -16,13 +16,30 @@ def robot_tables(robot):
 
 
 def degrees_of_freedom(robot):
-    """``robot.dof``, or for a robot on wheels its mobility ``n - rank W``
-    (the wheel constraints come with its dynamics: :mod:`kanerobot.dynamics.wheeled`)."""
-    if robot.wheeled and robot.wheels:
-        from kanerobot.dynamics.wheeled import mobility
+    """``"<dof> degrees of freedom"``, and where ``robot.dof`` is not ``robot.nj``, why.
 
-        return mobility(robot)
-    return robot.dof
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> degrees_of_freedom(kr.load(kr.frames_path("rx90")))
+    '6 degrees of freedom'
+    >>> degrees_of_freedom(kr.load(kr.frames_path("diffdrive")))
+    '2 degrees of freedom (7 joints: the rolling constraints of the wheels fix 5 speeds)'
+    """
+    return f"{robot.dof} degrees of freedom" + (f" ({why_not_joints(robot)})" if robot.dof != robot.nj else "")
+
+
+def why_not_joints(robot):
+    """Why ``robot.dof`` differs from its ``robot.nj`` joints: what fixes or adds speeds ('' where nothing does)."""
+    joints = f"{robot.nj} joint{'s' if robot.nj != 1 else ''}"
+    if robot.wheeled and robot.wheels:
+        return f"{joints}: the rolling constraints of the wheels fix {robot.nj - robot.dof} speeds"
+    if robot.loops:
+        return f"{joints}: the closed loops fix {len(robot.passive_joints)}"
+    added = (["the 6 of the floating base"] if robot.floating else []) + (
+        [f"the motors of {len(robot.flexible_joints)} flexible joint{'s' if len(robot.flexible_joints) != 1 else ''}"]
+        if robot.flexible_joints else [])  # fmt: skip
+    return f"{joints} and {' and '.join(added)}" if added else ""
 
 
 def summary(robot):
@@ -31,7 +48,7 @@ def summary(robot):
         f"Robot {robot.name}: {robot.structure}"
         + (", floating base" if robot.floating else "")
         + (", wheeled mobile base" if robot.wheeled else ""),
-        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)} degrees of freedom",
+        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)}",
         "Joints: " + ", ".join(f"{l} ({'RPF'[robot.frame(l).sigma]}, {format_expression(robot.frame(l).q)})" for l in robot.joint_labels),
     ]
     if robot.loops:
