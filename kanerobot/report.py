@@ -30,16 +30,23 @@ def degrees_of_freedom(robot):
 
 
 def why_not_joints(robot):
-    """Why ``robot.dof`` differs from its ``robot.nj`` joints: what fixes or adds speeds ('' where nothing does)."""
-    joints = f"{robot.nj} joint{'s' if robot.nj != 1 else ''}"
+    """Why ``robot.dof`` differs from its ``robot.nj`` joints: what fixes speeds and what adds some ('' where nothing does)."""
+    fixed, added = [], []
     if robot.wheeled and robot.wheels:
-        return f"{joints}: the rolling constraints of the wheels fix {robot.nj - robot.dof} speeds"
+        fixed.append(f"the rolling constraints of the wheels fix {robot.nj - robot.dof} speeds")
     if robot.loops:
-        return f"{joints}: the closed loops fix {len(robot.passive_joints)}"
-    added = (["the 6 of the floating base"] if robot.floating else []) + (
-        [f"the motors of {len(robot.flexible_joints)} flexible joint{'s' if len(robot.flexible_joints) != 1 else ''}"]
-        if robot.flexible_joints else [])  # fmt: skip
-    return f"{joints} and {' and '.join(added)}" if added else ""
+        fixed.append(f"the closed loops fix {len(robot.passive_joints)}")
+    if robot.floating:
+        added.append("the 6 of the floating base")
+    if robot.flexible_joints:
+        added.append(f"the motors of {_count(len(robot.flexible_joints), 'flexible joint')}")
+    if not fixed and not added:
+        return ""
+    return _count(robot.nj, "joint") + "".join(f": {text}" for text in fixed) + "".join(f" and {text}" for text in added)
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def summary(robot):
