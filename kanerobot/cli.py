@@ -26,13 +26,13 @@ import warnings
 from pathlib import Path
 
 from kanerobot import __version__
-from kanerobot.command_options import add_loading, gravity_values, load_robot, own_values
+from kanerobot.command_options import add_loading, announced_own_values, gravity_values, load_robot
 from kanerobot.errors import KaneRobotError, KaneRobotWarning
 from kanerobot.identification.base_parameters import METHODS
 from kanerobot.library import resolve, robot_names
-from kanerobot.report import degrees_of_freedom, model_latex, model_text, robot_tables, summary
+from kanerobot.report import model_latex, model_text, robot_tables, summary
 from kanerobot.robot.files import folder_problem
-from kanerobot.robot.io import atomic_write_text, load, save
+from kanerobot.robot.io import PAR_HOLDS_NO_VALUES, atomic_write_text, bound_values, load, save
 
 
 class Progress:
@@ -394,7 +394,8 @@ def _write(text, output):
 def cmd_list(args):
     for name in robot_names():
         robot = load(resolve(name))
-        print(f"{name:12s} {robot.structure:12s} {degrees_of_freedom(robot):3d} DOF  {resolve(name).name}")
+        joints = f"({robot.nj} joint{'s' if robot.nj != 1 else ''})" if robot.nj != robot.dof else ""  # where they differ
+        print(f"{name:12s} {robot.structure:12s} {robot.dof:3d} DOF {joints:12s} {resolve(name).name}")
 
 
 def cmd_info(args):
@@ -481,9 +482,8 @@ def cmd_simulate(args):
     x0 = _initial_state(robot, args, model, x0, target)
     plot_prefix = robot.name
     values_path = text = None
-    if values is None and own_values(robot):  # a URDF's own numbers (or a robot file that carries them)
-        values = own_values(robot)
-        print(f"kanerobot: the {len(values)} parameter values of {args.robot}; give others with --values FILE", file=sys.stderr)
+    if values is None:  # a URDF's own numbers (or a robot file that carries them)
+        values = announced_own_values(robot, args)
     if values is None:
         values, values_path, text = _random_values(robot, args, output, plot_prefix)
     values = {**values, **gravity_values(robot, args)}
@@ -709,6 +709,7 @@ def cmd_identify(args):
     data = args.data[0] if len(args.data) == 1 else args.data
     robot = load_robot(args)
     # the robot's own numbers (a URDF's lengths, its or --gravity's gravity), below --values', below --gravity's
+    announced_own_values(robot, args)
     values = {**robot.values, **(read_values(args.values) if args.values else {}), **gravity_values(robot, args)}
     try:
         result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
@@ -734,16 +735,15 @@ def cmd_convert(args):
     from kanerobot.robot.khalil_kleinfinger import khalil_kleinfinger_conversion, numbered
 
     robot = load_robot(args)
-    if robot.values:
-        # A URDF's numbers live in robot.values, which a .par or .toml cannot
-        # hold: they go into the description, rather than being lost.
-        count = len(robot.values)
-        robot = robot.subs(robot.values)
-        print(f"the {count} parameter values of {args.robot} (lengths, inertias, gravity) written as numbers: "
-              f"a {Path(args.target).suffix or 'robot'} file holds no values", file=sys.stderr)
     general = any(not f.is_kk for f in robot.frames)
     # A .par holds Khalil-Kleinfinger frames only: general frames are converted first.
     par = str(args.target).lower().endswith(".par")
+    if par or (general and args.kk):
+        # A URDF's numbers (robot.values): a .par has no place for them, and the conversion
+        # finds the common normals of numbers; a .toml keeps them in its [values] table.
+        robot, line = bound_values(robot, PAR_HOLDS_NO_VALUES if par else "the conversion to Khalil-Kleinfinger frames needs them")
+        if line:
+            print(line, file=sys.stderr)
     if general and (args.kk or par):
         conversion = khalil_kleinfinger_conversion(robot, args.snap)
         robot = conversion.robot

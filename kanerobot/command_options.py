@@ -11,12 +11,13 @@ the loader's errors name beside the Python keyword.
 
 import argparse
 import math
+import sys
 
 from kanerobot.library import resolve
 from kanerobot.robot.io import GRAVITY_NAMES, load
 from kanerobot.robot.urdf import FLAGS, MIMIC
 
-__all__ = ["add_gravity", "add_loading", "gravity_option", "gravity_values", "load_options", "load_robot", "own_values"]
+__all__ = ["add_gravity", "add_loading", "announced_own_values", "gravity_option", "gravity_values", "load_options", "load_robot", "own_values"]
 
 
 def gravity_option(text):
@@ -73,3 +74,11 @@ def gravity_values(robot, args):
 def own_values(robot):
     """``robot.values`` when they are more than the gravity ``--gravity`` gave a .par or .toml robot (a URDF's numbers), else None."""
     return dict(robot.values) if set(robot.values) - set(GRAVITY_NAMES) else None
+
+
+def announced_own_values(robot, args):
+    """:func:`own_values` of a command run without ``--values`` (those it works with), said on standard error; else None."""
+    values = None if getattr(args, "values", None) else own_values(robot)
+    if values:
+        print(f"kanerobot: the {len(values)} parameter values of {args.robot}; give others with --values FILE", file=sys.stderr)
+    return values

@@ -18,7 +18,7 @@ import sympy
 
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE
+from kanerobot.robot.names import BASE
 
 __all__ = [
     "transform",

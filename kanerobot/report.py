@@ -16,13 +16,37 @@ def robot_tables(robot):
 
 
 def degrees_of_freedom(robot):
-    """``robot.dof``, or for a robot on wheels its mobility ``n - rank W``
-    (the wheel constraints come with its dynamics: :mod:`kanerobot.dynamics.wheeled`)."""
-    if robot.wheeled and robot.wheels:
-        from kanerobot.dynamics.wheeled import mobility
+    """``"<dof> degrees of freedom"``, and where ``robot.dof`` is not ``robot.nj``, why.
 
-        return mobility(robot)
-    return robot.dof
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> degrees_of_freedom(kr.load(kr.frames_path("rx90")))
+    '6 degrees of freedom'
+    >>> degrees_of_freedom(kr.load(kr.frames_path("diffdrive")))
+    '2 degrees of freedom (7 joints: the rolling constraints of the wheels fix 5 speeds)'
+    """
+    return f"{robot.dof} degrees of freedom" + (f" ({why_not_joints(robot)})" if robot.dof != robot.nj else "")
+
+
+def why_not_joints(robot):
+    """Why ``robot.dof`` differs from its ``robot.nj`` joints: what fixes speeds and what adds some ('' where nothing does)."""
+    fixed, added = [], []
+    if robot.wheeled and robot.wheels:
+        fixed.append(f"the rolling constraints of the wheels fix {robot.nj - robot.dof} speeds")
+    if robot.loops:
+        fixed.append(f"the closed loops fix {len(robot.passive_joints)}")
+    if robot.floating:
+        added.append("the 6 of the floating base")
+    if robot.flexible_joints:
+        added.append(f"the motors of {_count(len(robot.flexible_joints), 'flexible joint')}")
+    if not fixed and not added:
+        return ""
+    return _count(robot.nj, "joint") + "".join(f": {text}" for text in fixed) + "".join(f" and {text}" for text in added)
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def summary(robot):
@@ -31,7 +55,7 @@ def summary(robot):
         f"Robot {robot.name}: {robot.structure}"
         + (", floating base" if robot.floating else "")
         + (", wheeled mobile base" if robot.wheeled else ""),
-        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)} degrees of freedom",
+        f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)}",
         "Joints: " + ", ".join(f"{l} ({'RPF'[robot.frame(l).sigma]}, {format_expression(robot.frame(l).q)})" for l in robot.joint_labels),
     ]
     if robot.loops:

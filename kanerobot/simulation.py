@@ -1381,6 +1381,9 @@ class CrossValidation:
     notes : list of str
     figures : list of pathlib.Path
         PNG files written (``plot=...``).
+    controller_model : numeric model
+        The model the controller was built on (its robot names
+        :attr:`coordinates`).
     """
 
     def __init__(self, **fields):
@@ -1564,8 +1567,10 @@ def cross_validate(
         states.  The tracking error and the torque disagreement are always
         those of the link side.
     plot : str or path-like, optional
-        A folder: write the figures there (needs matplotlib; checked before
-        the run).
+        A folder: write the figures there (needs matplotlib).  What they
+        need is checked before the run; a failure while writing them after
+        the run is a ``UserWarning`` and a note, and the result is returned
+        (``result.plot(folder)`` writes them again).
     prefix : str, optional
         The start of the figures' file names (``<prefix>_tracking.png`` ...).
     backend : {"auto", "c", "numpy"}
@@ -1611,6 +1616,10 @@ def cross_validate(
     if trajectory is None:
         raise KaneRobotError("cross_validate needs the trajectory the controller tracks (to measure the tracking error)")
     cview, pview = control.ControlView(fc), control.ControlView(fp)
+    if plot is not None:
+        from kanerobot.visual.figures import cross_validation_panels
+
+        cross_validation_panels(fc, cview.labels, fp)  # what the figures need, before the run: an error now costs seconds
     function, columns, compared = _observer(pview, cview, observe)
     t0, t1 = _cross_time_span(t_span, trajectory)
     if x0 is None:
@@ -1632,11 +1641,25 @@ def cross_validate(
         tracking_error=desired - actual, velocity_error=desired_rate - actual_rate, tau=sim.tau,
         disagreement=disagreement, relative_disagreement=relative, notes=notes, figures=[],
         controller_name=name, controller_robot=_robot_name(fc), plant_robot=_robot_name(fp),
-        controller_kind=cview.kind, plant_kind=pview.kind, controller=ctrl,
+        controller_kind=cview.kind, plant_kind=pview.kind, controller=ctrl, controller_model=fc,
     )  # fmt: skip
     if plot is not None:
-        result.plot(Path(plot), prefix)
+        _plot_after_the_run(result, Path(plot), prefix)
     return result
+
+
+def _plot_after_the_run(result, folder, prefix):
+    """``result.plot(folder, prefix)``; a failure (a full disk, a figure matplotlib refuses) is a warning and a
+    note, not an exception: the simulation is done and the result is returned, to be plotted again."""
+    import warnings
+
+    try:
+        result.plot(folder, prefix)
+    except Exception as exc:  # whatever the figures' failure, it must not lose the run (Ctrl-C still stops)
+        message = (f"the figures were not written ({exc}); the result is returned: write them with "
+                   f"result.plot(folder) once the cause is fixed")  # fmt: skip
+        result.notes.append(message)
+        warnings.warn(f"cross_validate: {message}", UserWarning, stacklevel=3)
 
 
 def _cross_controller(controller, fc, trajectory, gains):

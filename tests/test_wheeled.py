@@ -20,14 +20,13 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.dynamics.wheeled import (
     WheeledModel,
     adjugate_solver,
-    mobility,
     nonholonomic_kanes_method,
     tree_robot,
-    wheel_constraints,
 )
 from kanerobot.errors import KaneRobotError, RobotFileError, SingularityError
 from kanerobot.robot.description import Robot, Wheel
 from kanerobot.robot.frames_toml import frames_from_text, write_frames
+from kanerobot.rolling import mobility, wheel_constraints
 from kanerobot.symbolic.printing import matrix_entry_names
 
 ROBOTS = ["diffdrive", "krang_wheeled"]

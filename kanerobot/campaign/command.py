@@ -112,7 +112,7 @@ def run(args, values):
 
     from kanerobot.campaign.driver import campaign
     from kanerobot.campaign.schedulers import Dask, scheduler_of
-    from kanerobot.command_options import gravity_values, load_robot, own_values
+    from kanerobot.command_options import announced_own_values, gravity_values, load_robot
     from kanerobot.dynamics.model import derive
     from kanerobot.dynamics.parameters import random_parameters
 
@@ -125,8 +125,8 @@ def run(args, values):
     if args.samples < 2:
         raise KaneRobotError(f"--samples takes a number >= 2, got {args.samples}")
     robot = load_robot(args)
-    if values is None and own_values(robot):
-        values = own_values(robot)
+    if values is None:
+        values = announced_own_values(robot, args)
     if values is None:
         values = random_parameters(robot, np.random.default_rng(args.values_seed), friction=False, wrench=False)
         print(f"kanerobot: random physically consistent nominal values (--values-seed {args.values_seed}); give yours with --values FILE",

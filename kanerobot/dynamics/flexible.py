@@ -147,7 +147,7 @@ def flexible_joints(robot):
     >>> flexible_joints(kr.load(kr.frames_path("planar2flex"))), flexible_joints(kr.load(kr.frames_path("planar2")))
     (('1', '2'), ())
     """
-    return tuple(label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1)
+    return robot.flexible_joints
 
 
 def motor_symbols(robot):

@@ -29,13 +29,14 @@ from typing import Mapping, NamedTuple, Optional, Tuple, Union
 
 import sympy
 
-from kanerobot.errors import DescriptionError, ParameterError
+from kanerobot.errors import DescriptionError, KaneRobotError, ParameterError
 from kanerobot.robot import joints
 from kanerobot.robot.expressions import parse_expression, symbol
 
 # The parameter names live below this module (kanerobot.robot.names) so that the
 # tables can use them too; they are imported from here by much of the package.
 from kanerobot.robot.names import (  # noqa: F401
+    BASE,
     BASE_VECTOR_NAMES,
     DYNAMIC_NAMES,
     FRICTION_NAMES,
@@ -46,8 +47,6 @@ from kanerobot.robot.names import (  # noqa: F401
     label_stem,
 )
 from kanerobot.robot.tables import html_tables
-
-BASE = "0"
 
 STRUCTURES = ("serial", "tree", "closed loop")
 #: Kinds of wheels: fixed (axle fixed on the chassis), steering (turned about a
@@ -635,7 +634,10 @@ class Robot:
 
     @property
     def nj(self):
-        """Number of joints, loop-cut joints included."""
+        """Number of joints (SYMORO's NJ), loop-cut joints included: the joint variables of ``q``.
+
+        Not the degrees of freedom (:attr:`dof`) where a structure fixes or adds speeds.
+        """
         return sum(1 for f in self.frames if f.is_joint)
 
     @property
@@ -664,12 +666,34 @@ class Robot:
         return tuple(label for label in self.joint_labels if label not in active)
 
     @property
+    def flexible_joints(self):
+        """Labels of the flexible joints (``eta = 1``), in joint order."""
+        return tuple(label for label in self.joint_labels if self.joint_parameters[label]["eta"] == 1)
+
+    @cached_property
     def dof(self):
-        """Degrees of freedom: the joints of an open chain, the active joints of
-        a closed loop, plus 6 for a floating base.  (A wheeled base's mobility
-        comes from its wheel constraints, handled with its dynamics: see
-        :func:`kanerobot.dynamics.wheeled.mobility`.)"""
-        return len(self.active_joints) + (6 if self.floating else 0)
+        """Degrees of freedom: the independent speeds, the size of the mass matrix of the robot's models.
+
+        The joints of an open chain; the active joints of closed loops (the
+        loops fix the others); 6 more for a floating base; one more for each
+        flexible joint (its motor turns on its own); for a wheeled robot, its
+        joints less the rank of its rolling constraints
+        (:func:`kanerobot.rolling.mobility`: Krang on its two wheels has 22
+        joints and 19 degrees of freedom).  ``kr.derive(robot)``'s state has
+        ``dof`` speeds (``state_space.nv``), and ``q`` the :attr:`nj` joint
+        variables (and a floating base's 7 coordinates).
+
+        Raises
+        ------
+        KaneRobotError
+            For a wheeled robot whose wheels do not roll
+            (:func:`kanerobot.rolling.check_wheels`).
+        """
+        if self.wheeled and self.wheels:
+            from kanerobot.rolling import mobility  # the rank of the rolling constraints: the wheels' kinematics
+
+            return mobility(self)
+        return len(self.active_joints) + (6 if self.floating else 0) + len(self.flexible_joints)
 
     @property
     def q(self):
@@ -849,8 +873,15 @@ class Robot:
     def __repr__(self):
         return (
             f"<Robot {self.name!r}: {self.structure}, {self.nl} links, {self.nj} joints, "
-            f"{self.nf} frames, {self.dof} DOF>"
+            f"{self.nf} frames, {self._dof_text()} DOF>"
         )
+
+    def _dof_text(self):
+        """:attr:`dof` for the repr, which must not fail: ``?`` for wheels that do not roll."""
+        try:
+            return str(self.dof)
+        except KaneRobotError:
+            return "?"
 
     def _repr_html_(self):
         """How Jupyter shows a robot: its summary line, then its parameter tables as HTML tables."""

@@ -55,9 +55,12 @@ True
 """
 
 import difflib
+import math
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import sympy
 
@@ -77,16 +80,17 @@ from kanerobot.robot.description import (
     default_dynamics,
     default_joint_parameters,
     default_links,
+    parameter_symbol_names,
 )
 from kanerobot.robot.dh import DHLink, standard_dh_robot
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
-from kanerobot.robot.files import read_text, toml_string
+from kanerobot.robot.files import read_text, toml_key, toml_string
 
-TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel")
+TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel", "values")
 #: ``convention``: frames (the default) or the rows of a standard-DH table.
 FRAMES, STANDARD_DH = "frames", "standard-dh"
 CONVENTIONS = (FRAMES, STANDARD_DH)
-DH_TOP_KEYS = ("name", "convention", "end", "base", "joint")
+DH_TOP_KEYS = ("name", "convention", "end", "base", "joint", "values")
 DH_BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES
 DH_JOINT_KEYS = ("label", "sigma", "theta", "d", "a", "alpha", "offset", "inertial", "dynamics")
 DH_INERTIAL_KEYS = ("mass", "com", "inertia")
@@ -363,11 +367,32 @@ class _Reader:
                 wheels=wheels,
                 posture=posture,
             )
-            return robot
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
         except Exception as exc:  # sympy failing on an odd value: still the file's fault
             raise RobotFileError(self.path, None, f"cannot build the robot: {exc}") from None
+        return self.with_values(robot)
+
+    def with_values(self, robot):
+        """``robot`` with the numbers of the file's ``[values]`` table (``NAME = number``), each a parameter of it."""
+        if "values" not in self.data:
+            return robot
+        raw = self.table(self.data["values"], ("values",), "[values]")
+        known = sorted(parameter_symbol_names(robot))
+        values = {}
+        for name, value in raw.items():
+            where = ("values", name)
+            if name not in known:
+                self.fail(where, f"{name} in [values] is not a parameter of {robot.name}{_close(name, known)}: "
+                                 f"give numbers to the symbols of its frames, links and base only")
+            try:
+                number = float(value) if not isinstance(value, (bool, str, list, dict)) else math.nan
+            except OverflowError:
+                number = math.inf
+            if not math.isfinite(number):
+                self.fail(where, f"{name} in [values] must be a finite number, as in {name} = 0.5; got {value!r}")
+            values[name] = number
+        return replace(robot, values=MappingProxyType(values))
 
     def top_level(self):
         """The name, floating and wheeled flags and the list of [[frame]] tables, checked."""
@@ -598,11 +623,12 @@ class _DHReader(_Reader):
         base, _, _ = self.base(raw_base)
         links = [self.row(index, raw) for index, raw in enumerate(raw_joints)]
         try:
-            return standard_dh_robot(name, links, base=base, end=end)
+            robot = standard_dh_robot(name, links, base=base, end=end)
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.dh_line(exc), str(exc)) from None
         except Exception as exc:  # sympy failing on an odd value: still the file's fault
             raise RobotFileError(self.path, None, f"cannot build the robot: {exc}") from None
+        return self.with_values(robot)
 
     def row(self, index, raw):
         """The :class:`~kanerobot.robot.dh.DHLink` of the ``index``-th [[joint]] table."""
@@ -688,8 +714,10 @@ def write_frames(robot, path=None):
     """The TOML text of ``robot`` (``kanerobot.robot.io.save`` writes it).
 
     Only what differs from the defaults is written for the base, the links'
-    dynamic parameters and the joint parameters; ``read_frames`` of the text
-    gives back an equal robot.
+    dynamic parameters and the joint parameters; ``robot.values`` (a URDF's
+    numbers) go in a ``[values]`` table.  ``read_frames`` of the text gives
+    back an equal robot, but for a URDF's joint limits (``robot.limits``),
+    which the format has no place for.
     """
     return _Writer(robot, path).text()
 
@@ -762,7 +790,16 @@ class _Writer:
             self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
         for wheel in robot.wheels:
             self.write_wheel(wheel)
+        self.write_values()
         return "\n".join(self.out) + "\n"
+
+    def write_values(self):
+        """``[values]``: the numbers of ``robot.values`` (a URDF's), each read back exactly (``repr``)."""
+        if not self.robot.values:
+            return
+        self.out.extend(["", "# the parameters' numbers: kr.load gives them as robot.values", "[values]"])
+        for name, value in self.robot.values.items():
+            self.put(toml_key(name), repr(float(value)))
 
     def write_wheel(self, wheel):
         what = f"wheel {wheel.joint}"

@@ -7,6 +7,7 @@ file behind.
 """
 
 import os
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -19,7 +20,7 @@ from kanerobot.robot.description import Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
 
-__all__ = ["atomic_write", "atomic_write_text", "load", "read_text", "save", "with_gravity"]
+__all__ = ["PAR_HOLDS_NO_VALUES", "atomic_write", "atomic_write_text", "bound_values", "load", "read_text", "save", "with_gravity"]
 
 
 def _codec(path):
@@ -145,13 +146,60 @@ def _library_hint(path):
     return f"; did you mean kr.load(kr.frames_path({name!r})), the robot {name} shipped with kanerobot?"
 
 
+#: Why a ``.par`` file gets a robot's values as numbers (:func:`bound_values`): SYMORO's format has no table of them.
+PAR_HOLDS_NO_VALUES = "a .par file holds no values (a .toml file keeps the symbols and their values)"
+
+
+def bound_values(robot: Robot, why: str) -> tuple[Robot, str]:
+    """``robot`` with the numbers of ``robot.values`` written in its description, and the line that says so.
+
+    What :func:`save` does for a ``.par`` file and ``kanerobot convert`` for
+    a ``.par`` file or a conversion to Khalil-Kleinfinger frames (which
+    needs the numbers): the models are the same, the symbols that had
+    values are gone.
+
+    Parameters
+    ----------
+    robot : Robot
+    why : str
+        Why the numbers go in the description, for the line.
+
+    Returns
+    -------
+    tuple of (Robot, str)
+        The robot (``robot`` itself, without values) and the line ('' for a
+        robot without values).
+
+    Examples
+    --------
+    >>> from kanerobot.library import frames_path
+    >>> robot, line = bound_values(load(frames_path("planar2"), gravity=(0, -9.81, 0)), PAR_HOLDS_NO_VALUES)
+    >>> robot.base.G.T, dict(robot.values)
+    (Matrix([[0.0, -9.81, 0.0]]), {})
+    >>> line
+    'the 3 parameter values of planar2 written as numbers: a .par file holds no values (a .toml file keeps the symbols and their values)'
+    """
+    if not robot.values:
+        return robot, ""
+    return robot.subs(robot.values), f"the {len(robot.values)} parameter values of {robot.name} written as numbers: {why}"
+
+
 def save(robot: Robot, path: str | os.PathLike) -> None:
     """Write ``robot`` to ``path`` in the format its extension names.
 
-    A ``.urdf`` file is written by :func:`kanerobot.robot.urdf_writer.write_urdf`
+    ``robot.values`` (a URDF's numbers) are kept: a ``.toml`` file writes
+    them in its ``[values]`` table (``kr.load`` reads them back); a ``.par``
+    file has no place for them, so they are written as numbers in its
+    tables (:func:`bound_values`), with a ``UserWarning`` that says so.  A
+    ``.urdf`` file is written by :func:`kanerobot.robot.urdf_writer.write_urdf`
     with the robot's values (every parameter symbol needs one in
     ``robot.values``); call it directly for ``values=`` or ``limits=``.
     """
     path = Path(path)
     _, writer = _codec(path)
+    line = ""
+    if path.suffix.lower() == ".par":
+        robot, line = bound_values(robot, PAR_HOLDS_NO_VALUES)
     atomic_write_text(path, writer(robot, path))
+    if line:  # once written: a file that cannot be written says that alone
+        warnings.warn(f"{path}: {line}", UserWarning, stacklevel=2)

@@ -1,5 +1,8 @@
 """SYMORO's parameter names, in one place below the description and the reports that use them."""
 
+#: The label of frame 0, the base.
+BASE = "0"
+
 #: Inertial, friction and external-wrench parameters of a link, SYMORO names.
 INERTIAL_NAMES = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA")
 FRICTION_NAMES = ("FV", "FS")

@@ -29,6 +29,7 @@ __all__ = [
     "FORMATS",
     "Series",
     "cross_validation_figures",
+    "cross_validation_panels",
     "figure_canvas",
     "figure_grid",
     "joint_groups",
@@ -541,12 +542,10 @@ def cross_validation_figures(cv):
     """
     require_matplotlib("plotting a cross-validation")
     sim = cv.simulation
-    robot = _robot(sim)
     lines = values_lines(sim, getattr(cv, "controller", None), cv.controller_name)
     lines[0] = f"plant: {lines[0]}"
     lines.insert(0, f"controller's model: {cv.controller_robot} ({cv.controller_kind})")
-    space = sim.numeric.state_space
-    chosen = panels(series(robot, cv.coordinates, "q", space.aliases))
+    chosen, tau_panels = cross_validation_panels(cv.controller_model, cv.coordinates, sim.numeric)
     figures = {}
     figure, cells = _layout(2, lines, len(chosen))
     _draw_panels(figure, cells[0], cv.t, (cv.actual, cv.desired), chosen, "q, q_d (dashed)", ({}, {"ls": "--", "lw": 0.8}))
@@ -554,7 +553,6 @@ def cross_validation_figures(cv):
     figure.suptitle(f"{cv.controller_name} on {cv.controller_robot}, plant {cv.plant_robot}: "
                     f"max error {np.abs(cv.tracking_error).max(initial=0):.3g}", fontsize="medium")
     figures["tracking"] = figure
-    tau_panels = panels(series(robot, space.torques, "tau"))
     figure, cells = _layout(1, lines, len(tau_panels))
     _draw_panels(figure, cells[0], cv.t, cv.tau, tau_panels, "tau")
     figure.suptitle("torques")
@@ -565,6 +563,38 @@ def cross_validation_figures(cv):
     figure.suptitle("where the controller's model and the plant disagree")
     figures["disagreement"] = figure
     return figures
+
+
+def cross_validation_panels(controller, coordinates, plant):
+    """The panels of a cross-validation's tracking and torque figures: ``(tracking, torques)``, each as :func:`panels`.
+
+    The controlled coordinates are the controller's model's, named by its
+    robot; the torques are the plant's, named by the plant's robot.  (The
+    two models meet by position, column for column: a plant read from the
+    ``.par`` conversion of the controller's URDF numbers its joints 1..N
+    where the URDF names them.)  :func:`kanerobot.cross_validate` calls this
+    before the run, so that a figure it cannot draw is said in seconds, not
+    after the simulation.
+
+    Parameters
+    ----------
+    controller, plant : numeric model
+        The controller's model and the plant (``model.numeric(values)``).
+    coordinates : sequence of str
+        The controlled coordinates, named as the controller's model names them.
+
+    Returns
+    -------
+    tuple of (list, list)
+
+    Raises
+    ------
+    KaneRobotError
+        For a coordinate or torque its robot has no joint for.
+    """
+    tracking = series(controller.model.robot, coordinates, "q", controller.state_space.aliases)
+    torques = series(plant.model.robot, plant.state_space.torques, "tau")
+    return panels(tracking), panels(torques)
 
 
 def _disagreement(figure, cell, cv):
