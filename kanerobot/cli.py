@@ -926,7 +926,7 @@ def build_parser():
         description="Serve a local page with ROBOT in 3D until Ctrl-C; open the address it prints.",
         epilog="Example: kanerobot view rx90 --set D3=0.45 --set RL4=0.5    |    kanerobot view planar2 --set L1=0.5 --play run.npz",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown (its collision shapes where they are not on disk)")
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="a geometric parameter, e.g. --set D3=0.45")
     p.add_argument("--q", metavar="Q", help="the configuration shown first, comma separated (closed loops: the active joints)")
     p.add_argument("--play", metavar="RUN", help="a saved simulation to play back (.npz or .csv of kanerobot simulate -o)")
