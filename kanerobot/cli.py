@@ -241,11 +241,9 @@ def _export(model, name, program, args):
         # x holds the program's state inputs (base speeds, quaternion, motor
         # positions ...), p the others, both named in the generated docstring.
         states = set(model.state_symbols)
-        groups = [
-            ("x", [s for s in program.inputs if s in states]),
-            ("p", sorted((s for s in program.inputs if s not in states), key=str)),
-        ]
-        function = f"{robot.name.lower()}_{args.model}"
+        groups = [("x", [s for s in program.inputs if s in states])]
+        groups.append(_parameter_group(robot, program, groups))
+        function = _function_name(robot, args.model)
         doc = f"{MODELS[args.model][0]} of {robot.name}; x holds the state, p the parameters."
         return generate(program, args.lang, function, groups, doc=doc)
     groups = [("q", model.q)]
@@ -259,10 +257,9 @@ def _export(model, name, program, args):
         groups.append(("tau", model.tau))
     if name in ("h", *inverse, *direct):
         groups += [(f"wrench{model.robot.stems.get(label, label)}", symbols) for label, symbols in model.wrench.items()]
-    parameters = [sympy_symbol(p) for p in model.parameters]
-    groups.append(("p", parameters))
-    function = f"{robot.name.lower()}_{args.model}"
-    doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters {robot.name} needs (kr.derive(robot).parameters)."
+    groups.append(_parameter_group(robot, program, groups))
+    function = _function_name(robot, args.model)
+    doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters this model uses."
     n = len(model.qd)  # the active joints of a closed-loop robot
     shape = (n, n) if name in ("mass_matrix", "coriolis_matrix") else None
     if name in DERIVATIVE_MODELS:  # one row per speed, the blocks side by side
@@ -270,10 +267,20 @@ def _export(model, name, program, args):
     return generate(program, args.lang, function, groups, outputs=shape, doc=doc)
 
 
-def sympy_symbol(name):
-    import sympy
+def _function_name(robot, model):
+    """``<robot>_<model>``, lower case (``rx90_idm``)."""
+    return f"{robot.name.lower()}_{model}"
 
-    return sympy.Symbol(name)
+
+def _parameter_group(robot, program, groups):
+    """``("p", symbols)``: what ``program``'s outputs read besides the other argument ``groups``, in the robot's order.
+
+    Exactly the model's own parameters (a gravity model has no FV1), frame by
+    frame as :meth:`~kanerobot.robot.description.Robot.parameter_order` sorts
+    them; the generated file lists them.
+    """
+    given = {s for _, symbols in groups for s in symbols}
+    return ("p", robot.parameter_order(program.used_inputs() - given))
 
 
 MODELS = {

@@ -1,9 +1,12 @@
-"""Exported dynamic models (`kanerobot model ROBOT MODEL --lang ...`) give the
-numbers of the in-process models: Python with numpy only, C compiled with
-warnings as errors and called through ctypes."""
+"""Exported models (`kanerobot model ROBOT MODEL --lang ...`) give the numbers
+of the in-process models: Python with numpy only, C compiled with warnings as
+errors and called through ctypes.
+Their parameter vector is the model's own, in the robot's order."""
 
 import ctypes
 import importlib.util
+import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -56,7 +59,6 @@ def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
     rng = np.random.default_rng(len(name) + len(key))
     values = random_parameters(robot, rng)
     fn = model.numeric(values)
-    p = np.array([values[k] for k in model.parameters])
     N = 5
     s = _states(model, rng, N)
     expected = _reference(fn, key, s)
@@ -64,6 +66,8 @@ def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
 
     py = tmp_path / f"{name}_{key}.py"
     assert main(["model", name, key, "--lang", "python", "-o", str(py)]) == 0
+    # p: the parameters the generated file names (the model's own, in robot order), not model.parameters
+    p = np.array([values[k] for k in runpy.run_path(str(py))["ARGUMENTS"]["p"]])
     # The exported module runs in a fresh interpreter with numpy only.
     check = subprocess.run(
         [sys.executable, "-c", f"import runpy; m = runpy.run_path({str(py)!r}); assert 'kanerobot' not in __import__('sys').modules"],
@@ -97,3 +101,32 @@ def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
         c_function(*[b.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) for b in buffers], out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
         assert_close(out.reshape(expected[k].shape), expected[k], rtol=1e-10, what=f"{name} {key} in C, state {k}")
     capsys.readouterr()
+
+
+#: SYMORO's order of a frame's parameters: its geometry (table columns), then its link's (issue 25, defect 9).
+LINK_ORDER = ("gamma", "b", "alpha", "d", "theta", "r", "XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA", "FV", "FS")
+
+
+def _rx90_rank(name):
+    """Where an RX-90 parameter goes: by frame, then by LINK_ORDER; gravity after the frames."""
+    if name == "G3":
+        return (7, 0)
+    prefix, label = re.fullmatch(r"([A-Z]+)(\d)", name).groups()
+    return (int(label), LINK_ORDER.index({"D": "d", "RL": "r"}.get(prefix, prefix)))
+
+
+@pytest.mark.parametrize("key, model_name", [("grav", "gravity"), ("inm", "mass_matrix"), ("idm", "inverse_dynamics")])
+def test_exported_parameters_are_the_models_own_in_robot_order(key, model_name, tmp_path):
+    """p lists exactly the symbols of the exported expressions besides the state, frame by frame (not FS1, FS2, ..., D3 ...)."""
+    py = tmp_path / f"rx90_{key}.py"
+    assert main(["model", "rx90", key, "--lang", "python", "-o", str(py)]) == 0
+    module = runpy.run_path(str(py))
+    p = list(module["ARGUMENTS"]["p"])
+    model = derived("rx90")
+    exprs = model.program(model_name).substitute_back().values()
+    state = {str(s) for s in model.state_symbols}
+    assert set(p) == {str(s) for e in exprs for s in e.free_symbols} - state
+    assert p == sorted(p, key=_rx90_rank)
+    # the file says so: its docstring lists the same order
+    assert "p (%d): %s" % (len(p), ", ".join(p[:3])) in module["__doc__"]
+
