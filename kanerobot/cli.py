@@ -66,7 +66,11 @@ def _model_fgm(robot, args, progress):
     i, j = args.start, args.frame or _terminal(robot)
     progress(f"fast geometric model {i}T{j} with intermediate variables")
     program = fast_geometric_model(robot, i, j)
-    return f"Fast geometric model {i}T{j}", format_program(program, latex=_latex(args))
+    title = f"Fast geometric model {i}T{j}"
+    if args.lang and not _latex(args):
+        doc = f"Fast geometric model {i}T{j} of {robot.name}: the top three rows of the transform; p holds the parameters it uses."
+        return title, _export_kinematics(robot, program, args, (3, 4), doc)
+    return title, format_program(program, latex=_latex(args))
 
 
 def _model_jac(robot, args, progress):
@@ -75,9 +79,30 @@ def _model_jac(robot, args, progress):
 
     frame = args.frame or _terminal(robot)
     progress(f"Jacobian of frame {frame} projected in frame {args.projection}")
-    J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
     title = f"Jacobian matrix for frame {frame}\nProjection frame {args.projection}, intermediate frame {args.intermediate or args.projection}"
+    if args.lang and not _latex(args):
+        from kanerobot.dynamics.kinematic_programs import jacobian_program
+
+        # the program of the numeric Jacobian (partial products named: Krang's arm in 134 products, not Renaud's 1586);
+        # the same matrix whatever --intermediate, which only shapes the printed expressions
+        program = jacobian_program(robot, frame, args.projection)
+        grid = [[f"J{r + 1}_{c + 1}" for c in range(len(robot.joint_labels))] for r in range(6)]
+        doc = (
+            f"Jacobian of frame {frame} of {robot.name} projected in frame {args.projection}: [linear; angular] "
+            f"velocity of its origin from the joint rates; p holds the parameters it uses."
+        )
+        return title, _export_kinematics(robot, program, args, grid, doc)
+    J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
     return title, format_matrix("J", J, _latex(args))
+
+
+def _export_kinematics(robot, program, args, outputs, doc):
+    """Generated function file text of a pose or Jacobian program of the joint vector q (``--lang``)."""
+    from kanerobot.codegen import generate
+
+    groups = [("q", list(robot.q))]
+    groups.append(_parameter_group(robot, program, groups))
+    return generate(program, args.lang, _function_name(robot, args.model), groups, outputs=outputs, doc=doc)
 
 
 def _model_det(robot, args, progress):
@@ -293,11 +318,13 @@ MODELS = {
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
-    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab)", _model_igm),
+    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab, julia)", _model_igm),
     "dim": ("dynamic identification model: the regressor D of GAM = D K (--lang python, c, matlab, julia)", _model_dim),
     "regp": ("base inertial parameters by the grouping rules", _model_regp),
 }
 MODELS.update({key: (title[0].lower() + title[1:], _dynamic(name, title)) for key, (name, title) in DYNAMIC_MODELS.items()})
+#: The models ``--lang python|c|matlab|julia`` writes as a function file.
+EXPORTED_MODELS = ("fgm", "jac", *DYNAMIC_MODELS, "igm", "dim")
 
 
 def _terminal(robot):
@@ -352,9 +379,9 @@ def cmd_model(args):
             robot.frame(label)  # a clear error for an unknown frame
     if _latex(args) and args.model == "igm":
         raise KaneRobotError("--lang latex writes the models SYMORO prints as equations; the igm's steps and branches have no such layout")
-    if args.lang and not _latex(args) and args.model not in DYNAMIC_MODELS and args.model not in ("igm", "dim"):
+    if args.lang and not _latex(args) and args.model not in EXPORTED_MODELS:
         raise KaneRobotError(
-            f"--lang exports the dynamic models ({', '.join(DYNAMIC_MODELS)}) as {args.lang} functions, not {args.model} "
+            f"--lang exports {', '.join(EXPORTED_MODELS)} as {args.lang} functions, not {args.model} "
             f"(--lang latex writes any model's report as LaTeX)"
         )
     title, text = MODELS[args.model][1](robot, args, progress)
@@ -816,7 +843,8 @@ def build_parser():
     p.add_argument(
         "--lang",
         choices=("python", "c", "matlab", "julia", "latex"),
-        help="export a dynamic model as a function file in this language; latex: any model's report (tables, equations) as a LaTeX document",
+        help="export fgm, jac, a dynamic model, igm or dim as a function file in this language; "
+        "latex: any model's report (tables, equations) as a LaTeX document",
     )
     p.add_argument(
         "--method",

@@ -1,6 +1,6 @@
 """Exported models (`kanerobot model ROBOT MODEL --lang ...`) give the numbers
 of the in-process models: Python with numpy only, C compiled with warnings as
-errors and called through ctypes.
+errors and called through ctypes; the pose and Jacobian in every language.
 Their parameter vector is the model's own, in the robot's order."""
 
 import ctypes
@@ -17,6 +17,8 @@ from conftest import assert_close, derived, library
 
 from kanerobot.cli import main
 from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.geometry import numeric_function, numeric_transform
+from kanerobot.kinematics import jacobian
 
 CASES = [("rx90", "idm"), ("rx90", "inm"), ("rx90", "ddm"), ("krang", "idm"), ("stanford", "cor"), ("planar2", "didm"), ("planar2", "dddm")]
 
@@ -130,3 +132,41 @@ def test_exported_parameters_are_the_models_own_in_robot_order(key, model_name, 
     # the file says so: its docstring lists the same order
     assert "p (%d): %s" % (len(p), ", ".join(p[:3])) in module["__doc__"]
 
+
+#: The kinematic models --lang exports (issue 25, defect 9): options, and the numbers of an independent path.
+KINEMATICS = {
+    "fgm": (["--start", "0", "--frame", "6"], lambda robot, values: lambda q: numeric_transform(robot, "0", "6", values)(q)[:3]),
+    "jac": (["--frame", "6", "--projection", "3"], lambda robot, values: numeric_function(robot, jacobian(robot, "6", projection="3"), values)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(KINEMATICS))
+def test_fgm_and_jac_exported_in_every_language(key, tmp_path):
+    """The pose and the Jacobian through the dynamic models' pipeline: each language gives the numbers of
+    the symbolic product of the frames' transforms (fgm) or of Renaud's symbolic Jacobian (jac), lambdified."""
+    from test_codegen import CC, JULIA, OCTAVE, call_c, compile_c, read_back, run_julia, run_octave
+
+    robot = library("rx90")
+    rng = np.random.default_rng(25)
+    values = {"D3": rng.uniform(0.2, 0.6), "RL4": rng.uniform(0.2, 0.6)}
+    q = rng.uniform(-np.pi, np.pi, 6)
+    options, reference = KINEMATICS[key]
+    expected = reference(robot, values)(q)
+    name = f"rx90_{key}"
+    paths = {lang: tmp_path / f"{name}.{ext}" for lang, ext in (("python", "py"), ("c", "c"), ("matlab", "m"), ("julia", "jl"))}
+    for lang, path in paths.items():
+        assert main(["model", "rx90", key, "--lang", lang, *options, "-o", str(path)]) == 0
+    module = runpy.run_path(str(paths["python"]))
+    assert list(module["ARGUMENTS"]) == ["q", "p"] and list(module["ARGUMENTS"]["p"]) == ["D3", "RL4"]  # the parameters it uses
+    p = np.array([values[k] for k in module["ARGUMENTS"]["p"]])
+    got = {"python": module[name](q, p)}
+    if CC:
+        got["c"] = call_c(compile_c(paths["c"].read_text(), tmp_path, name), [q, p], expected.size).reshape(expected.shape)
+    for lang, runner, installed in (("matlab", run_octave, OCTAVE), ("julia", run_julia, JULIA)):
+        text = paths[lang].read_text()
+        assert "p (2): D3, RL4" in text
+        # run where installed, else read back line by line (each assignment parsed and evaluated)
+        numbers = runner(text, tmp_path, name, [q, p]) if installed else read_back(text, lang, name, [("q", q), ("p", p)], [q, p])[0]
+        got[lang] = np.asarray(numbers).reshape(expected.shape)
+    for lang, numbers in got.items():
+        assert_close(numbers, expected, rtol=1e-12, what=f"{key} in {lang}")
