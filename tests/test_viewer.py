@@ -443,6 +443,17 @@ def test_missing_mesh_drawn_as_the_collision_shape(tmp_path):
     assert (base.kind, base.path, base.missing) == ("mesh", None, "package://r/base.dae")  # no collision: not drawn
     assert (arm.label, arm.kind, arm.size, arm.rgba, arm.missing) == ("j", "box", (0.4, 0.5, 0.6), (1.0, 0.0, 0.0, 1.0), "package://r/meshes/arm.stl")
     np.testing.assert_allclose(arm.origin, [[0, -1, 0, 0.1], [1, 0, 0, 0.2], [0, 0, 1, 0.3], [0, 0, 0, 1]], atol=1e-15)
+    # a collision mesh on disk stands in as well; a missing one does not
+    (tmp_path / "hull.stl").write_text("solid x\nendsolid x\n")
+    text = """<robot name="r"><link name="base"><visual><geometry><mesh filename="a.dae"/></geometry></visual>
+      <collision><geometry><mesh filename="hull.stl" scale="2 2 2"/></geometry></collision></link>
+      <link name="arm"><visual><geometry><mesh filename="b.dae"/></geometry></visual>
+      <collision><geometry><mesh filename="c.stl"/></geometry></collision></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint></robot>"""
+    hull, lost = link_visuals(text, {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+    assert (hull.kind, hull.size, hull.path, hull.missing) == ("mesh", (2.0, 2.0, 2.0), tmp_path / "hull.stl", "a.dae")
+    assert (lost.kind, lost.path, lost.missing) == ("mesh", None, "b.dae")
+    assert missing_meshes([hull, lost], tmp_path / "r.urdf").endswith("; 1 link drawn with its collision shapes instead")
     # 23 missing meshes (Krang's real URDF): the count, the first three names, one line
     lost = [Visual(str(k), np.eye(4), "mesh", (1.0, 1.0, 1.0), missing=f"m{k}.stl") for k in range(23)] + [arm]
     line = missing_meshes(lost, tmp_path / "r.urdf")

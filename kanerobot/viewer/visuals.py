@@ -66,8 +66,8 @@ class Visual:
         The mesh file found on disk.
     missing : str or None
         A mesh's ``filename`` that was not found (then ``path`` is None);
-        with a ``kind`` other than ``"mesh"``, this Visual is one of the
-        link's collision shapes, drawn instead.
+        with a ``kind`` other than ``"mesh"`` or a ``path``, this Visual is
+        one of the link's collision shapes (or meshes), drawn instead.
     """
 
     label: str
@@ -194,7 +194,7 @@ def missing_meshes(visuals, path):
         return None
     shown = ", ".join(names[:SHOWN_MISSING]) + (", ..." if len(names) > SHOWN_MISSING else "")
     folder = Path(path).resolve().parent
-    stood_in = len({v.label for v in visuals if v.missing and v.kind != "mesh"})
+    stood_in = len({v.label for v in visuals if v.missing and (v.kind != "mesh" or v.path is not None)})
     instead = (
         f"{stood_in} link{'s' if stood_in > 1 else ''} drawn with {'their' if stood_in > 1 else 'its'} collision shapes instead"
         if stood_in
