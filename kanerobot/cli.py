@@ -70,7 +70,11 @@ def _model_fgm(robot, args, progress):
     i, j = args.start, args.frame or _terminal(robot)
     progress(f"fast geometric model {i}T{j} with intermediate variables")
     program = fast_geometric_model(robot, i, j)
-    return f"Fast geometric model {i}T{j}", format_program(program, latex=_latex(args))
+    title = f"Fast geometric model {i}T{j}"
+    if args.lang and not _latex(args):
+        doc = f"Fast geometric model {i}T{j} of {robot.name}: the top three rows of the transform; p holds the parameters it uses."
+        return title, _export_kinematics(robot, program, args, (3, 4), doc)
+    return title, format_program(program, latex=_latex(args))
 
 
 def _model_jac(robot, args, progress):
@@ -79,9 +83,30 @@ def _model_jac(robot, args, progress):
 
     frame = args.frame or _terminal(robot)
     progress(f"Jacobian of frame {frame} projected in frame {args.projection}")
-    J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
     title = f"Jacobian matrix for frame {frame}\nProjection frame {args.projection}, intermediate frame {args.intermediate or args.projection}"
+    if args.lang and not _latex(args):
+        from kanerobot.dynamics.kinematic_programs import jacobian_program
+
+        # the program of the numeric Jacobian (partial products named: Krang's arm in 134 products, not Renaud's 1586);
+        # the same matrix whatever --intermediate, which only shapes the printed expressions
+        program = jacobian_program(robot, frame, args.projection)
+        grid = [[f"J{r + 1}_{c + 1}" for c in range(len(robot.joint_labels))] for r in range(6)]
+        doc = (
+            f"Jacobian of frame {frame} of {robot.name} projected in frame {args.projection}: [linear; angular] "
+            f"velocity of its origin from the joint rates; p holds the parameters it uses."
+        )
+        return title, _export_kinematics(robot, program, args, grid, doc)
+    J = jacobian(robot, frame, projection=args.projection, intermediate=args.intermediate)
     return title, format_matrix("J", J, _latex(args))
+
+
+def _export_kinematics(robot, program, args, outputs, doc):
+    """Generated function file text of a pose or Jacobian program of the joint vector q (``--lang``)."""
+    from kanerobot.codegen import generate
+
+    groups = [("q", list(robot.q))]
+    groups.append(_parameter_group(robot, program, groups))
+    return generate(program, args.lang, _function_name(robot, args.model), groups, outputs=outputs, doc=doc)
 
 
 def _model_det(robot, args, progress):
@@ -247,11 +272,9 @@ def _export(model, name, program, args):
         # x holds the program's state inputs (base speeds, quaternion, motor
         # positions ...), p the others, both named in the generated docstring.
         states = set(model.state_symbols)
-        groups = [
-            ("x", [s for s in program.inputs if s in states]),
-            ("p", sorted((s for s in program.inputs if s not in states), key=str)),
-        ]
-        function = f"{robot.name.lower()}_{args.model}"
+        groups = [("x", [s for s in program.inputs if s in states])]
+        groups.append(_parameter_group(robot, program, groups))
+        function = _function_name(robot, args.model)
         doc = f"{MODELS[args.model][0]} of {robot.name}; x holds the state, p the parameters."
         return generate(program, args.lang, function, groups, doc=doc)
     groups = [("q", model.q)]
@@ -265,10 +288,9 @@ def _export(model, name, program, args):
         groups.append(("tau", model.tau))
     if name in ("h", *inverse, *direct):
         groups += [(f"wrench{model.robot.stems.get(label, label)}", symbols) for label, symbols in model.wrench.items()]
-    parameters = [sympy_symbol(p) for p in model.parameters]
-    groups.append(("p", parameters))
-    function = f"{robot.name.lower()}_{args.model}"
-    doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters {robot.name} needs (kr.derive(robot).parameters)."
+    groups.append(_parameter_group(robot, program, groups))
+    function = _function_name(robot, args.model)
+    doc = f"{MODELS[args.model][0]} of {robot.name}; p holds the parameters this model uses."
     n = len(model.qd)  # the active joints of a closed-loop robot
     shape = (n, n) if name in ("mass_matrix", "coriolis_matrix") else None
     if name in DERIVATIVE_MODELS:  # one row per speed, the blocks side by side
@@ -326,17 +348,26 @@ def _export_balance(robot, tree, key, program, args):
     else:
         grid = [[NAMES["com"].format(r=r)] + [NAMES["jacobian"].format(r=r, c=c) for c in range(1, nv + 1)] for r in range(1, 4)]
         what = "[c, J_G]: the centre of mass (first column) and its Jacobian (3 x (1 + nv))"
-    joints = set(tree.q)
-    groups = [("q", list(tree.q)), ("p", [s for s in program.inputs if s not in joints])]
-    function = f"{robot.name.lower()}_{args.model}"
-    doc = f"{what} of {robot.name} in the axes of frame 0; q the joints, p the parameters in the order of the inputs."
-    return generate(program, args.lang, function, groups, outputs=grid, doc=doc)
+    groups = [("q", list(tree.q))]
+    groups.append(_parameter_group(tree, program, groups))
+    doc = f"{what} of {robot.name} in the axes of frame 0; q the joints, p the parameters the program reads, in the robot's order."
+    return generate(program, args.lang, _function_name(robot, args.model), groups, outputs=grid, doc=doc)
 
 
-def sympy_symbol(name):
-    import sympy
+def _function_name(robot, model):
+    """``<robot>_<model>``, lower case (``rx90_idm``)."""
+    return f"{robot.name.lower()}_{model}"
 
-    return sympy.Symbol(name)
+
+def _parameter_group(robot, program, groups):
+    """``("p", symbols)``: what ``program``'s outputs read besides the other argument ``groups``, in the robot's order.
+
+    Exactly the model's own parameters (a gravity model has no FV1), frame by
+    frame as :meth:`~kanerobot.robot.description.Robot.parameter_order` sorts
+    them; the generated file lists them.
+    """
+    given = {s for _, symbols in groups for s in symbols}
+    return ("p", robot.parameter_order(program.used_inputs() - given))
 
 
 MODELS = {
@@ -349,7 +380,7 @@ MODELS = {
     "jpqp": ("J-dot q-dot of a frame (--frame, --projection)", _model_jpqp),
     "loops": ("geometric constraint equations of the loops of a closed-loop robot", _model_loops),
     "loopvel": ("kinematic constraint equations of the loops (W matrices)", _model_loopvel),
-    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab); a redundant chain "
+    "igm": ("inverse geometric model, every solution (Paul/Pieper; --lang python, c, matlab, julia); a redundant chain "
             "(more than 6 joints) is reported, solved by kr.redundant_ik", _model_igm),
     "dim": ("dynamic identification model: the regressor D of GAM = D K (--lang python, c, matlab, julia)", _model_dim),
     "regp": ("base inertial parameters by the grouping rules", _model_regp),
@@ -364,6 +395,8 @@ MODELS.update({
     key: (title[0].lower() + title[1:] + " (--lang python, c, matlab, julia)", _balance(name, title))
     for key, (name, title) in BALANCE_MODELS.items()
 })  # fmt: skip
+#: The models ``--lang python|c|matlab|julia`` writes as a function file.
+EXPORTED_MODELS = ("fgm", "jac", *DYNAMIC_MODELS, *BALANCE_MODELS, "igm", "dim")
 
 
 def _terminal(robot):
@@ -419,10 +452,9 @@ def cmd_model(args):
             robot.frame(label)  # a clear error for an unknown frame
     if _latex(args) and args.model == "igm":
         raise KaneRobotError("--lang latex writes the models SYMORO prints as equations; the igm's steps and branches have no such layout")
-    exported = (*DYNAMIC_MODELS, *BALANCE_MODELS)
-    if args.lang and not _latex(args) and args.model not in exported and args.model not in ("igm", "dim"):
+    if args.lang and not _latex(args) and args.model not in EXPORTED_MODELS:
         raise KaneRobotError(
-            f"--lang exports the dynamic models ({', '.join(exported)}) as {args.lang} functions, not {args.model} "
+            f"--lang exports {', '.join(EXPORTED_MODELS)} as {args.lang} functions, not {args.model} "
             f"(--lang latex writes any model's report as LaTeX)"
         )
     title, text = MODELS[args.model][1](robot, args, progress)
@@ -879,7 +911,8 @@ def build_parser():
     p.add_argument(
         "--lang",
         choices=("python", "c", "matlab", "julia", "latex"),
-        help="export a dynamic model as a function file in this language; latex: any model's report (tables, equations) as a LaTeX document",
+        help="export fgm, jac, a dynamic model, igm or dim as a function file in this language; "
+        "latex: any model's report (tables, equations) as a LaTeX document",
     )
     p.add_argument(
         "--method",
@@ -1002,7 +1035,7 @@ def build_parser():
         description="Serve a local page with ROBOT in 3D until Ctrl-C; open the address it prints.",
         epilog="Example: kanerobot view rx90 --set D3=0.45 --set RL4=0.5    |    kanerobot view planar2 --set L1=0.5 --play run.npz",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown (its collision shapes where they are not on disk)")
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="a geometric parameter, e.g. --set D3=0.45")
     p.add_argument("--q", metavar="Q", help="the configuration shown first, comma separated (closed loops: the active joints)")
     p.add_argument("--play", metavar="RUN", help="a saved simulation to play back (.npz or .csv of kanerobot simulate -o)")

@@ -23,6 +23,7 @@ import sympy
 import kanerobot
 from kanerobot.codegen import LANGUAGES, CBackend, CodegenError, PythonBackend, generate, output_layout, write
 from kanerobot.codegen import c as c_backend
+from kanerobot.dynamics.kinematic_programs import jacobian_program
 from kanerobot.errors import ParameterError, RobotFileError
 from kanerobot.geometry import fast_geometric_model
 from kanerobot.robot.expressions import parse_expression
@@ -61,6 +62,15 @@ def rx90_case():
     program = fast_geometric_model(robot)
     params = [sympy.Symbol(n) for n in robot.geometric_parameters]
     return Case("fgm", program, [("q", list(robot.q)), ("qd", list(robot.qd)), ("p", params)])
+
+
+def rx90_jacobian_case():
+    """The Jacobian `kanerobot model rx90 jac --projection 3 --lang ...` exports (issue 25): 6x6, placed by its names."""
+    robot = kanerobot.load(kanerobot.frames_path("rx90"))
+    program = jacobian_program(robot, "6", "3")
+    grid = [[f"J{r + 1}_{c + 1}" for c in range(6)] for r in range(6)]
+    params = robot.parameter_order(program.used_inputs() - set(robot.q))
+    return Case("jac", program, [("q", list(robot.q)), ("p", params)], outputs=grid)
 
 
 # Inputs whose names some language cannot take.
@@ -106,7 +116,7 @@ def inertia_case():
     return Case("inertia", p, [("q", list(Q3)), ("m", [M1, M2])], outputs=(3, 3))
 
 
-CASES = {"fgm": rx90_case, "mixed": mixed_case, "inertia": inertia_case}
+CASES = {"fgm": rx90_case, "jac": rx90_jacobian_case, "mixed": mixed_case, "inertia": inertia_case}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -130,6 +140,8 @@ def reference_shape(case, flat):
     """Reference numbers laid out as the generated function returns them."""
     if case.outputs is None:
         return flat
+    if isinstance(case.outputs, list):  # a grid of the outputs' names, in program order row by row
+        return flat.reshape(flat.shape[:-1] + (len(case.outputs), len(case.outputs[0])))
     n = case.outputs[0]
     full = numpy.empty(flat.shape[:-1] + (n, n))
     for k, name in enumerate(case.program.outputs):  # A{i}{j}, i <= j

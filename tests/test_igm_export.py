@@ -1,9 +1,12 @@
 """Exported inverse geometric models (issue 8): the generated python and C
 functions return the same solution set as kanerobot.igm.inverse_geometric;
-the MATLAB text has one function per solver and the steps."""
+the MATLAB text has one function per solver and the steps; the Julia text
+(issue 25) runs where julia is installed, and its expressions are the Python
+export's everywhere."""
 
 import ctypes
 import math
+import re
 import shutil
 import subprocess
 
@@ -86,7 +89,8 @@ def test_cli_igm_text_and_code(tmp_path, capsys):
          [0, 0, 1, 0], [0, 0, 0, 1]]
     [q] = namespace["igm_planar2"](T, [1.5])
     assert numpy.allclose(q, [0.5, -0.3], atol=1e-12)
-    assert main(["model", "planar2", "igm", "--lang", "julia"]) == 2
+    assert main(["model", "planar2", "igm", "--lang", "julia"]) == 0
+    assert "\nfunction igm_planar2(T, p; tol=1e-9)\n" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["stanford", "sr400"])
@@ -131,3 +135,45 @@ def test_export_prismatic_and_closed_loop(name, tmp_path):
     params = numpy.array(p)
     n = f(pose.ctypes.data_as(ctypes.c_void_p), params.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p))
     assert same(list(out[:n]))
+
+
+def _julia_values(text, names):
+    """The numbers of a Julia expression line, evaluated in Python (the printer's operators, atan(y, x))."""
+    code = text.replace(".^", "**").replace("^", "**").replace(".*", "*").replace("./", "/")
+    scope = {"sin": math.sin, "cos": math.cos, "sqrt": math.sqrt, "pi": math.pi, "atan": lambda *a: math.atan2(*a) if len(a) == 2 else math.atan(*a)}
+    return eval(code, scope, dict(names))
+
+
+def test_julia_export_has_the_python_steps(rx90):
+    """No julia on this machine: the Julia text's blocks close, and each step's candidates and the final
+    check, evaluated from the Julia text, are the Python export's at random joints, pose and parameters."""
+    robot, igm, T, model = rx90
+    julia, python = generate_igm(igm, "julia"), generate_igm(igm, "python")
+    assert julia.startswith('"""\n    igm_rx90(T, p; tol=1e-9)\n') and "p = [D3, RL4]" in julia
+    lines = julia.splitlines()
+    opened = sum(1 for line in lines if re.match(r"^\s*(function|for|if) ", line))
+    assert opened == sum(1 for line in lines if line.strip() == "end") and opened > 6 + 2 * 6
+    rng = numpy.random.default_rng(3)
+    names = {str(s): float(v) for s, v in zip(robot.q, rng.uniform(-2, 2, 6))} | VALUES
+    names |= {name: float(v) for name, v in zip(("sx", "nx", "ax", "Px", "sy", "ny", "ay", "Py", "sz", "nz", "az", "Pz"), rng.uniform(-1, 1, 12))}
+
+    def steps(text, start, end):
+        return [line.split(start, 1)[1].rsplit(end, 1)[0] for line in text.splitlines() if start in line]
+
+    jl, py = steps(julia, "cands = ", "\n") + steps(julia, "maximum(abs, ", ")"), steps(python, "cands = ", "\n") + steps(python, "max(abs(e) for e in ", ")")
+    assert len(jl) == len(py) == 6 + 1
+    for a, b in zip(jl, py):
+        assert numpy.allclose(numpy.array(_julia_values(a, names), dtype=float), numpy.array(eval(b, {"math": math}, dict(names)), dtype=float), atol=1e-12)
+
+
+@pytest.mark.skipif(shutil.which("julia") is None, reason="julia is not installed: the Julia export is checked as text only")
+def test_julia_export_runs(rx90, tmp_path):
+    robot, igm, T, model = rx90
+    path = tmp_path / "igm_rx90.jl"
+    path.write_text(generate_igm(igm, "julia"))
+    matrix = "[" + "; ".join(" ".join(repr(float(v)) for v in row) for row in T) + "]"
+    script = f'include("{path}"); for q in igm_rx90({matrix}, [{VALUES["D3"]}, {VALUES["RL4"]}]); println(join(q, " ")); end'
+    run = subprocess.run(["julia", "--startup-file=no", "-e", script], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    sols = [[float(v) for v in line.split()] for line in run.stdout.splitlines()]
+    assert len(sols) == 8 and _same_set(sols, inverse_geometric(robot, T, VALUES))

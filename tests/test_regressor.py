@@ -101,7 +101,7 @@ def test_friction_and_rotor_columns_optional():
 def test_single_state_and_missing_values():
     robot = library("rx90")
     model = identification_model(robot)
-    assert model.values_needed == ["D3", "G3", "RL4"]
+    assert model.values_needed == ["D3", "RL4", "G3"]  # robot order: the geometry frame by frame, gravity last
     with pytest.raises(ParameterError, match="D3, RL4"):
         model.numeric({"G3": -9.81, "XX1": 1.0})
     fn = model.numeric({"D3": 0.4, "RL4": 0.3, "G3": -9.81, "unrelated": 5.0})

@@ -29,7 +29,7 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, RobotFileError
 from kanerobot.geometry import numeric_transform
 from kanerobot.viewer.recording import Recording, read_recording
-from kanerobot.viewer.visuals import link_visuals
+from kanerobot.viewer.visuals import Visual, link_visuals, missing_meshes
 
 NEEDS = "needs Chromium: apt-get install chromium chromium-driver, and pip install 'kanerobot[view]' selenium"
 RX90 = {"D3": 0.45, "RL4": 0.5}
@@ -399,7 +399,7 @@ def test_urdf_meshes_dress_the_frames(viser, tmp_path, capsys):
       <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 1"/><axis xyz="0 1 0"/></joint></robot>""")
     with kr.view(tmp_path / "r.urdf", q=[0.4], verbose=False) as viewer:
         mesh, missing = viewer._meshes
-        assert missing is None and "mesh package://r/missing.dae of frame j not found on disk" in capsys.readouterr().out
+        assert missing is None and "1 mesh file of r.urdf not found on disk (package://r/missing.dae)" in capsys.readouterr().out
         # the box's 8 corners, scaled by 2 (STL stores triangles: the corners come back in another order)
         corners = np.unique(np.round(np.asarray(mesh.vertices, dtype=float), 6), axis=0)
         np.testing.assert_allclose(corners, np.unique(np.round(2 * box.vertices, 6), axis=0), atol=1e-6)
@@ -426,3 +426,51 @@ def test_floating_base_sliders_and_playback(viser):
         np.testing.assert_allclose(viewer._frames["0"].wxyz, row[[6, 3, 4, 5]], atol=1e-12)
         viewer.set_q([0, 0, 0, 0.3, -0.2, 0.5, 0, 0, 0])  # roll, pitch, yaw: URDF's Rz(yaw) Ry(pitch) Rx(roll)
         np.testing.assert_allclose(viewer.scene.base[:3, :3], rpy_matrix(0.3, -0.2, 0.5), atol=1e-12)
+
+
+def _missing_mesh_urdf(tmp_path):
+    """Two links whose meshes are not on disk: one with a collision box (drawn instead), one without."""
+    path = tmp_path / "r.urdf"
+    path.write_text("""<robot name="r"><link name="base"><visual><geometry><mesh filename="package://r/base.dae"/></geometry></visual></link>
+      <link name="arm"><visual><material name="red"><color rgba="1 0 0 1"/></material>
+          <geometry><mesh filename="package://r/meshes/arm.stl"/></geometry></visual>
+        <collision><origin xyz="0.1 0.2 0.3" rpy="0 0 1.5707963267948966"/><geometry><box size="0.4 0.5 0.6"/></geometry></collision></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 1"/><axis xyz="0 1 0"/></joint></robot>""")
+    return path
+
+
+def test_missing_mesh_drawn_as_the_collision_shape(tmp_path):
+    """A visual mesh not on disk: the link's collision box of its size and pose stands in (issue 25, defect 9)."""
+    base, arm = link_visuals(_missing_mesh_urdf(tmp_path).read_text(), {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+    assert (base.kind, base.path, base.missing) == ("mesh", None, "package://r/base.dae")  # no collision: not drawn
+    assert (arm.label, arm.kind, arm.size, arm.rgba, arm.missing) == ("j", "box", (0.4, 0.5, 0.6), (1.0, 0.0, 0.0, 1.0), "package://r/meshes/arm.stl")
+    np.testing.assert_allclose(arm.origin, [[0, -1, 0, 0.1], [1, 0, 0, 0.2], [0, 0, 1, 0.3], [0, 0, 0, 1]], atol=1e-15)
+    # a collision mesh on disk stands in as well; a missing one does not
+    (tmp_path / "hull.stl").write_text("solid x\nendsolid x\n")
+    text = """<robot name="r"><link name="base"><visual><geometry><mesh filename="a.dae"/></geometry></visual>
+      <collision><geometry><mesh filename="hull.stl" scale="2 2 2"/></geometry></collision></link>
+      <link name="arm"><visual><geometry><mesh filename="b.dae"/></geometry></visual>
+      <collision><geometry><mesh filename="c.stl"/></geometry></collision></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint></robot>"""
+    hull, lost = link_visuals(text, {"0": "base", "j": "arm"}, tmp_path / "r.urdf")
+    assert (hull.kind, hull.size, hull.path, hull.missing) == ("mesh", (2.0, 2.0, 2.0), tmp_path / "hull.stl", "a.dae")
+    assert (lost.kind, lost.path, lost.missing) == ("mesh", None, "b.dae")
+    assert missing_meshes([hull, lost], tmp_path / "r.urdf").endswith("; 1 link drawn with its collision shapes instead")
+    # 23 missing meshes (Krang's real URDF): the count, the first three names, one line
+    lost = [Visual(str(k), np.eye(4), "mesh", (1.0, 1.0, 1.0), missing=f"m{k}.stl") for k in range(23)] + [arm]
+    line = missing_meshes(lost, tmp_path / "r.urdf")
+    assert line.startswith("kanerobot: 24 mesh files of r.urdf not found on disk (m0.stl, m1.stl, m2.stl, ...), looked for under ")
+    assert "\n" not in line and line.endswith("; 1 link drawn with its collision shapes instead")
+
+
+def test_missing_meshes_in_one_line(viser, tmp_path, capsys):
+    with kr.view(_missing_mesh_urdf(tmp_path), q=[0.4], verbose=False) as viewer:
+        base, arm = viewer._meshes
+        assert base is None
+        assert tuple(arm.dimensions) == pytest.approx((0.4, 0.5, 0.6)) and tuple(arm.position) == pytest.approx((0.1, 0.2, 0.3))
+        np.testing.assert_allclose(arm.wxyz, [np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)], atol=1e-7)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "not found" in line]
+    assert lines == [
+        f"kanerobot: 2 mesh files of r.urdf not found on disk (package://r/base.dae, package://r/meshes/arm.stl), looked for under {tmp_path} "
+        "(package://NAME/... in a folder NAME there or above); 1 link drawn with its collision shapes instead"
+    ]

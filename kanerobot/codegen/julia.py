@@ -11,7 +11,7 @@ from sympy.printing.julia import JuliaCodePrinter
 
 from kanerobot.codegen.backend import Backend
 
-__all__ = ["JuliaBackend"]
+__all__ = ["JuliaBackend", "JuliaPrinter", "docstring_line"]
 
 _JULIA_RESERVED = """
 baremodule begin break catch const continue do else elseif end export false finally for function
@@ -23,7 +23,7 @@ promote_type throw ArgumentError Float64 Int pi im e Inf NaN nothing missing
 """
 
 
-class _Printer(JuliaCodePrinter):
+class JuliaPrinter(JuliaCodePrinter):
     """sympy's Julia printer, with ``atan(y, x)`` and ``exp(1)`` for E."""
 
     def _print_atan2(self, expr):
@@ -31,6 +31,15 @@ class _Printer(JuliaCodePrinter):
 
     def _print_Exp1(self, expr):
         return "exp(1)"
+
+
+def docstring_line(line):
+    """``line`` as text of a Julia docstring: backslashes, ``$`` (which interpolates) and triple quotes escaped.
+
+    >>> print(docstring_line("costs $5"))
+    costs \\$5
+    """
+    return line.replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"\\"\\"')
 
 
 class JuliaBackend(Backend):
@@ -69,13 +78,12 @@ class JuliaBackend(Backend):
     index_base = 1
 
     def make_printer(self):
-        return _Printer()
+        return JuliaPrinter()
 
     def header(self):
         params = ", ".join(argname for argname, _ in self.groups)
-        escape = lambda line: line.replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"\\"\\"')  # noqa: E731
         lines = ['"""', f"    {self.name}({params})", ""]
-        lines += [escape(line) for line in self.describe()]
+        lines += [docstring_line(line) for line in self.describe()]
         lines += ['"""', f"function {self.name}({params})"]
         for argname, symbols in self.groups:
             lines.append(

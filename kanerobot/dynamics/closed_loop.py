@@ -140,14 +140,14 @@ class ClosedLoopModel(ConstrainedModel):
 
     @property
     def parameters(self):
-        """Sorted names of the tree models' parameters and of the geometric
-        symbols of the loop closure."""
+        """Names of the tree models' parameters and of the geometric symbols
+        of the loop closure, in the robot's order (:meth:`~kanerobot.robot.description.Robot.parameter_order`)."""
         names = set(self.tree.parameters)
         joint = {str(s) for s in self.robot.joint_symbols} | {str(s) for s in self.robot.qd}
         for expr in list(self.constraints.J) + list(self.Jdot):
             names |= {str(s) for s in expr.free_symbols if str(s) not in joint}
         names |= {str(s) for s in self._closure_expressions().free_symbols if str(s) not in joint}
-        return sorted(names)
+        return self.robot.parameter_order(names)
 
     def _closure_expressions(self):
         from kanerobot.geometry import loop_constraints

@@ -353,19 +353,17 @@ class DynamicModel:
 
     @property
     def parameters(self):
-        """Sorted names of the free symbols the models need besides the state.
+        """Names of the free symbols the models need besides the state, in the robot's order.
+
+        Frame by frame, SYMORO's order within a frame (``D3 XX3 ... FS3``),
+        gravity last: :meth:`~kanerobot.robot.description.Robot.parameter_order`.
 
         These are the symbols of the inverse dynamic model (the programs of
         :attr:`parameter_programs`), which every other model specialises,
         less q, QP, QDP, GAM and the external wrenches (given as ``wrench=``
         to :meth:`NumericDynamics.inverse_dynamics`).
         """
-        used = set()
-        for name in self.parameter_programs:
-            program = self.program(name)
-            for _, expr in list(program.assignments()) + list(program.outputs.items()):
-                used |= expr.free_symbols
-            used -= {symbol for symbol, _ in program.assignments()}
+        used = set().union(*(self.program(name).used_inputs() for name in self.parameter_programs))
         return parameters_without_state(self.robot, used - set(self.state_symbols))
 
     @property
@@ -735,7 +733,9 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         self.check = check
         self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=physical)
         self._given = {str(k): float(v) for k, v in values.items()}  # the kinematics may read symbols no model needs
-        self._parameter_values = [self.values[s] for s in sorted(self.values, key=str)]
+        # in the order of model.parameters: the compiled models' p (DynamicModel.compiled) and the numpy functions' (_run)
+        self._parameter_symbols = [sympy.Symbol(name) for name in model.parameters]
+        self._parameter_values = [self.values[s] for s in self._parameter_symbols]
         self._parameter_array = np.array(self._parameter_values, dtype=float)
         self._compiled = {}
         self._fast = {}  # model name -> its one-state call (_fast_function)
@@ -845,7 +845,7 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
         symbols to (N,) columns, and state symbols left out are 0 (wrenches, torques)."""
         if name not in self._compiled:
-            arguments = self.model.state_symbols + sorted(self.values, key=str)
+            arguments = self.model.state_symbols + self._parameter_symbols
             # printed once per model and argument list: every numeric() of the model shares it (the
             # unit-parameter models of identification are a hundred of them, 0.1 s of printing each)
             shared = self.model.__dict__.setdefault("_numpy_functions", {})
@@ -1189,7 +1189,8 @@ def name_prefix(model_name):
 
 
 def parameters_without_state(robot, symbols):
-    """Sorted names of ``symbols``, refusing any joint variable of ``robot``.
+    """Names of ``symbols`` in the robot's order (:meth:`~kanerobot.robot.description.Robot.parameter_order`),
+    refusing any joint variable of ``robot``.
 
     The last guard of the invariant that :func:`~kanerobot.dynamics.model.derive` checks on the robot:
     a model never asks for a coordinate as if it were a parameter (the
@@ -1204,7 +1205,7 @@ def parameters_without_state(robot, symbols):
       ...
     kanerobot.errors.KaneRobotError: planar2: the models would list the joint variables th2 among their parameters; please report this as a bug of kanerobot
     """
-    names = sorted(str(s) for s in symbols)
+    names = robot.parameter_order(str(s) for s in symbols)
     joints = sorted(set(names) & {str(s) for s in robot.q})
     if joints:
         raise KaneRobotError(

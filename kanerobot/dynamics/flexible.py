@@ -609,7 +609,7 @@ class FlexibleModel:
     >>> model.op_count("direct_dynamics")
     {'add': 6, 'mul': 13, 'fn': 3}
     >>> model.parameters
-    ['FS1', 'FV1', 'G1', 'IA1', 'K1', 'MX1', 'MY1', 'ZZ1']
+    ['ZZ1', 'MX1', 'MY1', 'IA1', 'FV1', 'FS1', 'K1', 'G1']
     """
 
     def __init__(self, robot, method="newton-euler", rotor="spong"):
@@ -746,7 +746,7 @@ class FlexibleModel:
 
     @property
     def parameters(self):
-        """Sorted names of the symbols the models need besides the state.
+        """Names of the symbols the models need besides the state, in the robot's order.
 
         Newton-Euler: those of the inverse and direct programs; Kane and
         Lagrange: those of A, H and the elastic torques (which may name a few more: Kane's
@@ -754,12 +754,7 @@ class FlexibleModel:
         are used, as :class:`~kanerobot.dynamics.model.DynamicModel` does).
         """
         if not hasattr(self, "_parameters"):
-            used = set()
-            for name in self._model_names():
-                program = self.program(name)
-                for _, expr in list(program.assignments()) + list(program.outputs.items()):
-                    used |= expr.free_symbols
-                used -= {symbol for symbol, _ in program.assignments()}
+            used = set().union(*(self.program(name).used_inputs() for name in self._model_names()))
             self._parameters = parameters_without_state(self.robot, used - set(self.state_symbols))
         return list(self._parameters)
 

@@ -208,8 +208,8 @@ class FloatingBaseModel(DynamicModel):
     >>> model = FloatingBaseModel(kr.load(kr.frames_path("satellite")))
     >>> model.nq, model.nv
     (10, 9)
-    >>> model.parameters[:6]  # the wrench FX3 .. CZ3 on link 3 is a state, given as wrench=
-    ['D1', 'D3', 'FS1', 'FS2', 'FS3', 'FV1']
+    >>> model.parameters[8:14]  # the wrench FX3 .. CZ3 on link 3 is a state, given as wrench=
+    ['MZ0', 'M0', 'D1', 'RL1', 'XX1', 'XY1']
     >>> from kanerobot.dynamics.parameters import random_parameters
     >>> fn = model.numeric(random_parameters(model.robot, np.random.default_rng(0)), backend="numpy")
     >>> q = [0, 0, 0, 0, 0, 0, 1, 0.1, 0.2, 0.3]

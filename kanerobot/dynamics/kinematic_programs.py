@@ -209,12 +209,8 @@ class KinematicPrograms:
     def parameters(self, key):
         """Sorted symbols the program of ``key`` reads besides the joint variables (found once)."""
         if key not in self._parameters:
-            program = self.program(key)
-            used = set()
-            for _, expr in list(program.assignments()) + list(program.outputs.items()):
-                used |= expr.free_symbols
-            used -= {symbol for symbol, _ in program.assignments()}
-            self._parameters[key] = sorted(used - set(self.robot.joint_symbols), key=str)
+            used = self.program(key).used_inputs() - set(self.robot.joint_symbols)
+            self._parameters[key] = self.robot.parameter_order(used)
         return self._parameters[key]
 
     def arguments(self, key):

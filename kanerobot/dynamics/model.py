@@ -129,8 +129,8 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
     --------
     >>> import kanerobot as kr
     >>> model = kr.derive(kr.load(kr.frames_path("planar2")))
-    >>> model.parameters[:4]
-    ['FS1', 'FS2', 'FV1', 'FV2']
+    >>> model.parameters[:5]  # frame by frame, in SYMORO's order (Robot.parameter_order)
+    ['ZZ1', 'IA1', 'FV1', 'FS1', 'L1']
     >>> fn = model.numeric({name: 1.0 for name in model.parameters}, physical=False)  # all 1.0: no real body
     >>> fn.mass_matrix([0.0, 0.0]).shape
     (2, 2)

@@ -163,11 +163,12 @@ class WheeledModel(ConstrainedModel):
 
     @property
     def parameters(self):
-        """Sorted names of the tree models' parameters, the symbols of W and
-        those of the potential energy (geometry, masses, first moments, gravity)."""
+        """Names of the tree models' parameters, the symbols of W and those of
+        the potential energy (geometry, masses, first moments, gravity), in the
+        robot's order (:meth:`~kanerobot.robot.description.Robot.parameter_order`)."""
         names = set(self.tree.parameters) | {str(s) for s in self.constraints.geometric_symbols}
         names |= set(self._potential_symbols())
-        return sorted(names)
+        return self.robot.parameter_order(names)
 
     def _potential_symbols(self):
         robot = self.tree.robot

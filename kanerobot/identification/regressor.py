@@ -198,13 +198,8 @@ class IdentificationModel:
 
     @property
     def values_needed(self):
-        """Sorted names of the symbols besides the state that D needs (geometry, gravity, base motion)."""
-        state = set(self.state_symbols)
-        used = set()
-        for _, expr in list(self.program.assignments()) + list(self.program.outputs.items()):
-            used |= expr.free_symbols
-        used -= {symbol for symbol, _ in self.program.assignments()}
-        return parameters_without_state(self.robot, used - state)
+        """Names of the symbols besides the state that D needs (geometry, gravity, base motion), in the robot's order."""
+        return parameters_without_state(self.robot, self.program.used_inputs() - set(self.state_symbols))
 
     def op_count(self):
         """Operations of the program: ``{"add", "mul", "fn"}``."""

@@ -6,14 +6,18 @@ vectors) grows step by step, each step's coefficients are computed from the
 pose, the geometric parameters and the joints already known, the equation
 type gives 0, 1 or 2 values, and at the end every branch is checked with the
 direct geometric model (so that a spurious branch never leaks).  Languages:
-``python`` (math only), ``c`` (C99, math.h) and ``matlab`` (MATLAB/Octave).
+``python`` (math only), ``c`` (C99, math.h), ``matlab`` (MATLAB/Octave) and
+``julia`` (Base only).
 
-Signatures (``NJ`` joints, ``NP`` geometric parameters in ``parameters`` order):
+Signatures (``NJ`` joints, ``NP`` geometric parameters in the robot's order,
+:meth:`~kanerobot.robot.description.Robot.parameter_order`, listed in the
+generated header):
 
 - python: ``name(T, p, tol=1e-9) -> list of lists`` (T a 4x4 nested sequence);
 - c: ``int name(const double T[16], const double p[NP], double q[][NJ])``
   (T row by row; returns the number of solutions, at most ``NAME_MAX_SOLUTIONS``);
-- matlab: ``Q = name(T, p)`` with one solution per row.
+- matlab: ``Q = name(T, p)`` with one solution per row;
+- julia: ``name(T, p; tol=1e-9) -> Vector{Vector{Float64}}`` (T a 4x4 matrix).
 """
 
 import sympy
@@ -22,7 +26,7 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.geometry import transform
 from kanerobot.igm.paul import POSE_NAMES
 
-LANGS = ("python", "c", "matlab")
+LANGS = ("python", "c", "matlab", "julia")
 
 _PY_HELPERS = '''
 def _type1(X, Y):
@@ -81,7 +85,7 @@ def generate_igm(igm, lang, name=None):
     Parameters
     ----------
     igm : InverseGeometricModel
-    lang : {'python', 'c', 'matlab'}
+    lang : {'python', 'c', 'matlab', 'julia'}
     name : str, optional
         Function name, default ``igm_<robot>``.
 
@@ -111,13 +115,9 @@ def generate_igm(igm, lang, name=None):
     joints = [robot.frame(label).q for label in robot.joint_labels]
     steps = list(igm.program.steps) + (list(igm.loop_program.steps) if igm.loop_program is not None else [])
     fk = transform(robot, "0", igm.end)[:3, :]
-    params = sorted(
-        {s for st in steps for c in st.candidates for e in c for s in sympy.sympify(e).free_symbols}
-        | fk.free_symbols,
-        key=str,
-    )
-    params = [s for s in params if s not in set(joints) and str(s) not in POSE_NAMES]
-    writer = {"python": _Python, "c": _C, "matlab": _Matlab}[lang](robot, name, joints, params, steps, fk)
+    params = {s for st in steps for c in st.candidates for e in c for s in sympy.sympify(e).free_symbols} | fk.free_symbols
+    params = robot.parameter_order(s for s in params if s not in set(joints) and str(s) not in POSE_NAMES)
+    writer = {"python": _Python, "c": _C, "matlab": _Matlab, "julia": _Julia}[lang](robot, name, joints, params, steps, fk)
     return writer.text()
 
 
@@ -411,3 +411,131 @@ else, d = b^2 - 4 * a * cc; if d < -1e-9 * max([b^2, abs(4 * a * cc), 1]), retur
 for r = roots_, t = kr_type3([c(1), c(2), c(3) + c(4) * r; c(5), c(6), c(7) + c(8) * r]); W = [W; repmat(r, numel(t), 1), t(:)]; end
 end
 '''
+
+
+_JULIA_HELPERS = """
+function kr_type1(X, Y)
+    if abs(X) <= 1e-10 * max(abs(X), abs(Y), 1.0)
+        return abs(Y) <= 1e-8 * max(abs(Y), 1.0) ? [0.0] : Float64[]
+    end
+    return [Y / X]
+end
+
+function kr_type2(X, Y, Z)
+    rho = hypot(X, Y)
+    if rho <= 1e-10 * max(rho, abs(Z), 1.0)
+        return abs(Z) <= 1e-8 * max(abs(Z), 1.0) ? [0.0] : Float64[]
+    end
+    c = Z / rho
+    if abs(c) > 1.0 + 1e-9
+        return Float64[]
+    end
+    c = max(-1.0, min(1.0, c))
+    phi, delta = atan(X, Y), acos(c)
+    return delta < 1e-12 ? [phi] : [phi + delta, phi - delta]
+end
+
+# least squares on all the rows X S + Y C = Z; dependent rows: a type 2
+function kr_type3(rows)
+    a = sum(r[1] * r[1] for r in rows); b = sum(r[1] * r[2] for r in rows)
+    d = sum(r[2] * r[2] for r in rows)
+    e = sum(r[1] * r[3] for r in rows); f = sum(r[2] * r[3] for r in rows)
+    dt = a * d - b * b
+    if dt > 1e-14 * max(a * d, 1e-300)
+        return [atan((d * e - b * f) / dt, (a * f - b * e) / dt)]
+    end
+    return kr_type2(kr_best(rows, r -> hypot(r[1], r[2]))...)
+end
+
+function kr_type4(X1, Y1, Z1, X2, Y2, Z2)
+    r = sqrt((Z1 * Z1 + Z2 * Z2) / (X1 * X1 + Y1 * Y1))
+    if r <= 1e-12 * max(1.0, abs(Z1) + abs(Z2))
+        return [(0.0, 0.0)]
+    end
+    return Tuple{Float64, Float64}[(s, t) for s in (r, -r) for t in kr_type3([(X1 * s, Y1 * s, Z1), (X2 * s, Y2 * s, Z2)])]
+end
+
+function kr_type5(X1, Y1, Z1, W1, X2, Y2, Z2, W2)
+    a = W1 * W1 + W2 * W2; b = 2 * (Z1 * W1 + Z2 * W2); c = Z1 * Z1 + Z2 * Z2 - X1 * X1 - Y1 * Y1
+    if abs(a) <= 1e-10 * max(abs(b), abs(c), 1.0)
+        roots = kr_type1(b, -c)
+    else
+        disc = b * b - 4 * a * c
+        if disc < -1e-9 * max(b * b, abs(4 * a * c), 1.0)
+            return Tuple{Float64, Float64}[]
+        end
+        disc = sqrt(max(disc, 0.0))
+        roots = [(-b + disc) / (2 * a), (-b - disc) / (2 * a)]
+    end
+    return Tuple{Float64, Float64}[(r, t) for r in roots for t in kr_type3([(X1, Y1, Z1 + W1 * r), (X2, Y2, Z2 + W2 * r)])]
+end
+
+# the first candidate of largest key(c), as Python's max(cands, key=key)
+kr_best(cands, key) = cands[argmax([key(c) for c in cands])]
+
+# solutions apart by more than 1e-7 (revolute joints modulo 2 pi)
+function kr_unique(solutions, revolute)
+    kept = Vector{Vector{Float64}}()
+    gap(q, s) = maximum(k in revolute ? abs(rem2pi(q[k] - s[k], RoundNearest)) : abs(q[k] - s[k]) for k in eachindex(q))
+    for q in solutions
+        if all(s -> gap(q, s) > 1e-7, kept)
+            push!(kept, q)
+        end
+    end
+    return kept
+end
+"""
+
+#: How each step's candidates are reduced to one call, in Julia: (pick a row by, solver, values it gives).
+_JULIA_STEPS = {
+    "type1": ("abs(c[1])", "kr_type1", "v"),
+    "type2": ("hypot(c[1], c[2])", "kr_type2", "v"),
+    "type4": ("c[1]^2 + c[2]^2", "kr_type4", "(a, b)"),
+    "type5": ("c[1]^2 + c[2]^2", "kr_type5", "(a, b)"),
+}
+
+
+class _Julia(_Writer):
+    """The Python writer's steps in Julia (1-based indices), helpers prefixed ``kr_``."""
+
+    def code(self, e):
+        from kanerobot.codegen.julia import JuliaPrinter
+
+        return JuliaPrinter().doprint(sympy.sympify(e))
+
+    def text(self):
+        from kanerobot.codegen.julia import docstring_line
+
+        out = ['"""', f"    {self.name}(T, p; tol=1e-9)", ""]
+        out += [docstring_line(line) for line in self.header_lines()]
+        out += ["T: 4x4 matrix; returns a Vector of joint vectors.", '"""', f"function {self.name}(T, p; tol=1e-9)"]
+        out += [f"    {nm} = Float64(T[{k // 4 + 1}, {k % 4 + 1}])" for k, nm in enumerate(POSE_NAMES)]
+        out += [f"    {s} = Float64(p[{k + 1}])" for k, s in enumerate(self.params)]
+        out.append(f"    branches = [zeros({self.nj})]")
+        unpack = "        " + "; ".join(f"{s} = q[{k + 1}]" for k, s in enumerate(self.joints))
+        for n, st in enumerate(self.steps, 1):
+            idx = [self.joints.index(u) + 1 for u in st.unknowns]
+            off = f" - {st.offset}" if st.offset is not None else ""
+            out.append(f"    # step {n}: {', '.join(map(str, st.unknowns))} by {st.kind}")
+            out += ["    grown = Vector{Vector{Float64}}()", "    for q in branches", unpack]
+            out.append("        cands = [" + ", ".join("(" + ", ".join(self.code(c) for c in cand) + ",)" for cand in st.candidates) + "]")
+            if st.kind == "type3":
+                values, call = "v", "kr_type3(cands)"
+            else:
+                key, solver, values = _JULIA_STEPS.get(st.kind, _JULIA_STEPS["type2"])
+                call = f"{solver}(kr_best(cands, c -> {key})...)"
+            out.append(f"        for {values} in {call}")
+            if values == "v":
+                out.append(f"            r = copy(q); r[{idx[0]}] = v{off if st.kind != 'type1' else ''}; push!(grown, r)")
+            else:
+                out.append(f"            r = copy(q); r[{idx[0]}] = a; r[{idx[1]}] = b; push!(grown, r)")
+            out += ["        end", "    end", "    branches = grown"]
+        revolute = [k + 1 for k, label in enumerate(self.robot.joint_labels) if self.robot.frame(label).sigma == 0]
+        out.append(f"    revolute = ({', '.join(map(str, revolute))}{',' if len(revolute) == 1 else ''})")
+        out += ["    solutions = Vector{Vector{Float64}}()", "    for q in branches", unpack]
+        entries = [self.code(self.fk[r, c]) + f" - {POSE_NAMES[4 * r + c]}" for r in range(3) for c in range(4)]
+        out.append("        err = maximum(abs, (" + ", ".join(entries) + "))")
+        out.append("        if err <= tol")
+        out.append("            push!(solutions, [k in revolute ? rem2pi(v, RoundNearest) : v for (k, v) in enumerate(q)])")
+        out += ["        end", "    end", "    return kr_unique(solutions, revolute)", "end"]
+        return "\n".join(out) + "\n" + _JULIA_HELPERS

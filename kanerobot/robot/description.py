@@ -45,6 +45,7 @@ from kanerobot.robot.names import (  # noqa: F401
     WRENCH_NAMES,
     is_stem,
     label_stem,
+    natural_key,
 )
 from kanerobot.robot.tables import html_tables
 
@@ -724,6 +725,63 @@ class Robot:
         for entry in self.base.Z:
             names |= {str(s) for s in entry.free_symbols}
         return sorted(names - {str(s) for s in self.joint_symbols})
+
+    def parameter_order(self, names):
+        """``names`` (strings or symbols) sorted in the robot's order, SYMORO's.
+
+        Frame by frame (the base ``0`` first: its placement ``Z`` and, when
+        floating, its link), each frame's geometric parameters in the
+        columns of the table (``gamma b alpha d theta r``, or ``R0 P axis``),
+        then its link's dynamic parameters (``XX XY XZ YY YZ ZZ MX MY MZ M IA
+        FV FS``, the external wrench ``FX .. CZ``) and its joint's (``QP QDP
+        GAM eta k``); then the wheels (radius, offset), then the base's motion
+        and gravity (``W0 WP0 V0 VP0 G``).  A symbol is placed where the
+        description first names it; names the description does not hold come
+        last, ``D3`` before ``D10``.  The one order of a model's parameter
+        vector: every exported function and numeric model lists its
+        parameters so.
+
+        Parameters
+        ----------
+        names : iterable of str or sympy.Symbol
+
+        Returns
+        -------
+        list
+            The items of ``names``, in that order.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> kr.load(kr.frames_path("rx90")).parameter_order(["G3", "FS1", "RL4", "M10", "XX4", "M9", "D3", "ZZ1"])
+        ['ZZ1', 'FS1', 'D3', 'RL4', 'XX4', 'G3', 'M9', 'M10']
+        """
+        rank = self._parameter_ranks
+        return sorted(names, key=lambda name: (rank.get(str(name), len(rank)), natural_key(str(name))))
+
+    @cached_property
+    def _parameter_ranks(self):
+        """``{symbol name: position}`` in the order :meth:`parameter_order` describes."""
+        ranks = {}
+
+        def add(values):
+            for value in values:
+                for s in sorted(sympy.sympify(0 if value is None else value).free_symbols, key=str):
+                    ranks.setdefault(str(s), len(ranks))
+
+        add(self.base.Z)
+        for label in (BASE, *self.labels):
+            if label != BASE:
+                placement = self.frame(label).placement
+                keys = ("gamma", "b", "alpha", "d", "theta", "r") if isinstance(placement, KKPlacement) else ("R0", "P", "axis", "q")
+                for key in keys:
+                    value = getattr(placement, key)
+                    add(value if isinstance(value, sympy.MatrixBase) else [value])
+            add(self.dynamics.get(label, {}).get(name) for name in DYNAMIC_NAMES)
+            add(self.joint_parameters.get(label, {}).get(name) for name in JOINT_NAMES)
+        add(v for wheel in self.wheels for v in (wheel.radius, wheel.offset))
+        add(v for key in BASE_VECTOR_NAMES for v in getattr(self.base, key))
+        return MappingProxyType(ranks)
 
     def state_leaks(self):
         """Places where the state of the models is used as a parameter.

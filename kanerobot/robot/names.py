@@ -1,5 +1,7 @@
 """SYMORO's parameter names, in one place below the description and the reports that use them."""
 
+import re
+
 #: The label of frame 0, the base.
 BASE = "0"
 
@@ -39,3 +41,12 @@ def label_stem(label):
 def is_stem(text):
     """True when ``text`` can be a stem: non-empty, ASCII letters, digits and ``_``."""
     return isinstance(text, str) and bool(text) and all(c in _STEM_CHARACTERS for c in text)
+
+
+def natural_key(name):
+    """Sort key of a name with numbers in it: ``D3`` before ``D10``.
+
+    >>> sorted(["FS10", "FS2", "D3"], key=natural_key)
+    ['D3', 'FS2', 'FS10']
+    """
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]

@@ -70,7 +70,6 @@ kanerobot.errors.RobotFileError: <string>: cannot write robot RX90 as URDF: no v
 """
 
 import math
-import re
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -79,6 +78,7 @@ import sympy
 from kanerobot.errors import RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, FRICTION_NAMES, INERTIAL_NAMES, WRENCH_NAMES
+from kanerobot.robot.names import natural_key
 
 __all__ = ["write_urdf", "rpy_angles"]
 
@@ -87,11 +87,6 @@ _J_NAMES = (("XX", 0, 0), ("XY", 0, 1), ("XZ", 0, 2), ("YY", 1, 1), ("YZ", 1, 2)
 _LIMIT_KEYS = ("lower", "upper", "effort", "velocity")
 #: A link's parameters that the file holds or refuses when nonzero (friction last: a fixed frame's is not written).
 _WRITTEN = INERTIAL_NAMES + WRENCH_NAMES + FRICTION_NAMES
-
-
-def _natural(name):
-    """Sort key: ``D3`` before ``D10``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def rpy_angles(R):
@@ -191,7 +186,7 @@ class _Writer:
             self.fail(f"it has closed loops (cut joints {cut}); a URDF is a tree: save it as .par or .toml")
         if self.robot.wheeled or self.robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling on the ground have no URDF form): save it as .par or .toml")
-        missing = sorted(self.needed() - set(self.values), key=_natural)
+        missing = sorted(self.needed() - set(self.values), key=natural_key)
         if missing:
             shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
             self.fail(f"no value for {shown}: give {'them' if len(missing) > 1 else 'it'} in robot.values or values={{...}}")

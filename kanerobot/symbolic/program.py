@@ -710,6 +710,23 @@ class Program:
         needed = self.needed()
         return [(sym, expr) for sym, expr in self._defs.items() if sym in needed]
 
+    def used_inputs(self):
+        """The symbols the outputs read that no assignment defines, through the needed assignments.
+
+        Examples
+        --------
+        >>> a, b, c = sympy.symbols("a b c")
+        >>> p = Program(inputs=[a, b, c])
+        >>> p.set_output("Y", p.assign("U", a * b) + 1)
+        'Y'
+        >>> sorted(p.used_inputs(), key=str)
+        [a, b]
+        """
+        used = set()
+        for _, expr in list(self.assignments()) + list(self._outputs.items()):
+            used |= expr.free_symbols
+        return used - set(self._defs)
+
     def output_lines(self):
         """``[(name, expr), ...]`` of the outputs that are not an assignment printed already."""
         return [

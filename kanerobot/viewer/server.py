@@ -34,7 +34,7 @@ from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.simulation import SimulationResult
 from kanerobot.viewer.recording import Recording, read_recording
-from kanerobot.viewer.visuals import urdf_visuals
+from kanerobot.viewer.visuals import missing_meshes, urdf_visuals
 
 __all__ = ["LOOPBACK", "Viewer", "serve", "view"]
 
@@ -154,7 +154,11 @@ class Viewer:
         elif self._played is not None:
             self._q = self._sliders_of(self._played[0])
         first = self._scene_of(self._q) if self._played is None or q is not None else self.skeleton(self._played[0])
-        self.visuals = urdf_visuals(urdf if urdf is not None else found_urdf) if (urdf or found_urdf) else []
+        urdf = urdf if urdf is not None else found_urdf
+        self.visuals = urdf_visuals(urdf) if urdf else []
+        lost = missing_meshes(self.visuals, urdf) if urdf else None
+        if lost:
+            print(lost, flush=True)
         self.centre, self.scale = _extent(first)
         self._lock = threading.RLock()
         self._quiet = False
@@ -301,8 +305,7 @@ class Viewer:
             return scene.add_cylinder(name, radius=visual.size[0], height=visual.size[1], color=colour, opacity=opacity, **pose)
         if visual.kind == "sphere":
             return scene.add_icosphere(name, radius=visual.size[0], color=colour, opacity=opacity, **pose)
-        if visual.path is None:
-            print(f"kanerobot: mesh {visual.missing} of frame {visual.label} not found on disk; the frame is drawn without it", flush=True)
+        if visual.path is None:  # not on disk: missing_meshes said so in __init__
             return None
         import trimesh
 

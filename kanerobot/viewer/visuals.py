@@ -10,9 +10,10 @@ the joint frame), or in frame ``0`` for the root link.
 Mesh files are looked for on disk only, never fetched: a relative path from
 the URDF's folder, ``file://`` as an absolute path, ``package://NAME/rest``
 in a folder ``NAME`` of the URDF's folder or of one of its parents.  A mesh
-that is not found is reported in :attr:`Visual.missing` and drawn as the
-robot's simple shapes instead; loading a found mesh is the viewer's work
-(trimesh, which comes with viser).
+that is not found is reported in :attr:`Visual.missing` (all of them in one
+line by :func:`missing_meshes`) and replaced by the link's ``<collision>``
+shapes, if it has some; loading a found mesh is the viewer's work (trimesh,
+which comes with viser).
 
 Examples
 --------
@@ -27,7 +28,7 @@ Examples
 """
 
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -36,10 +37,12 @@ import numpy as np
 from kanerobot.errors import RobotFileError
 from kanerobot.robot.urdf import rpy_matrix
 
-__all__ = ["Visual", "link_visuals", "urdf_visuals"]
+__all__ = ["Visual", "link_visuals", "missing_meshes", "urdf_visuals"]
 
 #: The grey of a visual without a material colour (RGBA, 0-1).
 DEFAULT_RGBA = (0.7, 0.7, 0.72, 1.0)
+#: How many missing mesh files :func:`missing_meshes` names.
+SHOWN_MISSING = 3
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,9 @@ class Visual:
     path : Path or None
         The mesh file found on disk.
     missing : str or None
-        A mesh's ``filename`` that was not found (then ``path`` is None).
+        A mesh's ``filename`` that was not found (then ``path`` is None);
+        with a ``kind`` other than ``"mesh"`` or a ``path``, this Visual is
+        one of the link's collision shapes (or meshes), drawn instead.
     """
 
     label: str
@@ -122,21 +127,83 @@ def link_visuals(text, link_names, path):
         label = label_of.get(link.get("name"))
         if label is None:  # a link no joint reaches: parse_urdf refused such files, kept for safety
             continue
-        for visual in link.findall("visual"):
-            try:
-                shape = _shape(visual.find("geometry"), folder)
-                if shape is None:
-                    continue
-                material = visual.find("material")
-                rgba = _rgba(material) if material is not None and material.find("color") is not None else None
-                if rgba is None and material is not None:
-                    rgba = colours.get(material.get("name"))
-                origin = _origin(visual.find("origin"))
-            except ValueError as exc:
-                raise RobotFileError(path, None, f"visual of link {link.get('name')!r}: {exc}") from None
-            kind, size, found, missing = shape
-            out.append(Visual(label, origin, kind, size, rgba or DEFAULT_RGBA, found, missing))
+        try:
+            visuals = [v for v in (_visual(e, label, folder, colours) for e in link.findall("visual")) if v is not None]
+        except ValueError as exc:
+            raise RobotFileError(path, None, f"visual of link {link.get('name')!r}: {exc}") from None
+        out.extend(_stand_ins(visuals, link, label, folder, path))
     return out
+
+
+def _visual(element, label, folder, colours):
+    """The Visual of a ``<visual>`` (or ``<collision>``) element, None when it has no shape the viewer draws."""
+    shape = _shape(element.find("geometry"), folder)
+    if shape is None:
+        return None
+    material = element.find("material")
+    rgba = _rgba(material) if material is not None and material.find("color") is not None else None
+    if rgba is None and material is not None:
+        rgba = colours.get(material.get("name"))
+    kind, size, found, missing = shape
+    return Visual(label, _origin(element.find("origin")), kind, size, rgba or DEFAULT_RGBA, found, missing)
+
+
+def _stand_ins(visuals, link, label, folder, path):
+    """``visuals`` with the first missing mesh replaced by the link's collision shapes, in its colour.
+
+    A robot's collision shapes are often its meshes' bounding boxes: better
+    than nothing where the meshes are not on disk.  Drawn once per link (a
+    second missing mesh of the link stays missing).
+    """
+    first = next((k for k, v in enumerate(visuals) if v.missing), None)
+    if first is None:
+        return visuals
+    try:
+        shapes = [_visual(e, label, folder, {}) for e in link.findall("collision")]
+    except ValueError as exc:
+        raise RobotFileError(path, None, f"collision of link {link.get('name')!r}: {exc}") from None
+    lost = visuals[first]
+    shapes = [replace(s, rgba=lost.rgba, missing=lost.missing) for s in shapes if s is not None and s.missing is None]
+    return visuals[:first] + (shapes or [lost]) + visuals[first + 1 :]
+
+
+def missing_meshes(visuals, path):
+    """One line on the meshes of ``visuals`` not found on disk, None when all were.
+
+    Parameters
+    ----------
+    visuals : list of Visual
+        What :func:`link_visuals` gave.
+    path : str or Path
+        The URDF file they come from.
+
+    Returns
+    -------
+    str or None
+        How many mesh files are missing, the first few, where they were
+        looked for and how many links are drawn with their collision shapes.
+
+    Examples
+    --------
+    >>> lost = [Visual("1", np.eye(4), "mesh", (1.0, 1.0, 1.0), missing="arm.stl")]
+    >>> print(missing_meshes(lost, "/robots/r.urdf"))
+    kanerobot: 1 mesh file of r.urdf not found on disk (arm.stl), looked for under /robots (package://NAME/... in a folder NAME there or above); the links are drawn without it
+    """
+    names = list(dict.fromkeys(v.missing for v in visuals if v.missing))
+    if not names:
+        return None
+    shown = ", ".join(names[:SHOWN_MISSING]) + (", ..." if len(names) > SHOWN_MISSING else "")
+    folder = Path(path).resolve().parent
+    stood_in = len({v.label for v in visuals if v.missing and (v.kind != "mesh" or v.path is not None)})
+    instead = (
+        f"{stood_in} link{'s' if stood_in > 1 else ''} drawn with {'their' if stood_in > 1 else 'its'} collision shapes instead"
+        if stood_in
+        else f"the links are drawn without {'them' if len(names) > 1 else 'it'}"
+    )
+    return (
+        f"kanerobot: {len(names)} mesh file{'s' if len(names) > 1 else ''} of {Path(path).name} not found on disk ({shown}), "
+        f"looked for under {folder} (package://NAME/... in a folder NAME there or above); {instead}"
+    )
 
 
 def _floats(text, count, default):

@@ -16,7 +16,6 @@ state, no window) and written through a temporary file renamed once
 complete.
 """
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from kanerobot.errors import FileError, KaneRobotError
 from kanerobot.robot.files import folder_problem
+from kanerobot.robot.names import natural_key
 
 __all__ = [
     "FORMATS",
@@ -374,7 +374,7 @@ def values_lines(result, controller=None, controller_name=None):
 
     def order(name):  # the geometry first, then gravity, then the dynamic parameters in natural order
         rank = 0 if name in geometric else 1 if name in gravity else 2
-        return rank, [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+        return rank, natural_key(name)
 
     lines.append(f"parameters ({len(values)})")
     lines += [f"  {name} = {_number(values[name])}" for name in sorted(values, key=order)]
