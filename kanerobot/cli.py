@@ -741,7 +741,6 @@ def cmd_identify(args):
     data = args.data[0] if len(args.data) == 1 else args.data
     robot = load_robot(args)
     # the robot's own numbers (a URDF's lengths, its or --gravity's gravity), below --values', below --gravity's
-    announced_own_values(robot, args)
     values = {**robot.values, **(read_values(args.values) if args.values else {}), **gravity_values(robot, args)}
     try:
         result = identify(robot, data, values=values, method=args.method, form=args.model, cutoff=args.cutoff,
