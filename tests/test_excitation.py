@@ -136,3 +136,14 @@ def test_a_direction_no_motion_excites_is_diagnosed_with_a_warning(planar):
     assert out.condition_number > 1e12
     assert [name for name, _ in out.weakest] in (["ZZ1", "IA1"], ["IA1", "ZZ1"])
     assert sorted(c for _, c in out.weakest) == pytest.approx([-np.sqrt(0.5), np.sqrt(0.5)], rel=1e-6)
+
+
+def test_the_bounds_the_optimum_presses_on_are_named(planar):
+    """A tight rate bound on joint 1 starves its parameters: the optimum runs joint 1 at that bound."""
+    robot, values, regs = planar
+    bounds = np.array([0.05, 2.0])
+    out = fourier_excitation(regs, harmonics=2, qd_max=bounds, q_limits=None, qdd_max=None, maxiter=30)
+    q, qd, qdd = out.trajectory.sample(out.times)
+    at_bound = [label for label, rate, bound in zip(robot.joint_labels, np.abs(qd).max(axis=0), bounds) if rate >= bound * (1 - 2e-3)]
+    assert out.binding == {"q": [], "qd": at_bound, "qdd": []} and at_bound == ["1"]
+    assert "the optimum presses on qd_max of joints 1:" in out.diagnosis

@@ -117,9 +117,9 @@ class FourierTrajectory(Trajectory):
         return f"<FourierTrajectory {len(self.q0)} joints, {self.harmonics} harmonics, {self.frequency:g} Hz>"
 
 
-#: Above this condition number :func:`fourier_excitation` warns (:class:`PoorExcitationWarning`): the
-#: weakest base parameters are then seen through a thousandth of a ten-thousandth of the motion's signal,
-#: and measurement noise swamps them.
+#: Above this condition number :func:`fourier_excitation` warns (:class:`PoorExcitationWarning`): the least
+#: excited combination of base parameters then moves the torques 1e4 times less than the most excited one,
+#: and a percent of measurement noise hides it.
 WARN_CONDITION = 1e4
 #: Below this ratio of the smallest to the largest singular value a direction is numerically unidentifiable.
 NULL_RATIO = 1e-12
@@ -127,8 +127,9 @@ NULL_RATIO = 1e-12
 _STEP = 1e-7
 #: States per regressor batch of the gradient (a few joints' shifted samples at once).
 _BATCH = 1000
-#: A bound is touched when the trajectory comes within this share of the bound's size (or range) of it.
-_TOUCH = 1e-6
+#: A bound is touched when the trajectory comes within this share of the bound's size (or range) of it
+#: (SLSQP holds its active constraints to about 1e-4).
+_TOUCH = 1e-3
 
 
 class PoorExcitationWarning(UserWarning):
@@ -328,13 +329,16 @@ def _weakest(names, v):
     return [(names[k], float(v[k])) for k in order if abs(v[k]) >= 0.1 * abs(v[order[0]])]
 
 
-def _diagnosis(condition, initial, s, weakest, binding, iterations, budget_used, maxiter):
+def _diagnosis(condition, initial, s, weakest, binding, iterations, budget_used, maxiter, kept_start):
     """What limits the condition number, in words."""
     parts = [f"condition number {condition:.3g} (start {initial:.3g}) after {iterations} iterations"]
     direction = " ".join(f"{c:+.2f} {name}" for name, c in weakest[:6]) + (" ..." if len(weakest) > 6 else "")
     if s[-1] <= NULL_RATIO * s[0]:
         parts.append(f"numerically unidentifiable direction {direction} (smallest singular value {s[-1]:.3g}, largest {s[0]:.3g}): "
                      "no motion excites it; group or drop these parameters (a base parameter set of the robot)")  # fmt: skip
+    elif condition > WARN_CONDITION:
+        parts.append(f"poorly excited direction {direction} (singular value {s[-1]:.3g} of largest {s[0]:.3g}): measurement "
+                     "noise will hide it; excite it more (bounds, harmonics) or leave these parameters out")  # fmt: skip
     else:
         parts.append(f"least excited direction {direction} (singular value {s[-1]:.3g} of largest {s[0]:.3g})")
     bounds = {"q": "q_limits", "qd": "qd_max", "qdd": "qdd_max"}
@@ -343,6 +347,8 @@ def _diagnosis(condition, initial, s, weakest, binding, iterations, budget_used,
         parts.append(f"the optimum presses on {'; '.join(touched)}: wider bounds (or more harmonics, a lower frequency) excite more")
     if budget_used:
         parts.append(f"the iteration budget ran out (maxiter={maxiter}): more iterations may lower it")
+    if kept_start:
+        parts.append("the optimiser found no better motion within the bounds: the random start is returned (another seed, wider bounds)")
     return "; ".join(parts)
 
 
@@ -489,7 +495,8 @@ def fourier_excitation(
         initial = problem.value(x0)
         solution = minimize(problem.value, x0, jac=problem.gradient, method="SLSQP", constraints=constraints, callback=report,
                             options={"maxiter": int(maxiter), "ftol": 1e-6})  # fmt: skip
-        x = solution.x if np.isfinite(solution.fun) and solution.fun <= initial and feasible(solution.x) else x0
+        improved = np.isfinite(solution.fun) and solution.fun <= initial and feasible(solution.x)
+        x = solution.x if improved else x0
         W = problem.matrix(*problem.motion(x))
         _, s, Vt = np.linalg.svd(W.reshape(-1, W.shape[2]), full_matrices=False)
     condition = float(s[0] / s[-1]) if s[-1] > 0 else np.inf
@@ -499,7 +506,7 @@ def fourier_excitation(
     weakest = _weakest(list(base.names), Vt[-1])
     binding = _touched(limits, x, list(regs.robot.joint_labels), len(problem.times))
     iterations, budget_used = int(solution.nit), int(solution.status) == 9
-    diagnosis = _diagnosis(condition, start, s, weakest, binding, iterations, budget_used, maxiter)
+    diagnosis = _diagnosis(condition, start, s, weakest, binding, iterations, budget_used, maxiter, not improved)
     if condition > WARN_CONDITION:
         warnings.warn(f"fourier_excitation on {regs.robot.name}: {diagnosis}", PoorExcitationWarning, stacklevel=2)
     return ExcitationResult(
