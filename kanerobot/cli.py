@@ -494,7 +494,7 @@ def cmd_simulate(args):
     import numpy as np
 
     from kanerobot.dynamics.model import derive
-    from kanerobot.simulation import simulate
+    from kanerobot.simulation import simulate, stop_message
 
     # What the user wrote is checked before the model is derived and the run
     # starts: a mistake costs a second, not the whole simulation.
@@ -527,7 +527,9 @@ def cmd_simulate(args):
         raise type(exc)(f"{where}{exc}") from None
     controller = _cli_controller(args, fn, x0[: model.state_space.nq], target)
     result = simulate(fn, None, np.asarray(x0), (0.0, args.t), controller=controller, progress=args.progress or sys.stderr.isatty(),
-                      t_eval=np.linspace(0.0, args.t, args.samples))
+                      t_eval=np.linspace(0.0, args.t, args.samples), limits=args.limits, restitution=args.restitution)
+    if result.limits == "stop" and result.limit_events:
+        print(f"kanerobot: {stop_message(result.limit_events[-1], '--limits {}')}", file=sys.stderr)
     for key, value in result.summary().items():
         print(f"{key:22s} {value:.6g}" if isinstance(value, float) else f"{key:22s} {value}")
     _write_simulation(result, args, output, plot_prefix, values_path, text, controller)
@@ -699,6 +701,16 @@ def _duration(text):
         raise argparse.ArgumentTypeError(f"takes a duration in seconds, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"takes a positive duration in seconds, got {text!r}")
+    return value
+
+
+def _restitution(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a coefficient of restitution in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"takes a coefficient of restitution in [0, 1] (0: stops dead, 1: rebounds), got {text!r}")
     return value
 
 
@@ -949,6 +961,11 @@ def build_parser():
     add_loading(p)
     p.add_argument("--animate", metavar="FILE", help="write an animation of the run: .gif, .html or .mp4 (mp4 needs ffmpeg: "
                    "pip install 'kanerobot[animation]')")
+    p.add_argument("--limits", choices=["stop", "impact", "ignore"], default="stop",
+                   help="at a joint limit of the robot (a URDF's <limit>): stop the run there (default), an impact on the stop "
+                   "(--restitution), or ignore the limits")
+    p.add_argument("--restitution", type=_restitution, default=0.0, metavar="E",
+                   help="coefficient of restitution of --limits impact, in [0, 1] (default 0: the joint stops dead at its stop)")
     p.add_argument("--progress", action="store_true", help="show progress on standard error")
     p.set_defaults(func=cmd_simulate)
 

@@ -13,6 +13,10 @@ Work that ends within the delay prints nothing, so quick calls, scripts and
 tests stay quiet.  Set the environment variable ``KANEROBOT_PROGRESS=0`` to
 silence the messages altogether (the test suite does).
 
+Loops of unknown length (an optimisation's iterations) report through a
+:class:`Ticker`: a line now and then, once the loop has run :data:`DELAY`
+seconds, then one every :data:`INTERVAL` seconds at most.
+
 The first line comes from a timer thread, so that it appears while the work
 is still going on; steps run in parallel (``model.compile(jobs=...)``) each
 print their own pair of lines.
@@ -29,10 +33,12 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["DELAY", "enabled", "slow_step"]
+__all__ = ["DELAY", "INTERVAL", "Ticker", "enabled", "slow_step"]
 
 #: Seconds a step runs before its first line is printed.
 DELAY = 1.0
+#: Seconds at least between two lines of a :class:`Ticker`.
+INTERVAL = 2.0
 _OFF = {"0", "off", "no", "false"}
 _PRINT = threading.Lock()
 
@@ -85,3 +91,45 @@ def slow_step(message):
         with lock:
             if state["said"]:
                 _say(f"{message}: {outcome} {seconds:.1f} s")
+
+
+class Ticker:
+    """Lines on standard error that show a loop moving: ``kanerobot: <text>``.
+
+    :meth:`update` prints its text once the loop has run :data:`DELAY`
+    seconds, then at most one line every :data:`INTERVAL` seconds;
+    :meth:`close` prints a last line when any was printed.  A text may be a
+    function, called only when its line is printed.
+
+    Parameters
+    ----------
+    show : bool, optional
+        None (default): as :func:`slow_step` (after the delay, unless
+        ``$KANEROBOT_PROGRESS`` silences it); True: from the first update;
+        False: never.
+
+    Examples
+    --------
+    >>> ticker = Ticker(show=False)
+    >>> ticker.update(lambda: "iteration 1"); ticker.close("done")
+    """
+
+    def __init__(self, show: bool | None = None) -> None:
+        self.on = enabled() if show is None else bool(show)
+        self.delay = DELAY if show is None else 0.0
+        self.start, self.last, self.said = time.perf_counter(), -float("inf"), False
+
+    def update(self, text) -> None:
+        """Print ``text`` (a str, or a function returning one) if the delay and the interval have passed."""
+        if not self.on:
+            return
+        now = time.perf_counter()
+        if now - self.start < self.delay or now - self.last < INTERVAL:
+            return
+        self.last, self.said = now, True
+        _say(text() if callable(text) else text)
+
+    def close(self, text) -> None:
+        """The last line, with the time taken, when the loop printed any."""
+        if self.said:
+            _say(f"{text() if callable(text) else text} ({time.perf_counter() - self.start:.1f} s)")

@@ -72,6 +72,13 @@ chooses it:
 - ``"model"``: the model's own ``FS sign(qd)``, as generated (the run may
   stall where a joint stops).
 
+Joint limits.  The position limits of ``robot.limits`` (a URDF's
+``<limit lower upper>``) are watched by events: ``limits="stop"`` (default)
+ends the run at the first one reached, ``limits="impact"`` applies an
+impact law there (``restitution``; a joint that no longer rebounds rests
+against its stop while it pushes on it), ``limits="ignore"`` lets the
+joints pass them; ``result.limit_events`` says what happened.
+
 Along the run the work ``W = int qd . (tau - friction) dt`` is integrated
 with the state, so that ``energy_drift = E - E(0) - W`` is the integration
 error of the energy for any input (without torques and friction it is
@@ -97,7 +104,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -116,6 +123,8 @@ __all__ = [
     "DEFAULT_FRICTION_VELOCITY",
     "DEFAULT_SOLVER_OPTIONS",
     "FRICTION_LAWS",
+    "LIMIT_LAWS",
+    "LIMIT_REST_SPEED",
     "REGULARISED_METHOD",
     "CrossValidation",
     "Event",
@@ -129,6 +138,7 @@ __all__ = [
     "plot_simulation",
     "right_hand_side",
     "simulate",
+    "stop_message",
 ]
 
 #: Options given to ``solve_ivp`` unless the call says otherwise (tighter than
@@ -140,7 +150,12 @@ REGULARISED_METHOD = "LSODA"
 FRICTION_LAWS = ("regularised", "stick-slip", "model")
 #: The velocity scale ``v_s`` of the regularised law ``FS tanh(qd / v_s)`` (rad/s or m/s).
 DEFAULT_FRICTION_VELOCITY = 1e-3
+#: What :func:`simulate` does where a joint reaches a limit of ``robot.limits`` (see its ``limits``).
+LIMIT_LAWS = ("stop", "impact", "ignore")
+#: Under ``limits="impact"``, a joint that rebounds from its stop slower than this (rad/s or m/s) rests against it.
+LIMIT_REST_SPEED = 1e-4
 _COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
+_HAIR = 1e-12  # relative: how far inside its limit a joint goes on after an impact
 
 
 # ------------------------------------------------------------------ events
@@ -454,19 +469,31 @@ class _Plant:
         if not stuck:
             torques = f if self.direct_friction else self.force_map(q) @ f
             return np.array(self.acceleration(q, qd, tau - torques), dtype=float), f
-        P = self.force_map(q)
-        tau0 = tau - P @ f
+        tau0 = tau - self.force_map(q) @ f
         a0 = np.array(self.acceleration(q, qd, tau0), dtype=float)
         stuck = list(stuck)
-        # qdd is affine in tau: one column per stuck rate, then R_S qdd + c_S = 0 fixes the holding forces
-        K = np.column_stack([np.array(self.acceleration(q, qd, tau0 - P[:, j]), dtype=float) - a0 for j in stuck])
-        RS = self.rate_map(q)[stuck]
+        # R_S qdd + c_S = 0 fixes the holding forces, which act against the rates (qdd = a0 - K f)
+        K, RS = self.responses(q, qd, tau0, stuck, a0)
         # least squares: stuck rates that hold each other (a wheel and the body it carries) leave the
         # holding forces undetermined; the motion is not, and the smallest forces are taken
-        holding = np.linalg.lstsq(RS @ K, -(RS @ a0 + self.rate_bias(q, qd)[stuck]), rcond=None)[0]
+        holding = np.linalg.lstsq(RS @ K, RS @ a0 + self.rate_bias(q, qd)[stuck], rcond=None)[0]
         f = f.copy()
         f[stuck] = holding
-        return a0 + K @ holding, f
+        return a0 - K @ holding, f
+
+    def responses(self, q, qd, tau, rates, a0=None):
+        """``(K, R)``: the change of ``qdd`` per unit force on each of the joint ``rates`` (nv, m), and their
+        rows of ``R(q)``; ``a0`` the accelerations at ``tau`` when known."""
+        P = self.force_map(q)
+        a0 = np.array(self.acceleration(q, qd, tau), dtype=float) if a0 is None else a0
+        K = np.column_stack([np.array(self.acceleration(q, qd, tau + P[:, j]), dtype=float) - a0 for j in rates])  # qdd is affine in tau
+        return K, self.rate_map(q)[list(rates)]
+
+    def hold(self, q, qd, tau, qdd, rates):
+        """``(qdd, forces)``: the accelerations with the joint ``rates`` held at rest by forces on them (joint stops)."""
+        K, R = self.responses(q, qd, tau, rates)
+        forces = np.linalg.solve(R @ K, -(R @ qdd + self.rate_bias(q, qd)[list(rates)]))
+        return qdd + K @ forces, forces
 
     def power(self, q, qd, qdot, tau, f=None):
         """``(power of tau less friction, power of friction)``, with the Coulomb force ``f`` on the rates."""
@@ -591,7 +618,8 @@ class SimulationResult:
         ``T``, ``U`` (gravity and springs) and ``E = T + U``
         (:mod:`kanerobot.dynamics.energy`).
     work : numpy.ndarray, shape (N,)
-        ``int qd . (tau - friction) dt`` from the start.
+        ``int qd . (tau - friction) dt`` from the start, plus the kinetic
+        energy that impacts at joint limits took (``limits="impact"``).
     friction_work : numpy.ndarray, shape (N,)
         ``int r . f dt``: the energy friction dissipated (viscous and
         Coulomb, >= 0), included in ``work``.
@@ -627,7 +655,16 @@ class SimulationResult:
     events : dict
         ``{name: {"t": (k,), "q": (k, nq), "qd": (k, nv)}}`` for each event.
     terminated_by : str or None
-        The terminal event that stopped the run.
+        The terminal event that stopped the run (``"limit <joint>"`` for a
+        joint limit under ``limits="stop"``).
+    limits, restitution
+        The law at the joint limits (``"stop"``, ``"impact"`` or
+        ``"ignore"``) and ``e`` of ``"impact"`` (else None).
+    limit_events : list of dict
+        What happened at the joint limits: ``{"t", "joint", "side",
+        "limit", "event"}``, event ``"stop"`` (with the ``"rate"`` it
+        arrived at), ``"impact"`` (``"rate"`` and ``"rebound"``), ``"rest"``
+        (held against its stop) or ``"release"``.
     coordinates : list of str
         Names of the columns of ``q``.
     layout : str
@@ -690,6 +727,8 @@ class SimulationResult:
             "relative_energy_drift": float(self.relative_energy_drift),
             "max_abs_tau": float(np.max(np.abs(self.tau))) if self.tau.size else 0.0,
             "terminated_by": self.terminated_by or "",
+            "limits": self.limits,
+            "limit_events": len(self.limit_events),
         }
         for name, value in self.monitors.items():
             if name in ("closure_residual", "constraint_residual", "quaternion_norm_error"):
@@ -810,9 +849,10 @@ def _torque_function(controller, plant):
     return torque
 
 
-def _rhs(p, torque, work, progress=None, mode=None, dissipation=False):
+def _rhs(p, torque, work, progress=None, mode=None, dissipation=False, held=()):
     """``f(t, y)`` of a plant: ``y = (q, qd)``, then the work when ``work`` and the
-    friction's work when ``dissipation``; ``mode`` the stick-slip mode ``(stuck, signs)``."""
+    friction's work when ``dissipation``; ``mode`` the stick-slip mode ``(stuck, signs)``;
+    ``held`` the joint rates resting against a stop (:class:`_Stops`)."""
     nq, nv = p.nq, p.nv
     size = nq + nv + (1 if work else 0) + (1 if dissipation else 0)
     stuck, signs = mode if mode is not None else (None, None)
@@ -831,6 +871,8 @@ def _rhs(p, torque, work, progress=None, mode=None, dissipation=False):
             f = None
         else:
             out[nq : nq + nv], f = p.motion(q, qd, qdot, tau, stuck, signs)
+        if held:  # the stops' forces do no work: their rates are 0
+            out[nq : nq + nv] = p.hold(q, qd, tau, out[nq : nq + nv], held)[0]
         if work:
             out[nq + nv], dissipated = p.power(q, qd, qdot, tau, f)
             if dissipation:
@@ -955,6 +997,8 @@ def simulate(
     backend: str = "auto",
     friction: str = "regularised",
     friction_velocity: float | None = None,
+    limits: str = "stop",
+    restitution: float = 0.0,
     **solver_options: Any,
 ) -> SimulationResult:
     """Integrate the direct dynamic model with ``scipy.integrate.solve_ivp``.
@@ -1004,6 +1048,25 @@ def simulate(
         The velocity scale ``v_s`` of ``"regularised"`` (rad/s or m/s;
         default :data:`DEFAULT_FRICTION_VELOCITY`, 1e-3).  Smaller is closer
         to exact Coulomb friction and stiffer to integrate.
+    limits : {"stop", "impact", "ignore"}, optional
+        What happens where a joint reaches a position limit of the robot's
+        ``robot.limits`` (a URDF's ``<limit lower upper>``; robots without
+        them have none).  ``"stop"`` (default): the run ends there, as a
+        terminal event (``result.terminated_by`` is ``"limit <joint>"``,
+        ``result.message`` names the joint, the limit and the time).
+        ``"impact"``: an impact on the joint's stop, ``r+ = -e r-`` for its
+        rate (``e = restitution``), the other joints' rates changed through
+        the inertia (the least change of kinetic energy); a joint that
+        rebounds slower than :data:`LIMIT_REST_SPEED` rests against its stop
+        while it pushes on it.  ``"ignore"``: the limits are not looked at.
+        ``result.limit_events`` lists what happened (``{"t", "joint",
+        "side", "limit", "event"}``, event ``"stop"``, ``"impact"`` (with
+        ``"rate"`` and ``"rebound"``), ``"rest"`` or ``"release"``).  A start
+        beyond a limit is refused unless ``"ignore"``.
+    restitution : float, optional
+        ``e`` in [0, 1] of ``"impact"``: 0 (default) stops the joint dead at
+        its stop, 1 rebounds without loss.  The kinetic energy an impact
+        takes, ``(1 - e^2)`` of the joint's share, is counted in ``work``.
     **solver_options
         Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default,
         ``"LSODA"`` under regularised Coulomb friction, which is stiff near
@@ -1052,6 +1115,10 @@ def simulate(
     t_eval = _output_times(t_eval, t0, t1)
     x0 = _start_state(x0)
     law = _friction_law(friction)
+    limits, restitution = _limit_law(limits, restitution)
+    if limits == "impact" and law == "stick-slip":
+        raise KaneRobotError("limits='impact' with friction='stick-slip' is not supported (an impact would upset the stuck joints); "
+                             "use friction='regularised', or limits='stop'")  # fmt: skip
     if "args" in solver_options:
         raise KaneRobotError("args is not supported: the controller takes (t, q, qd); bind extra arguments in it")
     options = dict(DEFAULT_SOLVER_OPTIONS)
@@ -1068,23 +1135,17 @@ def simulate(
     nq, nv = p.nq, p.nv
     bar = _Progress(progress, p.name, t0, t1)
     scipy_events, event_list = _events(events, p)
+    stops = _Stops(p, torque, limits, restitution) if limits != "ignore" else None
     y0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.monotonic()
-    run = _integrate(p, torque, (t0, t1), y0, t_eval, options, scipy_events, bar if progress else None)
+    run = _integrate(p, torque, (t0, t1), y0, t_eval, options, scipy_events, bar if progress else None, stops)
     seconds = time.monotonic() - start
     y = run.y
     q_raw, qd, work, friction_work = y[:, :nq], y[:, nq : nq + nv], y[:, nq + nv], y[:, nq + nv + 1]
     q = p.outputs(q_raw)
     t = run.t
     tau = np.array([torque(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), p.ntau)
-    nr = len(p.FS)
-    qdd, friction_torques = np.zeros((len(t), nv)), np.zeros((len(t), nr))
-    for i, mode in enumerate(run.modes):
-        qdot = p.qdot(q[i], qd[i])
-        stuck, signs = mode if mode is not None else (None, None)
-        qdd[i], f = p.motion(q[i], qd[i], qdot, tau[i], stuck, signs)
-        rates = p.friction_rates(q[i], qd[i], qdot)
-        friction_torques[i] = p.FV * rates + f
+    qdd, friction_torques = _output_motion(p, run.modes, q, qd, tau)
     if len(t):
         kinetic = np.atleast_1d(energy.kinetic_energy(fn, q, qd))
         potential = np.atleast_1d(energy.potential_energy(fn, q))
@@ -1103,6 +1164,9 @@ def simulate(
         if ev.terminal and run.status == 1 and len(ty):
             terminated_by = name
     solution = run.solution
+    message = solution.message
+    if run.stopped is not None:
+        terminated_by, message = f"limit {run.stopped['joint']}", stop_message(run.stopped)
     result = SimulationResult(
         name=p.name, kind=p.kind, t=t, q=q, qd=qd, qdd=qdd, tau=tau, kinetic=kinetic, potential=potential,
         energy=total, work=work, friction_work=friction_work, energy_change=change, energy_drift=drift,
@@ -1110,13 +1174,27 @@ def simulate(
         friction_law=law, friction_velocity=p.coulomb.velocity if p.coulomb is not None and law == "regularised" else None,
         friction_events=run.switches, segments=run.segments,
         monitors=p.monitors(q_raw, q, qd), events=recorded, terminated_by=terminated_by,
-        coordinates=list(p.coordinates), layout=p.layout, status=run.status, message=solution.message,
+        limits=limits, restitution=restitution if limits == "impact" else None, limit_events=stops.records if stops else [],
+        coordinates=list(p.coordinates), layout=p.layout, status=run.status, message=message,
         success=run.status >= 0, nfev=run.nfev, njev=run.njev, nlu=run.nlu,
         solution=solution, method=options["method"] if isinstance(options["method"], str) else options["method"].__name__,
         seconds=seconds, numeric=fn,
     )  # fmt: skip
     bar.done(result)
     return result
+
+
+def _output_motion(p, phases, q, qd, tau):
+    """``(qdd, friction)`` at the outputs, each in the phase (stick-slip mode, joints held by their stops) it belongs to."""
+    qdd, friction = np.zeros((len(q), p.nv)), np.zeros((len(q), len(p.FS)))
+    for i, (mode, held) in enumerate(phases):
+        qdot = p.qdot(q[i], qd[i])
+        stuck, signs = mode if mode is not None else (None, None)
+        qdd[i], f = p.motion(q[i], qd[i], qdot, tau[i], stuck, signs)
+        if held:
+            qdd[i] = p.hold(q[i], qd[i], tau[i], qdd[i], held)[0]
+        friction[i] = p.FV * p.friction_rates(q[i], qd[i], qdot) + f
+    return qdd, friction
 
 
 class _Run:
@@ -1130,9 +1208,11 @@ class _Run:
         self.nfev = self.njev = self.nlu = self.segments = 0
         self.switches = []
         self.status, self.solution = 0, None
+        self.stopped = None  # the record of the joint limit that ended the run (limits="stop")
 
     def add(self, solution, mode, first, dense):
-        t, y = solution.t, solution.y.T
+        t = solution.t
+        y = np.asarray(solution.y).T if len(t) else np.zeros((0, self.size))  # a phase between two outputs has none (scipy's y: [])
         if not first and not dense and len(t):
             t, y = t[1:], y[1:]  # the previous phase ended at this point
         self.ts.append(t)
@@ -1156,8 +1236,8 @@ class _Run:
         return np.concatenate(self.ys).reshape(-1, self.size) if self.ys else np.zeros((0, self.size))
 
 
-def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress):
-    """``solve_ivp`` from ``y0`` over ``t_span``: once, or phase after phase for stick-slip."""
+def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress, stops=None):
+    """``solve_ivp`` from ``y0`` over ``t_span``: once, or phase after phase for stick-slip and joint stops."""
     from scipy.integrate import solve_ivp
 
     t0, t1 = t_span
@@ -1167,25 +1247,34 @@ def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress):
     if stick is not None:
         mode, y = stick.start(t0, y0)
         run.switches = stick.switches
+    if stops:
+        y = stops.start(t0, y)
     while True:
-        rhs = _rhs(p, torque, True, progress, mode, dissipation=True)
+        held = stops.held_rates() if stops else ()
+        rhs = _rhs(p, torque, True, progress, mode, dissipation=True, held=held)
+        limit_events = stops.events() if stops else []
         friction_events = stick.events(mode) if stick is not None else []
         times = None if t_eval is None else t_eval[t_eval >= start] if first else t_eval[t_eval > start]
-        solution = solve_ivp(rhs, (start, t1), y, t_eval=times, events=(user_events + friction_events) or None, **options)
+        events = user_events + limit_events + friction_events
+        solution = solve_ivp(rhs, (start, t1), y, t_eval=times, events=events or None, **options)
         if solution.status == -1:
             reached = solution.t[-1] if len(solution.t) else start
             raise KaneRobotError(f"the integration of {p.name} failed at t = {reached:g}: {solution.message}")
-        run.add(solution, mode, first, times is not None)
-        if solution.status == 0 or stick is None:
+        run.add(solution, (mode, held), first, times is not None)
+        nu, nl = len(user_events), len(limit_events)
+        if solution.status == 0 or any(user_events[k].terminal and len(solution.t_events[k]) for k in range(nu)):
             return run
-        nu = len(user_events)
-        if any(user_events[k].terminal and len(solution.t_events[k]) for k in range(nu)):
-            return run
-        k = next(i for i in range(len(friction_events)) if len(solution.t_events[nu + i]))
+        k = next(i for i in range(nl + len(friction_events)) if len(solution.t_events[nu + i]))
         start, y = float(solution.t_events[nu + k][0]), np.array(solution.y_events[nu + k][0], dtype=float)
+        if k < nl:
+            y = stops.switch(start, y, k)
+            if y is None:
+                run.stopped = stops.records[-1]
+                return run
+        elif start < t1:
+            mode, y = stick.switch(start, y, mode, k - nl)
         if start >= t1:  # the switch is the end
             return run
-        mode, y = stick.switch(start, y, mode, k)
         first = False
 
 
@@ -1305,6 +1394,207 @@ class _StickSlip:
             out.append(event)
             self._event_rates.append(j)
         return out
+
+
+class _Stop(NamedTuple):
+    """One limit of ``robot.limits``: the joint, its column of ``q``, its joint rate (None: no rate of its own)."""
+
+    label: str
+    column: int
+    rate: int | None
+    side: str  # "lower" or "upper"
+    value: float
+
+    @property
+    def sign(self):
+        """+1 at an upper limit, -1 at a lower one: ``sign * r > 0`` moves the joint into its stop."""
+        return 1.0 if self.side == "upper" else -1.0
+
+
+def stop_message(record: Mapping[str, Any], option: str = "limits={!r}") -> str:
+    """What ended a run at a joint limit (a ``"stop"`` of ``result.limit_events``), and how to go on.
+
+    ``option`` spells the choice of a law (``"--limits {}"`` on the command line).
+
+    Examples
+    --------
+    >>> stop_message({"t": 0.5, "joint": "2", "side": "upper", "limit": 1.2, "rate": 3.0, "event": "stop"}, "--limits {}")
+    "joint '2' reached its upper limit 1.2 at t = 0.5 s (rate 3): the run stops there; --limits impact goes on with an impact law, --limits ignore passes the limit"
+    """
+    impact, ignore = option.format("impact"), option.format("ignore")
+    return (f"joint {record['joint']!r} reached its {record['side']} limit {record['limit']:g} at t = {record['t']:.6g} s "
+            f"(rate {record['rate']:.4g}): the run stops there; {impact} goes on with an impact law, {ignore} passes the limit")  # fmt: skip
+
+
+def _limit_law(limits, restitution):
+    if limits not in LIMIT_LAWS:
+        raise KaneRobotError(f"limits must be one of {', '.join(map(repr, LIMIT_LAWS))}, got {limits!r}")
+    try:
+        e = float(restitution)
+    except (TypeError, ValueError):
+        e = np.nan
+    if not 0.0 <= e <= 1.0:
+        raise KaneRobotError(f"restitution must be a number in [0, 1], got {restitution!r} (0: the joint stops dead at its stop, 1: it rebounds)")
+    return limits, e
+
+
+class _Stops:
+    """The limits of ``robot.limits`` along a run: events where a joint reaches one, then the law.
+
+    ``"stop"`` ends the run there.  ``"impact"`` applies an impulsive force on
+    the joint's rate ``r`` at its stop, with the rates of the joints resting
+    against their stops held: ``r+ = -e r-`` (``e`` the restitution), the
+    least change of the kinetic energy (``qd+ = qd- + K lambda``, ``K`` the
+    response of ``qdd`` to a force on the rate).  A joint that rebounds slower
+    than :data:`LIMIT_REST_SPEED` rests against its stop: held at ``r = 0``
+    by the force its stop exerts, until that force would have to pull
+    (an event releases it).
+    """
+
+    #: Impacts after which the run is refused as chattering.
+    MAX_IMPACTS = 10_000
+
+    def __init__(self, p, torque, law, restitution):
+        self.p, self.torque, self.law, self.e = p, torque, law, restitution
+        self.stops = []
+        limits = p.fn.model.robot.limits
+        for label in p.fn.model.robot.joint_labels:
+            item = limits.get(label)
+            for side in ("lower", "upper"):
+                value = None if item is None else getattr(item, side)
+                if value is not None:
+                    rate = p.joints.index(label) if label in p.joints else None
+                    self.stops.append(_Stop(label, p.column(label), rate, side, float(value)))
+        if law == "impact":
+            for stop in self.stops:
+                if stop.rate is None:
+                    raise KaneRobotError(f"limits='impact': joint {stop.label!r} of {p.name} has no joint rate of its own for the "
+                                         "impact law; use limits='stop'")  # fmt: skip
+        self.held = []  # indices of stops the joint rests against
+        self.records = []
+        self._cache = (None, None, None)
+
+    def __bool__(self):
+        return bool(self.stops)
+
+    # the state
+    def _split(self, y):
+        p = self.p
+        return p.prepare(y[: p.nq]), y[p.nq : p.nq + p.nv]
+
+    def margin(self, k, y):
+        """How far joint stop ``k`` is, positive inside."""
+        stop = self.stops[k]
+        return stop.sign * (stop.value - self._split(y)[0][stop.column])
+
+    def _rates(self, y, ks):
+        q, qd = self._split(y)
+        return self.p.rate_map(q)[[self.stops[k].rate for k in ks]] @ qd
+
+    def held_rates(self):
+        return tuple(self.stops[k].rate for k in self.held)
+
+    def _forces(self, t, y):
+        """The forces of the stops the joints rest against (``sign * force <= 0`` while they push)."""
+        key = (t, tuple(self.held))
+        if self._cache[0] == key and np.array_equal(self._cache[1], y):
+            return self._cache[2]
+        p = self.p
+        q, qd = self._split(y)
+        tau = self.torque(t, q, qd)
+        qdd = p.motion(q, qd, p.qdot(q, qd), tau)[0]
+        forces = p.hold(q, qd, tau, qdd, self.held_rates())[1]
+        self._cache = (key, np.array(y), forces)
+        return forces
+
+    # events
+    def events(self):
+        """The phase's terminal events: each free stop reached, each resting joint released."""
+        out = []
+        for k in range(len(self.stops)):
+            if k in self.held:
+                def event(t, y, k=k):
+                    return -self.stops[k].sign * self._forces(t, y)[self.held.index(k)]
+            else:
+                def event(t, y, k=k):
+                    return self.margin(k, y)
+
+            event.terminal, event.direction = True, -1
+            out.append(event)
+        return out
+
+    def _record(self, t, k, event, **more):
+        stop = self.stops[k]
+        self.records.append({"t": float(t), "joint": stop.label, "side": stop.side, "limit": stop.value, "event": event, **more})
+
+    def start(self, t, y):
+        """Refuse a start beyond a limit; under "impact", joints at a stop arrive there."""
+        for k, stop in enumerate(self.stops):
+            margin = self.margin(k, y)
+            if margin < -1e-9 * (1.0 + abs(stop.value)):
+                q = stop.value + stop.sign * -margin
+                raise KaneRobotError(f"x0 puts joint {stop.label!r} at {q:g}, beyond its {stop.side} limit {stop.value:g} "
+                                     f"(robot.limits of {self.p.name}): start inside the limits, or simulate with limits='ignore'")  # fmt: skip
+        if self.law == "impact":
+            for k, stop in enumerate(self.stops):
+                if self.margin(k, y) <= 1e-9 * (1.0 + abs(stop.value)) and stop.sign * self._rates(y, [k])[0] >= 0:
+                    y = self._arrive(t, y, k)
+        return y
+
+    def switch(self, t, y, k):
+        """After event ``k`` of :meth:`events` at ``(t, y)``: the state to go on from, or None to stop."""
+        stop = self.stops[k]
+        if self.law == "stop":
+            self._record(t, k, "stop", rate=float(self._rates(y, [k])[0]))
+            return None
+        if k in self.held:
+            self.held.remove(k)
+            self._record(t, k, "release")
+            return y
+        if len(self.records) > self.MAX_IMPACTS:
+            raise KaneRobotError(f"{self.p.name}: {len(self.records)} impacts at joint limits by t = {t:g} (joint {stop.label!r} "
+                                 "chattering on its stop); use a lower restitution or limits='stop'")  # fmt: skip
+        return self._arrive(t, y, k)
+
+    def _impulse(self, t, y, k, e):
+        """``y`` after the impact of stop ``k`` with restitution ``e`` (the resting joints held); the work gets the change of kinetic energy."""
+        from kanerobot.dynamics.energy import kinetic_energy
+
+        p, ks = self.p, self.held + [k]
+        q, qd = self._split(y)
+        K, R = p.responses(q, qd, self.torque(t, q, qd), [self.stops[j].rate for j in ks])
+        target = np.zeros(len(ks))
+        target[-1] = -e * (R[-1] @ qd)
+        after = qd + K @ np.linalg.solve(R @ K, target - R @ qd)
+        y = np.array(y, dtype=float)
+        y[p.nq : p.nq + p.nv] = after
+        y[p.nq + p.nv] += float(kinetic_energy(p.fn, q, after) - kinetic_energy(p.fn, q, qd))
+        return y
+
+    def _arrive(self, t, y, k):
+        """Joint stop ``k`` reached: the impact; a joint rebounding slower than LIMIT_REST_SPEED rests while its stop pushes."""
+        stop = self.stops[k]
+        y = np.array(y, dtype=float)
+        # a hair inside: the next phase's event starts positive, so its root is the next arrival, not this one
+        y[stop.column] = stop.value - stop.sign * _HAIR * (1.0 + abs(stop.value))
+        rate = float(self._rates(y, [k])[0])
+        if stop.sign * rate > 0:
+            y = self._impulse(t, y, k, self.e)
+            self._record(t, k, "impact", rate=rate, rebound=float(self._rates(y, [k])[0]))
+        if abs(self._rates(y, [k])[0]) >= LIMIT_REST_SPEED:
+            return y
+        y = self._impulse(t, y, k, 0.0)
+        self.held.append(k)
+        while self.held:  # a stop that would have to pull lets its joint go
+            forces = -np.array([self.stops[j].sign for j in self.held]) * self._forces(t, y)
+            if forces.min() >= 0:
+                break
+            j = self.held.pop(int(np.argmin(forces)))
+            if j != k:
+                self._record(t, j, "release")
+        if k in self.held:
+            self._record(t, k, "rest")
+        return y
 
 
 def _events(events, p):

@@ -35,6 +35,7 @@ REQUIREMENTS = {
     "identify_recordings.py": None,  # arm7 logs simulated by kanerobot.identification.synthetic, one NPZ file
     "numeric_engines.py": None,
     "friction_simulation.py": None,
+    "excitation_gradient.py": None,
     "op_counts_every_robot.py": None,
     # kr.campaign in-process against local processes; the cluster extra it needs is in the test extra
     # (without it: one line naming pip install 'kanerobot[cluster]', exit status 2)

@@ -1,15 +1,20 @@
 """Fourier excitation trajectories and the optimisation of the condition number."""
 
+import warnings
+
 import numpy as np
 import pytest
+import sympy
 from conftest import library
 from reference_dynamics import unit_regressor
 
 import kanerobot as kr
+from kanerobot import progress
 from kanerobot.control import computed_torque
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
-from kanerobot.identification.excitation import FourierTrajectory, fourier_excitation
+from kanerobot.identification.base_parameters import BaseParameterSet
+from kanerobot.identification.excitation import FourierTrajectory, PoorExcitationWarning, _problem, fourier_excitation
 from kanerobot.identification.numeric_regressor import Regressors
 
 
@@ -52,7 +57,9 @@ def test_fourier_trajectory_is_tracked_by_computed_torque(planar):
 def test_excitation_lowers_the_condition_number_within_the_limits(planar):
     robot, values, regs = planar
     limits = [(-1.0, 1.5), (-2.0, 0.5)]
-    out = fourier_excitation(regs, harmonics=3, frequency=0.25, q_limits=limits, qd_max=1.5, qdd_max=4.0, maxiter=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # well conditioned: no PoorExcitationWarning
+        out = fourier_excitation(regs, harmonics=3, frequency=0.25, q_limits=limits, qd_max=1.5, qdd_max=4.0, maxiter=60)
     assert out.success
     assert out.condition_number < 0.7 * out.initial_condition_number
     # the reported number, again with the unit-parameter regressor on the base columns of the same samples
@@ -61,6 +68,14 @@ def test_excitation_lowers_the_condition_number_within_the_limits(planar):
     q, qd, qdd = out.trajectory.sample(out.times)
     W = unit_regressor(robot, values, regs.parameters)(q, qd, qdd)[:, :, columns].reshape(-1, len(columns))
     assert out.condition_number == pytest.approx(np.linalg.cond(W), rel=1e-8)
+    s = np.linalg.svd(W, compute_uv=False)
+    np.testing.assert_allclose(out.singular_values, s, rtol=1e-8)
+    # the least excited direction is the right singular vector of the smallest singular value
+    v = np.linalg.svd(W)[2][-1]
+    named = dict(out.weakest)
+    k = max(named, key=lambda name: abs(named[name]))
+    assert abs(named[k]) == pytest.approx(np.abs(v).max(), rel=1e-6)
+    assert out.diagnosis.startswith(f"condition number {out.condition_number:.3g}") and out.iterations >= 1
     # limits hold at the samples, and nearly so between them
     lower, upper = np.array(limits).T
     assert np.all(q >= lower - 1e-8) and np.all(q <= upper + 1e-8)
@@ -80,3 +95,55 @@ def test_excitation_arguments_are_checked(planar):
         FourierTrajectory([0.0, 0.0], np.zeros((3, 2)), np.zeros((3, 2)), 1.0)
     with pytest.raises(KaneRobotError, match="positive"):
         FourierTrajectory([0.0], [[1.0]], [[0.0]], 0.0)
+
+
+def test_the_gradient_is_the_finite_differences_of_the_condition_number(planar):
+    """The analytic gradient of log cond(W_b) against central differences of the value."""
+    robot, values, regs = planar
+    problem, _ = _problem(regs, regs.base_parameter_set(), 3, 0.25, None, (-np.pi, np.pi), 2.0, 10.0, None)
+    x = 0.4 * np.random.default_rng(3).normal(size=2 * 2 * 3)
+    h = 1e-6
+    numeric = np.array([(problem.value(x + h * e) - problem.value(x - h * e)) / (2 * h) for e in np.eye(len(x))])
+    np.testing.assert_allclose(problem.gradient(x), numeric, rtol=1e-5, atol=1e-6 * np.abs(numeric).max())
+
+
+def test_progress_is_reported_at_each_iteration(planar, monkeypatch, capsys):
+    robot, values, regs = planar
+    seen = []
+    out = fourier_excitation(regs, harmonics=2, maxiter=8, progress=lambda k, c: seen.append((k, c)))
+    assert [k for k, _ in seen] == list(range(1, out.iterations + 1))
+    assert all(c >= 1.0 for _, c in seen)
+    # the lines on standard error (shown at once, every iteration)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    out = fourier_excitation(regs, harmonics=2, maxiter=8, progress=True)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == out.iterations + 1
+    assert err[0].startswith("kanerobot: fourier_excitation planar2: iteration 1/8, condition number ")
+    assert err[-1].startswith(f"kanerobot: fourier_excitation planar2: done, condition number {out.condition_number:.4g}")
+
+
+def test_a_direction_no_motion_excites_is_diagnosed_with_a_warning(planar):
+    """ZZ1 and IA1 have the same column (both multiply qdd1 on joint 1): a 'base' that keeps
+    them apart has the null direction (ZZ1 - IA1) / sqrt(2), whatever the motion."""
+    robot, values, regs = planar
+    base = regs.base_parameter_set()
+    ia1 = regs.parameters.index("IA1")
+    names = ["ZZ1", "IA1"] + base.names[1:]
+    expressions = {**{n: base.expressions[n] for n in base.names[1:]}, "ZZ1": sympy.Symbol("ZZ1"), "IA1": sympy.Symbol("IA1")}
+    apart = BaseParameterSet(base.robot, base.method, base.model, names, expressions, [base.columns[0], ia1] + base.columns[1:])
+    with pytest.warns(PoorExcitationWarning, match="numerically unidentifiable direction"):
+        out = fourier_excitation(regs, harmonics=2, maxiter=5, base=apart)
+    assert out.condition_number > 1e12
+    assert [name for name, _ in out.weakest] in (["ZZ1", "IA1"], ["IA1", "ZZ1"])
+    assert sorted(c for _, c in out.weakest) == pytest.approx([-np.sqrt(0.5), np.sqrt(0.5)], rel=1e-6)
+
+
+def test_the_bounds_the_optimum_presses_on_are_named(planar):
+    """A tight rate bound on joint 1 starves its parameters: the optimum runs joint 1 at that bound."""
+    robot, values, regs = planar
+    bounds = np.array([0.05, 2.0])
+    out = fourier_excitation(regs, harmonics=2, qd_max=bounds, q_limits=None, qdd_max=None, maxiter=30)
+    q, qd, qdd = out.trajectory.sample(out.times)
+    at_bound = [label for label, rate, bound in zip(robot.joint_labels, np.abs(qd).max(axis=0), bounds) if rate >= bound * (1 - 2e-3)]
+    assert out.binding == {"q": [], "qd": at_bound, "qdd": []} and at_bound == ["1"]
+    assert "the optimum presses on qd_max of joints 1:" in out.diagnosis

@@ -275,3 +275,133 @@ def test_clear_errors():
         kr.simulate(derived("satellite"), passive(satellite, 1), np.zeros(18), (0, 1), backend="numpy")
     with pytest.raises(KaneRobotError, match="an event needs a function"):
         Event(3.0)
+
+
+# ---------------------------------------------------------------- joint limits of the robot (issue 25)
+#: One hinge about y at 1 m, an arm of mass 2 with its centre 0.5 along x: from rest at q = 0 (horizontal)
+#: gravity -z turns it towards +q (x -> -z), onto its upper limit 1.2.
+HINGE = """<robot name="hinge"><link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+  <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 1"/><axis xyz="0 1 0"/>
+    <limit lower="-0.3" upper="1.2" effort="20" velocity="4"/></joint>
+</robot>"""
+M, L, G, J, UPPER = 2.0, 0.5, 9.81, 0.03 + 2.0 * 0.5**2, 1.2
+
+
+@pytest.fixture(scope="module")
+def hinge(tmp_path_factory):
+    """The URDF's file, and its numeric model (numpy backend: nothing to compile)."""
+    path = tmp_path_factory.mktemp("hinge") / "hinge.urdf"
+    path.write_text(HINGE)
+    robot = kr.load(path)
+    return path, kr.derive(robot).numeric(robot.values, backend="numpy")
+
+
+def fall_time(angle):
+    """Time to fall from rest at 0 to ``angle``: J qd^2 / 2 = m g l sin q, t = int dq / qd (q = u^2: no singularity)."""
+    from scipy.integrate import quad
+
+    return quad(lambda u: 2 * u / np.sqrt(2 * M * G * L * np.sin(u * u) / J), 0.0, np.sqrt(angle), epsabs=1e-13, epsrel=1e-13)[0]
+
+
+def test_a_urdf_limit_stops_the_run_by_default(hinge):
+    path, fn = hinge
+    result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 2.0))
+    assert result.limits == "stop" and result.terminated_by == "limit hinge" and result.status == 1
+    assert result.t[-1] == pytest.approx(fall_time(UPPER), rel=1e-7)
+    assert result.q[-1, 0] == pytest.approx(UPPER, abs=1e-9)
+    (stop,) = result.limit_events
+    assert (stop["joint"], stop["side"], stop["limit"], stop["event"]) == ("hinge", "upper", UPPER, "stop")
+    assert stop["t"] == result.t[-1] and stop["rate"] == pytest.approx(np.sqrt(2 * M * G * L * np.sin(UPPER) / J), rel=1e-7)
+    assert "joint 'hinge' reached its upper limit 1.2 at t = " in result.message
+
+
+def test_the_impact_law_keeps_the_joint_inside_and_takes_the_energy_of_restitution(hinge):
+    path, fn = hinge
+    e = 0.5
+    t = np.linspace(0.0, 3.0, 3001)
+    result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 3.0), limits="impact", restitution=e, t_eval=t)
+    assert result.t[-1] == 3.0 and result.q[:, 0].max() <= UPPER + 1e-9
+    impacts = [r for r in result.limit_events if r["event"] == "impact"]
+    first = impacts[0]
+    assert first["t"] == pytest.approx(fall_time(UPPER), rel=1e-7)
+    assert first["rebound"] == pytest.approx(-e * first["rate"], rel=1e-12)
+    # between the first two impacts the energy is the potential at the stop plus e^2 of the kinetic energy before
+    kinetic = M * G * L * np.sin(UPPER)  # J qd^2 / 2 on arrival, from rest at q = 0 (U = -m g l sin q)
+    flight = (result.t > first["t"] + 1e-6) & (result.t < impacts[1]["t"] - 1e-6)
+    assert flight.sum() > 10
+    np.testing.assert_allclose(result.energy[flight], -kinetic + e**2 * kinetic, rtol=1e-7)
+    # the kinetic energy the impacts took is in the work: the energy balance still closes
+    assert result.relative_energy_drift < 1e-6
+    # the rebounds shrink by e until the arm rests on its stop, pressed by gravity
+    assert [r["event"] for r in result.limit_events][-1] == "rest"
+    assert result.q[-1, 0] == pytest.approx(UPPER, abs=1e-9) and result.qd[-1, 0] == 0.0
+
+
+def test_ignore_passes_the_limit_as_before(hinge):
+    path, fn = hinge
+    result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 2.0), limits="ignore")
+    assert result.t[-1] == 2.0 and result.q[:, 0].max() > UPPER + 0.5 and result.limit_events == []
+
+
+def test_limits_are_checked(hinge):
+    path, fn = hinge
+    with pytest.raises(KaneRobotError, match=r"x0 puts joint 'hinge' at 1\.5, beyond its upper limit 1\.2"):
+        kr.simulate(fn, None, [1.5, 0.0], (0.0, 1.0))
+    with pytest.raises(KaneRobotError, match="limits must be one of 'stop', 'impact', 'ignore', got 'clamp'"):
+        kr.simulate(fn, None, [0.0, 0.0], (0.0, 1.0), limits="clamp")
+    with pytest.raises(KaneRobotError, match=r"restitution must be a number in \[0, 1\], got 1\.5"):
+        kr.simulate(fn, None, [0.0, 0.0], (0.0, 1.0), limits="impact", restitution=1.5)
+
+
+def test_the_command_line_takes_the_limit_law(hinge, tmp_path, capsys):
+    from kanerobot.cli import main
+
+    path, _ = hinge
+    assert main(["simulate", str(path), "--t", "1", "--samples", "11"]) == 0
+    out, err = capsys.readouterr()
+    assert "terminated_by          limit hinge" in out
+    assert "joint 'hinge' reached its upper limit 1.2 at t = " in err and "--limits impact" in err
+    assert main(["simulate", str(path), "--t", "1", "--samples", "11", "--limits", "impact", "--restitution", "0.3"]) == 0
+    out, err = capsys.readouterr()
+    assert "final_time             1" in out and "limit_events" in out
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error: one line, status 2
+        main(["simulate", str(path), "--restitution", "2"])
+    assert stop.value.code == 2 and "argument --restitution: takes a coefficient of restitution in [0, 1]" in capsys.readouterr().err
+
+
+TWO = """<robot name="two"><link name="base"/>
+  <link name="a"><inertial><origin xyz="0.25 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0.3 0 0.05"/><mass value="0.7"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.015" iyz="0" izz="0.015"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="a"/>
+    <origin xyz="0 0 1"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0.5 0 0"/><axis xyz="0 1 0"/><limit lower="-0.2" upper="0.2" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_an_impact_on_two_joints_takes_the_energy_of_the_inertia_it_meets(tmp_path):
+    """The elbow strikes its stop while the shoulder swings: the impulse acts on the elbow alone, so
+    the kinetic energy drops by (1 - e^2) r^2 / (2 (A^-1)_jj), A the mass matrix at the impact."""
+    path = tmp_path / "two.urdf"
+    path.write_text(TWO)
+    robot = kr.load(path)
+    fn = kr.derive(robot).numeric(robot.values, backend="numpy")
+    e = 0.3
+    result = kr.simulate(fn, None, [0.0, 0.0, 0.0, 0.0], (0.0, 2.0), limits="impact", restitution=e)
+    first, second = result.limit_events[:2]
+    assert (first["joint"], first["event"]) == ("elbow", "impact") and first["rebound"] == pytest.approx(-e * first["rate"], rel=1e-12)
+    (at,) = np.flatnonzero(result.t == first["t"])  # the last output before the impact
+    w = np.linalg.inv(np.asarray(fn.mass_matrix(result.q[at]), dtype=float))[1, 1]
+    flight = (result.t > first["t"]) & (result.t < second["t"])
+    expected = result.energy[0] - (1 - e**2) * first["rate"] ** 2 / (2 * w)
+    np.testing.assert_allclose(result.energy[flight], expected, rtol=1e-7)
+    # the elbow stays between its stops, comes to rest on them and leaves them; no energy is lost but at the impacts
+    assert -0.2 - 1e-9 <= result.q[:, 1].min() and result.q[:, 1].max() <= 0.2 + 1e-9
+    events = [(r["joint"], r["event"]) for r in result.limit_events]
+    assert ("elbow", "rest") in events and ("elbow", "release") in events
+    assert result.relative_energy_drift < 1e-6

@@ -158,7 +158,8 @@ def _simulate(campaign, nominal, plant, x0, target):
     from kanerobot.simulation import cross_validate, simulate
 
     events = list(campaign.events) + _limit_events(campaign)
-    common = dict(t_eval=campaign.t_eval, events=events, **campaign.options)
+    # the limits are watched (within_limits), not enforced, unless the campaign's options say otherwise
+    common = dict(t_eval=campaign.t_eval, events=events, **{"limits": "ignore", **campaign.options})
     controller = campaign.controller
     ready = controller is not None and not isinstance(controller, str) and _takes_state(controller)
     if ready and target is not None:

@@ -483,8 +483,9 @@ class Robot:
     limits : mapping label -> JointLimits, optional
         Per moving joint, its position, velocity and effort limits as the
         source gives them (a URDF's ``<limit>``); read-only, empty by
-        default.  :func:`kanerobot.simulation.joint_limits` makes
-        simulation events of the positions.
+        default.  :func:`kanerobot.simulate` enforces the positions (its
+        ``limits``); :func:`kanerobot.simulation.joint_limits` makes events
+        of them.
 
     Examples
     --------

@@ -39,8 +39,9 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   friction ``FV`` and ``FS`` of its frame (0 without one); URDF has no
   rotor inertia: ``IA`` is 0.  ``<limit lower upper velocity effort>`` of a
   moving joint goes to ``robot.limits`` (a continuous joint's lower and
-  upper are dropped: it has none), which
-  :func:`kanerobot.simulation.joint_limits` turns into simulation events.
+  upper are dropped: it has none), which :func:`kanerobot.simulate`
+  enforces (its ``limits``) and :func:`kanerobot.simulation.joint_limits`
+  turns into simulation events.
 
 A number in the file is a value, not a structure.  Every link given
 dynamic parameters has its ten inertial parameters as symbols with
