@@ -1534,7 +1534,7 @@ class _Stops:
             if margin < -1e-9 * (1.0 + abs(stop.value)):
                 q = stop.value + stop.sign * -margin
                 raise KaneRobotError(f"x0 puts joint {stop.label!r} at {q:g}, beyond its {stop.side} limit {stop.value:g} "
-                                     f"(robot.limits of {self.p.name}): start inside the limits, or simulate with limits='ignore'")  # fmt: skip
+                                     f"(robot.limits of {self.p.name}): start inside the limits, or simulate with limits='ignore' (--limits ignore on the command line)")  # fmt: skip
         if self.law == "impact":
             for k, stop in enumerate(self.stops):
                 if self.margin(k, y) <= 1e-9 * (1.0 + abs(stop.value)) and stop.sign * self._rates(y, [k])[0] >= 0:
