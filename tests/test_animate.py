@@ -36,6 +36,7 @@ def frames_of_gif(path):
         return [numpy.asarray(frame.convert("RGB"), dtype=int) for frame in ImageSequence.Iterator(image)]
 
 
+@pytest.mark.long
 def test_gif_of_a_krang_run(krang_run, tmp_path):
     path = krang_run.animate(tmp_path / "krang.gif", fps=20, frames=4)
     assert path == tmp_path / "krang.gif" and list(tmp_path.iterdir()) == [path]
@@ -119,6 +120,7 @@ STRUCTURES = {
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURES))
+@pytest.mark.long
 def test_every_structure_animates_and_plots(name, tmp_path):
     """The frames of a run of each structure are the robot at its rows (the geometric model's
     transforms, after the free flyer's pose), and its figures have a unit on every panel."""

@@ -101,6 +101,7 @@ def test_symbolic_matrix_needs_the_geometry():
 
 
 @pytest.mark.parametrize("name,count", [("planar2", 5), ("stanford", 37), ("puma560", 40), ("krang", 126)])
+@pytest.mark.long
 def test_symbolic_and_numeric_agree(name, count):
     robot = library(name)
     geometry = _geometry(robot, 3)
@@ -158,6 +159,7 @@ def _sr400_parallelogram(q):
     return out
 
 
+@pytest.mark.long
 def test_fourbar_numeric_and_rules_agree():
     robot = library("fourbar")
     q0 = [1.0, -1.0, 1.0, -1.0]

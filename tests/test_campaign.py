@@ -72,6 +72,7 @@ def test_a_row_is_cross_validate_on_the_plant_drawn(rx90_values):
     assert row["param.ZZ6"] == draw.parameters["ZZ6"] and 0.9 * rx90_values["ZZ6"] <= row["param.ZZ6"] <= 1.1 * rx90_values["ZZ6"]
 
 
+@pytest.mark.long
 def test_same_table_in_process_processes_and_local_cluster(rx90_values, tmp_path):
     """Bit for bit, and the workers rebuild the model once each and load its libraries from the cache."""
     distributed = pytest.importorskip("distributed", reason="pip install 'kanerobot[cluster]'")
@@ -115,6 +116,7 @@ class KillOnce:
         return ComputedTorque(fn, trajectory)
 
 
+@pytest.mark.long
 def test_worker_killed_on_a_local_cluster(tmp_path):
     """The killed worker's runs are run again elsewhere: every run once in the table and in the store, the same numbers."""
     distributed = pytest.importorskip("distributed", reason="pip install 'kanerobot[cluster]'")
@@ -133,6 +135,7 @@ def test_worker_killed_on_a_local_cluster(tmp_path):
     assert same_columns(table).equals(same_columns(reference))
 
 
+@pytest.mark.long
 def test_worker_killed_in_local_processes(tmp_path):
     """The pool breaks; a new one runs the runs that were in flight."""
     common = dict(sample={"M2": (0.9, 1.1), "target": (-1.0, 1.0)}, runs=4, t_span=(0.0, 0.3), samples=21)
@@ -155,6 +158,7 @@ class KillWhile:
         return ComputedTorque(fn, trajectory)
 
 
+@pytest.mark.long
 def test_runs_that_keep_killing_their_workers_are_lost_then_rerun(tmp_path):
     """Local processes: after two deaths of the pool a run is recorded "lost"; a restart runs it again and keeps that row."""
     common = dict(sample={"M2": (0.9, 1.1), "target": (-1.0, 1.0)}, runs=3, t_span=(0.0, 0.2), samples=11, store=tmp_path / "s")

@@ -147,6 +147,7 @@ def test_a_robot_whose_moving_links_have_no_mass_is_refused():
 
 
 # ------------------------------------------------------------------ Talos
+@pytest.mark.long
 def test_talos_floating_against_pinocchio():
     """Acceptance: Talos (38 speeds) loaded with floating=True, mimic="independent"."""
     pytest.importorskip("pinocchio")

@@ -138,6 +138,7 @@ def test_bad_files_give_one_line_and_change_nothing(name, tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("name", ["injection.par", "syntax.toml"])
+@pytest.mark.long
 def test_bad_files_fail_the_process_with_one_line(name, tmp_path):
     """``python -m kanerobot`` on a bad file: exit status 2, one line on stderr."""
     (tmp_path / name).write_text(BAD[name])

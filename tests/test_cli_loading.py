@@ -328,6 +328,7 @@ def unphysical_bodies(path, floating):
     return [name for name, b in bodies if max(correction(np.linalg.eigvalsh(b.inertia)) / moment, max(0.0, -b.mass) / mass) > NEGLIGIBLE]
 
 
+@pytest.mark.long
 def test_every_example_robot_data_urdf_loads_or_is_refused_for_what_changes_the_dynamics(capsys, monkeypatch):
     """Each URDF loads with the options its refusals name, through kr.load and through
     ``kanerobot info`` (in-process; its printing left out: loading only), whose refusals name

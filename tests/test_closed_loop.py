@@ -135,6 +135,7 @@ def test_model_split_and_christoffel_properties(name):
 
 @pytest.mark.parametrize("method", ["lagrange", "kane"])
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
+@pytest.mark.long
 def test_engines_agree_on_closed_loops(name, method):
     values, reference = _numeric(name, seed=7)
     engine = derived(name, method).numeric(values, backend="numpy")
@@ -260,6 +261,7 @@ def test_bad_configurations_are_reported(tmp_path):
 
 @pytest.mark.parametrize("method", ["newton-euler", "lagrange", "kane"])
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
+@pytest.mark.long
 def test_symbolic_closed_loop_programs_equal_the_numeric_projection(name, method):
     """W = -Wp^-1 Wa, passive rates and accelerations by the program; G by least squares numerically."""
     robot, model = library(name), derived(name, method)

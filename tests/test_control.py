@@ -183,6 +183,7 @@ def test_computed_torque_on_a_floating_base():
     assert np.abs(cv.simulation.q[-1, :7] - [0, 0, 0, 0, 0, 0, 1]).max() > 1e-3  # the base reacted
 
 
+@pytest.mark.long
 def test_rigid_controller_on_a_flexible_plant():
     """Computed torque on the rigid arm against the same arm with stiff joints, fed back the motor positions:
     a bounded error that shrinks as 1/k."""
@@ -203,6 +204,7 @@ def test_rigid_controller_on_a_flexible_plant():
     assert errors[1] == pytest.approx(errors[0] / 10, rel=0.2)
 
 
+@pytest.mark.long
 def test_pd_on_flexible_joints_reaches_its_set_point():
     robot = library("planar2flex")
     values = passive(robot, 6)
@@ -331,6 +333,7 @@ def test_upright_equilibrium_of_krang_on_wheels():
     np.testing.assert_array_equal(B[2], np.r_[-1.0, -1.0, np.zeros(16)])
 
 
+@pytest.mark.long
 def test_krang_linearisation_is_the_model_s():
     fn = krang_on_wheels()
     lqr = control.lqr_balance(fn, q0=np.zeros(22))

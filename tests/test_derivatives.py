@@ -102,6 +102,7 @@ def check_against_differences(fn, rng, states=2, wrench=None):
 
 
 @pytest.mark.parametrize("name", ["rx90", "tree", "satellite", "floating_tree"])
+@pytest.mark.long
 def test_derivatives_equal_finite_differences(name):
     """Serial (RX-90, with friction and its wrench on link 6), tree, floating (satellite, a tree on
     a free flyer): both derivative models, numpy backend, against central differences."""
@@ -111,6 +112,7 @@ def test_derivatives_equal_finite_differences(name):
     check_against_differences(fn, rng, wrench=wrench)
 
 
+@pytest.mark.long
 def test_floating_urdf_derivatives_equal_finite_differences(tmp_path):
     """A URDF loaded with floating=True (test_urdf's arm: oblique axes, a prismatic joint, fixed
     joints, friction and damping from the file): a free flyer's derivatives from parsed values."""

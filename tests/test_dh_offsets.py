@@ -183,6 +183,7 @@ def test_rotations_of_the_reference():
 # ----------------------------------------------------- every file and engine
 @pytest.mark.parametrize("method", ENGINES)
 @pytest.mark.parametrize("name,suffix", FILES)
+@pytest.mark.long
 def test_models_equal_the_standard_dh_reference(name, suffix, method):
     robot = robot_of(name, suffix)
     assert [robot.frame(label).offset != 0 for label in robot.joint_labels].count(True) == 2
@@ -286,6 +287,7 @@ IGM_FILES = [
 
 
 @pytest.mark.parametrize("name,suffix", IGM_FILES)
+@pytest.mark.long
 def test_inverse_geometric_returns_the_generating_configuration(name, suffix):
     robot = robot_of(name, suffix)
     reference = StandardDHArm(TABLES[name])

@@ -41,6 +41,7 @@ def check_file(path):
 
 
 @pytest.mark.parametrize("name", kr.robot_names())
+@pytest.mark.long
 def test_kanerobot_draw_writes_every_robot(name, tmp_path, rng, capsys):
     robot = library(name)
     suffix = {"rx90": ".svg", "fourbar": ".pdf", "satellite": ".pdf", "krang": ".svg"}.get(name, ".png")

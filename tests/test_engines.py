@@ -39,6 +39,7 @@ CASES = [pytest.param(n, m, marks=pytest.mark.slow) if (n, m) in SLOW else (n, m
 
 
 @pytest.mark.parametrize("name, method", CASES)
+@pytest.mark.long
 def test_engine_agrees_with_newton_euler(name, method):
     robot = library(name)
     rng = np.random.default_rng(ROBOTS.index(name) * 7 + METHODS.index(method))

@@ -46,6 +46,7 @@ def test_dynamics_example_runs_its_checks_and_writes_c(tmp_path, capsys, monkeyp
     assert "void krang_C(" in (tmp_path / "krang_C.c").read_text()
 
 
+@pytest.mark.long
 def test_krang_kane_example(tmp_path, capsys):
     """The issue's one-command example: derive, check, export (Python and MATLAB)."""
     module = runpy.run_path(str(ROOT / "examples" / "krang" / "krang_kane.py"))

@@ -56,6 +56,7 @@ def _arguments(model, key, s, p, wrench):
 
 
 @pytest.mark.parametrize("name, key", CASES)
+@pytest.mark.long
 def test_python_and_c_exports_match_the_model(name, key, tmp_path, capsys):
     robot, model = library(name), derived(name)
     rng = np.random.default_rng(len(name) + len(key))

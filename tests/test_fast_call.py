@@ -91,6 +91,7 @@ def test_one_state_equals_batch_path_and_numpy(name, methods):
 # the satellite's (8 s of C compilation) with -m slow; the floating one-state path of the
 # other models is test_floating_base_one_state_equals_batch_path_and_numpy's
 @pytest.mark.parametrize("case", ["rx90", pytest.param("satellite", marks=pytest.mark.slow)])
+@pytest.mark.long
 def test_derivatives_of_one_state_equal_the_batch_path(case):
     """fn.inverse_dynamics_derivatives / direct_dynamics_derivatives of one state go through the extension
     (a fixed base, and the satellite's free flyer)."""
@@ -314,6 +315,7 @@ def test_fast_function_called_directly():
         f(q, None, check=True)
 
 
+@pytest.mark.long
 def test_floating_base_one_state_equals_batch_path_and_numpy():
     """Slices of q, qd, qdd and the quaternion normalised in C give the general path's numbers."""
     c, npy = floating_functions()

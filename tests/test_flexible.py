@@ -120,6 +120,7 @@ def test_augmented_tree_maps_the_motor_parameters():
 
 # ------------------------------------------- (1) Kane = Newton-Euler
 @pytest.mark.parametrize("name, rotor", CASES)
+@pytest.mark.long
 def test_kane_agrees_with_three_step_newton_euler(name, rotor):
     robot = case_robot(name)
     rng = np.random.default_rng(CASES.index((name, rotor)))
@@ -231,6 +232,7 @@ def test_paper_model_is_the_link_rows_of_spongs(name):
 
 
 # --------------------------------------- (2) k -> infinity: rigid arm
+@pytest.mark.long
 def test_motion_converges_to_the_rigid_arm_as_k_grows():
     """planar2flex in a vertical plane, Spong's model, motors driven with the
     rigid arm's gravity torque at the start pose plus a small input, from

@@ -322,6 +322,7 @@ def test_satellite_par_round_trips(tmp_path):
 
 # --------------------------------------------------------------- pinocchio
 @pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.long
 def test_against_pinocchio_free_flyer(name):
     pin = pytest.importorskip("pinocchio")
     robot = ROBOTS[name]()
@@ -367,6 +368,7 @@ def kane_case(request):
     return engine, FloatingBaseModel(robot).numeric(values, backend="numpy"), rng
 
 
+@pytest.mark.long
 def test_kane_and_lagrange_match_newton_euler(kane_case):
     """Every model of the Kane engine (KanesMethod with the base's body-frame
     twist as its first six speeds) and of the Lagrange engine (Boltzmann-Hamel
@@ -447,6 +449,7 @@ def test_kane_c_backend_matches_numpy():
 
 @pytest.mark.parametrize("method", ["newton-euler", "kane", "lagrange"])
 @pytest.mark.parametrize("name", ["satellite", "tree"])
+@pytest.mark.long
 def test_coriolis_matrix_is_passive(name, method):
     """``C nu`` is the velocity part of H (H - Q without friction nor wrench),
     and ``A' - 2C`` is skew-symmetric, with ``A'`` exact: the time derivative

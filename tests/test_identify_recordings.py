@@ -152,6 +152,7 @@ def test_pinocchio_regressor_gives_the_same_count_and_test_error(experiment):
     np.testing.assert_allclose([ours.relative_rms[j] for j in robot.joint_labels], reference["per_joint"], rtol=0.01)
 
 
+@pytest.mark.long
 def test_the_command_line_identifies_and_validates(experiment, tmp_path, capsys):
     output = tmp_path / "estimate.toml"
     train, test = experiment.files
@@ -192,6 +193,7 @@ def _corrupt(lines, kind):
 
 
 @pytest.mark.parametrize("kind", ["nan", "time going back", "gap", "wrong column count", "unknown joint name"])
+@pytest.mark.long
 def test_each_bad_recording_is_one_clear_error_naming_file_and_row(experiment, tmp_path, capsys, kind):
     lines, message = _corrupt(experiment.files[0].read_text().splitlines(), kind)
     bad = tmp_path / "bad.csv"

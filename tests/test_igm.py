@@ -50,6 +50,7 @@ def _found(case, q, sols, columns):
     return any(num.joint_distance(qw, s[columns], case.revolute[columns]) < 1e-7 for s in sols)
 
 
+@pytest.mark.long
 def test_random_poses_round_trip(case):
     """1000 random poses: every solution reproduces the pose to 1e-10 and the
     generating configuration (its direct-chain joints) is among them."""

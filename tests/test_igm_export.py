@@ -94,6 +94,7 @@ def test_cli_igm_text_and_code(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["stanford", "sr400"])
+@pytest.mark.long
 def test_export_prismatic_and_closed_loop(name, tmp_path):
     """Stanford (a type-1 step for the prismatic joint) and SR400 (types 7 and
     8, then the parallelogram loop): python and C give the solution set of

@@ -77,6 +77,7 @@ def test_unreachable_is_empty_for_numeric_and_general():
     assert general == [] and general.method == "general" and "out of reach" in general.message
 
 
+@pytest.mark.long
 def test_ur_like_special_geometry_goes_to_paul():
     """Three parallel axes (a UR5-like arm): the general elimination is
     degenerate, so 'auto' takes Paul's method, which finds the 8 solutions

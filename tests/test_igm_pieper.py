@@ -138,6 +138,7 @@ def test_not_concurrent_is_not_a_spherical_joint(tmp_path):
 
 
 @pytest.mark.parametrize("name, outer", [("mid234", "th1"), ("mid345", "th6")])
+@pytest.mark.long
 def test_program_solves_the_outer_joints_first(robots, name, outer):
     igm = derive_igm(robots[name])
     assert igm.method == "pieper"

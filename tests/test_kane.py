@@ -206,6 +206,7 @@ def value(expr, values):
 
 # Krang (6 s) with -m slow: the tree case holds its branches by default
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS + ("tree",)])
+@pytest.mark.long
 def test_nested_programs_satisfy_kanes_methods_own_equations(name, request):
     """The nested programs against KanesMethod's mass_matrix and forcing, evaluated
     as KanesMethod forms them (an independent path): A = MM + diag(IA), Kane's
@@ -390,6 +391,7 @@ def test_getac_coriolis_equals_christoffel_and_adot_minus_2c_is_skew(name):
 # ------------------------------------------------------------ right-hand side
 
 
+@pytest.mark.long
 def test_rhs_terms_of_krang():
     robot = library("krang")
     kane = system(robot)

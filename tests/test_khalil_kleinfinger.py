@@ -150,6 +150,7 @@ def test_rx90_general_frames_convert_back_to_its_table():
 
 
 # ------------------------------------------------------------------ Krang
+@pytest.mark.long
 def test_krang_tree_converts_with_equal_models_and_fewer_operations():
     original = kr.load(kr.frames_path("krang.toml"))
     conversion = khalil_kleinfinger_conversion(original)
@@ -206,6 +207,7 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("kind", list(SHAPES))
+@pytest.mark.long
 def test_random_general_frames_keep_geometry_and_dynamics(kind):
     original, values = random_robot(len(kind), SHAPES[kind])
     conversion = khalil_kleinfinger_conversion(original)
@@ -222,6 +224,7 @@ def test_random_general_frames_keep_geometry_and_dynamics(kind):
         assert np.max(np.abs(new_fast(q) - old_fast(q))) < 1e-12
 
 
+@pytest.mark.long
 def test_floating_base_keeps_its_dynamics():
     """A free-flying chain: the base link 0 stays as it is, the models agree
     at random states (q = position, unit quaternion, joints)."""
@@ -331,6 +334,7 @@ def test_convert_to_par_converts_general_frames(tmp_path):
         assert frame.offset == expected.offset
 
 
+@pytest.mark.long
 def test_convert_to_par_of_a_random_chain_with_an_end_frame(tmp_path):
     """General frames of random placements, through .toml and the command line
     to a .par: a .par holds no frame without a link, so the end frame is left

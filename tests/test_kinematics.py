@@ -170,6 +170,7 @@ def _velocity_functions(robot, values, states):
 
 
 @pytest.mark.parametrize("name", ["rx90", "tree", "sr400"])
+@pytest.mark.long
 def test_link_velocities_equal_jacobian_times_qd(name, request, rng):
     robot = request.getfixturevalue(name)
     values = random_values(robot, rng)
@@ -180,6 +181,7 @@ def test_link_velocities_equal_jacobian_times_qd(name, request, rng):
         numpy.testing.assert_allclose(f(q, qd).reshape(-1), J @ qd, atol=1e-12)
 
 
+@pytest.mark.long
 def test_link_velocities_with_a_moving_base(tree, rng):
     W0, V0 = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
     moving = Robot.create("moving", tree.frames, base=Base.from_values(W0=W0.tolist(), V0=V0.tolist()))
@@ -196,6 +198,7 @@ def test_link_velocities_with_a_moving_base(tree, rng):
 
 
 @pytest.mark.parametrize("name", ["rx90", "tree"])
+@pytest.mark.long
 def test_link_accelerations_are_time_derivatives_of_velocities(name, request, rng):
     robot = request.getfixturevalue(name)
     values = random_values(robot, rng)
@@ -280,6 +283,7 @@ def test_loop_constraint_blocks_of_a_planar_loop(sr400):
 
 
 @pytest.mark.parametrize("name", ["testloop", "sr400", "twoloops"])
+@pytest.mark.long
 def test_W_matches_finite_differences_of_the_solved_loops(name, request, rng):
     robot = request.getfixturevalue(name)
     values = random_values(robot, rng)

@@ -149,6 +149,7 @@ def assert_relative(actual, expected, rtol=RTOL, what=""):
 # --------------------------------------------------- against other engines
 # Krang is slow here (test_engines.py holds its Lagrange models equal to Newton-Euler's in the default run).
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
+@pytest.mark.long
 def test_equals_newton_euler_and_composite(name, rng):
     robot = wrenched(name)
     n, labels = robot.nj, robot.joint_labels
@@ -316,6 +317,7 @@ def numpy_energies(robot, values, states=3):
 
 
 @pytest.mark.parametrize("name", ROBOTS)
+@pytest.mark.long
 def test_gravity_is_the_gradient_of_the_potential_energy(name, rng):
     robot = wrenched(name)
     values = random_state(robot, rng, states=3)
@@ -385,6 +387,7 @@ def floating_state(robot, rng, states=3):
 
 
 @pytest.mark.parametrize("name", ["satellite", "tree"])
+@pytest.mark.long
 def test_floating_models_equal_newton_euler(name, tree, rng):
     """lagrange.* on a floating robot: the free-flyer root's six speeds first,
     Newton-Euler's inputs (same order) and outputs, its values to 1e-9."""

@@ -46,6 +46,7 @@ def configurations(robot, rng, N=4):
     return rng.uniform(-np.pi, np.pi, (N, len(robot.q)))
 
 
+@pytest.mark.long
 def test_against_symbolic(case):
     """Batched and single results equal the symbolic matrices evaluated by sympy."""
     robot, values, fn, rng = case
@@ -85,6 +86,7 @@ def test_jacobian_is_the_derivative_of_the_pose(case):
 
 
 @pytest.mark.skipif(not HAVE_COMPILER, reason="no C compiler: the C backend of fn.pose / fn.jacobian is not tested")
+@pytest.mark.long
 def test_c_backend_equals_numpy(case):
     robot, values, fn, rng = case
     fc = kr.derive(robot).numeric(values, backend="c")
@@ -292,6 +294,7 @@ def speeds_map(name, fn, q, values):
     return np.eye(len(q))
 
 
+@pytest.mark.long
 def test_special_structures_pose_and_jacobian(special):
     """fn.pose and fn.jacobian of a closed loop, a wheeled base and flexible joints: they raised AttributeError
     (issue 25).  The pose is the reference tree's symbolic transform at the model's configuration; the

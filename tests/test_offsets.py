@@ -79,6 +79,7 @@ STRUCTURES = [
 
 
 @pytest.mark.parametrize("name,method", STRUCTURES)
+@pytest.mark.long
 def test_every_model_sees_the_offset(name, method):
     rng = np.random.default_rng(13)
     robot = library(name)
@@ -233,6 +234,7 @@ def _angle_gap(a, b):
 
 
 @pytest.mark.parametrize("name,method", [("rx90", "auto"), ("rx90", "paul"), ("rx90", "numeric"), ("stanford", "auto")])
+@pytest.mark.long
 def test_inverse_geometric_reports_q_not_theta(name, method):
     rng = np.random.default_rng(21)
     robot = library(name)

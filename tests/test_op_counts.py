@@ -38,6 +38,7 @@ CASES += [pytest.param(name, engine, id=f"{name}-{engine}", marks=pytest.mark.sl
 
 
 @pytest.mark.parametrize("name, engine", CASES)
+@pytest.mark.long
 def test_no_model_costs_more_than_its_baseline(name, engine):
     today = TABLE.counts([name], (engine,))
     assert today, f"{name} {engine}: no model counted"

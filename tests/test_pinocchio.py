@@ -28,6 +28,7 @@ def case(request):
     return model.numeric(values), to_pinocchio(robot, values), rng
 
 
+@pytest.mark.long
 def test_against_pinocchio(case):
     fn, pmodel, rng = case
     data = pmodel.createData()

@@ -136,6 +136,7 @@ def run_shell(block):
 
 
 @pytest.mark.parametrize("title", runnable_sections())
+@pytest.mark.long
 def test_section_runs_as_written(title, tmp_path, monkeypatch):
     """The section's blocks, in order, in an empty folder; doctests check what they show."""
     monkeypatch.chdir(tmp_path)

@@ -46,6 +46,7 @@ def random_configuration(robot, rng):
 
 
 @pytest.mark.parametrize("name", kr.robot_names())
+@pytest.mark.long
 def test_drawn_frames_are_the_geometric_model(name, rng):
     robot = library(name)
     values = geometry_values(robot, rng)

@@ -454,6 +454,7 @@ DEFAULT = [
 
 
 @pytest.mark.parametrize("name, floating", DEFAULT, ids=[f"{n}-{'floating' if f else 'fixed'}" for n, f in DEFAULT])
+@pytest.mark.long
 def test_example_robot_data_against_pinocchio(name, floating):
     bench, robots = corpus_or_skip()
     result = bench.compare(robots[name], floating, states=2)

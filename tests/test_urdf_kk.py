@@ -276,6 +276,7 @@ def rx90_urdf(style):
 
 
 @pytest.mark.parametrize("style", ["axes", "rpy"])
+@pytest.mark.long
 def test_rx90_like_urdf_converts_to_opensymoro_table(tmp_path, style):
     path = tmp_path / "rx90.urdf"
     path.write_text(rx90_urdf(style))

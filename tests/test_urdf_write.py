@@ -312,6 +312,7 @@ def krang_example_values():
     return robot, values
 
 
+@pytest.mark.long
 def test_krang_example_urdf_gives_the_same_a_c_q():
     """examples/krang/krang.urdf against frames/krang.toml: inertia matrix A, Coriolis
     matrix C and gravity Q by Newton-Euler, at random states, to 1e-12."""
@@ -391,6 +392,7 @@ def test_krang_urdf_equals_pinocchio():
         assert_close(fn.mass_matrix(q), A[np.ix_(columns, columns)], what="Krang A")
 
 
+@pytest.mark.long
 def test_cli_simulates_a_urdf_with_its_own_values(tmp_path, capsys):
     """kanerobot simulate on a URDF binds the file's numbers (robot.values), not random ones, and says so."""
     from kanerobot.cli import main

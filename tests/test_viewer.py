@@ -342,6 +342,7 @@ def test_closed_loop_sliders_move_the_active_joints(viser):
         np.testing.assert_allclose(viewer._cuts.points[0, 0], viewer._cuts.points[0, 1], atol=1e-6)
 
 
+@pytest.mark.long
 def test_kanerobot_view_serves_until_ctrl_c(viser):
     command = [sys.executable, "-m", "kanerobot", "view", "rx90", "--set", "D3=0.45", "--set", "RL4=0.5", "--q", "0,0.5,0,0,0,0"]
     # Ctrl-C as in a terminal: a shell starts background jobs (a CI script's, say) with SIGINT ignored,

@@ -175,6 +175,7 @@ def test_lagrange_agrees_too(name):
 
 
 @pytest.mark.parametrize("name", ROBOTS)
+@pytest.mark.long
 def test_coriolis_matrix_is_christoffel(name):
     """h = C qd_a + Q without friction, and Adot - 2C is skew-symmetric (finite differences along qd = G qd_a)."""
     _, fn = _numeric(name, seed=6, friction=False, wrench=False)
@@ -188,6 +189,7 @@ def test_coriolis_matrix_is_christoffel(name):
     assert np.abs(S + S.T).max() < 1e-6 * max(1.0, np.abs(Adot).max())
 
 
+@pytest.mark.long
 def test_sympy_constrained_kanes_method_agrees():
     """sympy's KanesMethod with u_dependent and velocity_constraints, its bodies
     and constraints derived by sympy from the frames (naive build), against the
@@ -298,6 +300,7 @@ def test_batches_and_shapes():
 
 # ------------------------------------------------------------- simulation
 @pytest.mark.parametrize("name, duration", [("diffdrive", 3.0), ("krang_wheeled", 1.0)])
+@pytest.mark.long
 def test_simulation_keeps_constraints_and_energy(name, duration):
     _, fn = _numeric(name, seed=11, backend="auto", friction=False, wrench=False)
     rng = np.random.default_rng(11)
