@@ -80,6 +80,20 @@ def corpus_robot(name):
     pytest.skip(f"{name}.par is neither in {CORPUS} nor in frames/")
 
 
+def one_line_error(capsys, *args):
+    """Run ``kanerobot ARGS`` in-process: exit status 2 and one line on standard error; the line."""
+    from kanerobot.cli import main
+
+    try:
+        status = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
 @functools.lru_cache(maxsize=None)
 def benchmark(name):
     """The module ``benchmarks/<name>.py`` (imported once), with benchmarks/ on the path while it loads."""

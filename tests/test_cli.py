@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import one_line_error
 
 from kanerobot.cli import main
 
@@ -208,18 +209,6 @@ def test_simulate_command_runs_saves_and_reports_bad_input(tmp_path, capsys):
 
 
 # ------------------------------------------- inputs checked before the work
-def one_line_error(capsys, *args):
-    """Run ``kanerobot ARGS`` in-process: exit status 2 and one line on standard error; the line."""
-    try:
-        status = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        status = exc.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2 and len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
-
 @pytest.fixture
 def no_work(monkeypatch):
     """Make deriving or simulating fail loudly: an error must come before them."""

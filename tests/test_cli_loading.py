@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import benchmark
+from conftest import benchmark, one_line_error
 
 import kanerobot as kr
 from kanerobot.cli import build_parser, main
@@ -84,18 +84,6 @@ def correction(moments):
     """The moment to add to each principal moment to make a rigid body of them (what the warning names)."""
     e = np.sort(moments)
     return max(0.0, -e[0], e[2] - e[0] - e[1])
-
-
-def one_line_error(capsys, *args):
-    """Run ``kanerobot ARGS`` in-process: exit status 2 and one line on standard error; the line."""
-    try:
-        status = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse's usage errors
-        status = exc.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert status == 2 and len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def info_of(robot):
