@@ -147,3 +147,32 @@ def test_the_bounds_the_optimum_presses_on_are_named(planar):
     at_bound = [label for label, rate, bound in zip(robot.joint_labels, np.abs(qd).max(axis=0), bounds) if rate >= bound * (1 - 2e-3)]
     assert out.binding == {"q": [], "qd": at_bound, "qdd": []} and at_bound == ["1"]
     assert "the optimum presses on qd_max of joints 1:" in out.diagnosis
+
+
+#: Two joints whose URDF stops are narrower than the default (-pi, pi), one continuous joint without.
+STOPPED = """<robot name="stopped"><link name="base"/>
+  <link name="a"><inertial><origin xyz="0.2 0 0"/><mass value="1.2"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.03"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0.25 0.02 0"/><mass value="0.8"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.015" iyz="0" izz="0.02"/></inertial></link>
+  <link name="c"><inertial><origin xyz="0.1 0 0"/><mass value="0.3"/>
+    <inertia ixx="0.002" ixy="0" ixz="0" iyy="0.003" iyz="0" izz="0.004"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="a"/>
+    <axis xyz="0 0 1"/><limit lower="-0.6" upper="0.5" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0.4 0 0"/><axis xyz="0 0 1"/><limit lower="-0.3" upper="0.8" effort="1" velocity="1"/></joint>
+  <joint name="wrist" type="continuous"><parent link="b"/><child link="c"/>
+    <origin xyz="0.5 0 0"/><axis xyz="0 0 1"/></joint>
+</robot>"""
+
+
+def test_the_default_limits_are_the_robots_own(tmp_path):
+    """Issue 25: the excitation stays within the URDF's stops (simulate stops a run at them), (-pi, pi) where there are none."""
+    path = tmp_path / "stopped.urdf"
+    path.write_text(STOPPED)
+    robot = kr.load(path)
+    out = fourier_excitation(robot, harmonics=2, frequency=0.25, maxiter=15, backend="numpy")
+    lower, upper = np.array([[-0.6, 0.5], [-0.3, 0.8], [-np.pi, np.pi]]).T  # the file's numbers
+    q = out.trajectory.sample(out.times)[0]
+    assert np.all(q >= lower - 1e-8) and np.all(q <= upper + 1e-8)
+    np.testing.assert_allclose(out.trajectory.q0, (lower + upper) / 2, atol=1e-12)  # offsets: the middle of the limits

@@ -41,7 +41,7 @@ from kanerobot.identification.regressor import IdentificationModel
 from kanerobot.progress import Ticker
 from kanerobot.robot.description import Robot
 
-__all__ = ["WARN_CONDITION", "ExcitationResult", "FourierTrajectory", "PoorExcitationWarning", "fourier_excitation"]
+__all__ = ["DEFAULT_Q_LIMITS", "WARN_CONDITION", "ExcitationResult", "FourierTrajectory", "PoorExcitationWarning", "fourier_excitation", "robot_q_limits"]
 
 
 class FourierTrajectory(Trajectory):
@@ -179,6 +179,27 @@ class ExcitationResult:
 
     def __repr__(self):
         return f"<ExcitationResult condition number {self.condition_number:.4g} (start {self.initial_condition_number:.4g})>"
+
+
+#: The position limits of :func:`fourier_excitation` for a joint whose robot gives none (rad or m).
+DEFAULT_Q_LIMITS = (-np.pi, np.pi)
+
+
+def robot_q_limits(robot):
+    """``(n, 2)`` position limits of ``robot``'s joints: its own (``robot.limits``), :data:`DEFAULT_Q_LIMITS` where it has none.
+
+    >>> import kanerobot as kr
+    >>> robot = kr.load(kr.frames_path("arm7.urdf"))
+    >>> robot_q_limits(robot)[0].tolist() == [robot.limits[robot.joint_labels[0]].lower, robot.limits[robot.joint_labels[0]].upper]
+    True
+    """
+    out = np.tile(np.asarray(DEFAULT_Q_LIMITS, dtype=float), (len(robot.joint_labels), 1))
+    for k, label in enumerate(robot.joint_labels):
+        given = robot.limits.get(label)
+        for side, bound in ((0, getattr(given, "lower", None)), (1, getattr(given, "upper", None))):
+            if bound is not None:
+                out[k, side] = bound
+    return out
 
 
 def _limits(value, n, what, symmetric):
@@ -393,7 +414,7 @@ def fourier_excitation(
     harmonics: int = 4,
     frequency: float = 0.2,
     samples: int | None = None,
-    q_limits: ArrayLike | None = (-np.pi, np.pi),
+    q_limits: ArrayLike | str | None = "robot",
     qd_max: ArrayLike | None = 2.0,
     qdd_max: ArrayLike | None = 10.0,
     q0: ArrayLike | None = None,
@@ -422,16 +443,21 @@ def fourier_excitation(
     Parameters
     ----------
     model : Robot, DynamicModel, IdentificationModel or Regressors
-    values : mapping
-        Geometric and gravity values (as :func:`~.identify.identify`).
+    values : mapping, optional
+        Geometric and gravity values (as :func:`~.identify.identify`;
+        default the robot's own, ``robot.values``).
     harmonics : int, optional
         ``L``, harmonics per joint.
     frequency : float, optional
         Base frequency (Hz).
     samples : int, optional
         Times per period (default ``max(60, 3 nb / n)``).
-    q_limits : (lower, upper) or array_like (n, 2), optional
-        Joint limits, the same for all or per joint; None for none.
+    q_limits : "robot", (lower, upper) or array_like (n, 2), optional
+        Joint limits, the same for all or per joint; None for none.  The
+        default, ``"robot"``, takes each joint's position limits from
+        ``robot.limits`` (a URDF's ``<limit lower upper>``), and
+        :data:`DEFAULT_Q_LIMITS` for a joint without: a trajectory the
+        robot's own stops (and :func:`kanerobot.simulate`) allow.
     qd_max, qdd_max : float or array_like (n,), optional
         Rate and acceleration bounds; None for none.
     q0 : array_like (n,), optional
@@ -481,6 +507,8 @@ def fourier_excitation(
     if L < 1:
         raise KaneRobotError(f"harmonics must be at least 1, got {harmonics}")
     base = base if base is not None else regs.base_parameter_set()
+    if isinstance(q_limits, str) and q_limits == "robot":
+        q_limits = robot_q_limits(regs.robot)
     problem, limits = _problem(regs, base, L, frequency, samples, q_limits, qd_max, qdd_max, q0)
     constraints = _slsqp(limits)
 

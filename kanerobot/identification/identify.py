@@ -101,7 +101,9 @@ def as_regressors(model, values, friction, rotor, backend):
     excitation optimisation."""
     if isinstance(model, Regressors):
         return model
-    return Regressors(model, values or {}, friction=friction, rotor=rotor, backend=backend)
+    if values is None:  # the robot's own numbers (a URDF's lengths and gravity)
+        values = dict(_robot_of(model).values)
+    return Regressors(model, values, friction=friction, rotor=rotor, backend=backend)
 
 
 def identify(
@@ -236,8 +238,6 @@ def identify(
         raise KaneRobotError(f"unknown identification method {method!r}: choose among {', '.join(METHODS)}")
     if form not in FORMS:
         raise KaneRobotError(f"unknown identification model {form!r}: choose among {', '.join(FORMS)}")
-    if values is None and not isinstance(model, Regressors):
-        values = dict(_robot_of(model).values)
     regs = as_regressors(model, values, friction, rotor, backend)
     drives = as_drives(gains, regs.robot.joint_labels)
     unknown_gains, reading_drives = _unknown_gains(drives, regs.robot.joint_labels, identify_gains, form, physical, data, chunk_size)
