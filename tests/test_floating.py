@@ -324,7 +324,7 @@ def test_satellite_par_round_trips(tmp_path):
 @pytest.mark.parametrize("name", list(ROBOTS))
 @pytest.mark.long
 def test_against_pinocchio_free_flyer(name):
-    pin = pytest.importorskip("pinocchio")
+    pin = pytest.importorskip("pinocchio", reason="pinocchio is not installed: pip install -e '.[bench]' (the pin package) to compare with it")
     robot = ROBOTS[name]()
     rng = np.random.default_rng(21 + list(ROBOTS).index(name))
     values = random_parameters(robot, rng, friction=False, rotor=False, wrench=False)

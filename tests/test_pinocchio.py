@@ -14,7 +14,7 @@ import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.interop import to_pinocchio
 
-pin = pytest.importorskip("pinocchio")
+pin = pytest.importorskip("pinocchio", reason="pinocchio is not installed: pip install -e '.[bench]' (the pin package) to compare with it")
 
 ROBOTS = ["rx90", "stanford", "puma560", "krang"]
 
