@@ -100,12 +100,14 @@ def _model_jac(robot, args, progress):
     return title, format_matrix("J", J, _latex(args))
 
 
-def _export_kinematics(robot, program, args, outputs, doc):
-    """Generated function file text of a pose or Jacobian program of the joint vector q (``--lang``)."""
+def _export_kinematics(robot, program, args, outputs, doc, tree=None):
+    """Generated function file text of a kinematic program of the joint vector q (``--lang``): a pose, a Jacobian,
+    a balance program (of ``tree``, the robot's own or that of its loops or wheels set free)."""
     from kanerobot.codegen import generate
 
-    groups = [("q", list(robot.q))]
-    groups.append(_parameter_group(robot, program, groups))
+    tree = tree or robot
+    groups = [("q", list(tree.q))]
+    groups.append(_parameter_group(tree, program, groups))
     return generate(program, args.lang, _function_name(robot, args.model), groups, outputs=outputs, doc=doc)
 
 
@@ -338,7 +340,6 @@ def _balance_tree(robot):
 
 def _export_balance(robot, tree, key, program, args):
     """A function of ``(q, p)`` returning ``[c, J_G]`` (3 x (1 + nv)) or ``A_G`` (6 x nv), frame 0 axes."""
-    from kanerobot.codegen import generate
     from kanerobot.dynamics.centroidal import NAMES
 
     nv = (6 if robot.floating else 0) + len(tree.joint_labels)
@@ -348,10 +349,8 @@ def _export_balance(robot, tree, key, program, args):
     else:
         grid = [[NAMES["com"].format(r=r)] + [NAMES["jacobian"].format(r=r, c=c) for c in range(1, nv + 1)] for r in range(1, 4)]
         what = "[c, J_G]: the centre of mass (first column) and its Jacobian (3 x (1 + nv))"
-    groups = [("q", list(tree.q))]
-    groups.append(_parameter_group(tree, program, groups))
     doc = f"{what} of {robot.name} in the axes of frame 0; q the joints, p the parameters the program reads, in the robot's order."
-    return generate(program, args.lang, _function_name(robot, args.model), groups, outputs=grid, doc=doc)
+    return _export_kinematics(robot, program, args, grid, doc, tree=tree)
 
 
 def _function_name(robot, model):
