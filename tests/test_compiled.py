@@ -67,6 +67,7 @@ def _calls(fn, q, qd, qdd):
 # Krang's case (11 s, compiling into a fresh cache) is slow: the RX-90 checks
 # every model in the default run, and test_floating the floating ones.
 @pytest.mark.parametrize("name", ["rx90", pytest.param("krang", marks=pytest.mark.slow)])
+@pytest.mark.long
 def test_c_backend_matches_numpy_for_every_model(name, cache):
     robot, model, values = _models(name, len(name))
     model.compile()  # all models, the compilers running side by side

@@ -160,6 +160,7 @@ def test_pd_with_gravity_compensation_reaches_its_set_point():
     np.testing.assert_allclose(result.tau[-1], fn.gravity(result.q[-1]), atol=1e-2)
 
 
+@pytest.mark.long
 def test_computed_torque_on_a_closed_loop():
     robot = dataclasses.replace(library("fourbar"), base=kr.Base.from_values(G=[0, "G2", 0]))
     fn = kr.derive(robot).numeric(passive(robot, 3), backend="numpy")
@@ -259,6 +260,7 @@ def cross_validation_of_planar2(**options):
                              quintic([0.0, 0.0], [1.0, -1.0], 1.0), t_span=(0, 1.5), samples=61, backend="numpy", **options)  # fmt: skip
 
 
+@pytest.mark.long
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
     cv = cross_validation_of_planar2(plot=tmp_path / "figures")

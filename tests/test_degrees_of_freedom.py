@@ -54,6 +54,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("name,joints,dof,why", CASES, ids=[case[0] for case in CASES])
+@pytest.mark.long
 def test_dof_is_the_mass_matrix_and_nj_the_joints(name, joints, dof, why):
     robot = library(name)
     # krang_wheeled: two coaxial wheels, 2 rows of W each, their lateral rows the same: rank 3 of 22 joints

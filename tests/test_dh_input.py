@@ -71,6 +71,7 @@ def test_published_tables_give_the_hand_converted_robots(name):
 
 
 @pytest.mark.parametrize("name", list(TABLES))
+@pytest.mark.long
 def test_published_tables_give_the_reference_dynamics(name):
     """Inverse dynamics, mass matrix, gravity and direct dynamics equal the
     standard-DH reference and the hand-converted .par, at random states."""
@@ -485,6 +486,7 @@ def test_python_api_errors_name_the_entry():
     assert (info.value.key, info.value.label) == ("theta", "2") and "same joint variable q" in str(info.value)
 
 
+@pytest.mark.long
 def test_mutants_load_or_are_refused_at_a_line(tmp_path):
     """A few hundred seeded mutants of the UR5 file: each loads, or is one
     RobotFileError naming the file; never another exception."""

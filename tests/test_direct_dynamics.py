@@ -162,6 +162,7 @@ def test_the_numpy_inverse_dynamics_is_the_kinetic_energy_model(rng):
 
 
 @pytest.mark.parametrize("name", ROBOTS)
+@pytest.mark.long
 def test_direct_dynamics_inverts_inverse_dynamics(name, rng):
     check_inverts_inverse_dynamics(library(name), rng, reference=True)
 

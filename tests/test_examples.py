@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 real_frames_path = kr.frames_path
 
 
+@pytest.mark.long
 def test_krang_kinematics_example(capsys):
     runpy.run_path(str(ROOT / "examples" / "krang" / "krang_kinematics.py"), run_name="__main__")
     out = capsys.readouterr().out

@@ -152,6 +152,7 @@ def test_lagrange_agrees_too(name, rotor):
 
 
 @pytest.mark.parametrize("name", ["planar2flex", "tree moving base"])
+@pytest.mark.long
 def test_spring_generalized_forces_by_kanes_method(name):
     """The torque (force) pair -k (q_j - q_rj) on link j and its opposite on
     rotor r_j, through KanesMethod's partial velocities: Gamma_f on q_j,

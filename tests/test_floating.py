@@ -75,6 +75,7 @@ def with_wrench(reference, robot, values, wrench):
     return FloatingReferenceModel(robot, values)
 
 
+@pytest.mark.long
 def test_generalized_forces_against_reference(case):
     model, fn, reference, values, rng = case
     for _ in range(4):
@@ -157,6 +158,7 @@ def test_free_floating_gives_no_base_wrench(case):
     assert_close(fn.direct_dynamics(q, qd, torques), np.concatenate([base, qdd[6:]]))
 
 
+@pytest.mark.long
 def test_c_backend_matches_numpy():
     model = FloatingBaseModel(satellite())
     rng = np.random.default_rng(5)
@@ -426,6 +428,7 @@ def test_kane_model_layout_and_objects():
         FloatingBaseModel(robot, method="featherstone")
 
 
+@pytest.mark.long
 def test_kane_c_backend_matches_numpy():
     """The Kane engine's programs compiled to C (A laid out from its full upper
     triangle), and its numeric solves on top of them."""
@@ -483,6 +486,7 @@ def test_coriolis_matrix_is_passive(name, method):
 
 
 @pytest.mark.parametrize("name", ["satellite", pytest.param("tree", marks=pytest.mark.slow)])  # the tree: 4.5 s
+@pytest.mark.long
 def test_nested_kane_equals_kanes_method(name):
     """The free flyer is link 0's root joint of Kane's nested sums (link 0 a body,
     its speeds the six unit twists of frame 0): every model equals the one read

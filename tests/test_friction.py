@@ -253,6 +253,7 @@ def test_flexible_joint_friction_on_the_motor():
     np.testing.assert_allclose(runs["regularised"].q[-1], runs["stick-slip"].q[-1], atol=1e-2)
 
 
+@pytest.mark.long
 def test_floating_base_joint_friction_keeps_the_momentum():
     robot = library("satellite")
     values = random_parameters(robot, np.random.default_rng(4), wrench=False)

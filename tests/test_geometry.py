@@ -49,6 +49,7 @@ def test_dgm_matches_an_independent_product_of_elementary_transforms(serial, rng
 @pytest.mark.parametrize("pairs", [
     [("3", "7"), ("7", "3"), ("0", "5"), ("6", "2"), ("3", "3"), ("2", "0")],
 ])
+@pytest.mark.long
 def test_transform_inverse_and_through_the_base_on_a_tree(tree, rng, pairs):
     values = random_values(tree, rng)
     base = {label: geometry.numeric_transform(tree, "0", label, values) for label in tree.labels}
@@ -127,6 +128,7 @@ def _closing_error(robot, values, q):
 
 
 @pytest.mark.parametrize("name", ["testloop", "sr400", "twoloops"])
+@pytest.mark.long
 def test_solve_loops_closes_every_loop(name, request, rng):
     robot = request.getfixturevalue(name)
     values = random_values(robot, rng)

@@ -145,6 +145,7 @@ def _julia_values(text, names):
     return eval(code, scope, dict(names))
 
 
+@pytest.mark.long
 def test_julia_export_has_the_python_steps(rx90):
     """No julia on this machine: the Julia text's blocks close, and each step's candidates and the final
     check, evaluated from the Julia text, are the Python export's at random joints, pose and parameters."""

@@ -100,6 +100,7 @@ def test_ur_like_special_geometry_goes_to_paul():
         assert any(num.joint_distance(s, g, REVOLUTE) < 1e-6 for g in sols)
 
 
+@pytest.mark.long
 def test_twelve_real_solutions_all_found():
     """A geometry and pose with 12 real solutions (found by searching 15000
     random cases): the general method returns all 12, and damped least

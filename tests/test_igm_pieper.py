@@ -154,6 +154,7 @@ def test_program_solves_the_outer_joints_first(robots, name, outer):
 
 
 @pytest.mark.parametrize("name, poses", [("mid234", 300), ("mid345", 300), ("gantry", 100), ("rprppr", 100)])
+@pytest.mark.long
 def test_random_poses_round_trip(robots, name, poses):
     """Every solution reproduces the pose to 1e-10, the generating
     configuration is among them; 8 solutions at most (2 for the prismatic

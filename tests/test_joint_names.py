@@ -92,6 +92,7 @@ CASES = [pytest.param(backend, method, marks=pytest.mark.slow) if backend == "c"
 
 
 @pytest.mark.parametrize(("backend", "method"), CASES)
+@pytest.mark.long
 def test_same_numbers_as_the_robot_named_by_hand(robots, method, backend):
     if backend == "c" and shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("needs a C compiler")

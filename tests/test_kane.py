@@ -126,6 +126,7 @@ def _reference_programs(robot, fixed_base):
 # Krang's case (18 s) is slow: tests/test_engines.py holds Krang's Kane models
 # equal to Newton-Euler in the default run.
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "krang" else n for n in ROBOTS])
+@pytest.mark.long
 def test_every_model_equals_newton_euler(name):
     robot = library(name)
     kane = system(robot)
@@ -138,6 +139,7 @@ def test_every_model_equals_newton_euler(name):
 
 
 @pytest.mark.parametrize("case", ["tree", "stanford moving", "rrp moving"])
+@pytest.mark.long
 def test_trees_oblique_axes_and_moving_bases_equal_newton_euler(case, tree):
     """A tree with oblique revolute and prismatic axes and a fixed frame;
     moving bases (C is then the base-at-rest Coriolis matrix)."""
@@ -365,6 +367,7 @@ def test_coriolis_matrix_is_the_seeds_getac_split(make):
 
 
 @pytest.mark.parametrize("name", ["rx90", "krang"])
+@pytest.mark.long
 def test_getac_coriolis_equals_christoffel_and_adot_minus_2c_is_skew(name):
     robot = library(name)
     kane = system(robot)
@@ -609,6 +612,7 @@ def test_krang_kane_programs_are_order_n():
     assert ops["gravity"]["mul"] < 400 and ops["coriolis_matrix"]["mul"] < 2 * 6003
 
 
+@pytest.mark.long
 def test_floating_base_speeds_come_first():
     """A floating robot: the base's body-frame twist u_VX0 .. u_WZ0 leads the
     generalized speeds, the base link is a body, and the nested programs serve

@@ -105,6 +105,7 @@ def fast_end_pose(robot, end, values):
 
 
 # ------------------------------------------------------------------ UR5
+@pytest.mark.long
 def test_ur5_general_frames_give_the_published_table_and_models():
     original = kr.load(DATA / "ur5_dh.toml")
     assert not any(f.is_kk for f in original.frames)
@@ -358,6 +359,7 @@ def test_convert_to_par_of_a_random_chain_with_an_end_frame(tmp_path):
     assert relative_error(f1.mass_matrix(q), f0.mass_matrix(q)) < 1e-12
 
 
+@pytest.mark.long
 def test_convert_kk_option_for_toml(tmp_path):
     plain, kk = tmp_path / "plain.toml", tmp_path / "kk.toml"
     assert run_cli("convert", kr.frames_path("krang.toml"), plain).returncode == 0

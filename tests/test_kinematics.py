@@ -89,6 +89,7 @@ def test_jacobian_against_finite_differences_closed_loop_tree(sr400, rng):
     _check_against_fd(sr400, "9", rng)
 
 
+@pytest.mark.long
 def test_renaud_forms_give_the_same_jacobian(rx90, tree, rng):
     for robot, frame, forms in [
         (rx90, "6", [dict(intermediate="3", computation="2"), dict(intermediate="0"), dict(computation="5")]),
@@ -220,6 +221,7 @@ def test_link_accelerations_are_time_derivatives_of_velocities(name, request, rn
         numpy.testing.assert_allclose(accelerations[label](q0, qd0, qdd0), numeric, atol=1e-7)
 
 
+@pytest.mark.long
 def test_base_accelerations_add_rigid_body_terms(tree, rng):
     WP0, VP0 = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
     pushed = Robot.create("pushed", tree.frames, base=Base.from_values(WP0=WP0.tolist(), VP0=VP0.tolist()))
@@ -237,6 +239,7 @@ def test_base_accelerations_add_rigid_body_terms(tree, rng):
 
 
 @pytest.mark.parametrize("name,frame", [("rx90", "6"), ("stanford", "6"), ("tree", "7")])
+@pytest.mark.long
 def test_jdot_qdot_is_the_derivative_of_the_jacobian(name, frame, request, rng):
     robot = request.getfixturevalue(name)
     values = random_values(robot, rng)

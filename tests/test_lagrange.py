@@ -197,6 +197,7 @@ def test_models_agree_with_one_another(name, rng):
     assert_relative(H0, numpy.einsum("kij,kj->ki", C, qd) + Q, what="H = C qd + Q")
 
 
+@pytest.mark.long
 def test_tree_with_oblique_axes_prismatic_joint_and_fixed_link(tree, rng):
     robot = with_wrench_and_gravity(tree_with_fixed_link(tree))
     values = random_state(robot, rng)
@@ -252,6 +253,7 @@ def test_coriolis_names_are_not_taken_by_compound_angles(name):
     assert list(program(robot, "coriolis_matrix").outputs) == [x for row in names for x in row]
 
 
+@pytest.mark.long
 def test_krang_branches_and_every_model():
     robot = wrenched("krang")
     labels = robot.joint_labels
@@ -420,6 +422,7 @@ def test_floating_models_equal_newton_euler(name, tree, rng):
 
 
 @pytest.mark.parametrize("name", ["satellite", "tree"])
+@pytest.mark.long
 def test_floating_coriolis_matrix_gives_the_velocity_terms_and_is_passive(name, tree, rng):
     """``C nu`` is Newton-Euler's ``H - Q`` without friction nor wrench, and
     ``A' - 2C`` is skew with ``A'`` by central differences of Lagrange's A

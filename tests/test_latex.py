@@ -67,6 +67,7 @@ def _assert_environments_balanced(text):
 
 
 @pytest.mark.parametrize("robot, model, name", [("planar2", "idm", "inverse_dynamics"), ("planar2", "inm", "mass_matrix")])  # lark parses ~10 lines/s
+@pytest.mark.long
 def test_latex_equations_read_back_as_the_program(tmp_path, robot, model, name):
     """Each line of the LaTeX document, parsed by sympy, is the program's line: same name,
     same value at random inputs (1e-12); then the operation count and SYMORO's ``*=*``."""

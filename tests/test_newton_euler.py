@@ -113,6 +113,7 @@ def test_moving_base_matches_reference(name, rng):
 
 @pytest.mark.parametrize("off", FLAGS)
 @pytest.mark.parametrize("name", ["puma560", "tree"])
+@pytest.mark.long
 def test_each_term_can_be_dropped(name, off, rng):
     r = moving_robot(name) if name == "tree" else robot(name)
     program = inverse_dynamics(r, **{off: False})

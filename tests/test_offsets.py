@@ -265,6 +265,7 @@ def test_the_closed_form_solver_of_a_robot_with_offsets_subtracts_them():
 
 
 @pytest.mark.parametrize("name", ["stanford", "fourbar"])
+@pytest.mark.long
 def test_identification_sees_the_offset(name):
     from kanerobot.identification import base_parameters, identification_model
 

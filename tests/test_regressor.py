@@ -44,6 +44,7 @@ def test_regressor_times_parameters_is_newton_euler(name):
     _check_against_newton_euler(library(name), seed=7)
 
 
+@pytest.mark.long
 def test_regressor_of_a_tree_with_general_frames_krang():
     robot = library("krang")
     model, _, D = _check_against_newton_euler(robot, seed=3, N=3)

@@ -78,6 +78,7 @@ def krang_values(seed=17):
     return robot, values
 
 
+@pytest.mark.long
 def test_passive_krang_conserves_energy():
     robot, values = krang_values()
     x0 = np.concatenate([np.random.default_rng(3).uniform(-0.5, 0.5, 17), np.zeros(17)])
@@ -145,6 +146,7 @@ def test_diffdrive_keeps_rolling_and_conserves_energy():
     assert np.hypot(*result.q[-1, :2]) > 0.1  # the base moved
 
 
+@pytest.mark.long
 def test_flexible_joints_with_stiff_solvers():
     robot = library("planar2flex")
     values = passive(robot, 6)

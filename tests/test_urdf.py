@@ -193,6 +193,7 @@ def arm_file(tmp_path_factory):
 
 # ------------------------------------------------------------------ dynamics against the reference
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+@pytest.mark.long
 def test_dynamics_equal_urdf_semantics(arm_file, floating):
     parsed = parse_urdf(arm_file, floating=floating)
     robot, names = parsed.robot, parsed.joint_names

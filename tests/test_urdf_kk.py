@@ -201,6 +201,7 @@ def test_ur5_urdf_models_equal_with_fewer_operations(tmp_path):
         assert all(new < old for old, new in counts.values()), counts
 
 
+@pytest.mark.long
 def test_convert_urdf_to_par_writes_the_published_table_with_numbers(tmp_path):
     source, target = tmp_path / "ur5.urdf", tmp_path / "ur5.par"
     source.write_text(ur5_urdf(5))

@@ -169,6 +169,7 @@ def test_rpy_angles_invert_rpy_matrix():
 
 
 @pytest.mark.parametrize("text", [BRANCHED, TORSO], ids=["branched", "torso"])
+@pytest.mark.long
 def test_urdf_round_trip_fixed(text, tmp_path):
     first = urdf_from_text(text)
     second = read_back(first, tmp_path).robot

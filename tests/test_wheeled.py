@@ -222,6 +222,7 @@ def test_sympy_constrained_kanes_method_agrees():
             assert_close(fn.mass_matrix(q0), A_sympy)
 
 
+@pytest.mark.long
 def test_kane_model_exposes_the_constrained_kanes_method():
     """WheeledModel(..., "kane").kanes_method: KanesMethod on the Kane engine's
     bodies and loads, evaluated through its kinematic program."""
@@ -251,6 +252,7 @@ def test_kane_model_exposes_the_constrained_kanes_method():
 
 # -------------------------------------------------------------- programs
 @pytest.mark.parametrize("name, method", [("diffdrive", "newton-euler"), ("diffdrive", "kane"), ("krang_wheeled", "newton-euler")])
+@pytest.mark.long
 def test_programs_agree_with_numeric(name, method):
     model = derived(name, method)
     values, fn = _numeric(name, method, seed=9)
