@@ -51,7 +51,7 @@ def check_wheeled_robot(robot, what):
         raise KaneRobotError(f"{what} of {robot.name}: a wheeled robot with closed loops is not handled")
     if robot.floating:
         raise KaneRobotError(f"{what} of {robot.name}: a wheeled base cannot also be floating")
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    flexible = robot.flexible_joints
     if flexible:
         raise KaneRobotError(f"{what} of {robot.name}: flexible joints ({', '.join(flexible)}) on a wheeled base are not handled")
     moving = [key for key in ("W0", "WP0", "V0", "VP0") if any(sympy.sympify(v) != 0 for v in getattr(robot.base, key))]

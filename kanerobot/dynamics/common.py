@@ -86,7 +86,7 @@ def check_structure(robot, what, flexible=True):
       ...
     kanerobot.errors.KaneRobotError: the inertia matrix of SR400: SR400 has closed loops (cut at joint 9), which need closed-loop dynamics (GAM = G^T GAM_tr, kanerobot.dynamics.closed_loop): kr.derive(robot) gives its models
     """
-    flexible_joints = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    flexible_joints = robot.flexible_joints
     if robot.loops:
         kind, need = f"closed loops (cut at joint {', '.join(robot.cut_joints)})", "loops"
     elif robot.floating:

@@ -110,7 +110,7 @@ def check_floating(robot, what):
         raise KaneRobotError(f"{what} of {robot.name}: a floating base with closed loops is not implemented yet")
     if robot.wheeled:
         raise KaneRobotError(f"{what} of {robot.name}: a floating base cannot also be a wheeled base")
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    flexible = robot.flexible_joints
     if flexible:
         raise KaneRobotError(
             f"{what} of {robot.name}: flexible joints ({', '.join(flexible)}) on a floating base are not implemented yet"

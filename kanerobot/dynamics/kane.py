@@ -99,7 +99,7 @@ def check_supported(robot):
             f"robot {robot.name} has a wheeled mobile base: KaneSystem is for its tree; kr.derive(robot, method='kane') "
             f"adds the wheel constraints (kanerobot.dynamics.wheeled)"
         )
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    flexible = robot.flexible_joints
     if flexible:
         raise KaneRobotError(
             f"robot {robot.name} has flexible joints ({', '.join(flexible)}): KaneSystem is for rigid joints; "

@@ -329,7 +329,7 @@ def _check(robot, what):
             f"{what} of {robot.name} by Lagrange: the base moves ({', '.join(moving)} not zero); the Lagrange "
             f"engine assumes a fixed base (use method='newton-euler' for a base with a known motion)"
         )
-    flexible = [label for label in robot.joint_labels if robot.joint_parameters[label]["eta"] == 1]
+    flexible = robot.flexible_joints
     if flexible:
         raise KaneRobotError(
             f"{what} of {robot.name} by Lagrange: flexible joints ({', '.join(flexible)}) are not handled"
