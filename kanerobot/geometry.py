@@ -313,6 +313,7 @@ def fast_geometric_model(robot, i=BASE, j=None, trig=True):
         (sympy.Symbol(name) for name in robot.geometric_parameters), key=str
     )
     program = Program(inputs=[s for s in inputs if isinstance(s, sympy.Symbol)], trig=trig)
+    stem = {**robot.stems, BASE: BASE}  # names made of the labels' stems: a URDF label may hold '-' or '.'
     T = sympy.eye(4)
     for n, (label, climbing) in enumerate(steps):
         A = sympy.Matrix(robot.frame(label).transform())
@@ -321,8 +322,8 @@ def fast_geometric_model(robot, i=BASE, j=None, trig=True):
         reached = robot.antecedent(label) if climbing else label
         T = sympy.Matrix(T * program.replace_sin_cos(A))
         if n < len(steps) - 1:
-            T[:3, :] = program.assign_matrix(lambda r, c, reached=reached: f"T{i}T{reached}_{r}{c}", T[:3, :])
-    program.set_output_matrix(lambda r, c: f"T{i}T{j}_{r}{c}", T[:3, :])
+            T[:3, :] = program.assign_matrix(lambda r, c, reached=reached: f"T{stem[i]}T{stem[reached]}_{r}{c}", T[:3, :])
+    program.set_output_matrix(lambda r, c: f"T{stem[i]}T{stem[j]}_{r}{c}", T[:3, :])
     program.prune()
     return program
 

@@ -37,6 +37,7 @@ REQUIREMENTS = {
     "friction_simulation.py": None,
     "excitation_gradient.py": None,
     "op_counts_every_robot.py": None,
+    "program_snapshots.py": None,  # the URDF snapshots are skipped with a line when example-robot-data is missing
     # kr.campaign in-process against local processes; the cluster extra it needs is in the test extra
     # (without it: one line naming pip install 'kanerobot[cluster]', exit status 2)
     "campaign_processes.py": None,

@@ -366,3 +366,21 @@ def test_against_pinocchio():
             np.testing.assert_allclose(T[k], data.oMf[frame_id].homogeneous, rtol=0, atol=1e-12)
             J_pin = pin.computeFrameJacobian(pmodel, data, q[k], frame_id, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
             np.testing.assert_allclose(J[k], J_pin, rtol=0, atol=1e-12)
+
+
+def test_frames_whose_labels_are_not_identifiers():
+    """A URDF label holds '-' or '.' (``base_link-base_fixed_joint``): the pose and
+    Jacobian programs name their variables by the frame's stem, and agree with the
+    symbolic transform; the label itself used to be refused as a variable name."""
+    arm = library("planar2")
+    tool = kr.Frame("tool-tip.x", "2", 2, 0, kr.KKPlacement(d=0.3, alpha=0.4))
+    robot = kr.Robot.create("labels", [*arm.frames, tool], links=arm.links)
+    rng = np.random.default_rng(7)
+    values = random_parameters(robot, rng)
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    q = configurations(robot, rng)
+    T_ref = numeric_function(robot, transform(robot, "0", "tool-tip.x"), values)
+    J_ref = numeric_function(robot, jacobian(robot, "tool-tip.x", "0"), values)
+    for k in range(len(q)):
+        np.testing.assert_allclose(fn.pose("tool-tip.x", q[k]), T_ref(q[k]), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fn.jacobian("tool-tip.x", q[k]), J_ref(q[k]), rtol=0, atol=1e-12)
