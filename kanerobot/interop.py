@@ -40,6 +40,16 @@ def inertia_about_com(dynamics, values):
     return mass, c, J - mass * (c @ c * np.eye(3) - np.outer(c, c))
 
 
+#: pinocchio's joint model of each of ours, from its axis (a planar joint's configuration is (x, y, cos, sin) there).
+_PINOCCHIO_JOINTS = {
+    "revolute": lambda pin, axis: pin.JointModelRevoluteUnaligned(*axis),
+    "prismatic": lambda pin, axis: pin.JointModelPrismaticUnaligned(*axis),
+    "spherical": lambda pin, axis: pin.JointModelSpherical(),
+    "planar": lambda pin, axis: pin.JointModelPlanar(),
+    "free-flyer": lambda pin, axis: pin.JointModelFreeFlyer(),
+}
+
+
 def to_pinocchio(robot, values):
     """A ``pinocchio.Model`` of ``robot`` with the parameters in ``values``.
 
@@ -82,7 +92,7 @@ def to_pinocchio(robot, values):
                 model.appendBodyToJoint(joint_id[parent], pin.Inertia(mass, c, I_G), pin.SE3(T[:3, :3], T[:3, 3]))
             continue
         axis = _numeric(frame.axis, symbols, f"axis of {frame.label}").ravel()
-        joint = pin.JointModelRevoluteUnaligned(*axis) if frame.sigma == 0 else pin.JointModelPrismaticUnaligned(*axis)
+        joint = _PINOCCHIO_JOINTS[frame.joint.name](pin, axis)
         placement = pin.SE3(T[:3, :3], T[:3, 3])
         joint_id[frame.label] = model.addJoint(joint_id[parent], joint, placement, f"joint{frame.label}")
         placement_to_joint[frame.label] = np.eye(4)

@@ -24,7 +24,7 @@ import numpy
 import sympy
 
 from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.geometry import check_count, numeric_function, position, rotation
+from kanerobot.geometry import numeric_function, position, rotation
 from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.vectors import cross, plus, scaled, summed, times
@@ -60,12 +60,8 @@ def _split(xi):
 
 
 def _joint_values(robot, given, default, what):
-    """label -> value of each joint, from ``given`` (nj expressions) or ``default``."""
-    if given is None:
-        return dict(zip(robot.joint_labels, default))
-    values = list(given)
-    check_count(values, robot.joint_labels, what)
-    return {label: sympy.sympify(v) for label, v in zip(robot.joint_labels, values)}
+    """label -> the joint's rates (a tuple of nv), from ``given`` (a flat sequence of every joint's) or ``default``."""
+    return dict(default) if given is None else robot.split_rates(given, what)
 
 
 def path_joints(robot, frame):
@@ -474,17 +470,35 @@ def root_link_motion(w, wdot, Vdot, record=_unnamed):
     return LinkMotion(w, wdot, Vdot, u_matrix(wdot, DV, record), DV)
 
 
-def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_unnamed):
-    """Motion of link j from its antecedent's: one step of SYMORO+ eqs 6-10.
+def along(S, rates):
+    """``S rates`` as a 3-vector (plain list): the columns of a 3 x nv block of a motion subspace weighted by nv rates.
 
-    ::
+    With one column this is :func:`~kanerobot.symbolic.vectors.scaled`, so a
+    revolute or prismatic joint's expressions are Khalil's ``qd_j ja_j``.
+    """
+    terms = [scaled(rate, [S[r, k] for r in range(3)]) for k, rate in enumerate(rates)]
+    if len(terms) == 1:
+        return terms[0]
+    return plus(*terms) if terms else [sympy.S.Zero] * 3
+
+
+def forward_step(parent, jA_i, iP_j, S, qd_j, qdd_j, record=_unnamed):
+    """Motion of link j from its antecedent's: one step of SYMORO+ eqs 6-10, for any joint model.
+
+    With ``(S_lin, S_ang) = S`` the joint's motion subspace in frame j (3 x nv
+    each, constant in frame j) and its nv rates ``qd_j``, ``qdd_j``::
 
         WI    = jA_i iw_i                                           jw_i      (6a)
-        W     = WI + sigmabar_j qd_j ja_j                           jw_j      (6b)
-        WP    = jA_i iwdot_i + sigmabar_j (qdd_j ja_j + WI x qd_j ja_j)       (8)
+        W     = WI + S_ang qd_j                                     jw_j      (6b)
+        WP    = jA_i iwdot_i + S_ang qdd_j + WI x S_ang qd_j                  (8)
         U     = hat(WP) + hat(W) hat(W), from the products DV of W            (9)
         VSP   = iVdot_i + iU_i iP_j
-        VP    = jA_i VSP + sigma_j (qdd_j ja_j + 2 WI x qd_j ja_j)  jVdot_j  (10)
+        VP    = jA_i VSP + S_lin qdd_j + (WI + W) x S_lin qd_j      jVdot_j  (10)
+
+    For a prismatic joint ``W = WI`` and the last term is Khalil's
+    ``2 WI x qd_j ja_j``; for a revolute one ``S_lin = 0``.  ``(WI + W) x``
+    is the Coriolis term of a joint that slides and turns at once (planar,
+    free flyer).
 
     Written once for every algorithm that runs it: over plain sympy
     expressions (:func:`link_kinematics`) or recording each vector into a
@@ -497,11 +511,10 @@ def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_u
     jA_i, iP_j : sympy.Matrix
         3x3 and 3x1: the rotation from frame i to frame j and the position
         of O_j in frame i.
-    sigma_a, sigmabar_a : sympy.Matrix
-        3x1: ``sigma_j ja_j`` and ``sigmabar_j ja_j``
-        (:func:`~kanerobot.dynamics.common.motion_parts`).
-    qd_j, qdd_j : sympy.Expr
-        Joint rate and acceleration (0 for a fixed frame).
+    S : tuple of sympy.Matrix
+        ``(S_lin, S_ang)``, 3 x nv each (:meth:`JointModel.subspace`).
+    qd_j, qdd_j : sequence of sympy.Expr
+        The joint's nv rates and accelerations (empty for a fixed frame).
     record : callable, optional
         ``record(name, value) -> value``: names a vector or matrix (``"WI"``,
         ``"W"``, ``"WP"``, ``"DV"``, ``"U"``, ``"VSP"``, ``"VP"``); by
@@ -519,21 +532,24 @@ def forward_step(parent, jA_i, iP_j, sigma_a, sigmabar_a, qd_j, qdd_j, record=_u
     >>> QP1, g = sympy.symbols("QP1 g")
     >>> z, zero = sympy.Matrix([0, 0, 1]), sympy.zeros(3, 1)
     >>> base = LinkMotion(zero, zero, sympy.Matrix([0, 0, g]), sympy.zeros(3, 3))
-    >>> link = forward_step(base, sympy.eye(3), zero, zero, z, QP1, 0)
+    >>> link = forward_step(base, sympy.eye(3), zero, (zero, z), [QP1], [0])
     >>> link.w.T, link.Vdot.T, link.U[0, 0]
     (Matrix([[0, 0, QP1]]), Matrix([[0, 0, g]]), -QP1**2)
     """
+    S_lin, S_ang = S
+    turns, slides = any(S_ang), any(S_lin)
     # Plain lists between the named vectors: one Matrix per recorded value, and
     # no product with a structural zero is ever formed (Krang's derivation time).
-    WI = record("WI" if any(sigmabar_a) else "W", sympy.Matrix(times(jA_i, parent.w)))               # (6a) jw_i
-    w = record("W", sympy.Matrix(plus(WI, scaled(qd_j, sigmabar_a))))                              # (6b)
-    wdot = record("WP", sympy.Matrix(plus(times(jA_i, parent.wdot), scaled(qdd_j, sigmabar_a),
-                                      cross(WI, scaled(qd_j, sigmabar_a)))))                  # (8)
+    WI = record("WI" if turns else "W", sympy.Matrix(times(jA_i, parent.w)))                          # (6a) jw_i
+    w_rel = along(S_ang, qd_j)
+    w = record("W", sympy.Matrix(plus(WI, w_rel)))                                                  # (6b)
+    wdot = record("WP", sympy.Matrix(plus(times(jA_i, parent.wdot), along(S_ang, qdd_j), cross(WI, w_rel))))  # (8)
     DV = angular_products(w, record)
     U = u_matrix(wdot, DV, record)                                                             # (9)
     VSP = record("VSP", sympy.Matrix(plus(parent.Vdot, times(parent.U, iP_j))))
-    Vdot = record("VP", sympy.Matrix(plus(times(jA_i, VSP), scaled(qdd_j, sigma_a),
-                                      scaled(2, cross(WI, scaled(qd_j, sigma_a))))))         # (10)
+    v_rel = along(S_lin, qd_j)
+    coriolis = scaled(2, cross(WI, v_rel)) if not turns else plus(cross(WI, v_rel), cross(w, v_rel)) if slides else [sympy.S.Zero] * 3
+    Vdot = record("VP", sympy.Matrix(plus(times(jA_i, VSP), along(S_lin, qdd_j), coriolis)))         # (10)
     return LinkMotion(w, wdot, Vdot, U, DV)
 
 
@@ -580,8 +596,8 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
     [   QDP1, -QP1**2, 0],
     [      0,       0, 0]])
     """
-    qd_j = _joint_values(robot, qd, robot.qd, "qd")
-    qdd_j = _joint_values(robot, qdd, robot.qdd, "qdd")
+    qd_j = _joint_values(robot, qd, robot.joint_speeds, "qd")
+    qdd_j = _joint_values(robot, qdd, robot.joint_accelerations, "qdd")
     if frames is None:
         wanted = set(robot.labels)
     else:
@@ -600,15 +616,14 @@ def link_kinematics(robot, qd=None, qdd=None, base=True, accelerations=True, fra
         iT_j = sympy.Matrix(frame.transform())
         jA_i = iT_j[:3, :3].T
         iP_j = iT_j[:3, 3]
-        sigma_a, sigmabar_a = _split(frame.motion_subspace())  # sigma_j ja_j, sigmabar_j ja_j
-        qdj = qd_j.get(j, sympy.S.Zero)
-        qddj = qdd_j.get(j, sympy.S.Zero)
-        V[j] = jA_i * (V[i] + w[i].cross(iP_j)) + qdj * sigma_a  # (6c)
+        S_lin, S_ang = frame.joint.subspace(frame.axis)
+        qdj, qddj = qd_j.get(j, ()), qdd_j.get(j, ())
+        V[j] = jA_i * (V[i] + w[i].cross(iP_j)) + S_lin * sympy.Matrix(len(qdj), 1, list(qdj))  # (6c)
         if accelerations:  # (6a-b), (8)-(10)
-            motion = forward_step(LinkMotion(w[i], wdot[i], Vdot[i], U[i]), jA_i, iP_j, sigma_a, sigmabar_a, qdj, qddj)
+            motion = forward_step(LinkMotion(w[i], wdot[i], Vdot[i], U[i]), jA_i, iP_j, (S_lin, S_ang), qdj, qddj)
             w[j], wdot[j], Vdot[j], U[j] = motion.w, motion.wdot, motion.Vdot, motion.U
         else:
-            w[j] = jA_i * w[i] + qdj * sigmabar_a  # (6a-b)
+            w[j] = jA_i * w[i] + S_ang * sympy.Matrix(len(qdj), 1, list(qdj))  # (6a-b)
     if not accelerations:
         return {label: LinkKinematics(w[label], V[label]) for label in w}
     return {label: LinkKinematics(w[label], V[label], wdot[label], Vdot[label], U[label]) for label in w}

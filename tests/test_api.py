@@ -91,9 +91,8 @@ def test_python_built_robot_equals_file_robot():
 def test_description_errors_name_the_problem(frames, words):
     from kanerobot.robot.description import Frame, KKPlacement, Robot
 
-    built = [Frame(label, ant, sigma, 1, KKPlacement(theta=q)) for label, ant, sigma, q in frames]
-    with pytest.raises(kr.DescriptionError, match=words):
-        Robot.create("bad", built)
+    with pytest.raises(kr.DescriptionError, match=words):  # an unknown joint code is refused as the frame is made
+        Robot.create("bad", [Frame(label, ant, sigma, 1, KKPlacement(theta=q)) for label, ant, sigma, q in frames])
 
 
 def test_general_frame_errors():

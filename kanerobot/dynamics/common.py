@@ -350,14 +350,15 @@ def link_parameter(robot, label, name):
 
 
 def motion_parts(frame):
-    """``(sigma_j e_j, sigmabar_j e_j)``: the linear and angular halves of the motion subspace.
+    """``(S_lin, S_ang)``: the linear and angular halves of the joint's motion subspace, in frame j.
 
     Returns
     -------
     tuple of sympy.Matrix
-        Two 3x1 vectors: the unit axis ``e_j`` (in frame j) in the first
-        for a prismatic joint, in the second for a revolute one, both zero
-        for a fixed frame.
+        Two 3 x nv blocks (:meth:`~kanerobot.robot.joints.JointModel.subspace`):
+        for one speed, the unit axis ``e_j`` in the first for a prismatic
+        joint, in the second for a revolute one (Khalil's ``sigma_j e_j``,
+        ``sigmabar_j e_j``); 3 x 0 for a fixed frame.
 
     Examples
     --------
@@ -366,8 +367,7 @@ def motion_parts(frame):
     >>> linear.T, angular.T
     (Matrix([[0, 0, 0]]), Matrix([[0, 0, 1]]))
     """
-    a = frame.motion_subspace()
-    return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
+    return frame.joint.subspace(frame.axis)
 
 
 def subtree_wrench(force, moment, successors):

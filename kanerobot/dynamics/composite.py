@@ -199,9 +199,9 @@ def mass_matrix(robot, rotor=True, trig=True):
     size = sum(subspace[j].cols for j in speeds)
     A = sympy.zeros(size, size)
 
-    def place(i, j, block):
-        """A_ij and, by symmetry, A_ji."""
-        r, c = start[i], start[j]
+    def place(i, j, block, column=0):
+        """A_ij (from its column ``column`` on) and, by symmetry, A_ji."""
+        r, c = start[i], start[j] + column
         A[r : r + block.rows, c : c + block.cols] = block
         A[c : c + block.cols, r : r + block.rows] = block.T
 
@@ -210,11 +210,12 @@ def mass_matrix(robot, rotor=True, trig=True):
         S = subspace[BASE]
         place(BASE, BASE, S.T * sympy.Matrix.hstack(*(sympy.Matrix.vstack(*composite_wrench(*plus[BASE], a)) for a in _columns(S))))
     for j in robot.joint_labels:
-        for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=free):
-            if i in subspace:  # a fixed frame i has no entry
-                place(i, j, _projected(subspace[i], f, m))  # (35), (38)
-        if rotor:
-            A[start[j], start[j]] += link_parameter(robot, j, "IA")  # (35)
+        for k in range(subspace[j].cols):  # one column per speed of joint j
+            for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=free, column=k):
+                if i in subspace:  # a fixed frame i has no entry
+                    place(i, j, _projected(subspace[i], f, m), k)  # (35), (38)
+            if rotor:
+                A[start[j] + k, start[j] + k] += link_parameter(robot, j, "IA")  # (35)
 
     names = matrix_entry_names("A", (size, size))
     for c in range(size):
@@ -308,7 +309,7 @@ def composite_wrench(J, MS, M, a):
     return M * linear + angular.cross(MS), None if J is None else J * angular + MS.cross(linear)
 
 
-def column_wrenches(program, robot, placements, j, inertia, *, root=False, names=NAMES):
+def column_wrenches(program, robot, placements, j, inertia, *, root=False, names=NAMES, column=0):
     """Column j's wrench at O_j and carried to each antecedent (eqs 31-34, 36-37).
 
     Parameters
@@ -324,6 +325,10 @@ def column_wrenches(program, robot, placements, j, inertia, *, root=False, names
         to link 0 too.
     names : dict, optional
         Keys ``E``, ``N``, ``NA`` of :data:`NAMES`.
+    column : int, optional
+        Which speed of joint j (a column of its motion subspace); the
+        variables of column k > 0 of a joint with several speeds are named
+        ``..._<j>c<k>``.
 
     Yields
     ------
@@ -334,10 +339,12 @@ def column_wrenches(program, robot, placements, j, inertia, *, root=False, names
         on the motion subspace of joint i (eqs 35, 38).
     """
 
-    def vector(key, i, v):
-        return program.assign_matrix(lambda r, c: names[key].format(r=r, i=robot.stems[i], j=robot.stems[j]), v)
+    tag = robot.stems[j] if column == 0 else f"{robot.stems[j]}c{column}"
 
-    f, m = composite_wrench(*inertia, robot.frame(j).motion_subspace())  # (31)-(34)
+    def vector(key, i, v):
+        return program.assign_matrix(lambda r, c: names[key].format(r=r, i=robot.stems[i], j=tag), v)
+
+    f, m = composite_wrench(*inertia, robot.frame(j).motion_subspace()[:, column])  # (31)-(34)
     f, m = vector("E", j, f), vector("N", j, m)
     yield j, f, m
     k = j

@@ -370,7 +370,7 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         the recursions).
     """
     stem = robot.stems
-    QP = dict(zip(robot.joint_labels, robot.qd))
+    QP = robot.joint_speeds
     w = {BASE: w0}
     gamma, beta, inertia = {}, {}, {}
     if is_free(robot):
@@ -380,15 +380,17 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         j, i = frame.label, frame.antecedent
         iA_j, iP_j = placements[j]
         jA_i = iA_j.T
-        sigma_e, sigmabar_e = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j
-        qd_j = QP.get(j, sympy.S.Zero)
+        S_lin, S_ang = motion_parts(frame)  # sigma_j e_j, sigmabar_j e_j for one speed
+        rates = QP.get(j, ())
+        qd = sympy.Matrix(len(rates), 1, list(rates))
+        sigma_e_qd, sigmabar_e_qd = S_lin * qd, S_ang * qd
         jw_i = program.assign_matrix(f"WI{{i}}{stem[j]}", matmul(jA_i, w[i]))  # (16)
-        w[j] = program.assign_matrix(f"W{{i}}{stem[j]}", jw_i + sigmabar_e * qd_j)  # (16)
+        w[j] = program.assign_matrix(f"W{{i}}{stem[j]}", jw_i + sigmabar_e_qd)  # (16)
         iw_i_x_P = program.assign_matrix(f"PW{{i}}{stem[j]}", cross(w[i], iP_j))
         iU_i_P = program.assign_matrix(f"LWI{{i}}{stem[j]}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
         gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e * qd_j)),
-            program.assign_matrix(f"WQ{{i}}{stem[j]}", cross(jw_i, sigmabar_e * qd_j)),
+            program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e_qd)),
+            program.assign_matrix(f"WQ{{i}}{stem[j]}", cross(jw_i, sigmabar_e_qd)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)

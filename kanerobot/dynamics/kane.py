@@ -1365,10 +1365,9 @@ class NestedKane:
             body_forces(BASE)
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
-            sigma_a, sigmabar_a = motion_parts(frame)
-            qd, qdd = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
+            rates = ((QP[j],), (QDP[j],)) if frame.is_joint else ((), ())
             iA_j, iP_j = self._placements[j]
-            motion[j] = forward_step(motion[i], iA_j.T, iP_j, sigma_a, sigmabar_a, qd, qdd, self._recorder(j))
+            motion[j] = forward_step(motion[i], iA_j.T, iP_j, motion_parts(frame), *rates, self._recorder(j))
             GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
             body_forces(j)
         # Sums over the subtrees (S1-S2), leaves to base, and the generalized forces (E1).

@@ -336,11 +336,6 @@ def _check(robot, what):
         )
 
 
-def _split(a):
-    """``(sigma_j ja_j, sigmabar_j ja_j)`` from a 6x1 motion subspace."""
-    return sympy.Matrix(a[:3, 0]), sympy.Matrix(a[3:, 0])
-
-
 def _frame_placements(robot, program):
     """``label -> (iA_j, iP_j)`` of every frame, ``cos``/``sin`` named ``C<label>``,
     ``S<label>`` after the joint's frame (``C4l`` for Krang's ``q_1l``), entries
@@ -496,7 +491,7 @@ class EnergyModel:
                     p.assign_matrix(lambda r, c, f=f, j=j: f"JW{r}{self._stem(j)}_{self._stem(f)}", jA_i * Jw),
                 )
             if frame.is_joint:
-                own[j] = _split(frame.motion_subspace())
+                own[j] = frame.joint.subspace(frame.axis)
             cols[j] = own
         self._columns = cols
         return cols
@@ -550,18 +545,19 @@ class EnergyModel:
         ``iV_i + iw_i x iP_j``).  Equal to ``Jv qd`` and ``Jw qd`` of
         :meth:`columns`; the recursion makes their derivatives cheaper."""
         p = self.program
-        qd = dict(zip(self.robot.joint_labels, self.robot.qd))
+        qd = self.robot.joint_speeds
         out = {BASE: self.root.velocity()}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
             jA_i = iA_j.T
             vi, wi = out[i]
-            sigma_a, sigmabar_a = _split(frame.motion_subspace())
+            S_lin, S_ang = frame.joint.subspace(frame.axis)
             VU = p.assign_matrix(lambda r, c, j=j: f"VU{r}{self._stem(j)}", vi + wi.cross(iP_j))
-            qdj = qd.get(j, 0)
-            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{self._stem(j)}", jA_i * VU + qdj * sigma_a)
-            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{self._stem(j)}", jA_i * wi + qdj * sigmabar_a)
+            rates = qd.get(j, ())
+            qdj = sympy.Matrix(len(rates), 1, list(rates))
+            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{self._stem(j)}", jA_i * VU + S_lin * qdj)
+            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{self._stem(j)}", jA_i * wi + S_ang * qdj)
             out[j] = (v, w)
         return {j: out[j] for j in self.robot.links}
 

@@ -67,7 +67,6 @@ from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES, parameter_names
 from kanerobot.dynamics.root import is_free, root_motion, state_inputs
 from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
 from kanerobot.symbolic.vectors import cross, matmul, plus, scaled, times
 
@@ -322,8 +321,8 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         return link_parameter(robot, label, name) if flag else sympy.S.Zero
 
     labels = angle_labels(robot)
-    QP = dict(zip(robot.joint_labels, robot.qd if qd else [0] * robot.nj))
-    QDP = dict(zip(robot.joint_labels, robot.qdd if qdd else [0] * robot.nj))
+    QP = {j: rates if qd else (sympy.S.Zero,) * len(rates) for j, rates in robot.joint_speeds.items()}
+    QDP = {j: rates if qdd else (sympy.S.Zero,) * len(rates) for j, rates in robot.joint_accelerations.items()}
     motion = {BASE: root_link_motion(*root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity), recorder(program, BASE))}
     A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
@@ -340,10 +339,8 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         body_wrench(BASE)
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        sigma_a, sigmabar_a = motion_parts(frame)
-        qd_j, qdd_j = sympy.sympify(QP.get(j, 0)), sympy.sympify(QDP.get(j, 0))
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, stem[j]))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], motion_parts(frame), QP.get(j, ()), QDP.get(j, ()), recorder(program, stem[j]))
         body_wrench(j)
 
     # Backward recursion, j = n ... 1 (then link 0 on a free flyer): reaction wrenches on the joint axes.
@@ -363,26 +360,20 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         reaction_wrench(j)
         FDI[j] = vec("FDI", j, matmul(A[j], f[j]))                                                        # (18) if_j
         if frame.is_joint:
-            sigma_a, sigmabar_a = motion_parts(frame)
-            qd_j, qdd_j = sympy.sympify(QP[j]), sympy.sympify(QDP[j])
+            S_lin, S_ang = motion_parts(frame)
             IA, FV, FS = optional(rotor, j, "IA"), optional(friction, j, "FV"), optional(friction, j, "FS")
-            GAM[j] = sigma_a.dot(f[j]) + sigmabar_a.dot(m[j]) + IA * qdd_j + FV * qd_j + FS * sympy.sign(qd_j)  # (20)
+            GAM[j] = [
+                S_lin[:, k].dot(f[j]) + S_ang[:, k].dot(m[j]) + IA * qdd_k + FV * qd_k + FS * sympy.sign(qd_k)  # (20)
+                for k, (qd_k, qdd_k) in enumerate(zip(QP[j], QDP[j]))
+            ]
     if free:  # the free flyer's motion subspace is the identity: (20) is the whole wrench
         reaction_wrench(BASE)
         for name, value in zip(BASE_FORCE_NAMES, list(f[BASE]) + list(m[BASE])):
             program.set_output(output + name, value)
 
     for j in robot.joint_labels:
-        program.set_output(f"{output}{stem[j]}", GAM[j])
+        for name, value in zip(robot.frame(j).joint.force_names(stem[j]), GAM[j]):
+            program.set_output(f"{output}{name}", value)
     program.prune()
     return program
 
-
-def joint_sigma(frame):
-    """sigma_j: 1 for a prismatic joint, else 0."""
-    return int(frame.sigma == PRISMATIC)
-
-
-def joint_sigmabar(frame):
-    """sigmabar_j: 1 for a revolute joint, else 0 (a fixed frame has neither)."""
-    return int(frame.sigma == REVOLUTE)

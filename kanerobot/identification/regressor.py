@@ -41,7 +41,7 @@ from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, e
 from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, motion_parts
 from kanerobot.dynamics.constrained import label_name, splice
 from kanerobot.dynamics.dynamic_model import as_states, parameters_without_state
-from kanerobot.dynamics.newton_euler import joint_sigma, joint_sigmabar, recorder
+from kanerobot.dynamics.newton_euler import recorder
 from kanerobot.dynamics.root import root_motion
 from kanerobot.errors import ParameterError
 from kanerobot.kinematics import forward_step, root_link_motion
@@ -388,10 +388,9 @@ def _tree_regressor(robot, symbols, owners):
     # Forward recursion (SYMORO+ eqs 6-10), shared by every column.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        sigma_a, sigmabar_a = motion_parts(frame)
-        qd_j, qdd_j = QP.get(j, sympy.S.Zero), QDP.get(j, sympy.S.Zero)
+        rates = ((QP[j],), (QDP[j],)) if frame.is_joint else ((), ())
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        motion[j] = forward_step(motion[i], A[j].T, P[j], sigma_a, sigmabar_a, qd_j, qdd_j, recorder(program, stem[j]))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], motion_parts(frame), *rates, recorder(program, stem[j]))
     w, wdot, Vdot = ({j: getattr(m, key) for j, m in motion.items()} for key in ("w", "wdot", "Vdot"))
     U, DV = ({j: getattr(m, key) for j, m in motion.items()} for key in ("U", "DV"))
 
@@ -420,8 +419,8 @@ def _tree_regressor(robot, symbols, owners):
             while True:
                 frame = frames[at]
                 if frame.is_joint:
-                    a = sympy.Matrix(frame.axis)
-                    value = (joint_sigma(frame) * f + joint_sigmabar(frame) * m).dot(a)
+                    S_lin, S_ang = motion_parts(frame)
+                    value = S_lin[:, 0].dot(f) + S_ang[:, 0].dot(m)
                     if value != 0:
                         columns[rows[at], col] = columns.get((rows[at], col), 0) + value
                 i = frame.antecedent

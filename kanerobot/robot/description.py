@@ -92,8 +92,9 @@ class KKPlacement:
     def transform(self):
         return joints.kk_transform(self.gamma, self.b, self.alpha, self.d, self.theta, self.r)
 
-    def joint_variable(self, sigma):
-        return {joints.REVOLUTE: self.theta, joints.PRISMATIC: self.r}.get(sigma)
+    def joint_variable(self, joint):
+        """theta of a revolute joint, r of a prismatic one (None for a fixed frame)."""
+        return {joints.Revolute.name: self.theta, joints.Prismatic.name: self.r}.get(joint.name)
 
     @property
     def axis(self):
@@ -119,19 +120,22 @@ class GeneralPlacement:
             object.__setattr__(self, key, sympy.ImmutableMatrix(rows, cols, [_expr(v, key, "a frame") for v in flat]))
         object.__setattr__(self, "q", _expr(self.q, "q", "a frame"))
 
-    def transform(self, sigma):
-        return joints.general_transform(self.R0, self.P, self.axis, sigma, self.q)
+    def transform(self, joint, coordinates=None):
+        """``[R0, P; 0 1] M(q)`` of ``joint``: q is ``self.q`` for one coordinate, else ``coordinates``."""
+        return joint.placed(self.R0, self.P, self.axis, (self.q,) if joint.nq == 1 else tuple(coordinates or ()))
 
-    def joint_variable(self, sigma):
-        return self.q if sigma in (joints.REVOLUTE, joints.PRISMATIC) else None
+    def joint_variable(self, joint):
+        """q of a joint with one coordinate (None otherwise)."""
+        return self.q if joint.nq == 1 else None
 
 
 @dataclass(frozen=True)
 class Frame:
     """Frame ``label`` on its antecedent ``antecedent``.
 
-    ``sigma`` is 0 (revolute), 1 (prismatic) or 2 (fixed); ``mu`` is 1 for an
-    active (actuated) joint and 0 for a passive one.  ``label`` is any name
+    ``joint`` is the frame's joint model (:mod:`kanerobot.robot.joints`), or
+    SYMORO's code ``sigma`` of one: 0 (revolute), 1 (prismatic) or 2 (fixed);
+    ``mu`` is 1 for an active (actuated) joint and 0 for a passive one.  ``label`` is any name
     without whitespace (a URDF joint's name as written: ``l-hip.y``);
     ``stem`` is the part of the symbol and variable names built for the
     frame (``XX<stem>``, ``H<stem>``): ASCII letters, digits and ``_``,
@@ -141,7 +145,7 @@ class Frame:
 
     label: str
     antecedent: str
-    sigma: int
+    joint: joints.JointModel
     mu: int
     placement: Union[KKPlacement, GeneralPlacement]
     stem: Optional[str] = None
@@ -149,10 +153,23 @@ class Frame:
     def __post_init__(self):
         if self.stem is None:
             object.__setattr__(self, "stem", label_stem(self.label))
+        try:
+            object.__setattr__(self, "joint", joints.from_sigma(self.joint))
+        except ValueError:
+            raise DescriptionError(
+                f"sigma of frame {self.label} is {self.joint}: use 0 (revolute), 1 (prismatic) or 2 (fixed)",
+                key="sigma",
+                label=self.label,
+            ) from None
+
+    @property
+    def sigma(self):
+        """SYMORO's code of the joint (0 revolute, 1 prismatic, 2 fixed; None for the others): for the file writers."""
+        return self.joint.sigma
 
     @property
     def is_joint(self):
-        return self.sigma != joints.FIXED
+        return self.joint.nv > 0
 
     @property
     def joint_key(self):
@@ -162,13 +179,13 @@ class Frame:
             return None
         if not self.is_kk:
             return "q"
-        return "theta" if self.sigma == joints.REVOLUTE else "r"
+        return "theta" if isinstance(self.joint, joints.Revolute) else "r"
 
     @property
     def joint_expression(self):
         """theta (revolute KK), r (prismatic KK) or a general frame's q, as
         written: the joint variable plus its offset; None if fixed."""
-        return self.placement.joint_variable(self.sigma)
+        return self.placement.joint_variable(self.joint)
 
     @cached_property
     def _variable_and_offset(self):
@@ -202,11 +219,18 @@ class Frame:
         """4x4 transform aT_j of this frame in its antecedent, a function of q."""
         if self.is_kk:
             return self.placement.transform()
-        return self.placement.transform(self.sigma)
+        return self.placement.transform(self.joint, self.coordinates)
+
+    @property
+    def coordinates(self):
+        """The joint's configuration symbols, ``nq`` of them: ``(q,)`` for one, named by the joint model otherwise."""
+        if self.joint.nq == 1:
+            return (self.q,)
+        return tuple(symbol(name) for name in self.joint.configuration_names(self.stem))
 
     def motion_subspace(self):
-        """6x1 ``[sigma e; sigma_bar e]`` in this frame (zero if fixed)."""
-        return joints.motion_subspace(self.sigma, self.axis)
+        """``S_j``, 6 x nv, linear rows first, in this frame (:meth:`JointModel.motion_subspace`)."""
+        return self.joint.motion_subspace(self.axis)
 
 
 @dataclass(frozen=True)
@@ -695,27 +719,65 @@ class Robot:
             from kanerobot.rolling import mobility  # the rank of the rolling constraints: the wheels' kinematics
 
             return mobility(self)
-        return len(self.active_joints) + (6 if self.floating else 0) + len(self.flexible_joints)
+        speeds = sum(self.frame(label).joint.nv for label in self.active_joints)
+        return speeds + (6 if self.floating else 0) + len(self.flexible_joints)
 
     @property
     def q(self):
-        """Joint variables in joint order, as a sympy column."""
-        return sympy.Matrix([self.frame(label).q for label in self.joint_labels])
+        """Joint variables in joint order, as a sympy column (``nq`` of each joint: a ball joint's quaternion)."""
+        return sympy.Matrix([q for label in self.joint_labels for q in self.frame(label).coordinates])
+
+    @cached_property
+    def joint_speeds(self):
+        """``{label: (speeds...)}``: each joint's ``nv`` speeds, ``(QP<stem>,)`` for one (a customised 0 stays 0)."""
+        return {label: self._rates(label, "QP", "speed_names") for label in self.joint_labels}
+
+    @cached_property
+    def joint_accelerations(self):
+        """``{label: (accelerations...)}``: the time derivatives of :attr:`joint_speeds`, ``(QDP<stem>,)`` for one."""
+        return {label: self._rates(label, "QDP", "acceleration_names") for label in self.joint_labels}
+
+    def _rates(self, label, parameter, names):
+        frame = self.frame(label)
+        if frame.joint.nv == 1:
+            return (self.joint_parameters[label][parameter],)
+        return tuple(symbol(name) for name in getattr(frame.joint, names)(frame.stem))
+
+    def split_rates(self, values, what="qd"):
+        """``{label: (values...)}``: a flat sequence of the joints' speeds (or accelerations), joint by joint.
+
+        Raises
+        ------
+        KaneRobotError
+            When ``values`` does not hold one value per speed of the joints.
+        """
+        values = list(values)
+        sizes = [self.frame(label).joint.nv for label in self.joint_labels]
+        if len(values) != sum(sizes):
+            joints_named = ", ".join(self.joint_labels)
+            if any(n != 1 for n in sizes):
+                joints_named += " (" + ", ".join(f"{n} for {label}" for label, n in zip(self.joint_labels, sizes) if n != 1) + ")"
+            raise KaneRobotError(f"{what} needs {sum(sizes)} values (joints {joints_named}), got {len(values)}")
+        out, start = {}, 0
+        for label, n in zip(self.joint_labels, sizes):
+            out[label] = tuple(sympy.sympify(v) for v in values[start:start + n])
+            start += n
+        return out
 
     @property
     def qd(self):
-        """Joint velocities QP in joint order (a customised 0 stays 0)."""
-        return sympy.Matrix([self.joint_parameters[label]["QP"] for label in self.joint_labels])
+        """Joint velocities QP in joint order (a customised 0 stays 0), ``nv`` of each joint."""
+        return sympy.Matrix([v for label in self.joint_labels for v in self.joint_speeds[label]])
 
     @property
     def qdd(self):
-        """Joint accelerations QDP in joint order."""
-        return sympy.Matrix([self.joint_parameters[label]["QDP"] for label in self.joint_labels])
+        """Joint accelerations QDP in joint order, ``nv`` of each joint."""
+        return sympy.Matrix([v for label in self.joint_labels for v in self.joint_accelerations[label]])
 
     @property
     def joint_symbols(self):
         """The joint variables, as a set of symbols."""
-        return {f.q for f in self.frames if f.is_joint}
+        return {q for f in self.frames if f.is_joint for q in f.coordinates}
 
     @property
     def geometric_parameters(self):
@@ -1113,7 +1175,6 @@ def _check_wheels(frames, wheels, posture, wheeled):
 
 
 #: Joint types as error messages name them.
-_KINDS = {joints.REVOLUTE: "revolute", joints.PRISMATIC: "prismatic", joints.FIXED: "fixed (sigma = 2)"}
 
 
 def _ancestors(by_label, label):
@@ -1125,6 +1186,11 @@ def _ancestors(by_label, label):
     return out
 
 
+def _kind(frame):
+    """The joint type of ``frame`` in a message."""
+    return "fixed (sigma = 2)" if not frame.is_joint else frame.joint.name
+
+
 def _check_posture(posture, by_label):
     """The posture is 3 different joints x, y, theta: prismatic, prismatic, revolute, in a chain on the base."""
     if len(posture) != 3:
@@ -1133,15 +1199,15 @@ def _check_posture(posture, by_label):
         )
     if len(set(posture)) != 3:
         raise DescriptionError(f"posture {list(posture)} names a joint twice: give 3 different joints x, y, theta", key="posture")
-    roles = (("x", joints.PRISMATIC, BASE), ("y", joints.PRISMATIC, posture[0]), ("theta", joints.REVOLUTE, posture[1]))
-    for label, (role, sigma, antecedent) in zip(posture, roles):
+    roles = (("x", joints.Prismatic, BASE), ("y", joints.Prismatic, posture[0]), ("theta", joints.Revolute, posture[1]))
+    for label, (role, kind, antecedent) in zip(posture, roles):
         if label not in by_label:
             known = ", ".join(by_label)
             raise DescriptionError(f"posture: {role} is joint {label}, which is not a frame (frames: {known})", key="posture", label=label)
         frame = by_label[label]
-        if frame.sigma != sigma:
+        if not isinstance(frame.joint, kind):
             raise DescriptionError(
-                f"posture: {role} is joint {label}, which is {_KINDS[frame.sigma]}; x and y must be prismatic joints "
+                f"posture: {role} is joint {label}, which is {_kind(frame)}; x and y must be prismatic joints "
                 f"and theta a revolute joint",
                 key="posture",
                 label=label,
@@ -1167,9 +1233,9 @@ def _check_wheel_joints(wheels, posture, by_label):
             known = ", ".join(by_label)
             raise DescriptionError(f"wheel {j}: there is no frame {j} (frames: {known})", key="wheel:joint", label=j)
         frame = by_label[j]
-        if frame.sigma != joints.REVOLUTE:
+        if not isinstance(frame.joint, joints.Revolute):
             raise DescriptionError(
-                f"wheel {j}: joint {j} is {_KINDS[frame.sigma]}, but a wheel turns about its axle: make it a revolute joint (sigma = 0)",
+                f"wheel {j}: joint {j} is {_kind(frame)}, but a wheel turns about its axle: make it a revolute joint (sigma = 0)",
                 key="wheel:joint",
                 label=j,
             )
@@ -1196,9 +1262,9 @@ def _check_steering(wheels, posture, by_label, seen):
             continue
         if steer not in by_label:
             raise DescriptionError(f"wheel {j}: its steering joint {steer} is not a frame", key="wheel:steer", label=j)
-        if by_label[steer].sigma != joints.REVOLUTE:
+        if not isinstance(by_label[steer].joint, joints.Revolute):
             raise DescriptionError(
-                f"wheel {j}: its steering joint {steer} is {_KINDS[by_label[steer].sigma]}; it must be a revolute joint about the vertical",
+                f"wheel {j}: its steering joint {steer} is {_kind(by_label[steer])}; it must be a revolute joint about the vertical",
                 key="wheel:steer",
                 label=j,
             )
@@ -1224,16 +1290,18 @@ def _check_steering(wheels, posture, by_label, seen):
 def _check_frames(frames):
     """Frames have unique labels, their own joint variables, constant offsets, valid types and placements, in tree order."""
     seen = {BASE}
+    for f in frames:
+        if f.is_kk and f.joint.sigma is None:
+            raise DescriptionError(
+                f"frame {f.label} is {f.joint.name}: a Khalil-Kleinfinger frame's joint is revolute, prismatic or "
+                f"fixed; give the frame a general placement (R0, P) for a {f.joint.name} joint",
+                key="sigma",
+                label=f.label,
+            )
     by_label = _check_labels(frames)
     variables = _joint_variables(frames)
     _check_offsets(frames, variables)
     for f in frames:
-        if f.sigma not in (0, 1, 2):
-            raise DescriptionError(
-                f"sigma of frame {f.label} is {f.sigma}: use 0 (revolute), 1 (prismatic) or 2 (fixed)",
-                key="sigma",
-                label=f.label,
-            )
         if f.mu not in (0, 1):
             raise DescriptionError(f"mu of frame {f.label} is {f.mu}: use 1 (active) or 0 (passive)", key="mu", label=f.label)
         if f.antecedent not in seen:
@@ -1279,13 +1347,13 @@ def _joint_variables(frames):
     """Map each joint variable to its frame: a joint's theta or r holds one, of its own."""
     variables = {}
     for f in frames:
-        if f.is_joint and f.sigma in (0, 1):
+        if f.joint.nq == 1:
             key = f.joint_key
             if not sympy.sympify(f.joint_expression).free_symbols:
-                kind = joints.JOINT_TYPES[f.sigma]
+                kind, stem = f.joint.name, "th" if isinstance(f.joint, joints.Revolute) else key
                 raise DescriptionError(
                     f"frame {f.label} is {kind} but its {key} is {f.joint_expression}: {key} holds the joint variable "
-                    f"(e.g. {'th' if f.sigma == 0 else key}{f.label}, or {'th' if f.sigma == 0 else key}{f.label} + an offset)",
+                    f"(e.g. {stem}{f.label}, or {stem}{f.label} + an offset)",
                     key=key,
                     label=f.label,
                 )
@@ -1306,7 +1374,7 @@ def _joint_variables(frames):
 def _check_offsets(frames, variables):
     """A joint's offset uses no joint variable."""
     for f in frames:
-        if f.is_joint and f.sigma in (0, 1):
+        if f.joint.nq == 1:
             # An offset is a constant: another joint's variable in it would
             # couple two joints and hide a coordinate among the parameters.
             shared = sorted(str(s) for s in sympy.sympify(f.offset).free_symbols if s in variables)
@@ -1339,9 +1407,9 @@ def _antecedent_message(frame, by_label):
 def _check_placement(f):
     p = f.placement
     if isinstance(p, KKPlacement):
-        if f.sigma == joints.REVOLUTE and p.theta == 0:
+        if isinstance(f.joint, joints.Revolute) and p.theta == 0:
             raise DescriptionError(f"frame {f.label} is revolute but its theta is 0: theta holds the joint variable", key="theta", label=f.label)
-        if f.sigma == joints.PRISMATIC and p.r == 0:
+        if isinstance(f.joint, joints.Prismatic) and p.r == 0:
             raise DescriptionError(f"frame {f.label} is prismatic but its r is 0: r holds the joint variable", key="r", label=f.label)
         return
     if not isinstance(p, GeneralPlacement):

@@ -220,14 +220,14 @@ def _build(path, name, table):
     nl, nj, nf, loops = _counts(path, table)
     floating = bool(_scalar(path, table, "is_floating", default=0, allowed={0, 1}))
     wheeled = bool(_scalar(path, table, "is_mobile", default=0, allowed={0, 1}))
-    frames = _frames(path, table, nf)
     with_base = floating or wheeled
     links = ([BASE] if with_base else []) + [str(j) for j in range(1, nl + 1)]
-    dynamics = _dynamics(path, table, links)
-    joint_parameters = _joint_parameters(path, table, nj, frames)
-    base_values = _base_values(path, table)
-    loop_pairs = [(str(nl + b), str(nj + b)) for b in range(1, loops + 1)]
-    try:
+    try:  # a frame's joint code (sigma) is checked as the frame is made
+        frames = _frames(path, table, nf)
+        dynamics = _dynamics(path, table, links)
+        joint_parameters = _joint_parameters(path, table, nj, frames)
+        base_values = _base_values(path, table)
+        loop_pairs = [(str(nl + b), str(nj + b)) for b in range(1, loops + 1)]
         base = Base.from_values(**base_values)
         robot = Robot.create(
             name,
