@@ -22,8 +22,8 @@ from pathlib import Path
 #: Exit status of a benchmark that missed a requirement (argparse's for a usage error, the CLI's for bad input).
 MISSING = 2
 ROOT = Path(__file__).resolve().parents[1]
-#: Where the OpenSYMORO corpus is expected: ``shared/reference/opensymoro`` beside the checkout.
-OPENSYMORO = ROOT.parent / "shared" / "reference" / "opensymoro"
+#: The OpenSYMORO corpus: in the repository, tests/data/opensymoro (the tests read the same folder).
+OPENSYMORO = ROOT / "tests" / "data" / "opensymoro"
 INSTALL = "pip install -e ."
 BENCH_EXTRA = "pip install -e '.[bench]'"
 
@@ -60,7 +60,7 @@ def opensymoro(names, folder=None):
     where = f"{folder} does not exist" if not folder.is_dir() else f"not in {folder}"
     return (
         f"OpenSYMORO's reference files {', '.join(missing)} are missing ({where}), so the comparison with OpenSYMORO is skipped: "
-        "the corpus is expected in shared/reference/opensymoro beside the repository's folder"
+        "the corpus ships with the repository in tests/data/opensymoro (git checkout -- tests/data/opensymoro restores it)"
     )
 
 

@@ -1,7 +1,7 @@
 """Operation counts of the RX-90 dynamic models against OpenSYMORO's own.
 
 Baseline: the equations of OpenSYMORO's RX90_idm.txt, RX90_inm.txt,
-RX90_ccg.txt and RX90_ddm.txt (../shared/reference/opensymoro), counted with
+RX90_ccg.txt and RX90_ddm.txt (tests/data/opensymoro), counted with
 the same rules as ours (kanerobot.symbolic.count_ops: a*b*c is 2 '*', a
 subtraction is a '+', x**2 is one '*', each function call one 'fn').  Ratios
 below 1 mean fewer operations than OpenSYMORO.  Note that RX90_idm.txt leaves

@@ -1,7 +1,8 @@
 """Shared robots and helpers of the tests.
 
-Corpus robots come from the OpenSYMORO .par files beside the checkout (or the
-copies in frames/); library robots from frames/ (:func:`library`).
+Corpus robots come from OpenSYMORO's .par files in tests/data/opensymoro
+(:data:`CORPUS`, kept in the repository); library robots from frames/
+(:func:`library`).
 :func:`tree_robot` (the ``tree`` fixture) is a two-branch robot built in
 Python that mixes Khalil-Kleinfinger frames (with gamma and b) and general
 frames with oblique revolute and prismatic axes; :func:`plate_robot` has a
@@ -67,17 +68,39 @@ def pytest_unconfigure(config):
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
         del os.environ["KANEROBOT_CACHE"]
-CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
+#: OpenSYMORO's reference files (tests/data/opensymoro/README.md): in the
+#: repository, so that a clone alone runs every test that reads them.
+CORPUS = ROOT / "tests" / "data" / "opensymoro"
+
+
+def _corpus_missing(what):
+    # An error, never a skip: a test that reads the corpus must not pass quietly without it.
+    return FileNotFoundError(
+        f"{what} is missing: the OpenSYMORO corpus ships with the repository; restore it (git checkout -- tests/data/opensymoro)"
+    )
+
+
+def corpus_file(name):
+    """The path of ``name`` in the corpus (:data:`CORPUS`); a missing file is one clear error."""
+    path = CORPUS / name
+    if not path.is_file():
+        raise _corpus_missing(path)
+    return path
+
+
+def corpus_files(pattern):
+    """The corpus files matching ``pattern``, sorted; none is one clear error (a parametrization never shrinks quietly)."""
+    paths = sorted(CORPUS.glob(pattern))
+    if not paths:
+        raise _corpus_missing(CORPUS / pattern)
+    return paths
 
 
 def corpus_robot(name):
-    """The robot of ``<name>.par`` from the corpus, else frames/, else skip."""
+    """The robot of ``<name>.par`` from the corpus."""
     from kanerobot.robot.io import load
 
-    for path in (CORPUS / f"{name}.par", ROOT / "frames" / f"{name.lower()}.par"):
-        if path.is_file():
-            return load(path)
-    pytest.skip(f"{name}.par is neither in {CORPUS} nor in frames/")
+    return load(corpus_file(f"{name}.par"))
 
 
 def one_line_error(capsys, *args):
@@ -187,16 +210,13 @@ def assert_models_close(got, expected, q, qd, qdd, *, rtol=1e-9, what=""):
 
 
 def opensymoro_equations(filename):
-    """``[(name, expression text), ...]`` under ``Equations:`` in the corpus file ``filename``, else skip."""
-    path = CORPUS / filename
-    if not path.is_file():
-        pytest.skip(f"{filename} is not beside this checkout")
-    lines = path.read_text().split("Equations:", 1)[1].split("*=*", 1)[0].strip().splitlines()
+    """``[(name, expression text), ...]`` under ``Equations:`` in the corpus file ``filename``."""
+    lines = corpus_file(filename).read_text().split("Equations:", 1)[1].split("*=*", 1)[0].strip().splitlines()
     return [tuple(line.split(" = ", 1)) for line in lines if " = " in line]
 
 
 def opensymoro_operations(filename):
-    """Total operations of the equations of an OpenSYMORO file (our count_ops rules), else skip."""
+    """Total operations of the equations of an OpenSYMORO file (our count_ops rules)."""
     return sum(sum(count_ops(parse_expression(expr)).values()) for _, expr in opensymoro_equations(filename))
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy
+from conftest import corpus_files
 
 import kanerobot as kr
 from kanerobot.geometry import transform
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
-FILES = sorted((ROOT / "frames").glob("*.par")) + sorted((ROOT / "frames").glob("*.toml")) + sorted(CORPUS.glob("*.par"))
+FILES = sorted((ROOT / "frames").glob("*.par")) + sorted((ROOT / "frames").glob("*.toml")) + corpus_files("*.par")
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 import sympy
-from conftest import CORPUS, library
+from conftest import corpus_file, library
 from threadpoolctl import threadpool_limits
 
 import kanerobot as kr
@@ -18,14 +18,10 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.identification import base_parameter_set, base_parameters
 
-REFERENCE = CORPUS / "RX90_regp.txt"
-
 
 def _reference():
     """(names of the grouped table in order, {name: expression of the standard parameters})."""
-    if not REFERENCE.is_file():
-        pytest.skip(f"OpenSYMORO's {REFERENCE.name} is not in {CORPUS} (a checkout beside shared/ has it)")
-    text = REFERENCE.read_text()
+    text = corpus_file("RX90_regp.txt").read_text()
     defs = {}
     for line in text.split("Equations:")[1].split("*=*")[0].strip().splitlines():
         name, expr = (x.strip() for x in line.split("="))

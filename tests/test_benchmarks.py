@@ -1,7 +1,7 @@
 """The benchmarks' requirement checks, in an environment that misses what they need.
 
 A benchmark run in a clone without pinocchio (the `pin` package), without the
-OpenSYMORO corpus beside the checkout, or without kanerobot installed must
+OpenSYMORO corpus (tests/data/opensymoro), or without kanerobot installed must
 say in one line what is missing and how to get it, and exit with status 2
 (``benchmarks/needs.py``), never stop on a raw traceback.  These tests run
 the checks, not the benchmarks (op_counts.py excepted: it takes a second and
@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -88,7 +89,7 @@ def test_check_names_what_is_missing(bare, name):
         assert lines[0].endswith("pip install -e '.[bench]' (the bench extra) to get it")
     else:
         assert f"({bare.OPENSYMORO} does not exist)" in lines[0]
-        assert lines[0].endswith("the corpus is expected in shared/reference/opensymoro beside the repository's folder")
+        assert lines[0].endswith("the corpus ships with the repository in tests/data/opensymoro (git checkout -- tests/data/opensymoro restores it)")
 
 
 def test_checks_pass_when_requirements_are_there(monkeypatch, tmp_path):
@@ -105,6 +106,13 @@ def test_checks_pass_when_requirements_are_there(monkeypatch, tmp_path):
     for name, expected in REQUIREMENTS.items():
         if expected is not None:
             assert load(name).check() == [], name
+
+
+def test_benchmarks_read_the_tests_corpus():
+    """needs.py's folder is the one the tests read, and the repository holds what op_counts.py needs there."""
+    needs = load("needs.py")
+    assert needs.OPENSYMORO == CORPUS
+    assert needs.opensymoro([f"RX90_{key}.txt" for key in ("idm", "inm", "ccg", "ddm")]) is None
 
 
 def test_missing_corpus_files_are_named(tmp_path):

@@ -8,7 +8,7 @@ import re
 import numpy
 import pytest
 import sympy
-from conftest import CORPUS, assert_close, derived, library
+from conftest import assert_close, corpus_file, derived, library
 from conftest import program_outputs as evaluate
 
 from kanerobot.dynamics import newton_euler
@@ -19,9 +19,6 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.expressions import parse_expression
 from kanerobot.symbolic import Program
-
-INM = CORPUS / "RX90_inm.txt"
-
 
 # ------------------------------------------------------------------ helpers
 
@@ -241,7 +238,7 @@ def test_no_velocity_line_depends_on_a_joint_the_matrix_ignores():
 
 def opensymoro_rx90_inertia_matrix():
     """OpenSYMORO's RX90_inm.txt as a program (its A22..A77 are joints 1..6)."""
-    text = INM.read_text().split("Equations:")[1]
+    text = corpus_file("RX90_inm.txt").read_text().split("Equations:")[1]
     th = sympy.symbols("th1:7")
     A = Program(inputs=th)
     values = {}
@@ -263,7 +260,6 @@ def opensymoro_rx90_inertia_matrix():
     return A
 
 
-@pytest.mark.skipif(not INM.is_file(), reason="OpenSYMORO's RX90_inm.txt is not beside the checkout")
 def test_opensymoro_rx90_inertia_matrix(rng):
     robot = library("rx90")
     A = opensymoro_rx90_inertia_matrix()

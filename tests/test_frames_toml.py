@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import sympy
+from conftest import corpus_files
 
 from kanerobot.errors import RobotFileError
 from kanerobot.robot import frames_toml
@@ -568,7 +569,7 @@ def test_syntax_error_at_end_of_document(tmp_path):
     assert info.value.line is not None and "TOML syntax error" in str(info.value)
 
 
-PAR_FILES = sorted(FRAMES.glob("*.par")) + sorted((FRAMES.parents[1] / "shared" / "reference" / "opensymoro").glob("*.par"))
+PAR_FILES = sorted(FRAMES.glob("*.par")) + corpus_files("*.par")
 
 
 @pytest.mark.parametrize("path", PAR_FILES, ids=lambda p: p.name)

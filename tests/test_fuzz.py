@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 import sympy
+from conftest import corpus_files
 
 import kanerobot as kr
 from kanerobot.errors import KaneRobotError, RobotFileError
@@ -44,7 +45,7 @@ from kanerobot.robot import joints
 
 ROOT = Path(__file__).resolve().parents[1]
 FRAMES = sorted(p for p in (ROOT / "frames").iterdir() if p.suffix in (".par", ".toml"))
-CORPUS = sorted((ROOT.parent / "shared" / "reference" / "opensymoro").glob("*.par"))
+CORPUS = corpus_files("*.par")
 
 #: Fixed so that a failure reproduces; set KANEROBOT_FUZZ_SEED to explore.
 SEED = int(os.environ.get("KANEROBOT_FUZZ_SEED", "13"))
@@ -365,8 +366,6 @@ def test_fuzz_frames(tmp_path):
 
 
 def test_fuzz_opensymoro_corpus(tmp_path):
-    if not CORPUS:
-        pytest.skip("the OpenSYMORO corpus (../shared/reference/opensymoro/*.par) is not beside this checkout")
     started, stats = (time.perf_counter(), time.process_time()), Counter()
     for path in CORPUS:
         run_file(path, PER_CORPUS_FILE, tmp_path, stats)

@@ -5,9 +5,8 @@ the frame transforms), and the configuration a pose came from must be found."""
 import numpy
 import pytest
 import sympy
-from conftest import library
+from conftest import corpus_robot, library
 
-import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 from kanerobot.geometry import loop_constraints, loop_solver, numeric_function, solve_loops
@@ -190,7 +189,6 @@ def test_fourbar_assembly_modes_match_numeric_loop_solver():
             assert any(num.joint_distance(num.wrap(q, revolute), c, revolute) < 1e-7 for c in closed)
 
 
-REFERENCE = "/work/shared/reference/opensymoro"
 REFERENCE_VALUES = {"testLoop": {"d": 0.8}, "TwoLoops": {"d12": 0.8, "d3": 1.0, "d4": 0.7, "d7": 0.5, "g12": 0.3}}
 
 
@@ -199,12 +197,7 @@ def test_reference_loops_closed_form_contains_numeric(name):
     """OpenSYMORO's loop examples: every assembly mode in closed form closes
     the loops, and whatever the numeric solver finds from random guesses is
     one of them."""
-    import os
-
-    path = os.path.join(REFERENCE, f"{name}.par")
-    if not os.path.exists(path):
-        pytest.skip("reference corpus not available")
-    robot = kr.load(path)
+    robot = corpus_robot(name)
     rng = numpy.random.default_rng(4)
     values = REFERENCE_VALUES[name]
     closure = numeric_function(robot, sympy.Matrix(loop_constraints(robot)), values)

@@ -5,7 +5,7 @@ the numerically solved loops, and OpenSYMORO's RX-90 Jacobian."""
 import numpy
 import pytest
 import sympy
-from conftest import CORPUS, random_values
+from conftest import corpus_file, random_values
 
 from kanerobot import geometry, kinematics
 from kanerobot.errors import KaneRobotError, SingularityError
@@ -42,11 +42,8 @@ def block_rotation(R):
 
 # --------------------------------------------------------------- Jacobian
 def test_renaud_factor_matches_opensymoro_rx90(rx90, rng):
-    path = CORPUS / "RX90_jac.txt"
-    if not path.is_file():
-        pytest.skip("RX90_jac.txt is not beside this checkout")
     reference = {}
-    for line in path.read_text().splitlines():
+    for line in corpus_file("RX90_jac.txt").read_text().splitlines():
         name, _, expr = line.partition(" = ")
         if expr and name[:1] in "JL" and name[1:].isdigit():
             reference[name] = parse_expression(expr)

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 import sympy
+from conftest import corpus_files
 
 import kanerobot as kr
 from kanerobot.robot.par import read_par, write_par
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "opensymoro"
-CORPUS_FILES = sorted(CORPUS.glob("*.par"))
+CORPUS_FILES = corpus_files("*.par")
 FRAMES = Path(__file__).resolve().parents[1] / "frames"
 
 # Facts read off the corpus README: NL / NJ / NF and the active joints.
@@ -32,8 +32,6 @@ def _umask():
 
 
 def test_corpus_is_present():
-    if not CORPUS_FILES and not os.environ.get("CI"):
-        pytest.skip("the OpenSYMORO corpus (../shared/reference/opensymoro) is not beside this checkout")
     assert {p.name for p in CORPUS_FILES} == set(EXPECTED)
 
 

@@ -38,13 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import corpus_file
 
 import kanerobot as kr
 from kanerobot import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-CORPUS = ROOT.parent / "shared" / "reference" / "opensymoro"
 QUICK_START = "Quick start"
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -218,7 +218,6 @@ def test_op_count_table():
         assert rows[label][0] == (counts["mul"], counts["add"]), label
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the OpenSYMORO corpus is not at {CORPUS}")
 def test_op_count_table_opensymoro_column(monkeypatch):
     """OpenSYMORO's column counted from its RX90_*.txt by benchmarks/op_counts.py's rules."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports benchmarks/needs.py
@@ -226,7 +225,7 @@ def test_op_count_table_opensymoro_column(monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for label, (_, key) in TABLE_MODELS.items():
-        theirs = module.opensymoro_count(CORPUS / f"RX90_{key}.txt")
+        theirs = module.opensymoro_count(corpus_file(f"RX90_{key}.txt"))
         assert op_count_table()[label][1] == (theirs["mul"], theirs["add"]), label
 
 
