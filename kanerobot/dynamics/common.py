@@ -15,7 +15,8 @@ recursions; each is written once here:
   numeric kinematics and of the centroidal quantities);
 - :func:`link_inertia`, :func:`link_parameter`: a link's parameters, zero
   for a frame that carries no link;
-- :func:`motion_parts`: ``sigma_j e_j`` and ``sigmabar_j e_j`` of a joint;
+- :class:`ModelOptions`: what a model's program includes;
+- :func:`motion_parts`: the two halves ``(S_lin, S_ang)`` of a joint's motion subspace;
 - :func:`subtree_wrench`: the wrench of a subtree at its origin from its
   link's own and its successors' (SYMORO+ eqs 17 and 19), shared by
   Newton-Euler's backward recursion and Kane's sums S1-S2;
@@ -26,6 +27,7 @@ recursions; each is written once here:
 
 import itertools
 import re
+from dataclasses import dataclass
 
 import sympy
 
@@ -44,6 +46,7 @@ __all__ = [
     "frame_placements",
     "link_inertia",
     "link_parameter",
+    "ModelOptions",
     "motion_parts",
     "program_inputs",
     "rotate_inertia",
@@ -347,6 +350,35 @@ def link_parameter(robot, label, name):
     (IA2, 0)
     """
     return robot.dynamics[label][name] if label in robot.dynamics else sympy.S.Zero
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """What a dynamic model's program includes (SYMORO+'s customisations, section 7).
+
+    ``qd``, ``qdd``: the speeds and accelerations (False: set to zero);
+    ``gravity``; ``friction`` (``FV qd + FS sign(qd)``); ``rotor`` (``IA qdd``);
+    ``wrench`` (the links' ``FX .. CZ`` on the environment); ``trig`` (the
+    program's trigonometric rules).
+
+    Examples
+    --------
+    >>> ModelOptions.at_rest()
+    ModelOptions(qd=False, qdd=False, gravity=True, friction=False, rotor=False, wrench=False, trig=True)
+    """
+
+    qd: bool = True
+    qdd: bool = True
+    gravity: bool = True
+    friction: bool = True
+    rotor: bool = True
+    wrench: bool = True
+    trig: bool = True
+
+    @classmethod
+    def at_rest(cls, trig=True):
+        """The robot at rest under gravity alone: the options of the gravity torques."""
+        return cls(qd=False, qdd=False, friction=False, rotor=False, wrench=False, trig=trig)
 
 
 def motion_parts(frame):

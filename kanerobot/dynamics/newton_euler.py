@@ -55,16 +55,16 @@ pruned (:meth:`~kanerobot.symbolic.Program.prune`).
 import sympy
 
 from kanerobot.dynamics.common import (
+    ModelOptions,
     angle_labels,
-    check_structure,
     frame_placement,
     link_inertia,
     link_parameter,
     motion_parts,
     subtree_wrench,
 )
-from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES, parameter_names
-from kanerobot.dynamics.root import is_free, root_motion, state_inputs
+from kanerobot.dynamics.free_flyer import parameter_names
+from kanerobot.dynamics.root import check_root, root_joint_model, root_motion, state_inputs
 from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
 from kanerobot.symbolic.program import Program
@@ -170,7 +170,8 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     >>> f(*[point.get(s.name, 1.0) for s in f.args]).round(12)
     array([4., 1.])
     """
-    return _newton_euler(robot, "the inverse dynamic model", "GAM", qd, qdd, gravity, friction, rotor, wrench, trig)
+    options = ModelOptions(qd=qd, qdd=qdd, gravity=gravity, friction=friction, rotor=rotor, wrench=wrench, trig=trig)
+    return _newton_euler(robot, "the inverse dynamic model", "GAM", options)
 
 
 def coriolis_gravity(robot, *, qd=True, gravity=True, friction=True, wrench=True, trig=True):
@@ -217,7 +218,7 @@ def coriolis_gravity(robot, *, qd=True, gravity=True, friction=True, wrench=True
     GAM2 = N32
     """
     what = "the centrifugal, Coriolis, gravity and friction torques"
-    return _newton_euler(robot, what, "GAM", qd, False, gravity, friction, False, wrench, trig)
+    return _newton_euler(robot, what, "GAM", ModelOptions(qd=qd, qdd=False, gravity=gravity, friction=friction, rotor=False, wrench=wrench, trig=trig))
 
 
 def gravity_torques(robot, *, trig=True):
@@ -271,7 +272,7 @@ def gravity_torques(robot, *, trig=True):
     Q1 = N31
     Q2 = N32
     """
-    return _newton_euler(robot, "the gravity torques", "Q", False, False, True, False, False, False, trig)
+    return _newton_euler(robot, "the gravity torques", "Q", ModelOptions.at_rest(trig=trig))
 
 
 #: The names of :data:`kanerobot.dynamics.model.MODELS`, which every engine module
@@ -298,21 +299,22 @@ def recorder(program, j):
     return record
 
 
-def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench, trig):
+def _newton_euler(robot, what, output, options):
     """Record the two recursions of the module docstring into a new program.
 
-    The root joint (:mod:`~kanerobot.dynamics.root`) gives link 0's motion;
-    for a free flyer, link 0 is a body of the recursions and its wrench
-    ``[0f_0; 0m_0]``, the root joint's six generalized forces, comes first
-    in the outputs (``GAMFX0 .. GAMCZ0``).
+    Link 0 hangs from the world by the root joint (:mod:`~kanerobot.dynamics.root`),
+    which gives its motion; it is a body of both recursions, and the root
+    joint's generalized forces ``S_0^T [0f_0; 0m_0]`` come first in the
+    outputs: the six of a free flyer (``GAMFX0 .. GAMCZ0``), none for a
+    fixed root (whose link 0 has no mass here: its lines are pruned).
     """
     stem = robot.stems
-    free = is_free(robot)
-    if not free:
-        check_structure(robot, what, flexible=False)
+    root = root_joint_model(robot)
+    check_root(robot, what)
+    qd, qdd, gravity, friction, rotor, wrench = (getattr(options, key) for key in ("qd", "qdd", "gravity", "friction", "rotor", "wrench"))
     names = parameter_names(rotor, friction, wrench)
     inputs = state_inputs(robot, what, qd=qd, qdd=qdd, names=names, gravity=gravity)
-    program = Program(inputs=inputs, trig=trig)
+    program = Program(inputs=inputs, trig=options.trig)
 
     def vec(name, j, v):
         return _vector(program, name, stem[j], v)
@@ -334,16 +336,15 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
         PSI = vec("PSI", j, matmul(J, w))
         No[j] = vec("No", j, plus(times(J, wdot), cross(w, PSI)))                                              # (16)
 
-    # Forward recursion, j = 1 ... n (and link 0 on a free flyer): link motion (eqs 6-10) and total wrench.
-    if free:
-        body_wrench(BASE)
+    # Forward recursion, link 0 then j = 1 ... n: link motion (eqs 6-10) and total wrench.
+    body_wrench(BASE)
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
         motion[j] = forward_step(motion[i], A[j].T, P[j], motion_parts(frame), QP.get(j, ()), QDP.get(j, ()), recorder(program, stem[j]))
         body_wrench(j)
 
-    # Backward recursion, j = n ... 1 (then link 0 on a free flyer): reaction wrenches on the joint axes.
+    # Backward recursion, j = n ... 1 then link 0: reaction wrenches on the joint axes.
     f, m, FDI, GAM = {}, {}, {}, {}
 
     def reaction_wrench(j):
@@ -366,10 +367,10 @@ def _newton_euler(robot, what, output, qd, qdd, gravity, friction, rotor, wrench
                 S_lin[:, k].dot(f[j]) + S_ang[:, k].dot(m[j]) + IA * qdd_k + FV * qd_k + FS * sympy.sign(qd_k)  # (20)
                 for k, (qd_k, qdd_k) in enumerate(zip(QP[j], QDP[j]))
             ]
-    if free:  # the free flyer's motion subspace is the identity: (20) is the whole wrench
-        reaction_wrench(BASE)
-        for name, value in zip(BASE_FORCE_NAMES, list(f[BASE]) + list(m[BASE])):
-            program.set_output(output + name, value)
+    reaction_wrench(BASE)
+    S_lin, S_ang = root.subspace(None)  # the free flyer's: the identity, (20) is the whole wrench
+    for k, name in enumerate(root.force_names(stem[BASE] if BASE in stem else BASE)):
+        program.set_output(output + name, S_lin[:, k].dot(f[BASE]) + S_ang[:, k].dot(m[BASE]))
 
     for j in robot.joint_labels:
         for name, value in zip(robot.frame(j).joint.force_names(stem[j]), GAM[j]):

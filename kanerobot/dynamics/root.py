@@ -26,7 +26,7 @@ program's inputs the way each root's models have always taken them.
 
 import sympy
 
-from kanerobot.dynamics.common import program_inputs
+from kanerobot.dynamics.common import check_structure, program_inputs
 from kanerobot.dynamics.free_flyer import (
     BASE_ACCELERATION,
     BASE_VELOCITY,
@@ -35,9 +35,9 @@ from kanerobot.dynamics.free_flyer import (
     gravity_in_base,
 )
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import FIXED, FREE_FLYER
+from kanerobot.robot.joints import FIXED, FREE_FLYER, Fixed, FreeFlyer
 
-__all__ = ["is_free", "root_joint", "root_motion", "state_inputs"]
+__all__ = ["check_root", "is_free", "root_joint", "root_joint_model", "root_motion", "state_inputs"]
 
 
 def is_free(robot):
@@ -58,6 +58,28 @@ def root_joint(robot):
     ((7, 6), (0, 0))
     """
     return FREE_FLYER if is_free(robot) else FIXED
+
+
+def root_joint_model(robot):
+    """The root joint of ``robot`` as a joint model: :class:`~kanerobot.robot.joints.FreeFlyer` or :class:`~kanerobot.robot.joints.Fixed`.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> root_joint_model(kr.load(kr.frames_path("satellite"))), root_joint_model(kr.load(kr.frames_path("rx90")))
+    (FreeFlyer(), Fixed())
+    """
+    return FreeFlyer() if is_free(robot) else Fixed()
+
+
+def check_root(robot, what):
+    """Raise unless the recursions handle ``robot`` on its root: a floating tree
+    (:func:`~kanerobot.dynamics.free_flyer.check_floating`) or, on a fixed root,
+    a rigid serial or tree robot (:func:`~kanerobot.dynamics.common.check_structure`)."""
+    if is_free(robot):
+        check_floating(robot, what)
+    else:
+        check_structure(robot, what, flexible=False)
 
 
 def root_motion(program, robot, *, qd=True, qdd=True, gravity=True, base=True):
