@@ -48,7 +48,16 @@ class KaneModels(abc.ABC):
 
     @abc.abstractmethod
     def inverse_dynamics(self):
-        """``GAM = -Fr_other - Fr*``, rotor inertia included: outputs ``GAM<label>``."""
+        """``GAM = -Fr_other - Fr*``, rotor inertia included: outputs ``GAM<label>``.
+
+        Gravity, friction ``FV u + FS sign(u)``, the external wrenches ``FX
+        .. CZ`` and the base motion are included, as in
+        :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`.  Nested
+        (default): the inertia forces are formed with ``u'`` directly and
+        summed from the leaves to the root (docs/theory/kane.md).  From
+        KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
+        ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
+        """
 
     @abc.abstractmethod
     def h(self):
@@ -57,15 +66,27 @@ class KaneModels(abc.ABC):
 
     @abc.abstractmethod
     def gravity(self):
-        """Gravity torques ``Q``: outputs ``Q<label>``."""
+        """Gravity torques ``Q``: outputs ``Q<label>``.
+
+        ``Q = -Fr_gravity`` for a fixed base (nested: from the subtrees'
+        masses and first moments, docs/theory/kane.md); with a moving base, ``H``
+        at ``u = 0`` without friction and wrenches (the base motion is
+        kept, as in Newton-Euler's ``gravity_torques``).
+        """
 
     @abc.abstractmethod
     def mass_matrix(self):
-        """Inertia matrix ``A``, rotor inertias included: outputs ``A<i><j>``, i <= j, column by column."""
+        """Inertia matrix ``A``, the coefficients of ``u'`` in ``-Fr*`` plus
+        ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
+        (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
+        inertias (docs/theory/kane.md); from KanesMethod: its ``mass_matrix``."""
 
     @abc.abstractmethod
     def velocity_forces(self):
-        """``h_vel(u) = -Fr*`` at ``u' = 0`` with the base at rest: outputs ``HV<label>``, named assignments."""
+        """``h_vel(u) = -Fr*`` at ``u' = 0`` with the base at rest:
+        homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
+        assignments, which forward-mode differentiation takes line by
+        line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
 
     @abc.abstractmethod
     def mass_matrix_values(self, fm, hv):

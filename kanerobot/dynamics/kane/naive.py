@@ -90,7 +90,6 @@ def naive_kanes_method(robot):
     frames, points = {BASE: N}, {BASE: O}
     bodies = []
     loads = []
-    G = sympy.Matrix(robot.base.G)
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
         T = sympy.Matrix(frame.transform()).xreplace(to_time)
@@ -105,39 +104,57 @@ def naive_kanes_method(robot):
             P.v2pt_theory(points[i], N, parent)
         frames[j], points[j] = B, P
         if j in robot.links:
-            d = robot.dynamics[j]
-            M = sympy.sympify(d["M"])
-            MS = sympy.Matrix([d["MX"], d["MY"], d["MZ"]])
-            c = MS / M if M != 0 else sympy.zeros(3, 1)
-            C = P.locatenew(f"G{robot.stems[j]}", vector(B, c))
-            C.v2pt_theory(P, N, B)
-            I_O = inertia(B, d["XX"], d["YY"], d["ZZ"], d["XY"], d["YZ"], d["XZ"])
-            bodies.append(RigidBody(f"B{robot.stems[j]}", C, B, M, (I_O, P)))
-            if M != 0 and not is_zero(G):
-                loads.append((C, M * vector(N, G)))
-            f = sympy.Matrix([d["FX"], d["FY"], d["FZ"]])
-            m = sympy.Matrix([d["CX"], d["CY"], d["CZ"]])
-            if not is_zero(f):
-                loads.append((P, -vector(B, f)))
-            if not is_zero(m):
-                loads.append((B, -vector(B, m)))
+            body, link_loads = _link(robot, j, N, B, P)
+            bodies.append(body)
+            loads += link_loads
         if frame.is_joint:
             k = index[j]
             link = robot.dynamics.get(j, {})
             FV, FS = sympy.sympify(link.get("FV", 0)), sympy.sympify(link.get("FS", 0))
             magnitude = robot.joint_parameters[j]["GAM"] - FV * u[k] - FS * sympy.sign(u[k])
-            axis = vector(B, sympy.Matrix(frame.axis))
-            if frame.sigma == REVOLUTE:
-                loads.append((B, magnitude * axis))
-                if i != BASE:
-                    loads.append((parent, -magnitude * axis))
-            else:
-                loads.append((P, magnitude * axis))
-                if i != BASE:
-                    # The point of the antecedent that coincides with O_j.
-                    Pi = points[i].locatenew(f"O{robot.stems[j]}_{robot.stems[i]}", P.pos_from(points[i]))
-                    Pi.v2pt_theory(points[i], N, parent)
-                    loads.append((Pi, -magnitude * axis))
+            loads += _joint_loads(robot, frame, magnitude, N, frames, points)
     km = KanesMethod(N, q, u, kd_eqs=kd_equations(q, u))
     km.kanes_equations(bodies, loads)
     return NaiveKane(km, N, frames, bodies, loads, q, u)
+
+
+def _link(robot, j, N, B, P):
+    """The RigidBody of link j (frame ``B``, origin ``P``) and its loads: its weight, the environment's wrench."""
+    d = robot.dynamics[j]
+    M = sympy.sympify(d["M"])
+    MS = sympy.Matrix([d["MX"], d["MY"], d["MZ"]])
+    c = MS / M if M != 0 else sympy.zeros(3, 1)
+    C = P.locatenew(f"G{robot.stems[j]}", vector(B, c))
+    C.v2pt_theory(P, N, B)
+    I_O = inertia(B, d["XX"], d["YY"], d["ZZ"], d["XY"], d["YZ"], d["XZ"])
+    body = RigidBody(f"B{robot.stems[j]}", C, B, M, (I_O, P))
+    loads = []
+    G = sympy.Matrix(robot.base.G)
+    if M != 0 and not is_zero(G):
+        loads.append((C, M * vector(N, G)))
+    f = sympy.Matrix([d["FX"], d["FY"], d["FZ"]])
+    m = sympy.Matrix([d["CX"], d["CY"], d["CZ"]])
+    if not is_zero(f):
+        loads.append((P, -vector(B, f)))
+    if not is_zero(m):
+        loads.append((B, -vector(B, m)))
+    return body, loads
+
+
+def _joint_loads(robot, frame, magnitude, N, frames, points):
+    """The joint's torque (revolute) or force (prismatic) ``magnitude`` on frame j and its reaction on the antecedent."""
+    j, i = frame.label, frame.antecedent
+    B, P, parent = frames[j], points[j], frames[i]
+    axis = vector(B, sympy.Matrix(frame.axis))
+    if frame.sigma == REVOLUTE:
+        loads = [(B, magnitude * axis)]
+        if i != BASE:
+            loads.append((parent, -magnitude * axis))
+    else:
+        loads = [(P, magnitude * axis)]
+        if i != BASE:
+            # The point of the antecedent that coincides with O_j.
+            Pi = points[i].locatenew(f"O{robot.stems[j]}_{robot.stems[i]}", P.pos_from(points[i]))
+            Pi.v2pt_theory(points[i], N, parent)
+            loads.append((Pi, -magnitude * axis))
+    return loads

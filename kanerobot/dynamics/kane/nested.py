@@ -226,11 +226,25 @@ class NestedKane:
         """
         robot = self.robot
         program = self._start()
-        A, P = self._A, self._P
-        free = is_free(robot)
         labels = robot.joint_labels
         QP = {label: sympy.sympify(v) if speeds else sympy.S.Zero for label, v in zip(labels, robot.qd)}
         QDP = {label: sympy.sympify(v) if accelerations else sympy.S.Zero for label, v in zip(labels, robot.qdd)}
+        FB, NB = self._body_forces_of_tree(QP, QDP, speeds=speeds, accelerations=accelerations, gravity=gravity,
+                                           wrench=wrench, base=base, named=named)
+        FT, NT, out = self._subtree_sums(FB, NB, QP, QDP, friction=friction, rotor=rotor)
+        if is_free(robot):  # the free flyer's partial velocities are the unit twists of frame 0: E1 is the whole wrench
+            for name, value in zip(BASE_FORCE_NAMES, FT[BASE] + NT[BASE]):
+                program.set_output(output + name, value)
+        for j in robot.joint_labels:
+            program.set_output(f"{output}{self.robot.stems[j]}", out[j])
+        program.prune()
+        return program
+
+    def _body_forces_of_tree(self, QP, QDP, *, speeds, accelerations, gravity, wrench, base, named):
+        """Kinematics (K1-K4: kinematics.forward_step; K5) and the forces of each body about
+        its origin (B1-B3), base to leaves; link 0 is a body on a free flyer: ``FB, NB`` by label."""
+        robot, program, A = self.robot, self._p, self._A
+        free = is_free(robot)
         # Gravity is an active force, the weight of each body (K5), not a base acceleration.
         w0, wdot0, Vdot0 = root_motion(program, robot, qd=speeds, qdd=accelerations, gravity=False, base=base)
         motion = {BASE: root_link_motion(w0, wdot0, Vdot0, self._recorder(BASE))}
@@ -238,25 +252,8 @@ class NestedKane:
         GV = {BASE: self._vec("GV", BASE, (_column(gravity_in_base(program, robot)) if free else _column(robot.base.G))
                               if gravity else zero)}
         FB, NB = {}, {}
-
-        def body_forces(j):
-            """Forces of body j about its origin (B1-B3)."""
-            m = motion[j]
-            U = _rows(m.U)
-            J, MS, M = self._inertia(j)
-            AG = self._vec("AG", j, _add(_column(m.Vdot), _scale(-1, GV[j])))
-            fe = tuple(self._parameter(j, name, wrench) for name in ("FX", "FY", "FZ"))
-            me = tuple(self._parameter(j, name, wrench) for name in ("CX", "CY", "CZ"))
-            FB[j] = _add(_scale(M, AG), _mv(U, MS), fe)                                                 # B1
-            NB[j] = self._euler_moment(j, J, _column(m.wdot), U, _column(m.DV), named)                  # B3
-            if named:
-                FB[j], NB[j] = self._vec("FB", j, FB[j]), self._vec("NB", j, NB[j])
-            NB[j] = _add(NB[j], _cross(MS, AG), me)                                                     # B2
-
-        # Kinematics (K1-K4: kinematics.forward_step; K5) and the
-        # forces of each body about its origin (B1-B3), base to leaves; link 0 is a body on a free flyer.
         if free:
-            body_forces(BASE)
+            FB[BASE], NB[BASE] = self._body_forces(BASE, motion[BASE], GV[BASE], wrench, named)
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
             sigma_a, sigmabar_a = motion_parts(frame)
@@ -264,8 +261,26 @@ class NestedKane:
             iA_j, iP_j = self._placements[j]
             motion[j] = forward_step(motion[i], iA_j.T, iP_j, sigma_a, sigmabar_a, qd, qdd, self._recorder(j))
             GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
-            body_forces(j)
-        # Sums over the subtrees (S1-S2), leaves to base, and the generalized forces (E1).
+            FB[j], NB[j] = self._body_forces(j, motion[j], GV[j], wrench, named)
+        return FB, NB
+
+    def _body_forces(self, j, m, GV, wrench, named):
+        """Forces of body j about its origin (B1-B3), from its motion ``m`` and gravity ``GV`` in frame j."""
+        U = _rows(m.U)
+        J, MS, M = self._inertia(j)
+        AG = self._vec("AG", j, _add(_column(m.Vdot), _scale(-1, GV)))
+        fe = tuple(self._parameter(j, name, wrench) for name in ("FX", "FY", "FZ"))
+        me = tuple(self._parameter(j, name, wrench) for name in ("CX", "CY", "CZ"))
+        FB = _add(_scale(M, AG), _mv(U, MS), fe)                                                        # B1
+        NB = self._euler_moment(j, J, _column(m.wdot), U, _column(m.DV), named)                         # B3
+        if named:
+            FB, NB = self._vec("FB", j, FB), self._vec("NB", j, NB)
+        return FB, _add(NB, _cross(MS, AG), me)                                                         # B2
+
+    def _subtree_sums(self, FB, NB, QP, QDP, *, friction, rotor):
+        """Sums over the subtrees (S1-S2), leaves to base (link 0 on a free flyer), and the
+        generalized force of each joint (E1): ``FT, NT`` and the joints' forces, by label."""
+        robot, A, P = self.robot, self._A, self._P
         FT, NT, FTA, out = {}, {}, {}, {}
 
         def subtree_forces(j):
@@ -287,14 +302,9 @@ class NestedKane:
                     + self._parameter(j, "FV", friction) * qd
                     + self._parameter(j, "FS", friction) * sympy.sign(qd)
                 )
-        if free:  # the free flyer's partial velocities are the unit twists of frame 0: E1 is the whole wrench
+        if is_free(robot):
             subtree_forces(BASE)
-            for name, value in zip(BASE_FORCE_NAMES, FT[BASE] + NT[BASE]):
-                program.set_output(output + name, value)
-        for j in robot.joint_labels:
-            program.set_output(f"{output}{self.robot.stems[j]}", out[j])
-        program.prune()
-        return program
+        return FT, NT, out
 
     def gravity_forces(self):
         """``Q_r = -F_r`` of the weights alone (at rest): outputs ``Q<label>``.

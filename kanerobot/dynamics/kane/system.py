@@ -273,52 +273,30 @@ class KaneSystem:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
         return self.models(source).program(name)
 
-    def inverse_dynamics(self, source="nested"):
-        """``GAM = -Fr_other - Fr*``, rotor inertia included: outputs ``GAM<label>``.
+    # The models of the path of ``source`` (see KaneModels for each).
 
-        Gravity, friction ``FV u + FS sign(u)``, the external wrenches ``FX
-        .. CZ`` and the base motion are included, as in
-        :func:`kanerobot.dynamics.newton_euler.inverse_dynamics`.  Nested
-        (default): the inertia forces are formed with ``u'`` directly and
-        summed from the leaves to the root (docs/theory/kane.md).  From
-        KanesMethod: ``A u' + H`` with ``A`` its ``mass_matrix`` plus
-        ``diag(IA)`` and ``H = -(forcing - Fr_GAM)``.
-        """
+    def inverse_dynamics(self, source="nested"):
+        """:meth:`KaneModels.inverse_dynamics <kanerobot.dynamics.kane.models.KaneModels.inverse_dynamics>`: outputs ``GAM<label>``."""
         return self.models(source).inverse_dynamics()
 
     def h(self, source="nested"):
-        """Centrifugal, Coriolis, gravity, friction (and wrench, base) torques
-        ``H = GAM`` at ``u' = 0``: outputs ``GAM<label>``."""
+        """:meth:`KaneModels.h <kanerobot.dynamics.kane.models.KaneModels.h>`: outputs ``GAM<label>``."""
         return self.models(source).h()
 
     def gravity(self, source="nested"):
-        """Gravity torques ``Q``: outputs ``Q<label>``.
-
-        ``Q = -Fr_gravity`` for a fixed base (nested: from the subtrees'
-        masses and first moments, docs/theory/kane.md); with a moving base, ``H``
-        at ``u = 0`` without friction and wrenches (the base motion is
-        kept, as in Newton-Euler's ``gravity_torques``).
-        """
+        """:meth:`KaneModels.gravity <kanerobot.dynamics.kane.models.KaneModels.gravity>`: outputs ``Q<label>``."""
         return self.models(source).gravity()
 
     def mass_matrix(self, source="nested"):
-        """Inertia matrix ``A``, the coefficients of ``u'`` in ``-Fr*`` plus
-        ``diag(IA)``: outputs ``A<i><j>``, i <= j, column by column
-        (``A<i>_<j>`` beyond 9 joints).  Nested: from the subtrees'
-        inertias (docs/theory/kane.md); from KanesMethod: its ``mass_matrix``."""
+        """:meth:`KaneModels.mass_matrix <kanerobot.dynamics.kane.models.KaneModels.mass_matrix>`: outputs ``A<i><j>``."""
         return self.models(source).mass_matrix()
 
     def velocity_forces(self, source="nested"):
-        """``h_vel(u) = -Fr*`` at ``u' = 0`` with the base at rest:
-        homogeneous quadratic in ``u``; outputs ``HV<label>`` (named
-        assignments, which forward-mode differentiation takes line by
-        line).  From KanesMethod it is ``nonMM = Fr - forcing``."""
+        """:meth:`KaneModels.velocity_forces <kanerobot.dynamics.kane.models.KaneModels.velocity_forces>`: outputs ``HV<label>``."""
         return self.models(source).velocity_forces()
 
     def coriolis_matrix(self, source="nested"):
-        """Coriolis matrix by the seed's ``getAC`` rule, ``C_ij = 1/2 dh_vel,i/du_j``:
-        outputs ``C<i><j>`` row by row (``C<i>_<j>`` beyond 9 joints); see
-        :meth:`~kanerobot.dynamics.kane.models.KaneModels.coriolis_matrix`."""
+        """:meth:`KaneModels.coriolis_matrix <kanerobot.dynamics.kane.models.KaneModels.coriolis_matrix>`: outputs ``C<i><j>``."""
         return self.models(source).coriolis_matrix()
 
     def kanes_method_program(self):
