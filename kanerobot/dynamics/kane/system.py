@@ -8,6 +8,7 @@ from kanerobot.dynamics.common import program_inputs
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.kane.kanes_method import KanesMethodModels
 from kanerobot.dynamics.kane.mechanics import Mechanics
+from kanerobot.dynamics.kane.models import KaneModels
 from kanerobot.dynamics.kane.nested import NestedModels
 from kanerobot.dynamics.kane.recursion import KinematicRecursion
 from kanerobot.dynamics.kane.rhs import system_rhs_terms
@@ -15,6 +16,7 @@ from kanerobot.dynamics.kane.support import BASE_SPEED_LABELS, MODELS, RealTwins
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import DYNAMIC_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
+from kanerobot.symbolic.program import Program
 
 
 def _staged(stage, name):
@@ -169,12 +171,12 @@ class KaneSystem:
     # ------------------------------------------------ stages, built on first access
 
     @functools.cached_property
-    def recursion(self):
+    def recursion(self) -> KinematicRecursion:
         """Stage 1: the :class:`~kanerobot.dynamics.kane.recursion.KinematicRecursion` (the kinematic program)."""
         return KinematicRecursion(self)
 
     @functools.cached_property
-    def mechanics(self):
+    def mechanics(self) -> Mechanics:
         """Stage 2: the :class:`~kanerobot.dynamics.kane.mechanics.Mechanics` objects and KanesMethod's equations."""
         return Mechanics(self, self.recursion)
 
@@ -229,12 +231,12 @@ class KaneSystem:
     # ------------------------------------------------ the two paths
 
     @functools.cached_property
-    def nested_models(self):
+    def nested_models(self) -> NestedModels:
         """The nested path: :class:`~kanerobot.dynamics.kane.nested.NestedModels`."""
         return NestedModels(self)
 
     @functools.cached_property
-    def kanes_method_models(self):
+    def kanes_method_models(self) -> KanesMethodModels:
         """The KanesMethod path: :class:`~kanerobot.dynamics.kane.kanes_method.KanesMethodModels`."""
         return KanesMethodModels(self)
 
@@ -243,7 +245,7 @@ class KaneSystem:
         """The :class:`~kanerobot.dynamics.kane.nested.NestedKane` builder of this system's order-n programs."""
         return self.nested_models.builder
 
-    def models(self, source="nested"):
+    def models(self, source: str = "nested") -> KaneModels:
         """The path of ``source``: ``"nested"`` (Kane's equations summed from the leaves to the
         root) or ``"kanes_method"`` (read off KanesMethod's ``mass_matrix`` and ``forcing``)."""
         if source == "nested":
@@ -252,7 +254,7 @@ class KaneSystem:
             return self.kanes_method_models
         raise KaneRobotError(f"unknown source {source!r}: 'nested' or 'kanes_method'")
 
-    def program(self, name, source="nested"):
+    def program(self, name: str, source: str = "nested") -> Program:
         """The program of model ``name`` (one of :data:`~kanerobot.dynamics.kane.support.MODELS`), derived once.
 
         Parameters
