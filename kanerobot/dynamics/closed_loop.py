@@ -54,6 +54,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
+    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
     batched_function,
@@ -70,9 +71,6 @@ __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equi
 CLOSURE_TOL = 1e-8
 #: Closure residual above which a simulated configuration is brought back onto the loops.
 PROJECTION_TOL = 1e-10
-#: Models with a symbolic closed-loop program (the Coriolis matrix and the
-#: direct model are numeric only, :class:`ClosedLoopDynamics`).
-PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
 
 
 def equivalent_tree(robot):
@@ -118,8 +116,6 @@ class ClosedLoopModel(ConstrainedModel):
     >>> model.robot.active_joints, model.constraints.J.shape
     (('1',), (6, 4))
     """
-
-    programs = PROGRAMS
 
     def __init__(self, robot, method):
         from kanerobot.kinematics import loop_velocity_constraints

@@ -31,11 +31,18 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from kanerobot.dynamics.dynamic_model import BalanceFunctions, DynamicModel, as_states, bound_values, deriving
+from kanerobot.dynamics.dynamic_model import (
+    BalanceFunctions,
+    DynamicModel,
+    as_states,
+    bound_values,
+    deriving,
+    solve_dynamics,
+)
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.state_space import StateSpace
 
-__all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
+__all__ = ["PROGRAMS", "ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
 
 #: Relative threshold on the smallest singular value of J_d (and on J G).
 SINGULAR_TOL = 1e-9
@@ -138,6 +145,12 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X, st
         target.set_output(f"{prefix}{stem[a]}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
+#: Models with a symbolic program of the projection (closed loops and wheels
+#: alike); the Coriolis matrix and the direct model are numeric only
+#: (:class:`ConstrainedDynamics`).
+PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
+
+
 class ConstrainedModel:
     """The models of a tree under velocity constraints, by one engine.
 
@@ -162,7 +175,7 @@ class ConstrainedModel:
     """
 
     #: Models with a program (the others are numeric only).
-    programs = ()
+    programs = PROGRAMS
 
     def __init__(self, robot, method, tree_robot, independent):
         self.robot = robot
@@ -537,7 +550,7 @@ class ConstrainedDynamics(BalanceFunctions):
         gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g, wrench=wrench))
         Gt = np.swapaxes(G, 1, 2)
         A = Gt @ self._tree_mass_matrix(qs) @ G
-        out = np.linalg.solve(A, (tau - (Gt @ gamma[..., None])[..., 0])[..., None])[..., 0]
+        out = solve_dynamics(A, tau - (Gt @ gamma[..., None])[..., 0], self.robot.name)
         return out[0] if single else out
 
     def kinetic_energy(self, q, qd_a):

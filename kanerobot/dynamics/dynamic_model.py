@@ -32,7 +32,7 @@ from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrang
 from kanerobot.dynamics.centroidal import moving_links
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.dynamics.root import root_joint
-from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.progress import slow_step
 from kanerobot.robot.description import WRENCH_NAMES
 from kanerobot.robot.joints import JOINT_SIZES
@@ -49,6 +49,12 @@ MODELS = {
     "coriolis_matrix": "Coriolis matrix C(q, qd) in Christoffel form",
     "gravity": "gravity torques Q(q)",
     "direct_dynamics": "joint accelerations qdd(q, qd, Gamma), recursive, no inertia matrix",
+}
+#: Models only some structures offer, with what they compute: a floating
+#: base's free-floating inverse dynamics, flexible joints' springs.
+STRUCTURE_MODELS = {
+    "base_acceleration": "free-floating base acceleration and joint torques (q, qd, qdd of the joints), F_0 = 0",
+    "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
 }
 #: Engines: Khalil's customized Newton-Euler (with composite links, Christoffel
 #: symbols and the recursive direct model), Lagrange (kinetic and potential
@@ -88,6 +94,48 @@ for _solved in SOLVED.values():  # the derivatives of a solved model are solved 
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
+
+
+def solve_dynamics(A, rhs, robot_name, what="inertia matrix"):
+    """``A^-1 rhs``: the accelerations of ``A qdd = rhs`` (``rhs = tau - H`` and its kin), one state or a batch.
+
+    Every structure solves its direct dynamics here where its engine has no
+    recursive program (Lagrange, Kane, the projections of closed loops and
+    wheels, a simulation step on the compiled ``A`` and ``H``).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, shape (n, n) or (N, n, n)
+    rhs : numpy.ndarray, shape (n,) or (N, n)
+    robot_name : str
+        For the message.
+    what : str
+        What ``A`` is, for the message (``"inertia matrix"``, ``"composite inertia"``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,) or (N, n)
+
+    Raises
+    ------
+    SingularityError
+        When ``A`` (one of the batch) is singular.
+
+    Examples
+    --------
+    >>> solve_dynamics(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]), "arm")
+    array([1. , 0.5])
+    >>> solve_dynamics(np.zeros((2, 2)), np.ones(2), "arm")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.SingularityError: robot arm: the inertia matrix of the robot is singular (check the masses and inertias)
+    """
+    try:
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise SingularityError(
+            f"robot {robot_name}: the {what} of the robot is singular (check the masses and inertias)"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -958,7 +1006,7 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         if not self.model.has_program("direct_dynamics"):
             A = self._evaluate("mass_matrix", {"q": q})
             rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
-            return self._output(self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single), out)
+            return self._output(self._vector_result(solve_dynamics(A, rhs, self.model.robot.name), single), out)
         return self._output(self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single), out)
 
     # ------------------------------------------------------ the kinematics
@@ -1127,7 +1175,7 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
             return self._derivatives("direct_dynamics_derivatives", states, single)
         A = np.broadcast_to(self._evaluate("mass_matrix", {"q": q}), (batch, self.n, self.n))
         rhs = tau - self._evaluate("h", {key: value for key, value in states.items() if key != "tau"})
-        states["qdd"] = np.linalg.solve(A, rhs[..., None])[..., 0]
+        states["qdd"] = solve_dynamics(A, rhs, self.model.robot.name)
         return self._solved_derivatives(A, states, single)
 
     def _derivatives(self, name, states, single):

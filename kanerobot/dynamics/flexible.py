@@ -77,6 +77,8 @@ from kanerobot.dynamics.common import (
 )
 from kanerobot.dynamics.direct import articulated_bodies
 from kanerobot.dynamics.dynamic_model import (
+    METHODS,
+    STRUCTURE_MODELS,
     argument_groups,
     as_states,
     bound_numeric,
@@ -85,7 +87,9 @@ from kanerobot.dynamics.dynamic_model import (
     matrix_grid,
     parameters_without_state,
     select_backend,
+    solve_dynamics,
 )
+from kanerobot.dynamics.dynamic_model import MODELS as BASE_MODELS
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
@@ -117,18 +121,9 @@ __all__ = [
 
 #: Models of the motors: Spong's reduced model, and the rotor as a body on the antecedent.
 ROTORS = ("spong", "full")
-#: Engines of :func:`derive`.
-METHODS = ("newton-euler", "kane", "lagrange")
-#: Models a :class:`FlexibleModel` offers, with what they compute (z = (q, q_r)).
-MODELS = {
-    "inverse_dynamics": "flexible joints' qdd, rigid joints' torques and motor torques from (z, zd, known zdd)",
-    "direct_dynamics": "accelerations zdd of the link and motor coordinates from the torques",
-    "mass_matrix": "inertia matrix A(z) of the link and motor coordinates",
-    "h": "centrifugal, Coriolis, gravity and friction forces H(z, zd)",
-    "gravity": "gravity forces Q(z)",
-    "coriolis_matrix": "Coriolis matrix C(z, zd) of the tree of links and rotors (Christoffel form; getAC rule for Kane)",
-    "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
-}
+#: Models a :class:`FlexibleModel` offers, with what they compute (over z = (q, q_r)): every model of a
+#: rigid robot, and the springs' torques.
+MODELS = {**BASE_MODELS, "elastic_torques": STRUCTURE_MODELS["elastic_torques"]}
 #: Models the Kane and Lagrange engines solve from A and H instead of a program.
 SOLVED = {"kane": {"inverse_dynamics", "direct_dynamics"}, "lagrange": {"inverse_dynamics", "direct_dynamics"}}
 
@@ -1011,7 +1006,7 @@ class NumericFlexible(FrameKinematics):
             return self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single)
         A = self._evaluate("mass_matrix", z=z)
         rhs = self.generalized_forces(z, tau) - self._evaluate("h", z=z, zd=zd)
-        return self._result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
+        return self._result(solve_dynamics(A, rhs, self.model.robot.name), single)
 
     def inverse_dynamics(self, z, zd, zdd):
         """The three-step output: flexible joints' accelerations, rigid joints' and motors' torques.
@@ -1053,7 +1048,7 @@ class NumericFlexible(FrameKinematics):
             Gf = np.broadcast_to(self._evaluate("elastic_torques", z=z), (batch, self.nf))
             known = np.concatenate([r, mt])
             rhs = Gf - H[:, f] - np.einsum("nij,nj->ni", A[:, f][:, :, known], zdd[:, known])
-            zdd[:, f] = np.linalg.solve(A[:, f][:, :, f], rhs[..., None])[..., 0]
+            zdd[:, f] = solve_dynamics(A[:, f][:, :, f], rhs, self.model.robot.name, "inertia of the flexible joints")
             total = np.einsum("nij,nj->ni", A, zdd) + H
             result = FlexibleInverse(zdd[:, f], total[:, r], total[:, mt] + Gf)
         return FlexibleInverse(*(self._result(np.ascontiguousarray(x), single) for x in result))

@@ -71,7 +71,9 @@ from numpy.typing import ArrayLike
 from kanerobot.dynamics import composite, derivatives, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
+    METHODS,
     ONE_STATE_GROUPS,
+    STRUCTURE_MODELS,
     DynamicModel,
     NumericDynamics,
     as_states,
@@ -79,7 +81,9 @@ from kanerobot.dynamics.dynamic_model import (
     finite_values,
     matrix_grid,
     name_prefix,
+    solve_dynamics,
 )
+from kanerobot.dynamics.dynamic_model import MODELS as BASE_MODELS
 from kanerobot.dynamics.free_flyer import (
     BASE_ACCELERATION,
     BASE_FORCE_NAMES,
@@ -158,20 +162,10 @@ mass_matrix = composite.mass_matrix
 
 
 # ------------------------------------------------------------------ models
-#: Models a :class:`FloatingBaseModel` offers, with what they compute.
-MODELS = {
-    "inverse_dynamics": "generalized forces [F_0; GAM](q, qd, qdd), base wrench then joint torques, by Newton-Euler",
-    "base_acceleration": "free-floating base acceleration and joint torques (q, qd, qdd joints) by composite links",
-    "mass_matrix": "inertia matrix A(q), (6+n)x(6+n), by composite links",
-    "h": "nonlinear effects H(q, qd): Coriolis, centrifugal, gravity, friction, external wrenches",
-    "gravity": "generalized gravity forces Q(q)",
-    "direct_dynamics": "base and joint accelerations qdd(q, qd, GAM), recursive, no inertia matrix",
-    "coriolis_matrix": "Coriolis matrix C(q, qd), (6+n)x(6+n): C qd the velocity terms of H, A' - 2C skew (coriolis)",
-}
-
-
-#: Engines of a :class:`FloatingBaseModel`.
-FLOATING_METHODS = ("newton-euler", "kane", "lagrange")
+#: Models a :class:`FloatingBaseModel` offers, with what they compute: every
+#: model of a fixed base, on the free flyer's state, and the free-floating
+#: inverse dynamics.
+MODELS = {**BASE_MODELS, "base_acceleration": STRUCTURE_MODELS["base_acceleration"]}
 
 
 class FloatingBaseModel(DynamicModel):
@@ -229,10 +223,10 @@ class FloatingBaseModel(DynamicModel):
 
     def __init__(self, robot, method="newton-euler"):
         check_floating(robot, "the floating-base dynamic model")
-        if method not in FLOATING_METHODS:
+        if method not in METHODS:
             raise KaneRobotError(
                 f"{robot.name} has a floating base: method={method!r} does not model it; available are "
-                f"{', '.join(FLOATING_METHODS)}"
+                f"{', '.join(METHODS)}"
             )
         super().__init__(robot, method)
         if method != "newton-euler":
@@ -392,27 +386,20 @@ class FloatingBaseDynamics(NumericDynamics):
         batch = max(len(A), len(H))
         return np.broadcast_to(A, (batch,) + A.shape[1:]), np.broadcast_to(H, (batch, H.shape[1]))
 
-    def _solve(self, A, b, what):
-        try:
-            return np.linalg.solve(A, b[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            raise SingularityError(
-                f"robot {self.model.robot.name}: the {what} of the robot is singular (check the masses and inertias)"
-            ) from None
-
     def _solved_direct_dynamics(self, states, tau):
         """``A^-1 ([0; tau] - H)``: the direct dynamics of an engine without a
         recursive program (Kane)."""
         A, H = self._mass_and_bias(states)
         rhs = np.concatenate([np.zeros((len(H), 6)), np.broadcast_to(tau, (len(H), self.n))], axis=1) - H
-        return self._solve(A, rhs, "inertia matrix")
+        return solve_dynamics(A, rhs, self.model.robot.name)
 
     def _solved_base_acceleration(self, states, qdd):
         """``[vdot_b; GAM]`` with the base free (``F_0 = 0``), from ``A`` and ``H``
         (Kane): ``A11 vdot_b = -(A12 qdd + H1)``, ``GAM = A21 vdot_b + A22 qdd + H2``."""
         A, H = self._mass_and_bias(states)
         qdd = np.broadcast_to(qdd, (len(H), self.n))
-        base = self._solve(A[:, :6, :6], -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6]), "composite inertia")
+        rhs = -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6])
+        base = solve_dynamics(A[:, :6, :6], rhs, self.model.robot.name, "composite inertia")
         torques = np.einsum("nij,nj->ni", A[:, 6:, :6], base) + np.einsum("nij,nj->ni", A[:, 6:, 6:], qdd) + H[:, 6:]
         return np.concatenate([base, torques], axis=1)
 
