@@ -793,7 +793,18 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
 
     @property
     def n(self):
+        """Number of joints (of torques)."""
         return len(self.model.q)
+
+    @property
+    def nq(self):
+        """Length of a configuration: the root joint's (7 for a free flyer), then one per joint."""
+        return self.model.nq
+
+    @property
+    def nv(self):
+        """Length of a speed: the root joint's (6 for a free flyer), then one per joint."""
+        return self.model.nv
 
     @property
     def state_space(self):
@@ -877,7 +888,8 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         (:func:`~kanerobot.codegen.extension.fast_function`), the parameters
         left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero."""
         given = ONE_STATE_GROUPS[name]
-        return [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()], None, False
+        layout = [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()]
+        return layout, None, name in ("direct_dynamics", "direct_dynamics_derivatives")
 
     def _output(self, result, out):
         """``result``, or ``out`` holding it when given."""
@@ -907,25 +919,73 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         out = np.asarray(self._compiled[name](*states, *self._parameter_values), dtype=float)
         return np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
 
-    def _vector_result(self, result, single):
-        return result[0] if single else result
+    # ------------------------------------------------------------ states
+    def _configuration(self, q):
+        """``q`` (nq values: the root joint's, then the joints') as an (N, nq) array and whether one state."""
+        return as_states(q, self.nq, "q", check=self.check)
+
+    def _velocity(self, qd, what="qd"):
+        """A speed or acceleration (nv values) as an (N, nv) array and whether one state."""
+        return as_states(qd, self.nv, what, check=self.check)
+
+    def _joints(self, x, what):
+        """One value per joint (torques) as an (N, n) array and whether one state."""
+        return as_states(x, self.n, what, check=self.check)
+
+    def _base_states(self, q, qd=None, qdd=None):
+        """The programs' state groups of ``q``, ``qd``, ``qdd`` (the root joint's part split off where it has one)."""
+        states = {"q": q}
+        if qd is not None:
+            states["qd"] = qd
+        if qdd is not None:
+            states["qdd"] = qdd
+        return states
+
+    @staticmethod
+    def _result(x, single):
+        return x[0] if single else x
+
+    _vector_result = _result
 
     def _matrix(self, name, flat, symmetric):
-        n = self.n
-        outputs = list(self.model.program(name).outputs)
-        names = matrix_entry_names(name_prefix(name), (n, n))
-        position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
-        M = np.zeros((flat.shape[0], n, n))
-        for k, output in enumerate(outputs):
+        """The (nv, nv) matrix from its outputs (the upper triangle of ``A``, all of ``C``)."""
+        N = self.nv
+        names = matrix_entry_names(name_prefix(name), (N, N))
+        position = {names[i][j]: (i, j) for i in range(N) for j in range(N)}
+        M = np.zeros((flat.shape[0], N, N))
+        for k, output in enumerate(self.model.program(name).outputs):
             i, j = position[output]
             M[:, i, j] = flat[:, k]
             if symmetric:
                 M[:, j, i] = flat[:, k]
         return M
 
+    def _mass_and_bias(self, states):
+        """``A`` (N, nv, nv) and ``H`` (N, nv) at the states (q, qd, wrenches), broadcast to one batch."""
+        A = self._evaluate("mass_matrix", {key: states[key] for key in ("q", "quaternion") if key in states})
+        H = self._evaluate("h", {key: value for key, value in states.items() if key not in ("qdd", "base_acceleration", "tau")})
+        batch = max(len(A), len(H))
+        return np.broadcast_to(A, (batch,) + A.shape[1:]), np.broadcast_to(H, (batch, H.shape[1]))
+
+    def _solved_direct_dynamics(self, states, tau):
+        """``A^-1 ([0; tau] - H)`` (no torque on the root joint's speeds): the direct
+        dynamics of an engine without a recursive program (Lagrange, Kane)."""
+        A, H = self._mass_and_bias(states)
+        rhs = np.concatenate([np.zeros((len(H), self.nv - self.n)), np.broadcast_to(tau, (len(H), self.n))], axis=1) - H
+        return solve_dynamics(A, rhs, self.model.robot.name)
+
+    def _finite(self, result):
+        """``result``, or a :class:`SingularityError` when it is not finite (a pivot of the articulated inertia was 0)."""
+        if not all(np.all(np.isfinite(block)) for block in (result if isinstance(result, tuple) else (result,))):
+            raise SingularityError(
+                f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
+            )
+        return result
+
     # ----------------------------------------------------------- the models
     def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
-        """Joint torques, shape (n,) or (N, n).
+        """Generalized forces ``A qdd + H``, shape (nv,) or (N, nv): the joint torques (a floating
+        base's wrench ``F_0`` first: pinocchio's ``rnea``).
 
         ``wrench`` maps a link label to the 6-vector (FX, FY, FZ, CX, CY, CZ)
         the link exerts on the environment, in its own frame; links the robot
@@ -938,10 +998,10 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
             result = fast(q, qd, qdd, out, self.check)
             if result is not None:
                 return result
-        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-        states = {"q": q, "qd": qd, "qdd": qdd}
-        states.update(self._wrench_states(wrench, q.shape[0]))
-        return self._output(self._vector_result(self._evaluate("inverse_dynamics", states), single), out)
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
+        states = self._base_states(q, qd, qdd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
+        return self._output(self._result(self._evaluate("inverse_dynamics", states), single), out)
 
     def _state(self, x, what):
         """One argument of n entries as an (N, n) array and whether it was one state."""
@@ -964,50 +1024,70 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         return states
 
     def mass_matrix(self, q, out=None):
-        """Inertia matrix A(q), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Inertia matrix A(q), shape (nv, nv) or (N, nv, nv); ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("mass_matrix") or self._fast_function("mass_matrix"))(q, out, self.check)
         if result is not None:
             return result
-        q, single = self._state(q, "q")
-        A = self._evaluate("mass_matrix", {"q": q})
-        return self._output(A[0] if single else A, out)
+        q, single = self._configuration(q)
+        return self._output(self._result(self._evaluate("mass_matrix", self._base_states(q)), single), out)
 
-    def h(self, q, qd, out=None):
-        """Centrifugal, Coriolis, gravity and friction torques H(q, qd); ``out`` as for :meth:`inverse_dynamics`."""
-        result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
-        if result is not None:
-            return result
-        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
-        return self._output(self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single), out)
+    def h(self, q, qd, wrench=None, out=None):
+        """Centrifugal, Coriolis, gravity and friction torques H(q, qd) (and the external wrenches'),
+        shape (nv,) or (N, nv); ``wrench`` and ``out`` as for :meth:`inverse_dynamics`."""
+        if wrench is None:
+            result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
+            if result is not None:
+                return result
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd))))
+        return self._output(self._result(self._evaluate("h", states), single), out)
 
     def coriolis_matrix(self, q, qd, out=None):
-        """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Coriolis matrix C(q, qd) (Christoffel form), shape (nv, nv) or (N, nv, nv): ``C qd`` the
+        velocity terms of ``H``, ``A' - 2C`` skew-symmetric; ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("coriolis_matrix") or self._fast_function("coriolis_matrix"))(q, qd, out, self.check)
         if result is not None:
             return result
-        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
-        C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
-        return self._output(C[0] if single else C, out)
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        return self._output(self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single), out)
 
     def gravity(self, q, out=None):
-        """Gravity torques Q(q), shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Gravity torques Q(q), shape (nv,) or (N, nv); ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("gravity") or self._fast_function("gravity"))(q, out, self.check)
         if result is not None:
             return result
-        q, single = self._state(q, "q")
-        return self._output(self._vector_result(self._evaluate("gravity", {"q": q}), single), out)
+        q, single = self._configuration(q)
+        return self._output(self._result(self._evaluate("gravity", self._base_states(q)), single), out)
 
-    def direct_dynamics(self, q, qd, tau, out=None):
-        """Joint accelerations for torques ``tau``, shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
-        result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
-        if result is not None:
-            return result
-        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
+        """Accelerations for joint torques ``tau`` (n values; a floating base is not actuated), shape (nv,) or (N, nv).
+
+        By the recursive program (no inertia matrix), or ``A^-1 ([0; tau] - H)``
+        with an engine that has none (Lagrange, Kane); ``wrench`` and ``out``
+        as for :meth:`inverse_dynamics`.
+
+        Raises
+        ------
+        SingularityError
+            When the articulated inertia (or ``A``) is singular at ``q``.
+        """
+        if wrench is None:
+            result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
+            if result is not None:
+                return result
+        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
         if not self.model.has_program("direct_dynamics"):
-            A = self._evaluate("mass_matrix", {"q": q})
-            rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
-            return self._output(self._vector_result(solve_dynamics(A, rhs, self.model.robot.name), single), out)
-        return self._output(self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single), out)
+            return self._output(self._result(self._solved_direct_dynamics(states, tau), single), out)
+        states["tau"] = tau
+        return self._output(self._result(self._finite(self._evaluate("direct_dynamics", states)), single), out)
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt`` at the speeds ``qd``: ``qd`` itself on a fixed base, shape (nq,) or (N, nq)."""
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        return self._result(np.broadcast_to(qd, (max(len(q), len(qd)), self.nv)).copy(), single)
 
     # ------------------------------------------------------ the kinematics
     def pose(self, frame: str, q) -> np.ndarray:
@@ -1035,7 +1115,7 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         """
         return self._frame_pose(frame, q)
 
-    def jacobian(self, frame: str, q, projection: str = "0") -> np.ndarray:
+    def jacobian(self, frame: str, q, projection: str | None = None) -> np.ndarray:
         """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, n) or (N, 6, n).
 
         ``[V; w] = J qd``, linear rows first and one column per joint of
@@ -1043,14 +1123,15 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         (whose matrix it evaluates, through the program of
         :func:`~kanerobot.dynamics.kinematic_programs.jacobian_program`,
         derived once per frame and projection).  With ``projection="0"`` it
-        is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``.
+        is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``; None (the
+        default) is frame 0 (the world for a floating base).
 
         Raises
         ------
         KaneRobotError
             As :meth:`pose`, and for an unknown projection frame.
         """
-        return self._frame_jacobian(frame, q, projection)
+        return self._frame_jacobian(frame, q, "0" if projection is None else projection)
 
     def _frame_states(self, q):
         return self._state(q, "q")
@@ -1135,60 +1216,73 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
-        """``(dtau/dq, dtau/dqd)`` at ``(q, qd, qdd)``: two (n, n), or (N, n, n), arrays.
+        """``(dtau/dq, dtau/dqd)`` at ``(q, qd, qdd)``: two (nv, nv), or (N, nv, nv), arrays.
 
         Evaluates the program of
         :func:`~kanerobot.dynamics.derivatives.inverse_dynamics_derivatives`
         (forward mode over the inverse dynamic model; pinocchio's
         ``computeRNEADerivatives``).  Coulomb friction contributes 0 (its
         derivative away from ``qd = 0``); ``wrench`` as in
-        :meth:`inverse_dynamics` (held constant).
+        :meth:`inverse_dynamics` (held constant).  For a floating base,
+        column ``k`` of ``dtau/dq`` is the derivative along ``q (+) e_k``
+        (the base moved by ``exp`` of a twist in frame 0), so the three
+        translation columns are zero; ``dtau/dqd`` is with respect to the
+        speeds of the state.
         """
         if wrench is None:
             fast = self._fast.get("inverse_dynamics_derivatives") or self._fast_function("inverse_dynamics_derivatives")
             result = fast(q, qd, qdd, None, self.check)
             if result is not None:
-                return derivatives.split(result[np.newaxis], self.model.nv, True)
-        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-        states = {"q": q, "qd": qd, "qdd": qdd}
+                return derivatives.split(result[np.newaxis], self.nv, True)
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
+        states = self._base_states(q, qd, qdd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
         return self._derivatives("inverse_dynamics_derivatives", states, single)
 
-    def direct_dynamics_derivatives(self, q, qd, tau):
-        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: three (n, n), or (N, n, n), arrays.
+    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: (nv, nv), (nv, nv) and (nv, n) arrays (or batches).
 
         Evaluates the program of
         :func:`~kanerobot.dynamics.derivatives.direct_dynamics_derivatives`
-        (pinocchio's ``computeABADerivatives``); with an engine that has no
-        direct-dynamics program (Lagrange, Kane), ``dqdd/dx = -A^-1
-        dtau/dx`` at ``qdd = direct_dynamics(q, qd, tau)`` and ``dqdd/dtau =
-        A^-1``, solved numerically.
+        (pinocchio's ``computeABADerivatives``; a floating base is not
+        actuated: ``dqdd/dtau`` is its ``Minv`` without the six base
+        columns); with an engine that has no direct-dynamics program
+        (Lagrange, Kane), ``dqdd/dx = -A^-1 dtau/dx`` at ``qdd =
+        direct_dynamics(q, qd, tau)`` and ``dqdd/dtau = A^-1``, solved
+        numerically.  ``wrench`` as in :meth:`inverse_dynamics`.
+
+        Raises
+        ------
+        SingularityError
+            When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
         """
-        fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
-        result = fast(q, qd, tau, None, self.check)
-        if result is not None:
-            return derivatives.split(result[np.newaxis], self.model.nv, True)
-        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
-        batch = max(len(q), len(qd), len(tau))
-        states = {"q": q, "qd": qd, "tau": tau}
+        if wrench is None and self.model.has_program("direct_dynamics_derivatives"):
+            fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
+            result = fast(q, qd, tau, None, self.check)
+            if result is not None:
+                return derivatives.split(result[np.newaxis], self.nv, True)
+        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
         if self.model.has_program("direct_dynamics_derivatives"):
-            return self._derivatives("direct_dynamics_derivatives", states, single)
-        A = np.broadcast_to(self._evaluate("mass_matrix", {"q": q}), (batch, self.n, self.n))
-        rhs = tau - self._evaluate("h", {key: value for key, value in states.items() if key != "tau"})
-        states["qdd"] = solve_dynamics(A, rhs, self.model.robot.name)
-        return self._solved_derivatives(A, states, single)
+            states["tau"] = tau
+            return self._finite(self._derivatives("direct_dynamics_derivatives", states, single))
+        A, _ = self._mass_and_bias(states)
+        qdd = self._solved_direct_dynamics(states, tau)
+        states.update(self._base_states(q, qd, qdd))
+        return self._finite(self._solved_derivatives(A, states, single))
 
     def _derivatives(self, name, states, single):
         """Derivative model ``name`` on ``states``, split into its blocks."""
         out = self._evaluate(name, states)
-        out = out.reshape(out.shape[0], self.model.nv, -1)
-        return derivatives.split(out, self.model.nv, single)
+        out = out.reshape(out.shape[0], self.nv, -1)
+        return derivatives.split(out, self.nv, single)
 
     def _solved_derivatives(self, A, states, single):
         """``(-A^-1 dtau/dq, -A^-1 dtau/dqd, A^-1 S^T)`` at the accelerations
         ``states["qdd"]``, ``S`` selecting the actuated speeds (the last n)."""
         dtau = self._evaluate("inverse_dynamics_derivatives", states)
-        nv = self.model.nv
+        nv = self.nv
         dtau = dtau.reshape(dtau.shape[0], nv, -1)
         solved = np.linalg.solve(A, np.concatenate([-dtau, np.broadcast_to(np.eye(nv)[:, nv - self.n:], A.shape[:1] + (nv, self.n))], axis=2))
         return derivatives.split(solved, nv, single)
