@@ -62,7 +62,7 @@ from kanerobot.dynamics.constrained import (
     project_outputs,
     splice,
 )
-from kanerobot.dynamics.dynamic_model import bound_numeric
+from kanerobot.dynamics.dynamic_model import PROTOCOL, bound_numeric
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
@@ -220,7 +220,7 @@ def closed_loop_program(model, name):
     from kanerobot.symbolic.program import Program
 
     if name not in PROGRAMS:
-        numeric = hasattr(ClosedLoopDynamics, name)  # the numeric model may solve it
+        numeric = name in PROTOCOL and ClosedLoopDynamics.provides(name)  # the numeric model may solve it
         raise KaneRobotError(
             f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one)"
             + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")

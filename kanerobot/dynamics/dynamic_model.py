@@ -20,6 +20,7 @@ This module imports no structure module: they all import it, and
 """
 
 import contextlib
+import inspect
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -744,7 +745,128 @@ class BalanceFunctions:
         return out[0] if single and np.ndim(matrix) == 2 else out
 
 
-class NumericDynamics(BalanceFunctions, FrameKinematics):
+#: The numeric protocol: the methods every numeric model has, with one
+#: signature whatever the structure (``tests/test_model_protocol.py``); a
+#: structure that cannot give one raises :class:`KaneRobotError` saying why.
+PROTOCOL = (
+    "inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix", "direct_dynamics", "base_acceleration",
+    "inverse_dynamics_derivatives", "direct_dynamics_derivatives", "pose", "jacobian", "center_of_mass",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "center_of_mass_velocity", "centroidal_momentum",
+    "total_mass", "configuration_derivative", "rhs", "state_space",
+)  # fmt: skip
+
+
+class NumericProtocol(BalanceFunctions):
+    """What every numeric model offers (:data:`PROTOCOL`), one signature for every structure.
+
+    ``q`` is the structure's configuration (``nq`` values), ``qd``, ``qdd``
+    its speeds and their derivatives (``nv``), ``tau`` its inputs; ``wrench``
+    the external wrenches by link and ``out`` an array receiving the result.
+    The methods here are those some structure cannot give: each raises a
+    :class:`KaneRobotError` saying why, and a structure that can overrides it.
+    """
+
+    @classmethod
+    def provides(cls, name: str) -> bool:
+        """Whether this structure gives method ``name`` of :data:`PROTOCOL` (not the refusal inherited here).
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot), backend="numpy")
+        >>> fn.provides("direct_dynamics_derivatives"), fn.provides("base_acceleration")
+        (True, False)
+        """
+        if name not in PROTOCOL:
+            raise KaneRobotError(f"{name!r} is not a method of the numeric models: they are {', '.join(PROTOCOL)}")
+        return inspect.getattr_static(cls, name) is not inspect.getattr_static(NumericProtocol, name, None)
+
+    def _unavailable(self, name, why):
+        raise KaneRobotError(f"robot {self.model.robot.name} ({self.model.state_space.kind}): no {name}: {why}")
+
+    def _no_out(self, name, out):
+        """Refuse ``out`` for a model whose result is not one array."""
+        if out is not None:
+            self._unavailable(f"out= for {name}", "its result is several arrays; call it without out")
+
+    def _output(self, result, out):
+        """``result``, or ``out`` holding it when given."""
+        if out is None:
+            return result
+        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != np.float64 or not out.flags.writeable:
+            given = f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else repr(out)
+            raise KaneRobotError(f"out must be a writeable float64 array of shape {result.shape}, got {given}")
+        out[...] = result
+        return out
+
+    def base_acceleration(self, q, qd, qdd, wrench=None):
+        """The free-floating inverse dynamics (``F_0 = 0``) of a floating base; see
+        :meth:`FloatingBaseDynamics.base_acceleration <kanerobot.dynamics.floating.FloatingBaseDynamics.base_acceleration>`."""
+        self._unavailable("base_acceleration", "it is the free-floating inverse dynamics of a floating base (is_floating = 1)")
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
+        """``(dtau/dq, dtau/dqd)``: programs of serial, tree and floating robots (:class:`NumericDynamics`)."""
+        self._unavailable("inverse_dynamics_derivatives", _NO_DERIVATIVES)
+
+    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)``: programs of serial, tree and floating robots (:class:`NumericDynamics`)."""
+        self._unavailable("direct_dynamics_derivatives", _NO_DERIVATIVES)
+
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass: programs of the rigid structures (:meth:`NumericDynamics.center_of_mass`)."""
+        self._unavailable("center_of_mass", _NO_BALANCE)
+
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """Jacobian of the centre of mass: programs of the rigid structures."""
+        self._unavailable("center_of_mass_jacobian", _NO_BALANCE)
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
+        """Centroidal momentum matrix: programs of the rigid structures."""
+        self._unavailable("centroidal_momentum_matrix", _NO_BALANCE)
+
+    def total_mass(self) -> float:
+        """Mass of the links that move: that of the balance programs."""
+        self._unavailable("total_mass", _NO_BALANCE)
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt`` at the speeds ``qd``, shape (nq,) or (N, nq)."""
+        raise NotImplementedError
+
+    def rhs(self, t, x, tau=None):
+        """``xdot = (dq/dt, qdd)`` for ``x = (q, qd)``, for ``scipy.integrate.solve_ivp``.
+
+        Parameters
+        ----------
+        t : float
+        x : array_like, shape (nq + nv,)
+        tau : array_like (ntau,), callable ``tau(t, x)`` or None
+            The inputs (default 0).
+
+        Returns
+        -------
+        numpy.ndarray, shape (nq + nv,)
+        """
+        x = np.asarray(x, dtype=float)
+        nq, nv = self.nq, self.nv
+        if x.shape != (nq + nv,):
+            raise KaneRobotError(f"x must have {nq + nv} values, {self.model.state_space.layout}; got shape {x.shape}")
+        q, qd = x[:nq], x[nq:]
+        if callable(tau):
+            tau = tau(t, x)
+        tau = np.zeros(self.model.state_space.ntau) if tau is None else np.asarray(tau, dtype=float)
+        return np.concatenate([self.configuration_derivative(q, qd), self.direct_dynamics(q, qd, tau)])
+
+
+_NO_DERIVATIVES = (
+    "the derivative models are programs of serial, tree and floating robots; differentiate inverse_dynamics "
+    "or direct_dynamics numerically"
+)
+_NO_BALANCE = "the balance programs (centre of mass, centroidal momentum) are derived for rigid robots only"
+
+
+class NumericDynamics(NumericProtocol, FrameKinematics):
     """Numeric dynamic functions of one robot with bound parameters.
 
     Every function takes one state (1-D arrays of length n) or a batch
@@ -890,16 +1012,6 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         given = ONE_STATE_GROUPS[name]
         layout = [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()]
         return layout, None, name in ("direct_dynamics", "direct_dynamics_derivatives")
-
-    def _output(self, result, out):
-        """``result``, or ``out`` holding it when given."""
-        if out is None:
-            return result
-        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != np.float64 or not out.flags.writeable:
-            given = f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else repr(out)
-            raise KaneRobotError(f"out must be a writeable float64 array of shape {result.shape}, got {given}")
-        out[...] = result
-        return out
 
     def _run(self, name, given):
         """Evaluate program ``name`` with numpy on a batch; ``given`` maps state

@@ -79,6 +79,7 @@ from kanerobot.dynamics.direct import articulated_bodies
 from kanerobot.dynamics.dynamic_model import (
     METHODS,
     STRUCTURE_MODELS,
+    NumericProtocol,
     argument_groups,
     as_states,
     bound_numeric,
@@ -841,7 +842,7 @@ def _states(*arguments, check=True):
     return arrays, single
 
 
-class NumericFlexible(FrameKinematics):
+class NumericFlexible(NumericProtocol, FrameKinematics):
     """Numeric dynamic functions of a flexible robot with bound parameters.
 
     The state is ``x = (z, zd)`` with ``z = (q, q_r)``: the n link-side joint
@@ -953,28 +954,45 @@ class NumericFlexible(FrameKinematics):
     def _result(array, single):
         return array[0] if single else array
 
+    @property
+    def nq(self):
+        """Length of ``z = (q, q_r)`` (and of ``zd``): m."""
+        return self.m
+
+    nv = nq
+
+    def _no_wrench(self, wrench):
+        if wrench:
+            self._unavailable("wrench=", "the flexible-joint programs take no external wrench")
+
     # ------------------------------------------------------------ models
-    def mass_matrix(self, z):
-        """Inertia matrix A(z), shape (m, m) or (N, m, m)."""
-        (z,), single = _states((z, self.m, "z"), check=self.check)
-        return self._result(self._evaluate("mass_matrix", z=z), single)
+    def mass_matrix(self, q, out=None):
+        """Inertia matrix A(z) at ``q = z = (q, q_r)``, shape (m, m) or (N, m, m); ``out`` receives the result."""
+        (z,), single = _states((q, self.m, "z"), check=self.check)
+        return self._output(self._result(self._evaluate("mass_matrix", z=z), single), out)
 
-    def h(self, z, zd):
+    def h(self, q, qd, wrench=None, out=None):
         """Centrifugal, Coriolis, gravity and friction forces H(z, zd), shape (m,) or (N, m)."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        return self._result(self._evaluate("h", z=z, zd=zd), single)
+        self._no_wrench(wrench)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._output(self._result(self._evaluate("h", z=z, zd=zd), single), out)
 
-    def coriolis_matrix(self, z, zd):
+    def coriolis_matrix(self, q, qd, out=None):
         """Coriolis matrix C(z, zd) of the link and motor coordinates, shape (m, m) or
         (N, m, m): ``C zd = H - Q - friction`` and ``Adot - 2C`` is skew-symmetric."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        return self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._output(self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single), out)
 
-    def gravity(self, z):
+    def gravity(self, q, out=None):
         """Gravity forces Q(z), shape (m,) or (N, m) (0 on the motor rows but
         for a ``"full"`` prismatic rotor's weight)."""
-        (z,), single = _states((z, self.m, "z"), check=self.check)
-        return self._result(self._evaluate("gravity", z=z), single)
+        (z,), single = _states((q, self.m, "z"), check=self.check)
+        return self._output(self._result(self._evaluate("gravity", z=z), single), out)
+
+    def configuration_derivative(self, q, qd):
+        """``dz/dt = zd``, shape (m,) or (N, m)."""
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._result(np.broadcast_to(zd, (max(len(z), len(zd)), self.m)).copy(), single)
 
     def elastic_torques(self, z):
         """``Gamma_f = -k (q_f - q_r)``, shape (nf,) or (N, nf)."""
@@ -995,28 +1013,32 @@ class NumericFlexible(FrameKinematics):
         Q[:, self.motor_index] = tau[:, self.flexible_index] - Gf
         return self._result(Q, single)
 
-    def direct_dynamics(self, z, zd, tau):
-        """Accelerations ``zdd`` of the link and motor coordinates, shape (m,) or (N, m).
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
+        """Accelerations ``zdd`` of the link and motor coordinates at ``q = z``, ``qd = zd``, shape (m,) or (N, m).
 
         Newton-Euler: the three-step recursion (no inertia matrix); Kane and
-        Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.
+        Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.  ``out`` receives the result.
         """
-        (z, zd, tau), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (tau, self.n, "tau"), check=self.check)
+        self._no_wrench(wrench)
+        (z, zd, tau), single = _states((q, self.m, "z"), (qd, self.m, "zd"), (tau, self.n, "tau"), check=self.check)
         if self.model.has_program("direct_dynamics"):
-            return self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single)
+            return self._output(self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single), out)
         A = self._evaluate("mass_matrix", z=z)
         rhs = self.generalized_forces(z, tau) - self._evaluate("h", z=z, zd=zd)
-        return self._result(solve_dynamics(A, rhs, self.model.robot.name), single)
+        return self._output(self._result(solve_dynamics(A, rhs, self.model.robot.name), single), out)
 
-    def inverse_dynamics(self, z, zd, zdd):
+    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """The three-step output: flexible joints' accelerations, rigid joints' and motors' torques.
 
         Parameters
         ----------
-        z, zd : array_like, shape (m,) or (N, m)
-        zdd : array_like, shape (m,) or (N, m)
-            The known accelerations: the rigid joints' and the motors'; the
+        q, qd : array_like, shape (m,) or (N, m)
+            ``z`` and ``zd``.
+        qdd : array_like, shape (m,) or (N, m)
+            ``zdd``, the known accelerations: the rigid joints' and the motors'; the
             entries of the flexible joints' link side are not read.
+        wrench, out
+            Not available here (no wrench input; the result is three arrays).
 
         Returns
         -------
@@ -1026,8 +1048,10 @@ class NumericFlexible(FrameKinematics):
             and ``H``, ``qdd_f = A_ff^-1 (Gamma_f - H_f - A_fk zdd_k)``, then
             the other rows (eq. 15).
         """
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        (zdd,), one = _states((zdd, self.m, "zdd"), check=False)
+        self._no_wrench(wrench)
+        self._no_out("inverse_dynamics", out)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        (zdd,), one = _states((qdd, self.m, "zdd"), check=False)
         single = single and one
         if self.check:
             # the flexible joints' link-side entries are not read: NaN placeholders are fine there
@@ -1053,20 +1077,9 @@ class NumericFlexible(FrameKinematics):
             result = FlexibleInverse(zdd[:, f], total[:, r], total[:, mt] + Gf)
         return FlexibleInverse(*(self._result(np.ascontiguousarray(x), single) for x in result))
 
-    def rhs(self, t, x, tau):
-        """``xdot = (zd, zdd)`` for ``scipy.integrate.solve_ivp``.
-
-        Parameters
-        ----------
-        t : float
-        x : array_like, shape (2m,)
-            ``(z, zd)``.
-        tau : array_like, shape (n,), or callable
-            The torques, or ``tau(t, x)`` returning them.
-
-        Returns
-        -------
-        ndarray, shape (2m,)
+    def rhs(self, t, x, tau=None):
+        """``xdot = (zd, zdd)`` for ``x = (z, zd)``: :meth:`NumericProtocol.rhs
+        <kanerobot.dynamics.dynamic_model.NumericProtocol.rhs>`.
 
         Examples
         --------
@@ -1077,13 +1090,10 @@ class NumericFlexible(FrameKinematics):
         >>> fn.rhs(0.0, [0.0, 0.0, 1.0, 2.0], [0.0])
         array([1., 2., 0., 0.])
         """
-        x = np.asarray(x, dtype=float)
-        z, zd = x[: self.m], x[self.m :]
-        torques = tau(t, x) if callable(tau) else tau
-        return np.concatenate([zd, self.direct_dynamics(z, zd, torques)])
+        return super().rhs(t, x, tau)
 
     # ------------------------------------------------------ the kinematics
-    def pose(self, frame, z):
+    def pose(self, frame, q):
         """Homogeneous transform 0T_frame, (4, 4) or (N, 4, 4), at ``z = (q, q_r)`` as every function here takes it.
 
         The frames of the links are those of the link side (they read q);
@@ -1097,9 +1107,9 @@ class NumericFlexible(FrameKinematics):
         KaneRobotError
             An unknown frame, a ``z`` of the wrong length.
         """
-        return self._frame_pose(frame, z)
+        return self._frame_pose(frame, q)
 
-    def jacobian(self, frame, z, projection="0"):
+    def jacobian(self, frame, q, projection=None):
         """Jacobian of the origin of ``frame`` in the rates ``zd``: ``[V; w] = J zd``, (6, m) or (N, 6, m).
 
         One column per coordinate of z (a link frame's motor columns are 0:
@@ -1107,7 +1117,7 @@ class NumericFlexible(FrameKinematics):
         projected into frame ``projection``'s axes; that of
         :func:`kanerobot.kinematics.jacobian` on :func:`augmented_robot`.
         """
-        return self._frame_jacobian(frame, z, projection)
+        return self._frame_jacobian(frame, q, "0" if projection is None else projection)
 
     def _frame_robot(self):
         return self.model.tree, "kr_flexible_"
