@@ -131,7 +131,7 @@ class ClosedLoopModel(ConstrainedModel):
             if qd[m] != 0:
                 self.Jdot += J.diff(qm) * qd[m]
 
-    def _build(self, name):
+    def _derive(self, name):
         return closed_loop_program(self, name)
 
     @property

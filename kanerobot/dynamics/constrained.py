@@ -34,9 +34,9 @@ from numpy.typing import ArrayLike
 from kanerobot.dynamics.dynamic_model import (
     DynamicModel,
     NumericProtocol,
+    ProgramCache,
     as_states,
     bound_values,
-    deriving,
     solve_dynamics,
 )
 from kanerobot.errors import ParameterError, SingularityError
@@ -151,13 +151,14 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X, st
 PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
 
 
-class ConstrainedModel:
+class ConstrainedModel(ProgramCache):
     """The models of a tree under velocity constraints, by one engine.
 
     Subclasses set, before calling :meth:`__init__`'s body through
     ``super().__init__``: nothing; they pass the tree robot and the
     independent joint labels, and implement :meth:`_build` (the program of
-    a model) and :data:`PROGRAMS`-like :attr:`programs`.
+    a model, :class:`~kanerobot.dynamics.dynamic_model.ProgramCache`'s
+    ``_derive``) and :data:`PROGRAMS`-like :attr:`programs`.
 
     Attributes
     ----------
@@ -199,16 +200,6 @@ class ConstrainedModel:
     def n(self):
         """Number of joints (the length of a configuration q)."""
         return len(self.q)
-
-    def program(self, name):
-        """The program of model ``name``, derived once."""
-        if name not in self._programs:
-            with deriving(self, name):
-                self._programs[name] = self._build(name)
-        return self._programs[name]
-
-    def _build(self, name):
-        raise NotImplementedError
 
     def has_program(self, name):
         return name in self.programs

@@ -148,7 +148,41 @@ def deriving(model, name, detail=""):
         yield
 
 
-class DynamicModel:
+class ProgramCache:
+    """The one program cache of every structure's model (:class:`DynamicModel`,
+    :class:`~kanerobot.dynamics.constrained.ConstrainedModel`,
+    :class:`~kanerobot.dynamics.flexible.FlexibleModel`).
+
+    :meth:`program` derives model ``name`` once by the subclass's
+    ``_derive(name)``, inside :func:`deriving` (a progress line for a slow
+    derivation), after refusing a name not in :attr:`models` (when it lists
+    them) and what ``_check_program(name)`` refuses (a model the engine
+    solves numerically).  The subclass's ``__init__`` sets ``_programs = {}``.
+    """
+
+    #: The models offered, name -> what it computes (empty: the subclass's ``_derive`` says).
+    models = {}
+    #: What the progress line adds after the engine's name.
+    deriving_detail = ""
+
+    def program(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`), derived once."""
+        if name not in self._programs:
+            if self.models and name not in self.models:
+                raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
+            self._check_program(name)
+            with deriving(self, name, self.deriving_detail):
+                self._programs[name] = self._derive(name)
+        return self._programs[name]
+
+    def _check_program(self, name):
+        """Raise for a model this engine has no program for (default: none)."""
+
+    def _derive(self, name):
+        raise NotImplementedError
+
+
+class DynamicModel(ProgramCache):
     """The programs of one robot's dynamic models, derived on first use.
 
     Attributes
@@ -197,15 +231,6 @@ class DynamicModel:
     def nv(self):
         """Length of a velocity or acceleration: the root joint's (6 for a free flyer), then one per joint."""
         return JOINT_SIZES[root_joint(self.robot)][1] + self.n
-
-    def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`)."""
-        if name not in self.models:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
-        if name not in self._programs:
-            with deriving(self, name):
-                self._programs[name] = self._derive(name)
-        return self._programs[name]
 
     def has_program(self, name):
         """False for the models this engine computes from others (direct dynamics of

@@ -80,11 +80,11 @@ from kanerobot.dynamics.dynamic_model import (
     METHODS,
     STRUCTURE_MODELS,
     NumericProtocol,
+    ProgramCache,
     argument_groups,
     as_states,
     bound_numeric,
     bound_values,
-    deriving,
     matrix_grid,
     parameters_without_state,
     select_backend,
@@ -575,7 +575,7 @@ def derive(robot, method="newton-euler", rotor="spong"):
     return FlexibleModel(robot, method, rotor)
 
 
-class FlexibleModel:
+class FlexibleModel(ProgramCache):
     """The programs of one flexible robot's dynamic models, derived on first use.
 
     Parameters
@@ -607,6 +607,9 @@ class FlexibleModel:
     >>> model.parameters
     ['ZZ1', 'MX1', 'MY1', 'IA1', 'FV1', 'FS1', 'K1', 'G1']
     """
+
+    models = MODELS
+    deriving_detail = ", flexible joints"
 
     def __init__(self, robot, method="newton-euler", rotor="spong"):
         if method not in METHODS:
@@ -640,8 +643,15 @@ class FlexibleModel:
         direct models of Kane and Lagrange)."""
         return name not in SOLVED.get(self.method, set())
 
-    def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`).
+    def _check_program(self, name):
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
+                f"use method='newton-euler' for the three-step recursion"
+            )
+
+    def _derive(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`), for :meth:`program`.
 
         Matrices and vectors are over ``z = (q, q_r)``: ``mass_matrix``
         outputs ``A<r><c>`` (r <= c, 1-based positions in z), ``h`` and
@@ -651,19 +661,6 @@ class FlexibleModel:
         programs of :func:`inverse_dynamics` and :func:`direct_dynamics`
         with this model's ``rotor``.
         """
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if not self.has_program(name):
-            raise KaneRobotError(
-                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
-                f"use method='newton-euler' for the three-step recursion"
-            )
-        if name not in self._programs:
-            with deriving(self, name, ", flexible joints"):
-                self._programs[name] = self._derive(name)
-        return self._programs[name]
-
-    def _derive(self, name):
         if name == "elastic_torques":
             program = Program(inputs=_inputs(self.robot, self.tree, None, None))
             for label, value in _elastic_torques(program, self.robot).items():

@@ -153,7 +153,7 @@ class WheeledModel(ConstrainedModel):
         super().__init__(robot, method, tree_robot(robot), self.constraints.independent)
         self.dependent = self.constraints.dependent
 
-    def _build(self, name):
+    def _derive(self, name):
         return wheeled_program(self, name)
 
     @property
