@@ -19,9 +19,11 @@ from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 
 ROBOTS = ("planar2", "tree", "satellite", "fourbar", "diffdrive", "planar2flex")
+#: Over 1.5 s (the derivative and balance programs of 7 joints, of a free flyer): the long group.
+LONG = ("tree", "satellite")
 
 
-@pytest.fixture(scope="module", params=ROBOTS)
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.long) if name in LONG else name for name in ROBOTS])
 def case(request):
     """``(fn, space, state)`` of one robot, numpy backend (nothing compiled), a random state."""
     robot = tree_robot() if request.param == "tree" else library(request.param)
