@@ -852,7 +852,7 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
         raise KaneRobotError(f"the actuation matrix must have {m} rows (the controlled coordinates), got shape {Bact.shape}")
     k = Bact.shape[1]
     u_eq = np.zeros(k) if u_eq is None else _vector(u_eq, "u_eq", k)
-    has = hasattr(fn, "direct_dynamics_derivatives")
+    has = fn.provides("direct_dynamics_derivatives")
     if analytic and not has:
         raise KaneRobotError(
             f"linearize(analytic=True): {view.kind} models have no derivative programs (serial and tree robots on a "

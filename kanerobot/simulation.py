@@ -111,6 +111,7 @@ from numpy.typing import ArrayLike
 
 from kanerobot.control import Controller, Trajectory
 from kanerobot.dynamics.closed_loop import PROJECTION_TOL  # noqa: F401  (kept here: where it was documented)
+from kanerobot.dynamics.dynamic_model import solve_dynamics
 from kanerobot.dynamics.model import DerivedModel, NumericModel
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
@@ -448,7 +449,7 @@ class _Plant:
         if "direct_dynamics" in self.fast:
             return self._fill(self.fast["direct_dynamics"], q, qd, tau)
         A = self._fill(self.fast["mass_matrix"], q, qd, tau)
-        return np.linalg.solve(A, tau - self._fill(self.fast["h"], q, qd, tau))
+        return solve_dynamics(A, tau - self._fill(self.fast["h"], q, qd, tau), self.fn.model.robot.name)
 
     def friction_rates(self, q, qd, qdot):
         return self.space.joint_rates(q, qd, qdot)

@@ -424,7 +424,7 @@ def test_kane_model_layout_and_objects():
     assert set(kane.frames) == {"0", "1", "2", "3"}
     assert kane.loads
     assert set(kane.parameters) <= set(random_parameters(robot, np.random.default_rng(0)))
-    with pytest.raises(KaneRobotError, match="available are newton-euler, kane, lagrange"):
+    with pytest.raises(KaneRobotError, match="available are newton-euler, lagrange, kane"):
         FloatingBaseModel(robot, method="featherstone")
 
 

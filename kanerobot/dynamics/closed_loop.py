@@ -54,6 +54,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
+    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
     batched_function,
@@ -61,7 +62,7 @@ from kanerobot.dynamics.constrained import (
     project_outputs,
     splice,
 )
-from kanerobot.dynamics.dynamic_model import bound_numeric
+from kanerobot.dynamics.dynamic_model import PROTOCOL, bound_numeric
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
@@ -70,9 +71,6 @@ __all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equi
 CLOSURE_TOL = 1e-8
 #: Closure residual above which a simulated configuration is brought back onto the loops.
 PROJECTION_TOL = 1e-10
-#: Models with a symbolic closed-loop program (the Coriolis matrix and the
-#: direct model are numeric only, :class:`ClosedLoopDynamics`).
-PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
 
 
 def equivalent_tree(robot):
@@ -119,8 +117,6 @@ class ClosedLoopModel(ConstrainedModel):
     (('1',), (6, 4))
     """
 
-    programs = PROGRAMS
-
     def __init__(self, robot, method):
         from kanerobot.kinematics import loop_velocity_constraints
 
@@ -135,7 +131,7 @@ class ClosedLoopModel(ConstrainedModel):
             if qd[m] != 0:
                 self.Jdot += J.diff(qm) * qd[m]
 
-    def _build(self, name):
+    def _derive(self, name):
         return closed_loop_program(self, name)
 
     @property
@@ -224,7 +220,7 @@ def closed_loop_program(model, name):
     from kanerobot.symbolic.program import Program
 
     if name not in PROGRAMS:
-        numeric = hasattr(ClosedLoopDynamics, name)  # the numeric model may solve it
+        numeric = name in PROTOCOL and ClosedLoopDynamics.provides(name)  # the numeric model may solve it
         raise KaneRobotError(
             f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one)"
             + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")

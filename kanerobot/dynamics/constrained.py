@@ -31,11 +31,18 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from kanerobot.dynamics.dynamic_model import BalanceFunctions, DynamicModel, as_states, bound_values, deriving
-from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.dynamics.dynamic_model import (
+    DynamicModel,
+    NumericProtocol,
+    ProgramCache,
+    as_states,
+    bound_values,
+    solve_dynamics,
+)
+from kanerobot.errors import ParameterError, SingularityError
 from kanerobot.state_space import StateSpace
 
-__all__ = ["ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
+__all__ = ["PROGRAMS", "ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
 
 #: Relative threshold on the smallest singular value of J_d (and on J G).
 SINGULAR_TOL = 1e-9
@@ -138,13 +145,20 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X, st
         target.set_output(f"{prefix}{stem[a]}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
-class ConstrainedModel:
+#: Models with a symbolic program of the projection (closed loops and wheels
+#: alike); the Coriolis matrix and the direct model are numeric only
+#: (:class:`ConstrainedDynamics`).
+PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
+
+
+class ConstrainedModel(ProgramCache):
     """The models of a tree under velocity constraints, by one engine.
 
     Subclasses set, before calling :meth:`__init__`'s body through
     ``super().__init__``: nothing; they pass the tree robot and the
     independent joint labels, and implement :meth:`_build` (the program of
-    a model) and :data:`PROGRAMS`-like :attr:`programs`.
+    a model, :class:`~kanerobot.dynamics.dynamic_model.ProgramCache`'s
+    ``_derive``) and :data:`PROGRAMS`-like :attr:`programs`.
 
     Attributes
     ----------
@@ -162,7 +176,7 @@ class ConstrainedModel:
     """
 
     #: Models with a program (the others are numeric only).
-    programs = ()
+    programs = PROGRAMS
 
     def __init__(self, robot, method, tree_robot, independent):
         self.robot = robot
@@ -186,16 +200,6 @@ class ConstrainedModel:
     def n(self):
         """Number of joints (the length of a configuration q)."""
         return len(self.q)
-
-    def program(self, name):
-        """The program of model ``name``, derived once."""
-        if name not in self._programs:
-            with deriving(self, name):
-                self._programs[name] = self._build(name)
-        return self._programs[name]
-
-    def _build(self, name):
-        raise NotImplementedError
 
     def has_program(self, name):
         return name in self.programs
@@ -235,7 +239,7 @@ class ConstrainedModel:
         )  # fmt: skip
 
 
-class ConstrainedDynamics(BalanceFunctions):
+class ConstrainedDynamics(NumericProtocol):
     """Numeric dynamics of a tree under ``J(q) qd = 0``, with bound parameters.
 
     Every function takes one state or a batch: ``q`` of shape (n,) or
@@ -280,6 +284,16 @@ class ConstrainedDynamics(BalanceFunctions):
     @property
     def backend(self):
         return self.tree.backend
+
+    @property
+    def nq(self):
+        """Length of a configuration: every joint variable."""
+        return self.n
+
+    @property
+    def nv(self):
+        """Length of a speed: the independent speeds."""
+        return self.m
 
     # ------------------------------------------------------ subclass hooks
     def _constraint_matrix(self, qs):
@@ -349,7 +363,7 @@ class ConstrainedDynamics(BalanceFunctions):
         T = self.tree.pose(frame, qs)
         return T[0] if single else T
 
-    def jacobian(self, frame, q, projection="0"):
+    def jacobian(self, frame, q, projection=None):
         """Jacobian of the origin of ``frame`` in the independent speeds: ``[V; w] = J qd_a``, (6, m) or (N, 6, m).
 
         ``J = J_tree(q) G(q)``: the tree's Jacobian (one column per joint,
@@ -358,7 +372,7 @@ class ConstrainedDynamics(BalanceFunctions):
         it maps the speeds of this model and of its simulations (a closed
         loop's active joints, a wheeled base's independent speeds) to the
         twist of the frame, linear rows first, projected into frame
-        ``projection``'s axes.
+        ``projection``'s axes (frame 0 by default).
 
         Raises
         ------
@@ -484,61 +498,71 @@ class ConstrainedDynamics(BalanceFunctions):
     def _tree_mass_matrix(self, qs):
         return np.asarray(self.tree.mass_matrix(qs)).reshape(qs.shape[0], self.n, self.n)
 
-    def inverse_dynamics(self, q, qd_a, qdd_a, wrench=None):
+    def total_mass(self) -> float:
+        """Mass of the tree's moving links (:meth:`NumericDynamics.total_mass
+        <kanerobot.dynamics.dynamic_model.NumericDynamics.total_mass>`)."""
+        return self.tree.total_mass()
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt = G(q) qd``: every joint's rate (:meth:`velocities`)."""
+        return self.velocities(q, qd)
+
+    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """Generalized forces of the independent speeds, ``G^T Gamma(q, G qd_a, G qdd_a + g)``,
-        shape (m,) or (N, m).  ``wrench``: as for the tree (:meth:`NumericDynamics.inverse_dynamics`)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        qdda = np.broadcast_to(self._states(qdd_a, self.m, "qdd_a")[0], qa.shape)
+        shape (m,) or (N, m); ``qd``, ``qdd`` the independent speeds ``qd_a`` and their
+        derivatives.  ``wrench``, ``out``: as for the tree (:meth:`NumericDynamics.inverse_dynamics`)."""
+        qs, qa, single = self._prepare(q, qd)
+        qdda = np.broadcast_to(self._states(qdd, self.m, "qdd_a")[0], qa.shape)
         G, pinv = self._G(qs)
         qd = (G @ qa[..., None])[..., 0]
         qdd = self._bias(qs, qd, pinv, qdda, G)
         gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, qdd, wrench=wrench))
-        out = (np.swapaxes(G, 1, 2) @ gamma[..., None])[..., 0]
-        return out[0] if single else out
+        result = (np.swapaxes(G, 1, 2) @ gamma[..., None])[..., 0]
+        return self._output(result[0] if single else result, out)
 
-    def mass_matrix(self, q):
-        """``A_a = G^T A G``, shape (m, m) or (N, m, m)."""
+    def mass_matrix(self, q, out=None):
+        """``A_a = G^T A G``, shape (m, m) or (N, m, m); ``out`` as for :meth:`inverse_dynamics`."""
         qs, single = self._states(q, self.n, "q")
         G, _ = self._G(qs)
-        out = np.swapaxes(G, 1, 2) @ self._tree_mass_matrix(qs) @ G
-        return out[0] if single else out
+        result = np.swapaxes(G, 1, 2) @ self._tree_mass_matrix(qs) @ G
+        return self._output(result[0] if single else result, out)
 
-    def h(self, q, qd_a, wrench=None):
+    def h(self, q, qd, wrench=None, out=None):
         """``H_a = G^T (A g + H)``: the generalized forces at ``qdd_a = 0``, shape (m,) or (N, m)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        out = self.inverse_dynamics(qs, qa, np.zeros_like(qa), wrench=wrench)
-        return out[0] if single else out
+        qs, qa, single = self._prepare(q, qd)
+        result = self.inverse_dynamics(qs, qa, np.zeros_like(qa), wrench=wrench)
+        return self._output(result[0] if single else result, out)
 
-    def gravity(self, q):
-        """``Q_a = G^T Q``, shape (m,) or (N, m)."""
+    def gravity(self, q, out=None):
+        """``Q_a = G^T Q``, shape (m,) or (N, m); ``out`` as for :meth:`inverse_dynamics`."""
         qs, single = self._states(q, self.n, "q")
         G, _ = self._G(qs)
         Q = np.atleast_2d(self.tree.gravity(qs))
-        out = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]
-        return out[0] if single else out
+        result = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]
+        return self._output(result[0] if single else result, out)
 
-    def coriolis_matrix(self, q, qd_a):
+    def coriolis_matrix(self, q, qd, out=None):
         """``C_a = G^T (A Gdot + C G)``, shape (m, m) or (N, m, m): ``Adot_a - 2 C_a`` is skew-symmetric."""
-        qs, qa, single = self._prepare(q, qd_a)
+        qs, qa, single = self._prepare(q, qd)
         G, _ = self._G(qs)
         Gdot = np.asarray(self.Gdot(qs, qa)).reshape(G.shape)
         qd = (G @ qa[..., None])[..., 0]
         C = np.asarray(self.tree.coriolis_matrix(qs, qd)).reshape(qs.shape[0], self.n, self.n)
-        out = np.swapaxes(G, 1, 2) @ (self._tree_mass_matrix(qs) @ Gdot + C @ G)
-        return out[0] if single else out
+        result = np.swapaxes(G, 1, 2) @ (self._tree_mass_matrix(qs) @ Gdot + C @ G)
+        return self._output(result[0] if single else result, out)
 
-    def direct_dynamics(self, q, qd_a, tau_a, wrench=None):
-        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m)."""
-        qs, qa, single = self._prepare(q, qd_a)
-        tau = np.broadcast_to(self._states(tau_a, self.m, "tau_a")[0], qa.shape)
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
+        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m); ``out`` as for :meth:`inverse_dynamics`."""
+        qs, qa, single = self._prepare(q, qd)
+        tau = np.broadcast_to(self._states(tau, self.m, "tau_a")[0], qa.shape)
         G, pinv = self._G(qs)
         qd = (G @ qa[..., None])[..., 0]
         g = self._bias(qs, qd, pinv)
         gamma = np.atleast_2d(self.tree.inverse_dynamics(qs, qd, g, wrench=wrench))
         Gt = np.swapaxes(G, 1, 2)
         A = Gt @ self._tree_mass_matrix(qs) @ G
-        out = np.linalg.solve(A, (tau - (Gt @ gamma[..., None])[..., 0])[..., None])[..., 0]
-        return out[0] if single else out
+        result = solve_dynamics(A, tau - (Gt @ gamma[..., None])[..., 0], self.robot.name)
+        return self._output(result[0] if single else result, out)
 
     def kinetic_energy(self, q, qd_a):
         """``1/2 qd_a^T A_a qd_a`` (rotor inertias IA included), a float or (N,)."""
@@ -546,25 +570,3 @@ class ConstrainedDynamics(BalanceFunctions):
         A = np.asarray(self.mass_matrix(qs)).reshape(qs.shape[0], self.m, self.m)
         out = 0.5 * np.einsum("ni,nij,nj->n", qa, A, qa)
         return float(out[0]) if single else out
-
-    def rhs(self, t, x, tau=None):
-        """``xdot`` for ``x = (q, qd_a)``: ``(G(q) qd_a, qdd_a)``, for ``scipy.integrate.solve_ivp``.
-
-        Parameters
-        ----------
-        t : float
-        x : array, shape (n + m,)
-        tau : array (m,), callable ``tau(t, x)`` or None
-            Generalized forces of the independent speeds (default 0).
-        """
-        x = np.asarray(x, dtype=float)
-        if x.shape != (self.n + self.m,):
-            raise KaneRobotError(
-                f"x must have {self.n + self.m} values (every joint {', '.join(self.robot.joint_labels)}, then the "
-                f"independent speeds {', '.join(self.model.independent)}), got shape {x.shape}"
-            )
-        q, qa = x[: self.n], x[self.n:]
-        if callable(tau):
-            tau = tau(t, x)
-        tau = np.zeros(self.m) if tau is None else np.asarray(tau, dtype=float)
-        return np.concatenate([self.velocities(q, qa), self.direct_dynamics(q, qa, tau)])

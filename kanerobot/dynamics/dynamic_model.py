@@ -20,6 +20,7 @@ This module imports no structure module: they all import it, and
 """
 
 import contextlib
+import inspect
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,7 @@ from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrang
 from kanerobot.dynamics.centroidal import moving_links
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.dynamics.root import root_joint
-from kanerobot.errors import KaneRobotError, ParameterError
+from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.progress import slow_step
 from kanerobot.robot.description import WRENCH_NAMES
 from kanerobot.robot.joints import JOINT_SIZES
@@ -49,6 +50,12 @@ MODELS = {
     "coriolis_matrix": "Coriolis matrix C(q, qd) in Christoffel form",
     "gravity": "gravity torques Q(q)",
     "direct_dynamics": "joint accelerations qdd(q, qd, Gamma), recursive, no inertia matrix",
+}
+#: Models only some structures offer, with what they compute: a floating
+#: base's free-floating inverse dynamics, flexible joints' springs.
+STRUCTURE_MODELS = {
+    "base_acceleration": "free-floating base acceleration and joint torques (q, qd, qdd of the joints), F_0 = 0",
+    "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
 }
 #: Engines: Khalil's customized Newton-Euler (with composite links, Christoffel
 #: symbols and the recursive direct model), Lagrange (kinetic and potential
@@ -90,6 +97,48 @@ BACKENDS = ("auto", "c", "numpy")
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 
 
+def solve_dynamics(A, rhs, robot_name, what="inertia matrix"):
+    """``A^-1 rhs``: the accelerations of ``A qdd = rhs`` (``rhs = tau - H`` and its kin), one state or a batch.
+
+    Every structure solves its direct dynamics here where its engine has no
+    recursive program (Lagrange, Kane, the projections of closed loops and
+    wheels, a simulation step on the compiled ``A`` and ``H``).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, shape (n, n) or (N, n, n)
+    rhs : numpy.ndarray, shape (n,) or (N, n)
+    robot_name : str
+        For the message.
+    what : str
+        What ``A`` is, for the message (``"inertia matrix"``, ``"composite inertia"``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,) or (N, n)
+
+    Raises
+    ------
+    SingularityError
+        When ``A`` (one of the batch) is singular.
+
+    Examples
+    --------
+    >>> solve_dynamics(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]), "arm")
+    array([1. , 0.5])
+    >>> solve_dynamics(np.zeros((2, 2)), np.ones(2), "arm")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.SingularityError: robot arm: the inertia matrix of the robot is singular (check the masses and inertias)
+    """
+    try:
+        return np.linalg.solve(A, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise SingularityError(
+            f"robot {robot_name}: the {what} of the robot is singular (check the masses and inertias)"
+        ) from None
+
+
 @contextlib.contextmanager
 def deriving(model, name, detail=""):
     """Where every model class derives a program on first use: a progress line
@@ -99,7 +148,41 @@ def deriving(model, name, detail=""):
         yield
 
 
-class DynamicModel:
+class ProgramCache:
+    """The one program cache of every structure's model (:class:`DynamicModel`,
+    :class:`~kanerobot.dynamics.constrained.ConstrainedModel`,
+    :class:`~kanerobot.dynamics.flexible.FlexibleModel`).
+
+    :meth:`program` derives model ``name`` once by the subclass's
+    ``_derive(name)``, inside :func:`deriving` (a progress line for a slow
+    derivation), after refusing a name not in :attr:`models` (when it lists
+    them) and what ``_check_program(name)`` refuses (a model the engine
+    solves numerically).  The subclass's ``__init__`` sets ``_programs = {}``.
+    """
+
+    #: The models offered, name -> what it computes (empty: the subclass's ``_derive`` says).
+    models = {}
+    #: What the progress line adds after the engine's name.
+    deriving_detail = ""
+
+    def program(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`), derived once."""
+        if name not in self._programs:
+            if self.models and name not in self.models:
+                raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
+            self._check_program(name)
+            with deriving(self, name, self.deriving_detail):
+                self._programs[name] = self._derive(name)
+        return self._programs[name]
+
+    def _check_program(self, name):
+        """Raise for a model this engine has no program for (default: none)."""
+
+    def _derive(self, name):
+        raise NotImplementedError
+
+
+class DynamicModel(ProgramCache):
     """The programs of one robot's dynamic models, derived on first use.
 
     Attributes
@@ -148,15 +231,6 @@ class DynamicModel:
     def nv(self):
         """Length of a velocity or acceleration: the root joint's (6 for a free flyer), then one per joint."""
         return JOINT_SIZES[root_joint(self.robot)][1] + self.n
-
-    def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`)."""
-        if name not in self.models:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
-        if name not in self._programs:
-            with deriving(self, name):
-                self._programs[name] = self._derive(name)
-        return self._programs[name]
 
     def has_program(self, name):
         """False for the models this engine computes from others (direct dynamics of
@@ -696,7 +770,128 @@ class BalanceFunctions:
         return out[0] if single and np.ndim(matrix) == 2 else out
 
 
-class NumericDynamics(BalanceFunctions, FrameKinematics):
+#: The numeric protocol: the methods every numeric model has, with one
+#: signature whatever the structure (``tests/test_model_protocol.py``); a
+#: structure that cannot give one raises :class:`KaneRobotError` saying why.
+PROTOCOL = (
+    "inverse_dynamics", "mass_matrix", "h", "gravity", "coriolis_matrix", "direct_dynamics", "base_acceleration",
+    "inverse_dynamics_derivatives", "direct_dynamics_derivatives", "pose", "jacobian", "center_of_mass",
+    "center_of_mass_jacobian", "centroidal_momentum_matrix", "center_of_mass_velocity", "centroidal_momentum",
+    "total_mass", "configuration_derivative", "rhs", "state_space",
+)  # fmt: skip
+
+
+class NumericProtocol(BalanceFunctions):
+    """What every numeric model offers (:data:`PROTOCOL`), one signature for every structure.
+
+    ``q`` is the structure's configuration (``nq`` values), ``qd``, ``qdd``
+    its speeds and their derivatives (``nv``), ``tau`` its inputs; ``wrench``
+    the external wrenches by link and ``out`` an array receiving the result.
+    The methods here are those some structure cannot give: each raises a
+    :class:`KaneRobotError` saying why, and a structure that can overrides it.
+    """
+
+    @classmethod
+    def provides(cls, name: str) -> bool:
+        """Whether this structure gives method ``name`` of :data:`PROTOCOL` (not the refusal inherited here).
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot), backend="numpy")
+        >>> fn.provides("direct_dynamics_derivatives"), fn.provides("base_acceleration")
+        (True, False)
+        """
+        if name not in PROTOCOL:
+            raise KaneRobotError(f"{name!r} is not a method of the numeric models: they are {', '.join(PROTOCOL)}")
+        return inspect.getattr_static(cls, name) is not inspect.getattr_static(NumericProtocol, name, None)
+
+    def _unavailable(self, name, why):
+        raise KaneRobotError(f"robot {self.model.robot.name} ({self.model.state_space.kind}): no {name}: {why}")
+
+    def _no_out(self, name, out):
+        """Refuse ``out`` for a model whose result is not one array."""
+        if out is not None:
+            self._unavailable(f"out= for {name}", "its result is several arrays; call it without out")
+
+    def _output(self, result, out):
+        """``result``, or ``out`` holding it when given."""
+        if out is None:
+            return result
+        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != np.float64 or not out.flags.writeable:
+            given = f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else repr(out)
+            raise KaneRobotError(f"out must be a writeable float64 array of shape {result.shape}, got {given}")
+        out[...] = result
+        return out
+
+    def base_acceleration(self, q, qd, qdd, wrench=None):
+        """The free-floating inverse dynamics (``F_0 = 0``) of a floating base; see
+        :meth:`FloatingBaseDynamics.base_acceleration <kanerobot.dynamics.floating.FloatingBaseDynamics.base_acceleration>`."""
+        self._unavailable("base_acceleration", "it is the free-floating inverse dynamics of a floating base (is_floating = 1)")
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
+        """``(dtau/dq, dtau/dqd)``: programs of serial, tree and floating robots (:class:`NumericDynamics`)."""
+        self._unavailable("inverse_dynamics_derivatives", _NO_DERIVATIVES)
+
+    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)``: programs of serial, tree and floating robots (:class:`NumericDynamics`)."""
+        self._unavailable("direct_dynamics_derivatives", _NO_DERIVATIVES)
+
+    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
+        """Centre of mass: programs of the rigid structures (:meth:`NumericDynamics.center_of_mass`)."""
+        self._unavailable("center_of_mass", _NO_BALANCE)
+
+    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
+        """Jacobian of the centre of mass: programs of the rigid structures."""
+        self._unavailable("center_of_mass_jacobian", _NO_BALANCE)
+
+    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
+        """Centroidal momentum matrix: programs of the rigid structures."""
+        self._unavailable("centroidal_momentum_matrix", _NO_BALANCE)
+
+    def total_mass(self) -> float:
+        """Mass of the links that move: that of the balance programs."""
+        self._unavailable("total_mass", _NO_BALANCE)
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt`` at the speeds ``qd``, shape (nq,) or (N, nq)."""
+        raise NotImplementedError
+
+    def rhs(self, t, x, tau=None):
+        """``xdot = (dq/dt, qdd)`` for ``x = (q, qd)``, for ``scipy.integrate.solve_ivp``.
+
+        Parameters
+        ----------
+        t : float
+        x : array_like, shape (nq + nv,)
+        tau : array_like (ntau,), callable ``tau(t, x)`` or None
+            The inputs (default 0).
+
+        Returns
+        -------
+        numpy.ndarray, shape (nq + nv,)
+        """
+        x = np.asarray(x, dtype=float)
+        nq, nv = self.nq, self.nv
+        if x.shape != (nq + nv,):
+            raise KaneRobotError(f"x must have {nq + nv} values, {self.model.state_space.layout}; got shape {x.shape}")
+        q, qd = x[:nq], x[nq:]
+        if callable(tau):
+            tau = tau(t, x)
+        tau = np.zeros(self.model.state_space.ntau) if tau is None else np.asarray(tau, dtype=float)
+        return np.concatenate([self.configuration_derivative(q, qd), self.direct_dynamics(q, qd, tau)])
+
+
+_NO_DERIVATIVES = (
+    "the derivative models are programs of serial, tree and floating robots; differentiate inverse_dynamics "
+    "or direct_dynamics numerically"
+)
+_NO_BALANCE = "the balance programs (centre of mass, centroidal momentum) are derived for rigid robots only"
+
+
+class NumericDynamics(NumericProtocol, FrameKinematics):
     """Numeric dynamic functions of one robot with bound parameters.
 
     Every function takes one state (1-D arrays of length n) or a batch
@@ -745,7 +940,18 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
 
     @property
     def n(self):
+        """Number of joints (of torques)."""
         return len(self.model.q)
+
+    @property
+    def nq(self):
+        """Length of a configuration: the root joint's (7 for a free flyer), then one per joint."""
+        return self.model.nq
+
+    @property
+    def nv(self):
+        """Length of a speed: the root joint's (6 for a free flyer), then one per joint."""
+        return self.model.nv
 
     @property
     def state_space(self):
@@ -829,17 +1035,8 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         (:func:`~kanerobot.codegen.extension.fast_function`), the parameters
         left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero."""
         given = ONE_STATE_GROUPS[name]
-        return [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()], None, False
-
-    def _output(self, result, out):
-        """``result``, or ``out`` holding it when given."""
-        if out is None:
-            return result
-        if not isinstance(out, np.ndarray) or out.shape != result.shape or out.dtype != np.float64 or not out.flags.writeable:
-            given = f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else repr(out)
-            raise KaneRobotError(f"out must be a writeable float64 array of shape {result.shape}, got {given}")
-        out[...] = result
-        return out
+        layout = [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()]
+        return layout, None, name in ("direct_dynamics", "direct_dynamics_derivatives")
 
     def _run(self, name, given):
         """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
@@ -859,25 +1056,73 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         out = np.asarray(self._compiled[name](*states, *self._parameter_values), dtype=float)
         return np.broadcast_to(out.reshape(out.shape[0], -1), (out.shape[0], batch)).T
 
-    def _vector_result(self, result, single):
-        return result[0] if single else result
+    # ------------------------------------------------------------ states
+    def _configuration(self, q):
+        """``q`` (nq values: the root joint's, then the joints') as an (N, nq) array and whether one state."""
+        return as_states(q, self.nq, "q", check=self.check)
+
+    def _velocity(self, qd, what="qd"):
+        """A speed or acceleration (nv values) as an (N, nv) array and whether one state."""
+        return as_states(qd, self.nv, what, check=self.check)
+
+    def _joints(self, x, what):
+        """One value per joint (torques) as an (N, n) array and whether one state."""
+        return as_states(x, self.n, what, check=self.check)
+
+    def _base_states(self, q, qd=None, qdd=None):
+        """The programs' state groups of ``q``, ``qd``, ``qdd`` (the root joint's part split off where it has one)."""
+        states = {"q": q}
+        if qd is not None:
+            states["qd"] = qd
+        if qdd is not None:
+            states["qdd"] = qdd
+        return states
+
+    @staticmethod
+    def _result(x, single):
+        return x[0] if single else x
+
+    _vector_result = _result
 
     def _matrix(self, name, flat, symmetric):
-        n = self.n
-        outputs = list(self.model.program(name).outputs)
-        names = matrix_entry_names(name_prefix(name), (n, n))
-        position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
-        M = np.zeros((flat.shape[0], n, n))
-        for k, output in enumerate(outputs):
+        """The (nv, nv) matrix from its outputs (the upper triangle of ``A``, all of ``C``)."""
+        N = self.nv
+        names = matrix_entry_names(name_prefix(name), (N, N))
+        position = {names[i][j]: (i, j) for i in range(N) for j in range(N)}
+        M = np.zeros((flat.shape[0], N, N))
+        for k, output in enumerate(self.model.program(name).outputs):
             i, j = position[output]
             M[:, i, j] = flat[:, k]
             if symmetric:
                 M[:, j, i] = flat[:, k]
         return M
 
+    def _mass_and_bias(self, states):
+        """``A`` (N, nv, nv) and ``H`` (N, nv) at the states (q, qd, wrenches), broadcast to one batch."""
+        A = self._evaluate("mass_matrix", {key: states[key] for key in ("q", "quaternion") if key in states})
+        H = self._evaluate("h", {key: value for key, value in states.items() if key not in ("qdd", "base_acceleration", "tau")})
+        batch = max(len(A), len(H))
+        return np.broadcast_to(A, (batch,) + A.shape[1:]), np.broadcast_to(H, (batch, H.shape[1]))
+
+    def _solved_direct_dynamics(self, states, tau):
+        """``A^-1 ([0; tau] - H)`` (no torque on the root joint's speeds): the direct
+        dynamics of an engine without a recursive program (Lagrange, Kane)."""
+        A, H = self._mass_and_bias(states)
+        rhs = np.concatenate([np.zeros((len(H), self.nv - self.n)), np.broadcast_to(tau, (len(H), self.n))], axis=1) - H
+        return solve_dynamics(A, rhs, self.model.robot.name)
+
+    def _finite(self, result):
+        """``result``, or a :class:`SingularityError` when it is not finite (a pivot of the articulated inertia was 0)."""
+        if not all(np.all(np.isfinite(block)) for block in (result if isinstance(result, tuple) else (result,))):
+            raise SingularityError(
+                f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
+            )
+        return result
+
     # ----------------------------------------------------------- the models
     def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
-        """Joint torques, shape (n,) or (N, n).
+        """Generalized forces ``A qdd + H``, shape (nv,) or (N, nv): the joint torques (a floating
+        base's wrench ``F_0`` first: pinocchio's ``rnea``).
 
         ``wrench`` maps a link label to the 6-vector (FX, FY, FZ, CX, CY, CZ)
         the link exerts on the environment, in its own frame; links the robot
@@ -890,10 +1135,10 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
             result = fast(q, qd, qdd, out, self.check)
             if result is not None:
                 return result
-        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-        states = {"q": q, "qd": qd, "qdd": qdd}
-        states.update(self._wrench_states(wrench, q.shape[0]))
-        return self._output(self._vector_result(self._evaluate("inverse_dynamics", states), single), out)
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
+        states = self._base_states(q, qd, qdd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
+        return self._output(self._result(self._evaluate("inverse_dynamics", states), single), out)
 
     def _state(self, x, what):
         """One argument of n entries as an (N, n) array and whether it was one state."""
@@ -916,50 +1161,70 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         return states
 
     def mass_matrix(self, q, out=None):
-        """Inertia matrix A(q), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Inertia matrix A(q), shape (nv, nv) or (N, nv, nv); ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("mass_matrix") or self._fast_function("mass_matrix"))(q, out, self.check)
         if result is not None:
             return result
-        q, single = self._state(q, "q")
-        A = self._evaluate("mass_matrix", {"q": q})
-        return self._output(A[0] if single else A, out)
+        q, single = self._configuration(q)
+        return self._output(self._result(self._evaluate("mass_matrix", self._base_states(q)), single), out)
 
-    def h(self, q, qd, out=None):
-        """Centrifugal, Coriolis, gravity and friction torques H(q, qd); ``out`` as for :meth:`inverse_dynamics`."""
-        result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
-        if result is not None:
-            return result
-        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
-        return self._output(self._vector_result(self._evaluate("h", {"q": q, "qd": qd}), single), out)
+    def h(self, q, qd, wrench=None, out=None):
+        """Centrifugal, Coriolis, gravity and friction torques H(q, qd) (and the external wrenches'),
+        shape (nv,) or (N, nv); ``wrench`` and ``out`` as for :meth:`inverse_dynamics`."""
+        if wrench is None:
+            result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
+            if result is not None:
+                return result
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd))))
+        return self._output(self._result(self._evaluate("h", states), single), out)
 
     def coriolis_matrix(self, q, qd, out=None):
-        """Coriolis matrix C(q, qd) (Christoffel form), shape (n, n) or (N, n, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Coriolis matrix C(q, qd) (Christoffel form), shape (nv, nv) or (N, nv, nv): ``C qd`` the
+        velocity terms of ``H``, ``A' - 2C`` skew-symmetric; ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("coriolis_matrix") or self._fast_function("coriolis_matrix"))(q, qd, out, self.check)
         if result is not None:
             return result
-        (q, single), (qd, _) = self._state(q, "q"), self._state(qd, "qd")
-        C = self._evaluate("coriolis_matrix", {"q": q, "qd": qd})
-        return self._output(C[0] if single else C, out)
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        return self._output(self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single), out)
 
     def gravity(self, q, out=None):
-        """Gravity torques Q(q), shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
+        """Gravity torques Q(q), shape (nv,) or (N, nv); ``out`` as for :meth:`inverse_dynamics`."""
         result = (self._fast.get("gravity") or self._fast_function("gravity"))(q, out, self.check)
         if result is not None:
             return result
-        q, single = self._state(q, "q")
-        return self._output(self._vector_result(self._evaluate("gravity", {"q": q}), single), out)
+        q, single = self._configuration(q)
+        return self._output(self._result(self._evaluate("gravity", self._base_states(q)), single), out)
 
-    def direct_dynamics(self, q, qd, tau, out=None):
-        """Joint accelerations for torques ``tau``, shape (n,) or (N, n); ``out`` as for :meth:`inverse_dynamics`."""
-        result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
-        if result is not None:
-            return result
-        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
+        """Accelerations for joint torques ``tau`` (n values; a floating base is not actuated), shape (nv,) or (N, nv).
+
+        By the recursive program (no inertia matrix), or ``A^-1 ([0; tau] - H)``
+        with an engine that has none (Lagrange, Kane); ``wrench`` and ``out``
+        as for :meth:`inverse_dynamics`.
+
+        Raises
+        ------
+        SingularityError
+            When the articulated inertia (or ``A``) is singular at ``q``.
+        """
+        if wrench is None:
+            result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
+            if result is not None:
+                return result
+        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
         if not self.model.has_program("direct_dynamics"):
-            A = self._evaluate("mass_matrix", {"q": q})
-            rhs = tau - self._evaluate("h", {"q": q, "qd": qd})
-            return self._output(self._vector_result(np.linalg.solve(A, rhs[..., None])[..., 0], single), out)
-        return self._output(self._vector_result(self._evaluate("direct_dynamics", {"q": q, "qd": qd, "tau": tau}), single), out)
+            return self._output(self._result(self._solved_direct_dynamics(states, tau), single), out)
+        states["tau"] = tau
+        return self._output(self._result(self._finite(self._evaluate("direct_dynamics", states)), single), out)
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt`` at the speeds ``qd``: ``qd`` itself on a fixed base, shape (nq,) or (N, nq)."""
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        return self._result(np.broadcast_to(qd, (max(len(q), len(qd)), self.nv)).copy(), single)
 
     # ------------------------------------------------------ the kinematics
     def pose(self, frame: str, q) -> np.ndarray:
@@ -987,7 +1252,7 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         """
         return self._frame_pose(frame, q)
 
-    def jacobian(self, frame: str, q, projection: str = "0") -> np.ndarray:
+    def jacobian(self, frame: str, q, projection: str | None = None) -> np.ndarray:
         """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, n) or (N, 6, n).
 
         ``[V; w] = J qd``, linear rows first and one column per joint of
@@ -995,14 +1260,15 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
         (whose matrix it evaluates, through the program of
         :func:`~kanerobot.dynamics.kinematic_programs.jacobian_program`,
         derived once per frame and projection).  With ``projection="0"`` it
-        is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``.
+        is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``; None (the
+        default) is frame 0 (the world for a floating base).
 
         Raises
         ------
         KaneRobotError
             As :meth:`pose`, and for an unknown projection frame.
         """
-        return self._frame_jacobian(frame, q, projection)
+        return self._frame_jacobian(frame, q, "0" if projection is None else projection)
 
     def _frame_states(self, q):
         return self._state(q, "q")
@@ -1087,60 +1353,73 @@ class NumericDynamics(BalanceFunctions, FrameKinematics):
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
-        """``(dtau/dq, dtau/dqd)`` at ``(q, qd, qdd)``: two (n, n), or (N, n, n), arrays.
+        """``(dtau/dq, dtau/dqd)`` at ``(q, qd, qdd)``: two (nv, nv), or (N, nv, nv), arrays.
 
         Evaluates the program of
         :func:`~kanerobot.dynamics.derivatives.inverse_dynamics_derivatives`
         (forward mode over the inverse dynamic model; pinocchio's
         ``computeRNEADerivatives``).  Coulomb friction contributes 0 (its
         derivative away from ``qd = 0``); ``wrench`` as in
-        :meth:`inverse_dynamics` (held constant).
+        :meth:`inverse_dynamics` (held constant).  For a floating base,
+        column ``k`` of ``dtau/dq`` is the derivative along ``q (+) e_k``
+        (the base moved by ``exp`` of a twist in frame 0), so the three
+        translation columns are zero; ``dtau/dqd`` is with respect to the
+        speeds of the state.
         """
         if wrench is None:
             fast = self._fast.get("inverse_dynamics_derivatives") or self._fast_function("inverse_dynamics_derivatives")
             result = fast(q, qd, qdd, None, self.check)
             if result is not None:
-                return derivatives.split(result[np.newaxis], self.model.nv, True)
-        (q, single), (qd, _), (qdd, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-        states = {"q": q, "qd": qd, "qdd": qdd}
+                return derivatives.split(result[np.newaxis], self.nv, True)
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
+        states = self._base_states(q, qd, qdd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
         return self._derivatives("inverse_dynamics_derivatives", states, single)
 
-    def direct_dynamics_derivatives(self, q, qd, tau):
-        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: three (n, n), or (N, n, n), arrays.
+    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
+        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)`` at ``(q, qd, tau)``: (nv, nv), (nv, nv) and (nv, n) arrays (or batches).
 
         Evaluates the program of
         :func:`~kanerobot.dynamics.derivatives.direct_dynamics_derivatives`
-        (pinocchio's ``computeABADerivatives``); with an engine that has no
-        direct-dynamics program (Lagrange, Kane), ``dqdd/dx = -A^-1
-        dtau/dx`` at ``qdd = direct_dynamics(q, qd, tau)`` and ``dqdd/dtau =
-        A^-1``, solved numerically.
+        (pinocchio's ``computeABADerivatives``; a floating base is not
+        actuated: ``dqdd/dtau`` is its ``Minv`` without the six base
+        columns); with an engine that has no direct-dynamics program
+        (Lagrange, Kane), ``dqdd/dx = -A^-1 dtau/dx`` at ``qdd =
+        direct_dynamics(q, qd, tau)`` and ``dqdd/dtau = A^-1``, solved
+        numerically.  ``wrench`` as in :meth:`inverse_dynamics`.
+
+        Raises
+        ------
+        SingularityError
+            When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
         """
-        fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
-        result = fast(q, qd, tau, None, self.check)
-        if result is not None:
-            return derivatives.split(result[np.newaxis], self.model.nv, True)
-        (q, single), (qd, _), (tau, _) = (self._state(x, w) for x, w in ((q, "q"), (qd, "qd"), (tau, "tau")))
-        batch = max(len(q), len(qd), len(tau))
-        states = {"q": q, "qd": qd, "tau": tau}
+        if wrench is None and self.model.has_program("direct_dynamics_derivatives"):
+            fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
+            result = fast(q, qd, tau, None, self.check)
+            if result is not None:
+                return derivatives.split(result[np.newaxis], self.nv, True)
+        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
+        states = self._base_states(q, qd)
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
         if self.model.has_program("direct_dynamics_derivatives"):
-            return self._derivatives("direct_dynamics_derivatives", states, single)
-        A = np.broadcast_to(self._evaluate("mass_matrix", {"q": q}), (batch, self.n, self.n))
-        rhs = tau - self._evaluate("h", {key: value for key, value in states.items() if key != "tau"})
-        states["qdd"] = np.linalg.solve(A, rhs[..., None])[..., 0]
-        return self._solved_derivatives(A, states, single)
+            states["tau"] = tau
+            return self._finite(self._derivatives("direct_dynamics_derivatives", states, single))
+        A, _ = self._mass_and_bias(states)
+        qdd = self._solved_direct_dynamics(states, tau)
+        states.update(self._base_states(q, qd, qdd))
+        return self._finite(self._solved_derivatives(A, states, single))
 
     def _derivatives(self, name, states, single):
         """Derivative model ``name`` on ``states``, split into its blocks."""
         out = self._evaluate(name, states)
-        out = out.reshape(out.shape[0], self.model.nv, -1)
-        return derivatives.split(out, self.model.nv, single)
+        out = out.reshape(out.shape[0], self.nv, -1)
+        return derivatives.split(out, self.nv, single)
 
     def _solved_derivatives(self, A, states, single):
         """``(-A^-1 dtau/dq, -A^-1 dtau/dqd, A^-1 S^T)`` at the accelerations
         ``states["qdd"]``, ``S`` selecting the actuated speeds (the last n)."""
         dtau = self._evaluate("inverse_dynamics_derivatives", states)
-        nv = self.model.nv
+        nv = self.nv
         dtau = dtau.reshape(dtau.shape[0], nv, -1)
         solved = np.linalg.solve(A, np.concatenate([-dtau, np.broadcast_to(np.eye(nv)[:, nv - self.n:], A.shape[:1] + (nv, self.n))], axis=2))
         return derivatives.split(solved, nv, single)

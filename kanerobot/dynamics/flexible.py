@@ -77,15 +77,20 @@ from kanerobot.dynamics.common import (
 )
 from kanerobot.dynamics.direct import articulated_bodies
 from kanerobot.dynamics.dynamic_model import (
+    METHODS,
+    STRUCTURE_MODELS,
+    NumericProtocol,
+    ProgramCache,
     argument_groups,
     as_states,
     bound_numeric,
     bound_values,
-    deriving,
     matrix_grid,
     parameters_without_state,
     select_backend,
+    solve_dynamics,
 )
+from kanerobot.dynamics.dynamic_model import MODELS as BASE_MODELS
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.robot.description import (
@@ -117,18 +122,9 @@ __all__ = [
 
 #: Models of the motors: Spong's reduced model, and the rotor as a body on the antecedent.
 ROTORS = ("spong", "full")
-#: Engines of :func:`derive`.
-METHODS = ("newton-euler", "kane", "lagrange")
-#: Models a :class:`FlexibleModel` offers, with what they compute (z = (q, q_r)).
-MODELS = {
-    "inverse_dynamics": "flexible joints' qdd, rigid joints' torques and motor torques from (z, zd, known zdd)",
-    "direct_dynamics": "accelerations zdd of the link and motor coordinates from the torques",
-    "mass_matrix": "inertia matrix A(z) of the link and motor coordinates",
-    "h": "centrifugal, Coriolis, gravity and friction forces H(z, zd)",
-    "gravity": "gravity forces Q(z)",
-    "coriolis_matrix": "Coriolis matrix C(z, zd) of the tree of links and rotors (Christoffel form; getAC rule for Kane)",
-    "elastic_torques": "elastic torques Gamma_f = -k (q_f - q_r) of the flexible joints",
-}
+#: Models a :class:`FlexibleModel` offers, with what they compute (over z = (q, q_r)): every model of a
+#: rigid robot, and the springs' torques.
+MODELS = {**BASE_MODELS, "elastic_torques": STRUCTURE_MODELS["elastic_torques"]}
 #: Models the Kane and Lagrange engines solve from A and H instead of a program.
 SOLVED = {"kane": {"inverse_dynamics", "direct_dynamics"}, "lagrange": {"inverse_dynamics", "direct_dynamics"}}
 
@@ -579,7 +575,7 @@ def derive(robot, method="newton-euler", rotor="spong"):
     return FlexibleModel(robot, method, rotor)
 
 
-class FlexibleModel:
+class FlexibleModel(ProgramCache):
     """The programs of one flexible robot's dynamic models, derived on first use.
 
     Parameters
@@ -611,6 +607,9 @@ class FlexibleModel:
     >>> model.parameters
     ['ZZ1', 'MX1', 'MY1', 'IA1', 'FV1', 'FS1', 'K1', 'G1']
     """
+
+    models = MODELS
+    deriving_detail = ", flexible joints"
 
     def __init__(self, robot, method="newton-euler", rotor="spong"):
         if method not in METHODS:
@@ -644,8 +643,15 @@ class FlexibleModel:
         direct models of Kane and Lagrange)."""
         return name not in SOLVED.get(self.method, set())
 
-    def program(self, name):
-        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`).
+    def _check_program(self, name):
+        if not self.has_program(name):
+            raise KaneRobotError(
+                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
+                f"use method='newton-euler' for the three-step recursion"
+            )
+
+    def _derive(self, name):
+        """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :data:`MODELS`), for :meth:`program`.
 
         Matrices and vectors are over ``z = (q, q_r)``: ``mass_matrix``
         outputs ``A<r><c>`` (r <= c, 1-based positions in z), ``h`` and
@@ -655,19 +661,6 @@ class FlexibleModel:
         programs of :func:`inverse_dynamics` and :func:`direct_dynamics`
         with this model's ``rotor``.
         """
-        if name not in MODELS:
-            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(MODELS)}")
-        if not self.has_program(name):
-            raise KaneRobotError(
-                f"the {self.method} engine has no program for {name}: it is solved numerically from A and H; "
-                f"use method='newton-euler' for the three-step recursion"
-            )
-        if name not in self._programs:
-            with deriving(self, name, ", flexible joints"):
-                self._programs[name] = self._derive(name)
-        return self._programs[name]
-
-    def _derive(self, name):
         if name == "elastic_torques":
             program = Program(inputs=_inputs(self.robot, self.tree, None, None))
             for label, value in _elastic_torques(program, self.robot).items():
@@ -846,7 +839,7 @@ def _states(*arguments, check=True):
     return arrays, single
 
 
-class NumericFlexible(FrameKinematics):
+class NumericFlexible(NumericProtocol, FrameKinematics):
     """Numeric dynamic functions of a flexible robot with bound parameters.
 
     The state is ``x = (z, zd)`` with ``z = (q, q_r)``: the n link-side joint
@@ -958,28 +951,45 @@ class NumericFlexible(FrameKinematics):
     def _result(array, single):
         return array[0] if single else array
 
+    @property
+    def nq(self):
+        """Length of ``z = (q, q_r)`` (and of ``zd``): m."""
+        return self.m
+
+    nv = nq
+
+    def _no_wrench(self, wrench):
+        if wrench:
+            self._unavailable("wrench=", "the flexible-joint programs take no external wrench")
+
     # ------------------------------------------------------------ models
-    def mass_matrix(self, z):
-        """Inertia matrix A(z), shape (m, m) or (N, m, m)."""
-        (z,), single = _states((z, self.m, "z"), check=self.check)
-        return self._result(self._evaluate("mass_matrix", z=z), single)
+    def mass_matrix(self, q, out=None):
+        """Inertia matrix A(z) at ``q = z = (q, q_r)``, shape (m, m) or (N, m, m); ``out`` receives the result."""
+        (z,), single = _states((q, self.m, "z"), check=self.check)
+        return self._output(self._result(self._evaluate("mass_matrix", z=z), single), out)
 
-    def h(self, z, zd):
+    def h(self, q, qd, wrench=None, out=None):
         """Centrifugal, Coriolis, gravity and friction forces H(z, zd), shape (m,) or (N, m)."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        return self._result(self._evaluate("h", z=z, zd=zd), single)
+        self._no_wrench(wrench)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._output(self._result(self._evaluate("h", z=z, zd=zd), single), out)
 
-    def coriolis_matrix(self, z, zd):
+    def coriolis_matrix(self, q, qd, out=None):
         """Coriolis matrix C(z, zd) of the link and motor coordinates, shape (m, m) or
         (N, m, m): ``C zd = H - Q - friction`` and ``Adot - 2C`` is skew-symmetric."""
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        return self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._output(self._result(self._evaluate("coriolis_matrix", z=z, zd=zd), single), out)
 
-    def gravity(self, z):
+    def gravity(self, q, out=None):
         """Gravity forces Q(z), shape (m,) or (N, m) (0 on the motor rows but
         for a ``"full"`` prismatic rotor's weight)."""
-        (z,), single = _states((z, self.m, "z"), check=self.check)
-        return self._result(self._evaluate("gravity", z=z), single)
+        (z,), single = _states((q, self.m, "z"), check=self.check)
+        return self._output(self._result(self._evaluate("gravity", z=z), single), out)
+
+    def configuration_derivative(self, q, qd):
+        """``dz/dt = zd``, shape (m,) or (N, m)."""
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        return self._result(np.broadcast_to(zd, (max(len(z), len(zd)), self.m)).copy(), single)
 
     def elastic_torques(self, z):
         """``Gamma_f = -k (q_f - q_r)``, shape (nf,) or (N, nf)."""
@@ -1000,28 +1010,32 @@ class NumericFlexible(FrameKinematics):
         Q[:, self.motor_index] = tau[:, self.flexible_index] - Gf
         return self._result(Q, single)
 
-    def direct_dynamics(self, z, zd, tau):
-        """Accelerations ``zdd`` of the link and motor coordinates, shape (m,) or (N, m).
+    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
+        """Accelerations ``zdd`` of the link and motor coordinates at ``q = z``, ``qd = zd``, shape (m,) or (N, m).
 
         Newton-Euler: the three-step recursion (no inertia matrix); Kane and
-        Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.
+        Lagrange: ``A^-1 (B tau + S Gamma_f - H)``.  ``out`` receives the result.
         """
-        (z, zd, tau), single = _states((z, self.m, "z"), (zd, self.m, "zd"), (tau, self.n, "tau"), check=self.check)
+        self._no_wrench(wrench)
+        (z, zd, tau), single = _states((q, self.m, "z"), (qd, self.m, "zd"), (tau, self.n, "tau"), check=self.check)
         if self.model.has_program("direct_dynamics"):
-            return self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single)
+            return self._output(self._result(self._evaluate("direct_dynamics", z=z, zd=zd, tau=tau), single), out)
         A = self._evaluate("mass_matrix", z=z)
         rhs = self.generalized_forces(z, tau) - self._evaluate("h", z=z, zd=zd)
-        return self._result(np.linalg.solve(A, rhs[..., None])[..., 0], single)
+        return self._output(self._result(solve_dynamics(A, rhs, self.model.robot.name), single), out)
 
-    def inverse_dynamics(self, z, zd, zdd):
+    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """The three-step output: flexible joints' accelerations, rigid joints' and motors' torques.
 
         Parameters
         ----------
-        z, zd : array_like, shape (m,) or (N, m)
-        zdd : array_like, shape (m,) or (N, m)
-            The known accelerations: the rigid joints' and the motors'; the
+        q, qd : array_like, shape (m,) or (N, m)
+            ``z`` and ``zd``.
+        qdd : array_like, shape (m,) or (N, m)
+            ``zdd``, the known accelerations: the rigid joints' and the motors'; the
             entries of the flexible joints' link side are not read.
+        wrench, out
+            Not available here (no wrench input; the result is three arrays).
 
         Returns
         -------
@@ -1031,8 +1045,10 @@ class NumericFlexible(FrameKinematics):
             and ``H``, ``qdd_f = A_ff^-1 (Gamma_f - H_f - A_fk zdd_k)``, then
             the other rows (eq. 15).
         """
-        (z, zd), single = _states((z, self.m, "z"), (zd, self.m, "zd"), check=self.check)
-        (zdd,), one = _states((zdd, self.m, "zdd"), check=False)
+        self._no_wrench(wrench)
+        self._no_out("inverse_dynamics", out)
+        (z, zd), single = _states((q, self.m, "z"), (qd, self.m, "zd"), check=self.check)
+        (zdd,), one = _states((qdd, self.m, "zdd"), check=False)
         single = single and one
         if self.check:
             # the flexible joints' link-side entries are not read: NaN placeholders are fine there
@@ -1053,25 +1069,14 @@ class NumericFlexible(FrameKinematics):
             Gf = np.broadcast_to(self._evaluate("elastic_torques", z=z), (batch, self.nf))
             known = np.concatenate([r, mt])
             rhs = Gf - H[:, f] - np.einsum("nij,nj->ni", A[:, f][:, :, known], zdd[:, known])
-            zdd[:, f] = np.linalg.solve(A[:, f][:, :, f], rhs[..., None])[..., 0]
+            zdd[:, f] = solve_dynamics(A[:, f][:, :, f], rhs, self.model.robot.name, "inertia of the flexible joints")
             total = np.einsum("nij,nj->ni", A, zdd) + H
             result = FlexibleInverse(zdd[:, f], total[:, r], total[:, mt] + Gf)
         return FlexibleInverse(*(self._result(np.ascontiguousarray(x), single) for x in result))
 
-    def rhs(self, t, x, tau):
-        """``xdot = (zd, zdd)`` for ``scipy.integrate.solve_ivp``.
-
-        Parameters
-        ----------
-        t : float
-        x : array_like, shape (2m,)
-            ``(z, zd)``.
-        tau : array_like, shape (n,), or callable
-            The torques, or ``tau(t, x)`` returning them.
-
-        Returns
-        -------
-        ndarray, shape (2m,)
+    def rhs(self, t, x, tau=None):
+        """``xdot = (zd, zdd)`` for ``x = (z, zd)``: :meth:`NumericProtocol.rhs
+        <kanerobot.dynamics.dynamic_model.NumericProtocol.rhs>`.
 
         Examples
         --------
@@ -1082,13 +1087,10 @@ class NumericFlexible(FrameKinematics):
         >>> fn.rhs(0.0, [0.0, 0.0, 1.0, 2.0], [0.0])
         array([1., 2., 0., 0.])
         """
-        x = np.asarray(x, dtype=float)
-        z, zd = x[: self.m], x[self.m :]
-        torques = tau(t, x) if callable(tau) else tau
-        return np.concatenate([zd, self.direct_dynamics(z, zd, torques)])
+        return super().rhs(t, x, tau)
 
     # ------------------------------------------------------ the kinematics
-    def pose(self, frame, z):
+    def pose(self, frame, q):
         """Homogeneous transform 0T_frame, (4, 4) or (N, 4, 4), at ``z = (q, q_r)`` as every function here takes it.
 
         The frames of the links are those of the link side (they read q);
@@ -1102,9 +1104,9 @@ class NumericFlexible(FrameKinematics):
         KaneRobotError
             An unknown frame, a ``z`` of the wrong length.
         """
-        return self._frame_pose(frame, z)
+        return self._frame_pose(frame, q)
 
-    def jacobian(self, frame, z, projection="0"):
+    def jacobian(self, frame, q, projection=None):
         """Jacobian of the origin of ``frame`` in the rates ``zd``: ``[V; w] = J zd``, (6, m) or (N, 6, m).
 
         One column per coordinate of z (a link frame's motor columns are 0:
@@ -1112,7 +1114,7 @@ class NumericFlexible(FrameKinematics):
         projected into frame ``projection``'s axes; that of
         :func:`kanerobot.kinematics.jacobian` on :func:`augmented_robot`.
         """
-        return self._frame_jacobian(frame, z, projection)
+        return self._frame_jacobian(frame, q, "0" if projection is None else projection)
 
     def _frame_robot(self):
         return self.model.tree, "kr_flexible_"

@@ -71,15 +71,18 @@ from numpy.typing import ArrayLike
 from kanerobot.dynamics import composite, derivatives, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import (
     MATRIX_MODELS,
+    METHODS,
     ONE_STATE_GROUPS,
+    STRUCTURE_MODELS,
     DynamicModel,
     NumericDynamics,
     as_states,
     bound_numeric,
     finite_values,
     matrix_grid,
-    name_prefix,
+    solve_dynamics,
 )
+from kanerobot.dynamics.dynamic_model import MODELS as BASE_MODELS
 from kanerobot.dynamics.free_flyer import (
     BASE_ACCELERATION,
     BASE_FORCE_NAMES,
@@ -99,7 +102,6 @@ from kanerobot.robot.joints import (
     rotation_to_quaternion,
 )
 from kanerobot.state_space import StateSpace
-from kanerobot.symbolic.printing import matrix_entry_names
 
 __all__ = [
     "BASE_ACCELERATION",
@@ -158,20 +160,10 @@ mass_matrix = composite.mass_matrix
 
 
 # ------------------------------------------------------------------ models
-#: Models a :class:`FloatingBaseModel` offers, with what they compute.
-MODELS = {
-    "inverse_dynamics": "generalized forces [F_0; GAM](q, qd, qdd), base wrench then joint torques, by Newton-Euler",
-    "base_acceleration": "free-floating base acceleration and joint torques (q, qd, qdd joints) by composite links",
-    "mass_matrix": "inertia matrix A(q), (6+n)x(6+n), by composite links",
-    "h": "nonlinear effects H(q, qd): Coriolis, centrifugal, gravity, friction, external wrenches",
-    "gravity": "generalized gravity forces Q(q)",
-    "direct_dynamics": "base and joint accelerations qdd(q, qd, GAM), recursive, no inertia matrix",
-    "coriolis_matrix": "Coriolis matrix C(q, qd), (6+n)x(6+n): C qd the velocity terms of H, A' - 2C skew (coriolis)",
-}
-
-
-#: Engines of a :class:`FloatingBaseModel`.
-FLOATING_METHODS = ("newton-euler", "kane", "lagrange")
+#: Models a :class:`FloatingBaseModel` offers, with what they compute: every
+#: model of a fixed base, on the free flyer's state, and the free-floating
+#: inverse dynamics.
+MODELS = {**BASE_MODELS, "base_acceleration": STRUCTURE_MODELS["base_acceleration"]}
 
 
 class FloatingBaseModel(DynamicModel):
@@ -229,10 +221,10 @@ class FloatingBaseModel(DynamicModel):
 
     def __init__(self, robot, method="newton-euler"):
         check_floating(robot, "the floating-base dynamic model")
-        if method not in FLOATING_METHODS:
+        if method not in METHODS:
             raise KaneRobotError(
                 f"{robot.name} has a floating base: method={method!r} does not model it; available are "
-                f"{', '.join(FLOATING_METHODS)}"
+                f"{', '.join(METHODS)}"
             )
         super().__init__(robot, method)
         if method != "newton-euler":
@@ -337,18 +329,6 @@ class FloatingBaseDynamics(NumericDynamics):
         check_masses(model.robot, finite_values(model.robot, values))
         super().__init__(model, values, backend=backend, physical=physical, check=check)
 
-    @property
-    def n(self):
-        return self.model.n
-
-    @property
-    def nq(self):
-        return self.model.nq
-
-    @property
-    def nv(self):
-        return self.model.nv
-
     # ------------------------------------------------------------ states
     def _configuration(self, q):
         joints = " ".join(s.name if isinstance(s, sympy.Symbol) else str(s) for s in self.model.q)
@@ -371,54 +351,15 @@ class FloatingBaseDynamics(NumericDynamics):
         return states
 
     # -------------------------------------------------------- evaluation
-    def _matrix(self, name, flat, symmetric=True):
-        """The (nv, nv) matrix from its outputs (the upper triangle of ``A``, all of ``C``)."""
-        N = self.nv
-        names = matrix_entry_names(name_prefix(name), (N, N))
-        position = {names[i][j]: (i, j) for i in range(N) for j in range(N)}
-        M = np.zeros((flat.shape[0], N, N))
-        for k, output in enumerate(self.model.program(name).outputs):
-            i, j = position[output]
-            M[:, i, j] = flat[:, k]
-            if symmetric:
-                M[:, j, i] = flat[:, k]
-        return M
-
-    def _mass_and_bias(self, states):
-        """``A`` (N, nv, nv) and ``H`` (N, nv) at the states (q, qd, wrenches),
-        broadcast to one batch."""
-        A = self._evaluate("mass_matrix", {key: states[key] for key in ("q", "quaternion")})
-        H = self._evaluate("h", {key: value for key, value in states.items() if key not in ("qdd", "base_acceleration", "tau")})
-        batch = max(len(A), len(H))
-        return np.broadcast_to(A, (batch,) + A.shape[1:]), np.broadcast_to(H, (batch, H.shape[1]))
-
-    def _solve(self, A, b, what):
-        try:
-            return np.linalg.solve(A, b[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            raise SingularityError(
-                f"robot {self.model.robot.name}: the {what} of the robot is singular (check the masses and inertias)"
-            ) from None
-
-    def _solved_direct_dynamics(self, states, tau):
-        """``A^-1 ([0; tau] - H)``: the direct dynamics of an engine without a
-        recursive program (Kane)."""
-        A, H = self._mass_and_bias(states)
-        rhs = np.concatenate([np.zeros((len(H), 6)), np.broadcast_to(tau, (len(H), self.n))], axis=1) - H
-        return self._solve(A, rhs, "inertia matrix")
-
     def _solved_base_acceleration(self, states, qdd):
         """``[vdot_b; GAM]`` with the base free (``F_0 = 0``), from ``A`` and ``H``
         (Kane): ``A11 vdot_b = -(A12 qdd + H1)``, ``GAM = A21 vdot_b + A22 qdd + H2``."""
         A, H = self._mass_and_bias(states)
         qdd = np.broadcast_to(qdd, (len(H), self.n))
-        base = self._solve(A[:, :6, :6], -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6]), "composite inertia")
+        rhs = -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6])
+        base = solve_dynamics(A[:, :6, :6], rhs, self.model.robot.name, "composite inertia")
         torques = np.einsum("nij,nj->ni", A[:, 6:, :6], base) + np.einsum("nij,nj->ni", A[:, 6:, 6:], qdd) + H[:, 6:]
         return np.concatenate([base, torques], axis=1)
-
-    @staticmethod
-    def _result(x, single):
-        return x[0] if single else x
 
     def _one_state_layout(self, name):
         """As for a fixed base, each group a slice of ``q``, ``qd``, ``qdd`` or
@@ -434,25 +375,6 @@ class FloatingBaseDynamics(NumericDynamics):
         return layout, [sizes[key] for key in given], name in ("direct_dynamics", "direct_dynamics_derivatives")
 
     # --------------------------------------------------------- the models
-    def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
-        """Generalized forces ``[F_0; GAM] = A qdd + H``, shape (6+n,) or (N, 6+n).
-
-        ``F_0`` is the wrench the base needs (force then moment, frame 0,
-        about O_0): pinocchio's ``rnea`` for a free flyer.  ``wrench`` maps
-        a link label to the 6-vector (FX FY FZ CX CY CZ) the link exerts on
-        the environment, in its frame; links described with a wrench and
-        left out get zero.  ``out``, a float array of the result's shape,
-        receives the result and is returned.
-        """
-        if wrench is None:
-            result = (self._fast.get("inverse_dynamics") or self._fast_function("inverse_dynamics"))(q, qd, qdd, out, self.check)
-            if result is not None:
-                return result
-        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
-        states = self._base_states(q, qd, qdd)
-        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
-        return self._output(self._result(self._evaluate("inverse_dynamics", states), single), out)
-
     def base_acceleration(self, q, qd, qdd, wrench=None):
         """Free-floating inverse dynamics: the base moves freely (``F_0 = 0``).
 
@@ -490,89 +412,6 @@ class FloatingBaseDynamics(NumericDynamics):
                 f"robot {self.model.robot.name}: the composite inertia of the whole robot is singular (check the masses and inertias)"
             )
         return self._result(out[:, :6], single), self._result(out[:, 6:], single)
-
-    def mass_matrix(self, q, out=None):
-        """Inertia matrix ``A(q)``, shape (6+n, 6+n) or (N, 6+n, 6+n); ``out`` as in :meth:`inverse_dynamics`."""
-        result = (self._fast.get("mass_matrix") or self._fast_function("mass_matrix"))(q, out, self.check)
-        if result is not None:
-            return result
-        q, single = self._configuration(q)
-        return self._output(self._result(self._evaluate("mass_matrix", self._base_states(q)), single), out)
-
-    def h(self, q, qd, wrench=None, out=None):
-        """Nonlinear effects ``H(q, qd)`` (Coriolis, centrifugal, gravity, friction, wrenches), shape (6+n,) or (N, 6+n)."""
-        if wrench is None:
-            result = (self._fast.get("h") or self._fast_function("h"))(q, qd, out, self.check)
-            if result is not None:
-                return result
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        states = self._base_states(q, qd)
-        states.update(self._wrench_states(wrench, max(len(q), len(qd))))
-        return self._output(self._result(self._evaluate("h", states), single), out)
-
-    def coriolis_matrix(self, q, qd, out=None):
-        """Coriolis matrix ``C(q, qd)``, shape (6+n, 6+n) or (N, 6+n, 6+n).
-
-        ``C qd`` is the velocity part of ``H`` (no gravity, friction or
-        wrench) and ``A' - 2C`` is skew-symmetric; see
-        :mod:`~kanerobot.dynamics.coriolis`.
-        """
-        result = (self._fast.get("coriolis_matrix") or self._fast_function("coriolis_matrix"))(q, qd, out, self.check)
-        if result is not None:
-            return result
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        return self._output(self._result(self._evaluate("coriolis_matrix", self._base_states(q, qd)), single), out)
-
-    def gravity(self, q, out=None):
-        """Generalized gravity forces ``Q(q)``, shape (6+n,) or (N, 6+n)."""
-        result = (self._fast.get("gravity") or self._fast_function("gravity"))(q, out, self.check)
-        if result is not None:
-            return result
-        q, single = self._configuration(q)
-        return self._output(self._result(self._evaluate("gravity", self._base_states(q)), single), out)
-
-    def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
-        """Accelerations for joint torques ``tau``, the base free (``[0; tau] = A qdd + H``).
-
-        By the recursive program :func:`direct_dynamics` (no inertia matrix).
-
-        Parameters
-        ----------
-        q : array_like, shape (7+n,) or (N, 7+n)
-        qd : array_like, shape (6+n,) or (N, 6+n)
-        tau : array_like, shape (n,) or (N, n)
-            Joint torques (the base is not actuated).
-        wrench : dict, optional
-            As in :meth:`inverse_dynamics`.
-        out : numpy.ndarray, optional
-            As in :meth:`inverse_dynamics`.
-
-        Returns
-        -------
-        numpy.ndarray, shape (6+n,) or (N, 6+n)
-            Base acceleration (derivative of the base speeds), then joint accelerations.
-
-        Raises
-        ------
-        SingularityError
-            When the articulated inertia at the base is singular.
-        """
-        if wrench is None:
-            result = (self._fast.get("direct_dynamics") or self._fast_function("direct_dynamics"))(q, qd, tau, out, self.check)
-            if result is not None:
-                return result
-        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
-        states = self._base_states(q, qd)
-        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
-        if not self.model.has_program("direct_dynamics"):
-            return self._output(self._result(self._solved_direct_dynamics(states, tau), single), out)
-        states["tau"] = tau
-        accelerations = self._evaluate("direct_dynamics", states)
-        if not np.all(np.isfinite(accelerations)):
-            raise SingularityError(
-                f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
-            )
-        return self._output(self._result(accelerations, single), out)
 
     def momentum(self, q, qd):
         """Linear and angular momentum of the whole robot in the world frame.
@@ -645,7 +484,7 @@ class FloatingBaseDynamics(NumericDynamics):
         T = base_pose(q) @ super().pose(frame, q[:, 7:])
         return T[0] if single else T
 
-    def jacobian(self, frame: str, q, projection: str = "world") -> np.ndarray:
+    def jacobian(self, frame: str, q, projection: str | None = None) -> np.ndarray:
         """Jacobian of the origin of ``frame``: (6, 6 + n) or (N, 6, 6 + n), ``[V; w] = J qd``.
 
         With ``p = 0P_frame`` the frame's origin in frame 0, the base speeds
@@ -658,14 +497,14 @@ class FloatingBaseDynamics(NumericDynamics):
             J = [ rR_0   -rR_0 [p]x   rR_0 0J_lin ]
                 [ 0       rR_0        rR_0 0J_ang ]
 
-        ``projection="world"`` (the default) projects into the world axes:
+        ``projection="world"`` (or None, the default) projects into the world axes:
         pinocchio's ``LOCAL_WORLD_ALIGNED`` frame Jacobian; a frame label
         (``"0"``, the base link, or any other) into that frame's axes.
         """
         q, single = self._configuration(q)
         joints = q[:, 7:]
         R_w0 = quaternion_to_rotation(q[:, 3:7])
-        if str(projection) == "world":
+        if projection is None or str(projection) == "world":
             R = R_w0
         else:
             R = np.swapaxes(super().pose(projection, joints)[:, :3, :3], 1, 2)  # rR_0 = (0R_r)^T
@@ -727,61 +566,6 @@ class FloatingBaseDynamics(NumericDynamics):
         return self._result(integrate(q, qd, dt), single)
 
     # ----------------------------------------------------- the derivatives
-    def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
-        """``(dtau/dq, dtau/dqd)`` of ``[F_0; GAM]``: two (6+n, 6+n), or (N, 6+n, 6+n), arrays.
-
-        Pinocchio's ``computeRNEADerivatives`` for a free flyer: column ``k``
-        of ``dtau/dq`` is the derivative along ``q (+) e_k`` (the base moved
-        by ``exp`` of a twist in frame 0, :func:`integrate`), so the three
-        translation columns are zero; ``dtau/dqd`` is with respect to the
-        speeds of the state.  ``wrench`` as in :meth:`inverse_dynamics`.
-        """
-        if wrench is None:
-            fast = self._fast.get("inverse_dynamics_derivatives") or self._fast_function("inverse_dynamics_derivatives")
-            result = fast(q, qd, qdd, None, self.check)
-            if result is not None:
-                return derivatives.split(result[np.newaxis], self.nv, True)
-        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._velocity(qdd, "qdd")
-        states = self._base_states(q, qd, qdd)
-        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
-        return self._derivatives("inverse_dynamics_derivatives", states, single)
-
-    def direct_dynamics_derivatives(self, q, qd, tau, wrench=None):
-        """``(dqdd/dq, dqdd/dqd, dqdd/dtau)``: (6+n, 6+n), (6+n, 6+n) and (6+n, n) arrays (or batches).
-
-        Pinocchio's ``computeABADerivatives`` with the base not actuated
-        (``dqdd/dtau`` is its ``Minv`` without the six base columns); ``dq``
-        in the tangent space as in :meth:`inverse_dynamics_derivatives`.
-        Kane and Lagrange, without an articulated-body program, solve
-        ``-A^-1 dtau/dx`` and ``A^-1`` numerically.
-
-        Raises
-        ------
-        SingularityError
-            When a derivative is not finite: the articulated inertia of the robot is singular at ``q``.
-        """
-        if wrench is None and self.model.has_program("direct_dynamics_derivatives"):
-            fast = self._fast.get("direct_dynamics_derivatives") or self._fast_function("direct_dynamics_derivatives")
-            result = fast(q, qd, tau, None, self.check)
-            if result is not None:
-                return derivatives.split(result[np.newaxis], self.nv, True)
-        (q, single), (qd, _), (tau, _) = self._configuration(q), self._velocity(qd), self._joints(tau, "tau")
-        states = self._base_states(q, qd)
-        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(tau))))
-        if self.model.has_program("direct_dynamics_derivatives"):
-            states["tau"] = tau
-            out = self._derivatives("direct_dynamics_derivatives", states, single)
-        else:
-            A, _ = self._mass_and_bias(states)
-            qdd = self._solved_direct_dynamics(states, tau)
-            states["qdd"], states["base_acceleration"] = qdd[:, 6:], qdd[:, :6]
-            out = self._solved_derivatives(A, states, single)
-        if not all(np.all(np.isfinite(block)) for block in out):
-            raise SingularityError(
-                f"robot {self.model.robot.name}: the articulated inertia of the robot is singular (check the masses and inertias)"
-            )
-        return out
-
 
 def _cross_matrices(p):
     """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""

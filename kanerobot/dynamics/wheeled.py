@@ -58,6 +58,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
+    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
     batched_function,
@@ -80,10 +81,6 @@ __all__ = [
     "tree_robot",
     "wheeled_program",
 ]
-
-#: Models with a symbolic program (:meth:`WheeledModel.program`); the Coriolis
-#: matrix and the direct model are numeric (:class:`WheeledDynamics`).
-PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
 
 
 # ---------------------------------------------------------------- the tree
@@ -148,8 +145,6 @@ class WheeledModel(ConstrainedModel):
     (22, ('wr', 'wl', '1', '2'), 19)
     """
 
-    programs = PROGRAMS
-
     def __init__(self, robot, method="newton-euler", independent=None):
         if method not in METHODS:
             raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
@@ -158,7 +153,7 @@ class WheeledModel(ConstrainedModel):
         super().__init__(robot, method, tree_robot(robot), self.constraints.independent)
         self.dependent = self.constraints.dependent
 
-    def _build(self, name):
+    def _derive(self, name):
         return wheeled_program(self, name)
 
     @property
