@@ -598,7 +598,7 @@ def loop_solver(robot, values, known=()):
     jacobian = numeric_function(robot, E.jacobian([robot.frame(label).q for label in unknown]), values, ("q",))
     index = {label: n for n, label in enumerate(robot.joint_labels)}
     cols = [index[label] for label in unknown]
-    revolute = numpy.array([robot.frame(label).sigma == joints.REVOLUTE for label in unknown])
+    revolute = numpy.array([isinstance(robot.frame(label).joint, joints.Revolute) for label in unknown])
     method = "lm" if len(equations) >= len(unknown) else "trf"
 
     def solve(q_active, guess=None, tol=1e-10, max_nfev=2000):

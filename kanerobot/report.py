@@ -15,6 +15,15 @@ def robot_tables(robot):
     return text_tables(robot)
 
 
+#: The one-letter kinds of the ``Joints:`` line; other joint types are named in full.
+JOINT_LETTERS = {"revolute": "R", "prismatic": "P"}
+
+
+def _letter(joint):
+    """``R`` (revolute) or ``P`` (prismatic), the name of another joint type."""
+    return JOINT_LETTERS.get(joint.name, joint.name)
+
+
 def degrees_of_freedom(robot):
     """``"<dof> degrees of freedom"``, and where ``robot.dof`` is not ``robot.nj``, why.
 
@@ -56,7 +65,7 @@ def summary(robot):
         + (", floating base" if robot.floating else "")
         + (", wheeled mobile base" if robot.wheeled else ""),
         f"NL = {robot.nl} links, NJ = {robot.nj} joints, NF = {robot.nf} frames, {degrees_of_freedom(robot)}",
-        "Joints: " + ", ".join(f"{l} ({'RPF'[robot.frame(l).sigma]}, {format_expression(robot.frame(l).q)})" for l in robot.joint_labels),
+        "Joints: " + ", ".join(f"{l} ({_letter(robot.frame(l).joint)}, {format_expression(robot.frame(l).q)})" for l in robot.joint_labels),
     ]
     if robot.loops:
         lines.append("Loops (cut joint = closing frame): " + ", ".join(f"{k} = {c}" for k, c in robot.loops))

@@ -29,7 +29,7 @@ import numpy as np
 import sympy
 
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
+from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.robot.names import BASE
 
 __all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "ground", "mobility", "wheel_constraints"]
@@ -93,9 +93,9 @@ class _Geometry:
         out = {}
         for k in self.robot.root_path(label):
             frame = self.robot.frame(k)
-            if frame.sigma == REVOLUTE:
+            if isinstance(frame.joint, Revolute):
                 out[k] = self.axis(k).cross(point - self.origin(k))
-            elif frame.sigma == PRISMATIC:
+            elif isinstance(frame.joint, Prismatic):
                 out[k] = self.axis(k)
         return out
 

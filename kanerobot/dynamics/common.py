@@ -33,7 +33,7 @@ import sympy
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES
-from kanerobot.robot.joints import REVOLUTE
+from kanerobot.robot.joints import Revolute
 from kanerobot.symbolic.program import count_ops, is_trivial
 from kanerobot.symbolic.vectors import cross, plus, product, summed, times
 
@@ -178,7 +178,7 @@ def angle_labels(robot):
     >>> label(q), label(q + sympy.pi / 2), label(sympy.Symbol("alpha3"))
     ('4l', '4l', 'alpha3')
     """
-    joint_of = {f.q: f.stem for f in robot.frames if f.is_joint and f.sigma == REVOLUTE}
+    joint_of = {f.q: f.stem for f in robot.frames if isinstance(f.joint, Revolute)}
 
     def label(angle):
         variable = angle

@@ -27,7 +27,6 @@ import numpy as np
 import sympy
 
 from kanerobot.errors import KaneRobotError, ParameterError
-from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
 
 __all__ = [
@@ -492,7 +491,7 @@ def _rigid_groups(robot, links, values, labels):
         return np.array(T, dtype=float) if all(x.is_number for x in T) else None
 
     def root(label):
-        while label != BASE and robot.frame(label).sigma == joints.FIXED and placement(label) is not None:
+        while label != BASE and not robot.frame(label).is_joint and placement(label) is not None:
             label = robot.frame(label).antecedent
         return label
 
@@ -504,7 +503,7 @@ def _rigid_groups(robot, links, values, labels):
             if label in links:
                 group.append((label, T[:3, :3], T[:3, 3]))
             for child in robot.children(label):
-                T_child = placement(child) if robot.frame(child).sigma == joints.FIXED else None
+                T_child = placement(child) if not robot.frame(child).is_joint else None
                 if T_child is not None:
                     stack.append((child, T @ T_child))
         if len(group) > 1 and all(all(n in links[label] for n in INERTIA_NAMES) for label, _, _ in group):

@@ -78,7 +78,7 @@ from kanerobot.dynamics.model import derive
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.identification.regressor import identification_model
 from kanerobot.robot.description import BASE, Robot
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
+from kanerobot.robot.joints import Prismatic, Revolute
 
 __all__ = ["BaseParameterSet", "base_parameter_set", "base_parameters"]
 
@@ -640,12 +640,12 @@ def _group_link(K, frame):
         T = T.xreplace({frame.q: 0})
     R, P = T[:3, :3], T[:3, 3]
     k = K[j]
-    if frame.sigma == REVOLUTE:
+    if isinstance(frame.joint, Revolute):
         moved = _revolute_rule(k, frame)
-    elif frame.sigma == PRISMATIC:
+    elif isinstance(frame.joint, Prismatic):
         moved = (k["J"], sympy.zeros(3, 1), sympy.S.Zero)
         k["J"] = sympy.zeros(3, 3)
-    else:  # FIXED: the whole link moves with its antecedent
+    else:  # fixed: the whole link moves with its antecedent
         moved = (k["J"], k["MS"], k["M"])
         K[j] = {"J": sympy.zeros(3, 3), "MS": sympy.zeros(3, 1), "M": sympy.S.Zero}
     if i != BASE:

@@ -82,6 +82,7 @@ from kanerobot.identification.tsqr import Factors, joint_weights, solve, square_
 from kanerobot.identification.validation import Validation
 from kanerobot.robot.description import Robot
 from kanerobot.robot.files import toml_key
+from kanerobot.robot.joints import Prismatic
 from kanerobot.simulation import SimulationResult
 
 __all__ = ["FORMS", "METHODS", "IdentificationResult", "identify", "physical_estimate"]
@@ -856,7 +857,7 @@ class IdentificationResult:
             raise KaneRobotError(f"{recorded.source}: no measured torque (tau_<joint>) or current (current_<joint>) to validate against")
         keep = recorded.keep
         robot = self.regressors.robot
-        units = ["N" if robot.frame(joint).sigma == 1 else "N·m" for joint in recorded.joints]  # prismatic: a force
+        units = ["N" if isinstance(robot.frame(joint).joint, Prismatic) else "N·m" for joint in recorded.joints]  # prismatic: a force
         return Validation(recorded.t[keep], recorded.tau[keep], predicted, recorded.joints, source=recorded.source, log=log, units=units)
 
     def poorly_excited(self, threshold: float = 10.0) -> list[str]:

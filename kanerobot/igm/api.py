@@ -91,7 +91,7 @@ class InverseGeometricModel:
         frames = [robot.frame(label) for label in chain]
         factors = [sympy.Matrix(f.transform()) for f in frames]
         unknowns = [f.q for f in frames if f.is_joint]
-        prismatic = {f.q for f in frames if f.sigma == joints.PRISMATIC}
+        prismatic = {f.q for f in frames if isinstance(f.joint, joints.Prismatic)}
         all_joints = {robot.frame(label).q for label in robot.joint_labels}
         # the fixed-point equations help any chain (a point of the terminal
         # frame on a joint axis, UR-like arms): only 'paul' goes without them
@@ -335,4 +335,4 @@ def _is_6r(robot, end):
     frames from the base to ``end`` and nothing else (General6R's own
     condition; a general-frame 6R arm goes to Paul's method or the numeric one)."""
     chain = [robot.frame(label) for label in robot.root_path(end)]
-    return len(chain) == 6 and all(f.sigma == joints.REVOLUTE and f.is_kk for f in chain)
+    return len(chain) == 6 and all(isinstance(f.joint, joints.Revolute) and f.is_kk for f in chain)

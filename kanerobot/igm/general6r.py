@@ -113,7 +113,7 @@ class General6R:
         self.robot = robot
         end = terminal_frame(robot) if end is None else robot.frame(end).label
         frames = [robot.frame(label) for label in robot.root_path(end)]
-        if len(frames) != 6 or not all(f.sigma == joints.REVOLUTE and f.is_kk for f in frames):
+        if len(frames) != 6 or not all(isinstance(f.joint, joints.Revolute) and f.is_kk for f in frames):
             raise KaneRobotError(
                 f"the general 6R method needs 6 revolute Khalil-Kleinfinger frames from the base to the "
                 f"terminal frame; robot {robot.name} has {len(frames)} frames there: use method='numeric'"

@@ -60,7 +60,7 @@ def loop_steps(robot, known):
         for f in frames:
             if f.is_joint and f.q not in known and f.q not in unknowns:
                 unknowns.append(f.q)
-        prismatic |= {f.q for f in frames if f.sigma == joints.PRISMATIC}
+        prismatic |= {f.q for f in frames if isinstance(f.joint, joints.Prismatic)}
         equations += chain_equations(factors, sympy.eye(4), all_joints, points=False)
     return solve_chain(equations, unknowns, prismatic) if unknowns else []
 
@@ -106,7 +106,7 @@ def all_loop_closures(robot, values, q_active, tol=1e-10, guesses=16, rng=None):
     q0 = numpy.zeros(len(labels))
     for label, v in given.items():
         q0[labels.index(label)] = v
-    revolute = numpy.array([robot.frame(label).sigma == joints.REVOLUTE for label in labels])
+    revolute = numpy.array([isinstance(robot.frame(label).joint, joints.Revolute) for label in labels])
     closure = numeric_function(robot, sympy.Matrix(loop_constraints(robot)), values)
     key = (robot, tuple(sorted(given)))
     try:

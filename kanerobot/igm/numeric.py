@@ -58,7 +58,7 @@ class ChainModel:
             A = A.xreplace({s: sympy.Float(names[str(s)]) for s in free})
             column = labels.index(label) if frame.is_joint else None
             axis = numpy.array(frame.axis, dtype=float).reshape(3)
-            self.frames.append((_frame_function(A, q, frame.sigma, axis), column, frame.sigma, axis))
+            self.frames.append((_frame_function(A, q, frame.joint, axis), column, frame.joint, axis))
             if column is not None:
                 self.columns.append(column)
         self._pose = None
@@ -73,21 +73,21 @@ class ChainModel:
             all_q = [robot.frame(label).q for label in labels]
             self._pose = sympy.lambdify([all_q], product[:3, :].tolist(), "math", cse=True)
         self.revolute = numpy.array(
-            [robot.frame(labels[c]).sigma == joints.REVOLUTE for c in self.columns], dtype=bool
+            [isinstance(robot.frame(labels[c]).joint, joints.Revolute) for c in self.columns], dtype=bool
         )
 
     def revolute_mask(self):
         """Boolean mask over ``robot.joint_labels``: True for revolute joints."""
-        return numpy.array([self.robot.frame(label).sigma == joints.REVOLUTE for label in self.robot.joint_labels])
+        return numpy.array([isinstance(self.robot.frame(label).joint, joints.Revolute) for label in self.robot.joint_labels])
 
     def _walk(self, q):
         q = numpy.asarray(q, dtype=float)
         T = numpy.eye(4)
         axes = []
-        for f, column, sigma, axis in self.frames:
+        for f, column, joint, axis in self.frames:
             T = T @ f(q[column] if column is not None else 0.0)
             if column is not None:
-                axes.append((T[:3, 3].copy(), T[:3, :3] @ axis, sigma))
+                axes.append((T[:3, 3].copy(), T[:3, :3] @ axis, joint))
         return T, axes
 
     def pose(self, q):
@@ -103,8 +103,8 @@ class ChainModel:
         ``[v; w]`` of the terminal origin in frame 0."""
         T, axes = self._walk(q)
         J = numpy.zeros((6, len(axes)))
-        for k, (p, z, sigma) in enumerate(axes):
-            if sigma == joints.REVOLUTE:
+        for k, (p, z, joint) in enumerate(axes):
+            if isinstance(joint, joints.Revolute):
                 J[:3, k] = numpy.cross(z, T[:3, 3] - p)
                 J[3:, k] = z
             else:
@@ -112,19 +112,19 @@ class ChainModel:
         return T, J
 
 
-def _motion(sigma, axis, q):
-    """4x4 joint motion: rotation about or translation along ``axis``."""
+def _motion(joint, axis, q):
+    """4x4 motion of ``joint`` (a joint model): rotation about or translation along ``axis``."""
     M = numpy.eye(4)
-    if sigma == joints.REVOLUTE:
+    if isinstance(joint, joints.Revolute):
         c, s = numpy.cos(q), numpy.sin(q)
         K = numpy.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
         M[:3, :3] += s * K + (1 - c) * (K @ K)
-    elif sigma == joints.PRISMATIC:
+    elif isinstance(joint, joints.Prismatic):
         M[:3, 3] = axis * q
     return M
 
 
-def _frame_function(A, q, sigma, axis):
+def _frame_function(A, q, joint, axis):
     """``q -> A(q)`` as ``A(0) @ motion(q)`` (exact for the joint models of
     :mod:`kanerobot.robot.joints`, checked here), else a lambdified matrix."""
     if q is None:
@@ -132,9 +132,9 @@ def _frame_function(A, q, sigma, axis):
         return lambda value: fixed
     A0 = numpy.array(A.xreplace({q: 0}).evalf(), dtype=float)
     probe = 0.37
-    if numpy.allclose(A0 @ _motion(sigma, axis, probe), numpy.array(A.xreplace({q: probe}).evalf(), dtype=float),
+    if numpy.allclose(A0 @ _motion(joint, axis, probe), numpy.array(A.xreplace({q: probe}).evalf(), dtype=float),
                       atol=1e-12):
-        return lambda value: A0 @ _motion(sigma, axis, value)
+        return lambda value: A0 @ _motion(joint, axis, value)
     f = sympy.lambdify([q], A, "numpy")
     return lambda value: numpy.array(f(value), dtype=float)
 

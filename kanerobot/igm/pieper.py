@@ -63,7 +63,7 @@ def decoupled_structure(robot, chain):
     moving = [label for label in chain if robot.frame(label).is_joint]
     if len(moving) != 6:
         return None
-    if sum(robot.frame(label).sigma == joints.PRISMATIC for label in moving) == 3:
+    if sum(isinstance(robot.frame(label).joint, joints.Prismatic) for label in moving) == 3:
         return "three prismatic joints"
     trio = _spherical_trio(robot, chain, moving)
     return None if trio is None else f"spherical joint {', '.join(trio)}"
@@ -92,7 +92,7 @@ def centres(robot, chain):
     []
     """
     moving = [label for label in chain if robot.frame(label).is_joint]
-    if len(moving) != 6 or sum(robot.frame(label).sigma == joints.PRISMATIC for label in moving) == 3:
+    if len(moving) != 6 or sum(isinstance(robot.frame(label).joint, joints.Prismatic) for label in moving) == 3:
         return []
     trio = _spherical_trio(robot, chain, moving)
     if trio is None or trio[0] == moving[0] or trio[-1] == moving[-1]:
@@ -109,7 +109,7 @@ def _spherical_trio(robot, chain, moving):
     axes = _random_axes(robot, chain)
     for i in (0, 3, 1, 2):
         trio = moving[i:i + 3]
-        if not all(robot.frame(label).sigma == joints.REVOLUTE for label in trio):
+        if not all(isinstance(robot.frame(label).joint, joints.Revolute) for label in trio):
             continue
         if not _concurrent([axes[t] for t in trio]):
             continue

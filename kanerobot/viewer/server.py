@@ -345,7 +345,7 @@ class Viewer:
         label = self.coordinates[k]
         limits = self.robot.limits.get(label) if self.robot.limits else None
         base = self.robot.floating and k < len(FLOATING_SLIDERS)
-        prismatic = k < 3 if base else self.robot.frame(label).sigma == joints.PRISMATIC
+        prismatic = k < 3 if base else isinstance(self.robot.frame(label).joint, joints.Prismatic)
         lower, upper = (-2 * self.scale, 2 * self.scale) if prismatic else (-math.pi, math.pi)
         if limits is not None and limits.lower is not None and limits.upper is not None:
             lower, upper = float(limits.lower), float(limits.upper)

@@ -23,6 +23,7 @@ import numpy as np
 
 from kanerobot.errors import FileError, KaneRobotError
 from kanerobot.robot.files import folder_problem
+from kanerobot.robot.joints import Prismatic
 from kanerobot.robot.names import natural_key
 
 __all__ = [
@@ -284,7 +285,7 @@ def series(robot, names, quantity, aliases=None):
                 raise KaneRobotError(f"cannot tell which joint column {name!r} of {quantity} belongs to (robot {robot.name})")
             out.append(Series(column, name, None, base, BASE_UNITS[base]))
             continue
-        kind = "prismatic" if robot.frame(joint).sigma == 1 else "revolute"
+        kind = "prismatic" if isinstance(robot.frame(joint).joint, Prismatic) else "revolute"
         # the joint variable names a joint in every figure (q, qd, tau alike: one colour, one name)
         legend = f"qr{joint} (motor)" if motor else str(robot.frame(joint).q)
         out.append(Series(column, legend, joint, groups[joint], UNITS[quantity][kind]))

@@ -50,13 +50,12 @@ import sympy
 from kanerobot.errors import KaneRobotError, ParameterError
 from kanerobot.geometry import loop_solver, numeric_function
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE, base_pose
+from kanerobot.robot.joints import base_pose
 
 __all__ = ["Cut", "JointAxis", "Link", "Scene", "Skeleton", "WheelShape", "skeleton"]
 
 #: The free flyer's coordinates at the head of a floating robot's ``q``.
 FLOATING_COORDINATES = ("x", "y", "z", "qx", "qy", "qz", "qw")
-KINDS = {REVOLUTE: "revolute", PRISMATIC: "prismatic"}
 
 
 @dataclass(frozen=True)
@@ -400,7 +399,7 @@ class Skeleton:
             links.append(Link(f.label, f.antecedent, points, "kk" if f.is_kk else "general"))
             if f.is_joint:
                 axis = T[:3, :3] @ numpy.asarray(f.axis, dtype=float).reshape(3)
-                axes.append(JointAxis(f.label, T[:3, 3].copy(), axis / numpy.linalg.norm(axis), KINDS[f.sigma],
+                axes.append(JointAxis(f.label, T[:3, 3].copy(), axis / numpy.linalg.norm(axis), f.joint.name,
                                       f.label in self._active, f.label in self._cuts, str(f.q)))
         cuts = tuple(
             Cut(cut, closing, numpy.array([poses[cut][:3, 3], poses[closing][:3, 3]]),
