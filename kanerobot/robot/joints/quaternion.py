@@ -117,7 +117,7 @@ def exp_rotation(omega):
     Returns
     -------
     numpy.ndarray, shape (..., 4)
-        ``(sin(t/2) omega/t, cos(t/2))``, t = |omega|, by its series near 0.
+        ``(sin(t/2) omega/t, cos(t/2))`` with ``t = |omega|``, by its series near 0.
 
     Examples
     --------
