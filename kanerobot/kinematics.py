@@ -548,7 +548,12 @@ def forward_step(parent, jA_i, iP_j, S, qd_j, qdd_j, record=_unnamed):
     U = u_matrix(wdot, DV, record)                                                             # (9)
     VSP = record("VSP", sympy.Matrix(plus(parent.Vdot, times(parent.U, iP_j))))
     v_rel = along(S_lin, qd_j)
-    coriolis = scaled(2, cross(WI, v_rel)) if not turns else plus(cross(WI, v_rel), cross(w, v_rel)) if slides else [sympy.S.Zero] * 3
+    if not turns:  # W = WI: Khalil's 2 WI x qd_j ja_j (zero for a fixed frame)
+        coriolis = scaled(2, cross(WI, v_rel))
+    elif slides:
+        coriolis = plus(cross(WI, v_rel), cross(w, v_rel))
+    else:
+        coriolis = [sympy.S.Zero] * 3
     Vdot = record("VP", sympy.Matrix(plus(times(jA_i, VSP), along(S_lin, qdd_j), coriolis)))         # (10)
     return LinkMotion(w, wdot, Vdot, U, DV)
 

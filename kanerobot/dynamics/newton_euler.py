@@ -369,7 +369,7 @@ def _newton_euler(robot, what, output, options):
             ]
     reaction_wrench(BASE)
     S_lin, S_ang = root.subspace(None)  # the free flyer's: the identity, (20) is the whole wrench
-    for k, name in enumerate(root.force_names(stem[BASE] if BASE in stem else BASE)):
+    for k, name in enumerate(root.force_names(stem[BASE])):
         program.set_output(output + name, S_lin[:, k].dot(f[BASE]) + S_ang[:, k].dot(m[BASE]))
 
     for j in robot.joint_labels:
