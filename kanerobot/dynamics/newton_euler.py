@@ -80,8 +80,10 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot, base fixed or moving with the known motion
-        ``W0, WP0, VP0`` of ``robot.base``.
+        Serial or tree robot whose joints are any joint model (revolute,
+        prismatic, spherical, planar: one output per speed), its base fixed,
+        moving with the known motion ``W0, WP0, VP0`` of ``robot.base``, or
+        free-flying (``robot.floating``: the six base forces come first).
     qd, qdd : bool, optional
         Use the joint velocities ``robot.qd`` (``QP``) and accelerations
         ``robot.qdd`` (``QDP``); False sets them to zero (a customized model:
@@ -102,8 +104,9 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     Returns
     -------
     Program
-        Pruned; outputs ``GAM<label>``, the nj torques in
-        ``robot.joint_labels`` order.  Inputs: the joint variables, ``QP``
+        Pruned; outputs ``GAM<label>`` in ``robot.joint_labels`` order, one
+        per speed (a spherical joint's ``GAMCX<label> .. GAMCZ<label>``),
+        after a free flyer's ``GAMFX0 .. GAMCZ0``.  Inputs: the joint variables, ``QP``
         (if ``qd``), ``QDP`` (if ``qdd``), the geometric parameters, the
         parameters of each link (``XX .. M``, then ``IA`` if ``rotor``, ``FV
         FS`` if ``friction``, ``FX .. CZ`` if ``wrench``) and of the base
@@ -112,14 +115,14 @@ def inverse_dynamics(robot, *, qd=True, qdd=True, gravity=True, friction=True, r
     Raises
     ------
     KaneRobotError
-        For closed loops, floating or wheeled bases and flexible joints,
-        which need other algorithms
+        For closed loops, wheeled bases and flexible joints, which need
+        other algorithms
         (:func:`~kanerobot.dynamics.common.check_structure`).
 
     Notes
     -----
-    Joints are told apart only by ``Frame.sigma``, ``Frame.axis`` and
-    ``Frame.transform()``, so general frames whose axis is not z (Krang)
+    Joints are told apart only by their joint model (``Frame.joint``: its
+    placement and motion subspace), so general frames whose axis is not z (Krang)
     and frames without a joint (sigma = 2, with or without a link) are
     handled like Khalil-Kleinfinger ones; a frame that is not in
     ``robot.links`` is massless.  The RX-90 of ``frames/rx90.par`` (full
@@ -243,7 +246,7 @@ def gravity_torques(robot, *, trig=True):
     Raises
     ------
     KaneRobotError
-        For closed loops, floating or wheeled bases and flexible joints.
+        For closed loops, wheeled bases and flexible joints.
 
     Examples
     --------
