@@ -11,6 +11,15 @@ or a free flyer (:mod:`~kanerobot.dynamics.root`).  The derivation (the
 four passes, eqs 16-39, rigid composite links, the free flyer's 6x6
 system) is in ``docs/theory/direct.md``.
 
+A joint has nv speeds and a 6 x nv motion subspace ``S_j`` (its joint
+model's): for one speed ``H_j = S_j^T I*_j S_j + IA_j`` is a scalar and the
+programs are SYMORO's (``JD = 1/H``); for several (spherical, planar) it is
+nv x nv, factorised as ``L D L^T`` in the program, and ``JU = I*_j S_j
+H_j^-1`` and ``H_j^-1 GW_j`` are solved through it (spatial_v2's ``ABA``,
+pinocchio's ``aba``).  The root joint is one more joint whose parent is the
+world: none of a fixed root's speeds, the six of a free flyer (``S_0 = 1``:
+the 6x6 system of link 0, ``JU_0 = 1``), torque zero.
+
 :func:`articulated_bodies` records the four steps into a program for any
 mix of joints and either root; :func:`direct_dynamics` (every torque known,
 either root), :func:`base_acceleration` (free flyer, every acceleration
