@@ -72,7 +72,7 @@ from kanerobot.dynamics.common import (
     rotate_inertia,
 )
 from kanerobot.dynamics.free_flyer import RIGID_INERTIAL_NAMES, check_floating
-from kanerobot.dynamics.root import is_free
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.robot.description import BASE, INERTIAL_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
@@ -178,23 +178,20 @@ def mass_matrix(robot, rotor=True, trig=True):
     {'add': 104, 'mul': 99, 'fn': 6}
     """
     what = "the inertia matrix"
-    free = is_free(robot)
-    if free:
-        check_floating(robot, what)
-    else:
-        check_structure(robot, what)
+    root = root_joint_model(robot)
+    moves = root.nv > 0  # link 0 is a body of the recursions: its joint has speeds (a free flyer)
+    (check_floating if moves else check_structure)(robot, what)
     parameters = INERTIAL_NAMES if rotor else RIGID_INERTIAL_NAMES
     program = Program(inputs=program_inputs(robot, [robot.q], parameters), trig=trig)
     placements = frame_placements(robot, program)
 
     # Composite links, from the leaves to the root (eqs 27-30).
-    plus = {j: (J, MS, M) for j, J, MS, M in composite_links(program, robot, placements, root=free)}
+    plus = {j: (J, MS, M) for j, J, MS, M in composite_links(program, robot, placements, root=moves)}
 
-    # The motion subspace of each joint (6x1), and of the free flyer (6x6 identity).
-    subspace = {frame.label: frame.motion_subspace() for frame in robot.frames if frame.is_joint}
-    if free:
-        subspace[BASE] = sympy.eye(6)
-    speeds = ([BASE] if free else []) + list(robot.joint_labels)
+    # The motion subspace of each joint (6 x nv), the root joint's first (6 x 0 for a fixed root).
+    subspace = {BASE: sympy.Matrix.vstack(*root.subspace(None))}
+    subspace.update((frame.label, frame.motion_subspace()) for frame in robot.frames if frame.is_joint)
+    speeds = [BASE] + list(robot.joint_labels)
     start = dict(zip(speeds, itertools.accumulate((subspace[j].cols for j in speeds), initial=0)))
     size = sum(subspace[j].cols for j in speeds)
     A = sympy.zeros(size, size)
@@ -205,13 +202,14 @@ def mass_matrix(robot, rotor=True, trig=True):
         A[r : r + block.rows, c : c + block.cols] = block
         A[c : c + block.cols, r : r + block.rows] = block.T
 
-    # Columns (eqs 31-38).
-    if free:  # (35) for the root joint: with S_0 = 1, the composite spatial inertia of link 0
-        S = subspace[BASE]
-        place(BASE, BASE, S.T * sympy.Matrix.hstack(*(sympy.Matrix.vstack(*composite_wrench(*plus[BASE], a)) for a in _columns(S))))
+    # Columns (eqs 31-38).  (35) for the root joint: S_0^T I+_0 S_0, with S_0 = 1 the composite
+    # spatial inertia of link 0 (no column for a fixed root).
+    S = subspace[BASE]
+    for k in range(S.cols):
+        place(BASE, BASE, _projected(S, *composite_wrench(*plus[BASE], S[:, k])), k)
     for j in robot.joint_labels:
         for k in range(subspace[j].cols):  # one column per speed of joint j
-            for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=free, column=k):
+            for i, f, m in column_wrenches(program, robot, placements, j, plus[j], root=moves, column=k):
                 if i in subspace:  # a fixed frame i has no entry
                     place(i, j, _projected(subspace[i], f, m), k)  # (35), (38)
             if rotor:
@@ -220,8 +218,8 @@ def mass_matrix(robot, rotor=True, trig=True):
     names = matrix_entry_names("A", (size, size))
     for c in range(size):
         for r in range(c + 1):
-            # A free flyer's zeros (most of its base block) are not outputs.
-            if not free or A[r, c] != 0:
+            # A root with speeds leaves its zeros (most of its base block) out of the outputs.
+            if not moves or A[r, c] != 0:
                 program.set_output(names[r][c], A[r, c])
     program.prune()
     return program
@@ -364,10 +362,6 @@ def _projected(S, f, m):
     """``S^T [f; m]``, the wrench on the motion subspace ``S`` (6 x k), products by its zeros not formed."""
     w = list(f) + list(m)
     return sympy.Matrix([summed([product(S[r, c], w[r]) for r in range(6) if S[r, c] != 0 and w[r] != 0]) for c in range(S.cols)])
-
-
-def _columns(S):
-    return [S[:, k] for k in range(S.cols)]
 
 
 def transport_inertia(program, label, P, MS, PM, name="PAS{r}{c}{label}"):

@@ -11,6 +11,15 @@ or a free flyer (:mod:`~kanerobot.dynamics.root`).  The derivation (the
 four passes, eqs 16-39, rigid composite links, the free flyer's 6x6
 system) is in ``docs/theory/direct.md``.
 
+A joint has nv speeds and a 6 x nv motion subspace ``S_j`` (its joint
+model's): for one speed ``H_j = S_j^T I*_j S_j + IA_j`` is a scalar and the
+programs are SYMORO's (``JD = 1/H``); for several (spherical, planar) it is
+nv x nv, factorised as ``L D L^T`` in the program, and ``JU = I*_j S_j
+H_j^-1`` and ``H_j^-1 GW_j`` are solved through it (spatial_v2's ``ABA``,
+pinocchio's ``aba``).  The root joint is one more joint whose parent is the
+world: none of a fixed root's speeds, the six of a free flyer (``S_0 = 1``:
+the 6x6 system of link 0, ``JU_0 = 1``), torque zero.
+
 :func:`articulated_bodies` records the four steps into a program for any
 mix of joints and either root; :func:`direct_dynamics` (every torque known,
 either root), :func:`base_acceleration` (free flyer, every acceleration
@@ -18,6 +27,7 @@ known) and :mod:`~kanerobot.dynamics.flexible`'s three-step model compose it.
 """
 
 import collections
+import functools
 
 import sympy
 
@@ -32,15 +42,10 @@ from kanerobot.dynamics.common import (
     rotate_inertia,
 )
 from kanerobot.dynamics.composite import transport_inertia
-from kanerobot.dynamics.free_flyer import (
-    BASE_ACCELERATION,
-    BASE_VELOCITY,
-    check_floating,
-    gravity_in_base,
-    parameter_names,
-)
-from kanerobot.dynamics.root import is_free, root_motion, state_inputs
+from kanerobot.dynamics.free_flyer import check_floating, parameter_names
+from kanerobot.dynamics.root import root_joint_model, root_motion, state_inputs
 from kanerobot.errors import KaneRobotError, SingularityError
+from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, WRENCH_NAMES
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.program import Program
@@ -55,6 +60,7 @@ __all__ = [
     "direct_dynamics",
     "first_forward_recursion",
     "inertia_times",
+    "joint_torques",
     "ldl_solve",
     "root_acceleration",
     "second_forward_recursion",
@@ -70,25 +76,29 @@ def direct_dynamics(robot, trig=True):
     Parameters
     ----------
     robot : Robot
-        Serial or tree robot, fixed frames allowed anywhere.  A fixed root
-        may move with a given motion (``W0``, ``WP0``, ``VP0``); a free
-        flyer (``robot.floating``) carries link 0 and is not actuated.
+        Serial or tree robot, fixed frames allowed anywhere, joints of one
+        speed or several (spherical, planar).  A fixed root may move with a
+        given motion (``W0``, ``WP0``, ``VP0``); a free flyer
+        (``robot.floating``) carries link 0 and is not actuated.
     trig : bool, optional
         Apply the program's trigonometric rules (``C23 = C2*C3 - S2*S3``).
 
     Returns
     -------
     kanerobot.symbolic.Program
-        Pruned.  Fixed root: outputs ``QDP<label>`` in
-        ``robot.joint_labels`` order; inputs the joint variables, the
-        velocities ``QP``, the torques ``GAM``, then the parameters sorted by
-        name: geometric, every link's dynamic parameters (inertia, ``IA``,
-        friction ``FV`` and ``FS``, external wrench ``FX .. CZ``), the base
-        motion and gravity ``G``.  Free flyer: outputs ``DVX0 .. DWZ0`` (the
-        derivative of the base speeds) then ``QDP<label>``, 6 + n in the
-        order of ``qd``; inputs the joint variables, the quaternion, ``QP``,
-        the base speeds, ``GAM``, then the parameters (the base motion is
-        state; ``G`` is in the world frame).  Every joint's acceleration is
+        Pruned.  Outputs: the root joint's accelerations (``DVX0 .. DWZ0``,
+        the derivative of a free flyer's speeds; none for a fixed root),
+        then each joint's (``QDP<label>`` for one speed, its
+        :meth:`~kanerobot.robot.joints.JointModel.acceleration_names` for
+        several), in the order of ``qd``.  Inputs, fixed root: the joint
+        variables, the velocities ``QP``, the torques (``GAM<label>``, or
+        ``GAM`` and the joint's force names, ``GAMCX2``, for several
+        speeds), then the parameters sorted by name: geometric, every link's
+        dynamic parameters (inertia, ``IA``, friction ``FV`` and ``FS``,
+        external wrench ``FX .. CZ``), the base motion and gravity ``G``.
+        Free flyer: the joint variables, the quaternion, ``QP``, the base
+        speeds, the torques, then the parameters (the base motion is state;
+        ``G`` is in the world frame).  Every joint's acceleration is
         unknown: a flexible joint (eta = 1) on a fixed root is one whose
         ``GAM`` the caller sets to its elastic torque ``-k (q - q_r)``.
 
@@ -99,7 +109,8 @@ def direct_dynamics(robot, trig=True):
         the recursions do not handle
         (:func:`~kanerobot.dynamics.free_flyer.check_floating`).
     SingularityError
-        When a pivot of the free flyer's 6x6 system is 0 in the description.
+        When a pivot of the free flyer's 6x6 system, or of a joint's
+        nv x nv ``H``, is 0 in the description.
 
     Examples
     --------
@@ -126,25 +137,63 @@ def direct_dynamics(robot, trig=True):
     ['DVX0', 'DVY0', 'DVZ0', 'DWX0', 'DWY0', 'DWZ0', 'QDP1', 'QDP2', 'QDP3']
     >>> [str(s) for s, _ in program.assignments() if str(s).startswith("BID")]
     ['BID1', 'BID2', 'BID3', 'BID4', 'BID5', 'BID6']
+
+    A joint of several speeds has an nv x nv ``H``, factorised as
+    ``L D L^T`` in the program (``H2_ID1 .. H2_ID3``, the reciprocal
+    pivots of the spherical joint 2 of ``tests/ball_robots.py``); its
+    accelerations are outputs under the joint model's names:
+
+    >>> from kanerobot.robot import joints
+    >>> I3, z = [[1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 1]
+    >>> ball = kr.Robot.create("ball", [kr.Frame("1", "0", 0, 1, kr.GeneralPlacement(R0=I3, P=[0, 0, 0], axis=z, q="th1")),
+    ...                                 kr.Frame("2", "1", joints.Spherical(), 1, kr.GeneralPlacement(R0=I3, P=["L1", 0, 0], axis=z))])
+    >>> program = direct_dynamics(ball)
+    >>> list(program.outputs)
+    ['QDP1', 'DWX2', 'DWY2', 'DWZ2']
+    >>> [s.name for s in program.inputs if s.name.startswith("GAM")]
+    ['GAM1', 'GAMCX2', 'GAMCY2', 'GAMCZ2']
+    >>> [str(s) for s, _ in program.assignments() if str(s).startswith("H2_ID")]
+    ['H2_ID1', 'H2_ID2', 'H2_ID3']
     """
     stem = robot.stems
-    free = is_free(robot)
-    what = "the floating-base direct dynamic model" if free else "the direct dynamic model"
-    GAM = {label: robot.joint_parameters[label]["GAM"] for label in robot.joint_labels}
-    if free:
-        inputs = state_inputs(robot, what, qd=True, qdd=False, names=parameter_names(True, True, True), gravity=True, other=list(GAM.values()))
-    else:
-        check_structure(robot, what)
-        inputs = program_inputs(robot, [robot.q, robot.qd, list(GAM.values())], DYNAMIC_NAMES, base=True)
-    program = Program(inputs=inputs, trig=trig)
+    root = root_joint_model(robot)
+    what = "the floating-base direct dynamic model" if root.nv else "the direct dynamic model"
+    GAM = {label: joint_torques(robot, label) for label in robot.joint_labels}
+    program = Program(inputs=_inputs(robot, root, what, [t for label in robot.joint_labels for t in GAM[label]]), trig=trig)
     bodies = articulated_bodies(program, robot, known_tau=GAM, what=what)
-    if free:
-        for symbol, value in zip(BASE_ACCELERATION, bodies.root):
-            program.set_output(symbol.name, value)
+    for name, value in zip(root.acceleration_names(stem[BASE]), bodies.root or ()):
+        program.set_output(name, value)
     for j in robot.joint_labels:
-        program.set_output(f"QDP{stem[j]}", bodies.qdd[j])
+        for name, value in zip(robot.frame(j).joint.acceleration_names(stem[j]), _per_speed(bodies.qdd[j])):
+            program.set_output(name, value)
     program.prune()
     return program
+
+
+def joint_torques(robot, label):
+    """The generalized forces applied at joint ``label``, one a speed: its ``GAM`` for one speed,
+    ``GAM`` and the joint's force names for several (Newton-Euler's outputs, ``GAMCX2``).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> joint_torques(kr.load(kr.frames_path("planar2")), "2")
+    (GAM2,)
+    """
+    joint = robot.frame(label).joint
+    if joint.nv == 1:
+        return (robot.joint_parameters[label]["GAM"],)
+    return tuple(sympy.Symbol(f"GAM{name}") for name in joint.force_names(robot.stems[label]))
+
+
+def _inputs(robot, root, what, torques):
+    """The direct model's inputs, in the order each root's models have always taken them: a root
+    with speeds has its motion in the state (:func:`~kanerobot.dynamics.root.state_inputs`), a
+    fixed root's given motion is a parameter, sorted with the others."""
+    if root.nv:
+        return state_inputs(robot, what, qd=True, qdd=False, names=DYNAMIC_NAMES, gravity=True, other=torques)
+    check_structure(robot, what)
+    return program_inputs(robot, [robot.q, robot.qd, torques], DYNAMIC_NAMES, base=True)
 
 
 def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=True, trig=True):
@@ -175,7 +224,8 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     -------
     Program
         Outputs ``DVX0 DVY0 DVZ0 DWX0 DWY0 DWZ0``, the derivative of the
-        base speeds (``qdd[:6]`` of the state), then ``GAM<label>``.
+        base speeds (``qdd[:6]`` of the state), then ``GAM<label>`` (``GAM``
+        and the force names for a joint of several speeds).
         Inputs: the joint variables, the quaternion ``QX0 .. QW0``, ``QP``,
         the base speeds ``VX0 .. WZ0``, ``QDP``, then the parameters sorted
         by name.  Pruned.
@@ -201,30 +251,40 @@ def base_acceleration(robot, *, gravity=True, friction=True, rotor=True, wrench=
     (1/KG11, 1/MP0)
     """
     stem = robot.stems
+    root = root_joint_model(robot)
     what = "the floating-base acceleration"
     check_floating(robot, what)
     names = parameter_names(rotor, friction, wrench)
     inputs = state_inputs(robot, what, qd=True, qdd=False, names=names, gravity=gravity, other=robot.qdd)
     program = Program(inputs=inputs, trig=trig)
-    QDP = dict(zip(robot.joint_labels, robot.qdd))
+    QDP = robot.joint_accelerations
     bodies = articulated_bodies(program, robot, known_qdd=QDP, gravity=gravity, friction=friction, rotor=rotor, wrench=wrench, what=what)
-    for symbol, value in zip(BASE_ACCELERATION, bodies.root):
-        program.set_output(symbol.name, value)
+    for name, value in zip(root.acceleration_names(stem[BASE]), bodies.root):
+        program.set_output(name, value)
     for j in robot.joint_labels:
-        program.set_output(f"GAM{stem[j]}", bodies.torque[j])
+        for name, value in zip(robot.frame(j).joint.force_names(stem[j]), _per_speed(bodies.torque[j])):
+            program.set_output(f"GAM{name}", value)
     program.prune()
     return program
 
 
 # ---------------------------------------------------- the articulated bodies
 #: What :func:`articulated_bodies` gives: ``qdd`` of the torque-known joints,
-#: ``torque`` of the acceleration-known ones, and ``root``, the six
-#: accelerations of a free flyer (``None`` for a fixed root).
+#: ``torque`` of the acceleration-known ones (an expression for a joint of
+#: one speed, a tuple of nv for several), and ``root``, the accelerations of
+#: the root joint (the six of a free flyer; ``None`` for a fixed root).
 ArticulatedBodies = collections.namedtuple("ArticulatedBodies", ["qdd", "torque", "root"])
 
 
 def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravity=True, friction=True, rotor=True, wrench=True, what="the articulated-body model"):
     """Record the articulated-body passes of the module docstring into ``program``.
+
+    Link 0 hangs from the world by the root joint
+    (:func:`~kanerobot.dynamics.root.root_joint_model`), one joint more: a
+    fixed root has no speed (link 0 moves as it is told,
+    :func:`~kanerobot.dynamics.root.root_motion`), a free flyer six, whose
+    torques are zero (it is not actuated) and whose accelerations are
+    unknown, like those of a torque-known joint.
 
     Parameters
     ----------
@@ -232,13 +292,14 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
         Its inputs hold the state and parameters the passes read.
     robot : Robot
         Serial or tree robot on a fixed root or a free flyer; its joints'
-        ``QP`` are the velocities.
+        speeds (``robot.joint_speeds``) are the velocities.
     known_tau : dict, optional
         ``label -> Gamma_j``, the generalized force applied at each joint
-        whose acceleration is unknown (friction is subtracted here).
+        whose acceleration is unknown (friction is subtracted here): an
+        expression for a joint of one speed, a sequence of nv for several.
     known_qdd : dict, optional
-        ``label -> qdd_j`` of the joints whose acceleration is known.  Every
-        joint is in exactly one of the two; fixed frames in neither.
+        ``label -> qdd_j`` of the joints whose acceleration is known (idem).
+        Every joint is in exactly one of the two; fixed frames in neither.
     gravity, friction, rotor, wrench : bool, optional
         Gravity ``G``; friction ``FV, FS``; rotor inertia ``IA``; the links'
         external wrenches ``FX .. CZ``.
@@ -269,7 +330,8 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
     (['2'], ['1'], None)
     """
     stem = robot.stems
-    known_tau, known_qdd = dict(known_tau or {}), dict(known_qdd or {})
+    root = root_joint_model(robot)
+    known_tau, known_qdd = _speeds_of(known_tau), _speeds_of(known_qdd)
     for label in robot.joint_labels:
         if (label in known_tau) == (label in known_qdd):
             raise KaneRobotError(
@@ -277,56 +339,127 @@ def articulated_bodies(program, robot, known_tau=None, known_qdd=None, *, gravit
                 f"not {'both' if label in known_tau else 'neither'}"
             )
     placements = frame_placements(robot, program)
-    QP = dict(zip(robot.joint_labels, robot.qd))
+    QP = robot.joint_speeds
 
     def parameter(flag, j, name):
         return link_parameter(robot, j, name) if flag else sympy.S.Zero
 
-    def friction_torque(j):
-        return parameter(friction, j, "FV") * QP[j] + parameter(friction, j, "FS") * sympy.sign(QP[j])
+    def friction_torque(j, k):
+        return parameter(friction, j, "FV") * QP[j][k] + parameter(friction, j, "FS") * sympy.sign(QP[j][k])
 
-    # (i) First forward recursion (16)-(18), and (31) where qdd_j is known.
-    free = is_free(robot)
-    if free:
-        w0 = sympy.Matrix(BASE_VELOCITY[3:])
-    else:
-        w0, wdot0, vdot0 = root_motion(program, robot, gravity=gravity)  # VP0 - G: gravity as a base acceleration
-    _, gamma, beta, inertia = first_forward_recursion(robot, program, placements, w0, wrench=wrench)
+    # (i) Link 0 from the world by the root joint; the first forward recursion (16)-(18), and (31)
+    # where qdd_j is known.  The world's motion in frame 0 (root_motion with the root's speeds at
+    # rest): a fixed root's given motion is named where the program starts, as it always was; a
+    # free flyer's gravity, turned into frame 0, only after the solve at the root, where it is used.
+    world = functools.partial(root_motion, program, robot, qd=False, qdd=False)
+    link0 = _root_link(robot, root, world(gravity=gravity and not root.nv))
+    _, gamma, beta, inertia = first_forward_recursion(robot, program, placements, sympy.Matrix(link0.w), wrench=wrench)
     zeta = dict(gamma)  # zeta_j = gamma_j where qdd_j is unknown
     for frame in robot.frames:
         j = frame.label
         if j in known_qdd:
-            sigma_e, sigmabar_e = motion_parts(frame)
+            S_lin, S_ang = motion_parts(frame)
             zeta[j] = sympy.Matrix.vstack(
-                program.assign_matrix(f"ZV{{i}}{stem[j]}", gamma[j][:3, 0] + sigma_e * known_qdd[j]),
-                program.assign_matrix(f"ZW{{i}}{stem[j]}", gamma[j][3:, 0] + sigmabar_e * known_qdd[j]),
+                program.assign_matrix(f"ZV{{i}}{stem[j]}", gamma[j][:3, 0] + _along(S_lin, known_qdd[j])),
+                program.assign_matrix(f"ZW{{i}}{stem[j]}", gamma[j][3:, 0] + _along(S_ang, known_qdd[j])),
             )  # (31)
 
-    # (ii) Backward recursion (19)-(25).
-    tau = {j: known_tau[j] - friction_torque(j) for j in known_tau}
+    # (ii) Backward recursion (19)-(25), down to the root joint: its torque is zero.
+    tau = {j: [t - friction_torque(j, k) for k, t in enumerate(known_tau[j])] for j in known_tau}
+    tau[BASE] = [sympy.S.Zero] * root.nv
     IA = {j: parameter(rotor, j, "IA") for j in robot.joint_labels}
-    I_star, beta_star, JU, JD, GW = backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
+    IA[BASE] = sympy.S.Zero
+    I_star, beta_star, JU, JD, GW = backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA, what=what)
 
-    # (iii) The root: its known motion, or the free flyer's 6x6 system (35), (39).
-    root = None
-    if free:
-        Vdot0 = root_acceleration(program, robot, I_star[BASE], beta_star[BASE], what)
-        v0 = sympy.Matrix(BASE_VELOCITY[:3])
-        g0 = gravity_in_base(program, robot) if gravity else sympy.zeros(3, 1)
-        root = list(Vdot0[:3, 0] + g0 - w0.cross(v0)) + list(Vdot0[3:, 0])  # (39)
-    else:
-        Vdot0 = sympy.Matrix.vstack(vdot0, wdot0)
-
-    # (iv) Second forward recursion (27)-(28), then (26), (29) where qdd_j is known.
-    qdd, Vdot = second_forward_recursion(robot, program, placements, Vdot0, zeta, JU, JD, GW)
+    # (iii) Link 0: the root joint's accelerations (35), (39), the free flyer's 6x6 system solved at
+    # the end of (ii); (iv) the second forward recursion (27)-(28), then (26), (29) where qdd_j is known.
+    link0 = _root_link(robot, root, world(gravity=gravity))
+    VR0 = sympy.Matrix(list(link0.Vdot) + list(link0.wdot))
+    unknown = (JU[BASE], JD[BASE], GW[BASE]) if BASE in JU else ()
+    root_qdd, Vdot0 = _link_acceleration(program, stem[BASE], _subspace(root), VR0, root.acceleration_names(stem[BASE]), *unknown)
+    qdd, Vdot = second_forward_recursion(robot, program, placements, _named_acceleration(program, stem[BASE], Vdot0), zeta, JU, JD, GW)
     torque = {}
     for frame in robot.frames:
         j = frame.label
         if j in known_qdd:
             F_j = inertia_times(I_star[j], Vdot[j]) - beta_star[j]  # (26)
             F_j = sympy.Matrix.vstack(program.assign_matrix(f"E{{i}}{stem[j]}", F_j[:3, 0]), program.assign_matrix(f"N{{i}}{stem[j]}", F_j[3:, 0]))
-            torque[j] = frame.motion_subspace().dot(F_j) + friction_torque(j) + IA[j] * known_qdd[j]  # (29)
-    return ArticulatedBodies(qdd, torque, root)
+            S = frame.motion_subspace()
+            torque[j] = [S[:, k].dot(F_j) + friction_torque(j, k) + IA[j] * known_qdd[j][k] for k in range(S.cols)]  # (29)
+    return ArticulatedBodies(
+        {j: _one_or_all(v) for j, v in qdd.items()}, {j: _one_or_all(v) for j, v in torque.items()}, root_qdd or None
+    )
+
+
+def _speeds_of(values):
+    """``label -> tuple`` of the values given per joint: one expression, or a sequence of nv."""
+    return {label: tuple(value) if isinstance(value, (list, tuple, sympy.MatrixBase)) else (value,) for label, value in (values or {}).items()}
+
+
+def _one_or_all(values):
+    """A joint's values as :class:`ArticulatedBodies` gives them: the expression of one speed, a tuple of several."""
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _per_speed(value):
+    """The inverse of :func:`_one_or_all`."""
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _subspace(model, axis=None):
+    """The 6 x nv motion subspace of a joint model, linear rows first."""
+    return sympy.Matrix.vstack(*model.subspace(axis))
+
+
+def _along(S, rates):
+    """``S qdd``, a column: for one speed the product by the scalar (the expressions the programs
+    have always had), else :func:`~kanerobot.symbolic.vectors.matmul` of the nv rates."""
+    if S.cols == 1:
+        return S * rates[0]
+    if S.cols == 0:
+        return sympy.zeros(S.rows, 1)
+    return matmul(S, sympy.Matrix(S.cols, 1, list(rates)))
+
+
+def _root_link(robot, root, world):
+    """Link 0's motion with the root joint's accelerations zero: the root's step
+    (:func:`~kanerobot.kinematics.forward_step`) from the world's motion ``world``
+    (:func:`~kanerobot.dynamics.root.root_motion` with the root's speeds at rest, in frame 0).
+
+    A :class:`~kanerobot.kinematics.LinkMotion` of expressions: ``w`` is link 0's angular
+    velocity, ``(Vdot, wdot)`` its acceleration ``VR_0`` but for the root's own
+    (``w x v`` and gravity for a free flyer, the given motion for a fixed root).
+    """
+    speeds = [sympy.Symbol(name) for name in root.speed_names(robot.stems[BASE])]
+    zero = [sympy.S.Zero] * root.nv
+    return forward_step(root_link_motion(*world), sympy.eye(3), sympy.zeros(3, 1), root.subspace(None), speeds, zero)
+
+
+def _named_acceleration(program, tag, Vdot):
+    """``jVdot_j`` with its entries named ``VP``, ``WP``."""
+    return sympy.Matrix.vstack(program.assign_matrix(f"VP{{i}}{tag}", Vdot[:3, 0]), program.assign_matrix(f"WP{{i}}{tag}", Vdot[3:, 0]))
+
+
+def _link_acceleration(program, tag, S, VR, names, JU=None, JD=None, GW=None, known=None):
+    """``(qdd_j, jVdot_j = VR_j + S_j qdd_j)`` (eqs 27-28) for a joint of motion subspace ``S`` (6 x nv).
+
+    With ``JU`` (its acceleration unknown) ``qdd_j = H_j^-1 GW_j - JU_j^T VR_j``, named ``names``:
+    ``GW*JD - GU`` for one speed; for several ``JD`` is ``H_j^-1 GW_j`` already; for six
+    (``S = 1``, a free flyer) ``JU = 1`` and ``qdd_j`` is left as expressions (``jVdot_j`` is then
+    the solution itself, ``VR_j`` cancels).  Without, ``known`` (zero by default) is ``qdd_j``.
+    """
+    nv = S.cols
+    if JU is None:
+        return None, VR + _along(S, known if known is not None else [sympy.S.Zero] * nv)
+    if nv == 1:
+        GU = program.assign(f"GU{tag}", JU.dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
+        qdd = [program.assign(names[0], GW * JD - GU)]  # (27)
+    elif S == sympy.eye(6):
+        qdd = [JD[k] - VR[k] for k in range(6)]
+    else:
+        GU = program.assign_matrix(lambda r, c: f"GU{r}_{tag}", matmul(JU.T, VR))
+        qdd = [program.assign(name, x - u) for name, x, u in zip(names, JD, GU)]  # (27)
+    return qdd, VR + _along(S, qdd)  # (28)
 
 
 def velocity_bias(robot, program, label, w_j, J, MS, wrench=True):
@@ -373,7 +506,7 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
     QP = robot.joint_speeds
     w = {BASE: w0}
     gamma, beta, inertia = {}, {}, {}
-    if is_free(robot):
+    if root_joint_model(robot).nv:  # link 0 is a body of the recursions when its joint has speeds
         J, MS, M = inertia[BASE] = link_inertia(robot, BASE)
         beta[BASE] = velocity_bias(robot, program, BASE, w0, J, MS, wrench)  # (18)
     for frame in robot.frames:
@@ -389,7 +522,8 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
         iw_i_x_P = program.assign_matrix(f"PW{{i}}{stem[j]}", cross(w[i], iP_j))
         iU_i_P = program.assign_matrix(f"LWI{{i}}{stem[j]}", cross(w[i], iw_i_x_P))  # iw_i x (iw_i x iP_j)
         gamma[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e_qd)),
+            # + (S_ang qd) x (S_lin qd) for a joint that turns and slides (planar, kinematics.forward_step's Coriolis term)
+            program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e_qd) + sigmabar_e_qd.cross(sigma_e_qd)),
             program.assign_matrix(f"WQ{{i}}{stem[j]}", cross(jw_i, sigmabar_e_qd)),
         )  # (17)
         J, MS, M = inertia[j] = link_inertia(robot, j)
@@ -397,23 +531,27 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
     return w, gamma, beta, inertia
 
 
-def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA):
-    """The backward recursion, j = n .. 1 (eqs 19-25), down to link 0 on a free flyer.
+def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA, what="the articulated-body model"):
+    """The backward recursion, j = n .. 1 (eqs 19-25), then the root joint when link 0 is a body.
 
     Parameters
     ----------
     robot, program, placements
         As in :func:`first_forward_recursion`.
     inertia, beta : dict
-        ``(J, MS, M)`` and ``jbeta_j`` by label (:func:`first_forward_recursion`).
+        ``(J, MS, M)`` and ``jbeta_j`` by label (:func:`first_forward_recursion`);
+        link 0 is there when its joint has speeds (a free flyer).
     zeta : dict
         ``jzeta_j`` (31) of the acceleration-known joints, ``jgamma_j`` of
         the others.
     tau : dict
-        ``tau_j``, the torque less friction, of the torque-known joints;
-        the other frames have their acceleration known.
+        ``tau_j``, the torques less friction (one a speed), of the
+        torque-known joints (and of the root joint, ``BASE``); the other
+        frames have their acceleration known.
     IA : dict
         The rotor inertia of each joint (0 to leave it out).
+    what : str, optional
+        The model, for the messages.
 
     Returns
     -------
@@ -421,49 +559,77 @@ def backward_recursion(robot, program, placements, inertia, beta, zeta, tau, IA)
         ``jI*_j`` (a :class:`RigidInertia` or a 6x6 matrix) and
         ``jbeta*_j`` of every link (link 0 on a free flyer).
     JU, JD, GW : dict
-        ``jI*_j ja_j H_j^-1``, ``1/H_j`` and ``tau_j + ja_j^T jbeta*_j``
-        of the torque-known joints.
+        Of the torque-known joints: ``jI*_j S_j H_j^-1`` (6 x nv),
+        ``tau_j + S_j^T jbeta*_j`` and, for one speed, ``JD = 1/H_j``; for
+        several, ``JD = H_j^-1 GW_j`` (nv), solved through ``H_j = L D L^T``
+        (:func:`ldl_solve`'s steps, prefix ``H<j>_``); for a joint moving
+        its link freely (``S_j = 1``, the free flyer) ``JU = 1`` and ``JD``
+        solves ``I*_j`` by :func:`root_acceleration`.
     """
     stem = robot.stems
-    feeds_root = is_free(robot)  # a fixed root's motion is known: nothing is carried to it
     I_star = {j: RigidInertia(*inertia[j]) for j in inertia}  # I*_j = I_Oj
     beta_star = dict(beta)
     JU, JD, GW = {}, {}, {}
-    for frame in reversed(robot.frames):
-        j, i = frame.label, frame.antecedent
-        # Every successor of j has been added: I*_j and beta*_j are complete.
+
+    def close(j, i, S):
+        """Joint j once every successor of link j is added: its H, and what link j carries to link i (if a body)."""
         torque_known = j in tau
-        I_star[j] = _named_inertia(program, stem[j], I_star[j], matrix=torque_known)
+        full = S == sympy.eye(6)  # the joint moves link j freely: I*_j is solved as it is, rigid or not
+        I_star[j] = _named_inertia(program, stem[j], I_star[j], matrix=torque_known and not full)
         beta_star[j] = program.assign_matrix(f"VBE{{i}}{stem[j]}", beta_star[j])
-        a_j = frame.motion_subspace()
+        carried = i in I_star  # a fixed root's motion is known: nothing is carried to it
         if torque_known:
-            I_a = program.assign_matrix(f"KA{{i}}{stem[j]}", matmul(I_star[j], a_j))  # jI*_j ja_j
-            H_j = program.assign(f"H{stem[j]}", a_j.dot(I_a) + IA[j])  # (19)
-            if H_j == 0:  # structurally: nothing with mass (nor a rotor) moves with joint j
-                raise SingularityError(
-                    f"robot {robot.name}: joint {j} moves only massless links and has no rotor inertia (IA), so the "
-                    f"direct dynamic model would divide by zero; give a link it carries a mass or IA{stem[j]} a value"
-                )
-            JD[j] = program.assign(f"JD{stem[j]}", 1 / H_j)
-            JU[j] = program.assign_matrix(f"JU{{i}}{stem[j]}", I_a * JD[j])  # jI*_j ja_j H_j^-1
-            GW[j] = program.assign(f"GW{stem[j]}", tau[j] + a_j.dot(beta_star[j]))  # tau_j + ja_j^T jbeta*_j
-            if i == BASE and not feeds_root:
-                continue  # K_j and alpha_j only feed the antecedent
-            K_j = assign_symmetric(program, lambda r, c, j=j: f"GK{r}{c}{stem[j]}", articulated_inertia(I_star[j], JU[j], I_a, a_j, IA[j]))  # (20)
+            I_a, JU[j], JD[j], GW[j] = _joint_inertia(program, robot, j, I_star[j], S, beta_star[j], tau[j], IA[j], what, full)
+            if not carried:
+                return  # K_j and alpha_j only feed the antecedent
+            K_j = sympy.zeros(6, 6) if full else articulated_inertia(I_star[j], JU[j], I_a, S, IA[j])
+            K_j = assign_symmetric(program, lambda r, c: f"GK{r}{c}{stem[j]}", K_j)  # (20)
             alpha_j = matmul(K_j, zeta[j]) + JU[j] * GW[j] - beta_star[j]  # (21)
         else:
-            if i == BASE and not feeds_root:
-                continue
+            if not carried:
+                return
             K_j = I_star[j]  # (22)
             alpha_j = inertia_times(K_j, zeta[j]) - beta_star[j]  # (23)
         alpha_j = program.assign_matrix(f"AP{{i}}{stem[j]}", alpha_j)
         iA_j, iP_j = placements[j]
         I_star[i] = _add_inertias(I_star[i], _screw_transform(program, stem[j], iA_j, iP_j, K_j))  # (24)
         beta_star[i] = beta_star[i] - screw_transform_wrench(program, stem[j], iA_j, iP_j, alpha_j)  # (25)
-    if feeds_root:
-        I_star[BASE] = _named_inertia(program, BASE, I_star[BASE])
-        beta_star[BASE] = program.assign_matrix(f"VBE{{i}}{BASE}", beta_star[BASE])
+
+    for frame in reversed(robot.frames):
+        close(frame.label, frame.antecedent, frame.motion_subspace())
+    if BASE in I_star:  # link 0 is a body: its joint has speeds
+        close(BASE, None, _subspace(root_joint_model(robot)))
     return I_star, beta_star, JU, JD, GW
+
+
+def _joint_inertia(program, robot, label, I_star, S, beta_star, tau, IA, what, full):
+    """``(I* S, JU, JD, GW)`` of the torque-known joint ``label`` (eq. 19): see :func:`backward_recursion`."""
+    tag, nv = robot.stems[label], S.cols
+    if full:
+        GW = program.assign_matrix(lambda r, c: f"GW{r}_{tag}", sympy.Matrix(tau) + matmul(S.T, beta_star))
+        return None, sympy.eye(6), root_acceleration(program, robot, I_star, GW, what), GW
+    if nv == 1:
+        I_a = program.assign_matrix(f"KA{{i}}{tag}", matmul(I_star, S))  # jI*_j ja_j
+        H = program.assign(f"H{tag}", S.dot(I_a) + IA)  # (19)
+        if H == 0:  # structurally: nothing with mass (nor a rotor) moves with joint j
+            raise SingularityError(
+                f"robot {robot.name}: joint {label} moves only massless links and has no rotor inertia (IA), so the "
+                f"direct dynamic model would divide by zero; give a link it carries a mass or IA{tag} a value"
+            )
+        JD = program.assign(f"JD{tag}", 1 / H)
+        JU = program.assign_matrix(f"JU{{i}}{tag}", I_a * JD)  # jI*_j ja_j H_j^-1
+        GW = program.assign(f"GW{tag}", tau[0] + S.dot(beta_star))  # tau_j + ja_j^T jbeta*_j
+        return I_a, JU, JD, GW
+    I_a = program.assign_matrix(lambda r, c: f"KA{r}{c}_{tag}", matmul(I_star, S))
+    H = assign_symmetric(program, lambda r, c: f"H{r}{c}_{tag}", matmul(S.T, I_a) + IA * sympy.eye(nv))  # (19)
+    GW = program.assign_matrix(lambda r, c: f"GW{r}_{tag}", sympy.Matrix(tau) + matmul(S.T, beta_star))
+    L, ID = _ldl_factor(program, H, f"H{tag}_", f"{what} of {robot.name}: joint {label}, whose {nv}x{nv} inertia H")
+    # JU = I* S H^-1, row by row: H JU_r^T = (I* S)_r^T
+    JU = sympy.Matrix(
+        [_ldl_substitute(program, L, ID, I_a[r, :].T, lambda k, r=r: f"JZ{r + 1}{k}_{tag}", lambda k, r=r: f"JU{r + 1}{k}_{tag}") for r in range(6)]
+    )
+    JD = _ldl_substitute(program, L, ID, GW, lambda k: f"GZ{k}_{tag}", lambda k: f"GD{k}_{tag}")
+    return I_a, JU, JD, GW
 
 
 def root_acceleration(program, robot, I_star, beta_star, what="the floating-base model"):
@@ -519,10 +685,12 @@ def root_acceleration(program, robot, I_star, beta_star, what="the floating-base
 def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, GW, known_qdd=None):
     """The second forward recursion (eqs 27-28).
 
-    Joint j with ``JU[j]`` (its torque known) gets ``QDP_j = GW_j JD_j -
-    JU_j . VR_j`` (27); the others move with ``known_qdd`` (0 by default:
-    fixed frames, or joints whose ``gamma`` is already zeta, eq. 31).
-    ``jVdot_j = VR_j + ja_j qdd_j`` (28) with ``VR_j = jS_i iVdot_i + jgamma_j``.
+    Joint j with ``JU[j]`` (its torque known) gets ``qdd_j = H_j^-1 GW_j -
+    JU_j^T VR_j`` (27), named as its accelerations (``QDP_j = GW_j JD_j -
+    JU_j . VR_j`` for one speed); the others move with ``known_qdd`` (0 by
+    default: fixed frames, or joints whose ``gamma`` is already zeta, eq.
+    31).  ``jVdot_j = VR_j + S_j qdd_j`` (28) with ``VR_j = jS_i iVdot_i +
+    jgamma_j``.
 
     Parameters
     ----------
@@ -533,17 +701,17 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
     gamma, JU, JD, GW : dict
         From the first forward and the backward recursions.
     known_qdd : dict, optional
-        ``label -> acceleration`` of joints without ``JU``.
+        ``label -> accelerations`` (one expression, or a sequence of nv) of joints without ``JU``.
 
     Returns
     -------
     qdd : dict
-        ``QDP_j`` of the joints with ``JU``.
+        ``label -> [qdd_j]`` (nv each) of the joints with ``JU``.
     Vdot : dict
         ``jVdot_j`` of every link (``VP``, ``WP``).
     """
     stem = robot.stems
-    known_qdd = known_qdd or {}
+    known_qdd = _speeds_of(known_qdd)
     Vdot = {BASE: Vdot0}
     qdd = {}
     for frame in robot.frames:
@@ -554,18 +722,12 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
         u = program.assign_matrix(f"VU{{i}}{stem[j]}", vdot_i + wdot_i.cross(iP_j))
         VR = sympy.Matrix.vstack(matmul(jA_i, u), matmul(jA_i, wdot_i)) + gamma[j]  # jS_i iVdot_i + jgamma_j
         VR = program.assign_matrix(f"VR{{i}}{stem[j]}", VR)
-        if j in JU:
-            GU = program.assign(f"GU{stem[j]}", JU[j].dot(VR))  # ja_j^T jI*_j VR_j H_j^-1
-            qdd[j] = program.assign(f"QDP{stem[j]}", GW[j] * JD[j] - GU)  # (27)
-            Vdot[j] = VR + frame.motion_subspace() * qdd[j]  # (28)
-        elif j in known_qdd:
-            Vdot[j] = VR + frame.motion_subspace() * known_qdd[j]  # (28), acceleration given
-        else:
-            Vdot[j] = VR  # (28), no joint acceleration
-        Vdot[j] = sympy.Matrix.vstack(
-            program.assign_matrix(f"VP{{i}}{stem[j]}", Vdot[j][:3, 0]),
-            program.assign_matrix(f"WP{{i}}{stem[j]}", Vdot[j][3:, 0]),
-        )
+        unknown = (JU[j], JD[j], GW[j]) if j in JU else ()
+        names = frame.joint.acceleration_names(stem[j])
+        qdd_j, Vdot_j = _link_acceleration(program, stem[j], frame.motion_subspace(), VR, names, *unknown, known=known_qdd.get(j))
+        if qdd_j is not None:
+            qdd[j] = qdd_j
+        Vdot[j] = _named_acceleration(program, stem[j], Vdot_j)
     return qdd, Vdot
 
 
@@ -633,25 +795,31 @@ def _screw_transform(program, j, iA_j, iP_j, K):
 
 
 def articulated_inertia(I_star, JU, I_a, a, IA):
-    """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20).
+    """``K = I* - I* a H^-1 a^T I* = I* - JU (I* a)^T`` (eq. 20), ``a`` the 6 x nv motion subspace.
 
-    Since ``H = a^T I* a + IA``, ``K a = I* a IA / H = JU IA``: when the
-    joint's motion subspace is a coordinate direction (``a = s e_k``, every
-    Khalil-Kleinfinger frame and Krang's axes), row and column k of K are
-    ``s JU IA``, one product each, and zero without rotor inertia.
+    Since ``H = a^T I* a + IA 1``, ``K a = I* a H^-1 IA = JU IA``: when
+    column c of ``a`` is a coordinate direction (``s e_k``, every
+    Khalil-Kleinfinger frame, Krang's axes, the spherical and planar
+    joints), row and column k of K are ``s JU_c IA``, one product each,
+    and zero without rotor inertia.
 
-    K is symmetric: its upper triangle is formed (``K_rc = I*_rc - JU_r
-    I_a_c``, r <= c) and mirrored, which is all the caller names.
+    K is symmetric: its upper triangle is formed (``K_rc = I*_rc - sum_c
+    JU_rc I_a_cc``, r <= c) and mirrored, which is all the caller names.
     """
-    along = [k for k in range(6) if a[k] != 0]
-    k, s = (along[0], a[along[0]]) if len(along) == 1 and abs(a[along[0]]) == 1 else (None, None)
+    axes = {}  # k -> (c, s): column c of a is s e_k
+    for c in range(a.cols):
+        along = [k for k in range(6) if a[k, c] != 0]
+        if len(along) == 1 and abs(a[along[0], c]) == 1:
+            axes[along[0]] = (c, a[along[0], c])
     K = sympy.zeros(6, 6)
     for r in range(6):
         for c in range(r, 6):
-            if k in (r, c):
-                value = product(product(s, JU[c if r == k else r]), IA)
+            if r in axes or c in axes:
+                k, other = (r, c) if r in axes else (c, r)
+                column, s = axes[k]
+                value = product(product(s, JU[other, column]), IA)
             else:
-                value = minus(I_star[r, c], _sum_of_products([(JU[r], I_a[c])]))
+                value = minus(I_star[r, c], _sum_of_products((JU[r, k], I_a[c, k]) for k in range(a.cols)))
             K[r, c] = K[c, r] = value
     return K
 
@@ -857,6 +1025,13 @@ def ldl_solve(program, K, y, name, what="a linear system"):
     >>> program.to_function()(4.0, 1.0, 3.0, 1.0, 2.0), np.linalg.solve([[4.0, 1.0], [1.0, 3.0]], [1.0, 2.0])
     (array([0.09090909, 0.63636364]), array([0.09090909, 0.63636364]))
     """
+    L, ID = _ldl_factor(program, K, name, what)
+    return sympy.Matrix(_ldl_substitute(program, L, ID, y, lambda i: f"{name}Z{i}", lambda i: f"{name}X{i}"))
+
+
+def _ldl_factor(program, K, name, what):
+    """``K = L D L^T`` in ``program`` (:func:`ldl_solve`'s first steps): ``(L, ID)``, ``L`` by
+    ``(i, j)``, ``ID`` the reciprocal pivots; raises SingularityError for a pivot 0."""
     n = K.rows
     L, W, ID = {}, {}, []
     for j in range(n):
@@ -867,10 +1042,16 @@ def ldl_solve(program, K, y, name, what="a linear system"):
         for i in range(j + 1, n):
             W[i, j] = program.assign(f"{name}W{i + 1}{j + 1}", K[i, j] - sum((L[i, k] * W[j, k] for k in range(j)), sympy.S.Zero))
             L[i, j] = program.assign(f"{name}L{i + 1}{j + 1}", W[i, j] * ID[j])
+    return L, ID
+
+
+def _ldl_substitute(program, L, ID, y, z_name, x_name):
+    """``x`` (a list) with ``L D L^T x = y``, the steps named ``z_name(i)``, ``x_name(i)`` (1-based)."""
+    n = len(ID)
     z = []
     for i in range(n):
-        z.append(program.assign(f"{name}Z{i + 1}", y[i] - sum((L[i, k] * z[k] for k in range(i)), sympy.S.Zero)))
+        z.append(program.assign(z_name(i + 1), y[i] - sum((L[i, k] * z[k] for k in range(i)), sympy.S.Zero)))
     x = [None] * n
     for i in reversed(range(n)):
-        x[i] = program.assign(f"{name}X{i + 1}", z[i] * ID[i] - sum((L[k, i] * x[k] for k in range(i + 1, n)), sympy.S.Zero))
-    return sympy.Matrix(x)
+        x[i] = program.assign(x_name(i + 1), z[i] * ID[i] - sum((L[k, i] * x[k] for k in range(i + 1, n)), sympy.S.Zero))
+    return x
