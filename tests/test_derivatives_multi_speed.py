@@ -1,0 +1,114 @@
+"""Derivatives and the Coriolis matrix with joints whose configuration is not their speeds' integral.
+
+The ball-and-plane tree of tests/ball_robots.py (a spherical joint: a
+quaternion and three speeds; a planar joint: x, y, theta and three speeds in
+its own frame), on a fixed and a free-flying base, random physically
+consistent parameters.  The derivatives with respect to the configuration
+are taken in the tangent space (``q (+) dv``, each joint model's
+``integrate``), as pinocchio's: the programs of Newton-Euler's engine
+against ``computeRNEADerivatives``, ``computeCoriolisMatrix`` and
+``computeABADerivatives``, and against central finite differences of our
+own inverse dynamic program moved by the joint models.
+"""
+
+import numpy as np
+import pytest
+import sympy
+from ball_robots import ball_tree, evaluate, joint_models, pinocchio_q, random_state, random_values, symmetric_matrix
+
+import kanerobot as kr
+from kanerobot.dynamics import derivatives
+
+pin = pytest.importorskip("pinocchio", reason="pip install -e '.[bench]' (pinocchio) to compare the derivatives with pinocchio's")
+from kanerobot.interop import to_pinocchio  # noqa: E402
+
+#: Central differences: the step, and the agreement they reach.
+STEP, FD_ATOL = 1e-6, 1e-6
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["fixed", "floating"])
+def case(request):
+    """(robot, values, pinocchio model, Newton-Euler model) of the ball-and-plane tree, derived once."""
+    robot = ball_tree(floating=request.param)
+    values = random_values(robot, 7)
+    return robot, values, to_pinocchio(robot, values), kr.derive(robot)
+
+
+def states(robot, seed, count=3):
+    rng = np.random.default_rng(seed)
+    return [random_state(robot, rng) for _ in range(count)]
+
+
+def moved(robot, q, dv):
+    """``q (+) dv``: each joint's configuration moved by its own model's ``integrate``."""
+    out, i, k = [], 0, 0
+    for model in joint_models(robot):
+        out.append(model.integrate(q[i:i + model.nq], dv[k:k + model.nv]))
+        i, k = i + model.nq, k + model.nv
+    return np.concatenate(out)
+
+
+def matrix(program, values, robot, q, qd=(), qdd=(), extra=None):
+    """The outputs of a derivative program as rows of ``robot.dof``."""
+    return evaluate(program, values, robot, q, qd, qdd, extra).reshape(robot.dof, -1)
+
+
+def central(f, n):
+    """Central differences of ``f(dv)`` (a vector) along each of the ``n`` unit ``dv``, as columns."""
+    columns = []
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = STEP
+        columns.append((f(e) - f(-e)) / (2 * STEP))
+    return np.array(columns).T
+
+
+def test_tangent_is_the_configuration_derivative():
+    """Each joint model's symbolic tangent is its numeric ``configuration_derivative`` along ``e_k``."""
+    rng = np.random.default_rng(1)
+    for model in joint_models(ball_tree(floating=True)):
+        symbols = sympy.symbols(f"x0:{model.nq}")
+        q = model.random_configuration(rng)
+        G = np.array(model.tangent(symbols).subs(dict(zip(symbols, q))), dtype=float)
+        expected = np.array([model.configuration_derivative(q, e) for e in np.eye(model.nv)]).T
+        np.testing.assert_allclose(G, expected, rtol=0, atol=1e-15)
+
+
+def test_tangent_directions_one_per_speed(case):
+    robot, _, _, _ = case
+    labels = [label for label, _ in derivatives.tangent_directions(robot)]
+    base = ["X0", "Y0", "Z0", "RX0", "RY0", "RZ0"] if robot.floating else []
+    assert labels == base + ["q1", "RX2", "RY2", "RZ2", "X3", "Y3", "TH3", "q4"]
+
+
+def test_inverse_dynamics_derivatives_equal_rnea_derivatives(case):
+    """[dtau/dq, dtau/dqd] equal computeRNEADerivatives' dtau_dq, dtau_dv; the inertia matrix its dtau_da."""
+    robot, values, pmodel, model = case
+    program, A = model.program("inverse_dynamics_derivatives"), model.program("mass_matrix")
+    nv = robot.dof
+    assert len(program.outputs) == nv * 2 * nv
+    for q, qd, qdd in states(robot, 2):
+        data = pmodel.createData()  # the results are views of its arrays: kept alive
+        dtau_dq, dtau_dv, dtau_da = (np.array(d) for d in pin.computeRNEADerivatives(pmodel, data, pinocchio_q(robot, q), qd, qdd))
+        got = matrix(program, values, robot, q, qd, qdd)
+        np.testing.assert_allclose(got[:, :nv], dtau_dq, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(got[:, nv:], dtau_dv, rtol=0, atol=1e-10)
+        inertia = symmetric_matrix(A, evaluate(A, values, robot, q), nv)
+        np.testing.assert_allclose(inertia, np.triu(dtau_da) + np.triu(dtau_da, 1).T, rtol=0, atol=1e-10)
+
+
+def test_inverse_dynamics_derivatives_equal_finite_differences(case):
+    """The same columns as central differences of our Newton-Euler program, q moved by the joint models."""
+    robot, values, _, model = case
+    program, idm = model.program("inverse_dynamics_derivatives"), model.program("inverse_dynamics")
+    for q, qd, qdd in states(robot, 3, count=2):
+        got = matrix(program, values, robot, q, qd, qdd)
+        np.testing.assert_allclose(got, inverse_dynamics_differences(idm, values, robot, q, qd, qdd), rtol=0, atol=FD_ATOL)
+
+
+def inverse_dynamics_differences(idm, values, robot, q, qd, qdd):
+    """``[dtau/dq, dtau/dqd]`` by central differences of the inverse dynamic program."""
+    nv = robot.dof
+    dq = central(lambda dv: evaluate(idm, values, robot, moved(robot, q, dv), qd, qdd), nv)
+    dqd = central(lambda dv: evaluate(idm, values, robot, q, qd + dv, qdd), nv)
+    return np.hstack([dq, dqd])
