@@ -112,3 +112,38 @@ def inverse_dynamics_differences(idm, values, robot, q, qd, qdd):
     dq = central(lambda dv: evaluate(idm, values, robot, moved(robot, q, dv), qd, qdd), nv)
     dqd = central(lambda dv: evaluate(idm, values, robot, q, qd + dv, qdd), nv)
     return np.hstack([dq, dqd])
+
+
+def coriolis(model, values, robot, q, qd):
+    return matrix(model.program("coriolis_matrix"), values, robot, q, qd)
+
+
+def test_coriolis_matrix_equals_pinocchio(case):
+    """C equals computeCoriolisMatrix (the project's convention: the free flyer's C already did)."""
+    robot, values, pmodel, model = case
+    for q, qd, _ in states(robot, 4):
+        expected = pin.computeCoriolisMatrix(pmodel, pmodel.createData(), pinocchio_q(robot, q), qd)
+        np.testing.assert_allclose(coriolis(model, values, robot, q, qd), expected, rtol=0, atol=1e-12)
+
+
+def test_coriolis_matrix_gives_h_and_keeps_passivity(case):
+    """``C qd = H(q, qd) - Q(q)`` of our Newton-Euler program, and ``A' - 2 C`` is skew with ``A'``
+    the central difference of the composite inertia matrix along ``q (+) t qd``."""
+    robot, values, _, model = case
+    A, idm = model.program("mass_matrix"), model.program("inverse_dynamics")
+    zero = np.zeros(robot.dof)
+    for q, qd, _ in states(robot, 5, count=2):
+        C = coriolis(model, values, robot, q, qd)
+        h = evaluate(idm, values, robot, q, qd, zero) - evaluate(idm, values, robot, q, zero, zero)
+        np.testing.assert_allclose(C @ qd, h, rtol=0, atol=1e-11)
+        N = inertia_rate(A, values, robot, q, qd) - 2 * C
+        np.testing.assert_allclose(N + N.T, 0, rtol=0, atol=FD_ATOL)
+
+
+def inertia_rate(A, values, robot, q, qd):
+    """``A'`` by central differences of the inertia matrix program along ``q (+) t qd``."""
+
+    def inertia(t):
+        return symmetric_matrix(A, evaluate(A, values, robot, moved(robot, q, t * qd)), robot.dof)
+
+    return (inertia(STEP) - inertia(-STEP)) / (2 * STEP)
