@@ -14,7 +14,7 @@ own inverse dynamic program moved by the joint models.
 import numpy as np
 import pytest
 import sympy
-from ball_robots import ball_tree, evaluate, joint_models, pinocchio_q, random_state, random_values, symmetric_matrix
+from ball_robots import ball_tree, joint_models, pinocchio_q, random_state, random_values, state_symbols, symmetric_matrix
 
 import kanerobot as kr
 from kanerobot.dynamics import derivatives
@@ -46,6 +46,21 @@ def moved(robot, q, dv):
         out.append(model.integrate(q[i:i + model.nq], dv[k:k + model.nv]))
         i, k = i + model.nq, k + model.nv
     return np.concatenate(out)
+
+
+_FUNCTIONS = {}
+
+
+def evaluate(program, values, robot, q, qd=(), qdd=(), extra=None):
+    """ball_robots.evaluate with the program made a numpy function once (the differences call it often)."""
+    if id(program) not in _FUNCTIONS:
+        f = program.to_function()
+        _FUNCTIONS[id(program)] = (program, f, [str(a) for a in f.args])
+    _, f, names = _FUNCTIONS[id(program)]
+    point = dict(values, **(extra or {}))
+    for symbols, numbers in zip(state_symbols(robot), (q, qd, qdd)):
+        point.update(zip(symbols, numbers))
+    return np.asarray(f(*[point[name] for name in names]), dtype=float)
 
 
 def matrix(program, values, robot, q, qd=(), qdd=(), extra=None):
