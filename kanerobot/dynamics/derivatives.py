@@ -7,7 +7,8 @@ Two models join those of :data:`~kanerobot.dynamics.dynamic_model.MODELS`
     ``[dtau/dq, dtau/dqd]``, an ``(nv, 2 nv)`` matrix, at ``(q, qd, qdd)``.
 ``direct_dynamics_derivatives``
     ``[dqdd/dq, dqdd/dqd, dqdd/dtau]``, an ``(nv, 2 nv + n)`` matrix, at
-    ``(q, qd, tau)`` (``n`` joint torques; a floating base is not actuated).
+    ``(q, qd, tau)`` (``n`` joint torques, one per joint speed:
+    :func:`joint_torques`; a floating base is not actuated).
 
 Both are :class:`~kanerobot.symbolic.Program` s made from the model's own
 programs by the forward mode of :mod:`kanerobot.symbolic.derivative`, so
