@@ -162,3 +162,26 @@ def inertia_rate(A, values, robot, q, qd):
         return symmetric_matrix(A, evaluate(A, values, robot, moved(robot, q, t * qd)), robot.dof)
 
     return (inertia(STEP) - inertia(-STEP)) / (2 * STEP)
+
+
+def torque_names(model):
+    return [label for label, _ in derivatives.torque_directions(model)]
+
+
+def test_direct_dynamics_derivatives_equal_aba_derivatives(case):
+    """[dqdd/dq, dqdd/dqd, dqdd/dtau] equal computeABADerivatives (``dqdd/dtau``: the joints' columns of
+    A^-1, a free flyer being unactuated), and central differences of our articulated-body program."""
+    robot, values, pmodel, model = case
+    program, ddm = model.program("direct_dynamics_derivatives"), model.program("direct_dynamics")
+    nv, names = robot.dof, torque_names(model)
+    assert len(names) == nv - (6 if robot.floating else 0)
+    for q, qd, _ in states(robot, 6, count=2):
+        tau = np.random.default_rng(7).normal(size=len(names))
+        extra = dict(zip(names, tau))
+        data = pmodel.createData()
+        full = np.concatenate([np.zeros(nv - len(tau)), tau])
+        ddq_dq, ddq_dv, ddq_dtau = (np.array(d) for d in pin.computeABADerivatives(pmodel, data, pinocchio_q(robot, q), qd, full))
+        got = evaluate(program, values, robot, q, qd, extra=extra).reshape(nv, -1)
+        np.testing.assert_allclose(got, np.hstack([ddq_dq, ddq_dv, ddq_dtau[:, nv - len(tau):]]), rtol=0, atol=1e-10)
+        dq = central(lambda dv, q=q, qd=qd, extra=extra: evaluate(ddm, values, robot, moved(robot, q, dv), qd, extra=extra), nv)
+        np.testing.assert_allclose(got[:, :nv], dq, rtol=0, atol=FD_ATOL)
