@@ -21,20 +21,34 @@ before the joint rates; it adds its Boltzmann-Hamel terms
 + A S + E (p xbar*) E^T)`` (H) keeps ``A' - 2C`` skew; :func:`half_a_s` is
 the part Kane's ``getAC`` rule lacks.
 
+Every joint whose speeds are not its coordinates' rates is treated alike
+(:func:`hamel_blocks`, :func:`joint_hamel_terms`): a spherical joint (a
+quaternion, the angular velocity in its frame) and a planar joint (the
+velocity in its frame).  Its derivatives ``dA/dq_k`` are taken along its
+tangent directions ``q (+) e_k``
+(:func:`~kanerobot.dynamics.derivatives.tangent_directions`: ``dA13_dRX2``),
+which do not commute, and (H) holds with ``S`` block-diagonal, a block
+``ad_J(nu_J) = S_J^T ad_{S_J nu_J} S_J`` per such joint J (its motion
+subspace ``S_J``, orthonormal columns spanning a subalgebra of se(3)), and
+``E (p xbar*) E^T`` the same per block; the free flyer is the case ``S_J =
+I``.  The result is pinocchio's ``computeCoriolisMatrix`` (tests/test_derivatives_multi_speed.py).
+
 The derivation (the split into CA and CN, its cost, the root joint's Hamel
 terms and equation (H), the ``getAC`` rule) is in ``docs/theory/coriolis.md``.
 """
 
 import sympy
 
+from kanerobot.dynamics.derivatives import tangent_directions
 from kanerobot.dynamics.free_flyer import BASE_VELOCITY
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import collection_paused
 from kanerobot.symbolic.vectors import minus, product, summed
 
-__all__ = ["coriolis_matrix", "half_a_s", "hamel_terms"]
+__all__ = ["coriolis_matrix", "half_a_s", "hamel_blocks", "hamel_terms", "joint_hamel_terms"]
 
 
 @collection_paused()
@@ -48,7 +62,8 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         (the ``QP`` symbols; a customised 0 makes a joint's velocity vanish).
         May be None when ``mass_matrix_program``, ``q`` and ``qd`` are given.
         A floating robot's root joint adds its six speeds ``VX0 .. WZ0``
-        before the joints' and its Hamel terms (docs/theory/coriolis.md, (H)).
+        before the joints' and its Hamel terms (docs/theory/coriolis.md, (H));
+        so does every spherical or planar joint (its speeds, its Hamel terms).
     mass_matrix_program : Program, optional
         The inertia matrix, outputs ``A<i><j>`` (1-based, ``A<i>_<j>`` beyond
         9 joints) for ``i <= j`` (or ``j <= i``: ``A`` is symmetric), the
@@ -57,7 +72,8 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
         floating robot's must be given (any engine's).
     q, qd : sequence of sympy.Symbol, optional
         Override ``robot.q`` and ``robot.qd`` (the joints'; a floating
-        root's speeds still come first).
+        root's speeds still come first); each ``q`` is a coordinate whose
+        rate is its speed.
     adot : {"partials", "time"}, optional
         How the symmetric part ``A'/2`` is formed: from the partial
         derivatives (default, cheaper) or by one time-derivative pass
@@ -125,14 +141,10 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     >>> sympy.factor(C.substitute_back()["C12"])
     -b*(QP1 + QP2)*sin(th2)
     """
-    q, qd = _joint_symbols(robot, q, qd)
+    labels, directions, qd = _directions(robot, q, qd)
     free_flyer = robot is not None and robot.floating
-    if free_flyer:
-        # The root's speeds are quasi-velocities: no coordinate (None), so no
-        # Christoffel partial, and the Hamel terms are their contribution.
-        q, qd = [None] * len(BASE_VELOCITY) + q, list(BASE_VELOCITY) + qd
-        absent_zero = True
-    n = len(q)
+    absent_zero = absent_zero or free_flyer  # Newton-Euler's A of a floating robot leaves out its structural zeros
+    n = len(qd)
     if adot not in ("partials", "time"):
         raise ValueError(f"adot must be 'partials' or 'time', got {adot!r}")
     if mass_matrix_program is None:
@@ -154,18 +166,14 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
 
     fm = ForwardMode(mass_matrix_program, reserved=[name for row in names["C"] for name in row])
     target = fm.target
-    for k, x in enumerate(q):
-        if x is not None:
-            fm.add_direction(("q", k), {x: 1}, label=str(x))
-    if adot == "time":
-        fm.add_direction("t", {x: v for x, v in zip(q, qd) if x is not None}, label="t")
+    directions = _add_directions(fm, labels, directions, qd, adot)
 
     derivatives = {}
 
     def derivative(i, j, key):
         """dA_ij along a direction, named when it is not a trivial value (each once);
-        0 along a speed without coordinate."""
-        if key != "t" and q[key[1]] is None:
+        0 along a direction A does not depend on."""
+        if key != "t" and not directions[key[1]]:
             return sympy.S.Zero
         if (i, j, key) not in derivatives:
             name, expr = A[i, j]
@@ -177,10 +185,11 @@ def coriolis_matrix(robot, mass_matrix_program=None, *, q=None, qd=None, adot="p
     sym = _symmetric_part(target, n, half, derivative, matrix_name, adot)
     skew = _skew_part(target, n, half, derivative, matrix_name)
     plus = sympy.zeros(n, n)
-    if free_flyer or extra is not None:
+    blocks = hamel_blocks(robot) if robot is not None else []
+    if blocks or extra is not None:
         inertia = sympy.Matrix(n, n, lambda i, j: fm.value(A[i + 1, j + 1][1]))
-        if free_flyer:
-            plus += hamel_terms(inertia, qd, target)
+        if blocks:
+            plus += joint_hamel_terms(inertia, qd, blocks, target)
         if extra is not None:
             plus += extra(inertia, target)
     _set_outputs(target, n, sym, skew, plus, matrix_name)
@@ -225,53 +234,144 @@ def hamel_terms(A, nu, program):
     >>> max(map(abs, C + C.T)) < 1e-12, max(map(abs, C * V.xreplace(values) - expected)) < 1e-12
     (True, True)
     """
-    A = sympy.Matrix(A)
-    N = A.shape[0]
-    v, w = sympy.Matrix(nu[:3]), sympy.Matrix(nu[3:6])
-    p = program.assign_matrix(lambda r, c: f"PB{r}", A[:6, :] * sympy.Matrix(nu))
-    p_v, p_w = p[:3, 0], p[3:, 0]
-    H = sympy.zeros(N, N)
-    for k in range(N):  # -S^T A: on the root's rows of column k, V x* A[:6, k]
-        f, n = A[:3, k], A[3:6, k]
-        H[:6, k] = sympy.Matrix.vstack(w.cross(f), w.cross(n) + v.cross(f))
-    for k, (e_v, e_w) in enumerate(_units()):  # p xbar*: column k is e_k x* p
-        H[:6, k] += sympy.Matrix.vstack(e_w.cross(p_v), e_w.cross(p_w) + e_v.cross(p_v))
-    return H / 2 + half_a_s(A, nu)
+    return joint_hamel_terms(A, nu, [_ROOT], program)
 
 
-def half_a_s(A, nu):
+def half_a_s(A, nu, blocks=None):
     """``1/2 A S`` of (H): column k < 6 is ``1/2 A[:, :6] (V x e_k)``, the others zero.
 
     What the ``getAC`` rule lacks with a free-flyer root (docs/theory/coriolis.md);
     :meth:`kanerobot.dynamics.kane.KaneSystem.coriolis_matrix` adds it.
+    ``blocks`` (:func:`hamel_blocks`) gives every joint's part, a block
+    ``1/2 A[:, J] S_J^T (V_J x S_J e_k)`` per joint J; by default the root's.
     """
     A = sympy.Matrix(A)
-    v, w = sympy.Matrix(nu[:3]), sympy.Matrix(nu[3:6])
     out = sympy.zeros(*A.shape)
-    for k, (e_v, e_w) in enumerate(_units()):
-        motion = sympy.Matrix.vstack(w.cross(e_v) + v.cross(e_w), w.cross(e_w))
-        out[:, k] = A[:, :6] * motion / 2
+    for start, S, _ in [_ROOT] if blocks is None else blocks:
+        J = slice(start, start + S.cols)
+        V = S * sympy.Matrix(nu[J])
+        for k in range(S.cols):
+            out[:, start + k] = A[:, J] * (S.T * _motion_cross(V, S[:, k])) / 2
     return out
 
 
-def _units():
-    """The six unit speeds ``e_k`` of the free-flyer root as (linear, angular) parts."""
-    zero, unit = sympy.zeros(3, 1), sympy.eye(3)
-    return [(unit[:, k], zero) for k in range(3)] + [(zero, unit[:, k]) for k in range(3)]
+def joint_hamel_terms(A, nu, blocks, program):
+    """Every quasi-velocity joint's ``1/2 (-S^T A + A S + E (p xbar*) E^T)`` of (H).
+
+    Parameters
+    ----------
+    A : sympy.Matrix, shape (N, N)
+        The inertia matrix, entries in ``program``'s symbols.
+    nu : sequence, length N
+        The speeds.
+    blocks : list of tuple
+        ``(start, S_J, name)`` per joint J whose speeds do not commute
+        (:func:`hamel_blocks`): its first speed's index, its motion subspace
+        (6 x nv_J, orthonormal columns spanning a subalgebra of se(3), so
+        that ``ad_J(u) = S_J^T ad_{S_J u} S_J``) and the names of its
+        momentum ``p_J = A[J, :] nu`` (``name.format(r=...)``, 1-based).
+    program : Program
+        Where each ``p_J`` is assigned.
+
+    Returns
+    -------
+    sympy.Matrix, shape (N, N)
+        On joint J's rows, ``S_J^T (V_J x* S_J A[J, k])`` column by column,
+        plus ``S_J^T (S_J e_k x* S_J p_J)`` on its own columns, halved, plus
+        :func:`half_a_s`; the free flyer's ``S = I`` gives :func:`hamel_terms`.
+    """
+    A = sympy.Matrix(A)
+    N = A.shape[0]
+    H = sympy.zeros(N, N)
+    for start, S, name in blocks:
+        J = slice(start, start + S.cols)
+        V = S * sympy.Matrix(nu[J])
+        p = S * program.assign_matrix(lambda r, c, name=name: name.format(r=r), A[J, :] * sympy.Matrix(nu))
+        for k in range(N):  # -S^T A: on the joint's rows of column k, V x* A[J, k]
+            H[J, k] = S.T * _force_cross(V, S * A[J, k])
+        for k in range(S.cols):  # p xbar*: column k is e_k x* p
+            H[J, start + k] += S.T * _force_cross(S[:, k], p)
+    return H / 2 + half_a_s(A, nu, blocks)
+
+
+def hamel_blocks(robot):
+    """``[(start, S, name)]`` of :func:`joint_hamel_terms`: the root joint (a free flyer, momentum ``PB<r>``)
+    and every joint whose speeds do not commute (a spherical or planar joint, ``PB<r>_<stem>``).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> [(start, S.shape, name) for start, S, name in hamel_blocks(kr.load(kr.frames_path("satellite")))]
+    [(0, (6, 6), 'PB{r}')]
+    >>> hamel_blocks(kr.load(kr.frames_path("rx90")))
+    []
+    """
+    joints = [(root_joint_model(robot).motion_subspace(None), "PB{r}")]
+    for label in robot.joint_labels:
+        frame = robot.frame(label)
+        joints.append((frame.motion_subspace(), "PB{r}_" + robot.stems[label]))
+    blocks, start = [], 0
+    for S, name in joints:
+        columns = [S[:, k] for k in range(S.cols)]
+        if any(_motion_cross(a, b) != sympy.zeros(6, 1) for a in columns for b in columns):
+            blocks.append((start, S, name))
+        start += S.cols
+    return blocks
+
+
+def _motion_cross(V, U):
+    """``V x U`` of two motions (linear part first): ``[w x u_v + v x u_w; w x u_w]``."""
+    v, w, u_v, u_w = V[:3, 0], V[3:, 0], U[:3, 0], U[3:, 0]
+    return sympy.Matrix.vstack(w.cross(u_v) + v.cross(u_w), w.cross(u_w))
+
+
+def _force_cross(V, F):
+    """``V x* F`` of a motion and a force (linear part first): ``[w x f; w x n + v x f]``."""
+    v, w, f, n = V[:3, 0], V[3:, 0], F[:3, 0], F[3:, 0]
+    return sympy.Matrix.vstack(w.cross(f), w.cross(n) + v.cross(f))
+
+
+#: The free-flyer root's block of :func:`joint_hamel_terms`.
+_ROOT = (0, sympy.eye(6), "PB{r}")
 
 
 # ------------------------------------------------------------------ helpers
-def _joint_symbols(robot, q, qd):
-    """The joint variables and velocities: the given ones, else the robot's."""
-    if q is None or qd is None:
-        if robot is None:
-            raise ValueError("give a robot, or q and qd")
-        q = list(robot.q) if q is None else list(q)
-        qd = list(robot.qd) if qd is None else list(qd)
-    q, qd = list(q), [sympy.sympify(v) for v in qd]
-    if len(q) != len(qd):
-        raise ValueError(f"q has {len(q)} entries and qd {len(qd)}")
-    return q, qd
+def _directions(robot, q, qd):
+    """``(labels, seeds, speeds)``: one configuration direction per speed, the root's first.
+
+    The robot's tangent directions (:func:`~kanerobot.dynamics.derivatives.tangent_directions`:
+    the partial derivative for a joint of one speed, the joint model's
+    tangent for a quaternion or a planar joint), or the plain coordinates
+    ``q`` when given (after the root's, on a floating robot).
+    """
+    if robot is None and (q is None or qd is None):
+        raise ValueError("give a robot, or q and qd")
+    tangent = [] if robot is None else tangent_directions(robot)
+    root = tangent[:root_joint_model(robot).nv] if robot is not None else []
+    joints = tangent[len(root):] if q is None else [(str(x), {x: 1}) for x in q]
+    qd = [sympy.sympify(v) for v in (robot.qd if qd is None else qd)]
+    if len(joints) != len(qd):
+        raise ValueError(f"q has {len(joints) if q is None else len(q)} entries and qd {len(qd)}")
+    speeds = (list(BASE_VELOCITY) if robot is not None and robot.floating else []) + qd
+    directions = root + joints
+    return [label for label, _ in directions], [seeds for _, seeds in directions], speeds
+
+
+def _add_directions(fm, labels, directions, qd, adot):
+    """Declare the passes of ``fm``: one per direction whose coordinates A takes (none for a
+    free flyer's: A is in frame 0), and the time derivative for ``adot="time"``; the seeds kept."""
+    inputs = set(fm.source.inputs)
+    directions = [{x: seed for x, seed in seeds.items() if x in inputs} for seeds in directions]
+    for k, (label, seeds) in enumerate(zip(labels, directions)):
+        if seeds:
+            fm.add_direction(("q", k), seeds, label=label)
+    if adot == "time":
+        rates = {}
+        for seeds, v in zip(directions, qd):
+            for x, seed in seeds.items():
+                rates[x] = rates.get(x, 0) + seed * v
+        fm.add_direction("t", rates, label="t")
+    return directions
 
 
 def _inertia_entries(outputs, n, matrix_name, absent_zero):

@@ -7,7 +7,8 @@ Two models join those of :data:`~kanerobot.dynamics.dynamic_model.MODELS`
     ``[dtau/dq, dtau/dqd]``, an ``(nv, 2 nv)`` matrix, at ``(q, qd, qdd)``.
 ``direct_dynamics_derivatives``
     ``[dqdd/dq, dqdd/dqd, dqdd/dtau]``, an ``(nv, 2 nv + n)`` matrix, at
-    ``(q, qd, tau)`` (``n`` joint torques; a floating base is not actuated).
+    ``(q, qd, tau)`` (``n`` joint torques, one per joint speed:
+    :func:`joint_torques`; a floating base is not actuated).
 
 Both are :class:`~kanerobot.symbolic.Program` s made from the model's own
 programs by the forward mode of :mod:`kanerobot.symbolic.derivative`, so
@@ -15,16 +16,20 @@ they are counted, compiled to C and exported like every model
 (``model.program(name)``, ``model.op_count(name)``, ``model.compiled(name)``).
 
 **Tangent space** (pinocchio's convention).  A column ``dq_k`` is the
-derivative along ``q (+) dv`` with ``dv = e_k`` of the velocity space
-(:func:`kanerobot.robot.joints.integrate`): for a joint, the partial
-derivative with respect to its variable; for a free flyer, the base moved
-by ``wT_0 exp([dv_lin; dw])`` in frame 0 (pinocchio's ``q * exp(v)``).  The
-dynamics of a floating robot, written in frame 0, does not depend on where
-the base is, so the three translation columns are zero; a rotation ``dw =
-e_k`` moves the quaternion ``Q`` along ``dQ = 1/2 Q * (e_k, 0)`` (the seeds
-of :func:`configuration_directions`), which rotates gravity in frame 0.
-The velocity columns are the derivatives with respect to ``qd`` (base
-``v, w`` in frame 0, then the joint rates) as in pinocchio.
+derivative along ``q (+) dv`` with ``dv = e_k`` of the velocity space (each
+joint model's ``integrate``), one column per speed: the chain rule through
+the joint model's :meth:`~kanerobot.robot.joints.JointModel.tangent`
+(``dq/dv`` at ``v = 0``; :func:`tangent_directions`).  For a joint of one
+speed, the partial derivative with respect to its variable; for a
+quaternion (a spherical joint, a free flyer's orientation), ``dQ = 1/2 Q *
+(e_k, 0)``, a rotation about axis k of the joint's frame; for a planar
+joint, a translation along the axes of its frame; for a free flyer, the
+base moved by ``wT_0 exp([dv_lin; dw])`` in frame 0 (pinocchio's ``q *
+exp(v)``).  The dynamics of a floating robot, written in frame 0, does not
+depend on where the base is, so its three translation columns are zero;
+its rotations turn gravity in frame 0.  The velocity columns are the
+derivatives with respect to the speeds (base ``v, w`` in frame 0, then the
+joints') as in pinocchio.
 
 **Coulomb friction** ``FS_j sign(qd_j)`` is not differentiable at ``qd_j =
 0``; its derivative is taken as 0 (its value everywhere else).
@@ -38,8 +43,10 @@ taken) are in ``docs/theory/derivatives.md``.
 import sympy
 
 from kanerobot.dynamics.common import link_parameter
-from kanerobot.dynamics.free_flyer import BASE_VELOCITY, QUATERNION
+from kanerobot.dynamics.free_flyer import BASE_VELOCITY
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import BASE
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
@@ -53,8 +60,10 @@ __all__ = [
     "derivative_program",
     "direct_dynamics_derivatives",
     "inverse_dynamics_derivatives",
+    "joint_torques",
     "output_grid",
     "split",
+    "tangent_directions",
     "torque_directions",
     "velocity_directions",
 ]
@@ -67,38 +76,60 @@ DERIVATIVE_MODELS = {
 #: Derivative models computed numerically where the engine has no direct-dynamics program.
 SOLVED_DERIVATIVES = {"direct_dynamics": "direct_dynamics_derivatives"}
 
-#: Labels of the free flyer's configuration directions (translation, rotation, in frame 0).
-BASE_DIRECTIONS = ("X0", "Y0", "Z0", "RX0", "RY0", "RZ0")
-
 
 def _floating(model):
-    return model.nv != model.n
+    return bool(model.robot.floating)
 
 
-def _quaternion_seeds(k):
-    """``dQ = 1/2 Q * (e_k, 0)`` (quaternion product, x y z w): the motion of
-    the base quaternion ``Q`` for a rotation about axis ``k`` of frame 0."""
-    x, y, z, w = QUATERNION
-    half = sympy.Rational(1, 2)
-    rows = ((w, z, -y, -x), (-z, w, x, -y), (y, -x, w, -z))
-    return {symbol: half * value for symbol, value in zip(QUATERNION, rows[k])}
+def tangent_directions(robot):
+    """``[(label, seeds)]``: the configuration directions ``q (+) e_k`` of the tangent space, one per speed.
+
+    The root joint's (:func:`~kanerobot.dynamics.root.root_joint_model`: a
+    free flyer's six), then each joint's, all through the joint model's
+    :meth:`~kanerobot.robot.joints.JointModel.tangent`: column k seeds each
+    configuration symbol with its motion along speed k (``{q_j: 1}`` for a
+    joint of one speed, ``1/2 Q * (e_k, 0)`` for a quaternion).  A joint with
+    one configuration value per speed is labelled after its symbols (a
+    value customised to a number, ``q<k>``, has no seed); the others after
+    :meth:`~kanerobot.robot.joints.JointModel.tangent_names`.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> [(label, seeds) for label, seeds in tangent_directions(kr.load(kr.frames_path("planar2")))]
+    [('th1', {th1: 1}), ('th2', {th2: 1})]
+    """
+    stem = robot.stems
+    root = root_joint_model(robot)
+    parts = [(root, stem[BASE], [sympy.Symbol(name) for name in root.configuration_names(stem[BASE])])]
+    q, start = list(robot.q), 0
+    for label in robot.joint_labels:
+        joint = robot.frame(label).joint
+        parts.append((joint, stem[label], q[start:start + joint.nq]))
+        start += joint.nq
+    directions, k = [], 0
+    for joint, joint_stem, symbols in parts:
+        if joint.nq == joint.nv:
+            labels = [str(s) if isinstance(s, sympy.Symbol) else f"q{k + i + 1}" for i, s in enumerate(symbols)]
+            k += joint.nq
+        else:
+            labels = joint.tangent_names(joint_stem)
+        G = joint.tangent(symbols)
+        for col, label in enumerate(labels):
+            seeds = {s: G[row, col] for row, s in enumerate(symbols) if isinstance(s, sympy.Symbol) and G[row, col] != 0}
+            directions.append((label, seeds))
+    return directions
 
 
 def configuration_directions(model):
-    """``[(label, seeds)]``: the nv configuration directions of the tangent space.
+    """``[(label, seeds)]``: the nv configuration directions of the tangent space (:func:`tangent_directions`).
 
-    A free flyer's three translations (no seed: the dynamics in frame 0
-    does not depend on them) and three rotations (the quaternion's
-    motion), then one direction per joint variable (none for a joint
-    customised to a number).
+    A free flyer's three translations (no seed in the programs: the
+    dynamics in frame 0 does not depend on them) and three rotations (the
+    quaternion's motion), then each joint's (none for a joint customised
+    to a number).
     """
-    directions = []
-    if _floating(model):
-        directions += [(label, {}) for label in BASE_DIRECTIONS[:3]]
-        directions += [(label, _quaternion_seeds(k)) for k, label in enumerate(BASE_DIRECTIONS[3:])]
-    for k, symbol in enumerate(model.q):
-        directions.append((str(symbol), {symbol: 1}) if isinstance(symbol, sympy.Symbol) else (f"q{k + 1}", {}))
-    return directions
+    return tangent_directions(model.robot)
 
 
 def velocity_directions(model):
@@ -107,9 +138,31 @@ def velocity_directions(model):
     return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"qd{k + 1}", {}) for k, s in enumerate(symbols)]
 
 
+def joint_torques(model):
+    """The generalized forces of the joints, one per speed: a one-speed joint's ``GAM`` parameter
+    (possibly customised to a number), ``GAM<force name>`` for the others (``GAMCX2``)."""
+    robot, out = model.robot, []
+    for label, tau in zip(robot.joint_labels, model.tau):
+        joint = robot.frame(label).joint
+        out += [tau] if joint.nv == 1 else [sympy.Symbol(f"GAM{name}") for name in joint.force_names(robot.stems[label])]
+    return out
+
+
 def torque_directions(model):
-    """``[(label, seeds)]``: one direction per joint torque."""
-    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"tau{k + 1}", {}) for k, s in enumerate(model.tau)]
+    """``[(label, seeds)]``: one direction per joint torque (:func:`joint_torques`)."""
+    return [(str(s), {s: 1}) if isinstance(s, sympy.Symbol) else (f"tau{k + 1}", {}) for k, s in enumerate(joint_torques(model))]
+
+
+def _state_directions(model):
+    """The configuration then the velocity directions, one of each per speed (else a clear error:
+    a closed loop's configuration holds its passive joints, which its speeds do not)."""
+    configuration, velocity = configuration_directions(model), velocity_directions(model)
+    if len(configuration) != len(velocity):
+        raise KaneRobotError(
+            f"{model.robot.name}: {len(configuration)} configuration directions for {len(velocity)} speeds; "
+            f"the derivative models take a serial, tree or floating robot"
+        )
+    return configuration, velocity
 
 
 def _differentiated(program, directions):
@@ -170,16 +223,18 @@ def inverse_dynamics_derivatives(model, construction="auto"):
     """
     if construction not in IDM_CONSTRUCTIONS:
         raise KaneRobotError(f"unknown construction {construction!r}: choose among {', '.join(IDM_CONSTRUCTIONS)}")
-    applies = not _floating(model) and all(isinstance(s, sympy.Symbol) for s in model.qd)
+    robot = model.robot
+    holonomic = all(robot.frame(label).joint.euclidean for label in robot.joint_labels)
+    applies = not _floating(model) and holonomic and all(isinstance(s, sympy.Symbol) for s in model.qd)
     if construction == "coriolis" and not applies:
         raise KaneRobotError(
-            f"{model.robot.name}: dtau/dqd = 2 C + diag(FV) needs a fixed root and a symbol for every joint rate; "
-            f"take construction='forward'"
+            f"{model.robot.name}: dtau/dqd = 2 C + diag(FV) needs a fixed root, joints whose speeds are their "
+            f"configuration's rates (no spherical or planar joint) and a symbol for every joint rate; take construction='forward'"
         )
+    configuration, velocity = _state_directions(model)
     program = model.program("inverse_dynamics")
-    configuration = configuration_directions(model)
     if construction == "forward" or not applies:
-        directions = configuration + velocity_directions(model)
+        directions = configuration + velocity
         fm, _ = _differentiated(program, directions)
         return _finish(fm, list(program.outputs.items()), len(directions))
     fm, _ = _differentiated(program, configuration)
@@ -188,7 +243,7 @@ def inverse_dynamics_derivatives(model, construction="auto"):
     entries = target.splice(model.program("coriolis_matrix"))
     names = matrix_entry_names("C", (n, n))
     C = [[entries.get(names[i][j], sympy.S.Zero) for j in range(n)] for i in range(n)]
-    labels = [label for label, _ in velocity_directions(model)]
+    labels = [label for label, _ in velocity]
     for i, (name, expr) in enumerate(program.outputs.items()):
         for key in range(n):
             target.set_output(fm.name_for(name, key), fm.derivative(expr, key))
@@ -201,8 +256,9 @@ def inverse_dynamics_derivatives(model, construction="auto"):
 
 def _direct(model):
     """Forward mode over the articulated-body program along q, qd and the torques."""
+    configuration, velocity = _state_directions(model)
     program = model.program("direct_dynamics")
-    directions = configuration_directions(model) + velocity_directions(model) + torque_directions(model)
+    directions = configuration + velocity + torque_directions(model)
     fm, _ = _differentiated(program, directions)
     return _finish(fm, list(program.outputs.items()), len(directions))
 
@@ -228,7 +284,7 @@ def _inverse_source(model):
         source.set_output(name, value)
     for name, value in dtau.items():
         source.set_output(f"kr_seed_{name}", value)
-    torques = [s for s in model.tau if isinstance(s, sympy.Symbol)]
+    torques = [s for s in joint_torques(model) if isinstance(s, sympy.Symbol)]
     if len(torques) != len(qdd):
         raise KaneRobotError(f"{model.robot.name}: the torques of every joint are needed for the direct model's derivatives")
     return source, qdd, dtau, torques

@@ -38,7 +38,7 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.closed_loop import ClosedLoopModel, dependent_symbols, equivalent_tree, loop_kinematics
-from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, motion_parts
+from kanerobot.dynamics.common import angle_labels, check_structure, frame_placement, motion_parts, subtree_wrench
 from kanerobot.dynamics.constrained import label_name, splice
 from kanerobot.dynamics.dynamic_model import as_states, parameters_without_state
 from kanerobot.dynamics.newton_euler import recorder
@@ -396,6 +396,7 @@ def _tree_regressor(robot, symbols, owners):
 
     # Per parameter: the wrench on its link, carried back to the base.
     columns = {}  # (row, col) -> expr
+    zero = sympy.zeros(3, 1)
     rows = {label: k for k, label in enumerate(joint_labels)}
     for col, symbol in enumerate(symbols):
         for label, name in owners[symbol]:
@@ -424,11 +425,13 @@ def _tree_regressor(robot, symbols, owners):
                     if value != 0:
                         columns[rows[at], col] = columns.get((rows[at], col), 0) + value
                 i = frame.antecedent
-                if i == BASE or (f == sympy.zeros(3, 1) and m == sympy.zeros(3, 1)):
+                if i == BASE or (f == zero and m == zero):
                     break
                 suffix = f"{stem[i]}{tag}" if len(stem[i]) == 1 else f"{stem[i]}_{tag}"
-                fi = vec("FDI", suffix, A[at] * f)
-                m = vec("N", suffix, A[at] * m + P[at].cross(fi))
+                fi = vec("FDI", suffix, A[at] * f)                                              # (18)
+                # Link i carries this parameter's wrench only: Newton-Euler's step with no wrench of its own.
+                _, m_i = subtree_wrench(zero, zero, [(A[at], P[at], fi, m)])                   # (17, 19)
+                m = vec("N", suffix, sympy.Matrix(m_i))
                 f, at = fi, i
     entries = {}
     for (r, c), expr in sorted(columns.items()):

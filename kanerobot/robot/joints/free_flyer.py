@@ -21,6 +21,7 @@ from kanerobot.robot.joints.quaternion import (
     log_rotation,
     normalised_quaternion,
     quaternion_product,
+    quaternion_tangent,
     quaternion_to_rotation,
     rotation_matrix,
 )
@@ -60,6 +61,12 @@ class FreeFlyer(JointModel):
 
     def force_names(self, stem):
         return tuple(f"{kind}{c}{stem}" for kind in "FC" for c in "XYZ")
+
+    def tangent(self, q):
+        return sympy.diag(rotation_matrix(q[3:]), quaternion_tangent(q[3:]))
+
+    def tangent_names(self, stem):
+        return (f"X{stem}", f"Y{stem}", f"Z{stem}", *(f"R{c}{stem}" for c in "XYZ"))
 
     def neutral(self):
         return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])

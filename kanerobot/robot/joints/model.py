@@ -81,6 +81,15 @@ class JointModel:
         """Suffixes of the ``nv`` generalized forces' outputs (``GAM<suffix>``)."""
         return ()
 
+    def tangent(self, q: Sequence[sympy.Expr]) -> sympy.Matrix:
+        """``dq/dv`` at ``v = 0``, nq x nv: the motion of ``q`` along ``integrate(q, e_k)``, symbolically
+        (:meth:`configuration_derivative` is ``tangent(q) v``)."""
+        return sympy.eye(self.nq, self.nv)
+
+    def tangent_names(self, stem: str) -> Tuple[str, ...]:
+        """Labels of the ``nv`` columns of :meth:`tangent` (derivatives with respect to the configuration)."""
+        return self.configuration_names(stem)
+
     # ------------------------------------------------------------- numeric
     def neutral(self) -> np.ndarray:
         """The configuration at which ``M(q)`` is the identity, shape (nq,)."""

@@ -70,6 +70,9 @@ class Planar(JointModel):
     def force_names(self, stem):
         return (f"FX{stem}", f"FY{stem}", f"CZ{stem}")
 
+    def tangent(self, q):
+        return rot_z(q[2])
+
     def integrate(self, q, v, dt=1.0):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float) * np.asarray(dt, dtype=float)[..., None]
         a, b = _v2(v[..., 2])

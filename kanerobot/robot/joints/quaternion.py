@@ -177,3 +177,20 @@ def rotation_matrix(quaternion):
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x**2 + y**2)],
         ]
     )
+
+
+def quaternion_tangent(quaternion):
+    """``dQ/domega`` of ``Q * exp(omega)`` at ``omega = 0``, 4x3, symbolic: ``1/2 [w I + u^; -u^T]``.
+
+    Column k is ``1/2 Q * (e_k, 0)``, the motion of a unit quaternion ``Q = (u, w)``
+    for a rotation about axis k of the rotated frame.
+
+    Examples
+    --------
+    >>> import sympy
+    >>> quaternion_tangent(sympy.symbols("x y z w"))[:, 0].T
+    Matrix([[w/2, z/2, -y/2, -x/2]])
+    """
+    x, y, z, w = quaternion
+    half = sympy.Rational(1, 2)
+    return half * sympy.Matrix([[w, -z, y], [z, w, -x], [-y, x, w], [-x, -y, -z]])

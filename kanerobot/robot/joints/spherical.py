@@ -17,6 +17,7 @@ from kanerobot.robot.joints.quaternion import (
     log_rotation,
     normalised_quaternion,
     quaternion_product,
+    quaternion_tangent,
     rotation_matrix,
 )
 from kanerobot.robot.joints.transforms import homogeneous
@@ -59,6 +60,12 @@ class Spherical(JointModel):
 
     def force_names(self, stem):
         return tuple(f"C{c}{stem}" for c in "XYZ")
+
+    def tangent(self, q):
+        return quaternion_tangent(q)
+
+    def tangent_names(self, stem):
+        return tuple(f"R{c}{stem}" for c in "XYZ")
 
     def neutral(self):
         return np.array([0.0, 0.0, 0.0, 1.0])
