@@ -11,6 +11,7 @@ import sympy
 from kanerobot.dynamics.common import frame_placements, motion_parts
 from kanerobot.dynamics.free_flyer import BASE_VELOCITY, gravity_in_base
 from kanerobot.dynamics.kane.support import BASE_SPEED_LABELS, speed_keys
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError
 from kanerobot.kinematics import along
 from kanerobot.robot.description import BASE
@@ -188,10 +189,11 @@ class KinematicRecursion:
         in frame 0 is ``0R_w G`` from the quaternion ``QX0 .. QW0``
         (:func:`kanerobot.dynamics.free_flyer.gravity_in_base`).
         """
-        zero, unit = sympy.zeros(3, 1), sympy.eye(3)
-        linear, angular = BASE_SPEED_LABELS[:3], BASE_SPEED_LABELS[3:]
-        self.JW[BASE] = {key: zero for key in linear} | {key: unit[:, r] for r, key in enumerate(angular)}
-        self.JV[BASE] = {key: unit[:, r] for r, key in enumerate(linear)} | {key: zero for key in angular}
+        zero = sympy.zeros(3, 1)
+        # The root joint's partial velocities are the columns of its motion subspace, as a joint's.
+        S_lin, S_ang = root_joint_model(self.robot).subspace(None)
+        self.JW[BASE] = {key: S_ang[:, c] for c, key in enumerate(BASE_SPEED_LABELS)}
+        self.JV[BASE] = {key: S_lin[:, c] for c, key in enumerate(BASE_SPEED_LABELS)}
         self.WB = {BASE: zero}
         self.VB = {BASE: zero}
         self.WPB = {BASE: zero}
