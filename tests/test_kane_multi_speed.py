@@ -195,3 +195,15 @@ def test_what_the_kanes_method_path_cannot_take_is_named():
                                evaluate(newton_euler.inverse_dynamics(robot), values, robot, q, qd, qdd), rtol=0, atol=1e-12)
     with pytest.raises(KaneRobotError, match=r"joint 2 of screw \(helical\).*use the nested path"):
         system.program("inverse_dynamics", source="kanes_method")
+
+
+def test_kanes_method_forcing_takes_a_torque_per_speed(case):
+    """KanesMethod's forcing is ``GAM - H``: each speed's actuator (and its reaction on the antecedent) works on it alone."""
+    robot, values, _, system, states = case
+    q, qd, _ = states[0]
+    torques = dict(zip(map(str, system.GAM), np.random.default_rng(12).normal(size=len(system.GAM))))
+    program = system.kanes_method_program()
+    outputs = dict(zip(program.outputs, evaluate(program, values, robot, q, qd, 0 * qd, torques)))
+    forcing = [outputs[f"FORCING{suffix}"] for suffix in system.suffixes]
+    gam = np.concatenate([np.zeros(system.n - len(torques)), list(torques.values())])
+    np.testing.assert_allclose(forcing, gam - evaluate(system.program("h"), values, robot, q, qd, 0 * qd), rtol=0, atol=1e-11)
