@@ -60,14 +60,32 @@ def check_masses(robot):
 
 def speed_keys(frame):
     """The keys of the speeds of frame j's joint in the partial velocities: its label for one
-    speed (as before joints had several), the joint model's speed names else (``WX2 ..``)."""
+    speed (as before joints had several), the joint model's speed names else (``WX2 ..``).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.robot import joints
+    >>> from kanerobot.robot.description import GeneralPlacement
+    >>> speed_keys(kr.load(kr.frames_path("planar2")).frame("2"))
+    ['2']
+    >>> speed_keys(kr.Frame("2", "1", joints.Spherical(), 1, GeneralPlacement(R0=[[1, 0, 0], [0, 1, 0], [0, 0, 1]], P=[0, 0, 0], axis=[0, 0, 1])))
+    ['WX2', 'WY2', 'WZ2']
+    """
     joint = frame.joint
     return [frame.label] if joint.nv == 1 else list(joint.speed_names(frame.stem))
 
 
 def joint_torque(robot, label, suffix):
     """The symbol of the joint torque (force) along one speed: ``GAM<stem>`` for one speed
-    (the robot's parameter), ``GAM<suffix>`` (``GAMCX2 ..``) per speed of a joint of several."""
+    (the robot's parameter), ``GAM<suffix>`` (``GAMCX2 ..``) per speed of a joint of several.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> joint_torque(kr.load(kr.frames_path("planar2")), "2", "2")
+    GAM2
+    """
     if robot.frame(label).joint.nv == 1:
         return robot.joint_parameters[label]["GAM"]
     return sympy.Symbol(f"GAM{suffix}")
@@ -149,7 +167,32 @@ def kd_equations(q, u):
 
 def joint_kd_equations(robot, q, u):
     """The kinematic differential equations ``q' - f(q, u)`` of KanesMethod, joint by joint
-    (:func:`configuration_rates`); a floating base's six pseudo-coordinates first, ``q' = u``."""
+    (:func:`configuration_rates`); a floating base's six pseudo-coordinates first, ``q' = u``.
+
+    Parameters
+    ----------
+    robot : Robot
+    q, u : sequence of sympy Function
+        The dynamicsymbols of the configuration (``robot.q``, after a
+        floating base's six) and of the speeds (``robot.qd``, likewise).
+
+    Returns
+    -------
+    list of sympy.Expr
+        ``len(q)`` equations, zero along the motion.
+
+    Raises
+    ------
+    KaneRobotError
+        Naming the joint whose model has no symbolic kinematic equations here.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> joint_kd_equations(arm, dynamicsymbols("th1 th2"), dynamicsymbols("u1 u2"))
+    [-u1(t) + Derivative(th1(t), t), -u2(t) + Derivative(th2(t), t)]
+    """
     t = dynamicsymbols._t
     rates = list(u[: len(u) - len(robot.qd)])  # the floating base's
     k, m = len(rates), len(rates)
