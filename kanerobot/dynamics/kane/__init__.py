@@ -22,6 +22,15 @@ root (below), so that each costs about what a Newton-Euler pass costs.
 KanesMethod's ``mass_matrix`` and ``forcing`` instead: an independent path,
 with larger programs, that the tests compare with the nested one.
 
+Every joint model is taken (:mod:`kanerobot.robot.joints`): a joint's speeds
+are generalized speeds, one partial velocity per column of its motion
+subspace (a spherical joint's angular velocity and a planar joint's ``VX,
+VY, WZ`` in its own frame, a free flyer's twist), and the floating base is
+the root joint (:mod:`kanerobot.dynamics.root`).  KanesMethod is given each
+joint's configuration derivative as its kinematic equations (a quaternion's
+included); a speed that both turns and slides (a screw) is left to the
+nested path, and the KanesMethod path says so.
+
 The derivation (notation, Kane's equations, the nested sums K1-K5, B1-B3,
 S1-S2, E1, G1-G3, M1-M4, the Coriolis matrix by the seed's ``getAC`` rule,
 the floating base as a root joint, costs) is in ``docs/theory/kane.md``.

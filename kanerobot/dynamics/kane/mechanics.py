@@ -13,10 +13,9 @@ import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody
 from sympy.physics.vector import Dyadic
 
-from kanerobot.dynamics.common import link_parameter
-from kanerobot.dynamics.kane.support import frame_vector, is_zero, kd_equations, vector
+from kanerobot.dynamics.common import link_parameter, motion_parts
+from kanerobot.dynamics.kane.support import frame_vector, is_zero, joint_kd_equations, vector
 from kanerobot.robot.description import BASE, WRENCH_NAMES
-from kanerobot.robot.joints import REVOLUTE
 
 
 def _inertia_dyadic(frame, entries):
@@ -38,12 +37,15 @@ def _kd_solver(A, b):
     return A.LUsolve(b)
 
 
-def _kanes_method(N, q, u):
-    """``KanesMethod(N, q, u)`` with the kinematic differential equations ``q' = u``."""
+def _kanes_method(N, system):
+    """``KanesMethod(N, q, u)`` with the kinematic differential equations of the system's joints
+    (:func:`~kanerobot.dynamics.kane.support.joint_kd_equations`)."""
+    q, u = system.q, system.u
+    kd_eqs = joint_kd_equations(system.robot, q, u)
     try:
-        return KanesMethod(N, q, u, kd_eqs=kd_equations(q, u), kd_eqs_solver=_kd_solver)
+        return KanesMethod(N, q, u, kd_eqs=kd_eqs, kd_eqs_solver=_kd_solver)
     except TypeError:  # sympy < 1.13 has no kd_eqs_solver
-        return KanesMethod(N, q, u, kd_eqs=kd_equations(q, u))
+        return KanesMethod(N, q, u, kd_eqs=kd_eqs)
 
 
 def _orient(child, parent, dcm):
@@ -114,7 +116,7 @@ class Mechanics:
         bodies = []
         if system.floating:
             bodies.append(self._body(BASE, base, origin))
-        to_time = dict(zip(robot.q, system.q))
+        to_time = dict(zip(robot.q, system.q[len(system.q) - len(robot.q):]))  # after a floating base's six
         for frame in robot.frames:
             B, O = self._frame(frame, to_time)
             if frame.label in robot.links:
@@ -122,10 +124,10 @@ class Mechanics:
         self.bodies = bodies
         self.load_groups = self._loads()
         self.loads = [load for group in self.load_groups.values() for load in group]
-        self.kanes_method = _kanes_method(N, system.q, self.u)
+        self.kanes_method = _kanes_method(N, system)
         fr, frstar = self.kanes_method.kanes_equations(self.bodies, self.loads or None)
-        IA = sympy.Matrix([system.real(link_value(robot, label, "IA")) if label in robot.joint_labels else 0
-                           for label in system.speed_labels])
+        IA = sympy.Matrix([system.real(link_value(robot, label, "IA")) if label is not None else 0
+                           for label in system.speed_joints])
         self.IA = IA
         self.fr = fr
         self.frstar = frstar - sympy.Matrix([IA[k] * self.udot[k] for k in range(system.n)])
@@ -204,21 +206,22 @@ class Mechanics:
         I_G = _inertia_dyadic(B, IG)
         return RigidBody(f"B{self.robot.stems[j]}", G, B, d["M"], (I_G, G))
 
-    def _joint_pair(self, j, magnitude):
-        """A torque (revolute) or force (prismatic) ``magnitude`` along joint j's
-        axis on frame j, and its reaction on the antecedent in the antecedent's frame."""
+    def _joint_pair(self, j, c, magnitude):
+        """A torque (a turning speed) or force (a sliding one) ``magnitude`` along speed c of joint j
+        on frame j, and its reaction on the antecedent in the antecedent's frame."""
         frame = self.robot.frame(j)
         i = frame.antecedent
-        B, a = self.frames[j], sympy.Matrix(frame.axis)
-        reaction = self.recursion.reaction_axis
+        S_lin, S_ang = motion_parts(frame)
+        B = self.frames[j]
+        reaction = self.recursion.reaction_axis[j][c]
         floating = self.system.floating
         out = []
-        if frame.sigma == REVOLUTE:
-            out.append((B, magnitude * self.real_vector(B, a)))
+        if any(S_ang[:, c]):
+            out.append((B, magnitude * self.real_vector(B, S_ang[:, c])))
             if i != BASE or floating:  # a floating base is a body: the reaction works on it
-                out.append((self.frames[i], -magnitude * self.real_vector(self.frames[i], reaction[j])))
+                out.append((self.frames[i], -magnitude * self.real_vector(self.frames[i], reaction)))
         else:
-            out.append((self.origins[j], magnitude * self.real_vector(B, a)))
+            out.append((self.origins[j], magnitude * self.real_vector(B, S_lin[:, c])))
             if i != BASE or floating:
                 # The point of the antecedent that coincides with O_j.
                 P = self._coincident.get(j)
@@ -227,7 +230,7 @@ class Mechanics:
                     P = self.origins[i].locatenew(f"O{stems[j]}_{stems[i]}", self.origins[j].pos_from(self.origins[i]))
                     P.set_vel(self.N, frame_vector(Bi, self._real_speed_sum(r.JVI[j], r.VBI[j], self.u)))
                     self._coincident[j] = P
-                out.append((P, -magnitude * self.real_vector(self.frames[i], reaction[j])))
+                out.append((P, -magnitude * self.real_vector(self.frames[i], reaction)))
         return out
 
     def _loads(self):
@@ -235,15 +238,17 @@ class Mechanics:
         real = system.real
         self._coincident = {}
         groups = {"torque": [], "friction": [], "gravity": [], "wrench": []}
-        for k, j in enumerate(robot.joint_labels):
-            gam = real(system.GAM[k])
+        root_speeds = system.n - len(system.GAM)  # they come first, with no actuator and no friction
+        for k, j in enumerate(system.speed_joints[root_speeds:], start=root_speeds):
+            c = system.joint_speed_labels[j].index(system.speed_labels[k])  # the speed's column in S_j
+            gam = real(system.GAM[k - root_speeds])
             if gam != 0:
-                groups["torque"] += self._joint_pair(j, gam)
+                groups["torque"] += self._joint_pair(j, c, gam)
             FV, FS = real(link_value(robot, j, "FV")), real(link_value(robot, j, "FS"))
-            u = self.u[system.speed_index[j]]
+            u = self.u[k]
             friction = -(FV * u + FS * sympy.sign(u))
             if friction != 0:
-                groups["friction"] += self._joint_pair(j, friction)
+                groups["friction"] += self._joint_pair(j, c, friction)
         for j in robot.links:
             if j == BASE and not system.floating:  # a fixed or moving base takes every load
                 continue
@@ -270,7 +275,7 @@ class Mechanics:
         if not loads:
             return sympy.zeros(self.system.n, 1)
         if self._aux is None:
-            self._aux = _kanes_method(self.N, self.system.q, self.u)
+            self._aux = _kanes_method(self.N, self.system)
         fr, _ = self._aux.kanes_equations([], list(loads))
         return fr
 

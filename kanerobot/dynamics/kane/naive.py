@@ -78,6 +78,12 @@ def naive_kanes_method(robot):
     check_supported(robot)
     if moving_base(robot):
         raise KaneRobotError(f"naive_kanes_method: robot {robot.name} has a moving base; only a fixed base is handled")
+    for frame in robot.frames:
+        if frame.joint.nv > 1:  # its sigma-based frames and loads hold one speed per joint
+            raise KaneRobotError(
+                f"naive_kanes_method: joint {frame.label} of {robot.name} is {frame.joint.name} ({frame.joint.nv} speeds); "
+                f"this build takes joints of one speed: use KaneSystem (kr.derive(robot, method='kane'))"
+            )
     labels = robot.joint_labels
     symbols = list(robot.q)
     q = [dynamicsymbols(str(x)) for x in symbols]

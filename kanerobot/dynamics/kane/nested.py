@@ -18,22 +18,14 @@ from kanerobot.dynamics.common import (
     motion_parts,
     subtree_wrench,
 )
-from kanerobot.dynamics.composite import NAMES, column_wrenches, composite_links
-from kanerobot.dynamics.free_flyer import BASE_FORCE_NAMES, gravity_in_base
+from kanerobot.dynamics.composite import NAMES, column_wrenches, composite_links, composite_wrench
 from kanerobot.dynamics.kane.models import KaneModels
 from kanerobot.dynamics.kane.support import check_supported
-from kanerobot.dynamics.root import is_free, root_motion
+from kanerobot.dynamics.root import gravity_in_base, root_joint_model, root_motion
 from kanerobot.kinematics import forward_step, root_link_motion
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE, hat
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
-
-
-def _sigmas(frame):
-    """``(sigma_j, sigmabar_j)``: (1, 0) for a prismatic joint, (0, 1) for a revolute one, (0, 0) for a fixed frame."""
-    return int(frame.sigma == PRISMATIC), int(frame.sigma == REVOLUTE)
-
 
 # Small vector algebra on tuples of sympy expressions (sympy's Matrix costs more
 # than the arithmetic on 3-vectors); zeros are skipped, sums are made at once.
@@ -77,6 +69,16 @@ def _rows(M):
 
 def _column(v):
     return tuple(sympy.sympify(x) for x in v)
+
+
+def _projected(S, force, moment):
+    """``S^T [force; moment]``: one generalized force per speed (E1, G3), ``S = (S_lin, S_ang)``, 3 x nv each.
+
+    For one speed, ``(sigma_j force + sigmabar_j moment) . a_j``; for the root
+    joint of a free flyer (``S = I``) the wrench itself.
+    """
+    S_lin, S_ang = S
+    return [_dot(_column(S_lin[:, k]), force) + _dot(_column(S_ang[:, k]), moment) for k in range(S_lin.cols)]
 
 
 #: The names of NestedKane's A (module notes): subtree inertias ``JT, MST, MT``, ``MSA`` (``iA_j MST_j``),
@@ -195,6 +197,43 @@ class NestedKane:
     def _parameter(self, j, name, flag=True):
         return link_parameter(self.robot, j, name) if flag else sympy.S.Zero
 
+    # ------------------------------------------------------------ the root joint and the speeds
+
+    @functools.cached_property
+    def root(self):
+        """The root joint's model (:func:`~kanerobot.dynamics.root.root_joint_model`): a free flyer
+        moves link 0 with six speeds, whose sums and projections are those of any joint."""
+        return root_joint_model(self.robot)
+
+    @property
+    def _root_moves(self):
+        """Whether link 0 moves with speeds of its own (the root joint has some): it is then a body."""
+        return self.root.nv > 0
+
+    def _subspace(self, j):
+        """``(S_lin, S_ang)`` of the joint of frame j, the root joint's for link 0."""
+        return self.root.subspace(None) if j == BASE else motion_parts(self.robot.frame(j))
+
+    def _force_names(self, j):
+        """The suffixes of the generalized forces of frame j's joint (the root joint's for link 0)."""
+        joint = self.root if j == BASE else self.robot.frame(j).joint
+        return joint.force_names(self.robot.stems[j])
+
+    def _gravity_0(self):
+        """Gravity in frame 0: ``robot.base.G`` on a fixed root, ``0R_w G`` (the root joint's
+        quaternion, named ``G0``) when link 0 moves."""
+        return _column(gravity_in_base(self._p, self.robot) if self._root_moves else self.robot.base.G)
+
+    def _speeds(self):
+        """``(frame, k)`` of every generalized speed in order: the root joint's, then each joint's."""
+        root = [(BASE, k) for k in range(self.root.nv)]
+        return root + [(j, k) for j in self.robot.joint_labels for k in range(self.robot.frame(j).joint.nv)]
+
+    def _set_outputs(self, output, values):
+        """``<output><suffix> = values[j][k]`` per speed, root joint first."""
+        for j, k in self._speeds():
+            self._p.set_output(f"{output}{self._force_names(j)[k]}", values[j][k])
+
     # ------------------------------------------------------------ programs
 
     def generalized_forces(self, output, *, speeds=True, accelerations=True, gravity=True, friction=True,
@@ -204,9 +243,11 @@ class NestedKane:
         Parameters
         ----------
         output : str
-            Prefix of the outputs, ``<output><label>`` per joint.
+            Prefix of the outputs, ``<output><suffix>`` per speed (the joint
+            model's ``force_names``: ``GAM1`` for one speed, ``GAMCX2 ..``
+            for a spherical joint, ``GAMFX0 .. GAMCZ0`` for a free flyer, first).
         speeds, accelerations : bool, optional
-            Use ``QP`` and ``QDP``; False sets them to 0.
+            Use the speeds and their derivatives; False sets them to 0.
         gravity, friction, rotor, wrench : bool, optional
             Include the weights, the friction ``FV u + FS sign(u)``, the
             rotor inertias ``IA u'`` and the environment's wrenches ``FX ..
@@ -226,39 +267,31 @@ class NestedKane:
         """
         robot = self.robot
         program = self._start()
-        labels = robot.joint_labels
-        QP = {label: sympy.sympify(v) if speeds else sympy.S.Zero for label, v in zip(labels, robot.qd)}
-        QDP = {label: sympy.sympify(v) if accelerations else sympy.S.Zero for label, v in zip(labels, robot.qdd)}
+        zero = sympy.S.Zero
+        QP = {j: rates if speeds else (zero,) * len(rates) for j, rates in robot.joint_speeds.items()}
+        QDP = {j: rates if accelerations else (zero,) * len(rates) for j, rates in robot.joint_accelerations.items()}
         FB, NB = self._body_forces_of_tree(QP, QDP, speeds=speeds, accelerations=accelerations, gravity=gravity,
                                            wrench=wrench, base=base, named=named)
-        FT, NT, out = self._subtree_sums(FB, NB, QP, QDP, friction=friction, rotor=rotor)
-        if is_free(robot):  # the free flyer's partial velocities are the unit twists of frame 0: E1 is the whole wrench
-            for name, value in zip(BASE_FORCE_NAMES, FT[BASE] + NT[BASE]):
-                program.set_output(output + name, value)
-        for j in robot.joint_labels:
-            program.set_output(f"{output}{self.robot.stems[j]}", out[j])
+        out = self._subtree_sums(FB, NB, QP, QDP, friction=friction, rotor=rotor)
+        self._set_outputs(output, out)
         program.prune()
         return program
 
     def _body_forces_of_tree(self, QP, QDP, *, speeds, accelerations, gravity, wrench, base, named):
         """Kinematics (K1-K4: kinematics.forward_step; K5) and the forces of each body about
-        its origin (B1-B3), base to leaves; link 0 is a body on a free flyer: ``FB, NB`` by label."""
+        its origin (B1-B3), base to leaves; link 0 is a body when the root joint moves: ``FB, NB`` by label."""
         robot, program, A = self.robot, self._p, self._A
-        free = is_free(robot)
         # Gravity is an active force, the weight of each body (K5), not a base acceleration.
         w0, wdot0, Vdot0 = root_motion(program, robot, qd=speeds, qdd=accelerations, gravity=False, base=base)
         motion = {BASE: root_link_motion(w0, wdot0, Vdot0, self._recorder(BASE))}
-        zero = (sympy.S.Zero,) * 3
-        GV = {BASE: self._vec("GV", BASE, (_column(gravity_in_base(program, robot)) if free else _column(robot.base.G))
-                              if gravity else zero)}
+        GV = {BASE: self._vec("GV", BASE, self._gravity_0() if gravity else (sympy.S.Zero,) * 3)}
         FB, NB = {}, {}
-        if free:
+        if self._root_moves:
             FB[BASE], NB[BASE] = self._body_forces(BASE, motion[BASE], GV[BASE], wrench, named)
         for frame in robot.frames:
             j, i = frame.label, frame.antecedent
-            rates = ((QP[j],), (QDP[j],)) if frame.is_joint else ((), ())
-            iA_j, iP_j = self._placements[j]
-            motion[j] = forward_step(motion[i], iA_j.T, iP_j, motion_parts(frame), *rates, self._recorder(j))
+            motion[j] = forward_step(motion[i], self._placements[j][0].T, self._placements[j][1], motion_parts(frame),
+                                     QP.get(j, ()), QDP.get(j, ()), self._recorder(j))
             GV[j] = self._vec("GV", j, _mtv(A[j], GV[i]))                                                    # K5
             FB[j], NB[j] = self._body_forces(j, motion[j], GV[j], wrench, named)
         return FB, NB
@@ -277,8 +310,8 @@ class NestedKane:
         return FB, _add(NB, _cross(MS, AG), me)                                                         # B2
 
     def _subtree_sums(self, FB, NB, QP, QDP, *, friction, rotor):
-        """Sums over the subtrees (S1-S2), leaves to base (link 0 on a free flyer), and the
-        generalized force of each joint (E1): ``FT, NT`` and the joints' forces, by label."""
+        """Sums over the subtrees (S1-S2), leaves to base (link 0 when the root joint moves), and
+        the generalized forces of each joint, one per speed (E1): by label, lists."""
         robot, A, P = self.robot, self._A, self._P
         FT, NT, FTA, out = {}, {}, {}, {}
 
@@ -292,33 +325,30 @@ class NestedKane:
             subtree_forces(j)
             FTA[j] = self._vec("FTA", j, _mv(A[j], FT[j]))
             if frame.is_joint:
-                a = _column(frame.axis)
-                sigma, sigmabar = _sigmas(frame)
-                qd, qdd = QP[j], QDP[j]
-                out[j] = (
-                    _dot(_add(_scale(sigma, FT[j]), _scale(sigmabar, NT[j])), a)                                # E1
-                    + self._parameter(j, "IA", rotor) * qdd
-                    + self._parameter(j, "FV", friction) * qd
-                    + self._parameter(j, "FS", friction) * sympy.sign(qd)
-                )
-        if is_free(robot):
+                IA, FV, FS = (self._parameter(j, name, flag) for name, flag in (("IA", rotor), ("FV", friction), ("FS", friction)))
+                out[j] = [
+                    e + IA * qdd + FV * qd + FS * sympy.sign(qd)                                                 # E1
+                    for e, qd, qdd in zip(_projected(self._subspace(j), FT[j], NT[j]), QP[j], QDP[j])
+                ]
+        if self._root_moves:  # the root joint's E1: its wrench on the motion subspace (the whole wrench for a free flyer)
             subtree_forces(BASE)
-        return FT, NT, out
+            out[BASE] = _projected(self._subspace(BASE), FT[BASE], NT[BASE])
+        return out
 
     def gravity_forces(self):
-        """``Q_r = -F_r`` of the weights alone (at rest): outputs ``Q<label>``.
+        """``Q_r = -F_r`` of the weights alone (at rest): outputs ``Q<suffix>``.
 
         From the subtrees' masses ``MT`` and first moments ``MST`` (G1-G3 of
-        docs/theory/kane.md) and the gravity ``GV`` in each frame (K5).  On a
-        free flyer the sums reach link 0, whose partial velocities are the
-        unit twists of frame 0: ``Q_0 = -[MT_0 GV_0; MST_0 x GV_0]``
-        (outputs ``QFX0 .. QCZ0`` first), with ``GV_0 = 0R_w G``.
+        docs/theory/kane.md) and the gravity ``GV`` in each frame (K5),
+        projected on each joint's motion subspace.  When the root joint
+        moves (a free flyer) the sums reach link 0, whose partial velocities
+        are the root joint's: ``Q_0 = -[MT_0 GV_0; MST_0 x GV_0]`` (outputs
+        ``QFX0 .. QCZ0`` first), with ``GV_0 = 0R_w G``.
         """
         robot = self.robot
         program = self._start()
         A, P = self._A, self._P
-        free = is_free(robot)
-        GV = {BASE: self._vec("GV", BASE, _column(gravity_in_base(program, robot) if free else robot.base.G))}
+        GV = {BASE: self._vec("GV", BASE, self._gravity_0())}
         for frame in robot.frames:
             GV[frame.label] = self._vec("GV", frame.label, _mtv(A[frame.label], GV[frame.antecedent]))         # K5
         MT, MST, Q = {}, {}, {}
@@ -331,59 +361,65 @@ class NestedKane:
             MT[j] = program.assign(f"MT{self.robot.stems[j]}", M)
             MST[j] = self._vec("MST", j, MS)
 
+        def weights(j):
+            S_lin, S_ang = self._subspace(j)
+            force = _scale(MT[j], GV[j]) if any(S_lin) else (sympy.S.Zero,) * 3
+            moment = _cross(MST[j], GV[j]) if any(S_ang) else (sympy.S.Zero,) * 3
+            return [-e for e in _projected((S_lin, S_ang), force, moment)]                                   # G3
+
         for frame in reversed(robot.frames):
             j = frame.label
             subtree_mass(j)
             if frame.is_joint:
-                sigma, sigmabar = _sigmas(frame)
-                moment = _add(_scale(sigma * MT[j], GV[j]), _scale(sigmabar, _cross(MST[j], GV[j])))
-                Q[j] = -_dot(moment, _column(frame.axis))                                                     # G3
-        if free:
+                Q[j] = weights(j)
+        if self._root_moves:
             subtree_mass(BASE)
-            base = _scale(-MT[BASE], GV[BASE]) + _scale(-1, _cross(MST[BASE], GV[BASE]))                      # G3
-            for name, value in zip(BASE_FORCE_NAMES, base):
-                program.set_output(f"Q{name}", value)
-        for j in robot.joint_labels:
-            program.set_output(f"Q{self.robot.stems[j]}", Q[j])
+            Q[BASE] = weights(BASE)
+        self._set_outputs("Q", Q)
         program.prune()
         return program
 
     def mass_matrix(self, rotor=True):
         """``A`` from the subtrees' inertias (M1-M4 of docs/theory/kane.md): outputs ``A<i><j>``, i <= j.
 
-        On a free flyer the sums reach link 0: its six speeds come first,
-        their block is the spatial inertia of the whole robot about O_0,
-        ``[MT_0 I, -hat(MST_0); hat(MST_0), JT_0]``, and each column's
-        inertia forces are carried down to link 0 for the base rows.
+        One column per speed: a joint of several speeds has a column per
+        column of its motion subspace, projected on every speed of the
+        joints below it.  When the root joint moves (a free flyer) the sums
+        reach link 0: its six speeds come first, their block is the spatial
+        inertia of the whole robot about O_0, ``[MT_0 I, -hat(MST_0);
+        hat(MST_0), JT_0]`` (the root's subspace projected on it), and each
+        column's inertia forces are carried down to link 0 for the base rows.
 
         Parameters
         ----------
         rotor : bool, optional
-            Add ``IA_j`` to ``A_jj``.
+            Add ``IA_j`` to ``A_jj`` (to each of its speeds).
         """
         robot = self.robot
         program = self._start()
-        free = is_free(robot)
-        columns = {}  # (row, column) -> entry; a row is a joint label, or (BASE, r) for the base's six
+        moves = self._root_moves
+        columns = {}  # ((frame, speed) row, (frame, speed) column) -> entry
+
+        def project(i, column, f, n):
+            """Column ``column``'s entries on the speeds of joint i (M3-M4)."""
+            for r, value in enumerate(_projected(self._subspace(i), _column(f), _column(n))):
+                columns[(i, r), column] = value
+
         # The composite links and columns of composite.mass_matrix (M1-M4), under this module's names;
         # column j as soon as subtree j is complete: its first step reuses the subtree's first moment
         # and inertia rotated into frame a(j) for M2 (the program names each distinct expression once).
-        for j, *subtree in composite_links(program, robot, self._placements, root=free, names=_SUBTREE_NAMES):
-            if j == BASE:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0)
-                J0, MS0, M0 = subtree
-                block = sympy.Matrix.vstack(sympy.Matrix.hstack(M0 * sympy.eye(3), -hat(MS0)), sympy.Matrix.hstack(hat(MS0), J0))
-                columns.update((((BASE, r), (BASE, c)), block[r, c]) for r in range(6) for c in range(r, 6))
+        for j, *subtree in composite_links(program, robot, self._placements, root=moves, names=_SUBTREE_NAMES):
+            if j == BASE:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0) on the root's speeds
+                S_lin, S_ang = self._subspace(BASE)
+                for c in range(S_lin.cols):
+                    project(BASE, (BASE, c), *composite_wrench(*subtree, sympy.Matrix.vstack(S_lin[:, c], S_ang[:, c])))
                 continue
-            if not robot.frame(j).is_joint:
-                continue
-            for i, f, n in column_wrenches(program, robot, self._placements, j, subtree, root=free, names=_SUBTREE_NAMES):
-                if i == BASE:  # the free flyer: every component of the wrench is a row
-                    columns.update((((BASE, r), j), x) for r, x in enumerate(list(f) + list(n)))
-                else:
-                    linear, angular = motion_parts(robot.frame(i))  # sigma_i a_i, sigmabar_i a_i
-                    columns[i, j] = linear.dot(f) + angular.dot(n)
-            columns[j, j] += self._parameter(j, "IA", rotor)
-        rows = ([(BASE, r) for r in range(6)] if free else []) + list(robot.joint_labels)
+            for k in range(robot.frame(j).joint.nv):
+                for i, f, n in column_wrenches(program, robot, self._placements, j, subtree, root=moves,
+                                               names=_SUBTREE_NAMES, column=k):
+                    project(i, (j, k), f, n)
+                columns[(j, k), (j, k)] += self._parameter(j, "IA", rotor)
+        rows = self._speeds()
         names = matrix_entry_names("A", (len(rows), len(rows)))
         for c, j in enumerate(rows):
             for r, i in enumerate(rows[: c + 1]):

@@ -8,11 +8,13 @@ nested programs need none of it.
 
 import sympy
 
-from kanerobot.dynamics.common import frame_placements
+from kanerobot.dynamics.common import frame_placements, motion_parts
 from kanerobot.dynamics.free_flyer import BASE_VELOCITY, gravity_in_base
-from kanerobot.dynamics.kane.support import BASE_SPEED_LABELS
+from kanerobot.dynamics.kane.support import BASE_SPEED_LABELS, speed_keys
+from kanerobot.dynamics.root import root_joint_model
+from kanerobot.errors import KaneRobotError
+from kanerobot.kinematics import along
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
 from kanerobot.symbolic.program import Program
 
 
@@ -63,8 +65,8 @@ class KinematicRecursion:
     CG, IG : dict str -> Matrix
         Per link, the centre of mass ``MS / M`` and the central inertia
         ``IG<r><c>_<label>``.
-    reaction_axis : dict str -> Matrix
-        Per joint, ``iA_j a_j``: the direction of its reaction on the antecedent.
+    reaction_axis : dict str -> list of Matrix
+        Per joint, per speed, ``iA_j S_j e_k``: the direction of its reaction on the antecedent.
 
     Examples
     --------
@@ -119,43 +121,62 @@ class KinematicRecursion:
         return self._Ucache[j]
 
     def _step(self, frame, QP):
-        """Frame j from its antecedent i (see docs/theory/kane.md)."""
-        p = self.program
+        """Frame j from its antecedent i (see docs/theory/kane.md): one partial velocity per speed of its joint."""
         j, i = frame.label, frame.antecedent
         iA_j, iP_j = self.placements[j]
         jA_i = iA_j.T
-        a = sympy.Matrix(frame.axis)
-        sigma = int(frame.sigma == PRISMATIC)
-        sigmabar = int(frame.sigma == REVOLUTE)
+        S_lin, S_ang = motion_parts(frame)
+        keys = speed_keys(frame) if frame.is_joint else []
         # Partial velocities (coefficients of u_k) of frame j and its origin.
         self.JW[j], self.JV[j], self.JVI[j] = {}, {}, {}
         for k, w_ik in self.JW[i].items():
             self.JW[j][k] = self.vec(f"JW{{r}}_{j}_{k}", jA_i * w_ik)
             self.JVI[j][k] = self.vec(f"JVI{{r}}_{j}_{k}", self.JV[i][k] + w_ik.cross(iP_j))
             self.JV[j][k] = self.vec(f"JV{{r}}_{j}_{k}", jA_i * self.JVI[j][k])
-        if frame.is_joint:
-            self.JW[j][j] = sigmabar * a
-            self.JV[j][j] = sigma * a
-            # Direction of the joint's reaction on the antecedent, in its frame: iA_j a_j
-            # (independent of the joint variable, so taken at q_j = 0).
-            R0 = sympy.Matrix(frame.transform()).xreplace({frame.q: 0})[:3, :3]
-            R0 = p.replace_sin_cos(R0)
-            self.reaction_axis[j] = self.vec(f"AX{{r}}_{j}", R0 * a)
+        for c, key in enumerate(keys):  # the joint's own speeds: the columns of its motion subspace
+            self.JW[j][key] = S_ang[:, c]
+            self.JV[j][key] = S_lin[:, c]
+        if keys:
+            self.reaction_axis[j] = self._reaction_axes(frame, keys, S_lin, S_ang)
         # Velocity of the origin due to the base motion alone (u = 0).
         self.WB[j] = self.vec(f"WB{{r}}_{j}", jA_i * self.WB[i])
         self.VBI[j] = self.vec(f"VBI{{r}}_{j}", self.VB[i] + self.WB[i].cross(iP_j))
         self.VB[j] = self.vec(f"VB{{r}}_{j}", jA_i * self.VBI[j])
         # Angular velocity, written as KanesMethod sees it (sum_k JW_jk u_k + WB_j,
         # so that the program names it once for both), and the bias
-        # accelerations (u' = 0) of eqs 8 and 10, where jw_i x a_j = jw_j x a_j.
-        qd = sympy.sympify(QP.get(j, 0))
+        # accelerations (u' = 0) of eqs 8 and 10 (kinematics.forward_step), where
+        # jw_i x S_ang qd_j = jw_j x S_ang qd_j and jw_i + jw_j = 2 jw_j - S_ang qd_j.
+        rates = [sympy.sympify(QP[key]) for key in keys]
+        w_rel, v_rel = sympy.Matrix(along(S_ang, rates)), sympy.Matrix(along(S_lin, rates))
         self.W[j] = self.vec(f"W{{r}}_{j}", speed_sum(self.JW[j], self.WB[j], QP))
-        self.WPB[j] = self.vec(f"WPB{{r}}_{j}", jA_i * self.WPB[i] + sigmabar * self.W[j].cross(qd * a))
+        self.WPB[j] = self.vec(f"WPB{{r}}_{j}", jA_i * self.WPB[i] + self.W[j].cross(w_rel))
         VSP = self.vec(f"VSP{{r}}_{j}", self.VPB[i] + self._U(i) * iP_j)
-        self.VPB[j] = self.vec(f"VPB{{r}}_{j}", jA_i * VSP + sigma * 2 * self.W[j].cross(qd * a))
+        self.VPB[j] = self.vec(f"VPB{{r}}_{j}", jA_i * VSP + (2 * self.W[j] - w_rel).cross(v_rel))
         self.GV[j] = self.vec(f"GV{{r}}_{j}", jA_i * self.GV[i])
         if j in self.robot.links:
             self._centre_of_mass(j)
+
+    def _reaction_axes(self, frame, keys, S_lin, S_ang):
+        """Per speed of joint j, the direction of its torque (or force) on the antecedent, in frame i: ``iA_j S_j e_k``.
+
+        For one speed it does not depend on the joint variable (the axis is
+        the rotation's or the translation's), so it is taken at ``q_j = 0``
+        (``AX<r>_<j>``); a joint of several speeds turns its own axes
+        (``AX<r>_<j>_<speed>``, from ``iA_j``).
+        """
+        j = frame.label
+        for c in range(len(keys)):
+            if any(S_lin[:, c]) and any(S_ang[:, c]):
+                raise KaneRobotError(
+                    f"joint {j} of {self.robot.name} ({frame.joint.name}) has a speed that both turns and slides: "
+                    f"the KanesMethod path applies a torque or a force per speed; use the nested path (the default source)"
+                )
+        columns = [S_ang[:, c] if any(S_ang[:, c]) else S_lin[:, c] for c in range(len(keys))]
+        if len(keys) == 1:
+            R0 = sympy.Matrix(frame.transform()).xreplace({frame.q: 0})[:3, :3]
+            return [self.vec(f"AX{{r}}_{j}", self.program.replace_sin_cos(R0) * columns[0])]
+        iA_j = self.placements[j][0]
+        return [self.vec(f"AX{{r}}_{j}_{key}", iA_j * column) for key, column in zip(keys, columns)]
 
     def _floating_base(self, QP):
         """Link 0 of a floating base: its speeds are the first six generalized speeds.
@@ -168,10 +189,11 @@ class KinematicRecursion:
         in frame 0 is ``0R_w G`` from the quaternion ``QX0 .. QW0``
         (:func:`kanerobot.dynamics.free_flyer.gravity_in_base`).
         """
-        zero, unit = sympy.zeros(3, 1), sympy.eye(3)
-        linear, angular = BASE_SPEED_LABELS[:3], BASE_SPEED_LABELS[3:]
-        self.JW[BASE] = {key: zero for key in linear} | {key: unit[:, r] for r, key in enumerate(angular)}
-        self.JV[BASE] = {key: unit[:, r] for r, key in enumerate(linear)} | {key: zero for key in angular}
+        zero = sympy.zeros(3, 1)
+        # The root joint's partial velocities are the columns of its motion subspace, as a joint's.
+        S_lin, S_ang = root_joint_model(self.robot).subspace(None)
+        self.JW[BASE] = {key: S_ang[:, c] for c, key in enumerate(BASE_SPEED_LABELS)}
+        self.JV[BASE] = {key: S_lin[:, c] for c, key in enumerate(BASE_SPEED_LABELS)}
         self.WB = {BASE: zero}
         self.VB = {BASE: zero}
         self.WPB = {BASE: zero}

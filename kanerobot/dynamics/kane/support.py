@@ -6,6 +6,7 @@ from sympy.physics.vector import Vector
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE
+from kanerobot.robot.joints.quaternion import rotation_matrix
 
 #: Models a :class:`~kanerobot.dynamics.kane.KaneSystem` derives, by
 #: :meth:`~kanerobot.dynamics.kane.KaneSystem.program` name (the names of
@@ -57,6 +58,39 @@ def check_masses(robot):
             raise KaneRobotError(f"link {j} of {robot.name} has M = 0 but first moments {MS}: give it a mass")
 
 
+def speed_keys(frame):
+    """The keys of the speeds of frame j's joint in the partial velocities: its label for one
+    speed (as before joints had several), the joint model's speed names else (``WX2 ..``).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.robot import joints
+    >>> from kanerobot.robot.description import GeneralPlacement
+    >>> speed_keys(kr.load(kr.frames_path("planar2")).frame("2"))
+    ['2']
+    >>> speed_keys(kr.Frame("2", "1", joints.Spherical(), 1, GeneralPlacement(R0=[[1, 0, 0], [0, 1, 0], [0, 0, 1]], P=[0, 0, 0], axis=[0, 0, 1])))
+    ['WX2', 'WY2', 'WZ2']
+    """
+    joint = frame.joint
+    return [frame.label] if joint.nv == 1 else list(joint.speed_names(frame.stem))
+
+
+def joint_torque(robot, label, suffix):
+    """The symbol of the joint torque (force) along one speed: ``GAM<stem>`` for one speed
+    (the robot's parameter), ``GAM<suffix>`` (``GAMCX2 ..``) per speed of a joint of several.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> joint_torque(kr.load(kr.frames_path("planar2")), "2", "2")
+    GAM2
+    """
+    if robot.frame(label).joint.nv == 1:
+        return robot.joint_parameters[label]["GAM"]
+    return sympy.Symbol(f"GAM{suffix}")
+
+
 def moving_base(robot):
     """Whether ``robot.base`` has a known motion (``W0, WP0, V0, VP0`` not all zero)."""
     b = robot.base
@@ -79,10 +113,97 @@ def frame_vector(frame, components):
     return Vector([(sympy.Matrix(components), frame)])
 
 
+def _quaternion_rates(q, omega):
+    """``d(x, y, z, w)/dt = (1/2 (w omega + (x, y, z) x omega), -1/2 (x, y, z) . omega)``, omega in the body frame."""
+    v, w, omega = sympy.Matrix(q[:3]), q[3], sympy.Matrix(omega)
+    return list((w * omega + v.cross(omega)) / 2) + [-v.dot(omega) / 2]
+
+
+def configuration_rates(joint, q, u):
+    """``dq/dt`` of one joint at speeds ``u``, symbolically: its model's
+    :meth:`~kanerobot.robot.joints.JointModel.configuration_derivative`, which is numeric.
+
+    ``q' = u`` for a joint whose configuration is a vector space of its
+    speeds (one speed); a spherical joint's quaternion ``(x, y, z, w)``
+    moves as ``1/2 (w u + (x, y, z) x u), -1/2 (x, y, z) . u`` (``u`` its
+    angular velocity in its own frame); a planar joint's ``(x, y, theta)``
+    as the frame's rotation of ``(VX, VY)``, then ``WZ``; a free flyer's
+    position as its rotation of ``(VX, VY, VZ)``, its quaternion as a
+    spherical joint's.
+
+    Raises
+    ------
+    KaneRobotError
+        For a joint model none of these describes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kanerobot.robot import joints
+    >>> q, u = sympy.symbols("x y z w"), sympy.symbols("a b c")
+    >>> rates = configuration_rates(joints.Spherical(), q, u)
+    >>> point = dict(zip(q + u, [0.1, -0.2, 0.3, 0.9, 1.0, 2.0, -1.5]))
+    >>> expected = joints.Spherical().configuration_derivative([0.1, -0.2, 0.3, 0.9], [1.0, 2.0, -1.5])
+    >>> np.allclose([float(e.subs(point)) for e in rates], expected)
+    True
+    """
+    if joint.euclidean and joint.nq == joint.nv:
+        return list(u)
+    if joint.name == "spherical":
+        return _quaternion_rates(q, u)
+    if joint.name == "planar":
+        c, s = sympy.cos(q[2]), sympy.sin(q[2])
+        return [c * u[0] - s * u[1], s * u[0] + c * u[1], u[2]]
+    if joint.name == "free-flyer":  # the position moves with the rotated velocity, the quaternion as a ball's
+        return list(rotation_matrix(q[3:]) * sympy.Matrix(u[:3])) + _quaternion_rates(q[3:], u[3:])
+    raise KaneRobotError(f"the KanesMethod path has no kinematic equations for a {joint.name} joint: use the nested path")
+
+
 def kd_equations(q, u):
-    """The kinematic differential equations ``q' - u`` of KanesMethod."""
+    """The kinematic differential equations ``q' - u`` of KanesMethod (joints of one speed)."""
     t = dynamicsymbols._t
     return [qk.diff(t) - uk for qk, uk in zip(q, u)]
+
+
+def joint_kd_equations(robot, q, u):
+    """The kinematic differential equations ``q' - f(q, u)`` of KanesMethod, joint by joint
+    (:func:`configuration_rates`); a floating base's six pseudo-coordinates first, ``q' = u``.
+
+    Parameters
+    ----------
+    robot : Robot
+    q, u : sequence of sympy Function
+        The dynamicsymbols of the configuration (``robot.q``, after a
+        floating base's six) and of the speeds (``robot.qd``, likewise).
+
+    Returns
+    -------
+    list of sympy.Expr
+        ``len(q)`` equations, zero along the motion.
+
+    Raises
+    ------
+    KaneRobotError
+        Naming the joint whose model has no symbolic kinematic equations here.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> joint_kd_equations(arm, dynamicsymbols("th1 th2"), dynamicsymbols("u1 u2"))
+    [-u1(t) + Derivative(th1(t), t), -u2(t) + Derivative(th2(t), t)]
+    """
+    t = dynamicsymbols._t
+    rates = list(u[: len(u) - len(robot.qd)])  # the floating base's
+    k, m = len(rates), len(rates)
+    for label in robot.joint_labels:
+        joint = robot.frame(label).joint
+        try:
+            rates += configuration_rates(joint, q[k:k + joint.nq], u[m:m + joint.nv])
+        except KaneRobotError as error:
+            raise KaneRobotError(f"joint {label} of {robot.name}: {error}") from None
+        k, m = k + joint.nq, m + joint.nv
+    return [qk.diff(t) - rate for qk, rate in zip(q, rates)]
 
 
 class RealTwins:

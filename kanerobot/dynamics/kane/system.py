@@ -5,18 +5,33 @@ import functools
 from sympy.physics.mechanics import dynamicsymbols
 
 from kanerobot.dynamics.common import program_inputs
-from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_FORCE_NAMES, BASE_VELOCITY, QUATERNION
+from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.kane.kanes_method import KanesMethodModels
 from kanerobot.dynamics.kane.mechanics import Mechanics
 from kanerobot.dynamics.kane.models import KaneModels
 from kanerobot.dynamics.kane.nested import NestedModels
 from kanerobot.dynamics.kane.recursion import KinematicRecursion
 from kanerobot.dynamics.kane.rhs import system_rhs_terms
-from kanerobot.dynamics.kane.support import BASE_SPEED_LABELS, MODELS, RealTwins, check_masses, check_supported, moving_base
+from kanerobot.dynamics.kane.support import (
+    BASE_SPEED_LABELS,
+    MODELS,
+    RealTwins,
+    check_masses,
+    check_supported,
+    joint_torque,
+    moving_base,
+    speed_keys,
+)
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.description import DYNAMIC_NAMES
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
+
+
+def _speed_name(robot, label, key):
+    """The name of the dynamicsymbol of one speed: ``u<stem>`` for a joint of one speed, ``u_<speed>`` else."""
+    return f"u{robot.stems[label]}" if key == label else f"u_{key}"
 
 
 def _staged(stage, name):
@@ -55,13 +70,29 @@ class KaneSystem:
     load_groups : dict str -> list
         The loads by kind.
     q, u : list of sympy Function
-        ``dynamicsymbols`` of the joint variables (named as the robot's) and
-        of the speeds ``u<label>``, in ``robot.joint_labels`` order; for a
-        floating base, preceded by the base's six pseudo-coordinates
-        ``q_VX0 .. q_WZ0`` and speeds ``u_VX0 .. u_WZ0``.
+        ``dynamicsymbols`` of the joint variables (named as the robot's:
+        ``robot.q``, a spherical joint's quaternion ``QX2 .. QW2``
+        included) and of the speeds (``u<label>`` for a joint of one speed,
+        ``u_WX2 ..`` per speed of a joint of several), in
+        ``robot.joint_labels`` order; for a floating base, preceded by the
+        base's six pseudo-coordinates ``q_VX0 .. q_WZ0`` and speeds ``u_VX0
+        .. u_WZ0``.  KanesMethod's kinematic equations are each joint
+        model's configuration derivative
+        (:func:`~kanerobot.dynamics.kane.support.joint_kd_equations`).
     speed_labels : list of str
-        The key of each speed in the partial velocities (``recursion.JW`` ..): the
-        joint labels, after ``VX0 .. WZ0`` for a floating base.
+        The key of each speed in the partial velocities (``recursion.JW`` ..):
+        the joint label for a joint of one speed, the joint model's speed
+        names (``WX2 ..``) for a joint of several, after ``VX0 .. WZ0`` for
+        a floating base.
+    speed_joints : list
+        The joint label of each speed (None for a floating base's six).
+    joint_speed_labels : dict str -> list of str
+        Each joint's keys in :attr:`speed_labels`.
+    suffixes : list of str
+        The suffix of each speed's generalized force (the joint models'
+        ``force_names``: ``1``, ``CX2 ..``, ``FX0 ..``).
+    GAM : list of sympy.Symbol
+        The joint torques, one per joint speed (``GAM<label>``, ``GAMCX2 ..``).
     n : int
         Number of generalized speeds (``6 +`` joints for a floating base).
     floating : bool
@@ -139,29 +170,42 @@ class KaneSystem:
         self.trig = bool(trig)
         self.floating = bool(robot.floating)
         labels = robot.joint_labels
+        root = root_joint_model(robot)
         # A floating base puts its six speeds (its body-frame twist) before the
         # joint rates, as pinocchio's free flyer: see docs/theory/kane.md.
         base = BASE_SPEED_LABELS if self.floating else ()
-        self.speed_labels = list(base) + list(labels)
+        # One key per speed: a joint of one speed keeps its label, a joint of several names each (WX2 ..).
+        self.joint_speed_labels = {label: speed_keys(robot.frame(label)) for label in labels}
+        self.speed_labels = list(base) + [key for label in labels for key in self.joint_speed_labels[label]]
+        #: The joint label of each speed (None for the root joint's).
+        self.speed_joints = [None] * len(base) + [label for label in labels for _ in self.joint_speed_labels[label]]
         self.n = len(self.speed_labels)
+        #: ``(position of the first speed, S_j)`` of each joint of several speeds (quasi-velocities).
+        self.quasi_velocity_joints = [
+            (self.speed_labels.index(keys[0]), robot.frame(label).motion_subspace())
+            for label, keys in self.joint_speed_labels.items() if len(keys) > 1
+        ]
         self.speed_index = {label: k for k, label in enumerate(self.speed_labels)}
         self.q = [dynamicsymbols(f"q_{key}", real=True) for key in base]
         self.q += [dynamicsymbols(str(x), real=True) for x in robot.q]
         self.u = [dynamicsymbols(f"u_{key}", real=True) for key in base]
-        self.u += [dynamicsymbols(f"u{self.robot.stems[label]}", real=True) for label in labels]
+        self.u += [dynamicsymbols(_speed_name(robot, label, key), real=True)
+                   for label in labels for key in self.joint_speed_labels[label]]
         self.twins = RealTwins()
         t = dynamicsymbols._t
         self.udot = [uk.diff(t) for uk in self.u]
-        self.GAM = [robot.joint_parameters[label]["GAM"] for label in labels]
-        # Program symbols of u and u', and the suffixes of the generalized forces' names.
+        # The suffixes of the generalized forces' names (the joint models' force_names), and the joint torques.
+        self.suffixes = list(root.force_names(robot.stems[BASE])) + [
+            name for label in labels for name in robot.frame(label).joint.force_names(robot.stems[label])]
+        self.GAM = [joint_torque(robot, label, name) for label in labels
+                    for name in robot.frame(label).joint.force_names(robot.stems[label])]
+        # Program symbols of u and u'.
         if self.floating:
             self.speed_symbols = list(BASE_VELOCITY) + list(robot.qd)
             self.acceleration_symbols = list(BASE_ACCELERATION) + list(robot.qdd)
-            self.suffixes = list(BASE_FORCE_NAMES) + [robot.stems[label] for label in labels]
             state = [robot.q, QUATERNION, robot.qd, BASE_VELOCITY, robot.qdd, BASE_ACCELERATION]
         else:
             self.speed_symbols, self.acceleration_symbols = list(robot.qd), list(robot.qdd)
-            self.suffixes = [robot.stems[label] for label in labels]
             state = [robot.q, robot.qd, robot.qdd]
         # A floating base has no known motion: W0 .. VP0 of robot.base are not used.
         self.moving = moving_base(robot) and not self.floating
