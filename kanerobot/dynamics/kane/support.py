@@ -6,7 +6,6 @@ from sympy.physics.vector import Vector
 
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints.quaternion import rotation_matrix
 
 #: Models a :class:`~kanerobot.dynamics.kane.KaneSystem` derives, by
 #: :meth:`~kanerobot.dynamics.kane.KaneSystem.program` name (the names of
@@ -113,28 +112,15 @@ def frame_vector(frame, components):
     return Vector([(sympy.Matrix(components), frame)])
 
 
-def _quaternion_rates(q, omega):
-    """``d(x, y, z, w)/dt = (1/2 (w omega + (x, y, z) x omega), -1/2 (x, y, z) . omega)``, omega in the body frame."""
-    v, w, omega = sympy.Matrix(q[:3]), q[3], sympy.Matrix(omega)
-    return list((w * omega + v.cross(omega)) / 2) + [-v.dot(omega) / 2]
-
-
 def configuration_rates(joint, q, u):
-    """``dq/dt`` of one joint at speeds ``u``, symbolically: its model's
-    :meth:`~kanerobot.robot.joints.JointModel.configuration_derivative`, which is numeric.
+    """``dq/dt`` of one joint at speeds ``u``, symbolically: ``tangent(q) u`` from its model
+    (:meth:`~kanerobot.robot.joints.JointModel.tangent`; ``configuration_derivative`` is its numeric twin).
 
     ``q' = u`` for a joint whose configuration is a vector space of its
-    speeds (one speed); a spherical joint's quaternion ``(x, y, z, w)``
-    moves as ``1/2 (w u + (x, y, z) x u), -1/2 (x, y, z) . u`` (``u`` its
-    angular velocity in its own frame); a planar joint's ``(x, y, theta)``
-    as the frame's rotation of ``(VX, VY)``, then ``WZ``; a free flyer's
-    position as its rotation of ``(VX, VY, VZ)``, its quaternion as a
-    spherical joint's.
-
-    Raises
-    ------
-    KaneRobotError
-        For a joint model none of these describes.
+    speeds (one speed); a spherical joint's quaternion moves as
+    ``1/2 Q(q) u`` (``u`` its angular velocity in its own frame), a planar
+    joint's ``(x, y, theta)`` as the frame's rotation of ``(VX, VY)``, then
+    ``WZ``.
 
     Examples
     --------
@@ -149,14 +135,7 @@ def configuration_rates(joint, q, u):
     """
     if joint.euclidean and joint.nq == joint.nv:
         return list(u)
-    if joint.name == "spherical":
-        return _quaternion_rates(q, u)
-    if joint.name == "planar":
-        c, s = sympy.cos(q[2]), sympy.sin(q[2])
-        return [c * u[0] - s * u[1], s * u[0] + c * u[1], u[2]]
-    if joint.name == "free-flyer":  # the position moves with the rotated velocity, the quaternion as a ball's
-        return list(rotation_matrix(q[3:]) * sympy.Matrix(u[:3])) + _quaternion_rates(q[3:], u[3:])
-    raise KaneRobotError(f"the KanesMethod path has no kinematic equations for a {joint.name} joint: use the nested path")
+    return list(joint.tangent(list(q)) * sympy.Matrix(u))
 
 
 def kd_equations(q, u):
@@ -181,11 +160,6 @@ def joint_kd_equations(robot, q, u):
     list of sympy.Expr
         ``len(q)`` equations, zero along the motion.
 
-    Raises
-    ------
-    KaneRobotError
-        Naming the joint whose model has no symbolic kinematic equations here.
-
     Examples
     --------
     >>> import kanerobot as kr
@@ -198,10 +172,7 @@ def joint_kd_equations(robot, q, u):
     k, m = len(rates), len(rates)
     for label in robot.joint_labels:
         joint = robot.frame(label).joint
-        try:
-            rates += configuration_rates(joint, q[k:k + joint.nq], u[m:m + joint.nv])
-        except KaneRobotError as error:
-            raise KaneRobotError(f"joint {label} of {robot.name}: {error}") from None
+        rates += configuration_rates(joint, q[k:k + joint.nq], u[m:m + joint.nv])
         k, m = k + joint.nq, m + joint.nv
     return [qk.diff(t) - rate for qk, rate in zip(q, rates)]
 
