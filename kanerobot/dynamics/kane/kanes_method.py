@@ -149,8 +149,8 @@ class KanesMethodModels(KaneModels):
         mechanics = system.mechanics
         nonmm = mechanics.fr - mechanics.forcing
         outputs = list(zip(self.names("HV"), list(nonmm)))
-        if system.floating or system.quasi_velocity_joints:
-            # The Coriolis matrix of quasi-velocities needs A too (coriolis.half_a_s, models.half_a_s_joints).
+        if system.hamel_blocks:
+            # The Coriolis matrix of quasi-velocities needs A too (coriolis.half_a_s).
             outputs += self.mass_matrix_entries()
 
         def finish(program, lines):

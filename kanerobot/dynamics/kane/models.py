@@ -106,8 +106,7 @@ class KaneModels(abc.ABC):
         """
         system = self.system
         hv = self.velocity_forces()
-        joints = system.quasi_velocity_joints
-        if not system.floating and not joints:
+        if not system.hamel_blocks:
             return coriolis_from_velocity_forces(hv, system.robot, speeds=system.speed_symbols, rows=self.names("HV"))
         # Quasi-velocities (a free flyer's, a spherical or planar joint's speeds in its own frame):
         # getAC lacks the half of A S that makes A' - 2C skew (docs/theory/coriolis.md).
@@ -117,56 +116,9 @@ class KaneModels(abc.ABC):
         def extra(fm):
             entries = self.mass_matrix_values(fm, hv)
             A = sympy.Matrix(n, n, lambda i, j: entries.get(names[min(i, j)][max(i, j)], sympy.S.Zero))
-            out = half_a_s(A, nu) if system.floating else sympy.zeros(n, n)
-            return out + half_a_s_joints(A, [(start, S, nu[start:start + S.cols]) for start, S in joints])
+            return half_a_s(A, nu, system.hamel_blocks)
 
         return coriolis_from_velocity_forces(hv, system.robot, speeds=nu, rows=self.names("HV"), extra=extra)
-
-
-def half_a_s_joints(A, joints):
-    """``1/2 A S`` of the joints whose speeds are quasi-velocities: what the ``getAC`` rule lacks for them.
-
-    A joint of several speeds ``qd_j`` in its own frame (spherical: the
-    angular velocity; planar: ``VX, VY, WZ``) has a motion subspace ``S_j``
-    whose span is closed under the motion cross product, as the free
-    flyer's (:func:`kanerobot.dynamics.coriolis.half_a_s`): column k of its
-    block of ``S`` is ``S_j^T (V_j x S_j e_k)``, ``V_j = S_j qd_j`` (its
-    columns orthonormal, ``S_j^T`` is its left inverse), so that ``S nu = 0``
-    and ``C nu`` is still ``h_vel``.  Zero for a joint of one speed.
-
-    Parameters
-    ----------
-    A : sympy.Matrix, shape (n, n)
-        The inertia matrix.
-    joints : sequence of (int, sympy.Matrix, sequence)
-        Per joint, its first speed's position in ``nu``, ``S_j`` (6 x nv,
-        linear rows first) and its speeds.
-
-    Returns
-    -------
-    sympy.Matrix, shape (n, n)
-
-    Examples
-    --------
-    One ball joint carrying a body of inertia ``diag(1, 2, 3)`` about its centre;
-    the term does not change ``C nu``:
-
-    >>> wx, wy, wz = sympy.symbols("wx wy wz")
-    >>> S = sympy.Matrix.vstack(sympy.zeros(3, 3), sympy.eye(3))
-    >>> H = half_a_s_joints(sympy.diag(1, 2, 3), [(0, S, [wx, wy, wz])])
-    >>> H[0, :], (H * sympy.Matrix([wx, wy, wz])).T
-    (Matrix([[0, -wz/2, wy/2]]), Matrix([[0, 0, 0]]))
-    """
-    out = sympy.zeros(*A.shape)
-    for start, S, rates in joints:
-        nv = S.cols
-        V = S * sympy.Matrix(rates)
-        v, w = V[:3, 0], V[3:, 0]
-        for k in range(nv):
-            e_v, e_w = S[:3, k], S[3:, k]
-            motion = sympy.Matrix.vstack(w.cross(e_v) + v.cross(e_w), w.cross(e_w))
-            out[:, start + k] = A[:, start:start + nv] * (S.T * motion) / 2
-    return out
 
 
 def coriolis_from_velocity_forces(hv, robot, speeds=None, rows=None, extra=None):

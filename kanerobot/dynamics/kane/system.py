@@ -5,6 +5,7 @@ import functools
 from sympy.physics.mechanics import dynamicsymbols
 
 from kanerobot.dynamics.common import program_inputs
+from kanerobot.dynamics.coriolis import hamel_blocks
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.kane.kanes_method import KanesMethodModels
 from kanerobot.dynamics.kane.mechanics import Mechanics
@@ -180,11 +181,8 @@ class KaneSystem:
         #: The joint label of each speed (None for the root joint's).
         self.speed_joints = [None] * len(base) + [label for label in labels for _ in self.joint_speed_labels[label]]
         self.n = len(self.speed_labels)
-        #: ``(position of the first speed, S_j)`` of each joint of several speeds (quasi-velocities).
-        self.quasi_velocity_joints = [
-            (self.speed_labels.index(keys[0]), robot.frame(label).motion_subspace())
-            for label, keys in self.joint_speed_labels.items() if len(keys) > 1
-        ]
+        #: ``(start, S_j, name)`` of the root and the joints whose speeds are quasi-velocities (coriolis.hamel_blocks).
+        self.hamel_blocks = hamel_blocks(robot)
         self.speed_index = {label: k for k, label in enumerate(self.speed_labels)}
         self.q = [dynamicsymbols(f"q_{key}", real=True) for key in base]
         self.q += [dynamicsymbols(str(x), real=True) for x in robot.q]
