@@ -21,6 +21,7 @@ from kanerobot.robot.joints.quaternion import (
     log_rotation,
     normalised_quaternion,
     quaternion_product,
+    quaternion_rate,
     quaternion_to_rotation,
     rotation_matrix,
 )
@@ -77,6 +78,9 @@ class FreeFlyer(JointModel):
         a, b = _translation_factors(np.linalg.norm(omega, axis=-1, keepdims=True))
         V = np.eye(3) + a[..., None] * _hat(omega) + b[..., None] * _hat(omega) @ _hat(omega)
         return np.concatenate([np.linalg.solve(V, local[..., None])[..., 0], omega], axis=-1)
+
+    def configuration_rate(self, q, v):
+        return (*(rotation_matrix(q[3:]) * sympy.Matrix(v[:3])), *quaternion_rate(q[3:], v[3:]))
 
     def configuration_derivative(self, q, v):
         return configuration_derivative(q, v)

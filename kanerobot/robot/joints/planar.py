@@ -85,6 +85,10 @@ class Planar(JointModel):
         det = a * a + b * b  # V^-1 = [[a, b], [-b, a]] / det
         return np.stack([(a * lx + b * ly) / det, (a * ly - b * lx) / det, phi], axis=-1)
 
+    def configuration_rate(self, q, v):
+        c, s = sympy.cos(q[2]), sympy.sin(q[2])
+        return (c * v[0] - s * v[1], s * v[0] + c * v[1], sympy.sympify(v[2]))
+
     def configuration_derivative(self, q, v):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         dx, dy = _rotate(q[..., 2], v[..., 0], v[..., 1])

@@ -177,3 +177,18 @@ def rotation_matrix(quaternion):
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x**2 + y**2)],
         ]
     )
+
+
+def quaternion_rate(quaternion, omega):
+    """Symbolic ``dQ/dt = 1/2 Q * (omega, 0)`` of a unit quaternion ``(x, y, z, w)`` turning at ``omega`` (its own frame).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> x, y, z, w = sympy.symbols("x y z w")
+    >>> quaternion_rate((x, y, z, w), (0, 0, 1))
+    (y/2, -x/2, w/2, -z/2)
+    """
+    u, w, omega = sympy.Matrix(quaternion[:3]), quaternion[3], sympy.Matrix(omega)
+    half = sympy.Rational(1, 2)
+    return (*(half * (w * omega + u.cross(omega))), -half * u.dot(omega))

@@ -17,6 +17,7 @@ from kanerobot.robot.joints.quaternion import (
     log_rotation,
     normalised_quaternion,
     quaternion_product,
+    quaternion_rate,
     rotation_matrix,
 )
 from kanerobot.robot.joints.transforms import homogeneous
@@ -70,6 +71,9 @@ class Spherical(JointModel):
     def difference(self, q0, q1):
         conjugate = np.asarray(q0, dtype=float) * np.array([-1.0, -1.0, -1.0, 1.0])
         return log_rotation(quaternion_product(normalised_quaternion(conjugate), normalised_quaternion(np.asarray(q1, dtype=float))))
+
+    def configuration_rate(self, q, v):
+        return quaternion_rate(q, v)
 
     def configuration_derivative(self, q, v):
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
