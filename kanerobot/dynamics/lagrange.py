@@ -46,6 +46,7 @@ models of every structure.
 """
 
 import dataclasses
+import functools
 
 import sympy
 
@@ -60,6 +61,7 @@ from kanerobot.robot.joints import JointModel
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import cross, plus, product, summed
 
 __all__ = ["mass_matrix", "coriolis_matrix", "gravity", "h", "inverse_dynamics", "energy"]
 
@@ -206,7 +208,7 @@ def gravity(robot, trig=True):
     model = EnergyModel(robot, energy_program(robot, inputs, trig))
     U = model.potential_energy()
     fm = _directions(model, time=None)
-    for name, value in zip(_output_names(robot, "Q"), model.potential_rows(fm, U)):
+    for name, value in zip(_output_names(model.joints, "Q"), model.potential_rows(fm, U)):
         fm.target.set_output(name, value)
     fm.target.prune()
     return fm.target
@@ -324,10 +326,18 @@ class _Joint:
     def keys(self):
         return tuple((self.label, k) for k in range(len(self.speeds)))
 
+    @functools.cached_property
+    def _rate(self):
+        """``(placeholder speeds, {read coordinate: dq/dt at them})``: the joint model's rate, built once."""
+        nu = _placeholders(len(self.speeds))
+        rates = self.model.configuration_rate(self.coordinates, nu)
+        return nu, {x: rate for x, rate in zip(self.coordinates, rates) if x in self.read}
+
     def rates(self, speeds):
         """``{coordinate: dq/dt}`` at ``speeds`` (:meth:`JointModel.configuration_rate`), the read coordinates only."""
-        rates = self.model.configuration_rate(self.coordinates, speeds)
-        return {x: rate for x, rate in zip(self.coordinates, rates) if x in self.read}
+        nu, rates = self._rate
+        values = dict(zip(nu, (sympy.sympify(v) for v in speeds)))
+        return {x: rate.xreplace(values) for x, rate in rates.items()}
 
     def direction(self, k):
         """``(seeds, label)`` of the forward-mode pass along speed k at unit rate.
@@ -356,9 +366,20 @@ def _symbols(names):
     return tuple(sympy.Symbol(name) for name in names)
 
 
+@functools.lru_cache(maxsize=None)
+def _placeholders(n):
+    """n speeds standing for any (the same symbols every time: sympy's caches then serve every model)."""
+    return tuple(sympy.Dummy(f"nu{k}") for k in range(n))
+
+
 def _root_joint(robot):
     """The root joint (:func:`~kanerobot.dynamics.root.root_joint_model`) as a :class:`_Joint`."""
-    model, stem = root_joint_model(robot), robot.stems[BASE]
+    return _root_joint_of(root_joint_model(robot), robot.stems[BASE])
+
+
+@functools.lru_cache(maxsize=None)
+def _root_joint_of(model, stem):
+    """The :class:`_Joint` of a root joint model, built once (its orientation and rates are the same for every robot)."""
     coordinates = _symbols(model.configuration_names(stem))
     rotation = model.placed(sympy.eye(3), sympy.zeros(3, 1), None, coordinates)[:3, :3]
     return _Joint(
@@ -484,10 +505,10 @@ class EnergyModel:
     ``(joint label, k)``.
     """
 
-    def __init__(self, robot, program):
+    def __init__(self, robot, program, joints=None):
         self.robot = robot
         self.program = program
-        self.joints = _joints(robot)
+        self.joints = _joints(robot) if joints is None else joints
         self.root = self.joints[0]
         self.keys = tuple(key for joint in self.joints for key in joint.keys)
         self._part = {key: part for joint in self.joints for key, part in zip(joint.keys, joint.parts)}
@@ -709,9 +730,9 @@ def _directions(model, time):
     return fm
 
 
-def _output_names(robot, prefix):
+def _output_names(joints, prefix):
     """``<prefix><force>`` of each speed: the root joint's (``GAMFX0 ..``), then the joints' (``GAM<stem>``, ``GAMCX2 ..``)."""
-    return [f"{prefix}{name}" for joint in _joints(robot) for name in joint.forces]
+    return [f"{prefix}{name}" for joint in joints for name in joint.forces]
 
 
 def _lagrange(robot, qdd, trig):
@@ -722,7 +743,7 @@ def _lagrange(robot, qdd, trig):
     state = [robot.q, root.read, robot.qd, root.speeds] + ([robot.qdd, root.accelerations] if qdd else [])
     names = (INERTIAL_NAMES if qdd else RIGID_INERTIAL_NAMES) + ("FV", "FS") + WRENCH_NAMES
     inputs = program_inputs(robot, state, names, base=_base_inputs(root))
-    model = EnergyModel(robot, energy_program(robot, inputs, trig))
+    model = EnergyModel(robot, energy_program(robot, inputs, trig), joints)
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
     U = model.potential_energy()
@@ -738,7 +759,7 @@ def _lagrange(robot, qdd, trig):
     fm = _directions(model, time)
     rows = joint_rows(fm, model, PQ, momenta, qdd)
     potential = model.potential_rows(fm, U)
-    for name, row, dU, key in zip(_output_names(robot, "GAM"), rows, potential, model.keys):
+    for name, row, dU, key in zip(_output_names(joints, "GAM"), rows, potential, model.keys):
         fm.target.set_output(name, row + dU + fm.value(wrench[key]))
     fm.target.prune()
     return fm.target
@@ -780,8 +801,7 @@ def _structure_terms(joint, p):
     """``S^T (xi x* S p)``, ``xi = S nu`` the joint's relative twist, ``p`` its momenta: the
     Boltzmann-Hamel terms of its speeds, ``V x* p`` of a free flyer (``w x p_v``, ``w x p_w +
     v x p_v``), zero for one speed."""
-    v, w = _twist(joint.subspace, joint.speeds)
-    f, n = _twist(joint.subspace, p)
-    force, moment = w.cross(f), w.cross(n) + v.cross(f)
     S_lin, S_ang = joint.subspace
-    return [S_lin[:, k].dot(force) + S_ang[:, k].dot(moment) for k in range(len(p))]
+    v, w, f, n = along(S_lin, joint.speeds), along(S_ang, joint.speeds), along(S_lin, p), along(S_ang, p)
+    force, moment = cross(w, f), plus(cross(w, n), cross(v, f))
+    return [summed([product(S_lin[r, k], force[r]) for r in range(3)] + [product(S_ang[r, k], moment[r]) for r in range(3)]) for k in range(len(p))]
