@@ -2,26 +2,36 @@
 
 A third engine, for cross-validation of the Newton-Euler
 (:mod:`~kanerobot.dynamics.newton_euler`) and composite-link
-(:mod:`~kanerobot.dynamics.composite`) algorithms.  It shares no code with
-them (only the robot description, the free flyer's symbols of
-:mod:`~kanerobot.dynamics.free_flyer`, :class:`~kanerobot.symbolic.Program`
-and, for C, the Christoffel routine of :mod:`~kanerobot.dynamics.coriolis`) and
-none of their dynamics: no force or moment is propagated and no composite
-inertia is formed.  Everything comes from the Jacobian of each link's frame
-origin, the link velocities, the kinetic and potential energies of the links,
-and derivatives of programs (:mod:`kanerobot.symbolic.derivative`).
+(:mod:`~kanerobot.dynamics.composite`) algorithms.  It shares none of their
+dynamics (only the robot description and its joint models, the frame
+placements of :mod:`~kanerobot.dynamics.common`, the root joint of
+:mod:`~kanerobot.dynamics.root`, :class:`~kanerobot.symbolic.Program` and,
+for C, the Christoffel routine of :mod:`~kanerobot.dynamics.coriolis`): no
+force or moment is propagated and no composite inertia is formed.
+Everything comes from the Jacobian of each link's frame origin, the link
+velocities, the kinetic and potential energies of the links, and
+derivatives of programs (:mod:`kanerobot.symbolic.derivative`).
 
 The models: :func:`mass_matrix` (``A(q)`` from the kinetic energies,
 ``A<i><j>``, with the per-link terms ``AL<j>_<a>_<b>``), :func:`gravity`
 (``Q = dU/dq``), :func:`h` and :func:`inverse_dynamics` (Lagrange's
 equations, ``GAM<label>``), :func:`coriolis_matrix` (the Christoffel form of
-this module's ``A``) and :func:`energy`.  A floating robot's root is a free
-flyer whose six speeds ``VX0 .. WZ0`` (the velocity of O_0 and the angular
-velocity of link 0, in frame 0) come before the joint rates; its rows take
-the Boltzmann-Hamel form, and its outputs are those of
-:mod:`~kanerobot.dynamics.floating`: ``GAMFX0 .. GAMCZ0`` (the base wrench,
-frame 0, about O_0) then ``GAM<label>``, ``QFX0 .. QCZ0`` then
-``Q<label>``, ``A<i><j>`` with the root's speeds first.
+this module's ``A``) and :func:`energy`.  Every joint model is taken
+(:mod:`kanerobot.robot.joints`), one row and one column per speed: a
+joint's speeds ``nu`` move its configuration at
+``JointModel.configuration_rate`` (``q' = QP`` for one speed) and its
+frame along its motion subspace ``S``.  Speeds that are not the
+derivatives of coordinates (a ball joint's ``WX2 .. WZ2`` in its frame, a
+planar joint's ``VX3 VY3 WZ3``, a free flyer's) are quasi-velocities: their
+rows take the Boltzmann-Hamel form, the derivatives along a unit speed
+(``dT_dRX2``) and the structure terms ``S^T (S nu x* S p)``.  A floating
+robot's root is a free flyer whose six speeds ``VX0 .. WZ0`` (the velocity
+of O_0 and the angular velocity of link 0, in frame 0) come before the
+joints'; its outputs are those of :mod:`~kanerobot.dynamics.floating`:
+``GAMFX0 .. GAMCZ0`` (the base wrench, frame 0, about O_0) then
+``GAM<label>``, ``QFX0 .. QCZ0`` then ``Q<label>``, ``A<i><j>`` with the
+root's speeds first.  A joint of several speeds has the outputs of its
+forces (``GAMCX2 .. GAMCZ2``, ``GAMFX3 GAMFY3 GAMCZ3``), as Newton-Euler.
 
 The derivation (link Jacobians, kinetic and potential energies, Lagrange's
 equations by forward-mode passes, the free-flyer root's Hamel rows) is in
@@ -30,31 +40,28 @@ equations by forward-mode passes, the free-flyer root's Hamel rows) is in
 Scope: serial and tree robots with a fixed base (``W0 = WP0 = V0 = VP0 = 0``;
 gravity any) or a floating base carrying link 0, rigid joints.  Closed
 loops, wheeled bases, a moving base and flexible joints raise
-:class:`KaneRobotError` here; ``kr.derive(robot, "lagrange")`` reaches the
+:class:`KaneRobotError` here, and so does the Coriolis matrix of a robot
+with a joint of quasi-velocities (naming it); ``kr.derive(robot, "lagrange")`` reaches the
 models of every structure.
 """
 
 import dataclasses
-import re
+import functools
 
 import sympy
 
 from kanerobot.dynamics import coriolis as _coriolis
-from kanerobot.dynamics.common import link_inertia, program_inputs
-from kanerobot.dynamics.free_flyer import (
-    BASE_ACCELERATION,
-    BASE_FORCE_NAMES,
-    BASE_VELOCITY,
-    QUATERNION,
-    RIGID_INERTIAL_NAMES,
-    check_floating,
-    gravity_in_base,
-)
+from kanerobot.dynamics.common import angle_labels, frame_placements, link_inertia, program_inputs
+from kanerobot.dynamics.free_flyer import RIGID_INERTIAL_NAMES, check_floating
+from kanerobot.dynamics.root import root_joint_model, root_motion
 from kanerobot.errors import KaneRobotError
+from kanerobot.kinematics import along
 from kanerobot.robot.description import BASE, INERTIAL_NAMES, WRENCH_NAMES
+from kanerobot.robot.joints import JointModel
 from kanerobot.symbolic.derivative import ForwardMode
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
+from kanerobot.symbolic.vectors import cross, plus, product, summed
 
 __all__ = ["mass_matrix", "coriolis_matrix", "gravity", "h", "inverse_dynamics", "energy"]
 
@@ -128,7 +135,7 @@ def mass_matrix(robot, rotor=True, trig=True):
     names = INERTIAL_NAMES if rotor else RIGID_INERTIAL_NAMES
     model = EnergyModel(robot, energy_program(robot, program_inputs(robot, [robot.q], names), trig))
     A = model.inertia_matrix(rotor)
-    n = len(model.speed_labels)
+    n = len(model.keys)
     out = matrix_entry_names("A", (n, n))
     for c in range(n):
         for r in range(c + 1):
@@ -155,6 +162,7 @@ def coriolis_matrix(robot, mass_matrix_program=None, trig=True):
     (81, [WZ0, QP1, QP2, QP3])
     """
     _check(robot, "the Coriolis matrix")
+    _check_coordinates(robot, "the Coriolis matrix")
     if mass_matrix_program is None:
         mass_matrix_program = mass_matrix(robot, trig=trig)
     return _coriolis.coriolis_matrix(robot, mass_matrix_program)
@@ -195,12 +203,12 @@ def gravity(robot, trig=True):
     (['QFX0', 'QFY0', 'QFZ0'], ('QFX0', G01*(-M0 - M1 - M2 - M3)))
     """
     _check(robot, "the gravity torques")
-    root = RootJoint.of(robot)
-    inputs = program_inputs(robot, [robot.q, root.configuration], _MASS, base=root.base_inputs(gravity=True))
+    root = _root_joint(robot)
+    inputs = program_inputs(robot, [robot.q, root.read], _MASS, base=_base_inputs(root))
     model = EnergyModel(robot, energy_program(robot, inputs, trig))
     U = model.potential_energy()
     fm = _directions(model, time=None)
-    for name, value in zip(_output_names(robot, "Q"), model.potential_rows(fm, U)):
+    for name, value in zip(_output_names(model.joints, "Q"), model.potential_rows(fm, U)):
         fm.target.set_output(name, value)
     fm.target.prune()
     return fm.target
@@ -287,12 +295,149 @@ def energy(robot, trig=True):
 
 
 # ------------------------------------------------------------ internals
+@dataclasses.dataclass(frozen=True)
+class _Joint:
+    """A joint of the energy model as its rows and columns see it: the root joint
+    (label ``'0'``, :func:`~kanerobot.dynamics.root.root_joint_model`) or a frame's.
+
+    ``keys`` name its speeds in the model (one per speed), ``parts`` the part
+    of the program's names for each (``JV12_<part>``: the frame's stem for a
+    single speed, the speed's name otherwise, ``VX0`` for a free flyer's);
+    ``coordinates`` its configuration symbols, of which the models read
+    ``read`` (a free flyer's orientation only: its position enters U by the
+    weight alone, :meth:`EnergyModel.potential_rows`); ``forces`` the
+    suffixes of its outputs (``GAM<force>``); ``actuated`` whether it has the
+    rotor inertia and friction of a frame (a root joint has none).
+    """
+
+    label: str
+    stem: str
+    model: JointModel
+    subspace: tuple
+    coordinates: tuple
+    read: tuple
+    speeds: tuple
+    accelerations: tuple
+    parts: tuple
+    forces: tuple
+    actuated: bool
+
+    @property
+    def keys(self):
+        return tuple((self.label, k) for k in range(len(self.speeds)))
+
+    @functools.cached_property
+    def _rate(self):
+        """``(placeholder speeds, {read coordinate: dq/dt at them})``: the joint model's rate, built once."""
+        nu = _placeholders(len(self.speeds))
+        rates = self.model.configuration_rate(self.coordinates, nu)
+        return nu, {x: rate for x, rate in zip(self.coordinates, rates) if x in self.read}
+
+    def rates(self, speeds):
+        """``{coordinate: dq/dt}`` at ``speeds`` (:meth:`JointModel.configuration_rate`), the read coordinates only."""
+        nu, rates = self._rate
+        values = dict(zip(nu, (sympy.sympify(v) for v in speeds)))
+        return {x: rate.xreplace(values) for x, rate in rates.items()}
+
+    def direction(self, k):
+        """``(seeds, label)`` of the forward-mode pass along speed k at unit rate.
+
+        The seeds are the configuration's rate; a pass that is a partial
+        derivative (seed 1 on one coordinate) is labelled by that coordinate
+        (``dT_dth2``), one along a unit rotation or translation about an axis
+        of the joint's frame ``R<axis><stem>``, ``T<axis><stem>`` (``dU_dRX0``).
+        """
+        seeds = self.rates([sympy.S.One if i == k else sympy.S.Zero for i in range(len(self.speeds))])
+        seeds = {x: seed for x, seed in seeds.items() if seed != 0}
+        if len(seeds) == 1 and next(iter(seeds.values())) == 1:
+            return seeds, str(next(iter(seeds)))
+        return seeds, _axis_label(self.subspace, k, self.parts[k], self.stem)
+
+
+def _axis_label(subspace, k, part, stem):
+    """``R<axis><stem>`` or ``T<axis><stem>`` when column k of the subspace is a unit rotation or translation about an axis."""
+    for kind, column, other in (("R", subspace[1][:, k], subspace[0][:, k]), ("T", subspace[0][:, k], subspace[1][:, k])):
+        if not any(other) and sorted(column) == [0, 0, 1]:
+            return f"{kind}{'XYZ'[list(column).index(1)]}{stem}"
+    return part
+
+
+def _symbols(names):
+    return tuple(sympy.Symbol(name) for name in names)
+
+
+@functools.lru_cache(maxsize=None)
+def _placeholders(n):
+    """n speeds standing for any (the same symbols every time: sympy's caches then serve every model)."""
+    return tuple(sympy.Dummy(f"nu{k}") for k in range(n))
+
+
+def _root_joint(robot):
+    """The root joint (:func:`~kanerobot.dynamics.root.root_joint_model`) as a :class:`_Joint`."""
+    return _root_joint_of(root_joint_model(robot), robot.stems[BASE])
+
+
+@functools.lru_cache(maxsize=None)
+def _root_joint_of(model, stem):
+    """The :class:`_Joint` of a root joint model, built once (its orientation and rates are the same for every robot)."""
+    coordinates = _symbols(model.configuration_names(stem))
+    rotation = model.placed(sympy.eye(3), sympy.zeros(3, 1), None, coordinates)[:3, :3]
+    return _Joint(
+        label=BASE,
+        stem=stem,
+        model=model,
+        subspace=model.subspace(None),
+        coordinates=coordinates,
+        read=tuple(x for x in coordinates if rotation.has(x)),
+        speeds=_symbols(model.speed_names(stem)),
+        accelerations=_symbols(model.acceleration_names(stem)),
+        parts=_speed_parts(model, stem),
+        forces=model.force_names(stem),
+        actuated=False,
+    )
+
+
+def _speed_parts(model, stem):
+    """The part of the names of each speed: the stem for one speed (``JV12_1``), the speeds' names otherwise."""
+    return (stem,) if model.nv == 1 else model.speed_names(stem)
+
+
+def _joints(robot):
+    """The root joint then each joint of ``robot``, in the order of the speeds."""
+    out = [_root_joint(robot)]
+    for label in robot.joint_labels:
+        frame = robot.frame(label)
+        model, stem = frame.joint, frame.stem
+        joint = _Joint(
+            label=label,
+            stem=stem,
+            model=model,
+            subspace=model.subspace(frame.axis),
+            coordinates=frame.coordinates,
+            read=frame.coordinates,
+            speeds=robot.joint_speeds[label],
+            accelerations=robot.joint_accelerations[label],
+            parts=_speed_parts(model, stem),
+            forces=model.force_names(stem),
+            actuated=label in robot.dynamics,
+        )
+        out.append(joint)
+    return out
+
+
+def _base_inputs(root):
+    """The ``base`` argument of :func:`~kanerobot.dynamics.common.program_inputs`: a root
+    without speeds is a fixed base, its motion (zero, checked) and gravity; a
+    root with speeds carries its motion in the state, so gravity only."""
+    return ("G",) if root.speeds else True
+
+
 def _reserved(robot):
     """Names of the Coriolis matrix program (``C23``, ``CA23``, ``CN23``),
     kept free of intermediate variables: a compound angle ``cos(th2 + th3)``
     is then named ``C23_1`` and the output ``C23`` of :func:`coriolis_matrix`
     keeps its name (a floating base's six speeds count)."""
-    n = len(RootJoint.of(robot).labels) + len(robot.joint_labels)
+    n = root_joint_model(robot).nv + len(robot.qd)
     return {name for prefix in ("C", "CA", "CN") for row in matrix_entry_names(prefix, (n, n)) for name in row}
 
 
@@ -336,149 +481,56 @@ def _check(robot, what):
         )
 
 
-def _frame_placements(robot, program):
-    """``label -> (iA_j, iP_j)`` of every frame, ``cos``/``sin`` named ``C<label>``,
-    ``S<label>`` after the joint's frame (``C4l`` for Krang's ``q_1l``), entries
-    that are not trivial named ``RA<r><c><j>`` and ``PA<r><j>``."""
-    stem = robot.stems
-    owner = {f.q: f.stem for f in robot.frames if f.is_joint}
-
-    def label(angle):
-        for q, frame_label in owner.items():
-            if angle.has(q):
-                return frame_label
-        return re.sub(r"[^A-Za-z0-9]", "", str(angle)) or "a"
-
-    out = {}
-    for frame in robot.frames:
-        j = frame.label
-        T = program.replace_sin_cos(sympy.Matrix(frame.transform()), labels=label)
-        out[j] = (
-            program.assign_matrix(lambda r, c, j=j: f"RA{r}{c}{stem[j]}", T[:3, :3]),
-            program.assign_matrix(lambda r, c, j=j: f"PA{r}{stem[j]}", T[:3, 3]),
+def _check_coordinates(robot, what):
+    """Raise, naming them, for the joints whose speeds are not the derivatives of their
+    coordinates (``JointModel.euclidean`` false: spherical, planar), which the
+    Christoffel form of :mod:`~kanerobot.dynamics.coriolis` cannot differentiate along."""
+    joints = [f"{frame.label} ({frame.joint.name})" for frame in robot.frames if frame.is_joint and not frame.joint.euclidean]
+    if joints:
+        raise KaneRobotError(
+            f"{what} of {robot.name} by Lagrange: joint{'s' if len(joints) > 1 else ''} {', '.join(joints)} "
+            f"{'have' if len(joints) > 1 else 'has'} speeds that are not the derivatives of coordinates, and the "
+            f"Christoffel form differentiates A along coordinates; the inverse dynamics, A, H and Q of this "
+            f"engine take them (C qd is H - Q without friction)"
         )
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class RootJoint:
-    """The joint between the world and link 0, where the link recursions start.
-
-    Fixed (``RootJoint()``, a fixed base): no speed, link 0 at rest.  A
-    free flyer (a floating base, :meth:`of`): six speeds ``VX0 .. WZ0``,
-    the body twist of link 0 in frame 0 (quasi-velocities, before the
-    joints' speeds), the quaternion ``QX0 .. QW0`` the only part of its
-    configuration the models read, the speeds' derivatives ``DVX0 ..
-    DWZ0`` and the names of its generalized forces ``FX0 .. CZ0``.
-    """
-
-    speeds: tuple = ()
-    configuration: tuple = ()
-    accelerations: tuple = ()
-    force_names: tuple = ()
-
-    @classmethod
-    def of(cls, robot):
-        """The root joint of ``robot``: a free flyer when it floats, fixed otherwise."""
-        if not robot.floating:
-            return cls()
-        return cls(BASE_VELOCITY, QUATERNION, BASE_ACCELERATION, BASE_FORCE_NAMES)
-
-    @property
-    def labels(self):
-        """Labels of the speeds (``VX0 .. WZ0``), in the names of the Jacobian columns (``JV12_VX0``)."""
-        return tuple(s.name for s in self.speeds)
-
-    def base_inputs(self, gravity):
-        """The ``base`` argument of :func:`~kanerobot.dynamics.common.program_inputs`:
-        a fixed base's motion (zero, checked) and gravity, a free flyer's
-        gravity only (its motion is the state)."""
-        if not self.speeds:
-            return gravity
-        return ("G",) if gravity else False
-
-    def columns(self):
-        """``(label, (Jv, Jw))`` of each speed at O_0 in frame 0: the unit vectors, linear then angular."""
-        zero, unit = sympy.zeros(3, 1), sympy.eye(3)
-        linear = [(label, (unit[:, k], zero)) for k, label in enumerate(self.labels[:3])]
-        angular = [(label, (zero, unit[:, k])) for k, label in enumerate(self.labels[3:])]
-        return tuple(linear + angular)
-
-    def velocity(self):
-        """``(v, w)`` of link 0 in frame 0."""
-        if not self.speeds:
-            return sympy.zeros(3, 1), sympy.zeros(3, 1)
-        return sympy.Matrix(self.speeds[:3]), sympy.Matrix(self.speeds[3:])
-
-    def gravity(self, program, robot):
-        """Gravity in frame 0: ``robot.base.G``, or rotated by the free flyer's quaternion (assigned ``G0<r>``)."""
-        if not self.speeds:
-            return sympy.Matrix(robot.base.G)
-        return gravity_in_base(program, robot)
-
-    def add_directions(self, fm):
-        """Forward-mode passes along the free flyer's unit body rotations:
-        the quaternion rate ``dquat = 1/2 quat (x) (e_k, 0)``."""
-        if not self.speeds:
-            return
-        quaternion = self.configuration
-        u, w = sympy.Matrix(quaternion[:3]), quaternion[3]
-        half = sympy.Rational(1, 2)
-        for k, axis in enumerate("XYZ"):
-            e = sympy.eye(3)[:, k]
-            du = half * (w * e + u.cross(e))
-            seeds = {quaternion[r]: du[r] for r in range(3)} | {w: -half * u[k]}
-            fm.add_direction(("rotation", k), seeds, label=f"R{axis}0")
-
-    def potential_rows(self, fm, U, robot, gravity):
-        """``dU/d(p_0, theta_0)``: the weight ``-M 0g``, then the rotation passes."""
-        if not self.speeds:
-            return []
-        mass = sympy.Add(*(sympy.sympify(robot.dynamics[j]["M"]) for j in robot.links))
-        return [-mass * fm.value(g) for g in gravity] + [fm.derivative(U, ("rotation", k)) for k in range(3)]
-
-    def hamel_rows(self, fm, PQ):
-        """``d/dt p + V x* p`` on the free flyer's rows (Boltzmann-Hamel)."""
-        if not self.speeds:
-            return []
-        v, w = self.velocity()
-        p_v = sympy.Matrix([fm.value(PQ[label]) for label in self.labels[:3]])
-        p_w = sympy.Matrix([fm.value(PQ[label]) for label in self.labels[3:]])
-        hamel = list(w.cross(p_v)) + list(w.cross(p_w) + v.cross(p_v))
-        return [fm.derivative(PQ[label], "t") + hamel[k] for k, label in enumerate(self.labels)]
 
 
 class EnergyModel:
     """Jacobian columns and energies of one robot, recorded into ``program``
     on demand (each piece once).
 
-    The speeds are the root joint's (:class:`RootJoint`: none for a fixed
-    base, six for a free flyer) then the joints'.
+    The speeds are the root joint's (none for a fixed base, six for a free
+    flyer) then the joints', each joint's ``nv`` of them (:func:`_joints`);
+    a column, a momentum or a row belongs to one speed, keyed
+    ``(joint label, k)``.
     """
 
-    def __init__(self, robot, program):
+    def __init__(self, robot, program, joints=None):
         self.robot = robot
         self.program = program
-        self.root = RootJoint.of(robot)
-        self.speed_labels = self.root.labels + tuple(robot.joint_labels)
-        self.placements = _frame_placements(robot, program)
+        self.joints = _joints(robot) if joints is None else joints
+        self.root = self.joints[0]
+        self.keys = tuple(key for joint in self.joints for key in joint.keys)
+        self._part = {key: part for joint in self.joints for key, part in zip(joint.keys, joint.parts)}
+        self.placements = frame_placements(robot, program)
         self._columns = None
         self._unit_momenta = {}
         self._link_momenta = None
         self._gravity = None
 
     def _stem(self, key):
-        """The part of names for ``key``: a frame's stem, a root speed's own name."""
-        return self.robot.stems.get(key, key)
+        """The part of names for ``key``: a frame's stem, a speed's part (:class:`_Joint`)."""
+        return self._part[key] if isinstance(key, tuple) else self.robot.stems[key]
 
     # ------------------------------------------------------ kinematics
     def columns(self):
-        """``label -> {joint: (Jv, Jw)}``: the Jacobian columns of each frame's
-        origin in its own frame, joints in root-path order."""
+        """``label -> {speed key: (Jv, Jw)}``: the Jacobian columns of each frame's
+        origin in its own frame, speeds in root-path order."""
         if self._columns is not None:
             return self._columns
         p = self.program
-        cols = {BASE: dict(self.root.columns())}
+        cols = {BASE: _unit_columns(self.root)}
+        joint = {j.label: j for j in self.joints}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
@@ -491,13 +543,13 @@ class EnergyModel:
                     p.assign_matrix(lambda r, c, f=f, j=j: f"JW{r}{self._stem(j)}_{self._stem(f)}", jA_i * Jw),
                 )
             if frame.is_joint:
-                own[j] = frame.joint.subspace(frame.axis)
+                own.update(_unit_columns(joint[j]))
             cols[j] = own
         self._columns = cols
         return cols
 
     def unit_momenta(self, j):
-        """``joint -> (LM, AM)``: momentum of link j when that joint moves at unit rate."""
+        """``speed key -> (LM, AM)``: momentum of link j when that speed is 1, the others 0."""
         if j not in self._unit_momenta:
             p = self.program
             J, MS, M = link_inertia(self.robot, j)
@@ -513,17 +565,16 @@ class EnergyModel:
     # ---------------------------------------------------------- energies
     def inertia_matrix(self, rotor):
         """n x n sympy matrix of expressions (not assigned)."""
-        labels = self.speed_labels
-        index = {label: k for k, label in enumerate(labels)}
-        n = len(labels)
+        index = {key: k for k, key in enumerate(self.keys)}
+        n = len(self.keys)
         terms = {}
         cols = self.columns()
         for j in self.robot.links:  # link 0 on a fixed root has no column: it adds nothing
             momenta = self.unit_momenta(j)
-            joints = sorted(cols[j], key=index.__getitem__)
-            for ib, b in enumerate(joints):
+            speeds = sorted(cols[j], key=index.__getitem__)
+            for ib, b in enumerate(speeds):
                 LM, AM = momenta[b]
-                for a in joints[: ib + 1]:
+                for a in speeds[: ib + 1]:
                     Jv, Jw = cols[j][a]
                     # Named per link: the entries of A are then sums of names,
                     # cheap to differentiate for the Coriolis matrix.
@@ -533,31 +584,33 @@ class EnergyModel:
         for (r, c), parts in terms.items():
             A[r, c] = A[c, r] = sympy.Add(*parts)
         if rotor:
-            for k, label in enumerate(labels):
-                if label in self.robot.joint_labels and label in self.robot.dynamics:
-                    A[k, k] += self.robot.dynamics[label]["IA"]
+            for joint in self.joints:
+                if joint.actuated:
+                    for key in joint.keys:
+                        A[index[key], index[key]] += self.robot.dynamics[joint.label]["IA"]
         return A
 
     def velocities(self):
         """``label -> (v, w)`` of each link: velocity of O_j and angular
-        velocity, in frame j, by the velocity recursion (SYMORO+ eq. 6a-c,
-        fixed base), assigned ``V<r><j>``, ``W<r><j>`` (``VU`` is
-        ``iV_i + iw_i x iP_j``).  Equal to ``Jv qd`` and ``Jw qd`` of
-        :meth:`columns`; the recursion makes their derivatives cheaper."""
+        velocity, in frame j, by the velocity recursion (SYMORO+ eq. 6a-c),
+        assigned ``V<r><j>``, ``W<r><j>`` (``VU`` is ``iV_i + iw_i x iP_j``),
+        link 0 moving with the root joint's speeds.  Equal to ``Jv qd`` and
+        ``Jw qd`` of :meth:`columns`; the recursion makes their derivatives
+        cheaper.  (:func:`kanerobot.kinematics.forward_step` is the
+        recursion of the accelerations, without the velocity of O_j; the
+        joints' part is :func:`kanerobot.kinematics.along`, as there.)"""
         p = self.program
-        qd = self.robot.joint_speeds
-        out = {BASE: self.root.velocity()}
+        joint = {j.label: j for j in self.joints}
+        out = {BASE: _twist(self.root.subspace, self.root.speeds)}
         for frame in self.robot.frames:
             j, i = frame.label, frame.antecedent
             iA_j, iP_j = self.placements[j]
             jA_i = iA_j.T
             vi, wi = out[i]
-            S_lin, S_ang = frame.joint.subspace(frame.axis)
+            v_rel, w_rel = _twist(joint[j].subspace, joint[j].speeds) if j in joint else (sympy.zeros(3, 1),) * 2
             VU = p.assign_matrix(lambda r, c, j=j: f"VU{r}{self._stem(j)}", vi + wi.cross(iP_j))
-            rates = qd.get(j, ())
-            qdj = sympy.Matrix(len(rates), 1, list(rates))
-            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{self._stem(j)}", jA_i * VU + S_lin * qdj)
-            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{self._stem(j)}", jA_i * wi + S_ang * qdj)
+            v = p.assign_matrix(lambda r, c, j=j: f"V{r}{self._stem(j)}", jA_i * VU + v_rel)
+            w = p.assign_matrix(lambda r, c, j=j: f"W{r}{self._stem(j)}", jA_i * wi + w_rel)
             out[j] = (v, w)
         return {j: out[j] for j in self.robot.links}
 
@@ -575,34 +628,36 @@ class EnergyModel:
         return self._link_momenta
 
     def kinetic_energy(self, rotor):
-        """``T`` assigned: 1/2 sum_j (v . LM + w . AM) (+ 1/2 IA qd^2)."""
+        """``T`` assigned: 1/2 sum_j (v . LM + w . AM) (+ 1/2 IA qd^2 for each speed of a joint)."""
         terms = [self.program.assign(f"TL{self._stem(j)}", v.dot(LM) + w.dot(AM)) for j, (v, w, LM, AM) in self.link_momenta().items()]
         if rotor:
-            for label, qd in zip(self.robot.joint_labels, self.robot.qd):
-                if label in self.robot.dynamics:
-                    terms.append(self.robot.dynamics[label]["IA"] * qd**2)
+            for joint in self.joints:
+                if joint.actuated:
+                    terms.extend(self.robot.dynamics[joint.label]["IA"] * qd**2 for qd in joint.speeds)
         return self.program.assign("T", sympy.Add(*terms) / 2)
 
     def generalized_momenta(self):
-        """``speed label -> PQ``: dT/dqd without the rotor term, assigned."""
+        """``speed key -> PQ``: dT/dnu without the rotor term, assigned."""
         cols = self.columns()
         momenta = self.link_momenta()
-        terms = {label: [] for label in self.speed_labels}
+        terms = {key: [] for key in self.keys}
         for j, (_, _, LM, AM) in momenta.items():
             for f, (Jv, Jw) in cols[j].items():
                 terms[f].append(self.program.assign(f"PL{self._stem(j)}_{self._stem(f)}", Jv.dot(LM) + Jw.dot(AM)))
         return {f: self.program.assign(f"PQ{self._stem(f)}", sympy.Add(*parts)) for f, parts in terms.items()}
 
     def gravity(self):
-        """Gravity in frame 0 (:meth:`RootJoint.gravity`), assigned once."""
+        """Gravity in frame 0, assigned once: minus link 0's acceleration at rest
+        (:func:`~kanerobot.dynamics.root.root_motion`; ``robot.base.G``, or
+        rotated by a free flyer's quaternion, ``G0<r>``)."""
         if self._gravity is None:
-            self._gravity = self.root.gravity(self.program, self.robot)
+            _, _, Vdot = root_motion(self.program, self.robot, qd=False, qdd=False, base=False)
+            self._gravity = -Vdot
         return self._gravity
 
     def potential_energy(self):
         """``U`` assigned: -sum_j (M_j G . 0P_j + jG . jMS_j), frame 0's
-        position left out on a free flyer (its weight is in
-        :meth:`potential_rows`)."""
+        position left out (a free flyer's weight is in :meth:`potential_rows`)."""
         p = self.program
         G = {BASE: self.gravity()}
         GP = {BASE: sympy.S.Zero}
@@ -618,93 +673,135 @@ class EnergyModel:
         return p.assign("U", -sympy.Add(*terms))
 
     def wrench_torques(self):
-        """``speed label -> J^T [f; m]`` summed over the links with a wrench."""
+        """``speed key -> J^T [f; m]`` summed over the links with a wrench."""
         cols = self.columns()
-        terms = {label: [] for label in self.speed_labels}
+        terms = {key: [] for key in self.keys}
         for j in self.robot.links:
             d = self.robot.dynamics[j]
             f = sympy.Matrix([d[n] for n in WRENCH_NAMES[:3]])
             m = sympy.Matrix([d[n] for n in WRENCH_NAMES[3:]])
             if f == sympy.zeros(3, 1) and m == sympy.zeros(3, 1):
                 continue
-            for joint, (Jv, Jw) in cols[j].items():
-                terms[joint].append(Jv.dot(f) + Jw.dot(m))
-        return {label: sympy.Add(*parts) for label, parts in terms.items()}
-
+            for key, (Jv, Jw) in cols[j].items():
+                terms[key].append(Jv.dot(f) + Jw.dot(m))
+        return {key: sympy.Add(*parts) for key, parts in terms.items()}
 
     def potential_rows(self, fm, U):
-        """``dU/d(root speeds, q)``: the root joint's rows
-        (:meth:`RootJoint.potential_rows`), then one joint pass each."""
-        rows = self.root.potential_rows(fm, U, self.robot, self.gravity())
-        return rows + [fm.derivative(U, ("q", x)) for x in self.robot.q]
+        """``dU`` along each speed at unit rate (one forward pass each, :func:`_directions`).
+
+        U leaves out the position of O_0, which only the root joint moves: its
+        speeds add the work of the whole weight along their translation,
+        ``-M G . S_lin`` (a free flyer's ``-M 0g``).
+        """
+        rows = []
+        for joint in self.joints:
+            for k, key in enumerate(joint.keys):
+                row = fm.derivative(U, key)
+                S_lin = joint.subspace[0][:, k]
+                if joint.label == BASE and any(S_lin):
+                    mass = sympy.Add(*(sympy.sympify(self.robot.dynamics[j]["M"]) for j in self.robot.links))
+                    row += -mass * fm.value(self.gravity().dot(S_lin))
+                rows.append(row)
+        return rows
+
+
+def _unit_columns(joint):
+    """``{speed key: (Jv, Jw)}`` of a joint's speeds at its frame's origin: the columns of its motion subspace."""
+    S_lin, S_ang = joint.subspace
+    return {key: (S_lin[:, k], S_ang[:, k]) for k, key in enumerate(joint.keys)}
+
+
+def _twist(subspace, rates):
+    """``(S_lin rates, S_ang rates)`` as 3x1 matrices (:func:`~kanerobot.kinematics.along`)."""
+    return tuple(sympy.Matrix(along(S, rates)) for S in subspace)
 
 
 def _directions(model, time):
-    """Forward-mode passes over ``model.program``: time (seeds ``time``),
-    each joint, then the root joint's (:meth:`RootJoint.add_directions`)."""
+    """Forward-mode passes over ``model.program``: time (seeds ``time``), then
+    one along each speed at unit rate (:meth:`_Joint.direction`), keyed as the speed."""
     fm = ForwardMode(model.program)
+    labels = angle_labels(model.robot)
     if time is not None:
-        fm.add_direction("t", time, label="t")
-    for x in model.robot.q:
-        fm.add_direction(("q", x), {x: 1}, label=str(x))
-    model.root.add_directions(fm)
+        fm.add_direction("t", {x: fm.target.replace_sin_cos(v, labels=labels) for x, v in time.items()}, label="t")
+    for joint in model.joints:
+        for k, key in enumerate(joint.keys):
+            seeds, label = joint.direction(k)
+            fm.add_direction(key, {x: fm.target.replace_sin_cos(v, labels=labels) for x, v in seeds.items()}, label=label)
     return fm
 
 
-def _output_names(robot, prefix):
-    """``<prefix><root force>`` (``GAMFX0 ..``) then ``<prefix><label>``."""
-    return [f"{prefix}{name}" for name in RootJoint.of(robot).force_names] + [f"{prefix}{robot.stems[label]}" for label in robot.joint_labels]
+def _output_names(joints, prefix):
+    """``<prefix><force>`` of each speed: the root joint's (``GAMFX0 ..``), then the joints' (``GAM<stem>``, ``GAMCX2 ..``)."""
+    return [f"{prefix}{name}" for joint in joints for name in joint.forces]
 
 
 def _lagrange(robot, qdd, trig):
     what = "the inverse dynamic model" if qdd else "the vector H"
     _check(robot, what)
-    root = RootJoint.of(robot)
-    state = [robot.q, root.configuration, robot.qd, root.speeds] + ([robot.qdd, root.accelerations] if qdd else [])
+    joints = _joints(robot)
+    root = joints[0]
+    state = [robot.q, root.read, robot.qd, root.speeds] + ([robot.qdd, root.accelerations] if qdd else [])
     names = (INERTIAL_NAMES if qdd else RIGID_INERTIAL_NAMES) + ("FV", "FS") + WRENCH_NAMES
-    inputs = program_inputs(robot, state, names, base=root.base_inputs(gravity=True))
-    model = EnergyModel(robot, energy_program(robot, inputs, trig))
+    inputs = program_inputs(robot, state, names, base=_base_inputs(root))
+    model = EnergyModel(robot, energy_program(robot, inputs, trig), joints)
     PQ = model.generalized_momenta()
     momenta = model.link_momenta()
     U = model.potential_energy()
     wrench = model.wrench_torques()
 
-    # d/dt: joints move at QP; with accelerations, QP and the root's speeds
-    # change at QDP and DVX0 .. DWZ0 (T does not depend on the root's pose).
-    time = dict(zip(robot.q, robot.qd))
-    if qdd:
-        time |= {v: a for v, a in zip(robot.qd, robot.qdd) if isinstance(v, sympy.Symbol)}
-        time |= dict(zip(root.speeds, root.accelerations))
+    # d/dt: the configurations move at their rates (q' = QP for one speed); with
+    # accelerations, the speeds change at theirs (QDP, DVX0 .. DWZ0).
+    time = {}
+    for joint in joints:
+        time |= joint.rates(joint.speeds)
+        if qdd:
+            time |= {v: a for v, a in zip(joint.speeds, joint.accelerations) if isinstance(v, sympy.Symbol)}
     fm = _directions(model, time)
-    rows = root.hamel_rows(fm, PQ) + joint_rows(fm, robot, PQ, momenta, qdd)
+    rows = joint_rows(fm, model, PQ, momenta, qdd)
     potential = model.potential_rows(fm, U)
-    for name, row, dU, label in zip(_output_names(robot, "GAM"), rows, potential, model.speed_labels):
-        fm.target.set_output(name, row + dU + fm.value(wrench[label]))
+    for name, row, dU, key in zip(_output_names(joints, "GAM"), rows, potential, model.keys):
+        fm.target.set_output(name, row + dU + fm.value(wrench[key]))
     fm.target.prune()
     return fm.target
 
 
-def joint_rows(fm, robot, PQ, momenta, accelerations):
-    """``d/dt PQ_a - dT/dq_a + IA_a qdd_a + FV_a qd_a + FS_a sign(qd_a)`` for each joint a.
+def joint_rows(fm, model, PQ, momenta, accelerations):
+    """Lagrange's equations in the speeds, without dU and the wrenches, one row per speed.
 
-    ``fm`` has the time direction ``"t"`` and one direction ``("q", q_a)``
-    per joint; ``momenta`` is :meth:`EnergyModel.link_momenta`.  dT/dq comes by
-    the chain rule through the link velocities: the partial derivatives of
-    ``T_j = 1/2 (v . LM + w . AM)`` with respect to v and w are the link
-    momenta LM and AM.
+    ``d/dt PQ_r - X_r(T) + S_r^T (xi x* S p) + IA qdd_r + FV qd_r + FS sign(qd_r)``
+    (Boltzmann-Hamel): ``X_r`` is the pass along speed r (``fm`` has it and
+    the time direction ``"t"``), ``xi = S nu`` the joint's relative twist
+    and ``p`` its momenta ``PQ`` (the structure constants of its speeds:
+    zero for one speed, ``V x* p`` for a free flyer, ``w x p`` for a ball
+    joint); rotor and friction on the joints of frames.  ``momenta`` is
+    :meth:`EnergyModel.link_momenta`.  ``X_r(T)`` comes by the chain rule
+    through the link velocities: the partial derivatives of ``T_j = 1/2
+    (v . LM + w . AM)`` with respect to v and w are the link momenta LM and
+    AM.
     """
     rows = []
-    for label, x, qd_j, qdd_j in zip(robot.joint_labels, robot.q, robot.qd, robot.qdd):
-        key = ("q", x)
-        terms = []
-        for v, w, LM, AM in momenta.values():
-            for k in range(3):
-                terms.append(fm.value(LM[k]) * fm.derivative(v[k], key) + fm.value(AM[k]) * fm.derivative(w[k], key))
-        value = fm.derivative(PQ[label], "t") - fm.target.assign(fm.name_for("T", key), sympy.Add(*terms))
-        d = robot.dynamics.get(label)
-        if d is not None:
-            if accelerations:
-                value += d["IA"] * qdd_j
-            value += d["FV"] * qd_j + d["FS"] * sympy.sign(qd_j)
-        rows.append(value)
+    for joint in model.joints:
+        hamel = _structure_terms(joint, [fm.value(PQ[key]) for key in joint.keys])
+        d = model.robot.dynamics.get(joint.label) if joint.actuated else None
+        for key, qd_r, qdd_r, structure in zip(joint.keys, joint.speeds, joint.accelerations, hamel):
+            terms = []
+            for v, w, LM, AM in momenta.values():
+                for k in range(3):
+                    terms.append(fm.value(LM[k]) * fm.derivative(v[k], key) + fm.value(AM[k]) * fm.derivative(w[k], key))
+            value = fm.derivative(PQ[key], "t") - fm.target.assign(fm.name_for("T", key), sympy.Add(*terms)) + structure
+            if d is not None:
+                if accelerations:
+                    value += d["IA"] * qdd_r
+                value += d["FV"] * qd_r + d["FS"] * sympy.sign(qd_r)
+            rows.append(value)
     return rows
+
+
+def _structure_terms(joint, p):
+    """``S^T (xi x* S p)``, ``xi = S nu`` the joint's relative twist, ``p`` its momenta: the
+    Boltzmann-Hamel terms of its speeds, ``V x* p`` of a free flyer (``w x p_v``, ``w x p_w +
+    v x p_v``), zero for one speed."""
+    S_lin, S_ang = joint.subspace
+    v, w, f, n = along(S_lin, joint.speeds), along(S_ang, joint.speeds), along(S_lin, p), along(S_ang, p)
+    force, moment = cross(w, f), plus(cross(w, n), cross(v, f))
+    return [summed([product(S_lin[r, k], force[r]) for r in range(3)] + [product(S_ang[r, k], moment[r]) for r in range(3)]) for k in range(len(p))]

@@ -133,9 +133,7 @@ def configuration_rates(joint, q, u):
     >>> np.allclose([float(e.subs(point)) for e in rates], expected)
     True
     """
-    if joint.euclidean and joint.nq == joint.nv:
-        return list(u)
-    return list(joint.tangent(list(q)) * sympy.Matrix(u))
+    return list(joint.configuration_rate(list(q), u))
 
 
 def kd_equations(q, u):

@@ -9,6 +9,7 @@ Featherstone's ``jcalc``).  A joint model gives:
 - its sizes ``nq`` (configuration values) and ``nv`` (speeds);
 - :meth:`JointModel.placed`, the transform ``iT_j`` from a placement;
 - :meth:`JointModel.subspace`, ``(S_lin, S_ang)``, each 3 x nv;
+- :meth:`JointModel.configuration_rate`, ``dq/dt`` at speeds ``v`` (symbolic);
 - the names of its symbols (:meth:`JointModel.configuration_names`,
   :meth:`JointModel.speed_names`, :meth:`JointModel.acceleration_names`,
   :meth:`JointModel.force_names`);
@@ -64,6 +65,12 @@ class JointModel:
         """``S_j``, 6 x nv, linear rows first (Khalil's ``[sigma a; sigmabar a]`` for one speed)."""
         S_lin, S_ang = self.subspace(axis)
         return sympy.Matrix.vstack(S_lin, S_ang)
+
+    def configuration_rate(self, q: Sequence[sympy.Expr], v: Sequence[sympy.Expr]) -> Tuple[sympy.Expr, ...]:
+        """``dq/dt`` at speeds ``v`` as ``nq`` sympy expressions, ``tangent(q) v``: :meth:`configuration_derivative` for programs."""
+        if self.euclidean and self.nq == self.nv:
+            return tuple(sympy.sympify(x) for x in v)
+        return tuple(self.tangent(q) * sympy.Matrix(v))
 
     def configuration_names(self, stem: str) -> Tuple[str, ...]:
         """Names of the ``nq`` configuration symbols of the joint of frame ``stem``."""
