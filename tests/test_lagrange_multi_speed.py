@@ -5,7 +5,7 @@ and three angular speeds, a planar joint with x, y, theta and three speeds,
 a second revolute branch), random physically consistent parameters; the
 Lagrange programs (Boltzmann-Hamel rows for the quasi-velocities),
 evaluated by numpy, against pinocchio's ``rnea``, ``crba``,
-``nonLinearEffects``, ``computeGeneralizedGravity`` and energies, and against
+``nonLinearEffects``, ``computeGeneralizedGravity``, ``computeCoriolisMatrix`` and energies, and against
 Newton-Euler's program with every parameter (rotor inertia, friction,
 wrenches) random.  The programs of the one-speed robots are unchanged
 (benchmarks/program_snapshots.py).
@@ -18,7 +18,6 @@ from ball_robots import ball_tree, evaluate, pinocchio_q, random_state, random_v
 
 from kanerobot.dynamics import composite, lagrange, newton_euler
 from kanerobot.dynamics.parameters import random_parameters
-from kanerobot.errors import KaneRobotError
 from kanerobot.robot import joints
 
 pin = pytest.importorskip("pinocchio", reason="pip install -e '.[bench]' (pinocchio) to compare spherical and planar joints with pinocchio")
@@ -105,11 +104,15 @@ def test_energy_equals_pinocchio_and_the_composite_inertia():
         np.testing.assert_allclose(evaluate(program, rotors, robot, q, qd)[0], qd @ inertia @ qd / 2, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
-def test_coriolis_matrix_names_the_joints_it_cannot_take(floating):
-    """The Christoffel form needs coordinates: a clear error naming the ball and planar joints, never wrong numbers."""
-    with pytest.raises(KaneRobotError, match=r"joints 2 \(spherical\), 3 \(planar\) have speeds that are not the derivatives"):
-        lagrange.coriolis_matrix(ball_tree(floating))
+def test_coriolis_matrix_equals_pinocchio(case):
+    """Christoffel form of Lagrange's A along each joint's tangent directions, Hamel terms for the quasi-velocities."""
+    robot, values, pmodel, programs = case
+    program = lagrange.coriolis_matrix(robot, programs["mass_matrix"])
+    n = robot.dof
+    for q, qd, _ in _states(robot, 8, n=2):
+        C = evaluate(program, values, robot, q, qd).reshape(n, n)
+        expected = pin.computeCoriolisMatrix(pmodel, pmodel.createData(), pinocchio_q(robot, q), qd)
+        np.testing.assert_allclose(C, expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("model", [joints.Revolute(), joints.Prismatic(), joints.Spherical(), joints.Planar(), joints.FreeFlyer()], ids=repr)

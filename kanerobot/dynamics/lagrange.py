@@ -162,7 +162,6 @@ def coriolis_matrix(robot, mass_matrix_program=None, trig=True):
     (81, [WZ0, QP1, QP2, QP3])
     """
     _check(robot, "the Coriolis matrix")
-    _check_coordinates(robot, "the Coriolis matrix")
     if mass_matrix_program is None:
         mass_matrix_program = mass_matrix(robot, trig=trig)
     return _coriolis.coriolis_matrix(robot, mass_matrix_program)
@@ -478,20 +477,6 @@ def _check(robot, what):
     if flexible:
         raise KaneRobotError(
             f"{what} of {robot.name} by Lagrange: flexible joints ({', '.join(flexible)}) are not handled"
-        )
-
-
-def _check_coordinates(robot, what):
-    """Raise, naming them, for the joints whose speeds are not the derivatives of their
-    coordinates (``JointModel.euclidean`` false: spherical, planar), which the
-    Christoffel form of :mod:`~kanerobot.dynamics.coriolis` cannot differentiate along."""
-    joints = [f"{frame.label} ({frame.joint.name})" for frame in robot.frames if frame.is_joint and not frame.joint.euclidean]
-    if joints:
-        raise KaneRobotError(
-            f"{what} of {robot.name} by Lagrange: joint{'s' if len(joints) > 1 else ''} {', '.join(joints)} "
-            f"{'have' if len(joints) > 1 else 'has'} speeds that are not the derivatives of coordinates, and the "
-            f"Christoffel form differentiates A along coordinates; the inverse dynamics, A, H and Q of this "
-            f"engine take them (C qd is H - Q without friction)"
         )
 
 
