@@ -1116,6 +1116,12 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         """``[(joint model, q slice, qd slice)]`` of the joints (the root's included) whose configuration is not a vector space."""
         return [entry for entry in self.model.layout if not entry[0].euclidean]
 
+    @functools.cached_property
+    def _quaternions(self):
+        """The entries of :attr:`_curved` that hold a unit quaternion, last in their configuration
+        (one coordinate more than their speeds: a free flyer, a ball joint)."""
+        return [entry for entry in self._curved if entry[0].nq > entry[0].nv]
+
     def _configuration_and_speeds(self, q, qd):
         """``(q, qd, single)``: a configuration and speeds checked and broadcast to one batch (N, nq), (N, nv)."""
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
@@ -1155,10 +1161,10 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     def _normalised(self, q):
         """``q`` (N, nq) with each curved joint's configuration brought back on its manifold (a copy when changed)."""
-        if not self._curved:
+        if not self._quaternions:
             return q
         q = np.array(q, dtype=float)
-        for joint, qs, _ in self._curved:
+        for joint, qs, _ in self._quaternions:
             q[:, qs] = joint.normalised(q[:, qs])
         return q
 
@@ -1168,8 +1174,8 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     def _starting_configuration(self, q, what):
         """A starting configuration with its quaternions normalised; a zero quaternion is refused."""
-        for joint, qs, _ in self._curved:
-            part = q[qs][-4:]  # the quaternion joints hold their quaternion last (x y z w)
+        for joint, qs, _ in self._quaternions:
+            part = q[qs][-4:]  # x y z w
             if not np.linalg.norm(part) > 1e-12:
                 where = f"q[{qs.stop - 4}:{qs.stop}]"
                 whose = "the base quaternion" if joint is self.model.root else "the quaternion of a ball joint"
@@ -1180,7 +1186,8 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         """How far each integrated quaternion's norm went from 1 (the largest), and a floating base's pose and momentum."""
         if not len(q):
             return {}
-        out = {"quaternion_norm_error": np.max([np.abs(np.linalg.norm(q_raw[:, qs][:, -4:], axis=1) - 1.0) for _, qs, _ in self._curved], axis=0)}
+        errors = [np.abs(np.linalg.norm(q_raw[:, qs][:, -4:], axis=1) - 1.0) for _, qs, _ in self._quaternions]
+        out = {"quaternion_norm_error": np.max(errors, axis=0)} if errors else {}
         if self.model.root.nv:
             out = {"base_pose": base_pose(q[:, :7]), "momentum": np.atleast_2d(self.momentum(q, qd)), **out}
         return out
@@ -1247,7 +1254,7 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         """
         fast = None
         # a ball joint's quaternion inside q is normalised by the general path only
-        inner_quaternion = any(entry[0] is not self.model.root for entry in self._curved)
+        inner_quaternion = any(entry[0] is not self.model.root for entry in self._quaternions)
         if self.backend == "c" and self.model.has_program(name) and not inner_quaternion:
             function = self._c_function(name)
             if function is not None:
