@@ -100,3 +100,13 @@ def test_kinematics_and_balance_equal_pinocchio(case):
     np.testing.assert_allclose(fn.center_of_mass(q), pin.centerOfMass(pmodel, data, pq), rtol=0, atol=1e-12)
     np.testing.assert_allclose(fn.center_of_mass_jacobian(q), pin.jacobianCenterOfMass(pmodel, data, pq), rtol=0, atol=1e-12)
     np.testing.assert_allclose(fn.centroidal_momentum_matrix(q), pin.computeCentroidalMap(pmodel, data, pq), rtol=0, atol=1e-12)
+
+
+def test_the_simulation_map_is_the_configuration_derivative(case):
+    robot, fn, _, _ = case
+    q, qd, _ = random_state(robot, np.random.default_rng(12))
+    space = fn.state_space
+    np.testing.assert_allclose(space.qdot(q, qd), fn.configuration_derivative(q, qd), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(space.integrate(q, qd, 0.2), fn.integrate(q, qd, 0.2), rtol=0, atol=1e-15)
+    with pytest.raises(kr.KaneRobotError, match="zero; give a unit quaternion"):
+        space.split(np.zeros(fn.nq + fn.nv))

@@ -49,7 +49,7 @@ fixed to it carry no momentum and are left out of M and c, as pinocchio
 does).  A floating robot's speeds are pinocchio's (``v, w`` of link 0 in
 frame 0, then the joints) and every link counts; in the world,
 ``c_w = p_0 + wR_0 0c``, ``A_G = diag(wR_0, wR_0) 0A_G``
-(:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics` composes them).
+(:class:`~kanerobot.dynamics.dynamic_model.NumericDynamics` composes them).
 Closed loops and wheeled bases have the programs of their tree
 (``tree_robot``, ``equivalent_tree``), the numeric model projecting them on
 the independent speeds: ``A_G G(q)``, ``qd = G qd_a``

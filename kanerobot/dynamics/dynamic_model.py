@@ -968,7 +968,7 @@ class NumericProtocol(BalanceFunctions):
 
     def base_acceleration(self, q, qd, qdd, wrench=None):
         """The free-floating inverse dynamics (``F_0 = 0``) of a floating base; see
-        :meth:`FloatingBaseDynamics.base_acceleration <kanerobot.dynamics.floating.FloatingBaseDynamics.base_acceleration>`."""
+        :meth:`NumericDynamics.base_acceleration`."""
         self._unavailable("base_acceleration", "it is the free-floating inverse dynamics of a floating base (is_floating = 1)")
 
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
@@ -1103,7 +1103,7 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         if "_state_space" not in self.__dict__:
             hooks = {}
             if self._curved:
-                hooks.update(qdot_map=self.configuration_derivative, integrate_map=self.integrate, prepare_map=self._prepared,
+                hooks.update(qdot_map=self._qdot, integrate_map=self.integrate, prepare_map=self._prepared,
                              start_check=self._starting_configuration, monitor_map=self._monitors)  # fmt: skip
             if self.model.root.nv:
                 hooks["base_pose"] = self._root_pose
@@ -1127,6 +1127,23 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
         N = max(len(q), len(qd))
         return np.broadcast_to(q, (N, self.nq)), np.broadcast_to(qd, (N, self.nv)), single
+
+    @functools.cached_property
+    def _flat_columns(self):
+        """``(q columns, qd columns)`` of the joints whose ``dq/dt`` is their speeds (nq = nv, a vector space)."""
+        flat = [(qs, vs) for joint, qs, vs in self.model.layout if joint.euclidean]
+        return [k for qs, _ in flat for k in range(qs.start, qs.stop)], [k for _, vs in flat for k in range(vs.start, vs.stop)]
+
+    def _qdot(self, q, qd):
+        """``dq/dt`` of a state a simulation has checked and prepared (one or a batch, no checks): the
+        simulation's map (:attr:`state_space`), :meth:`configuration_derivative` without its checks."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        out = np.empty(qd.shape[:-1] + (self.nq,))
+        columns, rates = self._flat_columns
+        out[..., columns] = qd[..., rates]
+        for joint, qs, vs in self._curved:
+            out[..., qs] = joint.configuration_derivative(q[..., qs], qd[..., vs])
+        return out
 
     def configuration_derivative(self, q, qd):
         """``dq/dt`` at the speeds ``qd``, joint by joint (:meth:`JointModel.configuration_derivative

@@ -22,11 +22,12 @@ Centre of mass, its Jacobian, centroidal momentum matrix
     The programs of :mod:`~kanerobot.dynamics.centroidal` (composite
     links carried to the centre of mass), in the axes of frame 0.
 
-The programs read the joint vector, one entry per joint of
-``robot.joint_labels``, and give frames relative to frame 0: serial and
+The programs read the joint vector ``robot.q`` (each joint's ``nq``
+entries, in the order of ``robot.joint_labels``; a Jacobian has a column
+per speed) and give frames relative to frame 0: serial and
 tree robots with a fixed base (flexible joints are served, their link side
 is the configuration), and floating robots, whose numeric functions
-(:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics`) compose them
+(:class:`~kanerobot.dynamics.dynamic_model.NumericDynamics` on a free flyer) compose them
 with the base pose and speeds.  Closed loops and a wheeled base get one
 :class:`KaneRobotError` saying so: their numeric functions
 (:class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`) run the
