@@ -98,7 +98,8 @@ BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 #: Programs of the articulated-body passes (:mod:`~kanerobot.dynamics.direct`), which take one
-#: speed per joint for now: on joints of several speeds (spherical, planar) they are solved from A and H.
+#: speed per joint on this branch: on joints of several speeds (spherical, planar) they are solved
+#: from A and H.  Empty (and the test in :meth:`DynamicModel.has_program` gone) once the passes take them.
 ONE_SPEED_PROGRAMS = {"direct_dynamics", "base_acceleration", "direct_dynamics_derivatives"}
 #: The state groups of the root joint's speeds and their derivatives, after those of the joints;
 #: its configuration's group (``"quaternion"``) is in :meth:`DynamicModel._root_groups`.
