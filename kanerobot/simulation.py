@@ -404,14 +404,22 @@ def _fast(model, fn, names):
 
 
 # ------------------------------------------------------------------ plants
+#: What a plant reads of its state space: sizes, names and layouts, then its maps (bound methods).
+_PLANT_READS = (
+    "name", "kind", "nq", "nv", "ntau", "coordinates", "layout", "layout_q", "tau_layout", "joints", "controlled",
+    "controlled_rates", "link_columns", "prepare", "qdot", "split", "column", "sample", "monitors", "actuated_rates",
+    "rate_map", "rate_bias", "force_map",
+)  # fmt: skip
+
+
 class _Plant:
     """A numeric model seen as ``xdot = f(x, tau)``, read off its :class:`~kanerobot.state_space.StateSpace`.
 
     The sizes, names, layouts and maps (``prepare``, ``qdot``, ``rate_map``,
-    ``force_map``, ``monitors`` ...) are the state space's (attribute
-    lookups fall through to it); the plant adds the direct dynamics (the
-    compiled program on bound buffers where there is one), the Coulomb law
-    and the power.
+    ``force_map``, ``monitors`` ...) are the state space's, named in
+    :data:`_PLANT_READS` and set on the plant once; the plant adds the
+    direct dynamics (the compiled program on bound buffers where there is
+    one), the Coulomb law and the power.
     """
 
     def __init__(self, fn):
@@ -419,6 +427,8 @@ class _Plant:
 
         self.fn = fn
         self.space = StateSpace.of(fn, "cannot simulate")
+        for name in _PLANT_READS:
+            setattr(self, name, getattr(self.space, name))
         self.energy = energy.energy_structure(fn)
         self.FV, self.FS = self.energy.FV, self.energy.FS
         self.coulomb = None  # a _Coulomb when simulate applies the Coulomb law (not the model's)
@@ -429,11 +439,6 @@ class _Plant:
             solved = not fn.model.has_program("direct_dynamics") and self.space.joint_state
             self.fast = _fast(fn.model, fn, ["mass_matrix", "h"] if solved else ["direct_dynamics"])
             self.check_fast()
-
-    def __getattr__(self, name):
-        if name == "space":  # not set yet: no recursion through the state space
-            raise AttributeError(name)
-        return getattr(self.space, name)
 
     # the dynamics, one state
     def _fill(self, call, q, qd, tau):

@@ -49,7 +49,7 @@ fixed to it carry no momentum and are left out of M and c, as pinocchio
 does).  A floating robot's speeds are pinocchio's (``v, w`` of link 0 in
 frame 0, then the joints) and every link counts; in the world,
 ``c_w = p_0 + wR_0 0c``, ``A_G = diag(wR_0, wR_0) 0A_G``
-(:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics` composes them).
+(:class:`~kanerobot.dynamics.dynamic_model.NumericDynamics` composes them).
 Closed loops and wheeled bases have the programs of their tree
 (``tree_robot``, ``equivalent_tree``), the numeric model projecting them on
 the independent speeds: ``A_G G(q)``, ``qd = G qd_a``
@@ -262,12 +262,15 @@ class _Balance:
                 f, m = composite_wrench(J, MS, M, a)
                 out.append((list(f), plus(list(m), cross(f, self.com)) if angular else None))  # m + (0 - c) x f
         for j in robot.joint_labels:
-            f, m = composite_wrench(*self.plus[j], robot.frame(j).motion_subspace())  # (31)-(34)
-            A, P = self.forward(j)
-            # l_j named: the angular rows read it through the lever arm O_j - G
-            l = list(self.program.assign_matrix(lambda r, c, j=j: NAMES["linear"].format(r=r, j=robot.stems[j]), sympy.Matrix(times(A, f))))
-            lever = [P[r] - self.com[r] for r in range(3)]
-            out.append((l, plus(times(A, m), cross(lever, l)) if angular else None))
+            S = robot.frame(j).motion_subspace()
+            for k in range(S.cols):  # one column per speed of the joint (a stem of its own past the first)
+                f, m = composite_wrench(*self.plus[j], S[:, k])  # (31)-(34)
+                A, P = self.forward(j)
+                stem = robot.stems[j] if S.cols == 1 else f"{robot.stems[j]}_{k + 1}"
+                # l_j named: the angular rows read it through the lever arm O_j - G
+                l = list(self.program.assign_matrix(lambda r, c, stem=stem: NAMES["linear"].format(r=r, j=stem), sympy.Matrix(times(A, f))))
+                lever = [P[r] - self.com[r] for r in range(3)]
+                out.append((l, plus(times(A, m), cross(lever, l)) if angular else None))
         return out
 
     def _outputs(self):

@@ -20,6 +20,7 @@ This module imports no structure module: they all import it, and
 """
 
 import contextlib
+import functools
 import inspect
 import math
 import os
@@ -31,12 +32,13 @@ from numpy.typing import ArrayLike
 
 from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
 from kanerobot.dynamics.centroidal import moving_links
+from kanerobot.dynamics.free_flyer import check_floating, check_masses
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
-from kanerobot.dynamics.root import root_joint
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.progress import slow_step
-from kanerobot.robot.description import WRENCH_NAMES
-from kanerobot.robot.joints import JOINT_SIZES
+from kanerobot.robot.description import BASE, WRENCH_NAMES
+from kanerobot.robot.joints import base_pose, quaternion_to_rotation
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import collection_paused
@@ -95,6 +97,34 @@ for _solved in SOLVED.values():  # the derivatives of a solved model are solved 
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
+#: Programs of the articulated-body passes (:mod:`~kanerobot.dynamics.direct`), which take one
+#: speed per joint on this branch: on joints of several speeds (spherical, planar) they are solved
+#: from A and H.  Empty (and the test in :meth:`DynamicModel.has_program` gone) once the passes take them.
+ONE_SPEED_PROGRAMS = {"direct_dynamics", "base_acceleration", "direct_dynamics_derivatives"}
+#: The state groups of the root joint's speeds and their derivatives, after those of the joints;
+#: its configuration's group (``"quaternion"``) is in :meth:`DynamicModel._root_groups`.
+ROOT_GROUPS = {"q": "quaternion", "qd": "base_velocity", "qdd": "base_acceleration"}
+
+
+def joint_torques(robot):
+    """The generalized forces of the joints, one per speed: ``GAM<label>`` of a joint of one speed
+    (its ``joint_parameters``' symbol), ``GAM<force name>`` of each speed of the others (``GAMCX2``),
+    the names of the outputs of the inverse dynamic model.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> joint_torques(kr.load(kr.frames_path("planar2")))
+    [GAM1, GAM2]
+    """
+    out = []
+    for label in robot.joint_labels:
+        frame = robot.frame(label)
+        if frame.joint.nv == 1:
+            out.append(robot.joint_parameters[label]["GAM"])
+        else:
+            out += [sympy.Symbol(f"GAM{name}") for name in frame.joint.force_names(frame.stem)]
+    return out
 
 
 def solve_dynamics(A, rhs, robot_name, what="inertia matrix"):
@@ -185,14 +215,32 @@ class ProgramCache:
 class DynamicModel(ProgramCache):
     """The programs of one robot's dynamic models, derived on first use.
 
+    Serial and tree robots on any root joint: a fixed base, or a floating
+    one (the free flyer, OpenSYMORO section IV-D: the ``base_acceleration``
+    model, the root's speeds first; see :mod:`~kanerobot.dynamics.floating`).
+    The sizes, names and layouts of the state come from the joint models,
+    the root's first (:attr:`joint_models`).
+
     Attributes
     ----------
     robot : Robot
     method : str
+    root : JointModel
+        Link 0's joint on the world: ``Fixed()`` or ``FreeFlyer()``.
+    joint_models : tuple of JointModel
+        The root's, then each joint's of ``robot.joint_labels``: ``nq`` and
+        ``nv`` are the sums of theirs.
 
-    Subclasses for other structures (a floating base) set :attr:`models`,
-    :meth:`_derive`, :meth:`_state_groups` and :attr:`parameter_programs`;
-    compiling, counting and parameter checks are shared.
+    Subclasses for other structures set :attr:`models`, :meth:`_derive`,
+    :meth:`_state_groups` and :attr:`parameter_programs`; compiling,
+    counting and parameter checks are shared.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> model = DynamicModel(kr.load(kr.frames_path("satellite")), "newton-euler")
+    >>> model.nq, model.nv, model.n, model.root
+    (10, 9, 3, FreeFlyer())
     """
 
     #: The models offered, name -> what it computes.
@@ -203,14 +251,29 @@ class DynamicModel(ProgramCache):
     c_prefix = "kr_"
 
     def __init__(self, robot, method):
+        if robot.floating:
+            check_floating(robot, "the floating-base dynamic model")
+            if method not in METHODS:
+                raise KaneRobotError(
+                    f"{robot.name} has a floating base: method={method!r} does not model it; available are "
+                    f"{', '.join(METHODS)}"
+                )
         self.robot = robot
         self.method = method
         self._programs = {}
         self._compiled = {}
+        self.root = root_joint_model(robot)
+        self.joint_models = (self.root,) + tuple(robot.frame(label).joint for label in robot.joint_labels)
         self.q = list(robot.q)
         self.qd = list(robot.qd)
         self.qdd = list(robot.qdd)
-        self.tau = [robot.joint_parameters[label]["GAM"] for label in robot.joint_labels]
+        self.tau = joint_torques(robot)
+        if self.root.nv:
+            # the free-floating inverse dynamics; the C functions named apart from a fixed base's
+            self.models = {**MODELS, "base_acceleration": STRUCTURE_MODELS["base_acceleration"], **derivatives.DERIVATIVE_MODELS}
+            self.c_prefix = "kr_floating_"
+            if self.has_program("base_acceleration"):
+                self.parameter_programs = ("inverse_dynamics", "base_acceleration")
         self.wrench = {
             label: [robot.dynamics[label][name] for name in WRENCH_NAMES]
             for label in robot.links
@@ -219,22 +282,34 @@ class DynamicModel(ProgramCache):
 
     @property
     def n(self):
-        """Number of joints."""
-        return len(self.q)
+        """Number of the joints' speeds (of torques): one per joint of one speed."""
+        return len(self.qd)
 
     @property
     def nq(self):
-        """Length of a configuration: the root joint's (7 for a free flyer), then one per joint."""
-        return JOINT_SIZES[root_joint(self.robot)][0] + self.n
+        """Length of a configuration: the root joint's (7 for a free flyer), then each joint's ``nq``."""
+        return sum(joint.nq for joint in self.joint_models)
 
     @property
     def nv(self):
-        """Length of a velocity or acceleration: the root joint's (6 for a free flyer), then one per joint."""
-        return JOINT_SIZES[root_joint(self.robot)][1] + self.n
+        """Length of a velocity or acceleration: the root joint's (6 for a free flyer), then each joint's ``nv``."""
+        return sum(joint.nv for joint in self.joint_models)
+
+    @property
+    def layout(self):
+        """``[(joint model, q slice, qd slice)]`` of the root joint and of each joint, in state order."""
+        out, i, k = [], 0, 0
+        for joint in self.joint_models:
+            out.append((joint, slice(i, i + joint.nq), slice(k, k + joint.nv)))
+            i, k = i + joint.nq, k + joint.nv
+        return out
 
     def has_program(self, name):
         """False for the models this engine computes from others (direct dynamics of
-        Lagrange and Kane: a linear solve of A qdd = Gamma - H)."""
+        Lagrange and Kane, and of every engine on joints of several speeds: a linear
+        solve of A qdd = Gamma - H)."""
+        if name in ONE_SPEED_PROGRAMS and any(joint.nv > 1 for joint in self.joint_models[1:]):
+            return False
         return name not in SOLVED.get(self.method, set())
 
     def _derive(self, name):
@@ -320,13 +395,13 @@ class DynamicModel(ProgramCache):
 
     def _output_grid(self, name):
         """How the C backend lays out model ``name``'s outputs: None for a
-        vector, else the grid of :func:`matrix_grid` (of
+        vector, else the (nv, nv) grid of :func:`matrix_grid` (of
         :func:`~kanerobot.dynamics.derivatives.output_grid` for a derivative model)."""
         if name in derivatives.DERIVATIVE_MODELS:
             return derivatives.output_grid(self.program(name), self.nv)
         if name not in MATRIX_MODELS:
             return None
-        return matrix_grid(self.program(name), len(self.q), name, MATRIX_MODELS[name])
+        return matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
 
     def compile(self, names=None, jobs=None):
         """Compile models to C now rather than on their first call.
@@ -358,11 +433,36 @@ class DynamicModel(ProgramCache):
                 list(pool.map(self.compiled, todo))
         return {name: self.compiled(name) for name in names}
 
+    def _root_groups(self):
+        """``{joints' group: (root's group, symbols)}``: the root joint's symbols the programs read, none
+        for a fixed root.  Of a configuration, the orientation only (a free flyer's quaternion
+        ``QX0 .. QW0``: the dynamics do not depend on where the base is); its speeds and their derivatives."""
+        root = self.root
+        if not root.nv:
+            return {}
+        names = {"q": root.configuration_names(BASE)[3:], "qd": root.speed_names(BASE), "qdd": root.acceleration_names(BASE)}
+        return {key: (ROOT_GROUPS[key], [sympy.Symbol(name) for name in names[key]]) for key in ROOT_GROUPS}
+
     def _state_groups(self):
-        """[(key, symbols)]: "q", "qd", "qdd", "tau", then ("wrench", label) per wrench."""
-        return [("q", self.q), ("qd", self.qd), ("qdd", self.qdd), ("tau", self.tau)] + [
-            (("wrench", label), symbols) for label, symbols in self.wrench.items()
-        ]
+        """[(key, symbols)] in argument order: "q" (the joints'), the root's configuration, "qd", the
+        root's speeds, "qdd", their derivatives (:meth:`_root_groups`), "tau", then ("wrench", label) per wrench."""
+        root, groups = self._root_groups(), []
+        for key, symbols in (("q", self.q), ("qd", self.qd), ("qdd", self.qdd)):
+            groups.append((key, symbols))
+            if key in root:
+                groups.append(root[key])
+        return groups + [("tau", self.tau)] + [(("wrench", label), symbols) for label, symbols in self.wrench.items()]
+
+    def group_slices(self):
+        """``{group: (argument, slice)}``: where the numeric functions' ``q``, ``qd``, ``qdd`` and
+        ``tau`` hold each state group of :meth:`_state_groups` (the root's entries first)."""
+        nq, nv = self.root.nq, self.root.nv
+        out = {"q": ("q", slice(nq, None)), "qd": ("qd", slice(nv, None)), "qdd": ("qdd", slice(nv, None)), "tau": ("tau", slice(None))}
+        root = self._root_groups()
+        if root:
+            out[root["q"][0]] = ("q", slice(nq - len(root["q"][1]), nq))
+            out[root["qd"][0]], out[root["qdd"][0]] = ("qd", slice(0, nv)), ("qdd", slice(0, nv))
+        return out
 
     def matrix(self, name) -> sympy.Matrix:
         """Model ``name`` as one sympy Matrix of the state and the parameters: the program substituted back.
@@ -527,19 +627,43 @@ class DynamicModel(ProgramCache):
 
     @property
     def state_space(self):
-        """The :class:`~kanerobot.state_space.StateSpace`: ``q``, ``qd`` and ``tau`` of the n joints."""
-        robot = self.robot
+        """The :class:`~kanerobot.state_space.StateSpace`: ``q`` and ``qd`` of the root joint (a free
+        flyer's: pinocchio's ``x y z``, quaternion ``x y z w``, then ``v``, ``w`` in frame 0) and of each
+        joint, from the joint models; ``tau`` one per joint speed."""
+        robot, root = self.robot, self.root
         labels = tuple(robot.joint_labels)
-        joints = f"joints {', '.join(labels)}"
-        every = (slice(None),)
+        coordinates, speeds, described = list(_names(root, BASE, "configuration")), list(_names(root, BASE, "speed")), []
+        rates, controlled = [], []
+        for label, (joint, q, _) in zip(labels, self.layout[1:]):
+            names = _names(joint, robot.frame(label).stem, "configuration")
+            coordinates += [label] if joint.nv == 1 else [f"{label}.{name}" for name in names]
+            described.append(label if joint.nv == 1 else f"{label} ({' '.join(names)})")
+            rates += [label] * joint.nv
+            # the columns a controller tracks, one per speed: the configuration's first nv (a quaternion's vector part)
+            controlled += range(q.start, q.start + joint.nv)
+        joints = f"joints {', '.join(described)}"
+        slices = self.group_slices()
+        inputs = tuple((key, *slices[key]) for key, _ in self._state_groups() if key in slices and slices[key][0] in ("q", "qd", "tau"))
+        free = bool(root.nv)
         return StateSpace(
-            kind="fixed base", adjective=robot.structure, name=robot.name, coordinates=labels,
-            q_names=tuple(map(str, self.q)), qd_names=tuple(map(str, self.qd)), torques=tuple(map(str, self.tau)),
-            layout_q=joints, layout_qd="their rates", tau_layout=joints, actuation=np.eye(len(labels)),
-            controlled=tuple(range(len(labels))), controlled_labels=labels, origin=np.zeros(len(labels)),
-            tree=robot, joints=labels, joint_state=True,
-            program_inputs=(("q", "q", *every), ("qd", "qd", *every), ("tau", "tau", *every)),
+            kind="floating base" if free else "fixed base", adjective="floating-base" if free else robot.structure,
+            name=robot.name, coordinates=tuple(coordinates),
+            q_names=tuple(coordinates[:root.nq]) + tuple(map(str, self.q)), qd_names=tuple(speeds) + tuple(map(str, self.qd)),
+            torques=tuple(map(str, self.tau)),
+            layout_q=f"base x y z, quaternion x y z w, {joints}" if free else joints,
+            layout_qd=f"base v x y z and w x y z in frame 0, joint rates {', '.join(labels)}" if free else "their rates",
+            tau_layout=joints, actuation=np.eye(self.nv)[root.nv:], controlled=tuple(controlled),
+            controlled_labels=tuple(coordinates[k] for k in controlled),
+            origin=np.concatenate([joint.neutral() for joint in self.joint_models]), tree=robot, joints=tuple(rates),
+            joint_state=not free, joint_columns=tuple(range(root.nq, self.nq)) if free else None,
+            program_inputs=inputs,
         )  # fmt: skip
+
+
+def _names(joint, stem, kind):
+    """The names of a joint's configuration or speeds in a state space: its symbols' names without
+    the frame's stem, in lower case (a free flyer's ``x y z qx qy qz qw``, ``vx .. wz``)."""
+    return tuple(name[: len(name) - len(stem)].lower() for name in getattr(joint, f"{kind}_names")(stem))
 
 
 #: The state groups each model's one-state call takes, in this order
@@ -781,6 +905,17 @@ PROTOCOL = (
 )  # fmt: skip
 
 
+class _class_or_instance:
+    """A method bound to the instance it is read on, or to the class (``cls.provides(name)`` and ``fn.provides(name)``)."""
+
+    def __init__(self, function):
+        functools.update_wrapper(self, function)
+        self.function = function
+
+    def __get__(self, instance, owner):
+        return functools.partial(self.function, owner if instance is None else instance)
+
+
 class NumericProtocol(BalanceFunctions):
     """What every numeric model offers (:data:`PROTOCOL`), one signature for every structure.
 
@@ -791,8 +926,8 @@ class NumericProtocol(BalanceFunctions):
     :class:`KaneRobotError` saying why, and a structure that can overrides it.
     """
 
-    @classmethod
-    def provides(cls, name: str) -> bool:
+    @_class_or_instance
+    def provides(owner, name: str) -> bool:
         """Whether this structure gives method ``name`` of :data:`PROTOCOL` (not the refusal inherited here).
 
         Examples
@@ -806,7 +941,13 @@ class NumericProtocol(BalanceFunctions):
         """
         if name not in PROTOCOL:
             raise KaneRobotError(f"{name!r} is not a method of the numeric models: they are {', '.join(PROTOCOL)}")
-        return inspect.getattr_static(cls, name) is not inspect.getattr_static(NumericProtocol, name, None)
+        cls = owner if isinstance(owner, type) else type(owner)
+        given = inspect.getattr_static(cls, name) is not inspect.getattr_static(NumericProtocol, name, None)
+        return given and (owner is cls or name not in owner._refused())
+
+    def _refused(self):
+        """The methods of :data:`PROTOCOL` the class gives and this instance refuses (its structure cannot)."""
+        return set()
 
     def _unavailable(self, name, why):
         raise KaneRobotError(f"robot {self.model.robot.name} ({self.model.state_space.kind}): no {name}: {why}")
@@ -828,7 +969,7 @@ class NumericProtocol(BalanceFunctions):
 
     def base_acceleration(self, q, qd, qdd, wrench=None):
         """The free-floating inverse dynamics (``F_0 = 0``) of a floating base; see
-        :meth:`FloatingBaseDynamics.base_acceleration <kanerobot.dynamics.floating.FloatingBaseDynamics.base_acceleration>`."""
+        :meth:`NumericDynamics.base_acceleration`."""
         self._unavailable("base_acceleration", "it is the free-floating inverse dynamics of a floating base (is_floating = 1)")
 
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
@@ -924,6 +1065,8 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
         select = select_backend(backend)
+        if model.root.nv:  # the base's mass first: its message says what a floating base needs
+            check_masses(model.robot, finite_values(model.robot, values))
         self.model = model
         self.check = check
         self.values = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=physical)
@@ -940,25 +1083,137 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     @property
     def n(self):
-        """Number of joints (of torques)."""
-        return len(self.model.q)
+        """Number of the joints' speeds (of torques)."""
+        return self.model.n
 
     @property
     def nq(self):
-        """Length of a configuration: the root joint's (7 for a free flyer), then one per joint."""
+        """Length of a configuration: the root joint's (7 for a free flyer), then each joint's."""
         return self.model.nq
 
     @property
     def nv(self):
-        """Length of a speed: the root joint's (6 for a free flyer), then one per joint."""
+        """Length of a speed: the root joint's (6 for a free flyer), then each joint's."""
         return self.model.nv
 
     @property
     def state_space(self):
-        """The model's :class:`~kanerobot.state_space.StateSpace` bound to these functions (built once)."""
+        """The model's :class:`~kanerobot.state_space.StateSpace` bound to these functions (built once):
+        the joint models' ``qdot`` and ``integrate`` where a joint's configuration is not a vector space
+        (a quaternion, kept unit), and a floating base's pose and monitors."""
         if "_state_space" not in self.__dict__:
-            self._state_space = self.model.state_space.bind(self, values={str(k): v for k, v in self.values.items()})
+            hooks = {}
+            if self._curved:
+                hooks.update(qdot_map=self._qdot, integrate_map=self.integrate, prepare_map=self._prepared,
+                             start_check=self._starting_configuration, monitor_map=self._monitors)  # fmt: skip
+            if self.model.root.nv:
+                hooks["base_pose"] = self._root_pose
+            self._state_space = self.model.state_space.bind(self, values={str(k): v for k, v in self.values.items()}, **hooks)
         return self._state_space
+
+    # ------------------------------------------------------ configurations
+    @functools.cached_property
+    def _curved(self):
+        """``[(joint model, q slice, qd slice)]`` of the joints (the root's included) whose configuration is not a vector space."""
+        return [entry for entry in self.model.layout if not entry[0].euclidean]
+
+    @functools.cached_property
+    def _quaternions(self):
+        """The entries of :attr:`_curved` that hold a unit quaternion, last in their configuration
+        (one coordinate more than their speeds: a free flyer, a ball joint)."""
+        return [entry for entry in self._curved if entry[0].nq > entry[0].nv]
+
+    def _configuration_and_speeds(self, q, qd):
+        """``(q, qd, single)``: a configuration and speeds checked and broadcast to one batch (N, nq), (N, nv)."""
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        N = max(len(q), len(qd))
+        return np.broadcast_to(q, (N, self.nq)), np.broadcast_to(qd, (N, self.nv)), single
+
+    @functools.cached_property
+    def _flat_columns(self):
+        """``(q columns, qd columns)`` of the joints whose ``dq/dt`` is their speeds (nq = nv, a vector space)."""
+        flat = [(qs, vs) for joint, qs, vs in self.model.layout if joint.euclidean]
+        return [k for qs, _ in flat for k in range(qs.start, qs.stop)], [k for _, vs in flat for k in range(vs.start, vs.stop)]
+
+    def _qdot(self, q, qd):
+        """``dq/dt`` of a state a simulation has checked and prepared (one or a batch, no checks): the
+        simulation's map (:attr:`state_space`), :meth:`configuration_derivative` without its checks."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        out = np.empty(qd.shape[:-1] + (self.nq,))
+        columns, rates = self._flat_columns
+        out[..., columns] = qd[..., rates]
+        for joint, qs, vs in self._curved:
+            out[..., qs] = joint.configuration_derivative(q[..., qs], qd[..., vs])
+        return out
+
+    def configuration_derivative(self, q, qd):
+        """``dq/dt`` at the speeds ``qd``, joint by joint (:meth:`JointModel.configuration_derivative
+        <kanerobot.robot.joints.model.JointModel.configuration_derivative>`: ``qd`` itself for one
+        speed, a quaternion's ``1/2 Q (w, 0)``), shape (nq,) or (N, nq)."""
+        q, qd, single = self._configuration_and_speeds(q, qd)
+        parts = [joint.configuration_derivative(q[:, qs], qd[:, vs]) for joint, qs, vs in self.model.layout]
+        return self._result(np.concatenate(parts, axis=1), single)
+
+    def integrate(self, q, qd, dt):
+        """The configuration after ``dt`` at constant speeds ``qd``, joint by joint (a free flyer and a
+        ball joint by the exponential of their twist, quaternions kept unit), shape (nq,) or (N, nq)."""
+        q, qd, single = self._configuration_and_speeds(q, qd)
+        parts = [joint.integrate(q[:, qs], qd[:, vs], dt) for joint, qs, vs in self.model.layout]
+        return self._result(np.concatenate(parts, axis=1), single)
+
+    def difference(self, q0, q1):
+        """The speeds ``v`` with ``integrate(q0, v, 1) == q1``, joint by joint, shape (nv,) or (N, nv)."""
+        (q0, single), (q1, _) = self._configuration(q0), self._configuration(q1)
+        q0, q1 = np.broadcast_arrays(q0, q1)
+        return self._result(np.concatenate([joint.difference(q0[:, qs], q1[:, qs]) for joint, qs, _ in self.model.layout], axis=1), single)
+
+    def neutral_configuration(self):
+        """The configuration at which every joint is at its origin (unit quaternions), shape (nq,)."""
+        return np.concatenate([joint.neutral() for joint in self.model.joint_models])
+
+    def random_configuration(self, rng=None):
+        """A configuration drawn joint by joint (:meth:`JointModel.random_configuration
+        <kanerobot.robot.joints.model.JointModel.random_configuration>`: unit quaternions), shape (nq,)."""
+        rng = np.random.default_rng() if rng is None else rng
+        return np.concatenate([joint.random_configuration(rng) for joint in self.model.joint_models])
+
+    def _normalised(self, q):
+        """``q`` (N, nq) with each curved joint's configuration brought back on its manifold (a copy when changed)."""
+        if not self._quaternions:
+            return q
+        q = np.array(q, dtype=float)
+        for joint, qs, _ in self._quaternions:
+            q[:, qs] = joint.normalised(q[:, qs])
+        return q
+
+    def _prepared(self, q):
+        """One configuration ``q`` (nq,) with its quaternions normalised (a copy): where a simulation evaluates the model."""
+        return self._normalised(np.asarray(q, dtype=float)[None])[0]
+
+    def _starting_configuration(self, q, what):
+        """A starting configuration with its quaternions normalised; a zero quaternion is refused."""
+        for joint, qs, _ in self._quaternions:
+            part = q[qs][-4:]  # x y z w
+            if not np.linalg.norm(part) > 1e-12:
+                where = f"q[{qs.stop - 4}:{qs.stop}]"
+                whose = "the base quaternion" if joint is self.model.root else "the quaternion of a ball joint"
+                raise KaneRobotError(f"{what}: {whose} {where} (x y z w) is zero; give a unit quaternion such as [0, 0, 0, 1]")
+        return self._prepared(q)
+
+    def _monitors(self, q_raw, q, qd):
+        """How far each integrated quaternion's norm went from 1 (the largest), and a floating base's pose and momentum."""
+        if not len(q):
+            return {}
+        errors = [np.abs(np.linalg.norm(q_raw[:, qs][:, -4:], axis=1) - 1.0) for _, qs, _ in self._quaternions]
+        out = {"quaternion_norm_error": np.max(errors, axis=0)} if errors else {}
+        if self.model.root.nv:
+            out = {"base_pose": base_pose(q[:, :7]), "momentum": np.atleast_2d(self.momentum(q, qd)), **out}
+        return out
+
+    def _root_pose(self, q):
+        """``(wR_0, wP_0)`` of a batch of configurations (N, nq): the free flyer's pose."""
+        q = self._normalised(q)
+        return quaternion_to_rotation(q[:, 3:7]), q[:, :3]
 
     def _evaluate(self, name, states):
         """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the
@@ -1016,7 +1271,9 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         :attr:`fast_call_fallback`).
         """
         fast = None
-        if self.backend == "c" and self.model.has_program(name):
+        # a ball joint's quaternion inside q is normalised by the general path only
+        inner_quaternion = any(entry[0] is not self.model.root for entry in self._quaternions)
+        if self.backend == "c" and self.model.has_program(name) and not inner_quaternion:
             function = self._c_function(name)
             if function is not None:
                 from kanerobot.codegen.compiled import CompileError
@@ -1033,10 +1290,21 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
     def _one_state_layout(self, name):
         """``(layout, sizes, finite_result)`` of model ``name``'s one-state call
         (:func:`~kanerobot.codegen.extension.fast_function`), the parameters
-        left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero."""
+        left out: the groups of :data:`ONE_STATE_GROUPS` whole, the others zero;
+        with a root joint, each group a slice of ``q``, ``qd``, ``qdd`` or ``tau``
+        (the root's quaternion normalised).  A non-finite direct dynamics (or its
+        derivatives) is left to the general path, which raises :class:`SingularityError`."""
         given = ONE_STATE_GROUPS[name]
-        layout = [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()]
-        return layout, None, name in ("direct_dynamics", "direct_dynamics_derivatives")
+        finite = name in ("direct_dynamics", "direct_dynamics_derivatives")
+        if not self.model.root.nv:
+            return [None if key in given else np.zeros(len(symbols)) for key, symbols in self.model._state_groups()], None, finite
+        sizes = {"q": self.nq, "qd": self.nv, "qdd": self.nv, "tau": self.n}
+        slices, quaternion = self.model.group_slices(), self.model._root_groups()["q"][0]
+        layout = []
+        for key, symbols in self.model._state_groups():
+            argument, part = slices.get(key, (None, slice(0)))
+            layout.append((given.index(argument), part.start or 0, key == quaternion) if argument in given else np.zeros(len(symbols)))
+        return layout, [sizes[key] for key in given], finite
 
     def _run(self, name, given):
         """Evaluate program ``name`` with numpy on a batch; ``given`` maps state
@@ -1058,25 +1326,32 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     # ------------------------------------------------------------ states
     def _configuration(self, q):
-        """``q`` (nq values: the root joint's, then the joints') as an (N, nq) array and whether one state."""
-        return as_states(q, self.nq, "q", check=self.check)
+        """``q`` (nq values: the root joint's, then the joints') as an (N, nq) array, its quaternions
+        normalised, and whether one state."""
+        detail = None
+        if self.model.root.nv:
+            joints = " ".join(s.name if isinstance(s, sympy.Symbol) else str(s) for s in self.model.q)
+            detail = f"base position x y z, quaternion x y z w, joints {joints}"
+        q, single = as_states(q, self.nq, "q", detail, self.check)
+        return self._normalised(q), single
 
     def _velocity(self, qd, what="qd"):
         """A speed or acceleration (nv values) as an (N, nv) array and whether one state."""
-        return as_states(qd, self.nv, what, check=self.check)
+        detail = None
+        if self.model.root.nv:
+            detail = f"base v x y z and w x y z in frame 0, joints {' '.join(str(s) for s in self.model.qd)}"
+        return as_states(qd, self.nv, what, detail, self.check)
 
     def _joints(self, x, what):
-        """One value per joint (torques) as an (N, n) array and whether one state."""
-        return as_states(x, self.n, what, check=self.check)
+        """One value per joint speed (torques) as an (N, n) array and whether one state."""
+        detail = f"one per joint {', '.join(self.model.robot.joint_labels)}" if self.model.root.nv else None
+        return as_states(x, self.n, what, detail, self.check)
 
     def _base_states(self, q, qd=None, qdd=None):
-        """The programs' state groups of ``q``, ``qd``, ``qdd`` (the root joint's part split off where it has one)."""
-        states = {"q": q}
-        if qd is not None:
-            states["qd"] = qd
-        if qdd is not None:
-            states["qdd"] = qdd
-        return states
+        """The programs' state groups of ``q``, ``qd``, ``qdd`` (:meth:`DynamicModel.group_slices`:
+        the root joint's part split off where it has one)."""
+        given = {"q": q, "qd": qd, "qdd": qdd}
+        return {key: given[argument][:, part] for key, (argument, part) in self.model.group_slices().items() if given.get(argument) is not None}
 
     @staticmethod
     def _result(x, single):
@@ -1139,10 +1414,6 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         states = self._base_states(q, qd, qdd)
         states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
         return self._output(self._result(self._evaluate("inverse_dynamics", states), single), out)
-
-    def _state(self, x, what):
-        """One argument of n entries as an (N, n) array and whether it was one state."""
-        return as_states(x, self.n, what, check=self.check)
 
     def _wrench_states(self, wrench, batch):
         """``{("wrench", label): (batch, 6) array}`` of every link the robot
@@ -1221,24 +1492,19 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         states["tau"] = tau
         return self._output(self._result(self._finite(self._evaluate("direct_dynamics", states)), single), out)
 
-    def configuration_derivative(self, q, qd):
-        """``dq/dt`` at the speeds ``qd``: ``qd`` itself on a fixed base, shape (nq,) or (N, nq)."""
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        return self._result(np.broadcast_to(qd, (max(len(q), len(qd)), self.nv)).copy(), single)
-
     # ------------------------------------------------------ the kinematics
     def pose(self, frame: str, q) -> np.ndarray:
-        """Homogeneous transform 0T_frame of ``frame`` in the base frame, shape (4, 4) or (N, 4, 4).
+        """Homogeneous transform of ``frame`` in the world frame, shape (4, 4) or (N, 4, 4).
 
-        Its program (the product of the frames' transforms along the path,
-        :func:`~kanerobot.dynamics.kinematic_programs.pose_program`) is derived
-        on the first call for ``frame`` and kept on the model; it runs as the
-        dynamic models do (C or numpy).  ``q`` has one value per joint of
-        ``robot.joint_labels`` (all of them), or shape (N, n).
+        ``wT_frame = wT_0 0T_frame``: the root joint's pose (the identity on a
+        fixed base, a free flyer's from its position and quaternion) times the
+        program of the joints' part (the product of the frames' transforms
+        along the path, :func:`~kanerobot.dynamics.kinematic_programs.pose_program`),
+        derived on the first call for ``frame`` and kept on the model; it runs
+        as the dynamic models do (C or numpy): pinocchio's frame placement
+        ``data.oMf``.  ``q`` is a configuration (nq,) or a batch (N, nq).
 
-        The other structures have theirs: a floating base in the world frame
-        (:meth:`FloatingBaseDynamics.pose
-        <kanerobot.dynamics.floating.FloatingBaseDynamics.pose>`), closed
+        The other structures have theirs: closed
         loops and wheeled bases at every joint variable
         (:meth:`ConstrainedDynamics.pose
         <kanerobot.dynamics.constrained.ConstrainedDynamics.pose>`),
@@ -1250,35 +1516,68 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         KaneRobotError
             An unknown frame, a ``q`` of the wrong length.
         """
-        return self._frame_pose(frame, q)
+        self._program_values(("pose", str(frame)))  # the frame checked before q
+        q, single = self._configuration(q)
+        T = self._frame_pose(frame, q[:, self.model.root.nq :])
+        if self.model.root.nq:
+            T = base_pose(q[:, :7]) @ T
+        return T[0] if single else T
 
     def jacobian(self, frame: str, q, projection: str | None = None) -> np.ndarray:
-        """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, n) or (N, 6, n).
+        """Jacobian of the origin of ``frame``, projected into frame ``projection``: (6, nv) or (N, 6, nv).
 
-        ``[V; w] = J qd``, linear rows first and one column per joint of
-        ``robot.joint_labels``, as :func:`kanerobot.kinematics.jacobian`
+        ``[V; w] = J qd``, linear rows first and one column per speed of the
+        joints of ``robot.joint_labels``, as :func:`kanerobot.kinematics.jacobian`
         (whose matrix it evaluates, through the program of
         :func:`~kanerobot.dynamics.kinematic_programs.jacobian_program`,
         derived once per frame and projection).  With ``projection="0"`` it
         is pinocchio's frame Jacobian in ``LOCAL_WORLD_ALIGNED``; None (the
         default) is frame 0 (the world for a floating base).
 
+        On a floating base, with ``p = 0P_frame`` the frame's origin in frame
+        0, the base speeds ``(v, w)`` of ``qd`` (in frame 0) move it by ``v +
+        w x p`` and turn it by ``w``; the joints by the fixed-base Jacobian
+        ``0J`` of the joints' part.  In the axes of frame r, ``rR_0 = wR_r^T wR_0``::
+
+            J = [ rR_0   -rR_0 [p]x   rR_0 0J_lin ]
+                [ 0       rR_0        rR_0 0J_ang ]
+
+        ``projection="world"`` (or None) projects into the world axes
+        (pinocchio's ``LOCAL_WORLD_ALIGNED``), a frame label into that frame's axes.
+
         Raises
         ------
         KaneRobotError
             As :meth:`pose`, and for an unknown projection frame.
         """
-        return self._frame_jacobian(frame, q, "0" if projection is None else projection)
+        q, single = self._configuration(q)
+        joints = q[:, self.model.root.nq :]
+        if not self.model.root.nv:
+            J = self._frame_jacobian(frame, joints, "0" if projection is None else projection)
+            return J[0] if single else J
+        if projection is None or str(projection) == "world":
+            R = quaternion_to_rotation(q[:, 3:7])
+        else:
+            R = np.swapaxes(self._frame_pose(projection, joints)[:, :3, :3], 1, 2)  # rR_0 = (0R_r)^T
+        p = self._frame_pose(frame, joints)[:, :3, 3]
+        J0 = self._frame_jacobian(frame, joints, BASE)
+        J = np.zeros((q.shape[0], 6, self.nv))
+        J[:, :3, :3] = J[:, 3:, 3:6] = R
+        J[:, :3, 3:6] = -R @ _cross_matrices(p)
+        J[:, :3, 6:] = R @ J0[:, :3]
+        J[:, 3:, 6:] = R @ J0[:, 3:]
+        return J[0] if single else J
 
     def _frame_states(self, q):
-        return self._state(q, "q")
+        """The joints' part of checked configurations (N, nq - root's nq), and False."""
+        return as_states(q, len(self.model.q), "q", check=self.check)
 
     # ----------------------------------------------------------- balance
     def center_of_mass(self, q: ArrayLike) -> np.ndarray:
-        """Centre of mass of the links that move, in frame 0: shape (3,) or (N, 3).
+        """Centre of mass of the links that move, in the world frame: shape (3,) or (N, 3).
 
         pinocchio's ``centerOfMass`` (link 0 and the links fixed to it are not
-        counted on a fixed base); the program is
+        counted on a fixed base; a floating base's ``p_0 + wR_0 0c``); the program is
         :func:`~kanerobot.dynamics.centroidal.center_of_mass`, derived on the
         first call and run as the dynamic models are (C or numpy).
 
@@ -1300,28 +1599,40 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         >>> bool(np.allclose(l, fn.total_mass() * fn.center_of_mass_velocity(q, qd)))
         True
         """
-        flat, single = self._balance("center_of_mass", q)
-        return flat[0, 1:4] if single else flat[:, 1:4]
+        q, flat, single = self._balance("center_of_mass", q)
+        c = flat[:, 1:4]
+        if self.model.root.nq:
+            R, p = self._root_pose(q)
+            c = p + np.einsum("nij,nj->ni", R, c)
+        return c[0] if single else c
 
     def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
-        """Jacobian ``J_G`` of the centre of mass, ``cdot = J_G qd``: shape (3, n) or (N, 3, n), frame 0.
+        """Jacobian ``J_G`` of the centre of mass, ``cdot = J_G qd``: shape (3, nv) or (N, 3, nv), world axes.
 
         pinocchio's ``jacobianCenterOfMass``: ``A_G[:3] / M``
-        (:func:`~kanerobot.dynamics.centroidal.center_of_mass`).
+        (:func:`~kanerobot.dynamics.centroidal.center_of_mass`; a floating
+        base's ``wR_0 0J_G``, its speeds first).
         """
-        flat, single = self._balance("center_of_mass_jacobian", q)
+        q, flat, single = self._balance("center_of_mass_jacobian", q)
         J = flat[:, 4:].reshape(len(flat), 3, -1)
+        if self.model.root.nq:
+            J = self._root_pose(q)[0] @ J
         return J[0] if single else J
 
     def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
-        """Centroidal momentum matrix ``A_G``, ``h_G = A_G qd``: shape (6, n) or (N, 6, n), axes of frame 0.
+        """Centroidal momentum matrix ``A_G``, ``h_G = A_G qd``: shape (6, nv) or (N, 6, nv), world axes.
 
         Linear rows, then the angular momentum about the centre of mass:
         pinocchio's ``computeCentroidalMap`` (Orin and Goswami's CMM), by the
-        program of :func:`~kanerobot.dynamics.centroidal.centroidal_momentum_matrix`.
+        program of :func:`~kanerobot.dynamics.centroidal.centroidal_momentum_matrix`
+        (a floating base's ``diag(wR_0, wR_0) 0A_G``: the momentum about the
+        centre of mass depends on how the base is turned, not where it is).
         """
-        flat, single = self._balance("centroidal_momentum_matrix", q)
+        q, flat, single = self._balance("centroidal_momentum_matrix", q)
         A = flat[:, 4:].reshape(len(flat), 6, -1)
+        if self.model.root.nq:
+            R = self._root_pose(q)[0]
+            A = np.concatenate([R @ A[:, :3], R @ A[:, 3:]], axis=1)
         return A[0] if single else A
 
     def total_mass(self) -> float:
@@ -1339,17 +1650,100 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         return self._total_mass
 
     def _balance(self, name, q):
-        """Outputs (MG, PG, matrix) of balance program ``name`` on ``q``, the mass checked first (the programs divide by it)."""
+        """``(q, outputs, single)``: ``q`` checked and balance program ``name``'s outputs (MG, PG, matrix)
+        on its joints' part, the mass checked first (the programs divide by it)."""
         mass = self._moving_mass(name)
         if not mass > 0:
             raise KaneRobotError(
                 f"robot {self.model.robot.name}: the links that move have a total mass of {mass:g}: the centre of "
                 f"mass and the centroidal momentum need a positive mass (give the links their masses)"
             )
-        return self._frame_outputs((name,), q)
+        q, single = self._configuration(q)
+        return q, self._frame_outputs((name,), q[:, self.model.root.nq :])[0], single
 
     def _speeds(self, qd):
-        return self._state(qd, "qd")
+        return self._velocity(qd)
+
+    # ------------------------------------------------------- floating base
+    def _refused(self):
+        """The methods of :data:`PROTOCOL` this model's root joint cannot give: a fixed base's ``base_acceleration``."""
+        return set() if self.model.root.nv else {"base_acceleration"}
+
+    def base_acceleration(self, q, qd, qdd, wrench=None):
+        """Free-floating inverse dynamics: the base moves freely (``F_0 = 0``).
+
+        Parameters
+        ----------
+        q : array_like, shape (nq,) or (N, nq)
+        qd : array_like, shape (nv,) or (N, nv)
+        qdd : array_like, shape (n,) or (N, n)
+            The joint accelerations only.
+        wrench : dict, optional
+            As in :meth:`inverse_dynamics`.
+
+        Returns
+        -------
+        acceleration : numpy.ndarray, shape (6,) or (N, 6)
+            The derivative of the base speeds (``qdd[:6]`` of the state).
+        torques : numpy.ndarray, shape (n,) or (N, n)
+            The joint torques that give ``qdd``.
+
+        Raises
+        ------
+        SingularityError
+            When the composite inertia of the robot is singular at ``q``.
+        KaneRobotError
+            On a fixed base.
+        """
+        if not self.model.root.nv:
+            return NumericProtocol.base_acceleration(self, q, qd, qdd, wrench)
+        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._joints(qdd, "qdd (joints)")
+        states = self._base_states(q, qd)
+        states["qdd"] = qdd
+        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
+        if self.model.has_program("base_acceleration"):
+            out = self._evaluate("base_acceleration", states)
+        else:
+            out = self._solved_base_acceleration(states, qdd)
+        if not np.all(np.isfinite(out)):
+            raise SingularityError(
+                f"robot {self.model.robot.name}: the composite inertia of the whole robot is singular (check the masses and inertias)"
+            )
+        nv = self.model.root.nv
+        return self._result(out[:, :nv], single), self._result(out[:, nv:], single)
+
+    def _solved_base_acceleration(self, states, qdd):
+        """``[vdot_b; GAM]`` with the base free (``F_0 = 0``), from ``A`` and ``H``
+        (Kane): ``A11 vdot_b = -(A12 qdd + H1)``, ``GAM = A21 vdot_b + A22 qdd + H2``."""
+        A, H = self._mass_and_bias(states)
+        b = self.model.root.nv
+        qdd = np.broadcast_to(qdd, (len(H), self.n))
+        rhs = -(np.einsum("nij,nj->ni", A[:, :b, b:], qdd) + H[:, :b])
+        base = solve_dynamics(A[:, :b, :b], rhs, self.model.robot.name, "composite inertia")
+        torques = np.einsum("nij,nj->ni", A[:, b:, :b], base) + np.einsum("nij,nj->ni", A[:, b:, b:], qdd) + H[:, b:]
+        return np.concatenate([base, torques], axis=1)
+
+    def momentum(self, q, qd):
+        """Linear and angular momentum of a floating robot in the world frame.
+
+        ``A(q)[:6] qd`` is the momentum in frame 0 about O_0 ``[L; K]``;
+        in the world frame, ``[wR_0 L; wR_0 K + wx_0 x wR_0 L]`` (angular
+        momentum about the world origin).  Without gravity, external wrenches
+        and joint friction, both are constant along a motion.
+
+        Returns
+        -------
+        numpy.ndarray, shape (6,) or (N, 6)
+        """
+        if not self.model.root.nv:
+            self._unavailable("momentum", "it is that of a floating base (is_floating = 1); see centroidal_momentum")
+        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
+        A = self._evaluate("mass_matrix", self._base_states(q))
+        local = np.einsum("nij,nj->ni", A[:, :6, :], qd)
+        R, p = self._root_pose(q)
+        L = np.einsum("nij,nj->ni", R, local[:, :3])
+        K = np.einsum("nij,nj->ni", R, local[:, 3:]) + np.cross(p, L)
+        return self._result(np.concatenate([L, K], axis=1), single)
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):
@@ -1423,6 +1817,14 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         dtau = dtau.reshape(dtau.shape[0], nv, -1)
         solved = np.linalg.solve(A, np.concatenate([-dtau, np.broadcast_to(np.eye(nv)[:, nv - self.n:], A.shape[:1] + (nv, self.n))], axis=2))
         return derivatives.split(solved, nv, single)
+
+
+def _cross_matrices(p):
+    """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""
+    S = np.zeros(p.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -p[..., 2], p[..., 1], -p[..., 0]
+    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = p[..., 2], -p[..., 1], p[..., 0]
+    return S
 
 
 def matrix_grid(program, n, name, symmetric):

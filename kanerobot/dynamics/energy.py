@@ -34,8 +34,12 @@ these functions read that and nothing else of the structure):
 - flexible joints (:class:`~kanerobot.dynamics.flexible.NumericFlexible`):
   ``q = z = (q, q_r)``, ``qd = zd``; ``tau`` the n joint and motor torques;
   the springs store ``U_e``; friction acts on the rigid joints and motors;
-- floating base (:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics`):
-  pinocchio's ``q`` (7 + n) and ``qd`` (6 + n); ``tau`` the n joint torques.
+- floating base (the same :class:`~kanerobot.dynamics.model.NumericDynamics`
+  on a free-flyer root): pinocchio's ``q`` (7 + n) and ``qd`` (6 + n); ``tau`` the n joint torques.
+
+A joint of several speeds (spherical, planar) has its ``nq`` columns in
+``q`` and ``nv`` in ``qd`` and ``tau``; its friction coefficients act on
+each of its speeds.
 
 Symbols the numeric model does not need (a mass whose link only turns about
 the vertical, say) are taken as 0 unless given in ``values``: they change
@@ -367,15 +371,17 @@ class _Bodies:
         from kanerobot.robot.description import BASE
 
         self.labels = robot.joint_labels
-        index = {label: k for k, label in enumerate(robot.joint_labels)}
-        self.frames = []  # (label, antecedent, column in q or None, function or constant 3x4)
+        index, k = {}, 0
+        for label in robot.joint_labels:  # the columns of q of each joint (nq of them)
+            index[label], k = slice(k, k + robot.frame(label).joint.nq), k + robot.frame(label).joint.nq
+        self.frames = []  # (label, antecedent, columns of q or None, function or constant 3x4)
         for frame in robot.frames:
             T = sympy.Matrix(frame.transform())[:3, :]
             if frame.is_joint:
-                x = frame.q
-                T = T.xreplace({s: v for s, v in symbols.items() if s != x})
-                T = T.xreplace({s: 0 for s in T.free_symbols if s != x})
-                f = sympy.lambdify([x], list(T), modules="numpy")
+                x = list(frame.coordinates)
+                T = T.xreplace({s: v for s, v in symbols.items() if s not in x})
+                T = T.xreplace({s: 0 for s in T.free_symbols if s not in x})
+                f = sympy.lambdify(x, list(T), modules="numpy")
                 self.frames.append((frame.label, frame.antecedent, index[frame.label], f))
             else:
                 constant = np.array([_number(e, symbols) for e in T], dtype=float).reshape(3, 4)
@@ -399,7 +405,7 @@ class _Bodies:
             if column is None:
                 local = np.broadcast_to(f, (N, 3, 4))
             else:
-                entries = f(q[:, column])
+                entries = f(*q[:, column].T)
                 local = np.stack([np.broadcast_to(np.asarray(e, dtype=float), (N,)) for e in entries], axis=1).reshape(N, 3, 4)
             Ra, Pa = R[antecedent], P[antecedent]
             R[label] = Ra @ local[:, :, :3]

@@ -55,34 +55,21 @@ of the singularities of Euler angles; :func:`base_pose` gives ``wT_0`` back
 (all from :mod:`kanerobot.robot.joints`).  Errors: :func:`check_masses` (a
 base or robot without mass).
 
-What this module adds is the model of such a robot:
-:class:`FloatingBaseModel` (a :class:`~kanerobot.dynamics.model.DynamicModel`
-whose ``(nq, nv)`` include the root's ``(7, 6)``, with the
-``base_acceleration`` model) and :class:`FloatingBaseDynamics`, its numeric
-functions on free-flyer states.  With Kane and Lagrange the base
+No model class of its own either: :class:`~kanerobot.dynamics.dynamic_model.DynamicModel`
+serves every root joint (its ``(nq, nv)`` include the free flyer's ``(7, 6)``,
+its models the ``base_acceleration``), and
+:class:`~kanerobot.dynamics.dynamic_model.NumericDynamics` runs them on
+free-flyer states (the quaternion normalised on the way in, integrated by
+the joint models).  :class:`FloatingBaseModel` is a DynamicModel that
+refuses a robot without a floating base; :class:`FloatingBaseDynamics` is
+NumericDynamics by its former name.  With Kane and Lagrange the base
 acceleration and the direct dynamics are solved numerically from ``A`` and
 ``H``; the three engines agree to rounding (``tests/test_floating.py``).
 """
 
-import numpy as np
-import sympy
-from numpy.typing import ArrayLike
-
-from kanerobot.dynamics import composite, derivatives, direct, newton_euler
-from kanerobot.dynamics.dynamic_model import (
-    MATRIX_MODELS,
-    METHODS,
-    ONE_STATE_GROUPS,
-    STRUCTURE_MODELS,
-    DynamicModel,
-    NumericDynamics,
-    as_states,
-    bound_numeric,
-    finite_values,
-    matrix_grid,
-    solve_dynamics,
-)
+from kanerobot.dynamics import composite, direct, newton_euler
 from kanerobot.dynamics.dynamic_model import MODELS as BASE_MODELS
+from kanerobot.dynamics.dynamic_model import STRUCTURE_MODELS, DynamicModel, NumericDynamics
 from kanerobot.dynamics.free_flyer import (
     BASE_ACCELERATION,
     BASE_FORCE_NAMES,
@@ -91,17 +78,13 @@ from kanerobot.dynamics.free_flyer import (
     check_floating,
     check_masses,
 )
-from kanerobot.errors import KaneRobotError, SingularityError
-from kanerobot.robot.description import BASE
 from kanerobot.robot.joints import (
     base_pose,
     configuration_derivative,
     integrate,
-    normalised_quaternion,
     quaternion_to_rotation,
     rotation_to_quaternion,
 )
-from kanerobot.state_space import StateSpace
 
 __all__ = [
     "BASE_ACCELERATION",
@@ -167,10 +150,10 @@ MODELS = {**BASE_MODELS, "base_acceleration": STRUCTURE_MODELS["base_acceleratio
 
 
 class FloatingBaseModel(DynamicModel):
-    """The dynamic models of a floating robot, derived on first use.
+    """The dynamic models of a floating robot: a :class:`~kanerobot.dynamics.dynamic_model.DynamicModel`
+    that refuses a robot without a floating base.
 
-    The floating-base counterpart of
-    :class:`~kanerobot.dynamics.model.DynamicModel` (Newton-Euler engine):
+    Everything else is DynamicModel's, on the free flyer as root joint:
     :meth:`program` gives each model as a program (see :data:`MODELS`),
     :meth:`numeric` binds the parameters to numbers.
 
@@ -196,7 +179,7 @@ class FloatingBaseModel(DynamicModel):
 
     Examples
     --------
-    >>> import kanerobot as kr
+    >>> import numpy as np, kanerobot as kr
     >>> model = FloatingBaseModel(kr.load(kr.frames_path("satellite")))
     >>> model.nq, model.nv
     (10, 9)
@@ -215,361 +198,11 @@ class FloatingBaseModel(DynamicModel):
     (False, (9, 9))
     """
 
-    models = {**MODELS, **derivatives.DERIVATIVE_MODELS}
-    parameter_programs = ("inverse_dynamics", "base_acceleration")
-    c_prefix = "kr_floating_"
-
     def __init__(self, robot, method="newton-euler"):
-        check_floating(robot, "the floating-base dynamic model")
-        if method not in METHODS:
-            raise KaneRobotError(
-                f"{robot.name} has a floating base: method={method!r} does not model it; available are "
-                f"{', '.join(METHODS)}"
-            )
+        check_floating(robot, "the floating-base dynamic model")  # a fixed base too is refused here
         super().__init__(robot, method)
-        if method != "newton-euler":
-            # Kane and Lagrange have no base_acceleration program to take parameters from.
-            self.parameter_programs = ("inverse_dynamics",)
-
-    def _state_groups(self):
-        """[(key, symbols)] in argument order: joints, quaternion, rates, base
-        speeds, accelerations, base accelerations, torques, then wrenches."""
-        return [
-            ("q", self.q),
-            ("quaternion", list(QUATERNION)),
-            ("qd", self.qd),
-            ("base_velocity", list(BASE_VELOCITY)),
-            ("qdd", self.qdd),
-            ("base_acceleration", list(BASE_ACCELERATION)),
-            ("tau", self.tau),
-        ] + [(("wrench", label), symbols) for label, symbols in self.wrench.items()]
-
-    def _output_grid(self, name):
-        """The (nv, nv) layout of a matrix's outputs for the C backend (see
-        :func:`~kanerobot.dynamics.model.matrix_grid`; a derivative model's
-        as a fixed base's)."""
-        if name in derivatives.DERIVATIVE_MODELS:
-            return super()._output_grid(name)
-        if name not in MATRIX_MODELS:
-            return None
-        return matrix_grid(self.program(name), self.nv, name, MATRIX_MODELS[name])
-
-    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
-        """Numeric functions with the parameters bound to ``values`` ({name: float}).
-
-        As :meth:`kanerobot.dynamics.model.DynamicModel.numeric`: ``values``
-        must give every name of :attr:`parameters` (other symbols of the
-        robot are accepted and ignored); ``backend`` is ``"numpy"``, ``"c"``
-        or ``"auto"`` (C when a compiler is found); ``physical`` checks that
-        the values are those of real bodies, ``check`` that states are finite.
-
-        Raises
-        ------
-        ParameterError
-            Missing values, or names that are not symbols of the robot.
-        KaneRobotError
-            When the values give the base (link 0) or the whole robot a mass <= 0.
-        """
-        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
-            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
-        return FloatingBaseDynamics(self, values, backend=backend, physical=physical, check=check)
-
-    @property
-    def state_space(self):
-        """The :class:`~kanerobot.state_space.StateSpace`: pinocchio's free-flyer ``q`` (7 + n), ``qd`` (6 + n), n joint torques."""
-        robot = self.robot
-        labels = tuple(robot.joint_labels)
-        n, every = len(labels), slice(None)
-        base = ("x", "y", "z", "qx", "qy", "qz", "qw")
-        origin = np.zeros(7 + n)
-        origin[6] = 1.0
-        return StateSpace(
-            kind="floating base", adjective="floating-base", name=robot.name, coordinates=base + labels,
-            q_names=base + tuple(map(str, self.q)), qd_names=("vx", "vy", "vz", "wx", "wy", "wz") + tuple(map(str, self.qd)),
-            torques=tuple(map(str, self.tau)), layout_q=f"base x y z, quaternion x y z w, joints {', '.join(labels)}",
-            layout_qd=f"base v x y z and w x y z in frame 0, joint rates {', '.join(labels)}",
-            tau_layout=f"joints {', '.join(labels)}", actuation=np.eye(6 + n)[6:], controlled=tuple(range(7, 7 + n)),
-            controlled_labels=labels, origin=origin, tree=robot, joints=labels, joint_columns=tuple(range(7, 7 + n)),
-            program_inputs=(("q", "q", slice(7, None)), ("quaternion", "q", slice(3, 7)), ("qd", "qd", slice(6, None)),
-                            ("base_velocity", "qd", slice(0, 6)), ("tau", "tau", every)),
-        )  # fmt: skip
 
 
-#: Where the one-state calls read each state group of a floating base: (argument, first entry, normalised).
-ONE_STATE_SLICES = {
-    "q": ("q", 7, False),
-    "quaternion": ("q", 3, True),
-    "qd": ("qd", 6, False),
-    "base_velocity": ("qd", 0, False),
-    "qdd": ("qdd", 6, False),
-    "base_acceleration": ("qdd", 0, False),
-    "tau": ("tau", 0, False),
-}
-
-
-class FloatingBaseDynamics(NumericDynamics):
-    """Numeric floating-base dynamics of one robot with bound parameters.
-
-    State convention (pinocchio's free flyer): ``q`` has 7 + n values (base
-    position in the world frame, base quaternion x y z w, joints), ``qd``
-    and ``qdd`` 6 + n (base linear and angular velocity in frame 0, joint
-    rates; ``qdd`` their time derivatives).  Every function takes one state
-    (1-D arrays) or a batch (2-D, ``(N, size)``) and answers in kind.  The
-    quaternion is normalised before use.
-
-    Attributes
-    ----------
-    backend : {"c", "numpy"}
-    requested_backend : {"auto", "c", "numpy"}
-    fallback_reason : str or None
-    """
-
-    def __init__(self, model, values, backend="auto", physical=True, check=True):
-        # The base's mass first: its message says what a floating base needs.
-        check_masses(model.robot, finite_values(model.robot, values))
-        super().__init__(model, values, backend=backend, physical=physical, check=check)
-
-    # ------------------------------------------------------------ states
-    def _configuration(self, q):
-        joints = " ".join(s.name if isinstance(s, sympy.Symbol) else str(s) for s in self.model.q)
-        q, single = as_states(q, self.nq, "q", f"base position x y z, quaternion x y z w, joints {joints}", self.check)
-        return q, single
-
-    def _velocity(self, qd, what="qd"):
-        joints = " ".join(str(s) for s in self.model.qd)
-        return as_states(qd, self.nv, what, f"base v x y z and w x y z in frame 0, joints {joints}", self.check)
-
-    def _joints(self, x, what):
-        return as_states(x, self.n, what, f"one per joint {', '.join(self.model.robot.joint_labels)}", self.check)
-
-    def _base_states(self, q, qd=None, qdd=None):
-        states = {"q": q[:, 7:], "quaternion": normalised_quaternion(q[:, 3:7])}
-        if qd is not None:
-            states["qd"], states["base_velocity"] = qd[:, 6:], qd[:, :6]
-        if qdd is not None:
-            states["qdd"], states["base_acceleration"] = qdd[:, 6:], qdd[:, :6]
-        return states
-
-    # -------------------------------------------------------- evaluation
-    def _solved_base_acceleration(self, states, qdd):
-        """``[vdot_b; GAM]`` with the base free (``F_0 = 0``), from ``A`` and ``H``
-        (Kane): ``A11 vdot_b = -(A12 qdd + H1)``, ``GAM = A21 vdot_b + A22 qdd + H2``."""
-        A, H = self._mass_and_bias(states)
-        qdd = np.broadcast_to(qdd, (len(H), self.n))
-        rhs = -(np.einsum("nij,nj->ni", A[:, :6, 6:], qdd) + H[:, :6])
-        base = solve_dynamics(A[:, :6, :6], rhs, self.model.robot.name, "composite inertia")
-        torques = np.einsum("nij,nj->ni", A[:, 6:, :6], base) + np.einsum("nij,nj->ni", A[:, 6:, 6:], qdd) + H[:, 6:]
-        return np.concatenate([base, torques], axis=1)
-
-    def _one_state_layout(self, name):
-        """As for a fixed base, each group a slice of ``q``, ``qd``, ``qdd`` or
-        ``tau`` (the quaternion normalised), and a non-finite direct dynamics
-        (or its derivatives) left to the general path, which raises
-        :class:`SingularityError`."""
-        given = ONE_STATE_GROUPS[name]
-        sizes = {"q": self.nq, "qd": self.nv, "qdd": self.nv, "tau": self.n}
-        layout = []
-        for key, symbols in self.model._state_groups():
-            argument, start, normalise = ONE_STATE_SLICES.get(key, (None, 0, False))
-            layout.append((given.index(argument), start, normalise) if argument in given else np.zeros(len(symbols)))
-        return layout, [sizes[key] for key in given], name in ("direct_dynamics", "direct_dynamics_derivatives")
-
-    # --------------------------------------------------------- the models
-    def base_acceleration(self, q, qd, qdd, wrench=None):
-        """Free-floating inverse dynamics: the base moves freely (``F_0 = 0``).
-
-        Parameters
-        ----------
-        q : array_like, shape (7+n,) or (N, 7+n)
-        qd : array_like, shape (6+n,) or (N, 6+n)
-        qdd : array_like, shape (n,) or (N, n)
-            The joint accelerations only.
-        wrench : dict, optional
-            As in :meth:`inverse_dynamics`.
-
-        Returns
-        -------
-        acceleration : numpy.ndarray, shape (6,) or (N, 6)
-            The derivative of the base speeds (``qdd[:6]`` of the state).
-        torques : numpy.ndarray, shape (n,) or (N, n)
-            The joint torques that give ``qdd``.
-
-        Raises
-        ------
-        SingularityError
-            When the composite inertia of the robot is singular at ``q``.
-        """
-        (q, single), (qd, _), (qdd, _) = self._configuration(q), self._velocity(qd), self._joints(qdd, "qdd (joints)")
-        states = self._base_states(q, qd)
-        states["qdd"] = qdd
-        states.update(self._wrench_states(wrench, max(len(q), len(qd), len(qdd))))
-        if self.model.has_program("base_acceleration"):
-            out = self._evaluate("base_acceleration", states)
-        else:
-            out = self._solved_base_acceleration(states, qdd)
-        if not np.all(np.isfinite(out)):
-            raise SingularityError(
-                f"robot {self.model.robot.name}: the composite inertia of the whole robot is singular (check the masses and inertias)"
-            )
-        return self._result(out[:, :6], single), self._result(out[:, 6:], single)
-
-    def momentum(self, q, qd):
-        """Linear and angular momentum of the whole robot in the world frame.
-
-        ``A(q)[:6] qd`` is the momentum in frame 0 about O_0 ``[L; K]``;
-        in the world frame, ``[wR_0 L; wR_0 K + wx_0 x wR_0 L]`` (angular
-        momentum about the world origin).  Without gravity, external wrenches
-        and joint friction, both are constant along a motion.
-
-        Returns
-        -------
-        numpy.ndarray, shape (6,) or (N, 6)
-        """
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        A = self._evaluate("mass_matrix", self._base_states(q))
-        local = np.einsum("nij,nj->ni", A[:, :6, :], qd)
-        R = quaternion_to_rotation(q[:, 3:7])
-        L = np.einsum("nij,nj->ni", R, local[:, :3])
-        K = np.einsum("nij,nj->ni", R, local[:, 3:]) + np.cross(q[:, :3], L)
-        return self._result(np.concatenate([L, K], axis=1), single)
-
-    @property
-    def state_space(self):
-        """The model's :class:`~kanerobot.state_space.StateSpace` with the free flyer's maps (built once)."""
-        if "_state_space" not in self.__dict__:
-            self._state_space = self.model.state_space.bind(
-                self, values={str(k): v for k, v in self.values.items()}, qdot_map=configuration_derivative,
-                integrate_map=integrate, prepare_map=self._prepared, start_check=self._starting_quaternion,
-                monitor_map=self._monitors, base_pose=lambda q: (quaternion_to_rotation(q[:, 3:7]), q[:, :3]),
-            )  # fmt: skip
-        return self._state_space
-
-    @staticmethod
-    def _prepared(q):
-        """``q`` with its quaternion normalised (a copy): where a simulation evaluates the model."""
-        out = q.copy()
-        out[3:7] /= np.linalg.norm(q[3:7])
-        return out
-
-    @staticmethod
-    def _starting_quaternion(q, what):
-        """A starting configuration with its quaternion normalised; a zero quaternion is refused."""
-        norm = np.linalg.norm(q[3:7])
-        if not norm > 1e-12:
-            raise KaneRobotError(f"{what}: the base quaternion q[3:7] (x y z w) is zero; give a unit quaternion such as [0, 0, 0, 1]")
-        q[3:7] /= norm
-        return q
-
-    def _monitors(self, q_raw, q, qd):
-        """The base pose, the momentum and how far the integrated quaternion's norm went from 1."""
-        if not len(q):
-            return {}
-        return {
-            "base_pose": base_pose(q),
-            "momentum": np.atleast_2d(self.momentum(q, qd)),
-            "quaternion_norm_error": np.abs(np.linalg.norm(q_raw[:, 3:7], axis=1) - 1.0),
-        }
-
-    # ------------------------------------------------------ the kinematics
-    def pose(self, frame: str, q) -> np.ndarray:
-        """Homogeneous transform wT_frame of ``frame`` in the world frame, shape (4, 4) or (N, 4, 4).
-
-        ``wT_frame = wT_0 0T_frame``: the base pose of the configuration's
-        first seven entries (:func:`base_pose`) times the generated program
-        of the joints' part (see :meth:`NumericDynamics.pose
-        <kanerobot.dynamics.dynamic_model.NumericDynamics.pose>`); pinocchio's
-        frame placement ``data.oMf``.  ``q`` has 7 + n values, or shape (N, 7 + n).
-        """
-        q, single = self._configuration(q)
-        T = base_pose(q) @ super().pose(frame, q[:, 7:])
-        return T[0] if single else T
-
-    def jacobian(self, frame: str, q, projection: str | None = None) -> np.ndarray:
-        """Jacobian of the origin of ``frame``: (6, 6 + n) or (N, 6, 6 + n), ``[V; w] = J qd``.
-
-        With ``p = 0P_frame`` the frame's origin in frame 0, the base speeds
-        ``(v, w)`` of ``qd`` (in frame 0) move it by ``v + w x p`` and turn it
-        by ``w``; the joints by the fixed-base Jacobian ``0J`` of the joints'
-        part (the generated program of :meth:`NumericDynamics.jacobian
-        <kanerobot.dynamics.dynamic_model.NumericDynamics.jacobian>`).  In
-        the axes of frame r, ``rR_0 = wR_r^T wR_0``::
-
-            J = [ rR_0   -rR_0 [p]x   rR_0 0J_lin ]
-                [ 0       rR_0        rR_0 0J_ang ]
-
-        ``projection="world"`` (or None, the default) projects into the world axes:
-        pinocchio's ``LOCAL_WORLD_ALIGNED`` frame Jacobian; a frame label
-        (``"0"``, the base link, or any other) into that frame's axes.
-        """
-        q, single = self._configuration(q)
-        joints = q[:, 7:]
-        R_w0 = quaternion_to_rotation(q[:, 3:7])
-        if projection is None or str(projection) == "world":
-            R = R_w0
-        else:
-            R = np.swapaxes(super().pose(projection, joints)[:, :3, :3], 1, 2)  # rR_0 = (0R_r)^T
-        p = super().pose(frame, joints)[:, :3, 3]
-        J0 = super().jacobian(frame, joints, BASE)
-        J = np.zeros((q.shape[0], 6, 6 + self.n))
-        J[:, :3, :3] = J[:, 3:, 3:6] = R
-        J[:, :3, 3:6] = -R @ _cross_matrices(p)
-        J[:, :3, 6:] = R @ J0[:, :3]
-        J[:, 3:, 6:] = R @ J0[:, 3:]
-        return J[0] if single else J
-
-    # ----------------------------------------------------------- balance
-    def center_of_mass(self, q: ArrayLike) -> np.ndarray:
-        """Centre of mass of the whole robot in the world frame, ``p_0 + wR_0 0c``: shape (3,) or (N, 3).
-
-        ``0c`` in frame 0 is the program of
-        :func:`~kanerobot.dynamics.centroidal.center_of_mass` on the joints;
-        pinocchio's ``centerOfMass``.  ``q`` has 7 + n values, or shape (N, 7 + n).
-        """
-        q, single = self._configuration(q)
-        c = q[:, :3] + np.einsum("nij,nj->ni", quaternion_to_rotation(q[:, 3:7]), super().center_of_mass(q[:, 7:]))
-        return c[0] if single else c
-
-    def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray:
-        """Jacobian of the centre of mass in the world axes, ``wR_0 0J_G``: (3, 6 + n) or (N, 3, 6 + n).
-
-        ``cdot = J_G qd`` with pinocchio's speeds (``v, w`` of link 0 in frame
-        0, then the joints): pinocchio's ``jacobianCenterOfMass``.
-        """
-        q, single = self._configuration(q)
-        J = quaternion_to_rotation(q[:, 3:7]) @ super().center_of_mass_jacobian(q[:, 7:])
-        return J[0] if single else J
-
-    def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray:
-        """Centroidal momentum matrix in the world axes, ``diag(wR_0, wR_0) 0A_G``: (6, 6 + n) or (N, 6, 6 + n).
-
-        ``h_G = A_G qd``, the momentum about the centre of mass does not
-        depend on where the base is, only on how it is turned: pinocchio's
-        ``computeCentroidalMap``.
-        """
-        q, single = self._configuration(q)
-        R = quaternion_to_rotation(q[:, 3:7])
-        A = super().centroidal_momentum_matrix(q[:, 7:])
-        A = np.concatenate([R @ A[:, :3], R @ A[:, 3:]], axis=1)
-        return A[0] if single else A
-
-    def _speeds(self, qd):
-        return self._velocity(qd)
-
-    def configuration_derivative(self, q, qd):
-        """``dq/dt`` (see :func:`configuration_derivative`), with the state lengths checked."""
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        return self._result(configuration_derivative(q, qd), single)
-
-    def integrate(self, q, qd, dt):
-        """The configuration after ``dt`` at constant ``qd`` (see :func:`integrate`)."""
-        (q, single), (qd, _) = self._configuration(q), self._velocity(qd)
-        return self._result(integrate(q, qd, dt), single)
-
-    # ----------------------------------------------------- the derivatives
-
-def _cross_matrices(p):
-    """``[p]x`` of each row of ``p`` (N, 3): (N, 3, 3), ``[p]x b = p x b``."""
-    S = np.zeros(p.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2], S[..., 1, 2] = -p[..., 2], p[..., 1], -p[..., 0]
-    S[..., 1, 0], S[..., 2, 0], S[..., 2, 1] = p[..., 2], -p[..., 1], p[..., 0]
-    return S
+#: The numeric functions of a floating base: those of every root joint (its state's
+#: free-flyer part is the root joint's, :class:`~kanerobot.dynamics.dynamic_model.NumericDynamics`).
+FloatingBaseDynamics = NumericDynamics

@@ -22,11 +22,12 @@ Centre of mass, its Jacobian, centroidal momentum matrix
     The programs of :mod:`~kanerobot.dynamics.centroidal` (composite
     links carried to the centre of mass), in the axes of frame 0.
 
-The programs read the joint vector, one entry per joint of
-``robot.joint_labels``, and give frames relative to frame 0: serial and
+The programs read the joint vector ``robot.q`` (each joint's ``nq``
+entries, in the order of ``robot.joint_labels``; a Jacobian has a column
+per speed) and give frames relative to frame 0: serial and
 tree robots with a fixed base (flexible joints are served, their link side
 is the configuration), and floating robots, whose numeric functions
-(:class:`~kanerobot.dynamics.floating.FloatingBaseDynamics`) compose them
+(:class:`~kanerobot.dynamics.dynamic_model.NumericDynamics` on a free flyer) compose them
 with the base pose and speeds.  Closed loops and a wheeled base get one
 :class:`KaneRobotError` saying so: their numeric functions
 (:class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`) run the
@@ -123,8 +124,9 @@ def jacobian_program(robot, frame, projection=BASE):
     Returns
     -------
     Program
-        Outputs row by row (6 rows, linear first, then one column per joint
-        of ``robot.joint_labels``), named ``J{row}_{column}`` (1-based).
+        Outputs row by row (6 rows, linear first, then one column per speed
+        of the joints of ``robot.joint_labels``: a column of the joint's motion
+        subspace ``S_f`` in frame 0), named ``J{row}_{column}`` (1-based).
 
     Examples
     --------
@@ -143,18 +145,19 @@ def jacobian_program(robot, frame, projection=BASE):
     columns = []
     moving = set(robot.root_path(n)) if n != BASE else set()
     for label in robot.joint_labels:
-        if label not in moving:
-            columns.append(sympy.zeros(6, 1))
-            continue
         frame_f = robot.frame(label)
+        if label not in moving:
+            columns += [sympy.zeros(6, 1)] * frame_f.joint.nv
+            continue
         A_f, P_f = chain(label)
-        sigma_a, sigmabar_a = frame_f.motion_subspace()[:3, 0], frame_f.motion_subspace()[3:, 0]
-        linear, angular = A_f * sympy.Matrix(sigma_a), A_f * sympy.Matrix(sigmabar_a)
-        if any(e != 0 for e in angular):
-            # the lever arm O_f -> O_n, named: its three differences are read by the cross product
-            L = program.assign_matrix(f"L{{i}}_{stem[label]}", P_n - P_f)
-            linear = linear + angular.cross(L)
-        columns.append(linear.col_join(angular))
+        S, L = frame_f.motion_subspace(), None
+        for k in range(S.cols):  # one column per speed of the joint
+            linear, angular = A_f * sympy.Matrix(S[:3, k]), A_f * sympy.Matrix(S[3:, k])
+            if any(e != 0 for e in angular):
+                # the lever arm O_f -> O_n, named once: its three differences are read by the cross product
+                L = L if L is not None else program.assign_matrix(f"L{{i}}_{stem[label]}", P_n - P_f)
+                linear = linear + angular.cross(L)
+            columns.append(linear.col_join(angular))
     J = sympy.Matrix.hstack(*columns) if columns else sympy.zeros(6, 0)
     if r != BASE:
         A_r, _ = chain(r)
@@ -292,9 +295,9 @@ class FrameKinematics:
         return T[0] if single else T
 
     def _frame_jacobian(self, frame, q, projection):
-        """rJ_frame, (6, nq) or (N, 6, nq)."""
+        """rJ_frame, (6, nv) or (N, 6, nv): one column per speed of the joints."""
         flat, single = self._frame_outputs(("jacobian", str(frame), str(projection)), q)
-        J = flat.reshape(flat.shape[0], 6, len(self.model._kinematics.robot.q))
+        J = flat.reshape(flat.shape[0], 6, len(self.model._kinematics.robot.qd))
         return J[0] if single else J
 
     def _program_values(self, key):
