@@ -44,6 +44,7 @@ __all__ = [
     "check_structure",
     "frame_placement",
     "frame_placements",
+    "joint_torques",
     "link_inertia",
     "link_parameter",
     "ModelOptions",
@@ -647,3 +648,20 @@ def _total(terms):
 
 def _ops(expr):
     return sum(count_ops(expr).values())
+
+
+def joint_torques(robot, label):
+    """The generalized forces applied at joint ``label``, one per speed: its ``GAM`` parameter for one
+    speed (possibly customised to a number), ``GAM`` and the joint's force names for several
+    (the names of Newton-Euler's outputs, ``GAMCX2``).  Every engine and model takes them from here.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> joint_torques(kr.load(kr.frames_path("planar2")), "2")
+    (GAM2,)
+    """
+    joint = robot.frame(label).joint
+    if joint.nv == 1:
+        return (robot.joint_parameters[label]["GAM"],)
+    return tuple(sympy.Symbol(f"GAM{name}") for name in joint.force_names(robot.stems[label]))

@@ -141,11 +141,7 @@ def velocity_directions(model):
 def joint_torques(model):
     """The generalized forces of the joints, one per speed: a one-speed joint's ``GAM`` parameter
     (possibly customised to a number), ``GAM<force name>`` for the others (``GAMCX2``)."""
-    robot, out = model.robot, []
-    for label, tau in zip(robot.joint_labels, model.tau):
-        joint = robot.frame(label).joint
-        out += [tau] if joint.nv == 1 else [sympy.Symbol(f"GAM{name}") for name in joint.force_names(robot.stems[label])]
-    return out
+    return list(model.tau)
 
 
 def torque_directions(model):

@@ -35,6 +35,7 @@ from kanerobot.dynamics.common import (
     assign_symmetric,
     check_structure,
     frame_placements,
+    joint_torques,
     link_inertia,
     link_parameter,
     motion_parts,
@@ -168,22 +169,6 @@ def direct_dynamics(robot, trig=True):
             program.set_output(name, value)
     program.prune()
     return program
-
-
-def joint_torques(robot, label):
-    """The generalized forces applied at joint ``label``, one a speed: its ``GAM`` for one speed,
-    ``GAM`` and the joint's force names for several (Newton-Euler's outputs, ``GAMCX2``).
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> joint_torques(kr.load(kr.frames_path("planar2")), "2")
-    (GAM2,)
-    """
-    joint = robot.frame(label).joint
-    if joint.nv == 1:
-        return (robot.joint_parameters[label]["GAM"],)
-    return tuple(sympy.Symbol(f"GAM{name}") for name in joint.force_names(robot.stems[label]))
 
 
 def _inputs(robot, root, what, torques):

@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from kanerobot.dynamics import composite, coriolis, derivatives, direct, lagrange, newton_euler
+from kanerobot.dynamics import common, composite, coriolis, derivatives, direct, lagrange, newton_euler
 from kanerobot.dynamics.centroidal import moving_links
 from kanerobot.dynamics.free_flyer import check_floating, check_masses
 from kanerobot.dynamics.kinematic_programs import FrameKinematics
@@ -97,19 +97,14 @@ for _solved in SOLVED.values():  # the derivatives of a solved model are solved 
 BACKENDS = ("auto", "c", "numpy")
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
-#: Programs of the articulated-body passes (:mod:`~kanerobot.dynamics.direct`), which take one
-#: speed per joint on this branch: on joints of several speeds (spherical, planar) they are solved
-#: from A and H.  Empty (and the test in :meth:`DynamicModel.has_program` gone) once the passes take them.
-ONE_SPEED_PROGRAMS = {"direct_dynamics", "base_acceleration", "direct_dynamics_derivatives"}
 #: The state groups of the root joint's speeds and their derivatives, after those of the joints;
 #: its configuration's group (``"quaternion"``) is in :meth:`DynamicModel._root_groups`.
 ROOT_GROUPS = {"q": "quaternion", "qd": "base_velocity", "qdd": "base_acceleration"}
 
 
 def joint_torques(robot):
-    """The generalized forces of the joints, one per speed: ``GAM<label>`` of a joint of one speed
-    (its ``joint_parameters``' symbol), ``GAM<force name>`` of each speed of the others (``GAMCX2``),
-    the names of the outputs of the inverse dynamic model.
+    """The generalized forces of every joint, one per speed, in ``robot.joint_labels`` order
+    (:func:`kanerobot.dynamics.common.joint_torques`).
 
     Examples
     --------
@@ -117,14 +112,7 @@ def joint_torques(robot):
     >>> joint_torques(kr.load(kr.frames_path("planar2")))
     [GAM1, GAM2]
     """
-    out = []
-    for label in robot.joint_labels:
-        frame = robot.frame(label)
-        if frame.joint.nv == 1:
-            out.append(robot.joint_parameters[label]["GAM"])
-        else:
-            out += [sympy.Symbol(f"GAM{name}") for name in frame.joint.force_names(frame.stem)]
-    return out
+    return [torque for label in robot.joint_labels for torque in common.joint_torques(robot, label)]
 
 
 def solve_dynamics(A, rhs, robot_name, what="inertia matrix"):
@@ -308,8 +296,6 @@ class DynamicModel(ProgramCache):
         """False for the models this engine computes from others (direct dynamics of
         Lagrange and Kane, and of every engine on joints of several speeds: a linear
         solve of A qdd = Gamma - H)."""
-        if name in ONE_SPEED_PROGRAMS and any(joint.nv > 1 for joint in self.joint_models[1:]):
-            return False
         return name not in SOLVED.get(self.method, set())
 
     def _derive(self, name):

@@ -75,21 +75,6 @@ def speed_keys(frame):
     return [frame.label] if joint.nv == 1 else list(joint.speed_names(frame.stem))
 
 
-def joint_torque(robot, label, suffix):
-    """The symbol of the joint torque (force) along one speed: ``GAM<stem>`` for one speed
-    (the robot's parameter), ``GAM<suffix>`` (``GAMCX2 ..``) per speed of a joint of several.
-
-    Examples
-    --------
-    >>> import kanerobot as kr
-    >>> joint_torque(kr.load(kr.frames_path("planar2")), "2", "2")
-    GAM2
-    """
-    if robot.frame(label).joint.nv == 1:
-        return robot.joint_parameters[label]["GAM"]
-    return sympy.Symbol(f"GAM{suffix}")
-
-
 def moving_base(robot):
     """Whether ``robot.base`` has a known motion (``W0, WP0, V0, VP0`` not all zero)."""
     b = robot.base

@@ -4,7 +4,7 @@ import functools
 
 from sympy.physics.mechanics import dynamicsymbols
 
-from kanerobot.dynamics.common import program_inputs
+from kanerobot.dynamics.common import joint_torques, program_inputs
 from kanerobot.dynamics.coriolis import hamel_blocks
 from kanerobot.dynamics.free_flyer import BASE_ACCELERATION, BASE_VELOCITY, QUATERNION
 from kanerobot.dynamics.kane.kanes_method import KanesMethodModels
@@ -19,7 +19,6 @@ from kanerobot.dynamics.kane.support import (
     RealTwins,
     check_masses,
     check_supported,
-    joint_torque,
     moving_base,
     speed_keys,
 )
@@ -195,8 +194,7 @@ class KaneSystem:
         # The suffixes of the generalized forces' names (the joint models' force_names), and the joint torques.
         self.suffixes = list(root.force_names(robot.stems[BASE])) + [
             name for label in labels for name in robot.frame(label).joint.force_names(robot.stems[label])]
-        self.GAM = [joint_torque(robot, label, name) for label in labels
-                    for name in robot.frame(label).joint.force_names(robot.stems[label])]
+        self.GAM = [torque for label in labels for torque in joint_torques(robot, label)]
         # Program symbols of u and u'.
         if self.floating:
             self.speed_symbols = list(BASE_VELOCITY) + list(robot.qd)
