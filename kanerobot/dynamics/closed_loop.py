@@ -60,17 +60,141 @@ from kanerobot.dynamics.constrained import (
     batched_function,
     label_name,
     project_outputs,
+    speed_columns,
+    speeds,
     splice,
 )
 from kanerobot.dynamics.dynamic_model import PROTOCOL, bound_numeric
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
+__all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "coordinate_rates", "equivalent_tree", "loop_closure"]
 
 #: Largest loop-closure residual accepted for a configuration q.
 CLOSURE_TOL = 1e-8
 #: Closure residual above which a simulated configuration is brought back onto the loops.
 PROJECTION_TOL = 1e-10
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopClosure:
+    """The kinematic constraint equations of the loops on every speed of the tree (SYMORO+ eq. 11-13).
+
+    :func:`kanerobot.kinematics.loop_velocity_constraints`'s, one column per
+    speed: a ball joint's three angular speeds (in its frame), a planar
+    joint's ``VX VY WZ``.  ``J`` (6B x nv) stacks the 6 rows of every loop;
+    ``Wa``, ``Wp``, ``Wac``, ``Wpc``, ``Wc`` are its blocks of eq. 12 (rows
+    :attr:`rows` or :attr:`cut_rows`, the columns of the active, passive and
+    cut joints' speeds).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> c = loop_closure(kr.load(kr.frames_path("fourbar")))
+    >>> c.J.shape, c.rows, c.cut_rows, c.Wp.shape
+    ((6, 4), (0, 1), (5,), (2, 2))
+    """
+
+    J: sympy.Matrix
+    active: tuple
+    passive: tuple
+    cut: tuple
+    rows: tuple
+    zero_rows: tuple
+    cut_rows: tuple
+    Wa: sympy.Matrix
+    Wp: sympy.Matrix
+    Wac: sympy.Matrix
+    Wpc: sympy.Matrix
+    Wc: sympy.Matrix
+
+
+def _joint_columns(robot, f, point, i, cache):
+    """Renaud's columns of joint f for the point O_point in frame i, 6 x nv (SYMORO+ eq. 5, one per speed):
+    ``[iA_f (S_lin + S_ang x fP_point); iA_f S_ang]``."""
+    from kanerobot.geometry import position, rotation
+
+    S = robot.frame(f).motion_subspace()
+    fP_point = position(robot, f, point, cache)
+    iA_f = rotation(robot, i, f, cache)
+    columns = [(sympy.Matrix(S[:3, k]), sympy.Matrix(S[3:, k])) for k in range(S.cols)]
+    return sympy.Matrix.hstack(*[sympy.Matrix.vstack(iA_f * (lin + ang.cross(fP_point)), iA_f * ang) for lin, ang in columns])
+
+
+def _loop_columns(robot, cut, closing, cache):
+    """``kJ_k qd_1 - kJ_{k+B} qd_2`` of one loop, 6 x nv, in frame k (eq. 11)."""
+    up, down = robot.path(cut, closing)
+    blocks = []
+    for f in robot.joint_labels:
+        if f in up:
+            blocks.append(_joint_columns(robot, f, cut, cut, cache))
+        elif f in down:
+            blocks.append(-_joint_columns(robot, f, closing, cut, cache))
+        else:
+            blocks.append(sympy.zeros(6, robot.frame(f).joint.nv))
+    return sympy.Matrix.hstack(*blocks)
+
+
+def loop_closure(robot):
+    """The :class:`LoopClosure` of ``robot``'s loops.
+
+    Rows as :func:`kanerobot.kinematics.loop_velocity_constraints` chooses
+    them: each cut joint's rows (where its columns do not vanish) form the
+    second block; of the others, the identically zero ones are dropped.
+    """
+    from kanerobot.kinematics import _identically_zero
+
+    if not robot.loops:
+        raise KaneRobotError(f"robot {robot.name} has no loops")
+    cache = {}
+    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+    active = tuple(robot.active_joints)
+    cut = tuple(k for k in robot.cut_joints if k not in active)
+    passive = tuple(p for p in robot.passive_joints if p not in cut)
+    cut_rows = []
+    for b, (k, _) in enumerate(robot.loops):
+        if k in cut:
+            block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
+            cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
+    rng = np.random.default_rng(0)
+    symbols = sorted(J.free_symbols, key=str)
+    zero_rows = tuple(
+        r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
+    )
+    rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in zero_rows)
+
+    def block(rs, labels):
+        return J.extract(list(rs), speed_columns(robot, labels))
+
+    return LoopClosure(
+        J=J, active=active, passive=passive, cut=cut, rows=rows, zero_rows=zero_rows, cut_rows=tuple(cut_rows),
+        Wa=block(rows, active), Wp=block(rows, passive), Wac=block(cut_rows, active), Wpc=block(cut_rows, passive),
+        Wc=block(cut_rows, cut),
+    )  # fmt: skip
+
+
+def coordinate_rates(robot):
+    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic.
+
+    ``QP`` for a joint of one coordinate; a ball joint's quaternion rate
+    ``(w v + u x v, -u . v) / 2``; a planar joint's ``x, y`` rates, its body
+    speeds turned by theta (the numeric ``JointModel.configuration_derivative``
+    of each, checked by the tests).
+    """
+    out = []
+    for label in robot.joint_labels:
+        frame, v = robot.frame(label), [sympy.sympify(x) for x in robot.joint_speeds[label]]
+        q = list(frame.coordinates)
+        if frame.joint.nq == frame.joint.nv == 1:
+            out += v
+        elif frame.joint.name == "spherical":
+            u, w, v = sympy.Matrix(q[:3]), q[3], sympy.Matrix(v)
+            out += list((w * v + u.cross(v)) / 2) + [-u.dot(v) / 2]
+        elif frame.joint.name == "planar":
+            c, s = sympy.cos(q[2]), sympy.sin(q[2])
+            out += [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
+        else:
+            raise KaneRobotError(f"{robot.name}: no closed-loop model with the {frame.joint.name} joint {label}")
+    return out
 
 
 def equivalent_tree(robot):
@@ -106,8 +230,8 @@ class ClosedLoopModel(ConstrainedModel):
         The engine of the tree model.
     tree : DynamicModel
         The models of :func:`equivalent_tree` (programs over every joint).
-    constraints : LoopVelocityConstraints
-        ``J``, ``Wa``, ``Wp``, ... of the loop closure.
+    constraints : LoopClosure
+        ``J``, ``Wa``, ``Wp``, ... of the loop closure, one column per speed.
 
     Examples
     --------
@@ -118,18 +242,14 @@ class ClosedLoopModel(ConstrainedModel):
     """
 
     def __init__(self, robot, method):
-        from kanerobot.kinematics import loop_velocity_constraints
-
         super().__init__(robot, method, equivalent_tree(robot), robot.active_joints)
-        self.constraints = loop_velocity_constraints(robot)
-        q = list(robot.q)
-        qd = sympy.Matrix(robot.qd)
+        self.constraints = loop_closure(robot)
         J = self.constraints.J
-        # Jdot = sum_m dJ/dq_m qd_m
+        # Jdot = sum_m dJ/dq_m dq_m/dt
         self.Jdot = sympy.zeros(*J.shape)
-        for m, qm in enumerate(q):
-            if qd[m] != 0:
-                self.Jdot += J.diff(qm) * qd[m]
+        for qm, rate in zip(robot.q, coordinate_rates(robot)):
+            if rate != 0:
+                self.Jdot += J.diff(qm) * rate
 
     def _derive(self, name):
         return closed_loop_program(self, name)
@@ -226,23 +346,22 @@ def closed_loop_program(model, name):
             + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")
         )
     robot, c = model.robot, model.constraints
-    labels = robot.joint_labels
-    active, passive = list(c.active), list(c.passive)
-    QDP = {label: sympy.sympify(robot.joint_parameters[label]["QDP"]) for label in labels}
+    active, passive = speeds(robot, c.active), speeds(robot, c.passive)
     rates = name in ("inverse_dynamics", "h")
     tree_name = "inverse_dynamics" if rates else name
     tree = model.tree.program(tree_name)
     inputs = [x for x in tree.inputs if x not in dependent_symbols(robot, c)]
     n = len(active)
-    out_names = {f"GAM{robot.stems[a]}" for a in active} | {f"Q{robot.stems[a]}" for a in active}
+    out_names = {f"GAM{a.suffix}" for a in active} | {f"Q{a.suffix}" for a in active}
     out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
     target = Program(inputs=inputs, reserved=out_names, trig=True)
     W, mapping = loop_kinematics(model, target, rates=rates, accelerations=name == "inverse_dynamics")
     if name == "h":
         for a in active:
-            mapping[QDP[a]] = sympy.S.Zero
+            mapping[a.qdd] = sympy.S.Zero
     outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, active, passive, W, robot.stems)
+    keys = [x.suffix for x in speeds(robot)]
+    project_outputs(target, name, outputs, keys, [a.suffix for a in active], [p.suffix for p in passive], W)
     target.prune()
     return target
 
@@ -250,8 +369,7 @@ def closed_loop_program(model, name):
 def dependent_symbols(robot, constraints):
     """The rates and accelerations of the passive and cut joints: not inputs of
     a closed-loop program (it computes them from the active ones)."""
-    jp = robot.joint_parameters
-    return {sympy.sympify(jp[label][key]) for label in list(constraints.passive) + list(constraints.cut) for key in ("QP", "QDP")}
+    return {x for s in speeds(robot, list(constraints.passive) + list(constraints.cut)) for x in (s.qd, s.qdd)}
 
 
 def loop_kinematics(model, target, rates=True, accelerations=True):
@@ -292,40 +410,37 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
             f"{robot.name}: Wp is {c.Wp.rows} x {c.Wp.cols} after removing the identically zero rows, not "
             f"square: no symbolic W; use model.numeric(values) (least squares at each configuration)"
         )
-    labels = robot.joint_labels
-    jp = robot.joint_parameters
-    active, passive, cut = list(c.active), list(c.passive), list(c.cut)
-    QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
-    QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
+    active, passive, cut = speeds(robot, c.active), speeds(robot, c.passive), speeds(robot, c.cut)
     Wp = target.assign_matrix("WP{i}{j}", target.replace_sin_cos(c.Wp))
     Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
-    W = target.assign_matrix(lambda i, j: label_name("W", robot.stems[passive[i - 1]], robot.stems[active[j - 1]]), -WPI * Wa)
+    W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1].suffix, active[j - 1].suffix), -WPI * Wa)
     mapping = {}
     if not rates:
         return W, mapping
-    qd_a = sympy.Matrix([QP[a] for a in active])
+    qd_a = sympy.Matrix([a.qd for a in active])
     for r, p in enumerate(passive):
-        mapping[QP[p]] = target.assign(str(QP[p]), (W[r, :] * qd_a)[0])
+        mapping[p.qd] = target.assign(str(p.qd), (W[r, :] * qd_a)[0])
     if cut:
         if c.Wc.rows != c.Wc.cols:
             raise KaneRobotError(f"{robot.name}: Wc is {c.Wc.rows} x {c.Wc.cols}, not square: no symbolic cut-joint rates")
-        qd_p = sympy.Matrix([mapping[QP[p]] for p in passive])
+        qd_p = sympy.Matrix([mapping[p.qd] for p in passive])
         rhs = -(target.replace_sin_cos(c.Wac) * qd_a + target.replace_sin_cos(c.Wpc) * qd_p)
         Wc = target.replace_sin_cos(c.Wc)
         qd_c = Wc.adjugate(method="berkowitz") * rhs / Wc.det(method="berkowitz")
         for r, k in enumerate(cut):
-            mapping[QP[k]] = target.assign(str(QP[k]), qd_c[r])
-    qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
-    Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(labels)))))
+            mapping[k.qd] = target.assign(str(k.qd), qd_c[r])
+    every = speeds(robot)
+    qd = sympy.Matrix([mapping.get(x.qd, x.qd) for x in every])
+    Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(every)))))
     JDQ = target.assign_matrix("JDQ{i}", Jdot * qd)
-    qdd_a = sympy.Matrix([QDP[a] if accelerations else 0 for a in active])
+    qdd_a = sympy.Matrix([a.qdd if accelerations else 0 for a in active])
     qdd_p = W * qdd_a - WPI * JDQ
     for r, p in enumerate(passive):
-        mapping[QDP[p]] = target.assign(str(QDP[p]), qdd_p[r])
+        mapping[p.qdd] = target.assign(str(p.qdd), qdd_p[r])
     for k in cut:
-        mapping[QDP[k]] = sympy.S.Zero
+        mapping[k.qdd] = sympy.S.Zero
     return W, mapping
 
 
@@ -368,7 +483,7 @@ class ClosedLoopDynamics(ConstrainedDynamics):
         super().__init__(model, values, backend=backend, physical=physical, check=check)
         q = list(self.robot.q)
         qd = list(self.robot.qd)
-        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(q))]
+        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(qd))]
         geometric = {s: x for s, x in self.bound.items() if str(s) not in {str(y) for y in q + qd}}
         self._J = batched_function(list(model.constraints.J), [q], geometric)
         self._Jdot_v = batched_function(list(model.Jdot * sympy.Matrix(v)), [q, v, qd], geometric)
@@ -376,7 +491,7 @@ class ClosedLoopDynamics(ConstrainedDynamics):
         self._rows = model.constraints.J.rows
         self._values = {str(s): x for s, x in geometric.items()}
         self._solver = None
-        self.nj = self.n
+        self.nj = self.nc
 
     def _constraint_matrix(self, qs):
         return self._J(qs).reshape(qs.shape[0], self._rows, self.n)
@@ -435,6 +550,6 @@ class ClosedLoopDynamics(ConstrainedDynamics):
     def closure_residual(self, q):
         """Largest absolute residual of the loop-closure equations at ``q``: a
         float for one configuration (nj,), (N,) for a batch."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = np.abs(self._closure(qs)).max(axis=1)
         return float(out[0]) if single else out

@@ -27,6 +27,8 @@ say what J is and add what is their own (solving the loops, the contact
 geometry, the energies).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike
@@ -99,6 +101,46 @@ def label_name(prefix, *labels):
     return prefix + "_".join(labels)
 
 
+class Speed(NamedTuple):
+    """One speed of a joint of a tree: its joint, its symbols, the suffix of its outputs."""
+
+    label: str
+    qd: sympy.Expr
+    qdd: sympy.Expr
+    tau: sympy.Expr
+    #: ``GAM<suffix>``, ``Q<suffix>``: the stem for a joint of one speed, ``CX2``... for a ball joint.
+    suffix: str
+
+
+def speeds(robot, labels=None):
+    """The speeds of the joints ``labels`` (every joint by default), joint by joint, ``nv`` each.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> [s.suffix for s in speeds(kr.load(kr.frames_path("fourbar")), ["1", "3"])]
+    ['1', '3']
+    """
+    out = []
+    for label in robot.joint_labels if labels is None else labels:
+        frame, stem = robot.frame(label), robot.stems[label]
+        suffixes = frame.joint.force_names(stem)
+        taus = (robot.joint_parameters[label]["GAM"],) if frame.joint.nv == 1 else [sympy.Symbol(f"GAM{x}") for x in suffixes]
+        rates = zip(robot.joint_speeds[label], robot.joint_accelerations[label], taus, suffixes)
+        out += [Speed(label, sympy.sympify(qd), sympy.sympify(qdd), tau, x) for qd, qdd, tau, x in rates]
+    return out
+
+
+def speed_columns(robot, labels):
+    """Indices, in ``robot.qd``, of the speeds of the joints ``labels``."""
+    start, where = 0, {}
+    for label in robot.joint_labels:
+        nv = robot.frame(label).joint.nv
+        where[label] = list(range(start, start + nv))
+        start += nv
+    return [c for label in labels for c in where[label]]
+
+
 def splice(target, program, mapping):
     """Copy ``program``'s assignments into ``target`` (renamed where taken,
     ``mapping`` updated); return its outputs in ``target``'s symbols
@@ -106,33 +148,34 @@ def splice(target, program, mapping):
     return target.splice(program, mapping)
 
 
-def project_outputs(target, name, outputs, labels, independent, dependent, X, stem=None):
+def project_outputs(target, name, outputs, keys, independent, dependent, X):
     """Set the outputs of a constrained program from the tree's: ``G^T`` applied.
 
-    ``G`` has identity rows for the ``independent`` joints and the rows of
-    ``X`` (program symbols, dependent x independent) for the ``dependent``
-    ones.  The tree's outputs ``outputs`` (by name) are named ``AT``, ``GT``
-    or ``QT`` in ``target``; then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``,
-    i <= j) for the inertia matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM``
-    or ``Q`` outputs of the independent joints).  ``stem`` maps each label
-    to the part of the names (``robot.stems``; the label itself by default).
+    ``keys`` are the output suffixes of every speed of the tree
+    (:attr:`Speed.suffix`), ``independent`` and ``dependent`` those of the
+    independent and dependent speeds.  ``G`` has identity rows for the
+    ``independent`` speeds and the rows of ``X`` (program symbols, dependent
+    x independent) for the ``dependent`` ones.  The tree's outputs
+    ``outputs`` (by name) are named ``AT``, ``GT`` or ``QT`` in ``target``;
+    then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``, i <= j) for the inertia
+    matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM`` or ``Q`` outputs of the
+    independent speeds).
     """
-    stem = stem if stem is not None else {label: label for label in labels}
     from kanerobot.symbolic.printing import matrix_entry_names
 
-    n, m = len(labels), len(independent)
+    n, m = len(keys), len(independent)
     if name == "mass_matrix":
         tree_names = matrix_entry_names("A", (n, n))
         AT = sympy.zeros(n, n)
         for i in range(n):
             for j in range(i, n):
                 key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                AT[i, j] = AT[j, i] = target.assign(label_name("AT", stem[labels[i]], stem[labels[j]]), outputs.get(key, 0))
+                AT[i, j] = AT[j, i] = target.assign(label_name("AT", keys[i], keys[j]), outputs.get(key, 0))
         G = sympy.zeros(n, m)
         for col, a in enumerate(independent):
-            G[labels.index(a), col] = 1
+            G[keys.index(a), col] = 1
         for row, d in enumerate(dependent):
-            G[labels.index(d), :] = X[row, :]
+            G[keys.index(d), :] = X[row, :]
         A = G.T * AT * G
         names = matrix_entry_names("A", (m, m))
         for j in range(m):
@@ -140,9 +183,9 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X, st
                 target.set_output(names[i][j], A[i, j])
         return
     prefix = "Q" if name == "gravity" else "GAM"
-    T = {label: target.assign(label_name(prefix[0] + "T", stem[label]), outputs.get(f"{prefix}{stem[label]}", 0)) for label in labels}
+    T = {key: target.assign(label_name(prefix[0] + "T", key), outputs.get(f"{prefix}{key}", 0)) for key in keys}
     for col, a in enumerate(independent):
-        target.set_output(f"{prefix}{stem[a]}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
+        target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
 #: Models with a symbolic program of the projection (closed loops and wheels
@@ -183,22 +226,22 @@ class ConstrainedModel(ProgramCache):
         self.method = method
         self.tree = DynamicModel(tree_robot, method)
         self.independent = tuple(independent)
-        jp = robot.joint_parameters
         self.q = list(robot.q)
-        self.qd = [jp[label]["QP"] for label in self.independent]
-        self.qdd = [jp[label]["QDP"] for label in self.independent]
-        self.tau = [jp[label]["GAM"] for label in self.independent]
+        rates = speeds(robot, self.independent)
+        self.qd = [s.qd for s in rates]
+        self.qdd = [s.qdd for s in rates]
+        self.tau = [s.tau for s in rates]
         self.wrench = self.tree.wrench
         self._programs = {}
 
     @property
     def dof(self):
         """Number of independent speeds."""
-        return len(self.independent)
+        return len(self.qd)
 
     @property
     def n(self):
-        """Number of joints (the length of a configuration q)."""
+        """The length of a configuration q: every joint's coordinates."""
         return len(self.q)
 
     def has_program(self, name):
@@ -274,12 +317,11 @@ class ConstrainedDynamics(NumericProtocol):
                                        physical=False, check=check)
         # the tree's poses may read lengths no dynamic model needs (a closing frame, an end frame): every value given
         self.tree._given = {str(k): float(v) for k, v in values.items()}
-        labels = self.robot.joint_labels
-        self.n = len(labels)
-        self.m = len(model.independent)
-        self.ind = [labels.index(label) for label in model.independent]
+        #: Coordinates of a configuration, speeds of the tree (the columns of J), independent speeds.
+        self.nc, self.n, self.m = len(model.q), len(self.robot.qd), len(model.qd)
+        self.ind = speed_columns(self.robot, model.independent)
         self.dep = [c for c in range(self.n) if c not in self.ind]
-        self.dependent = tuple(labels[c] for c in self.dep)
+        self.dependent = tuple(label for label in self.robot.joint_labels if label not in model.independent)
 
     @property
     def backend(self):
@@ -288,7 +330,7 @@ class ConstrainedDynamics(NumericProtocol):
     @property
     def nq(self):
         """Length of a configuration: every joint variable."""
-        return self.n
+        return self.nc
 
     @property
     def nv(self):
@@ -358,7 +400,7 @@ class ConstrainedDynamics(NumericProtocol):
         the tree (:attr:`tree`, :meth:`NumericDynamics.pose
         <kanerobot.dynamics.dynamic_model.NumericDynamics.pose>`) runs it.
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         self._check(qs)
         T = self.tree.pose(frame, qs)
         return T[0] if single else T
@@ -379,7 +421,7 @@ class ConstrainedDynamics(NumericProtocol):
         SingularityError
             Where the independent speeds do not determine the others.
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         J = self.tree.jacobian(frame, qs, projection) @ G
         return J[0] if single else J
@@ -407,7 +449,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def G(self, q):
         """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         return G[0] if single else G
 
@@ -454,7 +496,7 @@ class ConstrainedDynamics(NumericProtocol):
         the constraints do not move a body; ``q`` must satisfy them (a closed
         configuration of the loops).
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         self._check(qs)
         c = self.tree.center_of_mass(qs)
         return c[0] if single else c
@@ -477,7 +519,7 @@ class ConstrainedDynamics(NumericProtocol):
         return self._on_independent_speeds(self.tree.centroidal_momentum_matrix, q)
 
     def _on_independent_speeds(self, matrix, q):
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         out = matrix(qs) @ G
         return out[0] if single else out
@@ -488,10 +530,10 @@ class ConstrainedDynamics(NumericProtocol):
     # ------------------------------------------------------------- dynamics
     def _prepare(self, q, qd_a):
         """``q`` and ``qd_a`` as (N, n) and (N, m) arrays of one batch, and whether both were single."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         qa, single_a = self._states(qd_a, self.m, "qd_a")
         batch = max(qs.shape[0], qa.shape[0])
-        qs = np.ascontiguousarray(np.broadcast_to(qs, (batch, self.n)))
+        qs = np.ascontiguousarray(np.broadcast_to(qs, (batch, self.nc)))
         qa = np.ascontiguousarray(np.broadcast_to(qa, (batch, self.m)))
         return qs, qa, single and single_a
 
@@ -522,7 +564,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def mass_matrix(self, q, out=None):
         """``A_a = G^T A G``, shape (m, m) or (N, m, m); ``out`` as for :meth:`inverse_dynamics`."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         result = np.swapaxes(G, 1, 2) @ self._tree_mass_matrix(qs) @ G
         return self._output(result[0] if single else result, out)
@@ -535,7 +577,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def gravity(self, q, out=None):
         """``Q_a = G^T Q``, shape (m,) or (N, m); ``out`` as for :meth:`inverse_dynamics`."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         Q = np.atleast_2d(self.tree.gravity(qs))
         result = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]

@@ -305,7 +305,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def W(self, q):
         """``W(q)``, shape (rows, n) or (N, rows, n)."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = self._constraint_matrix(qs)
         return out[0] if single else out
 
@@ -320,7 +320,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def constraint_residual(self, q, qd):
         """``max |W(q) qd|``: a float, or (N,) for a batch."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         v, _ = self._states(qd, self.n, "qd")
         W = self._constraint_matrix(qs)
         out = np.abs((W @ np.broadcast_to(v, qs.shape)[..., None])[..., 0]).max(axis=1)
@@ -328,7 +328,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def potential_energy(self, q):
         """``V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j)``, a float or (N,)."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = self._potential(qs)
         return float(out[0]) if single else out
 
@@ -418,7 +418,8 @@ def wheeled_program(model, name):
             for a in ind:
                 mapping[QDP[a]] = sympy.S.Zero
     outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, ind, dep, Gd, robot.stems)
+    stems = robot.stems
+    project_outputs(target, name, outputs, [stems[x] for x in labels], [stems[a] for a in ind], [stems[d] for d in dep], Gd)
     target.prune()
     return target
 
