@@ -20,8 +20,8 @@ import sympy
 from ball_robots import pinocchio_q, random_values, symmetric_matrix
 
 import kanerobot as kr
-from kanerobot.dynamics.closed_loop import coordinate_rates, equivalent_tree
-from kanerobot.dynamics.constrained import speed_columns
+from kanerobot.dynamics.closed_loop import equivalent_tree
+from kanerobot.dynamics.constrained import coordinate_rates, speed_columns
 from kanerobot.interop import to_pinocchio
 from kanerobot.robot import joints
 from kanerobot.robot.description import GeneralPlacement

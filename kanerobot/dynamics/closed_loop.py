@@ -54,20 +54,18 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
-    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
+    VelocityConstraint,
     batched_function,
+    constrained_program,
     label_name,
-    project_outputs,
     speed_columns,
     speeds,
-    splice,
 )
-from kanerobot.dynamics.dynamic_model import PROTOCOL, bound_numeric
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "coordinate_rates", "equivalent_tree", "loop_closure"]
+__all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "equivalent_tree"]
 
 #: Largest loop-closure residual accepted for a configuration q.
 CLOSURE_TOL = 1e-8
@@ -75,8 +73,7 @@ CLOSURE_TOL = 1e-8
 PROJECTION_TOL = 1e-10
 
 
-@dataclasses.dataclass(frozen=True)
-class LoopClosure:
+class LoopClosure(VelocityConstraint):
     """The kinematic constraint equations of the loops on every speed of the tree (SYMORO+ eq. 11-13).
 
     :func:`kanerobot.kinematics.loop_velocity_constraints`'s, one column per
@@ -84,28 +81,57 @@ class LoopClosure:
     joint's ``VX VY WZ``.  ``J`` (6B x nv) stacks the 6 rows of every loop;
     ``Wa``, ``Wp``, ``Wac``, ``Wpc``, ``Wc`` are its blocks of eq. 12 (rows
     :attr:`rows` or :attr:`cut_rows`, the columns of the active, passive and
-    cut joints' speeds).
+    cut joints' speeds).  The rows of each cut joint (where its columns do
+    not vanish) form the second block; of the others, the identically zero
+    ones are dropped.  The independent speeds are the active joints'.
 
     Examples
     --------
     >>> import kanerobot as kr
-    >>> c = loop_closure(kr.load(kr.frames_path("fourbar")))
-    >>> c.J.shape, c.rows, c.cut_rows, c.Wp.shape
-    ((6, 4), (0, 1), (5,), (2, 2))
+    >>> c = LoopClosure(kr.load(kr.frames_path("fourbar")))
+    >>> c.J.shape, c.rows, c.cut_rows, c.Wp.shape, c.independent, c.dependent
+    ((6, 4), (0, 1), (5,), (2, 2), ('1',), ('2', '3', '4'))
     """
 
-    J: sympy.Matrix
-    active: tuple
-    passive: tuple
-    cut: tuple
-    rows: tuple
-    zero_rows: tuple
-    cut_rows: tuple
-    Wa: sympy.Matrix
-    Wp: sympy.Matrix
-    Wac: sympy.Matrix
-    Wpc: sympy.Matrix
-    Wc: sympy.Matrix
+    kind = "closed loop"
+    adjective = "closed-loop"
+
+    def __init__(self, robot):
+        from kanerobot.kinematics import _identically_zero
+
+        self.robot, self.tree = robot, equivalent_tree(robot)
+        cache = {}
+        J = self.J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+        self.independent = self.active = tuple(robot.active_joints)
+        self.cut = tuple(k for k in robot.cut_joints if k not in self.active)
+        self.passive = tuple(p for p in robot.passive_joints if p not in self.cut)
+        cut_rows = []
+        for b, (k, _) in enumerate(robot.loops):
+            if k in self.cut:
+                block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
+                cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
+        rng = np.random.default_rng(0)
+        symbols = sorted(J.free_symbols, key=str)
+        self.zero_rows = tuple(
+            r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
+        )
+        self.cut_rows = tuple(cut_rows)
+        self.rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in self.zero_rows)
+
+        def block(rs, labels):
+            return J.extract(list(rs), speed_columns(robot, labels))
+
+        self.Wa, self.Wp, self.Wc = block(self.rows, self.active), block(self.rows, self.passive), block(cut_rows, self.cut)
+        self.Wac, self.Wpc = block(cut_rows, self.active), block(cut_rows, self.passive)
+
+    @property
+    def loaded(self):
+        """The passive joints: nothing is carried beyond a cut joint."""
+        return self.passive
+
+    def speed_map(self, target, rates=True, accelerations=True):
+        """The passive and cut joints' rates and accelerations (:func:`loop_kinematics`)."""
+        return _loop_speed_map(self, target, rates, accelerations)
 
 
 def _joint_columns(robot, f, point, i, cache):
@@ -132,69 +158,6 @@ def _loop_columns(robot, cut, closing, cache):
         else:
             blocks.append(sympy.zeros(6, robot.frame(f).joint.nv))
     return sympy.Matrix.hstack(*blocks)
-
-
-def loop_closure(robot):
-    """The :class:`LoopClosure` of ``robot``'s loops.
-
-    Rows as :func:`kanerobot.kinematics.loop_velocity_constraints` chooses
-    them: each cut joint's rows (where its columns do not vanish) form the
-    second block; of the others, the identically zero ones are dropped.
-    """
-    from kanerobot.kinematics import _identically_zero
-
-    if not robot.loops:
-        raise KaneRobotError(f"robot {robot.name} has no loops")
-    cache = {}
-    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
-    active = tuple(robot.active_joints)
-    cut = tuple(k for k in robot.cut_joints if k not in active)
-    passive = tuple(p for p in robot.passive_joints if p not in cut)
-    cut_rows = []
-    for b, (k, _) in enumerate(robot.loops):
-        if k in cut:
-            block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
-            cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
-    rng = np.random.default_rng(0)
-    symbols = sorted(J.free_symbols, key=str)
-    zero_rows = tuple(
-        r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
-    )
-    rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in zero_rows)
-
-    def block(rs, labels):
-        return J.extract(list(rs), speed_columns(robot, labels))
-
-    return LoopClosure(
-        J=J, active=active, passive=passive, cut=cut, rows=rows, zero_rows=zero_rows, cut_rows=tuple(cut_rows),
-        Wa=block(rows, active), Wp=block(rows, passive), Wac=block(cut_rows, active), Wpc=block(cut_rows, passive),
-        Wc=block(cut_rows, cut),
-    )  # fmt: skip
-
-
-def coordinate_rates(robot):
-    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic.
-
-    ``QP`` for a joint of one coordinate; a ball joint's quaternion rate
-    ``(w v + u x v, -u . v) / 2``; a planar joint's ``x, y`` rates, its body
-    speeds turned by theta (the numeric ``JointModel.configuration_derivative``
-    of each, checked by the tests).
-    """
-    out = []
-    for label in robot.joint_labels:
-        frame, v = robot.frame(label), [sympy.sympify(x) for x in robot.joint_speeds[label]]
-        q = list(frame.coordinates)
-        if frame.joint.nq == frame.joint.nv == 1:
-            out += v
-        elif frame.joint.name == "spherical":
-            u, w, v = sympy.Matrix(q[:3]), q[3], sympy.Matrix(v)
-            out += list((w * v + u.cross(v)) / 2) + [-u.dot(v) / 2]
-        elif frame.joint.name == "planar":
-            c, s = sympy.cos(q[2]), sympy.sin(q[2])
-            out += [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
-        else:
-            raise KaneRobotError(f"{robot.name}: no closed-loop model with the {frame.joint.name} joint {label}")
-    return out
 
 
 def equivalent_tree(robot):
@@ -242,17 +205,17 @@ class ClosedLoopModel(ConstrainedModel):
     """
 
     def __init__(self, robot, method):
-        super().__init__(robot, method, equivalent_tree(robot), robot.active_joints)
-        self.constraints = loop_closure(robot)
-        J = self.constraints.J
-        # Jdot = sum_m dJ/dq_m dq_m/dt
-        self.Jdot = sympy.zeros(*J.shape)
-        for qm, rate in zip(robot.q, coordinate_rates(robot)):
-            if rate != 0:
-                self.Jdot += J.diff(qm) * rate
+        super().__init__(robot, method, LoopClosure(robot))
+        self.constraints = self.constraint
 
-    def _derive(self, name):
-        return closed_loop_program(self, name)
+    @property
+    def dynamics(self):
+        return ClosedLoopDynamics
+
+    @property
+    def Jdot(self):
+        """``dJ/dt`` of the loop constraint (:attr:`LoopClosure.Jdot`)."""
+        return self.constraint.Jdot
 
     @property
     def parameters(self):
@@ -271,20 +234,6 @@ class ClosedLoopModel(ConstrainedModel):
         if not hasattr(self, "_closure"):
             self._closure = sympy.Matrix(loop_constraints(self.robot))
         return self._closure
-
-    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
-        """Numeric functions with the parameters bound to ``values`` ({name: float}).
-
-        ``backend``, ``physical`` and ``check`` as for
-        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
-
-        Returns
-        -------
-        ClosedLoopDynamics
-        """
-        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
-            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
-        return ClosedLoopDynamics(self, values, backend=backend, physical=physical, check=check)
 
     @property
     def state_space(self):
@@ -336,34 +285,7 @@ def closed_loop_program(model, name):
         not square after removing the identically zero rows (then only the
         numeric model, which solves by least squares, applies).
     """
-    from kanerobot.symbolic.printing import matrix_entry_names
-    from kanerobot.symbolic.program import Program
-
-    if name not in PROGRAMS:
-        numeric = name in PROTOCOL and ClosedLoopDynamics.provides(name)  # the numeric model may solve it
-        raise KaneRobotError(
-            f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one)"
-            + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")
-        )
-    robot, c = model.robot, model.constraints
-    active, passive = speeds(robot, c.active), speeds(robot, c.passive)
-    rates = name in ("inverse_dynamics", "h")
-    tree_name = "inverse_dynamics" if rates else name
-    tree = model.tree.program(tree_name)
-    inputs = [x for x in tree.inputs if x not in dependent_symbols(robot, c)]
-    n = len(active)
-    out_names = {f"GAM{a.suffix}" for a in active} | {f"Q{a.suffix}" for a in active}
-    out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
-    target = Program(inputs=inputs, reserved=out_names, trig=True)
-    W, mapping = loop_kinematics(model, target, rates=rates, accelerations=name == "inverse_dynamics")
-    if name == "h":
-        for a in active:
-            mapping[a.qdd] = sympy.S.Zero
-    outputs = splice(target, tree, mapping)
-    keys = [x.suffix for x in speeds(robot)]
-    project_outputs(target, name, outputs, keys, [a.suffix for a in active], [p.suffix for p in passive], W)
-    target.prune()
-    return target
+    return constrained_program(model, name)
 
 
 def dependent_symbols(robot, constraints):
@@ -373,7 +295,7 @@ def dependent_symbols(robot, constraints):
 
 
 def loop_kinematics(model, target, rates=True, accelerations=True):
-    """Assign in ``target`` what a closed-loop program computes from the active joints.
+    """``model.constraints.speed_map(target, rates, accelerations)``: assign in ``target`` what a closed-loop program computes from the active joints.
 
     - ``W = -Wp^-1 Wa`` (``WPI = Wp^-1`` by adjugate over ``DETWP``, defined
       wherever Wp is invertible, no pivoting);
@@ -404,7 +326,12 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
         identically zero rows (then only the numeric model, which solves by
         least squares, applies).
     """
-    robot, c = model.robot, model.constraints
+    return model.constraints.speed_map(target, rates, accelerations)
+
+
+def _loop_speed_map(c, target, rates, accelerations):
+    """:func:`loop_kinematics` of the :class:`LoopClosure` ``c``."""
+    robot = c.robot
     if c.Wp.rows != c.Wp.cols:
         raise KaneRobotError(
             f"{robot.name}: Wp is {c.Wp.rows} x {c.Wp.cols} after removing the identically zero rows, not "
@@ -433,7 +360,7 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
             mapping[k.qd] = target.assign(str(k.qd), qd_c[r])
     every = speeds(robot)
     qd = sympy.Matrix([mapping.get(x.qd, x.qd) for x in every])
-    Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(every)))))
+    Jdot = target.replace_sin_cos(c.Jdot.extract(list(c.rows), list(range(len(every)))))
     JDQ = target.assign_matrix("JDQ{i}", Jdot * qd)
     qdd_a = sympy.Matrix([a.qdd if accelerations else 0 for a in active])
     qdd_p = W * qdd_a - WPI * JDQ
@@ -481,23 +408,12 @@ class ClosedLoopDynamics(ConstrainedDynamics):
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
         super().__init__(model, values, backend=backend, physical=physical, check=check)
-        q = list(self.robot.q)
-        qd = list(self.robot.qd)
-        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(qd))]
-        geometric = {s: x for s, x in self.bound.items() if str(s) not in {str(y) for y in q + qd}}
-        self._J = batched_function(list(model.constraints.J), [q], geometric)
-        self._Jdot_v = batched_function(list(model.Jdot * sympy.Matrix(v)), [q, v, qd], geometric)
+        q, state = list(self.robot.q), {str(x) for x in list(self.robot.q) + list(self.robot.qd)}
+        geometric = {s: x for s, x in self.bound.items() if str(s) not in state}
         self._closure = batched_function(list(model._closure_expressions()), [q], geometric)
-        self._rows = model.constraints.J.rows
         self._values = {str(s): x for s, x in geometric.items()}
         self._solver = None
         self.nj = self.nc
-
-    def _constraint_matrix(self, qs):
-        return self._J(qs).reshape(qs.shape[0], self._rows, self.n)
-
-    def _constraint_rate(self, qs, v, qd):
-        return self._Jdot_v(qs, v, qd)
 
     def _check(self, qs):
         residual = np.abs(self._closure(qs)).max(axis=1)
