@@ -204,3 +204,10 @@ def test_engines_agree_on_loops_through_ball_and_planar_joints(loop, method, req
     for name in ("inverse_dynamics", "mass_matrix"):
         reference = run_program(model, name, values, q, qd_a, qdd_a)
         assert np.allclose(run_program(other, name, values, q, qd_a, qdd_a), reference, rtol=0, atol=1e-10 * (1 + np.abs(reference).max()))
+
+
+def test_solving_a_loop_through_a_ball_or_planar_joint_is_refused_in_one_line(loop):
+    robot, model, q = loop
+    fn = model.numeric(random_values(robot, 5), backend="numpy") if robot.name not in _NUMERIC else _NUMERIC[robot.name]
+    with pytest.raises(kr.KaneRobotError, match=r"the loop solver takes joints of one coordinate, not joint\(s\) [235]: give"):
+        fn.configuration(q[:1])

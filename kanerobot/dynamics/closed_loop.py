@@ -456,7 +456,19 @@ class ClosedLoopDynamics(ConstrainedDynamics):
         Returns
         -------
         numpy.ndarray, shape (nj,)
+
+        Raises
+        ------
+        KaneRobotError
+            For a loop through a joint of several coordinates (ball, planar):
+            the solver takes one value per joint.
         """
+        several = [f.label for f in self.robot.frames if f.is_joint and f.joint.nq != 1]
+        if several:
+            raise KaneRobotError(
+                f"{self.robot.name}: the loop solver takes joints of one coordinate, not joint(s) {', '.join(several)}: "
+                f"give every function a closed configuration q"
+            )
         if self._solver is None:
             from kanerobot.geometry import loop_solver
 

@@ -21,10 +21,17 @@ work (Kane's nonholonomic partial velocities give the same projection):
     A_a = G^T A_tr G,    H_a = G^T (A_tr g + H_tr),    Q_a = G^T Q_tr
     C_a = G^T (A_tr Gdot + C_tr G)       (Adot_a - 2 C_a skew-symmetric)
 
-:class:`ConstrainedModel` and :class:`ConstrainedDynamics` carry this once;
-:mod:`kanerobot.dynamics.closed_loop` and :mod:`kanerobot.dynamics.wheeled`
+A structure of this kind is a :class:`VelocityConstraint`: J (one column per
+speed of the tree: a ball joint's three), its derivative, the independent
+speeds, a symbolic solution for the programs and numeric functions, its
+names.  :class:`ConstrainedModel` (the programs of :func:`constrained_program`)
+and :class:`ConstrainedDynamics` compose any of them with the tree's models
+of any engine; :mod:`kanerobot.dynamics.closed_loop` (:class:`~kanerobot.dynamics.closed_loop.LoopClosure`)
+and :mod:`kanerobot.dynamics.wheeled` (:class:`~kanerobot.dynamics.wheeled.Rolling`)
 say what J is and add what is their own (solving the loops, the contact
-geometry, the energies).
+geometry, the energies).  A new one (a mimic joint, a rolling contact) is a
+subclass and one line of :data:`kanerobot.dynamics.model.STRUCTURES`
+(:func:`constrained`).
 """
 
 from collections.abc import Callable
