@@ -54,23 +54,110 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
-    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
+    VelocityConstraint,
     batched_function,
+    constrained_program,
     label_name,
-    project_outputs,
-    splice,
+    speed_columns,
+    speeds,
 )
-from kanerobot.dynamics.dynamic_model import PROTOCOL, bound_numeric
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["ClosedLoopModel", "ClosedLoopDynamics", "closed_loop_program", "equivalent_tree"]
+__all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "equivalent_tree"]
 
 #: Largest loop-closure residual accepted for a configuration q.
 CLOSURE_TOL = 1e-8
 #: Closure residual above which a simulated configuration is brought back onto the loops.
 PROJECTION_TOL = 1e-10
+
+
+class LoopClosure(VelocityConstraint):
+    """The kinematic constraint equations of the loops on every speed of the tree (SYMORO+ eq. 11-13).
+
+    :func:`kanerobot.kinematics.loop_velocity_constraints`'s, one column per
+    speed: a ball joint's three angular speeds (in its frame), a planar
+    joint's ``VX VY WZ``.  ``J`` (6B x nv) stacks the 6 rows of every loop;
+    ``Wa``, ``Wp``, ``Wac``, ``Wpc``, ``Wc`` are its blocks of eq. 12 (rows
+    :attr:`rows` or :attr:`cut_rows`, the columns of the active, passive and
+    cut joints' speeds).  The rows of each cut joint (where its columns do
+    not vanish) form the second block; of the others, the identically zero
+    ones are dropped.  The independent speeds are the active joints'.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> c = LoopClosure(kr.load(kr.frames_path("fourbar")))
+    >>> c.J.shape, c.rows, c.cut_rows, c.Wp.shape, c.independent, c.dependent
+    ((6, 4), (0, 1), (5,), (2, 2), ('1',), ('2', '3', '4'))
+    """
+
+    kind = "closed loop"
+    adjective = "closed-loop"
+
+    def __init__(self, robot):
+        from kanerobot.kinematics import _identically_zero
+
+        self.robot, self.tree = robot, equivalent_tree(robot)
+        cache = {}
+        J = self.J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+        self.independent = self.active = tuple(robot.active_joints)
+        self.cut = tuple(k for k in robot.cut_joints if k not in self.active)
+        self.passive = tuple(p for p in robot.passive_joints if p not in self.cut)
+        cut_rows = []
+        for b, (k, _) in enumerate(robot.loops):
+            if k in self.cut:
+                block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
+                cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
+        rng = np.random.default_rng(0)
+        symbols = sorted(J.free_symbols, key=str)
+        self.zero_rows = tuple(
+            r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
+        )
+        self.cut_rows = tuple(cut_rows)
+        self.rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in self.zero_rows)
+
+        def block(rs, labels):
+            return J.extract(list(rs), speed_columns(robot, labels))
+
+        self.Wa, self.Wp, self.Wc = block(self.rows, self.active), block(self.rows, self.passive), block(cut_rows, self.cut)
+        self.Wac, self.Wpc = block(cut_rows, self.active), block(cut_rows, self.passive)
+
+    @property
+    def loaded(self):
+        """The passive joints: nothing is carried beyond a cut joint."""
+        return self.passive
+
+    def speed_map(self, target, rates=True, accelerations=True):
+        """The passive and cut joints' rates and accelerations (:func:`loop_kinematics`)."""
+        return _loop_speed_map(self, target, rates, accelerations)
+
+
+def _joint_columns(robot, f, point, i, cache):
+    """Renaud's columns of joint f for the point O_point in frame i, 6 x nv (SYMORO+ eq. 5, one per speed):
+    ``[iA_f (S_lin + S_ang x fP_point); iA_f S_ang]``."""
+    from kanerobot.geometry import position, rotation
+
+    S = robot.frame(f).motion_subspace()
+    fP_point = position(robot, f, point, cache)
+    iA_f = rotation(robot, i, f, cache)
+    columns = [(sympy.Matrix(S[:3, k]), sympy.Matrix(S[3:, k])) for k in range(S.cols)]
+    return sympy.Matrix.hstack(*[sympy.Matrix.vstack(iA_f * (lin + ang.cross(fP_point)), iA_f * ang) for lin, ang in columns])
+
+
+def _loop_columns(robot, cut, closing, cache):
+    """``kJ_k qd_1 - kJ_{k+B} qd_2`` of one loop, 6 x nv, in frame k (eq. 11)."""
+    up, down = robot.path(cut, closing)
+    blocks = []
+    for f in robot.joint_labels:
+        if f in up:
+            blocks.append(_joint_columns(robot, f, cut, cut, cache))
+        elif f in down:
+            blocks.append(-_joint_columns(robot, f, closing, cut, cache))
+        else:
+            blocks.append(sympy.zeros(6, robot.frame(f).joint.nv))
+    return sympy.Matrix.hstack(*blocks)
 
 
 def equivalent_tree(robot):
@@ -106,8 +193,8 @@ class ClosedLoopModel(ConstrainedModel):
         The engine of the tree model.
     tree : DynamicModel
         The models of :func:`equivalent_tree` (programs over every joint).
-    constraints : LoopVelocityConstraints
-        ``J``, ``Wa``, ``Wp``, ... of the loop closure.
+    constraints : LoopClosure
+        ``J``, ``Wa``, ``Wp``, ... of the loop closure, one column per speed.
 
     Examples
     --------
@@ -118,21 +205,17 @@ class ClosedLoopModel(ConstrainedModel):
     """
 
     def __init__(self, robot, method):
-        from kanerobot.kinematics import loop_velocity_constraints
+        super().__init__(robot, method, LoopClosure(robot))
+        self.constraints = self.constraint
 
-        super().__init__(robot, method, equivalent_tree(robot), robot.active_joints)
-        self.constraints = loop_velocity_constraints(robot)
-        q = list(robot.q)
-        qd = sympy.Matrix(robot.qd)
-        J = self.constraints.J
-        # Jdot = sum_m dJ/dq_m qd_m
-        self.Jdot = sympy.zeros(*J.shape)
-        for m, qm in enumerate(q):
-            if qd[m] != 0:
-                self.Jdot += J.diff(qm) * qd[m]
+    @property
+    def dynamics(self):
+        return ClosedLoopDynamics
 
-    def _derive(self, name):
-        return closed_loop_program(self, name)
+    @property
+    def Jdot(self):
+        """``dJ/dt`` of the loop constraint (:attr:`LoopClosure.Jdot`)."""
+        return self.constraint.Jdot
 
     @property
     def parameters(self):
@@ -151,20 +234,6 @@ class ClosedLoopModel(ConstrainedModel):
         if not hasattr(self, "_closure"):
             self._closure = sympy.Matrix(loop_constraints(self.robot))
         return self._closure
-
-    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
-        """Numeric functions with the parameters bound to ``values`` ({name: float}).
-
-        ``backend``, ``physical`` and ``check`` as for
-        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
-
-        Returns
-        -------
-        ClosedLoopDynamics
-        """
-        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
-            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
-        return ClosedLoopDynamics(self, values, backend=backend, physical=physical, check=check)
 
     @property
     def state_space(self):
@@ -216,46 +285,17 @@ def closed_loop_program(model, name):
         not square after removing the identically zero rows (then only the
         numeric model, which solves by least squares, applies).
     """
-    from kanerobot.symbolic.printing import matrix_entry_names
-    from kanerobot.symbolic.program import Program
-
-    if name not in PROGRAMS:
-        numeric = name in PROTOCOL and ClosedLoopDynamics.provides(name)  # the numeric model may solve it
-        raise KaneRobotError(
-            f"no closed-loop program for {name!r} ({', '.join(PROGRAMS)} have one)"
-            + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")
-        )
-    robot, c = model.robot, model.constraints
-    labels = robot.joint_labels
-    active, passive = list(c.active), list(c.passive)
-    QDP = {label: sympy.sympify(robot.joint_parameters[label]["QDP"]) for label in labels}
-    rates = name in ("inverse_dynamics", "h")
-    tree_name = "inverse_dynamics" if rates else name
-    tree = model.tree.program(tree_name)
-    inputs = [x for x in tree.inputs if x not in dependent_symbols(robot, c)]
-    n = len(active)
-    out_names = {f"GAM{robot.stems[a]}" for a in active} | {f"Q{robot.stems[a]}" for a in active}
-    out_names |= {x for row in matrix_entry_names("A", (n, n)) for x in row}
-    target = Program(inputs=inputs, reserved=out_names, trig=True)
-    W, mapping = loop_kinematics(model, target, rates=rates, accelerations=name == "inverse_dynamics")
-    if name == "h":
-        for a in active:
-            mapping[QDP[a]] = sympy.S.Zero
-    outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, active, passive, W, robot.stems)
-    target.prune()
-    return target
+    return constrained_program(model, name)
 
 
 def dependent_symbols(robot, constraints):
     """The rates and accelerations of the passive and cut joints: not inputs of
     a closed-loop program (it computes them from the active ones)."""
-    jp = robot.joint_parameters
-    return {sympy.sympify(jp[label][key]) for label in list(constraints.passive) + list(constraints.cut) for key in ("QP", "QDP")}
+    return {x for s in speeds(robot, list(constraints.passive) + list(constraints.cut)) for x in (s.qd, s.qdd)}
 
 
 def loop_kinematics(model, target, rates=True, accelerations=True):
-    """Assign in ``target`` what a closed-loop program computes from the active joints.
+    """``model.constraints.speed_map(target, rates, accelerations)``: assign in ``target`` what a closed-loop program computes from the active joints.
 
     - ``W = -Wp^-1 Wa`` (``WPI = Wp^-1`` by adjugate over ``DETWP``, defined
       wherever Wp is invertible, no pivoting);
@@ -286,46 +326,48 @@ def loop_kinematics(model, target, rates=True, accelerations=True):
         identically zero rows (then only the numeric model, which solves by
         least squares, applies).
     """
-    robot, c = model.robot, model.constraints
+    return model.constraints.speed_map(target, rates, accelerations)
+
+
+def _loop_speed_map(c, target, rates, accelerations):
+    """:func:`loop_kinematics` of the :class:`LoopClosure` ``c``."""
+    robot = c.robot
     if c.Wp.rows != c.Wp.cols:
         raise KaneRobotError(
             f"{robot.name}: Wp is {c.Wp.rows} x {c.Wp.cols} after removing the identically zero rows, not "
             f"square: no symbolic W; use model.numeric(values) (least squares at each configuration)"
         )
-    labels = robot.joint_labels
-    jp = robot.joint_parameters
-    active, passive, cut = list(c.active), list(c.passive), list(c.cut)
-    QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
-    QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
+    active, passive, cut = speeds(robot, c.active), speeds(robot, c.passive), speeds(robot, c.cut)
     Wp = target.assign_matrix("WP{i}{j}", target.replace_sin_cos(c.Wp))
     Wa = target.assign_matrix("WA{i}{j}", target.replace_sin_cos(c.Wa))
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
-    W = target.assign_matrix(lambda i, j: label_name("W", robot.stems[passive[i - 1]], robot.stems[active[j - 1]]), -WPI * Wa)
+    W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1].suffix, active[j - 1].suffix), -WPI * Wa)
     mapping = {}
     if not rates:
         return W, mapping
-    qd_a = sympy.Matrix([QP[a] for a in active])
+    qd_a = sympy.Matrix([a.qd for a in active])
     for r, p in enumerate(passive):
-        mapping[QP[p]] = target.assign(str(QP[p]), (W[r, :] * qd_a)[0])
+        mapping[p.qd] = target.assign(str(p.qd), (W[r, :] * qd_a)[0])
     if cut:
         if c.Wc.rows != c.Wc.cols:
             raise KaneRobotError(f"{robot.name}: Wc is {c.Wc.rows} x {c.Wc.cols}, not square: no symbolic cut-joint rates")
-        qd_p = sympy.Matrix([mapping[QP[p]] for p in passive])
+        qd_p = sympy.Matrix([mapping[p.qd] for p in passive])
         rhs = -(target.replace_sin_cos(c.Wac) * qd_a + target.replace_sin_cos(c.Wpc) * qd_p)
         Wc = target.replace_sin_cos(c.Wc)
         qd_c = Wc.adjugate(method="berkowitz") * rhs / Wc.det(method="berkowitz")
         for r, k in enumerate(cut):
-            mapping[QP[k]] = target.assign(str(QP[k]), qd_c[r])
-    qd = sympy.Matrix([mapping.get(QP[label], QP[label]) for label in labels])
-    Jdot = target.replace_sin_cos(model.Jdot.extract(list(c.rows), list(range(len(labels)))))
+            mapping[k.qd] = target.assign(str(k.qd), qd_c[r])
+    every = speeds(robot)
+    qd = sympy.Matrix([mapping.get(x.qd, x.qd) for x in every])
+    Jdot = target.replace_sin_cos(c.Jdot.extract(list(c.rows), list(range(len(every)))))
     JDQ = target.assign_matrix("JDQ{i}", Jdot * qd)
-    qdd_a = sympy.Matrix([QDP[a] if accelerations else 0 for a in active])
+    qdd_a = sympy.Matrix([a.qdd if accelerations else 0 for a in active])
     qdd_p = W * qdd_a - WPI * JDQ
     for r, p in enumerate(passive):
-        mapping[QDP[p]] = target.assign(str(QDP[p]), qdd_p[r])
+        mapping[p.qdd] = target.assign(str(p.qdd), qdd_p[r])
     for k in cut:
-        mapping[QDP[k]] = sympy.S.Zero
+        mapping[k.qdd] = sympy.S.Zero
     return W, mapping
 
 
@@ -366,23 +408,12 @@ class ClosedLoopDynamics(ConstrainedDynamics):
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
         super().__init__(model, values, backend=backend, physical=physical, check=check)
-        q = list(self.robot.q)
-        qd = list(self.robot.qd)
-        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(q))]
-        geometric = {s: x for s, x in self.bound.items() if str(s) not in {str(y) for y in q + qd}}
-        self._J = batched_function(list(model.constraints.J), [q], geometric)
-        self._Jdot_v = batched_function(list(model.Jdot * sympy.Matrix(v)), [q, v, qd], geometric)
+        q, state = list(self.robot.q), {str(x) for x in list(self.robot.q) + list(self.robot.qd)}
+        geometric = {s: x for s, x in self.bound.items() if str(s) not in state}
         self._closure = batched_function(list(model._closure_expressions()), [q], geometric)
-        self._rows = model.constraints.J.rows
         self._values = {str(s): x for s, x in geometric.items()}
         self._solver = None
-        self.nj = self.n
-
-    def _constraint_matrix(self, qs):
-        return self._J(qs).reshape(qs.shape[0], self._rows, self.n)
-
-    def _constraint_rate(self, qs, v, qd):
-        return self._Jdot_v(qs, v, qd)
+        self.nj = self.nc
 
     def _check(self, qs):
         residual = np.abs(self._closure(qs)).max(axis=1)
@@ -425,7 +456,19 @@ class ClosedLoopDynamics(ConstrainedDynamics):
         Returns
         -------
         numpy.ndarray, shape (nj,)
+
+        Raises
+        ------
+        KaneRobotError
+            For a loop through a joint of several coordinates (ball, planar):
+            the solver takes one value per joint.
         """
+        several = [f.label for f in self.robot.frames if f.is_joint and f.joint.nq != 1]
+        if several:
+            raise KaneRobotError(
+                f"{self.robot.name}: the loop solver takes joints of one coordinate, not joint(s) {', '.join(several)}: "
+                f"give every function a closed configuration q"
+            )
         if self._solver is None:
             from kanerobot.geometry import loop_solver
 
@@ -435,6 +478,6 @@ class ClosedLoopDynamics(ConstrainedDynamics):
     def closure_residual(self, q):
         """Largest absolute residual of the loop-closure equations at ``q``: a
         float for one configuration (nj,), (N,) for a batch."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = np.abs(self._closure(qs)).max(axis=1)
         return float(out[0]) if single else out

@@ -21,11 +21,21 @@ work (Kane's nonholonomic partial velocities give the same projection):
     A_a = G^T A_tr G,    H_a = G^T (A_tr g + H_tr),    Q_a = G^T Q_tr
     C_a = G^T (A_tr Gdot + C_tr G)       (Adot_a - 2 C_a skew-symmetric)
 
-:class:`ConstrainedModel` and :class:`ConstrainedDynamics` carry this once;
-:mod:`kanerobot.dynamics.closed_loop` and :mod:`kanerobot.dynamics.wheeled`
+A structure of this kind is a :class:`VelocityConstraint`: J (one column per
+speed of the tree: a ball joint's three), its derivative, the independent
+speeds, a symbolic solution for the programs and numeric functions, its
+names.  :class:`ConstrainedModel` (the programs of :func:`constrained_program`)
+and :class:`ConstrainedDynamics` compose any of them with the tree's models
+of any engine; :mod:`kanerobot.dynamics.closed_loop` (:class:`~kanerobot.dynamics.closed_loop.LoopClosure`)
+and :mod:`kanerobot.dynamics.wheeled` (:class:`~kanerobot.dynamics.wheeled.Rolling`)
 say what J is and add what is their own (solving the loops, the contact
-geometry, the energies).
+geometry, the energies).  A new one (a mimic joint, a rolling contact) is a
+subclass and one line of :data:`kanerobot.dynamics.model.STRUCTURES`
+(:func:`constrained`).
 """
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import sympy
@@ -36,13 +46,30 @@ from kanerobot.dynamics.dynamic_model import (
     NumericProtocol,
     ProgramCache,
     as_states,
+    bound_numeric,
     bound_values,
     solve_dynamics,
 )
-from kanerobot.errors import ParameterError, SingularityError
+from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.state_space import StateSpace
 
-__all__ = ["PROGRAMS", "ConstrainedDynamics", "ConstrainedModel", "SINGULAR_TOL", "batched_function", "project_outputs"]
+__all__ = [
+    "PROGRAMS",
+    "SINGULAR_TOL",
+    "ConstrainedDynamics",
+    "ConstrainedModel",
+    "NumericConstraint",
+    "Speed",
+    "VelocityConstraint",
+    "batched_function",
+    "constrained",
+    "constrained_program",
+    "coordinate_rates",
+    "project_outputs",
+    "speed_columns",
+    "speeds",
+    "time_derivative",
+]
 
 #: Relative threshold on the smallest singular value of J_d (and on J G).
 SINGULAR_TOL = 1e-9
@@ -99,6 +126,46 @@ def label_name(prefix, *labels):
     return prefix + "_".join(labels)
 
 
+class Speed(NamedTuple):
+    """One speed of a joint of a tree: its joint, its symbols, the suffix of its outputs."""
+
+    label: str
+    qd: sympy.Expr
+    qdd: sympy.Expr
+    tau: sympy.Expr
+    #: ``GAM<suffix>``, ``Q<suffix>``: the stem for a joint of one speed, ``CX2``... for a ball joint.
+    suffix: str
+
+
+def speeds(robot, labels=None):
+    """The speeds of the joints ``labels`` (every joint by default), joint by joint, ``nv`` each.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> [s.suffix for s in speeds(kr.load(kr.frames_path("fourbar")), ["1", "3"])]
+    ['1', '3']
+    """
+    out = []
+    for label in robot.joint_labels if labels is None else labels:
+        frame, stem = robot.frame(label), robot.stems[label]
+        suffixes = frame.joint.force_names(stem)
+        taus = (robot.joint_parameters[label]["GAM"],) if frame.joint.nv == 1 else [sympy.Symbol(f"GAM{x}") for x in suffixes]
+        rates = zip(robot.joint_speeds[label], robot.joint_accelerations[label], taus, suffixes)
+        out += [Speed(label, sympy.sympify(qd), sympy.sympify(qdd), tau, x) for qd, qdd, tau, x in rates]
+    return out
+
+
+def speed_columns(robot, labels):
+    """Indices, in ``robot.qd``, of the speeds of the joints ``labels``."""
+    start, where = 0, {}
+    for label in robot.joint_labels:
+        nv = robot.frame(label).joint.nv
+        where[label] = list(range(start, start + nv))
+        start += nv
+    return [c for label in labels for c in where[label]]
+
+
 def splice(target, program, mapping):
     """Copy ``program``'s assignments into ``target`` (renamed where taken,
     ``mapping`` updated); return its outputs in ``target``'s symbols
@@ -106,33 +173,34 @@ def splice(target, program, mapping):
     return target.splice(program, mapping)
 
 
-def project_outputs(target, name, outputs, labels, independent, dependent, X, stem=None):
+def project_outputs(target, name, outputs, keys, independent, dependent, X):
     """Set the outputs of a constrained program from the tree's: ``G^T`` applied.
 
-    ``G`` has identity rows for the ``independent`` joints and the rows of
-    ``X`` (program symbols, dependent x independent) for the ``dependent``
-    ones.  The tree's outputs ``outputs`` (by name) are named ``AT``, ``GT``
-    or ``QT`` in ``target``; then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``,
-    i <= j) for the inertia matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM``
-    or ``Q`` outputs of the independent joints).  ``stem`` maps each label
-    to the part of the names (``robot.stems``; the label itself by default).
+    ``keys`` are the output suffixes of every speed of the tree
+    (:attr:`Speed.suffix`), ``independent`` and ``dependent`` those of the
+    independent and dependent speeds.  ``G`` has identity rows for the
+    ``independent`` speeds and the rows of ``X`` (program symbols, dependent
+    x independent) for the ``dependent`` ones.  The tree's outputs
+    ``outputs`` (by name) are named ``AT``, ``GT`` or ``QT`` in ``target``;
+    then ``A_a = G^T A_tr G`` (outputs ``A<i><j>``, i <= j) for the inertia
+    matrix, else ``Gamma_a = GT_a + X^T GT_d`` (``GAM`` or ``Q`` outputs of the
+    independent speeds).
     """
-    stem = stem if stem is not None else {label: label for label in labels}
     from kanerobot.symbolic.printing import matrix_entry_names
 
-    n, m = len(labels), len(independent)
+    n, m = len(keys), len(independent)
     if name == "mass_matrix":
         tree_names = matrix_entry_names("A", (n, n))
         AT = sympy.zeros(n, n)
         for i in range(n):
             for j in range(i, n):
                 key = tree_names[i][j] if tree_names[i][j] in outputs else tree_names[j][i]
-                AT[i, j] = AT[j, i] = target.assign(label_name("AT", stem[labels[i]], stem[labels[j]]), outputs.get(key, 0))
+                AT[i, j] = AT[j, i] = target.assign(label_name("AT", keys[i], keys[j]), outputs.get(key, 0))
         G = sympy.zeros(n, m)
         for col, a in enumerate(independent):
-            G[labels.index(a), col] = 1
+            G[keys.index(a), col] = 1
         for row, d in enumerate(dependent):
-            G[labels.index(d), :] = X[row, :]
+            G[keys.index(d), :] = X[row, :]
         A = G.T * AT * G
         names = matrix_entry_names("A", (m, m))
         for j in range(m):
@@ -140,9 +208,211 @@ def project_outputs(target, name, outputs, labels, independent, dependent, X, st
                 target.set_output(names[i][j], A[i, j])
         return
     prefix = "Q" if name == "gravity" else "GAM"
-    T = {label: target.assign(label_name(prefix[0] + "T", stem[label]), outputs.get(f"{prefix}{stem[label]}", 0)) for label in labels}
+    T = {key: target.assign(label_name(prefix[0] + "T", key), outputs.get(f"{prefix}{key}", 0)) for key in keys}
     for col, a in enumerate(independent):
-        target.set_output(f"{prefix}{stem[a]}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
+        target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
+
+
+def coordinate_rates(robot):
+    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic.
+
+    ``QP`` for a joint of one coordinate; a ball joint's quaternion rate
+    ``(w v + u x v, -u . v) / 2``; a planar joint's ``x, y`` rates, its body
+    speeds turned by theta (the numeric ``JointModel.configuration_derivative``
+    of each, checked by the tests).
+    """
+    out = []
+    for label in robot.joint_labels:
+        frame, v = robot.frame(label), [sympy.sympify(x) for x in robot.joint_speeds[label]]
+        q = list(frame.coordinates)
+        if frame.joint.nq == frame.joint.nv == 1:
+            out += v
+        elif frame.joint.name == "spherical":
+            u, w, v = sympy.Matrix(q[:3]), q[3], sympy.Matrix(v)
+            out += list((w * v + u.cross(v)) / 2) + [-u.dot(v) / 2]
+        elif frame.joint.name == "planar":
+            c, s = sympy.cos(q[2]), sympy.sin(q[2])
+            out += [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
+        else:
+            raise KaneRobotError(f"{robot.name}: no constrained model with the {frame.joint.name} joint {label}")
+    return out
+
+
+def time_derivative(robot, M):
+    """``dM/dt = sum_m dM/dq_m dq_m/dt`` of a matrix of the coordinates of ``robot.q`` (:func:`coordinate_rates`)."""
+    out = sympy.zeros(*M.shape)
+    for qm, rate in zip(robot.q, coordinate_rates(robot)):
+        if rate != 0:
+            out += M.diff(qm) * rate
+    return out
+
+
+class NumericConstraint(NamedTuple):
+    """A constraint's numeric functions on a batch of states (:meth:`VelocityConstraint.numeric`)."""
+
+    #: ``J(qs)``, (N, rows, nv).
+    J: Callable
+    #: ``Jdot(q, qd) v`` at ``(qs, v, qd)``, (N, rows).
+    rate: Callable
+
+
+class VelocityConstraint:
+    """Linear constraints on a tree's speeds, ``J(q) qd = 0``, with its independent speeds: what a structure adds to a tree.
+
+    A closed loop's closure (:class:`~kanerobot.dynamics.closed_loop.LoopClosure`),
+    the rolling of wheels (:class:`~kanerobot.dynamics.wheeled.Rolling`), and
+    any new one (a mimic joint: ``qd_mimic - ratio qd_source = 0``): a subclass
+    gives :attr:`robot`, :attr:`tree`, :attr:`independent`, :attr:`J` and the
+    names; :class:`ConstrainedModel` composes it with the tree's models of any
+    engine (the programs of :data:`PROGRAMS` and :class:`ConstrainedDynamics`).
+
+    Attributes
+    ----------
+    robot : Robot
+        The constrained robot.
+    tree : Robot
+        The tree whose models are projected (every joint free).
+    independent : tuple of str
+        Joints whose speeds are independent (``qd_a``); the others' follow.
+    J : sympy.Matrix, shape (rows, nv)
+        The constraint, one column per speed of the tree (``tree.qd``).
+    kind, adjective : str
+        The structure's name in the state space and messages.
+    """
+
+    kind = "constrained"
+    adjective = "constrained"
+
+    @property
+    def dependent(self):
+        """Joints whose speeds follow from the independent ones, in joint order."""
+        return tuple(label for label in self.tree.joint_labels if label not in self.independent)
+
+    @property
+    def loaded(self):
+        """Dependent joints whose generalized forces the independent ones take over (the rows of
+        :meth:`speed_map`'s X): every dependent joint by default; a loop's cut joints carry none."""
+        return self.dependent
+
+    @property
+    def Jdot(self):
+        """``dJ/dt`` along the motion (in the coordinates and the speeds of the tree), built once."""
+        if "_Jdot" not in self.__dict__:
+            self.__dict__["_Jdot"] = time_derivative(self.tree, self.J)
+        return self.__dict__["_Jdot"]
+
+    def bias(self, v):
+        """``Jdot(q, qd) v`` for a vector of symbols ``v``, (rows, 1): J's derivative times ``v``."""
+        return self.Jdot * sympy.Matrix(v)
+
+    @property
+    def symbols(self):
+        """The parameter symbols of J and of its derivative (the joint variables and speeds left out)."""
+        state = set(self.tree.joint_symbols) | set(self.tree.qd)
+        return {x for e in list(self.J) + list(self.Jdot) for x in sympy.sympify(e).free_symbols if x not in state}
+
+    @property
+    def program_inputs(self):
+        """Inputs a constrained program takes besides the tree's (after them)."""
+        return []
+
+    def speed_map(self, target, rates=True, accelerations=True):
+        """Assign in the program ``target`` the dependent speeds from the independent ones.
+
+        Default: every row of J, its dependent block square and solved by
+        adjugate over determinant (``X = -J_d^-1 J_a``, ``GX<d>_<a>``); with
+        ``rates`` the dependent rates ``X QP_a`` and accelerations
+        ``X QDP_a - J_d^-1 Jdot qd`` (``QDP_a = 0`` unless ``accelerations``).
+
+        Returns
+        -------
+        X : sympy.Matrix
+            (dependent speeds, independent speeds) of program symbols.
+        mapping : dict
+            ``{QP or QDP of a dependent speed: its value in target}``.
+        """
+        tree = self.tree
+        ind, dep = speeds(tree, self.independent), speeds(tree, self.dependent)
+        rows = list(range(self.J.rows))
+        Jd, Ja = self.J.extract(rows, speed_columns(tree, self.dependent)), self.J.extract(rows, speed_columns(tree, self.independent))
+        if Jd.rows != Jd.cols:
+            raise KaneRobotError(
+                f"{self.robot.name}: the dependent block of the {self.adjective} constraint is {Jd.rows} x {Jd.cols}, "
+                f"not square: no symbolic solution; use model.numeric(values)"
+            )
+        JD = target.assign_matrix("JD{i}{j}", target.replace_sin_cos(Jd))
+        JI = target.assign_matrix("JI{i}{j}", target.replace_sin_cos(Ja))
+        JDI = target.assign_matrix("JDI{i}{j}", JD.adjugate(method="berkowitz") / target.assign("DETJD", JD.det(method="berkowitz")))
+        X = target.assign_matrix(lambda i, j: label_name("GX", dep[i - 1].suffix, ind[j - 1].suffix), -JDI * JI)
+        mapping = {}
+        if not rates:
+            return X, mapping
+        qd_a = sympy.Matrix([a.qd for a in ind])
+        for r, d in enumerate(dep):
+            mapping[d.qd] = target.assign(str(d.qd), (X[r, :] * qd_a)[0])
+        qd = sympy.Matrix([mapping.get(x.qd, x.qd) for x in speeds(tree)])
+        JDQ = target.assign_matrix("JDQ{i}", target.replace_sin_cos(self.Jdot) * qd)
+        qdd = X * sympy.Matrix([a.qdd if accelerations else 0 for a in ind]) - JDI * JDQ
+        for r, d in enumerate(dep):
+            mapping[d.qdd] = target.assign(str(d.qdd), qdd[r])
+        return X, mapping
+
+    def numeric(self, values):
+        """:class:`NumericConstraint` with the parameters bound to ``values`` ({sympy.Symbol: float})."""
+        q, qd = list(self.tree.q), list(self.tree.qd)
+        v = [sympy.Symbol(f"kr_v{k}") for k in range(len(qd))]
+        J = batched_function(list(self.J), [q], values)
+        rate = batched_function(list(self.bias(v)), [q, v, qd], values)
+        return NumericConstraint(lambda qs: J(qs).reshape(qs.shape[0], self.J.rows, len(qd)), rate)
+
+
+def constrained_program(model, name):
+    """The program of model ``name`` of a tree under a :class:`VelocityConstraint` (``Gamma_a = G^T Gamma``).
+
+    The constraint's :meth:`~VelocityConstraint.speed_map` (the dependent
+    rates and accelerations), the tree's program spliced in, and the
+    projection :func:`project_outputs`: ``GAM_a = GT_a + X^T GT_d`` (``h``:
+    the same at ``QDP_a = 0``), ``Q_a = QT_a + X^T QT_d``, ``A_a = G^T A_tr G``.
+
+    Parameters
+    ----------
+    model : ConstrainedModel
+    name : {"inverse_dynamics", "h", "gravity", "mass_matrix"}
+
+    Returns
+    -------
+    Program
+    """
+    from kanerobot.dynamics.dynamic_model import PROTOCOL
+    from kanerobot.symbolic.printing import matrix_entry_names
+    from kanerobot.symbolic.program import Program
+
+    constraint = model.constraint
+    if name not in PROGRAMS:
+        numeric = name in PROTOCOL and model.dynamics.provides(name)  # the numeric model may solve it
+        raise KaneRobotError(
+            f"no {constraint.adjective} program for {name!r} ({', '.join(PROGRAMS)} have one)"
+            + (f": use model.numeric(values).{name} for {model.robot.name}" if numeric else "")
+        )
+    tree = constraint.tree
+    ind, dep = speeds(tree, constraint.independent), speeds(tree, constraint.dependent)
+    rates = name in ("inverse_dynamics", "h")
+    program = model.tree.program("inverse_dynamics" if rates else name)
+    dependent = {x for d in dep for x in (d.qd, d.qdd)}
+    inputs = [x for x in program.inputs if x not in dependent] + list(constraint.program_inputs)
+    m = len(ind)
+    reserved = {f"GAM{a.suffix}" for a in ind} | {f"Q{a.suffix}" for a in ind}
+    reserved |= {x for row in matrix_entry_names("A", (m, m)) for x in row}
+    target = Program(inputs=inputs, reserved=reserved, trig=True)
+    X, mapping = constraint.speed_map(target, rates=rates, accelerations=name == "inverse_dynamics")
+    if name == "h":
+        for a in ind:
+            mapping[a.qdd] = sympy.S.Zero
+    outputs = splice(target, program, mapping)
+    loaded = [d.suffix for d in speeds(tree, constraint.loaded)]
+    project_outputs(target, name, outputs, [x.suffix for x in speeds(tree)], [a.suffix for a in ind], loaded, X)
+    target.prune()
+    return target
 
 
 #: Models with a symbolic program of the projection (closed loops and wheels
@@ -152,20 +422,42 @@ PROGRAMS = ("inverse_dynamics", "h", "gravity", "mass_matrix")
 
 
 class ConstrainedModel(ProgramCache):
-    """The models of a tree under velocity constraints, by one engine.
+    """The models of a tree under a :class:`VelocityConstraint`, by one engine.
 
-    Subclasses set, before calling :meth:`__init__`'s body through
-    ``super().__init__``: nothing; they pass the tree robot and the
-    independent joint labels, and implement :meth:`_build` (the program of
-    a model, :class:`~kanerobot.dynamics.dynamic_model.ProgramCache`'s
-    ``_derive``) and :data:`PROGRAMS`-like :attr:`programs`.
+    The tree's models (any engine) projected on the constraint's independent
+    speeds: programs by :func:`constrained_program`, numeric functions by
+    :attr:`dynamics` (:class:`ConstrainedDynamics`).  A structure with more
+    (solving a loop's configuration, a wheeled base's energies) subclasses
+    it; a new constraint alone needs none.
+
+    Examples
+    --------
+    A planar two-link arm whose second joint mimics the first (``qd2 = qd1``):
+
+    >>> import kanerobot as kr
+    >>> from kanerobot.dynamics.parameters import random_parameters
+    >>> class Mimic(VelocityConstraint):
+    ...     def __init__(self, robot):
+    ...         self.robot = self.tree = robot
+    ...         self.independent = ("1",)
+    ...         self.J = sympy.Matrix([[-1, 1]])
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> model = ConstrainedModel(arm, "newton-euler", Mimic(arm))
+    >>> model.dof, list(model.program("mass_matrix").outputs)
+    (1, ['A11'])
+    >>> values = random_parameters(arm, np.random.default_rng(0))
+    >>> fn = model.numeric(values, backend="numpy")
+    >>> A = kr.derive(arm).numeric(values, backend="numpy").mass_matrix([0.3, 0.3])
+    >>> bool(np.isclose(fn.mass_matrix([0.3, 0.3])[0, 0], A.sum()))
+    True
 
     Attributes
     ----------
     robot : Robot
     method : str
+    constraint : VelocityConstraint
     tree : DynamicModel
-        The models of the tree (every joint free).
+        The models of the constraint's tree (every joint free).
     independent : tuple of str
         Labels of the independent speeds ``qd_a``.
     q, qd, qdd, tau : list of sympy.Expr
@@ -178,27 +470,55 @@ class ConstrainedModel(ProgramCache):
     #: Models with a program (the others are numeric only).
     programs = PROGRAMS
 
-    def __init__(self, robot, method, tree_robot, independent):
+    def __init__(self, robot, method, constraint):
         self.robot = robot
         self.method = method
-        self.tree = DynamicModel(tree_robot, method)
-        self.independent = tuple(independent)
-        jp = robot.joint_parameters
+        self.constraint = constraint
+        self.tree = DynamicModel(constraint.tree, method)
+        self.independent = tuple(constraint.independent)
         self.q = list(robot.q)
-        self.qd = [jp[label]["QP"] for label in self.independent]
-        self.qdd = [jp[label]["QDP"] for label in self.independent]
-        self.tau = [jp[label]["GAM"] for label in self.independent]
+        rates = speeds(robot, self.independent)
+        self.qd = [s.qd for s in rates]
+        self.qdd = [s.qdd for s in rates]
+        self.tau = [s.tau for s in rates]
         self.wrench = self.tree.wrench
         self._programs = {}
 
     @property
+    def dynamics(self):
+        """The class of :meth:`numeric`'s functions."""
+        return ConstrainedDynamics
+
+    def _derive(self, name):
+        return constrained_program(self, name)
+
+    @property
+    def parameters(self):
+        """Names of the tree models' parameters and of the constraint's symbols, in the robot's order."""
+        return self.robot.parameter_order(set(self.tree.parameters) | {str(s) for s in self.constraint.symbols})
+
+    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
+        """Numeric functions with the parameters bound to ``values`` ({name: float}): a :attr:`dynamics`.
+
+        ``backend``, ``physical``, ``check`` and ``bind`` as for
+        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
+        """
+        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
+            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
+        return self.dynamics(self, values, backend=backend, physical=physical, check=check)
+
+    def _rebuilt(self, robot):
+        """The model of this kind (method, options) of another robot (``numeric(..., bind=True)``'s)."""
+        return type(self)(robot, self.method, type(self.constraint)(robot))
+
+    @property
     def dof(self):
         """Number of independent speeds."""
-        return len(self.independent)
+        return len(self.qd)
 
     @property
     def n(self):
-        """Number of joints (the length of a configuration q)."""
+        """The length of a configuration q: every joint's coordinates."""
         return len(self.q)
 
     def has_program(self, name):
@@ -231,12 +551,34 @@ class ConstrainedModel(ProgramCache):
         labels = tuple(robot.joint_labels)
         speeds = f"the independent speeds {', '.join(self.independent)}"
         return StateSpace(
-            kind="constrained", adjective="constrained", name=robot.name, coordinates=labels, q_names=tuple(map(str, self.q)),
+            kind=self.constraint.kind, adjective=self.constraint.adjective, name=robot.name, coordinates=labels, q_names=tuple(map(str, self.q)),
             qd_names=tuple(map(str, self.qd)), torques=tuple(map(str, self.tau)), layout_q=f"every joint {', '.join(labels)}",
             layout_qd=speeds, tau_layout=speeds, actuation=np.eye(len(self.independent)),
             controlled=tuple(labels.index(label) for label in self.independent), controlled_labels=self.independent,
             origin=np.zeros(len(labels)), origin_is_state=False, tree=self.tree.robot, joints=labels,
         )  # fmt: skip
+
+
+def constrained(constraint):
+    """``build(robot, method)``: the :class:`ConstrainedModel` of a robot under ``constraint(robot)``.
+
+    A new :class:`VelocityConstraint` class enters
+    :data:`kanerobot.dynamics.model.STRUCTURES` through this, with no model
+    class of its own.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.dynamics.closed_loop import LoopClosure
+    >>> model = constrained(LoopClosure)(kr.load(kr.frames_path("fourbar")), "newton-euler")
+    >>> type(model).__name__, model.dof
+    ('ConstrainedModel', 1)
+    """
+
+    def build(robot, method):
+        return ConstrainedModel(robot, method, constraint(robot))
+
+    return build
 
 
 class ConstrainedDynamics(NumericProtocol):
@@ -246,9 +588,8 @@ class ConstrainedDynamics(NumericProtocol):
     (N, n), every joint variable in ``robot.joint_labels`` order; ``qd_a``,
     ``qdd_a``, ``tau_a`` of the independent speeds, (m,) or (N, m).
 
-    Subclasses give :meth:`_constraint_matrix` (J on a batch),
-    :meth:`_constraint_rate` (``Jdot(q, qd) v`` on a batch) and may check a
-    configuration in :meth:`_check`.
+    J and ``Jdot v`` are the constraint's (:meth:`VelocityConstraint.numeric`);
+    subclasses may check a configuration in :meth:`_check`.
 
     Attributes
     ----------
@@ -274,12 +615,13 @@ class ConstrainedDynamics(NumericProtocol):
                                        physical=False, check=check)
         # the tree's poses may read lengths no dynamic model needs (a closing frame, an end frame): every value given
         self.tree._given = {str(k): float(v) for k, v in values.items()}
-        labels = self.robot.joint_labels
-        self.n = len(labels)
-        self.m = len(model.independent)
-        self.ind = [labels.index(label) for label in model.independent]
+        #: Coordinates of a configuration, speeds of the tree (the columns of J), independent speeds.
+        self.nc, self.n, self.m = len(model.q), len(self.robot.qd), len(model.qd)
+        state = {str(x) for x in list(model.constraint.tree.q) + list(model.constraint.tree.qd)}
+        self._constraint = model.constraint.numeric({x: v for x, v in bound.items() if str(x) not in state})
+        self.ind = speed_columns(self.robot, model.independent)
         self.dep = [c for c in range(self.n) if c not in self.ind]
-        self.dependent = tuple(labels[c] for c in self.dep)
+        self.dependent = tuple(label for label in self.robot.joint_labels if label not in model.independent)
 
     @property
     def backend(self):
@@ -288,21 +630,21 @@ class ConstrainedDynamics(NumericProtocol):
     @property
     def nq(self):
         """Length of a configuration: every joint variable."""
-        return self.n
+        return self.nc
 
     @property
     def nv(self):
         """Length of a speed: the independent speeds."""
         return self.m
 
-    # ------------------------------------------------------ subclass hooks
+    # ------------------------------------------------------ the constraint
     def _constraint_matrix(self, qs):
         """``J(q)`` on a batch, (N, rows, n)."""
-        raise NotImplementedError
+        return self._constraint.J(qs)
 
     def _constraint_rate(self, qs, v, qd):
         """``Jdot(q, qd) v`` on a batch, (N, rows)."""
-        raise NotImplementedError
+        return self._constraint.rate(qs, v, qd)
 
     def _check(self, qs):
         """Raise for configurations the model does not accept (default: none)."""
@@ -358,7 +700,7 @@ class ConstrainedDynamics(NumericProtocol):
         the tree (:attr:`tree`, :meth:`NumericDynamics.pose
         <kanerobot.dynamics.dynamic_model.NumericDynamics.pose>`) runs it.
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         self._check(qs)
         T = self.tree.pose(frame, qs)
         return T[0] if single else T
@@ -379,7 +721,7 @@ class ConstrainedDynamics(NumericProtocol):
         SingularityError
             Where the independent speeds do not determine the others.
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         J = self.tree.jacobian(frame, qs, projection) @ G
         return J[0] if single else J
@@ -407,7 +749,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def G(self, q):
         """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         return G[0] if single else G
 
@@ -454,7 +796,7 @@ class ConstrainedDynamics(NumericProtocol):
         the constraints do not move a body; ``q`` must satisfy them (a closed
         configuration of the loops).
         """
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         self._check(qs)
         c = self.tree.center_of_mass(qs)
         return c[0] if single else c
@@ -477,7 +819,7 @@ class ConstrainedDynamics(NumericProtocol):
         return self._on_independent_speeds(self.tree.centroidal_momentum_matrix, q)
 
     def _on_independent_speeds(self, matrix, q):
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         out = matrix(qs) @ G
         return out[0] if single else out
@@ -488,10 +830,10 @@ class ConstrainedDynamics(NumericProtocol):
     # ------------------------------------------------------------- dynamics
     def _prepare(self, q, qd_a):
         """``q`` and ``qd_a`` as (N, n) and (N, m) arrays of one batch, and whether both were single."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         qa, single_a = self._states(qd_a, self.m, "qd_a")
         batch = max(qs.shape[0], qa.shape[0])
-        qs = np.ascontiguousarray(np.broadcast_to(qs, (batch, self.n)))
+        qs = np.ascontiguousarray(np.broadcast_to(qs, (batch, self.nc)))
         qa = np.ascontiguousarray(np.broadcast_to(qa, (batch, self.m)))
         return qs, qa, single and single_a
 
@@ -522,7 +864,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def mass_matrix(self, q, out=None):
         """``A_a = G^T A G``, shape (m, m) or (N, m, m); ``out`` as for :meth:`inverse_dynamics`."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         result = np.swapaxes(G, 1, 2) @ self._tree_mass_matrix(qs) @ G
         return self._output(result[0] if single else result, out)
@@ -535,7 +877,7 @@ class ConstrainedDynamics(NumericProtocol):
 
     def gravity(self, q, out=None):
         """``Q_a = G^T Q``, shape (m,) or (N, m); ``out`` as for :meth:`inverse_dynamics`."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         G, _ = self._G(qs)
         Q = np.atleast_2d(self.tree.gravity(qs))
         result = (np.swapaxes(G, 1, 2) @ Q[..., None])[..., 0]

@@ -19,7 +19,7 @@ under their historical names (``kanerobot.dynamics.model.DynamicModel`` ...).
 
 from kanerobot.dynamics import flexible
 from kanerobot.dynamics.closed_loop import ClosedLoopModel
-from kanerobot.dynamics.constrained import ConstrainedDynamics
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel
 from kanerobot.dynamics.dynamic_model import (
     BACKENDS,
     MATRIX_MODELS,
@@ -67,13 +67,14 @@ __all__ = [
 
 
 #: What :func:`derive` returns, the model of the robot's structure (a type,
-#: for the type hints of the functions that take a derived model).
-DerivedModel = DynamicModel | ClosedLoopModel | FloatingBaseModel | FlexibleModel | WheeledModel
+#: for the type hints of the functions that take a derived model): a tree
+#: under any :class:`~kanerobot.dynamics.constrained.VelocityConstraint`
+#: (closed loops, wheels) is a :class:`~kanerobot.dynamics.constrained.ConstrainedModel`.
+DerivedModel = DynamicModel | ConstrainedModel | FloatingBaseModel | FlexibleModel
 
 #: What ``model.numeric(values)`` returns for a :data:`DerivedModel` (a type,
 #: for type hints; a floating base's ``FloatingBaseDynamics`` is a
-#: :class:`NumericDynamics`, closed loops and wheels share
-#: ``ConstrainedDynamics``).
+#: :class:`NumericDynamics`, every constrained tree's a ``ConstrainedDynamics``).
 NumericModel = NumericDynamics | ConstrainedDynamics | NumericFlexible
 
 
@@ -86,6 +87,9 @@ def _has_flexible_joint(robot):
 #: order (a wheeled or floating robot is never asked about flexible joints or
 #: loops: their models refuse those combinations with their own message); a
 #: robot none applies to is a rigid serial or tree robot, a :class:`DynamicModel`.
+#: A new velocity constraint is one line here:
+#: ``("mimic joints", test, constrained(Mimic))``
+#: (:func:`~kanerobot.dynamics.constrained.constrained`).
 STRUCTURES = (
     ("wheeled", lambda robot: robot.wheeled, WheeledModel),
     ("floating base", lambda robot: robot.floating, FloatingBaseModel),
@@ -111,7 +115,7 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
 
     Returns
     -------
-    DynamicModel, ClosedLoopModel, FloatingBaseModel, FlexibleModel or WheeledModel
+    DynamicModel, ConstrainedModel, FloatingBaseModel or FlexibleModel
         For closed loops, a
         :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
         model of ``method`` projected on the active joints.  For a floating

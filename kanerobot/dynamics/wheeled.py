@@ -58,15 +58,14 @@ import numpy as np
 import sympy
 
 from kanerobot.dynamics.constrained import (
-    PROGRAMS,
     ConstrainedDynamics,
     ConstrainedModel,
+    VelocityConstraint,
     batched_function,
+    constrained_program,
     label_name,
-    project_outputs,
-    splice,
 )
-from kanerobot.dynamics.dynamic_model import METHODS, bound_numeric
+from kanerobot.dynamics.dynamic_model import METHODS
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import PRISMATIC
@@ -74,6 +73,7 @@ from kanerobot.rolling import check_wheeled_robot, ground, wheel_constraints
 
 __all__ = [
     "NonholonomicKane",
+    "Rolling",
     "WheeledDynamics",
     "WheeledModel",
     "adjugate_solver",
@@ -108,6 +108,54 @@ def tree_robot(robot):
         base=robot.base,
         loops=robot.loops,
     )
+
+
+class Rolling(VelocityConstraint):
+    """The rolling constraints of a wheeled robot's wheels as a :class:`~kanerobot.dynamics.constrained.VelocityConstraint`.
+
+    ``J = W`` (:func:`~kanerobot.rolling.wheel_constraints`, frame 0) on the
+    joints of :func:`tree_robot`, its independent speeds those of
+    :attr:`constraints` (the default choice, or ``independent``); the
+    symbolic solution on :attr:`~kanerobot.rolling.WheelConstraints.square_rows`
+    (:func:`wheeled_program`).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> c = Rolling(kr.load(kr.frames_path("diffdrive")))
+    >>> c.J.shape, c.independent, c.dependent
+    ((6, 7), ('wr', 'wl'), ('x', 'y', 'th', 'cs', 'cw'))
+    """
+
+    kind = "wheeled base"
+    adjective = "wheeled"
+
+    def __init__(self, robot, independent=None):
+        check_wheeled_robot(robot, "the wheeled dynamic model")
+        self.robot, self.tree = robot, tree_robot(robot)
+        self.constraints = wheel_constraints(robot, None if independent is None else tuple(independent))
+        self.J = self.constraints.W
+        self.independent = self.constraints.independent
+
+    @property
+    def dependent(self):
+        return self.constraints.dependent
+
+    def bias(self, v):
+        c = self.constraints
+        return c.Wv_dot.xreplace(dict(zip(c.velocity, v)))
+
+    @property
+    def symbols(self):
+        return set(self.constraints.geometric_symbols)
+
+    @property
+    def program_inputs(self):
+        return sorted(self.constraints.geometric_symbols, key=str)
+
+    def speed_map(self, target, rates=True, accelerations=True):
+        """The dependent speeds on the square rows of W (:func:`wheeled_program`)."""
+        return _rolling_speed_map(self, target, rates, accelerations)
 
 
 # ------------------------------------------------------------------ numeric
@@ -148,13 +196,13 @@ class WheeledModel(ConstrainedModel):
     def __init__(self, robot, method="newton-euler", independent=None):
         if method not in METHODS:
             raise KaneRobotError(f"unknown method {method!r}: available are {', '.join(METHODS)}")
-        check_wheeled_robot(robot, "the wheeled dynamic model")
-        self.constraints = wheel_constraints(robot, None if independent is None else tuple(independent))
-        super().__init__(robot, method, tree_robot(robot), self.constraints.independent)
+        super().__init__(robot, method, Rolling(robot, independent))
+        self.constraints = self.constraint.constraints
         self.dependent = self.constraints.dependent
 
-    def _derive(self, name):
-        return wheeled_program(self, name)
+    @property
+    def dynamics(self):
+        return WheeledDynamics
 
     @property
     def parameters(self):
@@ -179,25 +227,10 @@ class WheeledModel(ConstrainedModel):
     def robot_symbol_names(self):
         return set(self.tree.robot_symbol_names) | {str(s) for s in self.constraints.geometric_symbols}
 
-    def numeric(self, values, backend="auto", physical=True, check=True, bind=False):
-        """Numeric functions with the parameters bound to ``values`` ({name: float}).
-
-        ``backend`` is that of the tree model (``"auto"``, ``"c"`` or ``"numpy"``),
-        ``physical`` and ``check`` as for
-        :meth:`kanerobot.dynamics.model.DynamicModel.numeric`.
-
-        Returns
-        -------
-        WheeledDynamics
-        """
-        if bind:  # the numbers folded into the code: DynamicModel.numeric's bind
-            return bound_numeric(self, values, self._rebuilt, backend=backend, physical=physical, check=check)
-        return WheeledDynamics(self, values, backend=backend, physical=physical, check=check)
-
     @property
     def state_space(self):
         """The constrained :class:`~kanerobot.state_space.StateSpace` of a wheeled base."""
-        return dataclasses.replace(super().state_space, kind="wheeled base", adjective="wheeled")
+        return super().state_space
 
     def _rebuilt(self, robot):
         """The model of this kind (method, options) of another robot (``numeric(..., bind=True)``'s)."""
@@ -256,19 +289,8 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
         super().__init__(model, values, backend=backend, physical=physical, check=check)
-        c = model.constraints
-        self.constraints = c
-        q = list(self.robot.q)
-        qd = list(self.robot.qd)
-        self._W = batched_function(list(c.W), [q], self.bound)
-        self._Wv_dot = batched_function(list(c.Wv_dot), [q, list(c.velocity), qd], self.bound)
+        self.constraints = model.constraints
         self._potential = self._potential_function(self.bound)
-
-    def _constraint_matrix(self, qs):
-        return self._W(qs).reshape(qs.shape[0], -1, self.n)
-
-    def _constraint_rate(self, qs, v, qd):
-        return self._Wv_dot(qs, v, qd)
 
     def _potential_function(self, bound):
         """V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j), the frames composed numerically."""
@@ -305,7 +327,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def W(self, q):
         """``W(q)``, shape (rows, n) or (N, rows, n)."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = self._constraint_matrix(qs)
         return out[0] if single else out
 
@@ -320,7 +342,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def constraint_residual(self, q, qd):
         """``max |W(q) qd|``: a float, or (N,) for a batch."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         v, _ = self._states(qd, self.n, "qd")
         W = self._constraint_matrix(qs)
         out = np.abs((W @ np.broadcast_to(v, qs.shape)[..., None])[..., 0]).max(axis=1)
@@ -328,7 +350,7 @@ class WheeledDynamics(ConstrainedDynamics):
 
     def potential_energy(self, q):
         """``V(q) = -G . sum_j (M_j 0P_j + 0R_j MS_j)``, a float or (N,)."""
-        qs, single = self._states(q, self.n, "q")
+        qs, single = self._states(q, self.nc, "q")
         out = self._potential(qs)
         return float(out[0]) if single else out
 
@@ -365,28 +387,18 @@ def wheeled_program(model, name):
     -------
     Program
     """
-    from kanerobot.symbolic.printing import matrix_entry_names
-    from kanerobot.symbolic.program import Program
+    return constrained_program(model, name)
 
-    if name not in PROGRAMS:
-        raise KaneRobotError(
-            f"no wheeled program for {name!r} ({', '.join(PROGRAMS)} have one): use model.numeric(values).{name} "
-            f"for {model.robot.name}"
-        )
-    robot, c = model.robot, model.constraints
+
+def _rolling_speed_map(constraint, target, rates, accelerations):
+    """:meth:`Rolling.speed_map`: ``G_d = -WDI WI`` on the square rows, the dependent rates and accelerations."""
+    robot, c = constraint.robot, constraint.constraints
     labels = robot.joint_labels
     jp = robot.joint_parameters
     ind, dep = list(c.independent), list(c.dependent)
     QP = {label: sympy.sympify(jp[label]["QP"]) for label in labels}
     QDP = {label: sympy.sympify(jp[label]["QDP"]) for label in labels}
-    dependent_symbols = {QP[label] for label in dep} | {QDP[label] for label in dep}
-    rates = name in ("inverse_dynamics", "h")
-    tree = model.tree.program("inverse_dynamics" if rates else name)
-    inputs = [x for x in tree.inputs if x not in dependent_symbols]
     m = len(ind)
-    out_names = {f"GAM{robot.stems[a]}" for a in ind} | {f"Q{robot.stems[a]}" for a in ind}
-    out_names |= {x for row in matrix_entry_names("A", (m, m)) for x in row}
-    target = Program(inputs=inputs + sorted(c.geometric_symbols, key=str), reserved=out_names, trig=True)
     rows = list(c.square_rows)
     Gd = sympy.zeros(len(dep), m)
     WDI = sympy.zeros(len(dep), len(dep))
@@ -410,17 +422,11 @@ def wheeled_program(model, name):
             JDQ = target.assign_matrix(
                 "JDQ{i}", target.replace_sin_cos(c.Wv_dot.extract(rows, [0]).xreplace(V).xreplace(mapping))
             )
-            qdd_a = sympy.Matrix([QDP[a] if name == "inverse_dynamics" else 0 for a in ind])
+            qdd_a = sympy.Matrix([QDP[a] if accelerations else 0 for a in ind])
             qdd_d = Gd * qdd_a - WDI * JDQ
             for r, d in enumerate(dep):
                 mapping[QDP[d]] = target.assign(str(QDP[d]), qdd_d[r])
-        if name == "h":
-            for a in ind:
-                mapping[QDP[a]] = sympy.S.Zero
-    outputs = splice(target, tree, mapping)
-    project_outputs(target, name, outputs, labels, ind, dep, Gd, robot.stems)
-    target.prune()
-    return target
+    return Gd, mapping
 
 
 # ------------------------------------------------------- sympy's KanesMethod
