@@ -175,11 +175,8 @@ def test_numeric_speed_map_and_gravity_equal_pinocchio(loop):
 
 
 @pytest.mark.long
-def test_numeric_dynamics_equal_pinocchio(loop, request):
+def test_numeric_dynamics_equal_pinocchio(loop):
     """A, inverse dynamics, h and direct dynamics of ClosedLoopDynamics (the tree's NumericDynamics projected)."""
-    if any(frame.joint.nq != frame.joint.nv for frame in loop[0].frames):
-        reason = "the tree's NumericDynamics of joints with nq != nv (the numeric part of issue 26)"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     fn, ref, q, qd_a, qdd_a = _numeric_state(loop)
     scale = 1 + np.abs(ref["tau"]).max()
     assert np.allclose(fn.mass_matrix(q), ref["A"], rtol=0, atol=1e-10 * scale)
@@ -190,13 +187,9 @@ def test_numeric_dynamics_equal_pinocchio(loop, request):
 
 @pytest.mark.long
 @pytest.mark.parametrize("method", ["lagrange", "kane"])
-def test_engines_agree_on_loops_through_ball_and_planar_joints(loop, method, request):
+def test_engines_agree_on_loops_through_ball_and_planar_joints(loop, method):
     """The programs of Lagrange and Kane equal Newton-Euler's (the tree of each engine, one projection)."""
     robot, model, q = loop
-    several = [frame.label for frame in robot.frames if frame.joint.nv > 1]
-    if method == "kane" or any(label in robot.dynamics for label in several):  # today: Lagrange with a massless ball joint only
-        reason = f"{method} with a joint of several speeds (the {method} part of issue 26)"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     values = random_values(robot, 7)
     rng = np.random.default_rng(8)
     qd_a, qdd_a = rng.normal(size=model.dof), rng.normal(size=model.dof)

@@ -214,28 +214,11 @@ def project_outputs(target, name, outputs, keys, independent, dependent, X):
 
 
 def coordinate_rates(robot):
-    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic.
-
-    ``QP`` for a joint of one coordinate; a ball joint's quaternion rate
-    ``(w v + u x v, -u . v) / 2``; a planar joint's ``x, y`` rates, its body
-    speeds turned by theta (the numeric ``JointModel.configuration_derivative``
-    of each, checked by the tests).
-    """
-    out = []
-    for label in robot.joint_labels:
-        frame, v = robot.frame(label), [sympy.sympify(x) for x in robot.joint_speeds[label]]
-        q = list(frame.coordinates)
-        if frame.joint.nq == frame.joint.nv == 1:
-            out += v
-        elif frame.joint.name == "spherical":
-            u, w, v = sympy.Matrix(q[:3]), q[3], sympy.Matrix(v)
-            out += list((w * v + u.cross(v)) / 2) + [-u.dot(v) / 2]
-        elif frame.joint.name == "planar":
-            c, s = sympy.cos(q[2]), sympy.sin(q[2])
-            out += [c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]]
-        else:
-            raise KaneRobotError(f"{robot.name}: no constrained model with the {frame.joint.name} joint {label}")
-    return out
+    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic: each joint
+    model's :meth:`~kanerobot.robot.joints.JointModel.configuration_rate` (``QP`` for one speed,
+    a ball joint's quaternion rate, a planar joint's body speeds turned by theta)."""
+    return [rate for label in robot.joint_labels
+            for rate in robot.frame(label).joint.configuration_rate(list(robot.frame(label).coordinates), robot.joint_speeds[label])]
 
 
 def time_derivative(robot, M):
