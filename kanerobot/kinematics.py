@@ -18,7 +18,6 @@ Conventions
 """
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
 
 import numpy
 import sympy
@@ -420,9 +419,9 @@ class LinkKinematics:
 
     w: sympy.Matrix
     V: sympy.Matrix
-    wdot: Optional[sympy.Matrix] = None
-    Vdot: Optional[sympy.Matrix] = None
-    U: Optional[sympy.Matrix] = None
+    wdot: sympy.Matrix | None = None
+    Vdot: sympy.Matrix | None = None
+    U: sympy.Matrix | None = None
 
 
 @dataclass(frozen=True)
@@ -440,7 +439,7 @@ class LinkMotion:
     wdot: sympy.Matrix
     Vdot: sympy.Matrix
     U: sympy.Matrix
-    DV: Optional[sympy.Matrix] = None
+    DV: sympy.Matrix | None = None
 
 
 def _unnamed(name, value):
@@ -783,12 +782,12 @@ class LoopVelocityConstraints:
 
     robot: object
     J: sympy.Matrix
-    active: Tuple[str, ...]
-    passive: Tuple[str, ...]
-    cut: Tuple[str, ...]
-    rows: Tuple[int, ...]
-    zero_rows: Tuple[int, ...]
-    cut_rows: Tuple[int, ...]
+    active: tuple[str, ...]
+    passive: tuple[str, ...]
+    cut: tuple[str, ...]
+    rows: tuple[int, ...]
+    zero_rows: tuple[int, ...]
+    cut_rows: tuple[int, ...]
     Wa: sympy.Matrix
     Wp: sympy.Matrix
     Wac: sympy.Matrix

@@ -287,7 +287,7 @@ class Sampler:
         self.parameters = set(parameters)
         self.sizes = dict(sizes or {})
         self.callable = callable(sample) and not isinstance(sample, (Uniform, Normal, MultivariateNormal))
-        if hasattr(sample, "covariance") and hasattr(sample, "regressors") or isinstance(sample, MultivariateNormal):
+        if (hasattr(sample, "covariance") and hasattr(sample, "regressors")) or isinstance(sample, MultivariateNormal):
             sample = {"identified": sample}
         if self.callable:
             self.sample, self.entries = sample, None

@@ -47,7 +47,7 @@ class Entry:
     fill) or ``None``.
     """
 
-    __slots__ = ("position", "label", "expr", "source")
+    __slots__ = ("expr", "label", "position", "source")
 
     def __init__(self, position, label, expr, source=None):
         self.position, self.label, self.expr, self.source = position, label, expr, source

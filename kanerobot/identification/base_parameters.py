@@ -584,7 +584,7 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
         _group_link(K, frame)
     exprs = _grouped_expressions(robot, model, K, slot)
     for s in symbols:  # IA, FV, FS stay as they are
-        label, name = model._owners[s][0]
+        _label, name = model._owners[s][0]
         if name in ("IA",) + _FRICTION:
             exprs[index[s]] = s
     kept = sorted(exprs)

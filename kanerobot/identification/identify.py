@@ -805,7 +805,7 @@ class IdentificationResult:
         numpy.ndarray, shape (n,) or (N, n)
         """
         if qd is None and qdd is None:
-            if isinstance(q, np.ndarray) or isinstance(q, (list, tuple)):
+            if isinstance(q, (np.ndarray, list, tuple)):
                 raise KaneRobotError("predict(q, qd, qdd) needs the rates and accelerations too, or a recording (a file, a Recording, "
                                      "a mapping of arrays) alone")  # fmt: skip
             return self._on_recording(q)[1]

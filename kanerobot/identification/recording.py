@@ -448,7 +448,7 @@ class Recording:
         t, values, dt = self._uniform(t, values, period, log)
         fc = self._cutoff(cutoff, dt, k, log)
         values = _differentiate(values, dt, fc, log)
-        if at == "samples" and len(t) != len(measured_t) or at == "samples" and np.any(t != measured_t):
+        if (at == "samples" and len(t) != len(measured_t)) or (at == "samples" and np.any(t != measured_t)):
             t, values = _at_samples(t, values, measured_t, measured, log)
         if k > 1:
             t, values = self._decimate(t, values, dt, k, log)

@@ -22,10 +22,11 @@ constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
 
 import difflib
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping, NamedTuple, Optional, Tuple, Union
+from typing import NamedTuple
 
 import sympy
 
@@ -35,7 +36,7 @@ from kanerobot.robot.expressions import parse_expression, symbol
 
 # The parameter names live below this module (kanerobot.robot.names) so that the
 # tables can use them too; they are imported from here by much of the package.
-from kanerobot.robot.names import (  # noqa: F401
+from kanerobot.robot.names import (
     BASE,
     BASE_VECTOR_NAMES,
     DYNAMIC_NAMES,
@@ -64,7 +65,7 @@ def _expr(value, key, label):
 
 
 def _vector(values, size, key, label):
-    values = list(values) if not isinstance(values, sympy.MatrixBase) else list(values)
+    values = list(values)
     if len(values) != size:
         raise DescriptionError(f"{key} of {label} needs {size} values, got {len(values)}", key=key, label=label)
     return sympy.ImmutableMatrix([_expr(v, key, label) for v in values])
@@ -147,8 +148,8 @@ class Frame:
     antecedent: str
     joint: joints.JointModel
     mu: int
-    placement: Union[KKPlacement, GeneralPlacement]
-    stem: Optional[str] = None
+    placement: KKPlacement | GeneralPlacement
+    stem: str | None = None
 
     def __post_init__(self):
         if self.stem is None:
@@ -285,9 +286,9 @@ class Wheel:
 
     joint: str
     kind: str = "fixed"
-    radius: Optional[sympy.Expr] = None
-    steer: Optional[str] = None
-    offset: Optional[sympy.Expr] = None
+    radius: sympy.Expr | None = None
+    steer: str | None = None
+    offset: sympy.Expr | None = None
 
     def __post_init__(self):
         joint = str(self.joint)
@@ -452,10 +453,10 @@ class JointLimits(NamedTuple):
     largest speed, ``effort`` the largest torque or force (absolute values).
     """
 
-    lower: Optional[float] = None
-    upper: Optional[float] = None
-    velocity: Optional[float] = None
-    effort: Optional[float] = None
+    lower: float | None = None
+    upper: float | None = None
+    velocity: float | None = None
+    effort: float | None = None
 
 
 def _frozen_table(table):
@@ -524,16 +525,16 @@ class Robot:
     """
 
     name: str
-    frames: Tuple[Frame, ...]
-    links: Tuple[str, ...]
+    frames: tuple[Frame, ...]
+    links: tuple[str, ...]
     dynamics: Mapping[str, Mapping[str, sympy.Expr]]
     joint_parameters: Mapping[str, Mapping[str, sympy.Expr]]
     base: Base
-    loops: Tuple[Tuple[str, str], ...]
+    loops: tuple[tuple[str, str], ...]
     floating: bool = False
     wheeled: bool = False
-    wheels: Tuple[Wheel, ...] = ()
-    posture: Tuple[str, ...] = ()
+    wheels: tuple[Wheel, ...] = ()
+    posture: tuple[str, ...] = ()
     values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     limits: Mapping[str, "JointLimits"] = field(default_factory=lambda: MappingProxyType({}))
 

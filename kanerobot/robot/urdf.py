@@ -102,10 +102,10 @@ import math
 import re
 import warnings
 import xml.parsers.expat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 import sympy

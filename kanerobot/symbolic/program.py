@@ -169,7 +169,7 @@ def _total(expr):
 class _Angle:
     """An angle the program has C and S symbols for."""
 
-    __slots__ = ("index", "angle", "label", "cos", "sin")
+    __slots__ = ("angle", "cos", "index", "label", "sin")
 
     def __init__(self, index, angle, label, cos, sin):
         self.index, self.angle, self.label, self.cos, self.sin = index, angle, label, cos, sin
@@ -1269,7 +1269,7 @@ def _rewrite(expr, program):
 
 def _signatures(flat, program):
     """Yield (key, partner key, coefficient ratio, rule, angles) of one term."""
-    coefficient, factors = flat
+    _coefficient, factors = flat
     trig = [(sym, program._trig_of[sym]) for sym in factors if sym in program._trig_of]
     for sym, (kind, record) in trig:
         if factors[sym] >= 2:

@@ -296,7 +296,7 @@ class Viewer:
     def _add_visual(self, k, visual):
         scene = self.server.scene
         name = f"/robot/{visual.label}/visual{k}"
-        colour = tuple(int(round(255 * c)) for c in visual.rgba[:3])
+        colour = tuple(round(255 * c) for c in visual.rgba[:3])
         opacity = None if visual.rgba[3] >= 1 else float(visual.rgba[3])
         pose = {"wxyz": _quaternion(visual.origin[:3, :3]), "position": visual.origin[:3, 3]}
         if visual.kind == "box":

@@ -42,7 +42,6 @@ kanerobot.errors.ParameterError: robot RX90: no value for the geometric paramete
 """
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
 
 import numpy
 import sympy
@@ -180,13 +179,13 @@ class Scene:
     name: str
     q: numpy.ndarray
     base: numpy.ndarray
-    poses: Dict[str, numpy.ndarray]
-    links: Tuple[Link, ...]
-    joints: Tuple[JointAxis, ...]
-    cuts: Tuple[Cut, ...]
-    wheels: Tuple[WheelShape, ...]
+    poses: dict[str, numpy.ndarray]
+    links: tuple[Link, ...]
+    joints: tuple[JointAxis, ...]
+    cuts: tuple[Cut, ...]
+    wheels: tuple[WheelShape, ...]
     floating: bool
-    values: Dict[str, float]
+    values: dict[str, float]
 
     def origin(self, label):
         """The origin of frame ``label`` in the world, shape (3,)."""
