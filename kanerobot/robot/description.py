@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import sympy
 
@@ -149,7 +149,15 @@ class Frame:
     joint: joints.JointModel
     mu: int
     placement: KKPlacement | GeneralPlacement
-    stem: str | None = None
+    # The constructor takes SYMORO's sigma code for joint too and None for stem: __post_init__ turns them into
+    # the joint model and the label's stem, which the type checker sees the fields hold.
+    if TYPE_CHECKING:
+        stem: str
+
+        def __init__(self, label: str, antecedent: str, joint: joints.JointModel | int, mu: int,
+                     placement: KKPlacement | GeneralPlacement, stem: str | None = None) -> None: ...
+    else:
+        stem: str | None = None
 
     def __post_init__(self):
         if self.stem is None:
@@ -218,7 +226,7 @@ class Frame:
 
     def transform(self):
         """4x4 transform aT_j of this frame in its antecedent, a function of q."""
-        if self.is_kk:
+        if isinstance(self.placement, KKPlacement):
             return self.placement.transform()
         return self.placement.transform(self.joint, self.coordinates)
 
@@ -355,6 +363,7 @@ class Wheel:
 
     def subs(self, mapping):
         """A new wheel with ``mapping`` ({Symbol: value}) applied to radius and offset."""
+        assert self.radius is not None and self.offset is not None  # __post_init__ sets them
         return replace(self, radius=self.radius.xreplace(mapping), offset=self.offset.xreplace(mapping))
 
 
@@ -600,7 +609,7 @@ class Robot:
         """``'serial'``, ``'tree'`` or ``'closed loop'``."""
         if self.loops:
             return "closed loop"
-        children = {}
+        children: dict[str, int] = {}  # frame -> its joints
         for f in self.frames:
             if f.is_joint:
                 children[f.antecedent] = children.get(f.antecedent, 0) + 1
@@ -826,7 +835,7 @@ class Robot:
     @cached_property
     def _parameter_ranks(self):
         """``{symbol name: position}`` in the order :meth:`parameter_order` describes."""
-        ranks = {}
+        ranks: dict[str, int] = {}
 
         def add(values):
             for value in values:
@@ -1256,7 +1265,7 @@ def _check_wheel_joints(wheels, posture, by_label):
 
 def _check_steering(wheels, posture, by_label, seen):
     """Each steering joint is a revolute joint between the chassis and its wheel, steering that wheel alone."""
-    steers = {}
+    steers: dict[str, str] = {}
     for wheel in wheels:
         j, steer = wheel.joint, wheel.steer
         if steer is None:
@@ -1314,7 +1323,8 @@ def _check_frames(frames):
 def _check_labels(frames):
     """Every item is a Frame whose label is a name without whitespace, used once and not 0, and whose stem is
     letters, digits and ``_``, used once; returns frames by label."""
-    by_label, by_stem = {}, {BASE: BASE}
+    by_label: dict[str, Frame] = {}
+    by_stem = {BASE: BASE}
     for f in frames:
         if not isinstance(f, Frame):
             raise DescriptionError(f"expected a Frame, got {f!r}")
@@ -1346,7 +1356,7 @@ def _check_labels(frames):
 
 def _joint_variables(frames):
     """Map each joint variable to its frame: a joint's theta or r holds one, of its own."""
-    variables = {}
+    variables: dict[sympy.Symbol, str] = {}  # joint variable -> its frame
     for f in frames:
         if f.joint.nq == 1:
             key = f.joint_key

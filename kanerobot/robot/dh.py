@@ -397,6 +397,7 @@ def _frames(links, end):
         frames.append(Frame(link.label, antecedent, link.sigma, 1, KKPlacement(alpha=alpha, d=d, theta=theta, r=r)))
         previous = link
     if end is not None:
+        assert previous is not None, "a chain has a link at least"
         frames.append(Frame(end, previous.label, joints.FIXED, 0, KKPlacement(alpha=previous.alpha, d=previous.a)))
     return frames
 

@@ -179,7 +179,7 @@ class Conversion:
 
     def snapped_summary(self, most=8):
         """Which numbers the tolerance snapped, and by how much (the largest ``most`` of them, one per value)."""
-        seen = {}
+        seen: dict[tuple[str, str, str], float] = {}  # (frame, value, snapped value) -> its largest change
         for where, value, exact, change in sorted(self.snapped, key=lambda item: -item[3]):
             seen.setdefault((where, f"{value:.10g}", str(exact)), change)
         items = [f"{where}: {value} -> {exact} ({change:.1e})" for (where, value, exact), change in seen.items()]
@@ -205,7 +205,7 @@ class _Snapping:
 
 # The conversion's tolerance reaches the small helpers below without being
 # passed through every one of them; a ContextVar keeps conversions in threads apart.
-_SNAPPING = contextvars.ContextVar("kk_snapping", default=None)
+_SNAPPING: contextvars.ContextVar[_Snapping | None] = contextvars.ContextVar("kk_snapping", default=None)
 
 
 def _snapping():
@@ -607,15 +607,16 @@ def _convert(robot):
     scale = _scale(robot)
     poses = {}
     for f in robot.frames:
-        _SNAPPING.get().where = f.label
+        _snapping().where = f.label
         poses[f.label] = _pose_at_zero(f)
     identity = (sympy.eye(3), sympy.zeros(3, 1))
     new = {BASE: identity}
-    frames, end_frames, branched, general, changes = [], [], [], [], {}
+    frames, branched, general, changes = [], [], [], {}
+    end_frames: list[Frame] = []
     taken = set(robot.labels)
     numbered = robot.labels == tuple(str(n) for n in range(1, robot.nf + 1))
     for f in robot.frames:
-        _SNAPPING.get().where = f.label
+        _snapping().where = f.label
         R, p, _e = poses[f.label]
         Rc, pc = new[f.antecedent]
         # The old frame in the new antecedent.
