@@ -144,7 +144,7 @@ class ForwardMode:
         self._defs = dict(program.assignments(include_dead=True))
         self._order = {sym: k for k, sym in enumerate(self._defs)}
         self._value = {}  # original symbol -> expression in target
-        self._renamed = {}  # the entries of _value that are not the symbol itself
+        self._renamed: dict[sympy.Symbol, sympy.Expr] = {}  # the entries of _value that are not the symbol itself
         for sym, expr in self._defs.items():
             if self._renamed:
                 expr = expr.xreplace(self._renamed)
