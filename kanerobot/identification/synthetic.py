@@ -233,7 +233,8 @@ def random_truth(robot: Robot, rng: np.random.Generator, *, spread: float = 0.15
             link.update(MX=m * c[0], MY=m * c[1], MZ=m * c[2], M=m)
             if min(abs(v) for v in link.values()) > 1e-6 * max(abs(v) for v in link.values()):
                 break
-        effort = robot.limits[label].effort if label in robot.limits and robot.limits[label].effort else 50.0
+        limit = robot.limits.get(label)
+        effort = limit.effort if limit is not None and limit.effort else 50.0
         link.update(IA=effort * rng.uniform(0.002, 0.005), FV=effort * rng.uniform(0.02, 0.05), FS=effort * rng.uniform(0.02, 0.04))
         values.update({name + label: float(value) for name, value in link.items()})
     check_physical(model, values)
