@@ -276,7 +276,8 @@ class Skeleton:
         self.robot = robot
         given = {**{str(k): v for k, v in robot.values.items()}, **{str(k): v for k, v in (values or {}).items()}}
         self._frames = robot.frames
-        columns, self._layout = [], []
+        columns: list[sympy.Expr] = []
+        self._layout = []
         for f in robot.frames:
             T = f.transform()
             self._layout.append(len(columns))
