@@ -45,12 +45,12 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 -- after the thread settings
 
-import kanerobot as kr
-from kanerobot.dynamics.parameters import random_parameters
-from kanerobot.identification.chunked import CHUNK_SIZE
-from kanerobot.identification.data import RecordedData, load_data, save_data
-from kanerobot.identification.excitation import FourierTrajectory
-from kanerobot.identification.numeric_regressor import Regressors
+import kanerobot as kr  # noqa: E402
+from kanerobot.dynamics.parameters import random_parameters  # noqa: E402
+from kanerobot.identification.chunked import CHUNK_SIZE  # noqa: E402
+from kanerobot.identification.data import RecordedData, load_data, save_data  # noqa: E402
+from kanerobot.identification.excitation import FourierTrajectory  # noqa: E402
+from kanerobot.identification.numeric_regressor import Regressors  # noqa: E402
 
 DT = 1e-3
 GB = 2**30

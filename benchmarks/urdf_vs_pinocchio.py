@@ -288,7 +288,7 @@ def main(names=None):
             base = "floating" if floating else "fixed"
             try:
                 pinocchio_model(robots[name], floating)
-            except Exception as exc:  # noqa: BLE001 - pinocchio cannot read it: not in the corpus compared
+            except Exception as exc:  # pinocchio cannot read it: not in the corpus compared
                 print(f"{name:40s} {base:8s} pinocchio cannot read it ({str(exc).splitlines()[0][:60]})")
                 continue
             try:

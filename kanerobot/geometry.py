@@ -380,7 +380,7 @@ def loop_constraints(robot):
     >>> len(eqs), [e.subs(square) for e in eqs] == [0] * 12
     (12, True)
     """
-    out = []
+    out: list[sympy.Expr] = []
     for T in loop_constraint_matrices(robot):
         D = T - sympy.eye(4)
         out.extend(D[r, c] for r in range(3) for c in range(4))
@@ -603,7 +603,7 @@ def loop_solver(robot, values, known=()):
 
     def solve(q_active, guess=None, tol=1e-10, max_nfev=2000):
         given = _joint_vector(robot, q_active, robot.active_joints, "q_active")
-        missing = [label for label in sorted(given_labels, key=index.get) if label not in given]
+        missing = [label for label in sorted(given_labels, key=index.__getitem__) if label not in given]
         if missing:
             raise KaneRobotError(f"q_active has no value for joint(s) {', '.join(missing)}")
         q = numpy.zeros(len(robot.joint_labels))
@@ -642,7 +642,7 @@ def loop_solver(robot, values, known=()):
         x[revolute] = x0[revolute] + numpy.mod(x[revolute] - x0[revolute] + numpy.pi, 2 * numpy.pi) - numpy.pi
         return full(x)
 
-    solve.unknown = tuple(unknown)
+    solve.__dict__["unknown"] = tuple(unknown)  # the solver's attribute (a function's own, which mypy does not type)
     return solve
 
 

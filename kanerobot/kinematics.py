@@ -18,14 +18,13 @@ Conventions
 """
 
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
 
 import numpy
 import sympy
 
 from kanerobot.errors import KaneRobotError, SingularityError
 from kanerobot.geometry import numeric_function, position, rotation
-from kanerobot.robot.description import BASE
+from kanerobot.robot.description import BASE, Robot
 from kanerobot.robot.joints import hat
 from kanerobot.symbolic.vectors import cross, plus, scaled, summed, times
 
@@ -176,7 +175,7 @@ def renaud_factors(robot, frame, projection=BASE, intermediate=None, computation
     Matrix([[D3*sin(th2)*cos(th1), D3*sin(th1)*sin(th2), -D3*cos(th2), sin(th1), -cos(th1), 0]])
     """
     n, r, j, i = _renaud_frames(robot, frame, projection, intermediate, computation)
-    cache = {}
+    cache: dict[str | tuple[str, str], sympy.Matrix] = {}  # geometry's transforms, by frame or pair
     return _rotate(robot, r, i, cache), _shift(robot, n, j, i, cache), _iJ_nj(robot, n, j, i, cache)
 
 
@@ -233,13 +232,14 @@ def _shortest_factors(robot, frame, projection, intermediate, computation):
     if intermediate is not None or computation is not None:
         return renaud_factors(robot, frame, projection, intermediate, computation)
     n, r, _, _ = _renaud_frames(robot, frame, projection, None, None)
-    cache = {}  # shared by the candidates: kT_f and fT_k grow along the path
+    cache: dict[str | tuple[str, str], sympy.Matrix] = {}  # shared by the candidates: kT_f and fT_k grow along the path
     best = None
     for k in (BASE,) + robot.root_path(n):
         kJ_nk = _iJ_nj(robot, n, k, k, cache)
         cost = sympy.count_ops(kJ_nk, visual=False)
         if best is None or cost < best[0]:
             best = (cost, k, kJ_nk)
+    assert best is not None  # the base is a candidate
     _, k, kJ_nk = best
     return _rotate(robot, r, k, cache), _shift(robot, n, k, k, cache), kJ_nk
 
@@ -420,9 +420,9 @@ class LinkKinematics:
 
     w: sympy.Matrix
     V: sympy.Matrix
-    wdot: Optional[sympy.Matrix] = None
-    Vdot: Optional[sympy.Matrix] = None
-    U: Optional[sympy.Matrix] = None
+    wdot: sympy.Matrix | None = None
+    Vdot: sympy.Matrix | None = None
+    U: sympy.Matrix | None = None
 
 
 @dataclass(frozen=True)
@@ -440,7 +440,7 @@ class LinkMotion:
     wdot: sympy.Matrix
     Vdot: sympy.Matrix
     U: sympy.Matrix
-    DV: Optional[sympy.Matrix] = None
+    DV: sympy.Matrix | None = None
 
 
 def _unnamed(name, value):
@@ -781,14 +781,14 @@ class LoopVelocityConstraints:
            [-1.]])
     """
 
-    robot: object
+    robot: Robot
     J: sympy.Matrix
-    active: Tuple[str, ...]
-    passive: Tuple[str, ...]
-    cut: Tuple[str, ...]
-    rows: Tuple[int, ...]
-    zero_rows: Tuple[int, ...]
-    cut_rows: Tuple[int, ...]
+    active: tuple[str, ...]
+    passive: tuple[str, ...]
+    cut: tuple[str, ...]
+    rows: tuple[int, ...]
+    zero_rows: tuple[int, ...]
+    cut_rows: tuple[int, ...]
     Wa: sympy.Matrix
     Wp: sympy.Matrix
     Wac: sympy.Matrix
@@ -976,12 +976,12 @@ def loop_velocity_constraints(robot):
     """
     if not robot.loops:
         raise KaneRobotError(f"robot {robot.name} has no loops")
-    cache = {}
+    cache: dict[str | tuple[str, str], sympy.Matrix] = {}
     J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
     active = tuple(robot.active_joints)
     cut = tuple(k for k in robot.cut_joints if k not in active)
     passive = tuple(p for p in robot.passive_joints if p not in cut)
-    cut_rows = []
+    cut_rows: list[int] = []
     for b, (k, _) in enumerate(robot.loops):
         if k not in cut:
             continue

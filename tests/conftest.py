@@ -117,7 +117,7 @@ def one_line_error(capsys, *args):
     return lines[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def benchmark(name):
     """The module ``benchmarks/<name>.py`` (imported once), with benchmarks/ on the path while it loads."""
     import importlib.util
@@ -134,13 +134,13 @@ def benchmark(name):
     return module
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library(name):
     """The robot ``name`` of frames/ (robots are immutable: loaded once)."""
     return kr.load(kr.frames_path(name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def derived(name, method="newton-euler"):
     """``kr.derive(library(name), method)``, derived once per process.
 

@@ -3,6 +3,7 @@ and (with ffmpeg) MP4; the frames drawn are the robot at the run's rows (checked
 generated pose programs), and they differ from one another."""
 
 import base64
+import itertools
 import re
 
 import numpy
@@ -44,7 +45,7 @@ def test_gif_of_a_krang_run(krang_run, tmp_path):
     assert len(frames) == 4 and frames[0].shape == (480, 640, 3)
     # the view of the robot (below the title, left of the values) changes from frame to frame
     views = [f[70:460, :440] for f in frames]
-    for a, b in zip(views, views[1:]):
+    for a, b in itertools.pairwise(views):
         assert numpy.mean(numpy.any(a != b, axis=-1)) > 1e-3
 
 

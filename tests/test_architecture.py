@@ -34,6 +34,7 @@ underscore) or live where it is used.
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "kanerobot"
@@ -241,7 +242,7 @@ def _module_path(module):
 
 def _describe(graph, component, chain):
     steps = " -> ".join(
-        f"{_module_path(a)}:{graph[a][b]}" for a, b in zip(chain, chain[1:], strict=False)
+        f"{_module_path(a)}:{graph[a][b]}" for a, b in itertools.pairwise(chain)
     )
     members = ", ".join(_module_path(m) for m in component)
     return f"{len(component)} modules in a cycle ({members}); e.g. {steps} -> {_module_path(chain[-1])}"

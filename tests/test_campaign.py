@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("pandas", reason="kr.campaign needs pandas: pip install 'kanerobot[cluster]'")
 pytest.importorskip("pyarrow", reason="the campaign store needs pyarrow: pip install 'kanerobot[cluster]'")
 
-import kanerobot as kr  # noqa: E402
-from kanerobot.campaign import MultivariateNormal, Normal, Processes  # noqa: E402
-from kanerobot.campaign.distributions import Sampler  # noqa: E402
-from kanerobot.campaign.store import Store  # noqa: E402
-from kanerobot.control import ComputedTorque, quintic  # noqa: E402
-from kanerobot.dynamics.parameters import random_parameters  # noqa: E402
-from kanerobot.errors import KaneRobotError  # noqa: E402
+import kanerobot as kr
+from kanerobot.campaign import MultivariateNormal, Normal, Processes
+from kanerobot.campaign.distributions import Sampler
+from kanerobot.campaign.store import Store
+from kanerobot.control import ComputedTorque, quintic
+from kanerobot.dynamics.parameters import random_parameters
+from kanerobot.errors import KaneRobotError
 
 RX90 = kr.load(kr.frames_path("rx90"))
 PLANAR = kr.load(kr.frames_path("planar2"))
@@ -81,9 +81,11 @@ def test_same_table_in_process_processes_and_local_cluster(rx90_values, tmp_path
     here = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="in-process", **common)
     local = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="processes", **common)
     spawned = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=Processes(2, start_method="spawn"), **common)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, store=tmp_path / "store", **common)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, store=tmp_path / "store", **common)
     assert set(here["status"]) == {"ok"}
     assert spawned.attrs["scheduler"] == "processes (2 spawned)" and dask.attrs["scheduler"] == "dask"
     for other in (local, spawned, dask):
@@ -461,8 +463,10 @@ def test_acceptance_200_rx90_runs_identical_everywhere(rx90_values):
     common = dict(sample=rx90_sample(rx90_values), runs=200, t_span=(0.0, 0.5), samples=51)
     here = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="in-process", **common)
     local = kr.campaign(RX90, rx90_values, "computed_torque", scheduler="processes", **common)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as client:
-            dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, **common)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, **common)
     assert (here["status"] == "ok").all() and list(here["run"]) == list(range(200))
     assert same_columns(local).equals(same_columns(here)) and same_columns(dask).equals(same_columns(here))

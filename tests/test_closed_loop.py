@@ -69,7 +69,7 @@ def test_equivalent_tree_opens_the_loops():
 
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_G_is_the_derivative_of_the_closed_configuration(name):
-    values, fn = _numeric(name)
+    _values, fn = _numeric(name)
     rng = np.random.default_rng(3)
     for _ in range(2):
         q, _, _ = _closed_state(fn, rng)
@@ -79,7 +79,7 @@ def test_G_is_the_derivative_of_the_closed_configuration(name):
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_active_torques_do_the_virtual_work_of_the_tree_torques(name):
     """Gamma_a . dq_a = Gamma_tr . dq for every closed displacement, dq from the solver."""
-    values, fn = _numeric(name, seed=1)
+    _values, fn = _numeric(name, seed=1)
     rng = np.random.default_rng(4)
     q, qd, qdd = _closed_state(fn, rng)
     G_fd = _finite_difference_G(fn, q)
@@ -91,7 +91,7 @@ def test_active_torques_do_the_virtual_work_of_the_tree_torques(name):
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_passive_accelerations_keep_the_loops_closed_to_second_order(name):
     """q(t) along a closed path: the passive accelerations match finite differences of the solver."""
-    values, fn = _numeric(name)
+    _values, fn = _numeric(name)
     rng = np.random.default_rng(5)
     q, qd, qdd = _closed_state(fn, rng)
     robot = fn.robot
@@ -106,7 +106,7 @@ def test_passive_accelerations_keep_the_loops_closed_to_second_order(name):
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_model_split_and_christoffel_properties(name):
     """A columns, H, Q; C qd = H_vel; C = 1/2 dH_vel/dqd (getAC); Adot - 2C skew by finite differences."""
-    values, fn = _numeric(name, seed=2, friction=False)
+    _values, fn = _numeric(name, seed=2, friction=False)
     rng = np.random.default_rng(6)
     q, qd, qdd = _closed_state(fn, rng)
     n = fn.robot.dof
@@ -223,7 +223,7 @@ def test_closed_loop_kane_matches_sympy_kanes_method_with_dependent_speeds():
 @pytest.mark.parametrize("name", LOOP_ROBOTS)
 def test_loops_stay_closed_along_a_simulated_motion(name):
     """Integrate (q, qd_a) with q' = G qd_a and the direct dynamics: the loops stay closed."""
-    values, fn = _numeric(name, seed=3, friction=False)
+    _values, fn = _numeric(name, seed=3, friction=False)
     rng = np.random.default_rng(9)
     q0, qd0, _ = _closed_state(fn, rng)
     nj, n = fn.robot.nj, fn.robot.dof
@@ -243,7 +243,7 @@ def test_loops_stay_closed_along_a_simulated_motion(name):
 
 
 def test_bad_configurations_are_reported(tmp_path):
-    values, fn = _numeric("fourbar")
+    _values, fn = _numeric("fourbar")
     with pytest.raises(KaneRobotError, match="does not close the loops of fourbar"):
         fn.mass_matrix([0.3, 0.1, 0.2, 0.0])
     with pytest.raises(KaneRobotError, match=r"q must have 4 values \(every joint 1, 2, 3, 4\)"):

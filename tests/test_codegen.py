@@ -444,7 +444,7 @@ def test_c_sines_and_cosines_within_one_ulp(tmp_path):
     infinities and NaN: within one unit in the last place of numpy's value,
     the sign of zero kept, NaN where numpy gives NaN.
     """
-    x, y, r = sympy.symbols("x y r")
+    x, y, _r = sympy.symbols("x y r")
     p = Program(inputs=[x, y])
     assigned = p.assign("r", x - y)
     p.set_output("s", sympy.sin(x))

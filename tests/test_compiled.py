@@ -107,7 +107,7 @@ def test_c_backend_matches_numpy_for_every_model(name, cache):
 def test_no_compiler_falls_back_to_numpy(monkeypatch):
     monkeypatch.delenv("CC", raising=False)
     monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
-    robot, model, values = _models("planar2", 1)
+    _robot, model, values = _models("planar2", 1)
     fn = model.numeric(values)
     assert fn.backend == "numpy" and fn.requested_backend == "auto"
     assert "no C compiler found" in fn.fallback_reason
@@ -130,14 +130,14 @@ def test_compiler_failure_falls_back_to_numpy(private_cache, monkeypatch):
         return subprocess.CompletedProcess(command, 1, "", "kr.c:1:1: error: the compiler is broken\n")
 
     monkeypatch.setattr(subprocess, "run", broken)
-    robot, model, values = _models("planar2", 2)
+    _robot, model, values = _models("planar2", 2)
     fn = model.numeric(values)
     assert fn.backend == "c"  # a compiler is there: its failure shows on the first call
     q, qd = np.array([0.5, -0.5]), np.array([1.0, 2.0])
     assert_close(fn.h(q, qd), model.numeric(values, backend="numpy").h(q, qd), rtol=1e-12)
     assert fn.backend == "numpy"
     assert "h: " in fn.fallback_reason and "the compiler is broken" in fn.fallback_reason
-    with pytest.raises(compiled.CompileError, match="(?s)failed to compile kr_h-.*the compiler is broken"):
+    with pytest.raises(compiled.CompileError, match=r"(?s)failed to compile kr_h-.*the compiler is broken"):
         model.numeric(values, backend="c").h(q, qd)
     assert not list(private_cache.iterdir())  # nothing half-written is left
 

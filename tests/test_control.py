@@ -36,7 +36,7 @@ def heavier(values, factor=1.1, links=None):
 
 # ------------------------------------------------------------ trajectories
 def finite_differences(trajectory, t, h=1e-5):
-    q, qd, qdd = trajectory(t)
+    _q, qd, qdd = trajectory(t)
     dq = (trajectory.position(t + h) - trajectory.position(t - h)) / (2 * h)
     dqd = (trajectory.velocity(t + h) - trajectory.velocity(t - h)) / (2 * h)
     return qd - dq, qdd - dqd

@@ -88,7 +88,7 @@ def four_joint_program():
     r4 = sympy.Symbol("r4")
     p = sympy.symbols("p1:12")
     A = Program(inputs=list(th) + [r4] + list(p), trig=True)
-    c1, s1 = A.sin_cos(th[0], "1")
+    c1, _s1 = A.sin_cos(th[0], "1")
     c2, s2 = A.sin_cos(th[1], "2")
     c3, s3 = A.sin_cos(th[2], "3")
     u = A.assign("U", p[0] * c2 + p[1] * s3 * c3)

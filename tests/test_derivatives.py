@@ -26,7 +26,7 @@ from kanerobot.interop import to_pinocchio
 from kanerobot.robot.joints import integrate
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model_of(name):
     """The Newton-Euler model of ``name``: frames/ robots, ``tree`` (fixed-base tree of
     conftest) and ``floating_tree`` (the same on a free flyer), derived once."""

@@ -34,7 +34,7 @@ TABLES = {"ur5": UR5, "puma560": PUMA560}
 HALF_PI = np.pi / 2
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numeric(path, method="newton-euler"):
     robot = kr.load(path)
     return robot, kr.derive(robot, method).numeric({}, backend="numpy")
@@ -219,7 +219,7 @@ FS = 0
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mixed():
     robot = frames_from_text(MIXED_TEXT, "rpr.toml")
     return robot, kr.derive(robot).numeric({}, backend="numpy")

@@ -100,12 +100,12 @@ FILES = [(name, suffix) for name in TABLES for suffix in (".par", ".toml")]
 ENGINES = ["newton-euler", "kane", "lagrange"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def robot_of(name, suffix):
     return kr.load(DATA / f"{name}{suffix}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numeric_model(name, suffix, method):
     """(model, numeric functions): derived once per session (a 6R Kane or
     Lagrange model takes seconds)."""

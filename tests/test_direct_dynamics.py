@@ -75,7 +75,7 @@ class NumericRobot:
             T = numpy.asarray(f(q[k]) if k is not None else f(), dtype=float)
             R, P = T[:3, :3], T[:3, 3]
             placement[label] = (parent, R, P)
-            qj, qdj, qddj = (q[k], qd[k], qdd[k]) if k is not None else (0.0, 0.0, 0.0)
+            _qj, qdj, qddj = (q[k], qd[k], qdd[k]) if k is not None else (0.0, 0.0, 0.0)
             revolute, prismatic = float(sigma == 0), float(sigma == 1)
             w_i = R.T @ w[parent]
             w[label] = w_i + revolute * qdj * e
@@ -362,5 +362,5 @@ def test_a_joint_moving_only_massless_links_is_a_clear_error():
     arm = kr.load(kr.frames_path("planar2"))
     massless = dict.fromkeys(("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M", "IA"), 0)
     robot = Robot.create("m", arm.frames, dynamics={"2": massless})
-    with pytest.raises(SingularityError, match="joint 2 moves only massless links .* IA2"):
+    with pytest.raises(SingularityError, match=r"joint 2 moves only massless links .* IA2"):
         kr.derive(robot).program("direct_dynamics")

@@ -57,7 +57,7 @@ def test_models_agree_with_each_other(case):
 
 
 def test_adot_minus_2c_is_skew_symmetric(case):
-    robot, model, fn, values, rng = case
+    robot, _model, fn, _values, rng = case
     n = robot.nj
     q, qd = rng.uniform(-np.pi, np.pi, n), rng.uniform(-2, 2, n)
     h = 1e-6
@@ -67,7 +67,7 @@ def test_adot_minus_2c_is_skew_symmetric(case):
 
 
 def test_batches_equal_single_states(case):
-    robot, model, fn, values, rng = case
+    robot, _model, fn, _values, rng = case
     n, N = robot.nj, 7
     q, qd, qdd = rng.uniform(-1, 1, (N, n)), rng.uniform(-1, 1, (N, n)), rng.uniform(-1, 1, (N, n))
     tau = fn.inverse_dynamics(q, qd, qdd)

@@ -38,13 +38,13 @@ def test_fourier_series_derivatives_and_period():
     grid = np.arange(400) * tr.period / 400
     np.testing.assert_allclose(tr.position(grid).mean(axis=0), [0.1, -0.2, 0.3], atol=1e-12)
     # one state at a time too, as kanerobot.control wants
-    q1, qd1, qdd1 = tr(t[3])
+    q1, _qd1, _qdd1 = tr(t[3])
     np.testing.assert_allclose(q1, q[3])
     assert FourierTrajectory(**tr.coefficients()).position(1.3) == pytest.approx(tr.position(1.3))
 
 
 def test_fourier_trajectory_is_tracked_by_computed_torque(planar):
-    robot, values, regs = planar
+    robot, values, _regs = planar
     fn = kr.derive(robot).numeric({k: values[k] for k in kr.derive(robot).parameters})
     tr = FourierTrajectory([0.0, 0.5], [[0.5, 0.2], [-0.3, 0.4]], [[0.1, 0.0], [0.2, -0.1]], 0.5)
     q0, qd0, _ = tr(0.0)
@@ -86,7 +86,7 @@ def test_excitation_lowers_the_condition_number_within_the_limits(planar):
 
 
 def test_excitation_arguments_are_checked(planar):
-    robot, values, regs = planar
+    _robot, _values, regs = planar
     with pytest.raises(KaneRobotError, match="q_limits must be"):
         fourier_excitation(regs, q_limits=[(1.0, -1.0)] * 2, maxiter=1)
     with pytest.raises(KaneRobotError, match="harmonics must be at least 1"):
@@ -99,7 +99,7 @@ def test_excitation_arguments_are_checked(planar):
 
 def test_the_gradient_is_the_finite_differences_of_the_condition_number(planar):
     """The analytic gradient of log cond(W_b) against central differences of the value."""
-    robot, values, regs = planar
+    _robot, _values, regs = planar
     problem, _ = _problem(regs, regs.base_parameter_set(), 3, 0.25, None, (-np.pi, np.pi), 2.0, 10.0, None)
     x = 0.4 * np.random.default_rng(3).normal(size=2 * 2 * 3)
     h = 1e-6
@@ -108,7 +108,7 @@ def test_the_gradient_is_the_finite_differences_of_the_condition_number(planar):
 
 
 def test_progress_is_reported_at_each_iteration(planar, monkeypatch, capsys):
-    robot, values, regs = planar
+    _robot, _values, regs = planar
     seen = []
     out = fourier_excitation(regs, harmonics=2, maxiter=8, progress=lambda k, c: seen.append((k, c)))
     assert [k for k, _ in seen] == list(range(1, out.iterations + 1))
@@ -125,7 +125,7 @@ def test_progress_is_reported_at_each_iteration(planar, monkeypatch, capsys):
 def test_a_direction_no_motion_excites_is_diagnosed_with_a_warning(planar):
     """ZZ1 and IA1 have the same column (both multiply qdd1 on joint 1): a 'base' that keeps
     them apart has the null direction (ZZ1 - IA1) / sqrt(2), whatever the motion."""
-    robot, values, regs = planar
+    _robot, _values, regs = planar
     base = regs.base_parameter_set()
     ia1 = regs.parameters.index("IA1")
     names = ["ZZ1", "IA1"] + base.names[1:]
@@ -140,10 +140,10 @@ def test_a_direction_no_motion_excites_is_diagnosed_with_a_warning(planar):
 
 def test_the_bounds_the_optimum_presses_on_are_named(planar):
     """A tight rate bound on joint 1 starves its parameters: the optimum runs joint 1 at that bound."""
-    robot, values, regs = planar
+    robot, _values, regs = planar
     bounds = np.array([0.05, 2.0])
     out = fourier_excitation(regs, harmonics=2, qd_max=bounds, q_limits=None, qdd_max=None, maxiter=30)
-    q, qd, qdd = out.trajectory.sample(out.times)
+    _q, qd, _qdd = out.trajectory.sample(out.times)
     at_bound = [label for label, rate, bound in zip(robot.joint_labels, np.abs(qd).max(axis=0), bounds) if rate >= bound * (1 - 2e-3)]
     assert out.binding == {"q": [], "qd": at_bound, "qdd": []} and at_bound == ["1"]
     assert "the optimum presses on qd_max of joints 1:" in out.diagnosis

@@ -131,7 +131,7 @@ def test_exported_parameters_are_the_models_own_in_robot_order(key, model_name, 
     assert set(p) == {str(s) for e in exprs for s in e.free_symbols} - state
     assert p == sorted(p, key=_rx90_rank)
     # the file says so: its docstring lists the same order
-    assert "p (%d): %s" % (len(p), ", ".join(p[:3])) in module["__doc__"]
+    assert f"p ({len(p)}): {', '.join(p[:3])}" in module["__doc__"]
 
 
 #: The kinematic models --lang exports (issue 25, defect 9): options, and the numbers of an independent path.

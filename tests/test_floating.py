@@ -274,7 +274,7 @@ def test_zero_mass_is_a_clear_error():
     values = random_parameters(robot, np.random.default_rng(0))
     with pytest.raises(KaneRobotError, match=r"robot satellite: the floating base \(link 0\) has mass M0 = 0.*give M0 > 0"):
         model.numeric(dict(values, M0=0.0), backend="numpy")
-    with pytest.raises(KaneRobotError, match="floating base .*M0 = -1"):
+    with pytest.raises(KaneRobotError, match=r"floating base .*M0 = -1"):
         model.numeric(dict(values, M0=-1.0), backend="numpy")
     massless = robot.subs({"M0": 0})
     for build in (FloatingBaseModel, floating.base_acceleration, floating.mass_matrix, floating.inverse_dynamics):

@@ -346,7 +346,7 @@ def test_a_model_bound_without_the_physical_check_simulates_with_friction():
     """The FS = 0 re-binding keeps the caller's choice (it refused values bound with physical=False)."""
     model, values = arm_model()
     fn = model.numeric(dict(values, FV1=-0.01), backend="numpy", physical=False)
-    with pytest.raises(kr.KaneRobotError, match="FV = -0.01 < 0"):
+    with pytest.raises(kr.KaneRobotError, match=r"FV = -0.01 < 0"):
         model.numeric(dict(values, FV1=-0.01), backend="numpy")
     result = kr.simulate(fn, None, [THRESHOLD + 0.3, 0.0], (0.0, 0.2))
     assert result.t[-1] == 0.2 and result.friction_work[-1] > 0

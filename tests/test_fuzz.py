@@ -424,10 +424,9 @@ def test_the_checks_see_what_they_look_for(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no POSIX interval timer on this platform")
 def test_hang_guard_stops_a_hang():
-    with pytest.raises(Hang):
-        with hang_guard(0.05):
-            while True:
-                pass
+    with pytest.raises(Hang), hang_guard(0.05):
+        while True:
+            pass
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 

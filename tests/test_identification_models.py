@@ -42,14 +42,14 @@ def rx90():
 
 @pytest.fixture(scope="module")
 def rx90_unit(rx90):
-    robot, values, fn, regs = rx90
+    robot, values, _fn, regs = rx90
     return unit_regressor(robot, values, regs.parameters)
 
 
 @pytest.fixture(scope="module")
 def rx90_run(rx90):
     """rx90 tracking a Fourier motion by computed torque, with friction, sampled at 1 kHz."""
-    robot, values, fn, regs = rx90
+    _robot, _values, fn, _regs = rx90
     rng = np.random.default_rng(7)
     tr = FourierTrajectory(rng.uniform(-0.5, 0.5, 6), 0.5 * rng.normal(size=(6, 3)), 0.5 * rng.normal(size=(6, 3)), 0.5)
     q0, qd0, _ = tr(0.0)
@@ -62,7 +62,7 @@ def rx90_run(rx90):
 
 # ------------------------------------------------------------------ regressors
 def test_regressor_equals_newton_euler_with_unit_parameters(rx90, rx90_unit):
-    robot, values, fn, regs = rx90
+    _robot, values, fn, regs = rx90
     rng = np.random.default_rng(1)
     q, qd, qdd = (rng.uniform(-2, 2, (20, 6)) for _ in range(3))
     K = np.array([values[name] for name in regs.parameters])
@@ -76,7 +76,7 @@ def test_regressor_equals_newton_euler_with_unit_parameters(rx90, rx90_unit):
 
 
 def test_base_columns_reproduce_the_regressor(rx90, rx90_unit):
-    robot, values, fn, regs = rx90
+    _robot, values, _fn, regs = rx90
     base = regs.base_columns()
     assert regs.base_parameter_set() is regs.base_parameter_set()  # computed once
     assert regs.base_parameter_set().method == "numeric"
@@ -125,7 +125,7 @@ def test_regressors_need_the_geometric_values():
 
 # ------------------------------------------------------------------ energy model
 def test_energy_regressor_is_the_total_energy(rx90):
-    robot, values, fn, regs = rx90
+    _robot, values, fn, regs = rx90
     rng = np.random.default_rng(4)
     q, qd = rng.uniform(-2, 2, (25, 6)), rng.uniform(-2, 2, (25, 6))
     K = np.array([values[name] for name in regs.parameters])
@@ -157,7 +157,7 @@ def test_energy_regressor_follows_eq52_for_a_planar_arm():
 
 
 def test_energy_identity_holds_along_a_simulated_motion(rx90, rx90_run):
-    robot, values, fn, regs = rx90
+    _robot, values, _fn, regs = rx90
     run = rx90_run
     K = np.array([values[name] for name in regs.parameters])
     W, y = energy_model(regs, run.t, run.q, run.qd, run.tau, window=100)
@@ -173,7 +173,7 @@ def test_energy_identity_holds_along_a_simulated_motion(rx90, rx90_run):
 
 
 def test_energy_model_checks_its_intervals(rx90):
-    robot, values, fn, regs = rx90
+    _robot, _values, _fn, regs = rx90
     t = np.linspace(0, 1, 11)
     z = np.zeros((11, 6))
     with pytest.raises(KaneRobotError, match="no interval of 20 steps"):
@@ -184,7 +184,7 @@ def test_energy_model_checks_its_intervals(rx90):
 
 # ------------------------------------------------------------------ filtered model
 def test_lagrange_form_gives_the_torques(rx90):
-    robot, values, fn, regs = rx90
+    _robot, values, fn, regs = rx90
     rng = np.random.default_rng(5)
     q, qd, qdd = (rng.uniform(-1.5, 1.5, (10, 6)) for _ in range(3))
     K = np.array([values[name] for name in regs.parameters])
@@ -197,7 +197,7 @@ def test_lagrange_form_gives_the_torques(rx90):
 
 
 def test_filtered_model_equals_the_filtered_torque(rx90, rx90_run):
-    robot, values, fn, regs = rx90
+    _robot, values, _fn, regs = rx90
     run = rx90_run
     K = np.array([values[name] for name in regs.parameters])
     a = 60.0
@@ -228,7 +228,7 @@ def test_derivatives_decimation_and_uniform_sampling():
     q = np.column_stack([np.sin(3 * t), np.cos(2 * t)])
     rng = np.random.default_rng(0)
     noisy = q + 1e-5 * rng.normal(size=q.shape)
-    qf, qd, qdd = filtering.derivatives(noisy, dt, cutoff=15.0)
+    _qf, qd, qdd = filtering.derivatives(noisy, dt, cutoff=15.0)
     inner = slice(100, -100)
     np.testing.assert_allclose(qd[inner, 0], 3 * np.cos(3 * t[inner]), atol=2e-3)
     np.testing.assert_allclose(qdd[inner, 1], -4 * np.cos(2 * t[inner]), atol=5e-2)

@@ -70,7 +70,7 @@ def planar():
 @pytest.fixture(scope="module")
 def recording(planar):
     """Two periods of an optimised Fourier excitation tracked by computed torque, 200 Hz, 1 % torque noise."""
-    robot, values, fn, regs = planar
+    robot, _values, fn, regs = planar
     tr = fourier_excitation(regs, harmonics=4, frequency=0.2, maxiter=40).trajectory
     q0, qd0, _ = tr(0.0)
     t = np.arange(0.0, 2 * tr.period, 0.005)
@@ -95,7 +95,7 @@ def test_simulated_identification_meets_the_acceptance(planar, recording, method
 
 
 def test_noise_free_data_give_the_base_parameters_exactly(planar):
-    robot, values, fn, regs = planar
+    _robot, values, fn, regs = planar
     rng = np.random.default_rng(4)
     tr = FourierTrajectory([0.2, -0.3], rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), 0.25)
     t = np.arange(0.0, 4.0, 1e-3)
@@ -113,7 +113,7 @@ def test_noise_free_data_give_the_base_parameters_exactly(planar):
 
 
 def test_standard_deviations_match_the_scatter_of_repeated_experiments(planar):
-    robot, values, fn, regs = planar
+    _robot, _values, fn, regs = planar
     rng = np.random.default_rng(5)
     tr = FourierTrajectory([0.0, 0.0], rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), 0.5)
     t = np.arange(0.0, 2.0, 0.01)
@@ -130,7 +130,7 @@ def test_standard_deviations_match_the_scatter_of_repeated_experiments(planar):
 
 
 def test_covariance_and_condition_number_by_the_textbook_formulas(planar, recording):
-    robot, values, fn, regs = planar
+    robot, values, _fn, regs = planar
     result = identify(regs, recording, cutoff=20.0)
     # the observation matrix again, by the unit-parameter regressor on the same filtered motion
     from kanerobot.identification.filtering import derivatives
@@ -153,7 +153,7 @@ def test_covariance_and_condition_number_by_the_textbook_formulas(planar, record
 
 
 def test_weighted_least_squares_weighs_each_joint_by_its_noise(planar):
-    robot, values, fn, regs = planar
+    _robot, values, fn, regs = planar
     rng = np.random.default_rng(6)
     tr = FourierTrajectory([0.0, 0.0], rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), 0.5)
     t = np.arange(0.0, 4.0, 0.005)
@@ -169,7 +169,7 @@ def test_weighted_least_squares_weighs_each_joint_by_its_noise(planar):
 
 
 def test_physical_estimate_is_made_of_real_bodies(planar, recording):
-    robot, values, fn, regs = planar
+    robot, _values, fn, regs = planar
     result = identify(regs, recording, method="wls", physical=True)
     assert result.standard is not None
     for label in robot.links:
@@ -189,7 +189,7 @@ def test_physical_estimate_is_made_of_real_bodies(planar, recording):
 
 def test_physical_estimate_corrects_an_unphysical_least_squares_fit(planar):
     # a short, poorly exciting motion with heavy noise: least squares gives a negative rotor inertia or friction
-    robot, values, fn, regs = planar
+    _robot, _values, fn, regs = planar
     rng = np.random.default_rng(8)
     tr = FourierTrajectory([0.0, 0.0], 0.3 * rng.normal(size=(2, 2)), 0.3 * rng.normal(size=(2, 2)), 0.5)
     t = np.arange(0.0, 2.0, 0.01)
@@ -212,7 +212,7 @@ def test_physical_estimate_corrects_an_unphysical_least_squares_fit(planar):
 def test_models_and_base_sets_give_the_same_fit(planar, recording):
     """A robot, its identification model or its Regressors give the same estimates; the
     symbolic base set (geometry bound by the values) fits the data as the numeric one."""
-    robot, values, fn, regs = planar
+    robot, values, _fn, regs = planar
     geometry = {"L1": values["L1"], "G1": -9.81}
     reference = identify(regs, recording)
     assert reference.base.method == "numeric" and len(reference.base) == len(reference.names) == 11
@@ -235,7 +235,7 @@ def test_models_and_base_sets_give_the_same_fit(planar, recording):
 def test_physical_parametrisation_jacobian_is_exact(planar):
     from kanerobot.identification.identify import _Parametrisation
 
-    robot, values, fn, regs = planar
+    robot, _values, _fn, regs = planar
     param = _Parametrisation(regs)
     theta = np.random.default_rng(9).normal(size=param.size)
     J = param.jacobian(theta)
@@ -249,7 +249,7 @@ def test_physical_parametrisation_jacobian_is_exact(planar):
 
 
 def test_identify_reads_files_and_the_command_line_writes_estimates(planar, recording, tmp_path, capsys):
-    robot, values, fn, regs = planar
+    robot, values, _fn, regs = planar
     path = save_data(recording, tmp_path / "run.csv")
     from_file = identify(robot, path, values={"L1": values["L1"], "G1": -9.81})
     direct = identify(regs, recording)
@@ -271,7 +271,7 @@ def test_identify_reads_files_and_the_command_line_writes_estimates(planar, reco
 
 
 def test_mistakes_are_reported(planar, recording, tmp_path, capsys):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     with pytest.raises(KaneRobotError, match="unknown identification method 'gls'"):
         identify(regs, recording, method="gls")
     with pytest.raises(KaneRobotError, match="unknown identification model"):
@@ -280,7 +280,7 @@ def test_mistakes_are_reported(planar, recording, tmp_path, capsys):
         identify(regs, {"t": [0.0, 1.0], "q": np.zeros((2, 3)), "tau": np.zeros((2, 3))})
     t = np.arange(0.0, 1.0, 0.01)
     still = {"t": t, "q": np.zeros((len(t), 2)), "tau": np.zeros((len(t), 2))}
-    with pytest.raises(KaneRobotError, match="rank deficient.*fourier_excitation"):
+    with pytest.raises(KaneRobotError, match=r"rank deficient.*fourier_excitation"):
         identify(regs, still)
     bad = tmp_path / "bad.csv"
     bad.write_text("t,q_1,q_2,tau_1\n0,0,0,0\n")

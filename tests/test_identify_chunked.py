@@ -11,6 +11,7 @@ chunked path against that textbook solution directly.
 """
 
 import dataclasses
+import itertools
 import sys
 import tracemalloc
 
@@ -48,7 +49,7 @@ def planar():
 @pytest.fixture(scope="module")
 def recording(planar):
     """6 s of a Fourier motion at 1 kHz, noisy positions and torques (joint 2 ten times quieter)."""
-    robot, values, fn, regs = planar
+    robot, _values, fn, _regs = planar
     rng = np.random.default_rng(4)
     tr = FourierTrajectory([0.2, -0.3], rng.normal(size=(2, 4)), rng.normal(size=(2, 4)), 0.25)
     t = np.arange(6000) * DT
@@ -84,7 +85,7 @@ OPTIONS = [
 @pytest.mark.parametrize("options", OPTIONS, ids=["ls", "cutoff", "decimation", "wls-cutoff-decimation"])
 @pytest.mark.parametrize("chunk_size", [97, 1000, 2345])
 def test_chunks_give_the_in_memory_estimates(planar, recording, options, chunk_size):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     data = without_rates(recording)
     if "cutoff" in options:  # 97 samples split the low-pass's reach: chunks overlap by more than they hold
         assert lowpass_reach(DT, options["cutoff"]) > 97
@@ -95,7 +96,7 @@ def test_chunks_give_the_in_memory_estimates(planar, recording, options, chunk_s
 
 
 def test_measured_rates_are_used_in_chunks_as_in_memory(planar, recording):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     for method in ("ls", "wls"):
         assert_same(identify(regs, recording, method=method, chunk_size=333), identify(regs, recording, method=method))
 
@@ -103,7 +104,7 @@ def test_measured_rates_are_used_in_chunks_as_in_memory(planar, recording):
 def test_the_period_does_not_depend_on_where_the_chunks_fall(planar, recording):
     """Steps of 0.03 s rounded in t: the median of the first 1000 steps (0.03) is not that of all
     (0.030000000000001); the period is the mean step, from the ends, in both paths."""
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     t = np.arange(len(recording)) * 0.03
     assert round(float(np.median(np.diff(t[:1000]))), 15) != round(float(np.median(np.diff(t))), 15)
     slow = RecordedData(t, recording.q, recording.tau, joints=recording.joints)
@@ -112,7 +113,7 @@ def test_the_period_does_not_depend_on_where_the_chunks_fall(planar, recording):
 
 def test_chunks_give_the_textbook_least_squares(planar, recording):
     """Normal equations on the observation matrix of the unit-parameter rule (no shared code but the differences)."""
-    robot, values, fn, regs = planar
+    robot, values, _fn, regs = planar
     data = without_rates(recording)
     result = identify(regs, data, chunk_size=700)
     q, qd, qdd = derivatives(data.q, DT)
@@ -144,14 +145,14 @@ def write(data, path, part):
 def split(data, folder, suffixes, bounds=(0, 1700, 1702, 4000, 6000)):
     """``data`` cut at ``bounds`` into files of the given types, in a new folder (names sort in time order)."""
     folder.mkdir()
-    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+    for k, (a, b) in enumerate(itertools.pairwise(bounds)):
         write(data, folder / f"part{k:02d}{suffixes[k % len(suffixes)]}", slice(a, b))
     return folder
 
 
 @pytest.mark.parametrize("suffixes", [[".csv"], [".npz"], [".parquet"], [".npz", ".csv", ".parquet"]], ids=["csv", "npz", "parquet", "mixed"])
 def test_a_folder_of_files_gives_the_in_memory_estimates(planar, recording, tmp_path, suffixes):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     data = without_rates(recording)
     folder = split(data, tmp_path / "run", suffixes)  # a file of two samples, chunks across file ends
     memory = identify(regs, data, method="wls", cutoff=20.0)
@@ -161,7 +162,7 @@ def test_a_folder_of_files_gives_the_in_memory_estimates(planar, recording, tmp_
 
 
 def test_one_large_file_read_in_chunks(planar, recording, tmp_path):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     data = without_rates(recording)
     memory = identify(regs, data, decimation=4)
     for suffix in (".csv", ".npz"):
@@ -170,7 +171,7 @@ def test_one_large_file_read_in_chunks(planar, recording, tmp_path):
 
 
 def test_the_folder_from_a_robot_and_values_as_in_memory(planar, recording, tmp_path):
-    robot, values, fn, regs = planar
+    robot, values, _fn, _regs = planar
     data = without_rates(recording)
     folder = split(data, tmp_path / "run", [".npz"])
     geometry = {"L1": values["L1"], "G1": -9.81}
@@ -178,7 +179,7 @@ def test_the_folder_from_a_robot_and_values_as_in_memory(planar, recording, tmp_
 
 
 def test_the_command_line_identifies_a_folder_and_a_list_of_files(planar, recording, tmp_path, capsys):
-    robot, values, fn, regs = planar
+    robot, values, _fn, regs = planar
     data = without_rates(recording)
     folder = split(data, tmp_path / "run", [".csv", ".npz"])
     robot_file = tmp_path / "planar_g.toml"
@@ -197,11 +198,11 @@ def test_the_command_line_identifies_a_folder_and_a_list_of_files(planar, record
 
 # ------------------------------------------------------------------ mistakes
 def test_mistakes_in_the_files_get_one_clear_error_each(planar, recording, tmp_path):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     data = without_rates(recording)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(DataError, match="empty: no recording in this folder: put the recording's .csv, .npz, .parquet files there"):
+    with pytest.raises(DataError, match=r"empty: no recording in this folder: put the recording's .csv, .npz, .parquet files there"):
         identify(regs, empty)
     with pytest.raises(DataError, match="nowhere: no such file or folder"):
         identify(regs, [tmp_path / "nowhere"])
@@ -266,7 +267,7 @@ def test_mistakes_in_the_files_get_one_clear_error_each(planar, recording, tmp_p
 
 
 def test_parquet_without_pyarrow_says_what_to_install(planar, tmp_path, monkeypatch):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     (tmp_path / "run.parquet").write_bytes(b"PAR1")
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow then fails as when it is not installed
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
@@ -275,7 +276,7 @@ def test_parquet_without_pyarrow_says_what_to_install(planar, tmp_path, monkeypa
 
 
 def test_mistakes_in_the_call_get_one_clear_error_each(planar, recording, tmp_path, capsys):
-    robot, values, fn, regs = planar
+    _robot, _values, _fn, regs = planar
     folder = split(without_rates(recording), tmp_path / "run", [".npz"])
     with pytest.raises(KaneRobotError, match="form='energy' needs the whole recording in memory"):
         identify(regs, folder, form="energy")
@@ -291,7 +292,7 @@ def test_mistakes_in_the_call_get_one_clear_error_each(planar, recording, tmp_pa
 # ------------------------------------------------------------------ memory
 def test_memory_is_bounded_by_the_chunk_not_the_recording(planar, tmp_path):
     """tracemalloc's peak while identifying 20 chunks' worth of files is about that of 1 chunk."""
-    robot, values, fn, regs = planar
+    _robot, _values, fn, regs = planar
     size = 2000
     rng = np.random.default_rng(7)
     tr = FourierTrajectory([0.0, 0.0], rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), 0.5)

@@ -31,7 +31,7 @@ from kanerobot.identification.recording import Recording
 from kanerobot.identification.regressor import STANDARD_NAMES
 
 sys.path.insert(0, str(Path(__file__).parent))
-from reference_identification import (  # noqa: E402
+from reference_identification import (
     full_regressor_by_units,
     least_squares_reference,
     pinocchio_regressor,

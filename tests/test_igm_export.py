@@ -47,7 +47,7 @@ def test_python_export_matches(rx90):
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler")
 def test_c_export_compiles_and_matches(rx90, tmp_path):
-    robot, igm, T, model = rx90
+    robot, igm, T, _model = rx90
     source = tmp_path / "igm_rx90.c"
     source.write_text(generate_igm(igm, "c"))
     shared = tmp_path / "libigm.so"
@@ -149,7 +149,7 @@ def _julia_values(text, names):
 def test_julia_export_has_the_python_steps(rx90):
     """No julia on this machine: the Julia text's blocks close, and each step's candidates and the final
     check, evaluated from the Julia text, are the Python export's at random joints, pose and parameters."""
-    robot, igm, T, model = rx90
+    robot, igm, _T, _model = rx90
     julia, python = generate_igm(igm, "julia"), generate_igm(igm, "python")
     assert julia.startswith('"""\n    igm_rx90(T, p; tol=1e-9)\n') and "p = [D3, RL4]" in julia
     lines = julia.splitlines()
@@ -170,7 +170,7 @@ def test_julia_export_has_the_python_steps(rx90):
 
 @pytest.mark.skipif(shutil.which("julia") is None, reason="julia is not installed: the Julia export is checked as text only")
 def test_julia_export_runs(rx90, tmp_path):
-    robot, igm, T, model = rx90
+    robot, igm, T, _model = rx90
     path = tmp_path / "igm_rx90.jl"
     path.write_text(generate_igm(igm, "julia"))
     matrix = "[" + "; ".join(" ".join(repr(float(v)) for v in row) for row in T) + "]"

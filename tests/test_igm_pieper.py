@@ -130,7 +130,7 @@ def test_structures_are_recognised(robots):
 
 
 def test_not_concurrent_is_not_a_spherical_joint(tmp_path):
-    sigma, alpha, d, r, _ = TABLES["mid234"]
+    sigma, alpha, _d, r, _ = TABLES["mid234"]
     path = tmp_path / "offset.par"
     path.write_text(par_text("offset", sigma, alpha, [0, "D2", "D3", 0, "D5", "D6"], r))
     robot = kr.load(path)

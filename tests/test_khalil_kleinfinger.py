@@ -301,7 +301,7 @@ def test_inertia_transform_equals_the_centre_of_mass_route():
 # ------------------------------------------------------------------ refusals
 def test_symbolic_rotations_are_refused():
     frames = [Frame("1", "0", 0, 1, GeneralPlacement([[1, 0, 0], [0, "cos(a)", "-sin(a)"], [0, "sin(a)", "cos(a)"]], [0, 0, 0], [0, 0, 1], "q1"))]
-    with pytest.raises(DescriptionError, match="frame 1: its rotation or axis is symbolic; .* needs numbers there"):
+    with pytest.raises(DescriptionError, match=r"frame 1: its rotation or axis is symbolic; .* needs numbers there"):
         kr.to_khalil_kleinfinger(Robot.create("sym", frames))
 
 

@@ -79,7 +79,7 @@ def tree_with_fixed_link(tree):
     return Robot.create(tree.name, tree.frames, links=tree.links + ("7",))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def wrenched(name):
     """The library robot ``name`` with a wrench on its leaves and a general gravity, built once."""
     return with_wrench_and_gravity(library(name))

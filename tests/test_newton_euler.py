@@ -49,7 +49,7 @@ def moving(robot):
     return dataclasses.replace(robot, base=base)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def robot(name):
     if name == "tree":
         # the tree of conftest.py, its fixed frame 7 carrying a link (a tool)
@@ -60,12 +60,12 @@ def robot(name):
     return with_wrench(loaded)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def moving_robot(name):
     return moving(robot(name))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def idm(name, base="fixed", **flags):
     r = robot(name) if base == "fixed" else moving_robot(name)
     return inverse_dynamics(r, **flags)

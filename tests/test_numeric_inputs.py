@@ -75,7 +75,7 @@ def test_flexible_inverse_dynamics_reads_no_link_side_acceleration():
 
 
 def test_check_false_skips_the_test_and_gives_what_the_arithmetic_gives():
-    robot, model, values, _ = numeric("planar2")
+    _robot, model, values, _ = numeric("planar2")
     fn = model.numeric(values, backend="numpy", check=False)
     with np.errstate(invalid="ignore"):
         h = fn.h([0.1, 0.2], [np.inf, 0.0])
@@ -94,14 +94,14 @@ def test_states_that_are_not_numbers_or_have_the_wrong_shape():
 
 # ------------------------------------------------------- parameter values
 def test_a_value_that_is_not_a_finite_number_is_named():
-    robot, model, values, _ = numeric("planar2")
+    _robot, model, values, _ = numeric("planar2")
     for bad, shown in ((float("nan"), "M2 = nan"), (float("inf"), "M2 = inf"), ("heavy", "M2 = 'heavy'")):
         with pytest.raises(ParameterError, match=f"robot planar2: {shown}: every value must be a finite number"):
             model.numeric(dict(values, M2=bad), backend="numpy", physical=False)
 
 
 def test_negative_mass_and_friction_are_refused_and_physical_false_accepts_them():
-    robot, model, values, _ = numeric("planar2")
+    _robot, model, values, _ = numeric("planar2")
     with pytest.raises(ParameterError, match=r"link 2 \(.*M2 = -1.*\): mass M = -1 < 0.*physical=False"):
         model.numeric(dict(values, M2=-1.0), backend="numpy")
     with pytest.raises(ParameterError, match=r"link 1 .*FV = -0.5 < 0"):
@@ -118,7 +118,7 @@ def test_negative_mass_and_friction_are_refused_and_physical_false_accepts_them(
 
 
 def test_an_inertia_that_is_no_body_is_refused_naming_the_link():
-    robot, model, values, _ = numeric("rx90")
+    _robot, model, values, _ = numeric("rx90")
     # Link 3 as a point mass at c with J_O = M (c.c I - c c^T) is a body (J_G = 0) ...
     m, c = 2.0, np.array([0.1, -0.2, 0.3])
     J = m * (c @ c * np.eye(3) - np.outer(c, c))
@@ -178,7 +178,7 @@ def test_identification_binds_arbitrary_base_parameter_values():
     bodies: identification passes physical=False, and D1 K = A(q) qd holds."""
     from kanerobot.identification.numeric_regressor import Regressors
 
-    robot, model, values, fn = numeric("planar2")
+    robot, _model, values, fn = numeric("planar2")
     reg = Regressors(robot, {"L1": values["L1"], "G3": values["G3"]}, backend="numpy")
     K = np.array([values[name] for name in reg.parameters])
     q, qd = np.array([0.3, -0.7]), np.array([1.1, 0.4])
@@ -205,6 +205,6 @@ def test_random_parameters_give_gravity_its_physical_value():
 
 def test_the_satellite_at_rest_stays_at_rest():
     """In orbit (gravity 0) and without torques, nothing accelerates."""
-    robot, model, values, fn = numeric("satellite")
+    _robot, _model, _values, fn = numeric("satellite")
     q = [0.3, -0.2, 0.1, 0, 0, 0, 1, 0.4, -0.5, 0.6]
     np.testing.assert_allclose(fn.direct_dynamics(q, np.zeros(9), np.zeros(3)), np.zeros(9), atol=1e-12)

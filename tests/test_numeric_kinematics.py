@@ -168,7 +168,7 @@ def test_floating_pose_is_the_base_pose_times_the_joints_part(floating):
 def test_floating_jacobian_moves_the_pose(floating):
     """J qd is the world velocity of the frame's origin and the world angular velocity of its
     axes: central differences of fn.pose along fn.integrate(q, +-h qd)."""
-    robot, _, fn, rng = floating
+    _robot, _, fn, rng = floating
     q, qd = floating_states(fn, rng)
     h = 1e-6
     for frame, projection in [("3", "world"), ("2", "0"), ("1", "3")]:

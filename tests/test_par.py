@@ -104,7 +104,7 @@ def test_multiline_lists_aliases_and_mathematica_pi(tmp_path):
 
 def test_write_refuses_general_frames(tmp_path):
     krang = kr.load(FRAMES / "krang.toml")
-    with pytest.raises(kr.RobotFileError, match="save it as .toml"):
+    with pytest.raises(kr.RobotFileError, match=r"save it as .toml"):
         kr.save(krang, tmp_path / "krang.par")
     assert list(tmp_path.iterdir()) == []
 

@@ -153,15 +153,15 @@ def test_currents_times_gains_give_the_torques():
     np.testing.assert_allclose(rec.torque(dict(reversed(gains.items()))), tau, rtol=1e-15)
     with pytest.raises(DataError, match=r"^arm.csv: no gain for joint\(s\) l-hip.y: give one for each of panda_joint1, joint_0.0, l-hip.y$"):
         rec.torque({"panda_joint1": 2.0, "joint_0.0": -0.5})
-    with pytest.raises(DataError, match="^arm.csv: gains for knee, not joints of the recording"):
+    with pytest.raises(DataError, match=r"^arm.csv: gains for knee, not joints of the recording"):
         rec.torque({**gains, "knee": 1.0})
-    with pytest.raises(DataError, match="^arm.csv: 2 gains for 3 joints"):
+    with pytest.raises(DataError, match=r"^arm.csv: 2 gains for 3 joints"):
         rec.torque([1.0, 2.0])
-    with pytest.raises(DataError, match="^arm.csv: motor currents but no torques: give the gains"):
+    with pytest.raises(DataError, match=r"^arm.csv: motor currents but no torques: give the gains"):
         rec.torque()
-    with pytest.raises(DataError, match="^arm.csv: no torques or currents: record tau_<joint> or current_<joint> for joints panda_joint1"):
+    with pytest.raises(DataError, match=r"^arm.csv: no torques or currents: record tau_<joint> or current_<joint> for joints panda_joint1"):
         Recording(t, sines(t), joints=ROS, source="arm.csv").torque()
-    with pytest.raises(DataError, match="^arm.csv: time steps .* are not uniform: call prepare"):
+    with pytest.raises(DataError, match=r"^arm.csv: time steps .* are not uniform: call prepare"):
         Recording(t**1.1, sines(t), tau=tau, joints=ROS, source="arm.csv").to_recorded()
 
 
@@ -260,7 +260,7 @@ def test_write_and_read_back_csv_and_npz(tmp_path):
             for name in ("t",) + ready.channels:
                 assert np.array_equal(getattr(back, name), getattr(ready, name)), (suffix, name)
             assert back.log == [f"read {len(ready)} samples of {', '.join(ready.channels)} for joints {', '.join(ROS)} from run{suffix}"]
-    with pytest.raises(DataError, match="cannot write a recording there: use a .csv or .npz file"):
+    with pytest.raises(DataError, match=r"cannot write a recording there: use a .csv or .npz file"):
         rec.write(tmp_path / "run.txt")
 
 

@@ -47,7 +47,7 @@ def test_regressor_times_parameters_is_newton_euler(name):
 @pytest.mark.long
 def test_regressor_of_a_tree_with_general_frames_krang():
     robot = library("krang")
-    model, _, D = _check_against_newton_euler(robot, seed=3, N=3)
+    model, _, _D = _check_against_newton_euler(robot, seed=3, N=3)
     assert model.shape == (17, 17 * 13)
 
 

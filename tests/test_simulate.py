@@ -240,7 +240,7 @@ def test_save_npz_and_csv(tmp_path):
     table = np.genfromtxt(result.save(tmp_path / "run.csv"), delimiter=",", names=True)
     np.testing.assert_allclose(table["q_2"], result.q[:, 1])
     assert table.shape == (5,)
-    with pytest.raises(KaneRobotError, match="use a .npz or .csv file"):
+    with pytest.raises(KaneRobotError, match=r"use a .npz or .csv file"):
         result.save(tmp_path / "run.txt")
     summary = result.summary()
     assert summary["samples"] == 5 and summary["kind"] == "fixed base"
@@ -309,7 +309,7 @@ def fall_time(angle):
 
 
 def test_a_urdf_limit_stops_the_run_by_default(hinge):
-    path, fn = hinge
+    _path, fn = hinge
     result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 2.0))
     assert result.limits == "stop" and result.terminated_by == "limit hinge" and result.status == 1
     assert result.t[-1] == pytest.approx(fall_time(UPPER), rel=1e-7)
@@ -321,7 +321,7 @@ def test_a_urdf_limit_stops_the_run_by_default(hinge):
 
 
 def test_the_impact_law_keeps_the_joint_inside_and_takes_the_energy_of_restitution(hinge):
-    path, fn = hinge
+    _path, fn = hinge
     e = 0.5
     t = np.linspace(0.0, 3.0, 3001)
     result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 3.0), limits="impact", restitution=e, t_eval=t)
@@ -343,13 +343,13 @@ def test_the_impact_law_keeps_the_joint_inside_and_takes_the_energy_of_restituti
 
 
 def test_ignore_passes_the_limit_as_before(hinge):
-    path, fn = hinge
+    _path, fn = hinge
     result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 2.0), limits="ignore")
     assert result.t[-1] == 2.0 and result.q[:, 0].max() > UPPER + 0.5 and result.limit_events == []
 
 
 def test_limits_are_checked(hinge):
-    path, fn = hinge
+    _path, fn = hinge
     with pytest.raises(KaneRobotError, match=r"x0 puts joint 'hinge' at 1\.5, beyond its upper limit 1\.2"):
         kr.simulate(fn, None, [1.5, 0.0], (0.0, 1.0))
     with pytest.raises(KaneRobotError, match="limits must be one of 'stop', 'impact', 'ignore', got 'clamp'"):

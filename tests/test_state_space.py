@@ -24,7 +24,7 @@ from kanerobot.simulation import plant
 ROBOTS = ("planar2", "satellite", "flexarm1", "fourbar", "diffdrive")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numeric(name):
     m = derived(name)
     return m.numeric(random_parameters(m.robot, np.random.default_rng(3)), backend="numpy")
@@ -182,7 +182,7 @@ def test_friction_maps():
 def test_floating_base_control_reduction_and_rest():
     fn = numeric("satellite")
     s = fn.state_space
-    q, qd = s.sample(np.random.default_rng(6))
+    q, _qd = s.sample(np.random.default_rng(6))
     A = np.asarray(fn.mass_matrix(q), dtype=float)
     A11, A12, A22 = A[:6, :6], A[:6, 6:], A[6:, 6:]
     np.testing.assert_allclose(ControlView(fn).inertia(q), A22 - A12.T @ np.linalg.inv(A11) @ A12, rtol=1e-10, atol=1e-12)

@@ -148,7 +148,7 @@ def test_program_counts_the_recorded_lines_not_the_expansion():
 def test_program_counts_newton_euler_lines():
     th2, QP2, WI22 = sympy.symbols("th2 QP2 WI22")
     p = Program(inputs=[th2, QP1, QDP1, QP2, WI22])
-    C2, S2 = p.sin_cos(th2, "2")  # 2 functions
+    _C2, S2 = p.sin_cos(th2, "2")  # 2 functions
     wi12 = p.assign("WI12", QP1 * S2)  # 1 mul
     p.set_output("WP12", QDP1 * S2 + QP2 * WI22)  # 1 add, 2 mul
     p.set_output("DV12", wi12**2)  # 1 mul

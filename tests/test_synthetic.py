@@ -33,7 +33,7 @@ from kanerobot.identification.synthetic import (
 from kanerobot.robot.urdf import parse_urdf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from reference_identification import (  # noqa: E402
+from reference_identification import (
     full_regressor_by_units,
     least_squares_reference,
     pinocchio_parameters,

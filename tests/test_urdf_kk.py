@@ -148,7 +148,7 @@ def assert_ur5_table(robot, tol=1e-12, length_tol=1e-15):
         for key, got, want in (("alpha", p.alpha, alpha), ("d", p.d, d), ("offset", f.offset, offset), ("r", p.r, r)):
             got = sympy.sympify(got)
             assert float(got) == pytest.approx(want, abs=length_tol if key in "dr" else 1e-15), (f.label, key, got)
-            assert (got == 0) == (want == 0) or key in "dr" and length_tol > 1e-15, (f.label, key, got)
+            assert (got == 0) == (want == 0) or (key in "dr" and length_tol > 1e-15), (f.label, key, got)
             if want != 0 and abs(want / (math.pi / 2) - round(want / (math.pi / 2))) < 1e-12:
                 assert got.has(sympy.pi), (f.label, key, got)  # exact multiple of pi/2
     for label, par_label in zip(robot.joint_labels, table.labels):
@@ -308,7 +308,7 @@ def test_rx90_like_urdf_converts_to_opensymoro_table(tmp_path, style):
 def test_tolerance_is_checked_and_strict_is_the_old_behaviour():
     robot = urdf_from_text(ur5_urdf(5), bind=True)
     for bad in (-1, 0.5, "abc", float("nan")):
-        with pytest.raises(KaneRobotError, match="give a number between 0 and 0.01"):
+        with pytest.raises(KaneRobotError, match=r"give a number between 0 and 0.01"):
             kr.to_khalil_kleinfinger(robot, tolerance=bad)
     loose = khalil_kleinfinger_conversion(robot, tolerance=1e-4)
     # The largest snap: a rotation entry that two 5-digit angles moved (about 2.4 times 1.5708 - pi/2).

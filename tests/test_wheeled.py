@@ -141,7 +141,7 @@ def test_G_stays_defined_where_LU_divides_by_zero():
 # -------------------------------------------------------- Kane vs Newton-Euler
 @pytest.mark.parametrize("name", ["diffdrive", pytest.param("krang_wheeled", marks=pytest.mark.slow)])
 def test_kane_agrees_with_newton_euler(name):
-    values, ne = _numeric(name, "newton-euler", seed=3)
+    _values, ne = _numeric(name, "newton-euler", seed=3)
     _, kane = _numeric(name, "kane", seed=3)
     rng = np.random.default_rng(4)
     q = rng.uniform(-np.pi, np.pi, (4, ne.n))
@@ -515,7 +515,7 @@ def test_geometry_errors(old, new, words):
 
 def test_castor_offset_must_match_the_geometry():
     text = kr.frames_path("diffdrive").read_text().replace('offset = "d"', 'offset = "a"')
-    with pytest.raises(KaneRobotError, match="castor wheel cw has its centre at the horizontal distance .* not its offset a"):
+    with pytest.raises(KaneRobotError, match=r"castor wheel cw has its centre at the horizontal distance .* not its offset a"):
         WheeledModel(frames_from_text(text))
 
 

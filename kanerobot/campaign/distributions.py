@@ -287,7 +287,7 @@ class Sampler:
         self.parameters = set(parameters)
         self.sizes = dict(sizes or {})
         self.callable = callable(sample) and not isinstance(sample, (Uniform, Normal, MultivariateNormal))
-        if hasattr(sample, "covariance") and hasattr(sample, "regressors") or isinstance(sample, MultivariateNormal):
+        if (hasattr(sample, "covariance") and hasattr(sample, "regressors")) or isinstance(sample, MultivariateNormal):
             sample = {"identified": sample}
         if self.callable:
             self.sample, self.entries = sample, None
@@ -315,6 +315,7 @@ class Sampler:
                 raise KaneRobotError(f"sample(rng) must return a dict {{name: value}}, returned {drawn!r}")
             self._check_names(drawn)
         else:
+            assert self.entries is not None  # a dict of distributions
             drawn = {}
             for name, dist in self.entries:
                 value = dist.draw(rng)
@@ -335,4 +336,5 @@ class Sampler:
         """Text that says what is drawn (for the store's record of the campaign)."""
         if self.callable:
             return f"function {getattr(self.sample, '__qualname__', type(self.sample).__name__)}"
+        assert self.entries is not None  # a dict of distributions
         return "; ".join(f"{name}: {dist.describe()}" for name, dist in self.entries)

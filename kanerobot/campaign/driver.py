@@ -176,7 +176,7 @@ def campaign(
     t0, t1 = _span(t_span)
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
         raise KaneRobotError(f"samples must be a whole number >= 2 (output times of each run), got {samples!r}")
-    drawn = set() if sampler.callable else {name for name, _ in sampler.entries}
+    drawn = set() if sampler.entries is None else {name for name, _ in sampler.entries}  # None: a sample function
     if x0 is None and not space.origin_is_state and not sampler.callable and not drawn & {"q0", "x0"}:
         raise KaneRobotError(f"{robot.name} ({space.kind}): q = 0 need not be a state of it: give x0, or draw q0 or x0")
     if x0 is not None:
@@ -209,7 +209,7 @@ def campaign(
     return _table(rows, disk, runs, todo, len(done & set(range(runs))), workers, where)
 
 
-def _model_and_values(model, values):
+def _model_and_values(model, values) -> tuple[DerivedModel, dict[str, float]]:
     """``(derived model, values)`` from what :func:`campaign` takes."""
     from kanerobot.dynamics.model import derive
     from kanerobot.library import frames_path, robot_names
@@ -309,7 +309,7 @@ def _warm(plan, model, nominal):
 
 def _execute(plan, chosen, sampler, seed, todo, disk, name):
     """Run ``todo`` on ``chosen``: ``(rows, per-worker records)``; rows are written to ``disk`` as they come."""
-    failed_draws = deque()
+    failed_draws: deque[dict[str, Any]] = deque()  # the rows of runs whose draw failed
 
     def items():
         for i in todo:
@@ -322,7 +322,8 @@ def _execute(plan, chosen, sampler, seed, todo, disk, name):
                 continue
             yield i, draw
 
-    rows, buffer, workers = [], [], {}
+    rows, buffer = [], []
+    workers: dict[str, dict[str, Any]] = {}  # worker -> what it ran and built
     bar = _Bar(name, len(todo))
     last = time.monotonic()
 

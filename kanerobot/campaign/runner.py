@@ -26,6 +26,7 @@ import os
 import socket
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +50,9 @@ METRICS = (
     "nfev",  # int
     "relative_energy_drift",
 )
-_BUILT = {}
+_BUILT: dict[str, tuple[Any, Any]] = {}  # campaign key -> (model, nominal numeric model)
 _BUILT_LOCK = threading.Lock()
-_STATS = {"models_built": 0, "compiled_here": [], "runs": 0}
+_STATS: dict[str, Any] = {"models_built": 0, "compiled_here": [], "runs": 0}
 
 
 def robot_arguments(robot):
@@ -105,13 +106,14 @@ def built(campaign):
             return _BUILT[campaign.key]
         model = campaign.model
         if model is None:
-            from kanerobot.dynamics.model import derive
+            from kanerobot.dynamics.model import DynamicModel, derive
             from kanerobot.robot.description import Robot
 
             model = derive(Robot.create(**campaign.robot), campaign.method)
             _STATS["models_built"] += 1
             if campaign.compile_names:
                 # from the cache the parent filled: a library built here is counted (the tests want none)
+                assert isinstance(model, DynamicModel)  # compile_names: _warm compiled the same model in the parent
                 compiled = model.compile(campaign.compile_names, jobs=1)
                 _STATS["compiled_here"] += [name for name, f in compiled.items() if f.build_seconds > 0]
         nominal = model.numeric(campaign.values, backend=campaign.backend, physical=campaign.physical)

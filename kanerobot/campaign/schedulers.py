@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections import deque
+from typing import Any
 
 from kanerobot.campaign import runner
 from kanerobot.campaign.dependencies import require
@@ -51,7 +52,7 @@ CRASHES = 2
 #: Seconds a campaign waits for a dask scheduler given by its address to answer (dask's own default is 30 s):
 #: a wrong address or a scheduler not started is said quickly (``Dask(address, timeout=...)``, ``--connect-timeout``).
 CONNECT_TIMEOUT = 5.0
-_HERE = {}  # in a worker process: campaign key -> Campaign (unpickled once)
+_HERE: dict[str, runner.Campaign] = {}  # in a worker process: campaign key -> Campaign (unpickled once)
 
 
 def failed_row(i, draw, message, status="failed"):
@@ -122,20 +123,24 @@ class Processes:
 
     def rows(self, campaign, items):
         import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
 
+        start: dict[str, Any]  # the pool's initializer and its arguments
         if self.start_method == "fork":
             start = dict(initializer=_inherit, initargs=(campaign,))
         else:
             cloudpickle = require("cloudpickle", "a campaign on local processes")
             start = dict(initializer=_initialise, initargs=(cloudpickle.dumps(campaign),))
         context = multiprocessing.get_context(self.start_method)
-        items, redo, crashes = iter(items), deque(), {}
+        items = iter(items)
+        redo: deque[tuple] = deque()  # (i, draw) of runs to submit again after a crash
+        crashes: dict[int, int] = {}  # run -> the crashes it was in flight at
         limit = 2 * self.workers  # a run ahead per worker: no worker waits for the parent
         while True:
             pool = ProcessPoolExecutor(self.workers, mp_context=context, **start)
-            pending, broken = {}, []
+            pending: dict[Future, tuple] = {}  # future -> its (i, draw)
+            broken = []
             try:
                 while True:
                     while len(pending) < limit:
@@ -203,7 +208,8 @@ class Dask:
         client = self._client(distributed) if own else self.scheduler
         payload = cloudpickle.dumps(campaign)
         tag = uuid.uuid4().hex[:12]
-        pending, items = {}, iter(items)
+        pending: dict[Any, tuple] = {}  # dask future -> its (i, draw)
+        items = iter(items)
         limit = 2 * max(1, sum(client.nthreads().values()))
         finished = distributed.as_completed()
         try:

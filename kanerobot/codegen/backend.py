@@ -47,7 +47,7 @@ class Entry:
     fill) or ``None``.
     """
 
-    __slots__ = ("position", "label", "expr", "source")
+    __slots__ = ("expr", "label", "position", "source")
 
     def __init__(self, position, label, expr, source=None):
         self.position, self.label, self.expr, self.source = position, label, expr, source
@@ -292,11 +292,11 @@ class Backend:
     #: Usual file extension of the generated text.
     extension = ""
     #: Names no variable may take in this language.
-    reserved = frozenset()
+    reserved: frozenset[str] = frozenset()
     #: Names the generated code itself uses (result, helpers).
-    internal = frozenset()
+    internal: frozenset[str] = frozenset()
     #: Longest identifier the language accepts (None: no limit).
-    max_name_length = None
+    max_name_length: int | None = None
     #: Index of the first entry of an array.
     index_base = 0
 
@@ -343,7 +343,8 @@ class Backend:
     def _groups(self, args):
         if args is None or isinstance(args, (str, sympy.Basic)):
             raise CodegenError("args must be a list of (name, [symbols]) groups")
-        groups, seen, names = [], {}, set()
+        groups, names = [], set()
+        seen: dict[sympy.Symbol, str] = {}  # symbol -> its argument group
         for group in args:
             try:
                 argname, symbols = group

@@ -233,7 +233,7 @@ class CBackend(Backend):
         super().__init__(program, name, args, outputs=outputs, doc=doc)
         # sines and cosines of expressions of the inputs alone: computed together after the unpacking
         exprs = [expr for _, expr in self.lines] + [e.expr for e in self.entries if e.source is None]
-        angles = {}
+        angles: dict[sympy.Expr, int] = {}  # angle -> its index in kr_x
         for expr in exprs:
             for node in sympy.preorder_traversal(expr):
                 if isinstance(node, (sympy.sin, sympy.cos)) and node.args[0].free_symbols <= self.used_inputs:
@@ -251,7 +251,8 @@ class CBackend(Backend):
         str
             Ends with a newline.
         """
-        texts, reads, defined = [], [], {}  # one statement each: its text, the statements it reads
+        texts, reads = [], []  # one statement each: its text, the statements it reads
+        defined: dict[sympy.Symbol | str, int] = {}  # symbol (or _TABLE) -> the statement defining it
         leaves = []  # the statements reading the arguments
 
         def add(text, symbols=()):
@@ -392,8 +393,8 @@ def _schedule(reads, leaves, stores):
     more off the inertia matrices.
     """
     leaves, stores = set(leaves), set(stores)
-    after = {k: [] for k in range(len(reads))}  # statement -> the stores written just after it
-    first = []  # stores that read arguments or nothing
+    after: dict[int, list[int]] = {k: [] for k in range(len(reads))}  # statement -> the stores written just after it
+    first: list[int] = []  # stores that read arguments or nothing
     for k in sorted(stores):
         computed = [j for j in reads[k] if j not in leaves]
         (after[max(computed)] if computed else first).append(k)

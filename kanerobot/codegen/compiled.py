@@ -134,7 +134,7 @@ _BASE_FLAGS = ("-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off")
 _FORMAT = "kanerobot-compiled-2"  # part of the cache key: change when the wrapper changes
 _SUFFIX = ".dll" if os.name == "nt" else ".so"
 
-_LIBRARIES = {}  # library path -> (ctypes.CDLL, its batch function, address of its one-state function), in this process
+_LIBRARIES: dict[str, tuple] = {}  # library path -> (ctypes.CDLL, its batch function, address of its one-state function), in this process
 _LOCK = threading.Lock()
 
 

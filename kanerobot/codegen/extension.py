@@ -37,6 +37,7 @@ import os
 import sys
 import sysconfig
 import threading
+import types
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ MODULE = "kanerobot_fastcall"
 #: Argument groups a ``FastFunction`` takes at most (``MAX_GROUPS`` in its C source).
 MAX_GROUPS = 64
 _FLAGS = ("-O2", "-shared", "-fPIC", "-fno-strict-aliasing")
-_LOADED = {}  # library path -> the module, or the CompileError of a failed build, in this process
+_LOADED: dict[str, types.ModuleType | CompileError] = {}  # library path -> the module, or the CompileError of a failed build, in this process
 _LOCK = threading.Lock()
 
 #: The extension's C source (the versions it is built for are prepended).
@@ -490,6 +491,8 @@ def load_extension(cache=None):
 def _import(library):
     try:
         spec = importlib.util.spec_from_file_location(MODULE, library)
+        if spec is None or spec.loader is None:
+            raise ImportError("not a module file")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except (ImportError, OSError) as exc:
@@ -540,7 +543,8 @@ def fast_function(function, layout, sizes=None, finite_result=False, cache=None)
         raise CompileError(f"{function.name} has {len(function.args)} argument groups, the one-state extension takes {MAX_GROUPS}")
     if len(layout) != len(function.args):
         raise ValueError(f"{function.name} has {len(function.args)} argument groups, the layout {len(layout)}")
-    groups, whole = [], []
+    groups: list[tuple[int, int, int, bool] | np.ndarray] = []  # (argument, start, size, normalise) or constant values
+    whole: list[int] = []
     for argname, k, entry in zip(function.args, function.sizes, layout):
         if entry is None:
             groups.append((len(whole), 0, k, False))

@@ -567,7 +567,7 @@ def _others(by_trace, rows):
 #: The options :func:`rotate_inertia` chose, by the pattern of its rotation and inertia (their entries with
 #: the symbols renamed in order of appearance): the costs, hence the choice, depend on that pattern only,
 #: and a robot's frames share a few patterns.
-_CHOICES = {}
+_CHOICES: dict[tuple, tuple] = {}
 
 
 def _rotation_choice(A, Jr):
@@ -581,7 +581,7 @@ def _rotation_choice(A, Jr):
     pattern of ``A`` and ``J`` (symbols renamed ``_p0, _p1, ...`` in order
     of appearance: operation counts do not depend on names) and remembered.
     """
-    renamed = {}
+    renamed: dict[sympy.Symbol, sympy.Symbol] = {}
     for entry in itertools.chain.from_iterable(A + Jr):
         for symbol in sorted(entry.free_symbols, key=sympy.default_sort_key):
             if symbol not in renamed:
@@ -613,7 +613,7 @@ def _cheapest_rotation(A, Jr):
         others = [m for m in range(3) if m != k]
         entry = trace - sympy.Add(*(d[m] if not is_trivial(dots[m, m]) else dots[m, m] for m in others))
         by_traces[k] = (entry, entry.free_symbols)
-    ops = {}  # expression -> operations: the options share their entries
+    ops: dict[sympy.Expr, int] = {}  # expression -> operations: the options share their entries
 
     def cost(e):
         found = ops.get(e)
@@ -637,8 +637,8 @@ def _cheapest_rotation(A, Jr):
     _, best, (by_trace, rows) = min(choices, key=lambda choice: choice[0])
     used = tuple((r, c) for r in range(3) for c in range(3) if x[r][c] in entry_cost and any(x[r][c] in e.free_symbols for e in best.values()))
     order = tuple(sorted(best, key=lambda rc: (rc[0] != rc[1], any(s in d for s in best[rc].free_symbols), rc)))
-    others = tuple((m, is_trivial(dots[m, m])) for m in range(3) if m != by_trace) if by_trace is not None else ()
-    return by_trace, tuple(rows) + (others,), used, order
+    subtracted = tuple((m, is_trivial(dots[m, m])) for m in range(3) if m != by_trace) if by_trace is not None else ()
+    return by_trace, tuple(rows) + (subtracted,), used, order
 
 
 def _total(terms):

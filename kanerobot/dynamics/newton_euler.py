@@ -328,7 +328,8 @@ def _newton_euler(robot, what, output, options):
     labels = angle_labels(robot)
     QP = {j: rates if qd else (sympy.S.Zero,) * len(rates) for j, rates in robot.joint_speeds.items()}
     QDP = {j: rates if qdd else (sympy.S.Zero,) * len(rates) for j, rates in robot.joint_accelerations.items()}
-    motion = {BASE: root_link_motion(*root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity), recorder(program, BASE))}
+    w0, wdot0, Vdot0 = root_motion(program, robot, qd=qd, qdd=qdd, gravity=gravity)
+    motion = {BASE: root_link_motion(w0, wdot0, Vdot0, recorder(program, BASE))}
     A, P, MS, F, No = {}, {}, {}, {}, {}  # A[j] = iA_j, P[j] = iP_j
 
     def body_wrench(j):
@@ -348,7 +349,9 @@ def _newton_euler(robot, what, output, options):
         body_wrench(j)
 
     # Backward recursion, j = n ... 1 then link 0: reaction wrenches on the joint axes.
-    f, m, FDI, GAM = {}, {}, {}, {}
+    f, GAM = {}, {}
+    m: dict[str, sympy.Matrix] = {}
+    FDI: dict[str, sympy.Matrix] = {}
 
     def reaction_wrench(j):
         """Wrench jf_j, jm_j that link j receives from its antecedent (eqs 17, 19)."""

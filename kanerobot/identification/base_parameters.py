@@ -292,7 +292,8 @@ class BaseParameterSet:
 def _names(model, keep, grouped):
     """Base names of the kept columns (``keep``, indices), ``R`` for those in ``grouped``, friction last."""
     owners = model._owners
-    inertial, friction = [], []
+    inertial: list[tuple[str, int]] = []  # (name, column)
+    friction: list[tuple[str, int]] = []
     for c in keep:
         symbol = model._symbols[c]
         label, kind = owners[symbol][0]
@@ -361,7 +362,8 @@ def _states(robot, model, numbers, rng, samples, q0=None):
         return q, rng.normal(size=(n, rows)), rng.normal(size=(n, rows)), start
     # The assembly modes at generic active joint values: the distinct closed
     # configurations reached from several guesses of the passive joints.
-    starts, generic = [], np.sin(np.arange(1, len(active) + 1))
+    starts: list[np.ndarray] = []
+    generic = np.sin(np.arange(1, len(active) + 1))
     for scale in (0.5, -0.75, 1.0, 0.25):
         guesses = [np.zeros(len(others))] + [rng.uniform(-np.pi, np.pi, len(others)) for _ in range(8)]
         for guess in guesses:
@@ -400,7 +402,8 @@ def _around(dyn, start, active, others, n, rng):
     path stays away from singular configurations (where another assembly
     mode could be entered)."""
     floor = 0.2 * _conditioning(dyn, start)
-    q, tries = [], 0
+    q: list[np.ndarray] = []
+    tries = 0
     while len(q) < n:
         tries += 1
         if tries > 50 * n:
@@ -584,7 +587,7 @@ def _symbolic(robot, values, friction, rotor, rng, samples, q0):
         _group_link(K, frame)
     exprs = _grouped_expressions(robot, model, K, slot)
     for s in symbols:  # IA, FV, FS stay as they are
-        label, name = model._owners[s][0]
+        _label, name = model._owners[s][0]
         if name in ("IA",) + _FRICTION:
             exprs[index[s]] = s
     kept = sorted(exprs)

@@ -255,10 +255,12 @@ class _Npz(_Reader):
             if name in self.arrays and self._width(name, N) != n:
                 raise DataError(path, None, f"{name} has {self._width(name, N)} joint columns but q has {n}: give one column per joint")
         if joints is None or np.ndim(joints) != 1 or len(joints) != n:
-            joints = [str(k + 1) for k in range(n)]
-        self.joints = [str(j) for j in joints]
+            self.joints = [str(k + 1) for k in range(n)]
+        else:
+            self.joints = [str(j) for j in joints]
         self.fields = [name for name in FIELDS if name in self.arrays]
         self.samples = N
+        self.columns = list(range(1 + len(self.fields) * len(self.joints)))
 
     def _times(self):
         with self._open() as archive, archive.open(self.arrays["t"][0]) as member:
@@ -316,10 +318,6 @@ class _Npz(_Reader):
             finally:
                 for member, *_ in streams:
                     member.close()
-
-    @property
-    def columns(self):
-        return list(range(1 + len(self.fields) * len(self.joints)))
 
 
 class _Parquet(_Reader):
@@ -589,10 +587,11 @@ def chunked_factors(regs, columns, data, *, chunk_size=None, cutoff=None, decima
     # the ends are known before the samples: the last equations kept too
     last = trimmed_rows(stream.samples, -(-stream.samples // factor), first, trim)
     buffer = _Buffer()
-    reach = None
+    reach: tuple[int, int] | None = None  # (motion, decimation) reach, known at the first block
     core = 0  # the next chunk's first sample
 
     def process(start, stop, total):
+        assert reach is not None  # set before the first block is processed
         H, Hd = reach
         a, b = max(0, start - H), min(total, stop + H)
         q, qd, qdd = motion(buffer.take("q", a, b), buffer.take("qd", a, b), buffer.take("qdd", a, b), stream.dt, cutoff)

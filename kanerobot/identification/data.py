@@ -26,10 +26,13 @@ Examples
 (11, 2)
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from kanerobot.errors import DataError, KaneRobotError
 
@@ -63,10 +66,18 @@ class RecordedData:
 
     t: np.ndarray
     q: np.ndarray
-    tau: np.ndarray
-    qd: np.ndarray = None
-    qdd: np.ndarray = None
-    joints: tuple = None
+    tau: np.ndarray | None
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    # The constructor takes None for joints (the default labels) and array-likes: __post_init__ makes them
+    # arrays and a tuple of labels, which the type checker sees the fields hold.
+    if TYPE_CHECKING:
+        joints: tuple[str, ...] = ()
+
+        def __init__(self, t: ArrayLike, q: ArrayLike, tau: ArrayLike, qd: ArrayLike | None = None,
+                     qdd: ArrayLike | None = None, joints: Sequence[str] | None = None, source: str = "recording") -> None: ...
+    else:
+        joints: tuple = None
     source: str = field(default="recording")
 
     def __post_init__(self):
@@ -140,7 +151,7 @@ class RecordedData:
         return save_data(self, path)
 
 
-def as_recorded(data, robot=None):
+def as_recorded(data, robot=None) -> RecordedData:
     """A :class:`RecordedData` from a recording, a file path, a mapping of
     arrays or a :class:`~kanerobot.simulation.SimulationResult`; checked
     against ``robot``'s joints when given."""
@@ -271,7 +282,7 @@ def csv_columns(path, header):
     """
     if "t" not in header:
         raise DataError(path, 1, f"no column 't' in the header ({', '.join(header)}): name the time column t")
-    prefixes = {}
+    prefixes: dict[str, list[tuple[str, int]]] = {}  # q, qd, qdd, tau -> (joint, column)
     for k, name in enumerate(header):
         for prefix in ("qdd_", "qd_", "q_", "tau_"):
             if name.startswith(prefix) and len(name) > len(prefix):

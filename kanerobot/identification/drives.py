@@ -52,7 +52,7 @@ __all__ = ["Drives", "read_drives"]
 
 def _positive(value, what, where, sign="positive"):
     """``value`` as a float: a finite number, positive (``sign="nonzero"``: either sign, not 0)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0 and sign == "positive" \
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or (value <= 0 and sign == "positive") \
             or value == 0:  # fmt: skip
         raise KaneRobotError(f"{where}{what} = {value!r}: give a {sign} finite number")
     return float(value)

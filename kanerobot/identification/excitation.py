@@ -174,6 +174,20 @@ class ExcitationResult:
         The optimiser's.
     """
 
+    trajectory: FourierTrajectory
+    condition_number: float
+    initial_condition_number: float
+    singular_values: np.ndarray
+    weakest: list[tuple[str, float]]
+    binding: dict[str, list[str]]
+    iterations: int
+    budget_used: bool
+    diagnosis: str
+    times: np.ndarray
+    success: bool
+    base: BaseParameterSet
+    message: str
+
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
@@ -238,7 +252,7 @@ class _Conditioning:
         self.P = (np.hstack([S / wl, -C / wl]), np.hstack([C, S]), np.hstack([-S * wl, C * wl]))
         # FS sign(qd) is flat in qd: a step across qd = 0 would turn its 0 derivative into 1 / step
         self.smooth = np.array([kind != "FS" for _, kind in regs.owners], dtype=float)
-        self.last = (None, None)
+        self.last: tuple[np.ndarray | None, float | None] = (None, None)  # the last x and its value
 
     def motion(self, x):
         """``(q, qd, qdd)`` at the samples, each (samples, n)."""
@@ -333,7 +347,7 @@ def _slsqp(limits):
 
 def _touched(constraints, x, labels, samples):
     """``{"q": [joint labels], ...}`` of the bounds that the motion ``x`` touches at the samples."""
-    touched = {"q": [], "qd": [], "qdd": []}
+    touched: dict[str, list[str]] = {"q": [], "qd": [], "qdd": []}
     for name, M, lo, hi in constraints:
         value = (M @ x).reshape(-1, samples)
         lo, hi = lo.reshape(-1, samples)[:, 0], hi.reshape(-1, samples)[:, 0]
@@ -389,6 +403,7 @@ class _Report:
         if self.call is not None:
             self.call(self.iteration, self.condition(x))
         else:
+            assert self.lines is not None  # no call: a Ticker
             self.lines.update(lambda: f"{self.what}: iteration {self.iteration}/{self.maxiter}, condition number {self.condition(x):.4g}")
 
     def close(self, text):

@@ -247,7 +247,8 @@ def identify(
     columns = selected.columns
     given_trim = trim
     options = dict(cutoff=cutoff, decimation=decimation, trim=trim, period=period, max_gap=max_gap, drives=drives)
-    log, filtered = [], False
+    log: list[str] = []
+    filtered = False
     at_samples = form == "dynamic" and decimation == 1 and not chunked.is_chunked(data, chunk_size)
     options["at"] = "samples" if at_samples else "grid"
     if _is_recording(data):  # cleaned in memory first, then solved whole or chunk by chunk
@@ -263,6 +264,7 @@ def identify(
             raise KaneRobotError(f"form={form!r} needs the whole recording in memory: a recording read in chunks is identified "
                                  "with form='dynamic' (or read it whole with kanerobot.identification.load_data)")  # fmt: skip
         if given_trim is None and filtered:  # low-passed before: its ends trimmed as in memory
+            assert isinstance(data, RecordedData)  # prepared_recording made it
             given_trim = filtering.default_trim(_period(data.t), cutoff, decimation)
         factors, _ = chunked.chunked_factors(regs, columns, data, chunk_size=chunk_size, cutoff=None if filtered else cutoff,
                                              decimation=decimation, trim=given_trim)  # fmt: skip
@@ -273,6 +275,7 @@ def identify(
         return result
     if not filtered:
         data = as_recorded(data, regs.robot)
+    assert isinstance(data, RecordedData) and data.tau is not None  # filtered: prepared_recording made one, with torques
     # a recording prepared at its own time stamps has q, qd, qdd there: the dynamic model needs no period
     # its rates and accelerations given at any time stamps serve the dynamic model as they are
     measured = data.qd is not None and data.qdd is not None and cutoff is None and form == "dynamic" and decimation == 1
@@ -303,6 +306,7 @@ def identify(
             y = data.tau
             start = 0
         else:
+            assert dt is not None  # only the dynamic form reads the samples at their own time stamps
             a = bandwidth if bandwidth is not None else 2 * np.pi / (10 * dt)
             W, y = filtering.filtered_model(regs, t, q, qd, a, tau=data.tau)
             W = W[:, :, columns]
@@ -386,7 +390,7 @@ def _is_recording(data):
     return isinstance(data, Recording) or (isinstance(data, Mapping) and "current" in data)
 
 
-def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None, at="grid"):
+def prepared_recording(data, robot, drives=None, cutoff=None, period=None, max_gap=None, at="grid") -> tuple[RecordedData, list[str], bool]:
     """``(RecordedData, log, filtered)``: a recording as :func:`identify` uses it.
 
     A :class:`~kanerobot.identification.recording.Recording`, one CSV or NPZ file, or a mapping of
@@ -451,6 +455,7 @@ def _solve(regs, base, selected, factors, arrays, groups, method, form, physical
         result.gains = {groups[j]: g for j, (g, _) in gains.items()}
         result.gain_std = {groups[j]: std for j, (_, std) in gains.items()}
     if physical:
+        assert R is not None  # physical=True is refused with identify_gains
         # the weighted observation matrix enters by its triangular factor only
         result._set_physical(*physical_estimate(regs, selected.T, estimate, R[:nb, :nb]))
     return result
@@ -533,7 +538,7 @@ def _solve_with_gains(factors, unknown, method):
 # ------------------------------------------------------------------ physical
 def _link_blocks(regs):
     """``[(link, {kind: column index})]`` of the standard parameters, by link."""
-    blocks = {}
+    blocks: dict[str, dict[str, int]] = {}
     for k, (label, kind) in enumerate(regs.owners):
         blocks.setdefault(label, {})[kind] = k
     return list(blocks.items())
@@ -684,6 +689,7 @@ def physical_estimate(regs, T, estimate, A, max_nfev=300):
         solution = least_squares(residual, x0, jac=jacobian, bounds=bounds, method="trf", x_scale="jac", max_nfev=max_nfev)
         if best is None or solution.cost < best.cost:
             best = solution
+    assert best is not None  # three attempts ran
     K = param.standard(best.x)
     return K, T @ K
 
@@ -764,8 +770,8 @@ class IdentificationResult:
         #: What was done to the recording before the estimate (:meth:`~kanerobot.identification.recording.Recording.prepare`).
         self.log = []
         #: With ``identify_gains``: the drive gains identified, ``{joint: g}``, and their standard deviations.
-        self.gains = None
-        self.gain_std = None
+        self.gains: dict[str, float] | None = None
+        self.gain_std: dict[str, float] | None = None
 
     @property
     def estimates(self):
@@ -805,7 +811,7 @@ class IdentificationResult:
         numpy.ndarray, shape (n,) or (N, n)
         """
         if qd is None and qdd is None:
-            if isinstance(q, np.ndarray) or isinstance(q, (list, tuple)):
+            if isinstance(q, (np.ndarray, list, tuple)):
                 raise KaneRobotError("predict(q, qd, qdd) needs the rates and accelerations too, or a recording (a file, a Recording, "
                                      "a mapping of arrays) alone")  # fmt: skip
             return self._on_recording(q)[1]
@@ -887,10 +893,11 @@ class IdentificationResult:
         lines.append(f"method {self.method}, model {self.form}, {self.rows} equations, {len(self.names)} base parameters")
         lines.append(f"condition number {self.condition_number:.4g}, residual variance {self.sigma2:.4g}")
         lines.append(f"base parameter set: {len(self.base)} base parameters of {self.base.robot.name} ({self.base.method} method)")
+        gain_std = self.gain_std or {}  # set with gains
         if self.gains:
-            lines.append("drive gains identified: " + ", ".join(f"{joint} {value:.6g} (std {self.gain_std[joint]:.3g})"
+            lines.append("drive gains identified: " + ", ".join(f"{joint} {value:.6g} (std {gain_std[joint]:.3g})"
                                                                for joint, value in self.gains.items()))  # fmt: skip
-            vague = [joint for joint, value in self.gains.items() if not self.gain_std[joint] <= 0.1 * abs(value)]
+            vague = [joint for joint, value in self.gains.items() if not gain_std[joint] <= 0.1 * abs(value)]
             if vague:
                 lines.append(f"poorly determined gains (relative std above 10 %): {', '.join(vague)}: the motion couples their "
                              f"joints too weakly to the others; give them as known")  # fmt: skip
@@ -918,6 +925,7 @@ class IdentificationResult:
         from kanerobot.robot.io import atomic_write_text
 
         path = Path(path)
+        gain_std = self.gain_std or {}  # set with gains
         if path.suffix == ".toml":
             lines = [f"# kanerobot identify: {self.method}, {self.form} model, condition number {self.condition_number:.6g}",
                      "# base parameters (value, then std and relative std % as comments)"]  # fmt: skip
@@ -925,7 +933,7 @@ class IdentificationResult:
                 lines.append(f"{name} = {float(value)!r}  # std {self.std[name]:.6g}, {self.relative_std[name]:.4g} %")
             if self.gains:
                 lines.append("# drive gains identified (joint torque per ampere)")
-                lines += [f"{toml_key('gain_' + joint)} = {float(value)!r}  # std {self.gain_std[joint]:.6g}" for joint, value in self.gains.items()]
+                lines += [f"{toml_key('gain_' + joint)} = {float(value)!r}  # std {gain_std[joint]:.6g}" for joint, value in self.gains.items()]
             if self.standard is not None:
                 lines.append("# physically consistent standard parameters")
                 lines.append("[standard]")
@@ -934,7 +942,7 @@ class IdentificationResult:
         elif path.suffix == ".csv":
             text = "name,estimate,std,relative_std_percent\n" + "".join(
                 f"{name},{float(value)!r},{self.std[name]!r},{self.relative_std[name]!r}\n" for name, value in zip(self.names, self._values)
-            ) + "".join(f"gain_{joint},{float(value)!r},{self.gain_std[joint]!r},{100 * self.gain_std[joint] / abs(value)!r}\n"
+            ) + "".join(f"gain_{joint},{float(value)!r},{gain_std[joint]!r},{100 * gain_std[joint] / abs(value)!r}\n"
                         for joint, value in (self.gains or {}).items())  # fmt: skip
         else:
             raise KaneRobotError(f"cannot save identification results as {path.name!r}: use a .toml or .csv file")

@@ -32,6 +32,7 @@ puts them on the regressor's columns, matching the standard parameters by name.
 """
 
 from collections import namedtuple
+from typing import Any
 
 import numpy as np
 import sympy
@@ -54,7 +55,7 @@ def _standard_owners(robot):
     """``{parameter name: (link label, kind)}`` of the standard parameters given as
     symbols in ``robot.dynamics`` (kind in ``STANDARD_NAMES``; a symbol used twice
     belongs to its first occurrence, link by link)."""
-    owners = {}
+    owners: dict[str, tuple[str, str]] = {}
     for label in robot.links:
         for kind in STANDARD_NAMES:
             expr = robot.dynamics[label][kind]
@@ -309,7 +310,8 @@ class Regressors:
                 return float(value)
 
             index = {label: k for k, label in enumerate(self.robot.joint_labels)}
-            frames = []
+            # (label, antecedent, joint column or None, T as a function of q or the fixed 3x4 array)
+            frames: list[tuple[str, str, int | None, Any]] = []
             for frame in self.robot.frames:
                 T = sympy.Matrix(frame.transform())[:3, :].xreplace(symbols)
                 if frame.is_joint:

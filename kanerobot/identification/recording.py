@@ -57,8 +57,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from kanerobot.errors import DataError, KaneRobotError
 from kanerobot.identification import filtering
@@ -124,7 +126,17 @@ class Recording:
     qdd: np.ndarray | None = None
     tau: np.ndarray | None = None
     current: np.ndarray | None = None
-    joints: tuple[str, ...] | None = None
+    # The constructor takes array-likes and None for joints (the default labels): __post_init__ makes them
+    # arrays and a tuple of labels, which the type checker sees the fields hold.
+    if TYPE_CHECKING:
+        joints: tuple[str, ...] = ()
+
+        def __init__(self, t: ArrayLike, q: ArrayLike, qd: ArrayLike | None = None, qdd: ArrayLike | None = None,
+                     tau: ArrayLike | None = None, current: ArrayLike | None = None, joints: Sequence[str] | None = None,
+                     source: str = "recording", log: Sequence[str] = (), lines: ArrayLike | None = None,
+                     prepared: bool = False) -> None: ...
+    else:
+        joints: tuple[str, ...] | None = None
     source: str = "recording"
     log: list[str] = field(default_factory=list)
     lines: np.ndarray | None = field(default=None, repr=False)
@@ -286,7 +298,7 @@ class Recording:
 
         path = Path(path)
         if path.suffix.lower() == ".npz":
-            payload = {"t": self.t, "joints": np.array(self.joints, dtype=str)}
+            payload: dict[str, Any] = {"t": self.t, "joints": np.array(self.joints, dtype=str)}
             payload.update({name: getattr(self, name) for name in self.channels})
             atomic_write(path, lambda handle: np.savez(handle, **payload))
         elif path.suffix.lower() == ".csv":
@@ -448,7 +460,7 @@ class Recording:
         t, values, dt = self._uniform(t, values, period, log)
         fc = self._cutoff(cutoff, dt, k, log)
         values = _differentiate(values, dt, fc, log)
-        if at == "samples" and len(t) != len(measured_t) or at == "samples" and np.any(t != measured_t):
+        if (at == "samples" and len(t) != len(measured_t)) or (at == "samples" and np.any(t != measured_t)):
             t, values = _at_samples(t, values, measured_t, measured, log)
         if k > 1:
             t, values = self._decimate(t, values, dt, k, log)
@@ -613,12 +625,12 @@ class Recording:
             if missing:
                 raise DataError(self.source, None, f"no gain for joint(s) {', '.join(missing)}: give one for each of {', '.join(self.joints)}")
             gains = [gains[j] for j in self.joints]
-        gains = np.asarray(gains, dtype=float).reshape(-1)
-        if len(gains) != self.n:
-            raise DataError(self.source, None, f"{len(gains)} gains for {self.n} joints ({', '.join(self.joints)}): give one per joint")
-        if not np.all(np.isfinite(gains)):
-            raise DataError(self.source, None, f"gains {gains.tolist()} are not all finite numbers")
-        return self.current * gains
+        per_joint = np.asarray(gains, dtype=float).reshape(-1)
+        if len(per_joint) != self.n:
+            raise DataError(self.source, None, f"{len(per_joint)} gains for {self.n} joints ({', '.join(self.joints)}): give one per joint")
+        if not np.all(np.isfinite(per_joint)):
+            raise DataError(self.source, None, f"gains {per_joint.tolist()} are not all finite numbers")
+        return self.current * per_joint
 
     def to_recorded(self, gains: "Sequence[float] | Mapping[str, float] | None" = None) -> RecordedData:
         """The :class:`~kanerobot.identification.data.RecordedData` that
@@ -763,7 +775,7 @@ def _from_csv(path, robot_joints, aliases):
     table = np.array(rows)
     n = len(found)
     present = [channel for channel in CHANNELS if channel in columns]
-    blocks = {channel: table[:, 1 + i * n : 1 + (i + 1) * n] for i, channel in enumerate(present)}
+    blocks: dict[str, Any] = {channel: table[:, 1 + i * n : 1 + (i + 1) * n] for i, channel in enumerate(present)}
     log = [f"read {len(rows)} samples of {', '.join(blocks)} for joints {', '.join(joints)} from {path.name}"]
     return Recording(table[:, 0], **blocks, joints=joints, source=str(path), log=log, lines=numbers)
 
@@ -772,7 +784,7 @@ def _csv_header(path, header):
     """``{channel: {joint: column}}`` of a CSV header: ``t`` and ``q`` there, every channel for the same joints."""
     if "t" not in header:
         raise DataError(path, 1, f"no column 't' in the header ({', '.join(header)}): name the time column t")
-    columns = {}
+    columns: dict[str, dict[str, int]] = {}  # channel -> joint -> column
     for k, name in enumerate(header):
         channel, _, joint = name.partition("_")
         if channel in CHANNELS and joint:

@@ -48,9 +48,9 @@ Examples
 (True, True)
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import sympy
@@ -176,7 +176,7 @@ def _random_body(rng, nominal, spread):
 
 
 def random_truth(robot: Robot, rng: np.random.Generator, *, spread: float = 0.15, gravity: Sequence[float] = GRAVITY,
-                 geometry: Optional[Mapping[str, float]] = None) -> dict:  # fmt: skip
+                 geometry: Mapping[str, float] | None = None) -> dict:  # fmt: skip
     """True values for every parameter of :func:`symbolic_dynamics` ``(robot)``.
 
     Each link is a rigid body drawn near the one ``robot`` describes (its
@@ -233,7 +233,8 @@ def random_truth(robot: Robot, rng: np.random.Generator, *, spread: float = 0.15
             link.update(MX=m * c[0], MY=m * c[1], MZ=m * c[2], M=m)
             if min(abs(v) for v in link.values()) > 1e-6 * max(abs(v) for v in link.values()):
                 break
-        effort = robot.limits[label].effort if label in robot.limits and robot.limits[label].effort else 50.0
+        limit = robot.limits.get(label)
+        effort = limit.effort if limit is not None and limit.effort else 50.0
         link.update(IA=effort * rng.uniform(0.002, 0.005), FV=effort * rng.uniform(0.02, 0.05), FS=effort * rng.uniform(0.02, 0.04))
         values.update({name + label: float(value) for name, value in link.items()})
     check_physical(model, values)
@@ -392,8 +393,8 @@ def _derived(robot):
 
 
 def defective_recording(robot: Robot, truth: Mapping[str, float], trajectory, *, gains, rng: np.random.Generator,
-                        duration: Optional[float] = None, period: float = 0.01, jitter=(0.010, 0.033), stale: float = 0.25,
-                        noise: float = 0.01, resolution: Optional[float] = None, t0: float = 0.0, backend: str = "auto",
+                        duration: float | None = None, period: float = 0.01, jitter=(0.010, 0.033), stale: float = 0.25,
+                        noise: float = 0.01, resolution: float | None = None, t0: float = 0.0, backend: str = "auto",
                         dynamics=None) -> DefectiveRecording:  # fmt: skip
     """Simulate a real controller's log of ``trajectory`` on the robot with parameters ``truth``.
 
@@ -477,7 +478,7 @@ def defective_recording(robot: Robot, truth: Mapping[str, float], trajectory, *,
     q = q_true.copy() if resolution is None else np.round(q_true / resolution) * resolution
     N = len(t)
     mask = np.zeros(N, dtype=bool)
-    mask[rng.choice(np.arange(1, N), size=int(round(stale * (N - 1))), replace=False)] = True
+    mask[rng.choice(np.arange(1, N), size=round(stale * (N - 1)), replace=False)] = True
     for k in np.flatnonzero(mask):  # increasing: a run of stale rows repeats the last fresh one
         q[k], current[k] = q[k - 1], current[k - 1]
     return DefectiveRecording(labels, t, q, current, gains, tau, qd, qdd, q_true, mask)

@@ -67,6 +67,9 @@ class Factors:
         Rows added per group.
     """
 
+    #: The samples dropped at each end (:func:`~.chunked.chunked_factors` sets it, for the result).
+    trim: int
+
     def __init__(self, groups, nb):
         self.nb = nb
         self.R = [np.zeros((0, nb + 1)) for _ in range(groups)]
@@ -87,7 +90,7 @@ class Factors:
             block[: len(R)] = R
             block[len(R) :, : self.nb] = W[:, j, :]
             block[len(R) :, self.nb] = y[:, j]
-            self.R[j] = np.linalg.qr(block, mode="r")
+            self.R[j] = np.linalg.qr(block, mode="r")  # type: ignore[call-overload]  # numpy's stub says QRResult for every mode; "r" returns R
             self.counts[j] += len(y)
 
     def stacked(self, weights=None):

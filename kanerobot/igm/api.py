@@ -11,7 +11,7 @@ loop equations the other joints of each loop, analytically as well
 (:mod:`kanerobot.igm.loops`).
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy
 import sympy
@@ -31,7 +31,7 @@ from kanerobot.robot.description import Robot
 
 METHODS = ("auto", "paul", "pieper", "general", "numeric")
 
-_CACHE = {}
+_CACHE: "dict[tuple, InverseGeometricModel | NoClosedForm]" = {}
 
 
 class InverseGeometricModel:
@@ -138,7 +138,8 @@ class InverseGeometricModel:
 
         def solve(T):
             T = numpy.asarray(T, dtype=float)
-            kept, families = [], []
+            kept: list[numpy.ndarray] = []
+            families = []
             branches = chain(T)
             checked = []
             for q, free in branches:
@@ -151,6 +152,7 @@ class InverseGeometricModel:
                 if err <= tol:
                     checked.append((q, free))
             if loops is not None:
+                assert closure is not None  # the robot's loops give both
                 checked = [(q, free) for q, free in loops(T, start=checked)
                            if numpy.all(numpy.isfinite(q)) and numpy.max(numpy.abs(closure(q))) <= tol]
             for q, free in checked:
@@ -298,7 +300,7 @@ def inverse_geometric(
     return Solutions(sols, [()] * len(sols), "numeric")
 
 
-_SOLVERS = {}
+_SOLVERS: dict[tuple, Callable] = {}
 
 
 def _general_6r(robot, T, values, tol, end):

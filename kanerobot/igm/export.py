@@ -123,6 +123,10 @@ def generate_igm(igm, lang, name=None):
 
 
 class _Writer:
+    def text(self) -> str:
+        """The generated file (each language's writer)."""
+        raise NotImplementedError
+
     def __init__(self, robot, name, joints, params, steps, fk):
         self.robot, self.name, self.joints, self.params, self.steps, self.fk = robot, name, joints, params, steps, fk
         self.nj = len(joints)

@@ -152,12 +152,12 @@ class General6R:
         X, r, d = self.X, self.r, self.delta
         p = T @ numpy.array([0.0, 0.0, -r[5], 1.0])
         l = T[:3, 2]
-        F = []
+        features = []
         for phi1, phi2 in self._right_samples:
             M = X[0] @ _Z(d[0] + phi1, r[0]) @ X[1] @ _Z(d[1] + phi2, r[1]) @ X[2]
             Mi = numpy.linalg.inv(M)
-            F.append(_features((Mi @ p)[:3], Mi[:3, :3] @ l))
-        F = numpy.array(F)
+            features.append(_features((Mi @ p)[:3], Mi[:3, :3] @ l))
+        F = numpy.array(features)
         basis = _monomials(self._right_samples[:, 0], self._right_samples[:, 1])
         Q, *_ = numpy.linalg.lstsq(basis, F, rcond=None)
         return Q.T

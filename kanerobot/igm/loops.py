@@ -65,7 +65,7 @@ def loop_steps(robot, known):
     return solve_chain(equations, unknowns, prismatic) if unknowns else []
 
 
-_PROGRAMS = {}
+_PROGRAMS: dict[tuple, SolutionProgram] = {}
 
 
 def all_loop_closures(robot, values, q_active, tol=1e-10, guesses=16, rng=None):

@@ -238,7 +238,7 @@ def wrap(q, revolute):
 
 def unique_solutions(solutions, revolute, tol=1e-7):
     """Wrap and drop repetitions (angles compared modulo 2 pi)."""
-    out = []
+    out: list[numpy.ndarray] = []
     for q in solutions:
         q = wrap(q, revolute)
         if all(joint_distance(q, p, revolute) > tol for p in out):

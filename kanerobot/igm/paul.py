@@ -258,7 +258,7 @@ def solve_chain(equations, unknowns, prismatic=(), max_pairs=40, samples=()):
     cache = {"samples": list(samples)}  # and (equation, unknown) -> coefficients of type 1 or 2, or None
     while remaining:
         rset = set(remaining)
-        by_set = {}
+        by_set: dict[frozenset, list[sympy.Expr]] = {}  # unknowns -> the equations in them alone
         for e, syms in info:
             key = frozenset(syms & rset)
             if 0 < len(key) <= 2:
@@ -281,7 +281,7 @@ def _linear_in(e, u, prismatic, cache):
     ``u``, or None."""
     key = (e, u)
     if key not in cache:
-        out = None
+        out: tuple | None = None
         if u in prismatic:
             lin = eq.linear_coefficients(e, [u])
             if lin and lin[0][0] != 0:
@@ -300,7 +300,7 @@ def _linear_in(e, u, prismatic, cache):
 def _single_steps(by_set, remaining, prismatic, cache):
     """Best one-unknown step: type 1 or 3 (one solution) before type 2,
     and a type 2 with Z = 0 (an atan2) before one needing an acos."""
-    best = {}
+    best: dict[int, Step] = {}  # rank (0 first) -> the step
     for u in remaining:
         # the smallest equations only: they give the simplest formulas
         eqs = sorted(by_set.get(frozenset([u]), []), key=_size)[:16]

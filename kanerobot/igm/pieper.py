@@ -163,11 +163,11 @@ def _random_axes(robot, chain, seed=1):
 
 def _concurrent(lines, tol=1e-9):
     """True when the three lines (point, direction) meet at one point."""
-    A, b = [], []
+    rows, rhs = [], []
     for p, e in lines:
         P = numpy.eye(3) - numpy.outer(e, e)  # distance to the line: P (x - p)
-        A.append(P)
-        b.append(P @ p)
-    A, b = numpy.vstack(A), numpy.concatenate(b)
+        rows.append(P)
+        rhs.append(P @ p)
+    A, b = numpy.vstack(rows), numpy.concatenate(rhs)
     x, *_ = numpy.linalg.lstsq(A, b, rcond=None)
     return float(numpy.max(numpy.abs(A @ x - b))) < tol

@@ -285,7 +285,7 @@ def redundant_ik(
     )
 
 
-_MODELS = {}
+_MODELS: dict[tuple, num.ChainModel] = {}
 
 
 def _chain_model(robot, end, values):

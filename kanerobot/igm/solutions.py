@@ -22,6 +22,9 @@ class Solutions(list):
         ``'n solutions'``, or why there is none (the pose is out of reach).
     """
 
+    #: general 6R method only (:func:`~kanerobot.igm.general6r.general_6r_inverse` sets it): its elimination is degenerate
+    degenerate: bool
+
     def __init__(self, items=(), families=(), method="", message=""):
         super().__init__(items)
         self.families = list(families)

@@ -22,10 +22,11 @@ constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
 
 import difflib
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Mapping, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, NamedTuple
 
 import sympy
 
@@ -35,7 +36,7 @@ from kanerobot.robot.expressions import parse_expression, symbol
 
 # The parameter names live below this module (kanerobot.robot.names) so that the
 # tables can use them too; they are imported from here by much of the package.
-from kanerobot.robot.names import (  # noqa: F401
+from kanerobot.robot.names import (
     BASE,
     BASE_VECTOR_NAMES,
     DYNAMIC_NAMES,
@@ -64,7 +65,7 @@ def _expr(value, key, label):
 
 
 def _vector(values, size, key, label):
-    values = list(values) if not isinstance(values, sympy.MatrixBase) else list(values)
+    values = list(values)
     if len(values) != size:
         raise DescriptionError(f"{key} of {label} needs {size} values, got {len(values)}", key=key, label=label)
     return sympy.ImmutableMatrix([_expr(v, key, label) for v in values])
@@ -147,8 +148,16 @@ class Frame:
     antecedent: str
     joint: joints.JointModel
     mu: int
-    placement: Union[KKPlacement, GeneralPlacement]
-    stem: Optional[str] = None
+    placement: KKPlacement | GeneralPlacement
+    # The constructor takes SYMORO's sigma code for joint too and None for stem: __post_init__ turns them into
+    # the joint model and the label's stem, which the type checker sees the fields hold.
+    if TYPE_CHECKING:
+        stem: str
+
+        def __init__(self, label: str, antecedent: str, joint: joints.JointModel | int, mu: int,
+                     placement: KKPlacement | GeneralPlacement, stem: str | None = None) -> None: ...
+    else:
+        stem: str | None = None
 
     def __post_init__(self):
         if self.stem is None:
@@ -217,7 +226,7 @@ class Frame:
 
     def transform(self):
         """4x4 transform aT_j of this frame in its antecedent, a function of q."""
-        if self.is_kk:
+        if isinstance(self.placement, KKPlacement):
             return self.placement.transform()
         return self.placement.transform(self.joint, self.coordinates)
 
@@ -285,9 +294,9 @@ class Wheel:
 
     joint: str
     kind: str = "fixed"
-    radius: Optional[sympy.Expr] = None
-    steer: Optional[str] = None
-    offset: Optional[sympy.Expr] = None
+    radius: sympy.Expr | None = None
+    steer: str | None = None
+    offset: sympy.Expr | None = None
 
     def __post_init__(self):
         joint = str(self.joint)
@@ -354,6 +363,7 @@ class Wheel:
 
     def subs(self, mapping):
         """A new wheel with ``mapping`` ({Symbol: value}) applied to radius and offset."""
+        assert self.radius is not None and self.offset is not None  # __post_init__ sets them
         return replace(self, radius=self.radius.xreplace(mapping), offset=self.offset.xreplace(mapping))
 
 
@@ -452,10 +462,10 @@ class JointLimits(NamedTuple):
     largest speed, ``effort`` the largest torque or force (absolute values).
     """
 
-    lower: Optional[float] = None
-    upper: Optional[float] = None
-    velocity: Optional[float] = None
-    effort: Optional[float] = None
+    lower: float | None = None
+    upper: float | None = None
+    velocity: float | None = None
+    effort: float | None = None
 
 
 def _frozen_table(table):
@@ -524,16 +534,16 @@ class Robot:
     """
 
     name: str
-    frames: Tuple[Frame, ...]
-    links: Tuple[str, ...]
+    frames: tuple[Frame, ...]
+    links: tuple[str, ...]
     dynamics: Mapping[str, Mapping[str, sympy.Expr]]
     joint_parameters: Mapping[str, Mapping[str, sympy.Expr]]
     base: Base
-    loops: Tuple[Tuple[str, str], ...]
+    loops: tuple[tuple[str, str], ...]
     floating: bool = False
     wheeled: bool = False
-    wheels: Tuple[Wheel, ...] = ()
-    posture: Tuple[str, ...] = ()
+    wheels: tuple[Wheel, ...] = ()
+    posture: tuple[str, ...] = ()
     values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     limits: Mapping[str, "JointLimits"] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -599,7 +609,7 @@ class Robot:
         """``'serial'``, ``'tree'`` or ``'closed loop'``."""
         if self.loops:
             return "closed loop"
-        children = {}
+        children: dict[str, int] = {}  # frame -> its joints
         for f in self.frames:
             if f.is_joint:
                 children[f.antecedent] = children.get(f.antecedent, 0) + 1
@@ -825,7 +835,7 @@ class Robot:
     @cached_property
     def _parameter_ranks(self):
         """``{symbol name: position}`` in the order :meth:`parameter_order` describes."""
-        ranks = {}
+        ranks: dict[str, int] = {}
 
         def add(values):
             for value in values:
@@ -1255,7 +1265,7 @@ def _check_wheel_joints(wheels, posture, by_label):
 
 def _check_steering(wheels, posture, by_label, seen):
     """Each steering joint is a revolute joint between the chassis and its wheel, steering that wheel alone."""
-    steers = {}
+    steers: dict[str, str] = {}
     for wheel in wheels:
         j, steer = wheel.joint, wheel.steer
         if steer is None:
@@ -1313,7 +1323,8 @@ def _check_frames(frames):
 def _check_labels(frames):
     """Every item is a Frame whose label is a name without whitespace, used once and not 0, and whose stem is
     letters, digits and ``_``, used once; returns frames by label."""
-    by_label, by_stem = {}, {BASE: BASE}
+    by_label: dict[str, Frame] = {}
+    by_stem = {BASE: BASE}
     for f in frames:
         if not isinstance(f, Frame):
             raise DescriptionError(f"expected a Frame, got {f!r}")
@@ -1345,7 +1356,7 @@ def _check_labels(frames):
 
 def _joint_variables(frames):
     """Map each joint variable to its frame: a joint's theta or r holds one, of its own."""
-    variables = {}
+    variables: dict[sympy.Symbol, str] = {}  # joint variable -> its frame
     for f in frames:
         if f.joint.nq == 1:
             key = f.joint_key

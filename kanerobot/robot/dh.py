@@ -47,9 +47,10 @@ A planar arm of two links of length L, each a point mass m at its far end:
 {'YY': L**2*m, 'ZZ': L**2*m, 'MX': L*m, 'M': m}
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy
 import sympy
@@ -396,6 +397,7 @@ def _frames(links, end):
         frames.append(Frame(link.label, antecedent, link.sigma, 1, KKPlacement(alpha=alpha, d=d, theta=theta, r=r)))
         previous = link
     if end is not None:
+        assert previous is not None, "a chain has a link at least"
         frames.append(Frame(end, previous.label, joints.FIXED, 0, KKPlacement(alpha=previous.alpha, d=previous.a)))
     return frames
 
@@ -440,7 +442,7 @@ def _dh_terms(exc, links, end):
     return key, label
 
 
-def standard_dh_robot(name: str, links: Sequence[DHLink], base: Optional[Base] = None, end: Optional[str] = None) -> Robot:
+def standard_dh_robot(name: str, links: Sequence[DHLink], base: Base | None = None, end: str | None = None) -> Robot:
     """A robot from its standard-DH table with centre-of-mass inertias.
 
     Parameters

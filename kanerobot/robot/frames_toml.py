@@ -165,8 +165,8 @@ class _Lines:
     def __init__(self, text):
         self.where = {}
         self.too_deep = None  # first line nesting arrays or tables more than _MAX_NESTING deep
-        table = ()
-        counts = {}  # arrays of tables ([[frame]], [[wheel]], [[joint]]): how many met so far
+        table: tuple = ()
+        counts: dict[str, int] = {}  # arrays of tables ([[frame]], [[wheel]], [[joint]]): how many met so far
         depth, multiline = 0, None
         for number, line in enumerate(text.splitlines(), 1):
             if depth == 0 and multiline is None:
@@ -472,6 +472,7 @@ class _Reader:
                 f"frame {label} mixes Khalil-Kleinfinger parameters ({', '.join(kk)}) with a general placement "
                 f"({', '.join(general)}): use one or the other",
             )
+        placement: KKPlacement | GeneralPlacement
         if general:
             R0 = self.matrix(raw["R0"], 3, where + ("R0",), f"R0 of frame {label}") if "R0" in raw else _IDENTITY3
             P = self.vector(raw["P"], 3, where + ("P",), f"P of frame {label}") if "P" in raw else _ZERO3
@@ -542,7 +543,7 @@ class _Reader:
 
     def check_loops(self, frames, loops):
         by_label = {f.label: f for f in frames}
-        cuts = {}
+        cuts: dict[str, str] = {}  # cut joint -> the frame closing its loop
         for cut, closing in loops:
             where = ("frame", self.labels.index(closing), "closes")
             frame = by_label[closing]

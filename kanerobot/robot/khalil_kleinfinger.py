@@ -64,10 +64,11 @@ end frame keeps the old axes of frame 2:
 3 pi/2 0 pi/2 0 pi/2 0
 """
 
+import contextlib
 import contextvars
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping, Tuple
 
 import numpy
 import sympy
@@ -139,11 +140,11 @@ class Conversion:
     robot: Robot
     changes: Mapping[str, sympy.Matrix]
     parameters: Mapping[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
-    branched: Tuple[str, ...] = ()
-    general: Tuple[str, ...] = ()
-    end_frames: Tuple[str, ...] = ()
+    branched: tuple[str, ...] = ()
+    general: tuple[str, ...] = ()
+    end_frames: tuple[str, ...] = ()
     tolerance: float = SNAP_TOLERANCE
-    snapped: Tuple[Tuple[str, float, sympy.Expr, float], ...] = ()
+    snapped: tuple[tuple[str, float, sympy.Expr, float], ...] = ()
 
     def without_end_frames(self) -> Robot:
         """The converted robot without the end frames (a .par holds no frame
@@ -178,7 +179,7 @@ class Conversion:
 
     def snapped_summary(self, most=8):
         """Which numbers the tolerance snapped, and by how much (the largest ``most`` of them, one per value)."""
-        seen = {}
+        seen: dict[tuple[str, str, str], float] = {}  # (frame, value, snapped value) -> its largest change
         for where, value, exact, change in sorted(self.snapped, key=lambda item: -item[3]):
             seen.setdefault((where, f"{value:.10g}", str(exact)), change)
         items = [f"{where}: {value} -> {exact} ({change:.1e})" for (where, value, exact), change in seen.items()]
@@ -204,7 +205,7 @@ class _Snapping:
 
 # The conversion's tolerance reaches the small helpers below without being
 # passed through every one of them; a ContextVar keeps conversions in threads apart.
-_SNAPPING = contextvars.ContextVar("kk_snapping", default=None)
+_SNAPPING: contextvars.ContextVar[_Snapping | None] = contextvars.ContextVar("kk_snapping", default=None)
 
 
 def _snapping():
@@ -384,10 +385,8 @@ def _choose(e, entry, incoming, successor, scale):
             perp = (point - point.dot(e) * e).applyfunc(lambda v: _snap(v, scale))
             if perp != sympy.zeros(3, 1):
                 # Parallel axes: the normal through the entry point, r = 0.
-                try:
+                with contextlib.suppress(_SymbolicNormal):  # the successor gets a general placement
                     origin, x = entry, _direction(perp)
-                except _SymbolicNormal:
-                    pass  # the successor gets a general placement
         if x is not None and float(x.dot(ref)) < 0:
             x = -x
     if x is None:
@@ -515,7 +514,7 @@ def _end_label(label, taken, numbered):
     return name
 
 
-def khalil_kleinfinger_conversion(robot: Robot, tolerance: float = None) -> Conversion:
+def khalil_kleinfinger_conversion(robot: Robot, tolerance: float | None = None) -> Conversion:
     """Convert ``robot`` to Khalil-Kleinfinger frames and say what changed.
 
     See the module's description for the rules.
@@ -608,16 +607,17 @@ def _convert(robot):
     scale = _scale(robot)
     poses = {}
     for f in robot.frames:
-        _SNAPPING.get().where = f.label
+        _snapping().where = f.label
         poses[f.label] = _pose_at_zero(f)
     identity = (sympy.eye(3), sympy.zeros(3, 1))
     new = {BASE: identity}
-    frames, end_frames, branched, general, changes = [], [], [], [], {}
+    frames, branched, general, changes = [], [], [], {}
+    end_frames: list[Frame] = []
     taken = set(robot.labels)
     numbered = robot.labels == tuple(str(n) for n in range(1, robot.nf + 1))
     for f in robot.frames:
-        _SNAPPING.get().where = f.label
-        R, p, e = poses[f.label]
+        _snapping().where = f.label
+        R, p, _e = poses[f.label]
         Rc, pc = new[f.antecedent]
         # The old frame in the new antecedent.
         Rin, pin = Rc.T * R, Rc.T * (p - pc)
@@ -654,7 +654,7 @@ def _convert(robot):
     return Conversion(converted, MappingProxyType(changes), MappingProxyType(meaning), tuple(branched), tuple(general), tuple(ends))
 
 
-def to_khalil_kleinfinger(robot: Robot, tolerance: float = None) -> Robot:
+def to_khalil_kleinfinger(robot: Robot, tolerance: float | None = None) -> Robot:
     """``robot`` with Khalil-Kleinfinger frames: z on the joint axes, x on the common normals.
 
     The models are those of ``robot`` (the frames of its links moved as

@@ -172,7 +172,7 @@ def read_par(path):
     text = read_text(path)
     name_match = _NAME_COMMENT.search(text)
     name = name_match.group(1) if name_match else path.stem
-    table = {}
+    table: dict[str, _Statement] = {}
     for stmt in _statements(path, text):
         if stmt.key not in SCALAR_KEYS and stmt.key not in LIST_KEYS:
             known = ", ".join(SCALAR_KEYS + LIST_KEYS)
@@ -296,7 +296,7 @@ def _frames(path, table, nf):
 
 def _dynamics(path, table, links):
     """Per link, the dynamic parameters its lists give (one value per link)."""
-    dynamics = {label: {} for label in links}
+    dynamics: dict[str, dict[str, sympy.Expr]] = {label: {} for label in links}
     for key in DYNAMIC_NAMES:
         if key in table:
             for label, (value, _) in zip(links, _values(path, table, key, len(links), None)):
@@ -307,7 +307,7 @@ def _dynamics(path, table, links):
 def _joint_parameters(path, table, nj, frames):
     """Per joint among frames 1..nj, the joint parameters its lists give (one value per frame)."""
     joint_labels = [str(j) for j in range(1, nj + 1)]
-    joint_parameters = {label: {} for label in joint_labels if frames[int(label) - 1].is_joint}
+    joint_parameters: dict[str, dict[str, sympy.Expr]] = {label: {} for label in joint_labels if frames[int(label) - 1].is_joint}
     for key in JOINT_KEYS + FLEXIBLE_KEYS:
         if key in table:
             for label, (value, _) in zip(joint_labels, _values(path, table, key, nj, None)):

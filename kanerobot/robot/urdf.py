@@ -102,10 +102,10 @@ import math
 import re
 import warnings
 import xml.parsers.expat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 import sympy
@@ -412,7 +412,7 @@ class _Reader:
     # ------------------------------------------------------------ links
     def links(self):
         """{name: element} of the ``<link>`` elements, names unique."""
-        out = {}
+        out: dict[str, _Element] = {}
         for element in self.root.findall("link"):
             name = self.attribute(element, "name", "a link")
             if name in out:
@@ -478,7 +478,9 @@ class _Reader:
     # ----------------------------------------------------------- joints
     def joints(self, links):
         """``[(element, name, type, parent, child)]`` of the ``<joint>`` elements, checked."""
-        out, names, parent_of = [], {}, {}
+        out = []
+        names: dict[str, int] = {}  # joint -> its line
+        parent_of: dict[str, tuple[str, int]] = {}  # link -> (the joint whose child it is, its line)
         for element in self.root.findall("joint"):
             name = self.attribute(element, "name", "a joint")
             if name in names:
@@ -534,7 +536,7 @@ class _Reader:
             )
         reached = {roots[0]} if roots else set()
         stack = list(reached)
-        by_parent = {}
+        by_parent: dict[str, list[str]] = {}
         for _, _, _, parent, child in joint_list:
             by_parent.setdefault(parent, []).append(child)
         while stack:
@@ -564,7 +566,7 @@ class _Reader:
         joint_list = self.joints(links)
         root = self.root_link(links, joint_list)
         name = self.root.attrib.get("name", "").strip() or Path(str(self.path)).stem
-        by_parent = {}
+        by_parent: dict[str, list[tuple]] = {}  # link -> its joints' entries of joint_list
         for item in joint_list:
             by_parent.setdefault(item[3], []).append(item)
         order, stack = [], list(reversed(by_parent.get(root, [])))
@@ -658,7 +660,7 @@ class _Reader:
         what = f"joint {element.attrib['name']!r}"
         P, R = self.origin(element, what)
         sigma = JOINT_TYPES[kind]
-        axis = [0.0, 0.0, 1.0]
+        axis = np.array([0.0, 0.0, 1.0])
         if sigma != joints.FIXED:
             axis_element = element.find("axis")
             axis = np.array(self.floats(axis_element, "xyz", 3, f"axis of {what}", (1.0, 0.0, 0.0)))

@@ -144,7 +144,7 @@ class ForwardMode:
         self._defs = dict(program.assignments(include_dead=True))
         self._order = {sym: k for k, sym in enumerate(self._defs)}
         self._value = {}  # original symbol -> expression in target
-        self._renamed = {}  # the entries of _value that are not the symbol itself
+        self._renamed: dict[sympy.Symbol, sympy.Expr] = {}  # the entries of _value that are not the symbol itself
         for sym, expr in self._defs.items():
             if self._renamed:
                 expr = expr.xreplace(self._renamed)
@@ -453,9 +453,9 @@ def _row(fm, out_name, expr, key):
     # An output that is its own assignment (A11 = A11) gives the derivative
     # line of that assignment, under the name it got (dA11_dth2, or
     # dA11_dth2_1 when the name was taken).
-    if isinstance(expr, sympy.Symbol) and expr.name == out_name and isinstance(d, sympy.Symbol):
-        if fm.target.definition(d) is not None and d.name.startswith(name):
-            name = d.name
+    if (isinstance(expr, sympy.Symbol) and expr.name == out_name and isinstance(d, sympy.Symbol)
+            and fm.target.definition(d) is not None and d.name.startswith(name)):
+        name = d.name
     return name, d
 
 

@@ -30,6 +30,7 @@ import itertools
 import keyword
 import re
 from collections import Counter
+from typing import Any
 
 import numpy
 import sympy
@@ -169,7 +170,7 @@ def _total(expr):
 class _Angle:
     """An angle the program has C and S symbols for."""
 
-    __slots__ = ("index", "angle", "label", "cos", "sin")
+    __slots__ = ("angle", "cos", "index", "label", "sin")
 
     def __init__(self, index, angle, label, cos, sin):
         self.index, self.angle, self.label, self.cos, self.sin = index, angle, label, cos, sin
@@ -254,7 +255,7 @@ class Program:
         self.compound = compound
         self.on_collision = on_collision
         self._reserved = set(DEFAULT_RESERVED) | {str(name) for name in reserved}
-        self._inputs = {}  # name -> Symbol, in order of declaration then discovery
+        self._inputs: dict[str, sympy.Symbol] = {}  # name -> Symbol, in order of declaration then discovery
         for item in inputs:
             sym = sympy.Symbol(item) if isinstance(item, str) else item
             if not isinstance(sym, sympy.Symbol):
@@ -874,7 +875,7 @@ class Program:
         >>> p.substitute_back()
         {'Y': a*b + 1}
         """
-        values = {}
+        values: dict[sympy.Symbol, sympy.Expr] = {}
         for sym, expr in self.assignments():
             values[sym] = expr.xreplace(values)
         return {name: expr.xreplace(values) for name, expr in self._outputs.items()}
@@ -938,9 +939,9 @@ class Program:
             source.append(f"    {rename.get(sym, sym).name} = {printer.doprint(expr.xreplace(rename))}")
         values = ", ".join(printer.doprint(expr.xreplace(rename)) for _, expr in outputs)
         source.append(f"    return ({values}{',' if len(outputs) == 1 else ''})")
-        source = "\n".join(source) + "\n"
-        namespace = {"numpy": numpy}
-        exec(compile(source, "<kanerobot.symbolic.Program>", "exec"), namespace)
+        text = "\n".join(source) + "\n"
+        namespace: dict[str, Any] = {"numpy": numpy}
+        exec(compile(text, "<kanerobot.symbolic.Program>", "exec"), namespace)
         raw = namespace["_program"]
 
         def function(*values):
@@ -949,9 +950,8 @@ class Program:
                 return numpy.zeros((0,))
             return numpy.array(numpy.broadcast_arrays(*results), dtype=float)
 
-        function.args = tuple(args)
-        function.outputs = tuple(name for name, _ in outputs)
-        function.source = source
+        # the returned function carries its arguments, outputs and source (a function's own attributes, which mypy does not type)
+        function.__dict__.update(args=tuple(args), outputs=tuple(name for name, _ in outputs), source=text)
         return function
 
     # ------------------------------------------------------ trig internals
@@ -969,7 +969,7 @@ class Program:
 
     def _flatten(self, term):
         """Term as (coefficient, Counter) with monomial assignments inlined."""
-        coefficient, factors = sympy.S.One, Counter()
+        coefficient, factors = sympy.S.One, Counter[sympy.Symbol]()
         for factor in sympy.Mul.make_args(term):
             if factor.is_Number:
                 coefficient *= factor
@@ -1004,11 +1004,11 @@ class _Needed:
     def __init__(self, program, watched):
         self.program = program
         self.lines = program.needed()
-        self.count = Counter()
+        self.count: Counter[sympy.Symbol] = Counter()
         for expr in program._outputs.values():
             self.count.update(expr.free_symbols & program._defs.keys())
         self._watched = frozenset(watched)
-        self._readers = {}  # watched symbol -> the lines (needed or not) whose definition reads it
+        self._readers: dict[sympy.Symbol, list[sympy.Symbol]] = {}  # watched symbol -> the lines (needed or not) whose definition reads it
         for sym, reads in program._reads.items():
             if sym in self.lines:
                 self.count.update(reads)
@@ -1096,6 +1096,7 @@ def _terms_key(expr):
     """
     terms = expr.args if expr.is_Add else (expr,)
     key = []
+    rest: tuple[sympy.Basic, ...]
     for term in terms:
         if term.is_Number:
             coefficient, rest = term, ()
@@ -1269,7 +1270,7 @@ def _rewrite(expr, program):
 
 def _signatures(flat, program):
     """Yield (key, partner key, coefficient ratio, rule, angles) of one term."""
-    coefficient, factors = flat
+    _coefficient, factors = flat
     trig = [(sym, program._trig_of[sym]) for sym in factors if sym in program._trig_of]
     for sym, (kind, record) in trig:
         if factors[sym] >= 2:
@@ -1351,7 +1352,7 @@ def _may_merge(terms, program):
 
 def _merge_alike(terms, flats):
     """Terms alike once assignments are looked through, collected (or cancelled) where cheaper: (indices used, new terms)."""
-    alike = {}
+    alike: dict[frozenset, list[int]] = {}  # the factors -> the terms that have them
     for k, (_, factors) in enumerate(flats):
         alike.setdefault(frozenset(factors.items()), []).append(k)
     used, merged = set(), []
@@ -1368,7 +1369,7 @@ def _merge_alike(terms, flats):
 
 def _merge_pairs(terms, flats, program, placeholder):
     """Pairs of terms one rule (sin^2 + cos^2, angle sums) merges into one cheaper term: (indices used, new terms)."""
-    index = {}
+    index: dict[tuple, list[int]] = {}  # signature key -> the terms that have it
     signatures = []
     for k, flat in enumerate(flats):
         own = list(_signatures(flat, program))

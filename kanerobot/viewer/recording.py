@@ -152,13 +152,13 @@ def _read_csv(path):
     q_columns = [k for k, name in enumerate(header) if name.startswith("q_")]
     if "t" not in header or not q_columns:
         raise RobotFileError(path, 1, f"the header has no t or no q_<joint> column (it has {', '.join(header[:8])}...)")
-    table = []
+    samples = []
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise RobotFileError(path, line, f"{len(row)} values for {len(header)} columns")
         try:
-            table.append([float(x) for x in row])
+            samples.append([float(x) for x in row])
         except ValueError:
             raise RobotFileError(path, line, "a value is not a number") from None
-    table = np.array(table, dtype=float).reshape(len(table), len(header))
+    table = np.array(samples, dtype=float).reshape(len(samples), len(header))
     return table[:, header.index("t")], table[:, q_columns], [header[k][2:] for k in q_columns]

@@ -25,6 +25,7 @@ import math
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -296,7 +297,7 @@ class Viewer:
     def _add_visual(self, k, visual):
         scene = self.server.scene
         name = f"/robot/{visual.label}/visual{k}"
-        colour = tuple(int(round(255 * c)) for c in visual.rgba[:3])
+        colour = tuple(round(255 * c) for c in visual.rgba[:3])
         opacity = None if visual.rgba[3] >= 1 else float(visual.rgba[3])
         pose = {"wxyz": _quaternion(visual.origin[:3, :3]), "position": visual.origin[:3, 3]}
         if visual.kind == "box":
@@ -310,7 +311,7 @@ class Viewer:
         import trimesh
 
         try:
-            mesh = trimesh.load(visual.path, force="mesh")
+            mesh = cast("trimesh.Trimesh", trimesh.load(visual.path, force="mesh"))  # force="mesh": one Trimesh
         except Exception as exc:  # trimesh raises many kinds for unreadable files
             print(f"kanerobot: {visual.path}: cannot read the mesh ({exc}); the frame is drawn without it", flush=True)
             return None
@@ -377,7 +378,7 @@ class Viewer:
             self._links.visible = links.value
             if any(m is not None for m in self._meshes):
                 meshes = gui.add_checkbox("meshes", True, hint="the URDF's visual elements")
-                meshes.on_update(lambda event: [setattr(m, "visible", event.target.value) for m in self._meshes if m is not None])
+                meshes.on_update(self._show_meshes)
         if self._played is not None:
             self._build_playback(gui)
 
@@ -414,8 +415,14 @@ class Viewer:
             self._loop = gui.add_checkbox("loop", True)
         self._seek(t[0])
 
+    def _show_meshes(self, event):
+        for m in self._meshes:
+            if m is not None:
+                m.visible = event.target.value
+
     def _seek(self, time):
         """Show the recorded sample nearest ``time``: as saved (a closed loop's every joint, the base's quaternion)."""
+        assert self._played is not None  # seeking plays a recording
         row = self._played[self.recording.row_at(time)]
         self._show(self._sliders_of(row), self.skeleton(row))
 

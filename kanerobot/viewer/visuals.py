@@ -30,7 +30,6 @@ Examples
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -75,8 +74,8 @@ class Visual:
     kind: str
     size: tuple
     rgba: tuple = DEFAULT_RGBA
-    path: Optional[Path] = None
-    missing: Optional[str] = None
+    path: Path | None = None
+    missing: str | None = None
 
 
 def urdf_visuals(path):

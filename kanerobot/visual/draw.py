@@ -42,8 +42,8 @@ TRIAD = 0.35
 TRIAD_COLOURS = ("tab:red", "tab:green", "tab:blue")
 #: Joint axes, as fractions of the typical link length.
 JOINT_AXIS = 0.7
-JOINT_STYLE = {"revolute": {"color": "tab:purple"}, "prismatic": {"color": "tab:orange", "marker": "s", "markersize": 4}}
-LINK_STYLE = {"color": "0.25", "lw": 2.5, "solid_capstyle": "round"}
+JOINT_STYLE: dict[str, dict[str, Any]] = {"revolute": {"color": "tab:purple"}, "prismatic": {"color": "tab:orange", "marker": "s", "markersize": 4}}
+LINK_STYLE: dict[str, Any] = {"color": "0.25", "lw": 2.5, "solid_capstyle": "round"}
 
 
 def _unit(kind):
@@ -158,7 +158,7 @@ def draw_scene(ax, scene, *, triads=True, labels=True, limits=None, legend=True)
     """
     size = scene.size
     scale = link_scale(scene)
-    artists = {"links": [], "joints": [], "labels": {}, "wheels": []}
+    artists: dict[str, Any] = {"links": [], "joints": [], "labels": {}, "wheels": []}
     base = scene.base
     if scene.floating:  # the base is a body: a box about frame 0, and the world frame at the origin
         _segment(ax, _box(base, 0.25 * scale), color="0.45", lw=1)
@@ -215,7 +215,7 @@ def _triad(ax, pose, length, artists):
 
 def _coincident(scene, tol):
     """The frames' labels grouped by origin (within ``tol``), in ``scene.poses`` order."""
-    groups = []
+    groups: list[list[str]] = []
     for label, origin in scene.origins.items():
         for group in groups:
             if numpy.linalg.norm(scene.origin(group[0]) - origin) <= tol:
@@ -302,9 +302,9 @@ def plot(
     draw = _skeleton(robot, values)
     scene = draw(q, guess=guess)
     text = values_text(scene, _flyer_coordinates(draw, q))
-    robot = draw.robot
-    kind = robot.structure + (", floating base" if robot.floating else "") + (", wheeled base" if robot.wheeled else "")
-    name = title or f"{robot.name} ({kind})"
+    drawn = draw.robot
+    kind = drawn.structure + (", floating base" if drawn.floating else "") + (", wheeled base" if drawn.wheeled else "")
+    name = title or f"{drawn.name} ({kind})"
     if ax is None:
         figure = figure_canvas(10.0, 7.5)
         grid = figure.add_gridspec(1, 2, width_ratios=(4, 1))

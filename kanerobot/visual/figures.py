@@ -18,6 +18,7 @@ complete.
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -159,7 +160,8 @@ def joint_groups(robot, labels=None):
     joints = list(robot.joint_labels)
     parent = {label: _joint_above(robot, label) for label in joints}
     below = {label: [j for j in joints if parent[j] == label] for label in [None, *joints]}
-    chain_of, chains = {}, []
+    chain_of: dict[str, int] = {}  # joint -> its chain in chains
+    chains: list[tuple[str | None, list[str]]] = []  # (the joint above, the chain's joints)
     for label in joints:
         above = parent[label]
         if above is not None and len(below[above]) == 1:
@@ -168,7 +170,7 @@ def joint_groups(robot, labels=None):
         else:
             chain_of[label] = len(chains)
             chains.append((above, [label]))
-    merged = []
+    merged: list[tuple[tuple, list[str]]] = []
     for above, chain in chains:  # lone leaves on one point (wheels) make one group
         lone = len(chain) == 1 and not below[chain[0]]
         if lone and merged and merged[-1][0] == ("lone", above):
@@ -271,7 +273,7 @@ def series(robot, names, quantity, aliases=None):
     [('th2', 'N·m'), ('r3', 'N')]
     """
     table = _name_table(robot)
-    by_column = {}
+    by_column: dict[int, tuple[str, bool]] = {}  # column -> (joint label, motor?)
     for alias, column in (aliases or {}).items():
         if alias in table:
             by_column.setdefault(column, table[alias])
@@ -294,7 +296,7 @@ def series(robot, names, quantity, aliases=None):
 
 def panels(items):
     """``[(title, unit, [Series])]``: the series by group, then by unit, in order of appearance."""
-    out = {}
+    out: dict[tuple[str, str], list[Series]] = {}
     for item in items:
         out.setdefault((item.group, item.unit), []).append(item)
     return [(group, unit, chosen) for (group, unit), chosen in out.items()]
@@ -314,7 +316,7 @@ def _colours(n):
 def _draw_panels(figure, cell, t, array, chosen, symbol, styles=None):
     """One axes per panel in the grid cell ``cell``, stacked, sharing x; returns the axes."""
     grid = cell.subgridspec(len(chosen), 1)
-    axes = []
+    axes: list[Any] = []  # matplotlib's (an optional dependency)
     for row, (group, unit, items) in enumerate(chosen):
         ax = figure.add_subplot(grid[row, 0], sharex=axes[0] if axes else None)
         for item, colour in zip(items, _colours(len(items))):

@@ -42,7 +42,6 @@ kanerobot.errors.ParameterError: robot RX90: no value for the geometric paramete
 """
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
 
 import numpy
 import sympy
@@ -180,13 +179,13 @@ class Scene:
     name: str
     q: numpy.ndarray
     base: numpy.ndarray
-    poses: Dict[str, numpy.ndarray]
-    links: Tuple[Link, ...]
-    joints: Tuple[JointAxis, ...]
-    cuts: Tuple[Cut, ...]
-    wheels: Tuple[WheelShape, ...]
+    poses: dict[str, numpy.ndarray]
+    links: tuple[Link, ...]
+    joints: tuple[JointAxis, ...]
+    cuts: tuple[Cut, ...]
+    wheels: tuple[WheelShape, ...]
     floating: bool
-    values: Dict[str, float]
+    values: dict[str, float]
 
     def origin(self, label):
         """The origin of frame ``label`` in the world, shape (3,)."""
@@ -277,7 +276,8 @@ class Skeleton:
         self.robot = robot
         given = {**{str(k): v for k, v in robot.values.items()}, **{str(k): v for k, v in (values or {}).items()}}
         self._frames = robot.frames
-        columns, self._layout = [], []
+        columns: list[sympy.Expr] = []
+        self._layout = []
         for f in robot.frames:
             T = f.transform()
             self._layout.append(len(columns))

@@ -24,8 +24,9 @@ accelerations follow from ``S_j`` alone (:func:`kanerobot.kinematics.forward_ste
 2 fixed); joints those files cannot hold have None.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Optional, Sequence, Tuple
+from typing import ClassVar
 
 import numpy as np
 import sympy
@@ -48,7 +49,7 @@ class JointModel:
     nq: ClassVar[int] = 0
     nv: ClassVar[int] = 0
     #: SYMORO's code of the type (``sigma`` of a .par file), None when its files cannot hold it.
-    sigma: ClassVar[Optional[int]] = None
+    sigma: ClassVar[int | None] = None
     #: True when the configuration is a vector space (``integrate`` is ``q + dt v``).
     euclidean: ClassVar[bool] = True
 
@@ -57,7 +58,7 @@ class JointModel:
         """``iT_j = [R0, P; 0 1] M(q)``, 4x4, for a general frame."""
         return homogeneous(R0, P)
 
-    def subspace(self, axis) -> Tuple[sympy.Matrix, sympy.Matrix]:
+    def subspace(self, axis) -> tuple[sympy.Matrix, sympy.Matrix]:
         """``(S_lin, S_ang)``: the linear and angular rows of the motion subspace in frame j, each 3 x nv."""
         return sympy.zeros(3, self.nv), sympy.zeros(3, self.nv)
 
@@ -66,25 +67,25 @@ class JointModel:
         S_lin, S_ang = self.subspace(axis)
         return sympy.Matrix.vstack(S_lin, S_ang)
 
-    def configuration_rate(self, q: Sequence[sympy.Expr], v: Sequence[sympy.Expr]) -> Tuple[sympy.Expr, ...]:
+    def configuration_rate(self, q: Sequence[sympy.Expr], v: Sequence[sympy.Expr]) -> tuple[sympy.Expr, ...]:
         """``dq/dt`` at speeds ``v`` as ``nq`` sympy expressions, ``tangent(q) v``: :meth:`configuration_derivative` for programs."""
         if self.euclidean and self.nq == self.nv:
             return tuple(sympy.sympify(x) for x in v)
         return tuple(self.tangent(q) * sympy.Matrix(v))
 
-    def configuration_names(self, stem: str) -> Tuple[str, ...]:
+    def configuration_names(self, stem: str) -> tuple[str, ...]:
         """Names of the ``nq`` configuration symbols of the joint of frame ``stem``."""
         return ()
 
-    def speed_names(self, stem: str) -> Tuple[str, ...]:
+    def speed_names(self, stem: str) -> tuple[str, ...]:
         """Names of the ``nv`` speeds (``QP<stem>`` for one speed)."""
         return ()
 
-    def acceleration_names(self, stem: str) -> Tuple[str, ...]:
+    def acceleration_names(self, stem: str) -> tuple[str, ...]:
         """Names of the ``nv`` accelerations (``QDP<stem>`` for one speed)."""
         return ()
 
-    def force_names(self, stem: str) -> Tuple[str, ...]:
+    def force_names(self, stem: str) -> tuple[str, ...]:
         """Suffixes of the ``nv`` generalized forces' outputs (``GAM<suffix>``)."""
         return ()
 
@@ -93,7 +94,7 @@ class JointModel:
         (:meth:`configuration_derivative` is ``tangent(q) v``)."""
         return sympy.eye(self.nq, self.nv)
 
-    def tangent_names(self, stem: str) -> Tuple[str, ...]:
+    def tangent_names(self, stem: str) -> tuple[str, ...]:
         """Labels of the ``nv`` columns of :meth:`tangent` (derivatives with respect to the configuration)."""
         return self.configuration_names(stem)
 
