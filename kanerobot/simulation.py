@@ -99,6 +99,7 @@ released from 0.5 rad with the spring at rest, integrated by Radau:
 (2, True)
 """
 
+import contextlib
 import os
 import sys
 import time
@@ -579,10 +580,8 @@ def _without_coulomb(fn, structure):
     # the values were accepted when fn was bound (checked, or deliberately not):
     # zeroing FS cannot make them less physical, so they are not checked again
     free = fn.model.numeric(values, backend=fn.backend, physical=False)
-    try:
-        _COULOMB_FREE[fn] = free  # a numeric model is immutable: one re-binding serves every run of it
-    except TypeError:
-        pass
+    with contextlib.suppress(TypeError):  # a numeric model is immutable: one re-binding serves every run of it
+        _COULOMB_FREE[fn] = free
     return free
 
 
@@ -723,7 +722,7 @@ class SimulationResult:
             "kind": self.kind,
             "method": self.method,
             "final_time": float(self.t[-1]),
-            "samples": int(len(self.t)),
+            "samples": len(self.t),
             "nfev": int(self.nfev),
             "seconds": float(self.seconds),
             "max_abs_energy_drift": float(np.max(np.abs(self.energy_drift))) if len(self.t) else 0.0,

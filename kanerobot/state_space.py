@@ -37,7 +37,8 @@ Examples
 
 import dataclasses
 import functools
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -135,39 +136,39 @@ class StateSpace:
     q_note: str = ""
     joint_state: bool = False
     aliases: dict = dataclasses.field(default_factory=dict)
-    link_columns: Optional[tuple] = None
-    joint_columns: Optional[tuple] = None
-    program_inputs: Optional[tuple] = None
+    link_columns: tuple | None = None
+    joint_columns: tuple | None = None
+    program_inputs: tuple | None = None
     # ---- numeric hooks, set by the structure's numeric model (None: the default)
     fn: Any = None
-    values: Optional[dict] = None
+    values: dict | None = None
     #: ``qdot(q, qd)``; default ``qd``.
-    qdot_map: Optional[Callable] = None
+    qdot_map: Callable | None = None
     #: ``integrate(q, qd, dt)`` where the structure has an exact map; default Runge-Kutta on :meth:`qdot`.
-    integrate_map: Optional[Callable] = None
+    integrate_map: Callable | None = None
     #: ``prepare(q)``: the configuration the model is evaluated at; default ``q``.
-    prepare_map: Optional[Callable] = None
+    prepare_map: Callable | None = None
     #: ``start(q, what)``: check (and normalise) a starting configuration.
-    start_check: Optional[Callable] = None
+    start_check: Callable | None = None
     #: ``R(q)`` (nr, nv) batch-capable ``rates(q, qd)``, and ``c(q, qd)``: ``rdot = R qdd + c``.
-    rate_matrix: Optional[Callable] = None
-    rate_values: Optional[Callable] = None
-    rate_bias_map: Optional[Callable] = None
+    rate_matrix: Callable | None = None
+    rate_values: Callable | None = None
+    rate_bias_map: Callable | None = None
     #: ``monitors(q_raw, q, qd)``: ``{name: array}`` along a run.
-    monitor_map: Optional[Callable] = None
+    monitor_map: Callable | None = None
     #: ``(R0, P0)`` of frame 0 for a batch of configurations; default the identity at the origin.
-    base_pose: Optional[Callable] = None
+    base_pose: Callable | None = None
     #: ``U_e(q)`` of a batch: the springs' energy; default 0.
-    elastic_energy: Optional[Callable] = None
+    elastic_energy: Callable | None = None
     #: ``configuration(p)``: a configuration whose controlled coordinates are ``p``.
-    configuration_map: Optional[Callable] = None
+    configuration_map: Callable | None = None
     #: The controller's inertia and gravity where they are not the model's reduced ones (flexible joints).
-    control_inertia: Optional[Callable] = None
-    control_gravity: Optional[Callable] = None
+    control_inertia: Callable | None = None
+    control_gravity: Callable | None = None
     #: ``k`` (ntau,): joint stiffnesses (flexible joints).
-    stiffness: Optional[Callable] = None
+    stiffness: Callable | None = None
     #: Why computed torque cannot run on this model (None: it can).
-    not_rigid: Optional[str] = None
+    not_rigid: str | None = None
 
     # ------------------------------------------------------------ sizes
     @property

@@ -89,7 +89,7 @@ def test_configuration_operations_equal_pinocchio(case):
 
 def test_kinematics_and_balance_equal_pinocchio(case):
     robot, fn, pmodel, data = case
-    q, qd, _ = random_state(robot, np.random.default_rng(11))
+    q, _qd, _ = random_state(robot, np.random.default_rng(11))
     pq = pinocchio_q(robot, q)
     pin.computeJointJacobians(pmodel, data, pq)  # and the joints' placements
     for label in ("2", "3", "4"):

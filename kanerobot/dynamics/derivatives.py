@@ -309,7 +309,7 @@ def _inverse_product(model):
     """``A^-1`` as the torque derivatives of the articulated-body program (one
     triangle, by symmetry), then ``-A^-1 dtau/dx`` as products in the program
     (the zeros of ``dtau/dx``, many on a tree, cost nothing)."""
-    source, qdd, dtau, torques = _inverse_source(model)
+    source, qdd, dtau, _torques = _inverse_source(model)
     nv, names = len(qdd), list(dtau)
     width = 2 * nv
     fm = ForwardMode(source)

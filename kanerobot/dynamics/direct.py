@@ -492,7 +492,7 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
     w = {BASE: w0}
     gamma, beta, inertia = {}, {}, {}
     if root_joint_model(robot).nv:  # link 0 is a body of the recursions when its joint has speeds
-        J, MS, M = inertia[BASE] = link_inertia(robot, BASE)
+        J, MS, _M = inertia[BASE] = link_inertia(robot, BASE)
         beta[BASE] = velocity_bias(robot, program, BASE, w0, J, MS, wrench)  # (18)
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
@@ -511,7 +511,7 @@ def first_forward_recursion(robot, program, placements, w0, wrench=True):
             program.assign_matrix(f"LW{{i}}{stem[j]}", matmul(jA_i, iU_i_P) + 2 * jw_i.cross(sigma_e_qd) + sigmabar_e_qd.cross(sigma_e_qd)),
             program.assign_matrix(f"WQ{{i}}{stem[j]}", cross(jw_i, sigmabar_e_qd)),
         )  # (17)
-        J, MS, M = inertia[j] = link_inertia(robot, j)
+        J, MS, _M = inertia[j] = link_inertia(robot, j)
         beta[j] = velocity_bias(robot, program, j, w[j], J, MS, wrench)  # (18)
     return w, gamma, beta, inertia
 

@@ -25,6 +25,7 @@ import inspect
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import numpy as np
 import sympy
@@ -179,7 +180,7 @@ class ProgramCache:
     """
 
     #: The models offered, name -> what it computes (empty: the subclass's ``_derive`` says).
-    models = {}
+    models: ClassVar[dict[str, str]] = {}
     #: What the progress line adds after the engine's name.
     deriving_detail = ""
 
@@ -232,7 +233,7 @@ class DynamicModel(ProgramCache):
     """
 
     #: The models offered, name -> what it computes.
-    models = {**MODELS, **derivatives.DERIVATIVE_MODELS}
+    models: ClassVar[dict[str, str]] = {**MODELS, **derivatives.DERIVATIVE_MODELS}
     #: Programs whose symbols make up :attr:`parameters`.
     parameter_programs = ("inverse_dynamics",)
     #: Prefix of the compiled C functions.

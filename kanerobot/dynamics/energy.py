@@ -58,6 +58,7 @@ Examples
 1.333333333333
 """
 
+import contextlib
 import weakref
 
 import numpy as np
@@ -484,8 +485,6 @@ def energy_structure(fn, values=None):
         return _CACHE[fn]
     except (KeyError, TypeError):
         s = _Energy(fn, None)
-        try:
+        with contextlib.suppress(TypeError):  # an unhashable model is not cached
             _CACHE[fn] = s
-        except TypeError:
-            pass
         return s

@@ -365,7 +365,7 @@ def _symbols(names):
     return tuple(sympy.Symbol(name) for name in names)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _placeholders(n):
     """n speeds standing for any (the same symbols every time: sympy's caches then serve every model)."""
     return tuple(sympy.Dummy(f"nu{k}") for k in range(n))
@@ -376,7 +376,7 @@ def _root_joint(robot):
     return _root_joint_of(root_joint_model(robot), robot.stems[BASE])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _root_joint_of(model, stem):
     """The :class:`_Joint` of a root joint model, built once (its orientation and rates are the same for every robot)."""
     coordinates = _symbols(model.configuration_names(stem))

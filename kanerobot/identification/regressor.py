@@ -414,7 +414,7 @@ def _tree_regressor(robot, symbols, owners):
                 f, m = Vdot[label], sympy.zeros(3, 1)
             else:
                 e = sympy.zeros(3, 1)
-                e["MX MY MZ".split().index(name)] = 1
+                e[["MX", "MY", "MZ"].index(name)] = 1
                 f, m = U[label] * e, e.cross(Vdot[label])
             at = label
             while True:
