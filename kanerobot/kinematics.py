@@ -46,6 +46,9 @@ __all__ = [
     "u_matrix",
     "LoopVelocityConstraints",
     "loop_velocity_constraints",
+    "loop_jacobian",
+    "loop_rows",
+    "speed_columns",
 ]
 
 #: Default symbols of the twist given to :func:`inverse_kinematic_model`.
@@ -797,7 +800,7 @@ class LoopVelocityConstraints:
     _compiled: dict = field(default_factory=dict, compare=False, repr=False)
 
     def _columns(self, labels):
-        return [self.robot.joint_labels.index(label) for label in labels]
+        return speed_columns(self.robot, labels)
 
     def W_symbolic(self, simplify=False):
         """``W = -Wp^-1 Wa`` (eq. 13), symbolic, when Wp is square.
@@ -891,7 +894,7 @@ class LoopVelocityConstraints:
                 )
         else:
             X = numpy.zeros((0, len(a)))
-        G = numpy.zeros((self.robot.nj, len(a)))
+        G = numpy.zeros((self.J.cols, len(a)))
         G[a, :] = numpy.eye(len(a))
         G[others, :] = X
         return G
@@ -902,18 +905,70 @@ class LoopVelocityConstraints:
         return self.G(values, q)[self._columns(self.passive), :]
 
 
+def speed_columns(robot, labels):
+    """Indices, in ``robot.qd``, of the speeds of the joints ``labels`` (one per speed of each)."""
+    start, where = 0, {}
+    for label in robot.joint_labels:
+        nv = robot.frame(label).joint.nv
+        where[label] = list(range(start, start + nv))
+        start += nv
+    return [c for label in labels for c in where[label]]
+
+
+def _joint_columns(robot, f, point, i, cache):
+    """Renaud's columns of joint f for the point O_point in frame i, 6 x nv (SYMORO+ eq. 5, one per speed):
+    ``[iA_f (S_lin + S_ang x fP_point); iA_f S_ang]``."""
+    S = robot.frame(f).motion_subspace()
+    fP_point = position(robot, f, point, cache)
+    iA_f = rotation(robot, i, f, cache)
+    columns = [(sympy.Matrix(S[:3, k]), sympy.Matrix(S[3:, k])) for k in range(S.cols)]
+    return sympy.Matrix.hstack(*[sympy.Matrix.vstack(iA_f * (lin + ang.cross(fP_point)), iA_f * ang) for lin, ang in columns])
+
+
 def _loop_columns(robot, cut, closing, cache):
-    """Columns of kJ_k qd_1 - kJ_{k+B} qd_2 for one loop, 6 x nj, in frame k."""
+    """``kJ_k qd_1 - kJ_{k+B} qd_2`` of one loop, 6 x nv, in frame k (eq. 11)."""
     up, down = robot.path(cut, closing)
-    columns = []
+    blocks = []
     for f in robot.joint_labels:
         if f in up:
-            columns.append(_column(robot, f, cut, cut, cache))
+            blocks.append(_joint_columns(robot, f, cut, cut, cache))
         elif f in down:
-            columns.append(-_column(robot, f, closing, cut, cache))
+            blocks.append(-_joint_columns(robot, f, closing, cut, cache))
         else:
-            columns.append(sympy.zeros(6, 1))
-    return sympy.Matrix.hstack(*columns)
+            blocks.append(sympy.zeros(6, robot.frame(f).joint.nv))
+    return sympy.Matrix.hstack(*blocks)
+
+
+def loop_jacobian(robot):
+    """``J`` of eq. 11 for every loop stacked, 6B x nv (one column per speed of the tree): ``J qd = 0``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> loop_jacobian(kr.load(kr.frames_path("fourbar"))).shape
+    (6, 4)
+    """
+    if not robot.loops:
+        raise KaneRobotError(f"robot {robot.name} has no loops")
+    cache: dict = {}
+    return sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+
+
+def loop_rows(robot, J, cut):
+    """``(cut_rows, zero_rows, rows)`` of eq. 12: each cut joint's rows of its loop (where its
+    columns do not vanish), the other rows that vanish identically, and the rest."""
+    cut_rows: list[int] = []
+    for b, (k, _) in enumerate(robot.loops):
+        if k in cut:
+            block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
+            cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
+    rng = numpy.random.default_rng(0)
+    symbols = sorted(J.free_symbols, key=str)
+    zero_rows = tuple(
+        r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
+    )
+    rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in zero_rows)
+    return tuple(cut_rows), zero_rows, rows
 
 
 def _identically_zero(expr, rng, symbols, trials=3):
@@ -974,29 +1029,14 @@ def loop_velocity_constraints(robot):
     array([[-1.],
            [ 1.]])
     """
-    if not robot.loops:
-        raise KaneRobotError(f"robot {robot.name} has no loops")
-    cache: dict[str | tuple[str, str], sympy.Matrix] = {}
-    J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+    J = loop_jacobian(robot)
     active = tuple(robot.active_joints)
     cut = tuple(k for k in robot.cut_joints if k not in active)
     passive = tuple(p for p in robot.passive_joints if p not in cut)
-    cut_rows: list[int] = []
-    for b, (k, _) in enumerate(robot.loops):
-        if k not in cut:
-            continue
-        column = J[6 * b:6 * b + 6, robot.joint_labels.index(k)]
-        nonzero = [r for r in range(6) if column[r] != 0]
-        cut_rows.extend(6 * b + r for r in nonzero)
-    rng = numpy.random.default_rng(0)
-    symbols = sorted(J.free_symbols, key=str)
-    zero_rows = tuple(
-        r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
-    )
-    rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in zero_rows)
+    cut_rows, zero_rows, rows = loop_rows(robot, J, cut)
 
     def block(rs, labels):
-        return J.extract(list(rs), [robot.joint_labels.index(label) for label in labels])
+        return J.extract(list(rs), speed_columns(robot, labels))
 
     return LoopVelocityConstraints(
         robot=robot,
@@ -1006,7 +1046,7 @@ def loop_velocity_constraints(robot):
         cut=cut,
         rows=rows,
         zero_rows=zero_rows,
-        cut_rows=tuple(cut_rows),
+        cut_rows=cut_rows,
         Wa=block(rows, active),
         Wp=block(rows, passive),
         Wac=block(cut_rows, active),

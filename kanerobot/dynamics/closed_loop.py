@@ -64,6 +64,7 @@ from kanerobot.dynamics.constrained import (
     speeds,
 )
 from kanerobot.errors import KaneRobotError
+from kanerobot.kinematics import loop_jacobian, loop_rows
 
 __all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "equivalent_tree"]
 
@@ -97,26 +98,13 @@ class LoopClosure(VelocityConstraint):
     adjective = "closed-loop"
 
     def __init__(self, robot):
-        from kanerobot.kinematics import _identically_zero
-
         self.robot, self.tree = robot, equivalent_tree(robot)
-        cache = {}
-        J = self.J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
+        J = self.J = loop_jacobian(robot)
         self.independent = self.active = tuple(robot.active_joints)
         self.cut = tuple(k for k in robot.cut_joints if k not in self.active)
         self.passive = tuple(p for p in robot.passive_joints if p not in self.cut)
-        cut_rows = []
-        for b, (k, _) in enumerate(robot.loops):
-            if k in self.cut:
-                block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
-                cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
-        rng = np.random.default_rng(0)
-        symbols = sorted(J.free_symbols, key=str)
-        self.zero_rows = tuple(
-            r for r in range(J.rows) if r not in cut_rows and all(_identically_zero(e, rng, symbols) for e in J[r, :])
-        )
-        self.cut_rows = tuple(cut_rows)
-        self.rows = tuple(r for r in range(J.rows) if r not in cut_rows and r not in self.zero_rows)
+        cut_rows, self.zero_rows, self.rows = loop_rows(robot, J, self.cut)
+        self.cut_rows = cut_rows
 
         def block(rs, labels):
             return J.extract(list(rs), speed_columns(robot, labels))
@@ -132,32 +120,6 @@ class LoopClosure(VelocityConstraint):
     def speed_map(self, target, rates=True, accelerations=True):
         """The passive and cut joints' rates and accelerations (:func:`loop_kinematics`)."""
         return _loop_speed_map(self, target, rates, accelerations)
-
-
-def _joint_columns(robot, f, point, i, cache):
-    """Renaud's columns of joint f for the point O_point in frame i, 6 x nv (SYMORO+ eq. 5, one per speed):
-    ``[iA_f (S_lin + S_ang x fP_point); iA_f S_ang]``."""
-    from kanerobot.geometry import position, rotation
-
-    S = robot.frame(f).motion_subspace()
-    fP_point = position(robot, f, point, cache)
-    iA_f = rotation(robot, i, f, cache)
-    columns = [(sympy.Matrix(S[:3, k]), sympy.Matrix(S[3:, k])) for k in range(S.cols)]
-    return sympy.Matrix.hstack(*[sympy.Matrix.vstack(iA_f * (lin + ang.cross(fP_point)), iA_f * ang) for lin, ang in columns])
-
-
-def _loop_columns(robot, cut, closing, cache):
-    """``kJ_k qd_1 - kJ_{k+B} qd_2`` of one loop, 6 x nv, in frame k (eq. 11)."""
-    up, down = robot.path(cut, closing)
-    blocks = []
-    for f in robot.joint_labels:
-        if f in up:
-            blocks.append(_joint_columns(robot, f, cut, cut, cache))
-        elif f in down:
-            blocks.append(-_joint_columns(robot, f, closing, cut, cache))
-        else:
-            blocks.append(sympy.zeros(6, robot.frame(f).joint.nv))
-    return sympy.Matrix.hstack(*blocks)
 
 
 def equivalent_tree(robot):

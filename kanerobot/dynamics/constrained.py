@@ -51,6 +51,7 @@ from kanerobot.dynamics.dynamic_model import (
     solve_dynamics,
 )
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.kinematics import speed_columns
 from kanerobot.state_space import StateSpace
 
 __all__ = [
@@ -154,16 +155,6 @@ def speeds(robot, labels=None):
         rates = zip(robot.joint_speeds[label], robot.joint_accelerations[label], taus, suffixes)
         out += [Speed(label, sympy.sympify(qd), sympy.sympify(qdd), tau, x) for qd, qdd, tau, x in rates]
     return out
-
-
-def speed_columns(robot, labels):
-    """Indices, in ``robot.qd``, of the speeds of the joints ``labels``."""
-    start, where = 0, {}
-    for label in robot.joint_labels:
-        nv = robot.frame(label).joint.nv
-        where[label] = list(range(start, start + nv))
-        start += nv
-    return [c for label in labels for c in where[label]]
 
 
 def splice(target, program, mapping):
