@@ -105,6 +105,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -423,6 +424,31 @@ class _Plant:
     one), the Coulomb law and the power.
     """
 
+    # what __init__ copies from the state space (_PLANT_READS), declared for the type checker
+    name: str
+    kind: str
+    nq: int
+    nv: int
+    ntau: int
+    coordinates: tuple[str, ...]
+    layout: str
+    layout_q: str
+    tau_layout: str
+    joints: tuple[str, ...]
+    controlled: tuple[int, ...]
+    controlled_rates: tuple[int, ...]
+    link_columns: tuple[int, ...] | None
+    prepare: Callable[[np.ndarray], np.ndarray]
+    qdot: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    split: Callable[..., tuple[np.ndarray, np.ndarray]]
+    column: Callable[[str], int]
+    sample: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    monitors: Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
+    actuated_rates: Callable[[np.ndarray], np.ndarray]
+    rate_map: Callable[[np.ndarray], np.ndarray]
+    rate_bias: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    force_map: Callable[[np.ndarray], np.ndarray]
+
     def __init__(self, fn):
         from kanerobot.dynamics import energy
 
@@ -687,7 +713,48 @@ class SimulationResult:
     animation, :meth:`save` the arrays (NPZ or CSV), :meth:`summary` the numbers.
     """
 
-    def __init__(self, **fields):
+    # the fields simulate() passes, declared for the type checker (the class sets them from its keywords)
+    name: str
+    kind: str
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    friction_work: np.ndarray
+    energy_change: np.ndarray
+    energy_drift: np.ndarray
+    relative_energy_drift: float
+    friction: np.ndarray
+    friction_labels: list[str]
+    friction_law: str
+    friction_velocity: float | None
+    friction_events: list[dict[str, Any]]
+    segments: int
+    monitors: dict[str, np.ndarray]
+    events: dict[str, dict[str, np.ndarray]]
+    terminated_by: str | None
+    limits: str
+    restitution: float | None
+    limit_events: list[dict[str, Any]]
+    coordinates: list[str]
+    layout: str
+    status: int
+    message: str
+    success: bool
+    nfev: int
+    njev: int
+    nlu: int
+    solution: Any  # scipy's OdeResult
+    method: str
+    seconds: float
+    numeric: NumericModel
+
+    def __init__(self, **fields: Any) -> None:
         self.__dict__.update(fields)
 
     def __repr__(self):
@@ -768,13 +835,12 @@ class SimulationResult:
         -------
         pathlib.Path
         """
-        from pathlib import Path
-
         from kanerobot.robot.io import atomic_write
 
         path = Path(path)
         if path.suffix == ".npz":
-            data = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
+            # Any: numpy's savez also takes the keyword allow_pickle, which mypy matches a **dict of arrays against
+            data: dict[str, Any] = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
             for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift", "friction"):
                 data[name] = getattr(self, name)
             data.update({f"monitor_{k}": np.asarray(v) for k, v in self.monitors.items()})
@@ -1681,7 +1747,28 @@ class CrossValidation:
         :attr:`coordinates`).
     """
 
-    def __init__(self, **fields):
+    # the fields cross_validate() passes, declared for the type checker (the class sets them from its keywords)
+    simulation: SimulationResult
+    t: np.ndarray
+    coordinates: list[str]
+    desired: np.ndarray
+    actual: np.ndarray
+    tracking_error: np.ndarray
+    velocity_error: np.ndarray
+    tau: np.ndarray
+    disagreement: dict[str, np.ndarray]
+    relative_disagreement: dict[str, np.ndarray]
+    notes: list[str]
+    figures: list[Path]
+    controller_name: str
+    controller_robot: str
+    plant_robot: str
+    controller_kind: str
+    plant_kind: str
+    controller: Callable[..., Any]  # a Controller, or a function tau(t, q, qd)
+    controller_model: NumericModel
+
+    def __init__(self, **fields: Any) -> None:
         self.__dict__.update(fields)
 
     def summary(self):
@@ -1896,8 +1983,6 @@ def cross_validate(
     >>> 1e-6 < s["max_tracking_error"] < 0.05, round(s["max_mass_matrix_disagreement"], 3)
     (True, 0.235)
     """
-    from pathlib import Path
-
     from kanerobot import control
 
     if plot is not None:
