@@ -105,7 +105,8 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -156,7 +157,7 @@ DEFAULT_FRICTION_VELOCITY = 1e-3
 LIMIT_LAWS = ("stop", "impact", "ignore")
 #: Under ``limits="impact"``, a joint that rebounds from its stop slower than this (rad/s or m/s) rests against it.
 LIMIT_REST_SPEED = 1e-4
-_COULOMB_FREE = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
+_COULOMB_FREE: weakref.WeakKeyDictionary[NumericModel, NumericModel] = weakref.WeakKeyDictionary()  # numeric model -> the same with FS = 0
 _HAIR = 1e-12  # relative: how far inside its limit a joint goes on after an impact
 
 
@@ -206,6 +207,22 @@ class Event:
 
     def __repr__(self):
         return f"Event({self.name!r}, terminal={self.terminal}, direction={self.direction})"
+
+
+class _SolverEvent(Protocol):
+    """An event as ``solve_ivp`` takes it: ``value = event(t, y)``, with ``terminal`` and ``direction`` read off it."""
+
+    terminal: bool
+    direction: float
+
+    def __call__(self, t: float, y: np.ndarray, /) -> float: ...
+
+
+def _solver_event(function: Callable[[float, np.ndarray], float], terminal: bool, direction: float) -> _SolverEvent:
+    """``function(t, y)`` with the ``terminal`` and ``direction`` attributes scipy reads (set on the function itself)."""
+    event = cast(_SolverEvent, function)
+    event.terminal, event.direction = terminal, direction
+    return event
 
 
 def event(function=None, *, terminal=False, direction=0, name=None):
@@ -422,6 +439,31 @@ class _Plant:
     direct dynamics (the compiled program on bound buffers where there is
     one), the Coulomb law and the power.
     """
+
+    # what __init__ copies from the state space (_PLANT_READS), declared for the type checker
+    name: str
+    kind: str
+    nq: int
+    nv: int
+    ntau: int
+    coordinates: tuple[str, ...]
+    layout: str
+    layout_q: str
+    tau_layout: str
+    joints: tuple[str, ...]
+    controlled: tuple[int, ...]
+    controlled_rates: tuple[int, ...]
+    link_columns: tuple[int, ...] | None
+    prepare: Callable[[np.ndarray], np.ndarray]
+    qdot: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    split: Callable[..., tuple[np.ndarray, np.ndarray]]
+    column: Callable[[str], int]
+    sample: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    monitors: Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
+    actuated_rates: Callable[[np.ndarray], np.ndarray]
+    rate_map: Callable[[np.ndarray], np.ndarray]
+    rate_bias: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    force_map: Callable[[np.ndarray], np.ndarray]
 
     def __init__(self, fn):
         from kanerobot.dynamics import energy
@@ -687,7 +729,48 @@ class SimulationResult:
     animation, :meth:`save` the arrays (NPZ or CSV), :meth:`summary` the numbers.
     """
 
-    def __init__(self, **fields):
+    # the fields simulate() passes, declared for the type checker (the class sets them from its keywords)
+    name: str
+    kind: str
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    friction_work: np.ndarray
+    energy_change: np.ndarray
+    energy_drift: np.ndarray
+    relative_energy_drift: float
+    friction: np.ndarray
+    friction_labels: list[str]
+    friction_law: str
+    friction_velocity: float | None
+    friction_events: list[dict[str, Any]]
+    segments: int
+    monitors: dict[str, np.ndarray]
+    events: dict[str, dict[str, np.ndarray]]
+    terminated_by: str | None
+    limits: str
+    restitution: float | None
+    limit_events: list[dict[str, Any]]
+    coordinates: list[str]
+    layout: str
+    status: int
+    message: str
+    success: bool
+    nfev: int
+    njev: int
+    nlu: int
+    solution: Any  # scipy's OdeResult
+    method: str
+    seconds: float
+    numeric: NumericModel
+
+    def __init__(self, **fields: Any) -> None:
         self.__dict__.update(fields)
 
     def __repr__(self):
@@ -768,13 +851,12 @@ class SimulationResult:
         -------
         pathlib.Path
         """
-        from pathlib import Path
-
         from kanerobot.robot.io import atomic_write
 
         path = Path(path)
         if path.suffix == ".npz":
-            data = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
+            # Any: numpy's savez also takes the keyword allow_pickle, which mypy matches a **dict of arrays against
+            data: dict[str, Any] = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "tau": self.tau}
             for name in ("kinetic", "potential", "energy", "work", "friction_work", "energy_drift", "friction"):
                 data[name] = getattr(self, name)
             data.update({f"monitor_{k}": np.asarray(v) for k, v in self.monitors.items()})
@@ -1126,7 +1208,7 @@ def simulate(
                              "use friction='regularised', or limits='stop'")  # fmt: skip
     if "args" in solver_options:
         raise KaneRobotError("args is not supported: the controller takes (t, q, qd); bind extra arguments in it")
-    options = dict(DEFAULT_SOLVER_OPTIONS)
+    options: dict[str, Any] = dict(DEFAULT_SOLVER_OPTIONS)
     options.update(solver_options)
     if law == "stick-slip" and options.get("dense_output"):
         raise KaneRobotError("dense_output is not available with friction='stick-slip' (one solution per stick-slip phase)")
@@ -1207,8 +1289,8 @@ class _Run:
 
     def __init__(self, user_events, size):
         self.ts, self.ys, self.modes = [], [], []
-        self.t_events = [[] for _ in range(user_events)]
-        self.y_events = [[] for _ in range(user_events)]
+        self.t_events: list[list[float]] = [[] for _ in range(user_events)]
+        self.y_events: list[list[np.ndarray]] = [[] for _ in range(user_events)]
         self.size = size
         self.nfev = self.njev = self.nlu = self.segments = 0
         self.switches = []
@@ -1277,6 +1359,7 @@ def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress, st
                 run.stopped = stops.records[-1]
                 return run
         elif start < t1:
+            assert stick is not None  # k >= nl: a friction event, which only a stick-slip run has
             mode, y = stick.switch(start, y, mode, k - nl)
         if start >= t1:  # the switch is the end
             return run
@@ -1300,7 +1383,7 @@ class _StickSlip:
         self.FS, self.active = p.FS, p.coulomb.active
         self.rest = float(np.max(options.get("atol", DEFAULT_SOLVER_OPTIONS["atol"])))  # a rate this small is at rest at t0
         self.switches = []
-        self._cache = (None, None, None)
+        self._cache: tuple[tuple | None, Any, Any] = (None, None, None)  # key, y, forces (None: empty)
 
     def _parts(self, t, y):
         p = self.p
@@ -1389,14 +1472,13 @@ class _StickSlip:
                 def event(t, y, j=j):
                     return self.FS[j] - abs(self._holding(t, y, mode)[j])
 
-                event.direction = -1
+                direction = -1
             else:
                 def event(t, y, j=j):
                     return self._rates(t, y)[j]
 
-                event.direction = -signs[j]
-            event.terminal = True
-            out.append(event)
+                direction = -signs[j]
+            out.append(_solver_event(event, terminal=True, direction=direction))
             self._event_rates.append(j)
         return out
 
@@ -1477,7 +1559,7 @@ class _Stops:
                                          "impact law; use limits='stop'")  # fmt: skip
         self.held = []  # indices of stops the joint rests against
         self.records = []
-        self._cache = (None, None, None)
+        self._cache: tuple[tuple | None, Any, Any] = (None, None, None)  # key, y, forces (None: empty)
 
     def __bool__(self):
         return bool(self.stops)
@@ -1524,8 +1606,7 @@ class _Stops:
                 def event(t, y, k=k):
                     return self.margin(k, y)
 
-            event.terminal, event.direction = True, -1
-            out.append(event)
+            out.append(_solver_event(event, terminal=True, direction=-1))
         return out
 
     def _record(self, t, k, event, **more):
@@ -1620,9 +1701,7 @@ def _events(events, p):
         def scipy_event(t, y, function=function):
             return function(t, p.prepare(y[:nq]), y[nq : nq + nv])
 
-        scipy_event.terminal = ev.terminal
-        scipy_event.direction = ev.direction
-        out.append(scipy_event)
+        out.append(_solver_event(scipy_event, terminal=ev.terminal, direction=ev.direction))
         kept.append(ev)
     names = [ev.name for ev in kept]
     names = [f"{name} ({k})" if names.count(name) > 1 else name for k, name in enumerate(names)]
@@ -1681,7 +1760,28 @@ class CrossValidation:
         :attr:`coordinates`).
     """
 
-    def __init__(self, **fields):
+    # the fields cross_validate() passes, declared for the type checker (the class sets them from its keywords)
+    simulation: SimulationResult
+    t: np.ndarray
+    coordinates: list[str]
+    desired: np.ndarray
+    actual: np.ndarray
+    tracking_error: np.ndarray
+    velocity_error: np.ndarray
+    tau: np.ndarray
+    disagreement: dict[str, np.ndarray]
+    relative_disagreement: dict[str, np.ndarray]
+    notes: list[str]
+    figures: list[Path]
+    controller_name: str
+    controller_robot: str
+    plant_robot: str
+    controller_kind: str
+    plant_kind: str
+    controller: Callable[..., Any]  # a Controller, or a function tau(t, q, qd)
+    controller_model: NumericModel
+
+    def __init__(self, **fields: Any) -> None:
         self.__dict__.update(fields)
 
     def summary(self):
@@ -1791,8 +1891,8 @@ def _observer(plant_view, controller_view, observe):
             f"plant ({plant_view.kind}, q of {plant_view.nq}, qd of {plant_view.nv}) have different states: give "
             f"observe=function(q, qd) -> (q, qd) mapping the plant's state to the controller's"
         )
-    columns = (list(range(plant_view.nq)), list(range(plant_view.nv)))
-    return None, columns, columns
+    whole = (list(range(plant_view.nq)), list(range(plant_view.nv)))
+    return None, whole, whole
 
 
 def cross_validate(
@@ -1896,8 +1996,6 @@ def cross_validate(
     >>> 1e-6 < s["max_tracking_error"] < 0.05, round(s["max_mass_matrix_disagreement"], 3)
     (True, 0.235)
     """
-    from pathlib import Path
-
     from kanerobot import control
 
     if plot is not None:
