@@ -67,7 +67,7 @@ import sympy
 from kanerobot.dynamics.common import BasePlacements, frame_placements, program_inputs
 from kanerobot.dynamics.composite import composite_links, composite_wrench
 from kanerobot.dynamics.free_flyer import RIGID_INERTIAL_NAMES, check_floating
-from kanerobot.dynamics.root import is_free
+from kanerobot.dynamics.root import is_free, root_joint_model
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
 from kanerobot.symbolic.program import Program
@@ -256,11 +256,10 @@ class _Balance:
     def columns(self, angular):
         """``[(l_j, k_j)]`` for every speed: the momentum at G of each unit speed (k_j None unless ``angular``)."""
         robot, out = self.robot, []
-        if is_free(robot):
-            J, MS, M = self.plus[BASE]
-            for a in (sympy.eye(6)[:, k] for k in range(6)):
-                f, m = composite_wrench(J, MS, M, a)
-                out.append((list(f), plus(list(m), cross(f, self.com)) if angular else None))  # m + (0 - c) x f
+        root = root_joint_model(robot).motion_subspace(None)  # the root joint's speeds move composite link 0 (none if fixed)
+        for a in (root[:, k] for k in range(root.cols)):
+            f, m = composite_wrench(*self.plus[BASE], a)
+            out.append((list(f), plus(list(m), cross(f, self.com)) if angular else None))  # m + (0 - c) x f
         for j in robot.joint_labels:
             S = robot.frame(j).motion_subspace()
             for k in range(S.cols):  # one column per speed of the joint (a stem of its own past the first)
