@@ -51,6 +51,7 @@ from kanerobot.dynamics.dynamic_model import (
     solve_dynamics,
 )
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
+from kanerobot.robot.description import Robot
 from kanerobot.state_space import StateSpace
 
 __all__ = [
@@ -265,6 +266,11 @@ class VelocityConstraint:
 
     kind = "constrained"
     adjective = "constrained"
+    # set by the subclass's __init__ (see Attributes)
+    robot: Robot
+    tree: Robot
+    independent: tuple[str, ...]
+    J: sympy.Matrix
 
     @property
     def dependent(self):
@@ -327,7 +333,7 @@ class VelocityConstraint:
         JI = target.assign_matrix("JI{i}{j}", target.replace_sin_cos(Ja))
         JDI = target.assign_matrix("JDI{i}{j}", JD.adjugate(method="berkowitz") / target.assign("DETJD", JD.det(method="berkowitz")))
         X = target.assign_matrix(lambda i, j: label_name("GX", dep[i - 1].suffix, ind[j - 1].suffix), -JDI * JI)
-        mapping = {}
+        mapping: dict[sympy.Symbol, sympy.Expr] = {}
         if not rates:
             return X, mapping
         qd_a = sympy.Matrix([a.qd for a in ind])
