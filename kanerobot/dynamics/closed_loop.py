@@ -100,16 +100,16 @@ class LoopClosure(VelocityConstraint):
         from kanerobot.kinematics import _identically_zero
 
         self.robot, self.tree = robot, equivalent_tree(robot)
-        cache = {}
+        cache: dict[tuple[str, str] | str, sympy.Matrix] = {}  # geometry.transform's transforms, by (i, j) and by frame
         J = self.J = sympy.Matrix.vstack(*[_loop_columns(robot, cut, closing, cache) for cut, closing in robot.loops])
         self.independent = self.active = tuple(robot.active_joints)
         self.cut = tuple(k for k in robot.cut_joints if k not in self.active)
         self.passive = tuple(p for p in robot.passive_joints if p not in self.cut)
-        cut_rows = []
+        cut_rows: list[int] = []
         for b, (k, _) in enumerate(robot.loops):
             if k in self.cut:
-                block = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
-                cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in block[r, :]))
+                columns = J.extract(list(range(6 * b, 6 * b + 6)), speed_columns(robot, [k]))
+                cut_rows.extend(6 * b + r for r in range(6) if any(x != 0 for x in columns[r, :]))
         rng = np.random.default_rng(0)
         symbols = sorted(J.free_symbols, key=str)
         self.zero_rows = tuple(
@@ -343,7 +343,7 @@ def _loop_speed_map(c, target, rates, accelerations):
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
     W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1].suffix, active[j - 1].suffix), -WPI * Wa)
-    mapping = {}
+    mapping: dict[sympy.Symbol, sympy.Expr] = {}
     if not rates:
         return W, mapping
     qd_a = sympy.Matrix([a.qd for a in active])
