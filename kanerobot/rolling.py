@@ -24,7 +24,7 @@ Examples
 
 import dataclasses
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import sympy
@@ -32,9 +32,6 @@ import sympy
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.robot.names import BASE
-
-if TYPE_CHECKING:
-    from kanerobot.robot.description import Robot
 
 __all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "ground", "mobility", "wheel_constraints"]
 
@@ -229,7 +226,7 @@ class WheelConstraints:
         ``QP``): ``Wdot qd`` at ``v = qd``, ``Wdot G`` column by column.
     """
 
-    robot: "Robot"  # imported for the type checker only: the description imports this module for Robot.dof
+    robot: Any  # a Robot, not imported (not even for the type checker): the description imports this module for Robot.dof
     labels: tuple
     rows: tuple
     W: sympy.Matrix
