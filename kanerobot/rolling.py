@@ -24,6 +24,7 @@ Examples
 
 import dataclasses
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import sympy
@@ -225,7 +226,7 @@ class WheelConstraints:
         ``QP``): ``Wdot qd`` at ``v = qd``, ``Wdot G`` column by column.
     """
 
-    robot: object  # a Robot (not imported: the description imports this module for Robot.dof)
+    robot: Any  # a Robot, not imported (not even for the type checker): the description imports this module for Robot.dof
     labels: tuple
     rows: tuple
     W: sympy.Matrix
@@ -342,7 +343,7 @@ def wheel_constraints(robot, independent=None):
     else:
         dependent, independent = _given_speeds(robot, labels, W0, rank, independent)
     cols = [labels.index(d) for d in dependent]
-    square = []
+    square: list[int] = []
     for r in range(W.rows):
         if len(square) == len(cols):
             break
@@ -373,15 +374,15 @@ def wheel_constraints(robot, independent=None):
 
 def _default_speeds(robot, labels, W0, rank):
     """(dependent, independent) joint labels: the first ``rank`` labels in order of preference with an independent column of W."""
-    dependent = []
+    chosen: list[str] = []
     for label in _preference(robot):
-        if len(dependent) == rank:
+        if len(chosen) == rank:
             break
         trial = robot.joint_labels.index(label)
-        cols = [labels.index(d) for d in dependent] + [trial]
+        cols = [labels.index(d) for d in chosen] + [trial]
         if _numeric_rank(W0[:, cols]) == len(cols):
-            dependent.append(label)
-    dependent = tuple(label for label in labels if label in dependent)
+            chosen.append(label)
+    dependent = tuple(label for label in labels if label in chosen)
     independent = tuple(label for label in labels if label not in dependent)
     return dependent, independent
 

@@ -305,7 +305,7 @@ def _loop_speed_map(c, target, rates, accelerations):
     det = target.assign("DETWP", Wp.det(method="berkowitz"))
     WPI = target.assign_matrix("WPI{i}{j}", Wp.adjugate(method="berkowitz") / det)
     W = target.assign_matrix(lambda i, j: label_name("W", passive[i - 1].suffix, active[j - 1].suffix), -WPI * Wa)
-    mapping = {}
+    mapping: dict[sympy.Symbol, sympy.Expr] = {}
     if not rates:
         return W, mapping
     qd_a = sympy.Matrix([a.qd for a in active])

@@ -59,6 +59,7 @@ inputs, frame placements, link inertia, :func:`rotate_inertia`) are in
 """
 
 import itertools
+from typing import Any
 
 import sympy
 
@@ -307,7 +308,7 @@ def composite_wrench(J, MS, M, a):
     return M * linear + angular.cross(MS), None if J is None else J * angular + MS.cross(linear)
 
 
-def column_wrenches(program, robot, placements, j, inertia, *, root=False, names=NAMES, column=0):
+def column_wrenches(program, robot, placements, j, inertia: tuple[Any, Any, Any], *, root=False, names=NAMES, column=0):
     """Column j's wrench at O_j and carried to each antecedent (eqs 31-34, 36-37).
 
     Parameters

@@ -52,6 +52,7 @@ from kanerobot.dynamics.dynamic_model import (
 )
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.kinematics import speed_columns
+from kanerobot.robot.description import Robot
 from kanerobot.state_space import StateSpace
 
 __all__ = [
@@ -256,6 +257,11 @@ class VelocityConstraint:
 
     kind = "constrained"
     adjective = "constrained"
+    # set by the subclass's __init__ (see Attributes)
+    robot: Robot
+    tree: Robot
+    independent: tuple[str, ...]
+    J: sympy.Matrix
 
     @property
     def dependent(self):
@@ -318,7 +324,7 @@ class VelocityConstraint:
         JI = target.assign_matrix("JI{i}{j}", target.replace_sin_cos(Ja))
         JDI = target.assign_matrix("JDI{i}{j}", JD.adjugate(method="berkowitz") / target.assign("DETJD", JD.det(method="berkowitz")))
         X = target.assign_matrix(lambda i, j: label_name("GX", dep[i - 1].suffix, ind[j - 1].suffix), -JDI * JI)
-        mapping = {}
+        mapping: dict[sympy.Symbol, sympy.Expr] = {}
         if not rates:
             return X, mapping
         qd_a = sympy.Matrix([a.qd for a in ind])

@@ -366,7 +366,7 @@ def _add_directions(fm, labels, directions, qd, adot):
         if seeds:
             fm.add_direction(("q", k), seeds, label=label)
     if adot == "time":
-        rates = {}
+        rates: dict[sympy.Symbol, sympy.Expr] = {}
         for seeds, v in zip(directions, qd):
             for x, seed in seeds.items():
                 rates[x] = rates.get(x, 0) + seed * v

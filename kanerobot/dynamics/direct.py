@@ -707,9 +707,11 @@ def second_forward_recursion(robot, program, placements, Vdot0, gamma, JU, JD, G
         u = program.assign_matrix(f"VU{{i}}{stem[j]}", vdot_i + wdot_i.cross(iP_j))
         VR = sympy.Matrix.vstack(matmul(jA_i, u), matmul(jA_i, wdot_i)) + gamma[j]  # jS_i iVdot_i + jgamma_j
         VR = program.assign_matrix(f"VR{{i}}{stem[j]}", VR)
-        unknown = (JU[j], JD[j], GW[j]) if j in JU else ()
+        JU_j, JD_j, GW_j = (JU[j], JD[j], GW[j]) if j in JU else (None, None, None)  # None: the acceleration is known
         names = frame.joint.acceleration_names(stem[j])
-        qdd_j, Vdot_j = _link_acceleration(program, stem[j], frame.motion_subspace(), VR, names, *unknown, known=known_qdd.get(j))
+        qdd_j, Vdot_j = _link_acceleration(
+            program, stem[j], frame.motion_subspace(), VR, names, JU_j, JD_j, GW_j, known=known_qdd.get(j)
+        )
         if qdd_j is not None:
             qdd[j] = qdd_j
         Vdot[j] = _named_acceleration(program, stem[j], Vdot_j)
@@ -1018,7 +1020,9 @@ def _ldl_factor(program, K, name, what):
     """``K = L D L^T`` in ``program`` (:func:`ldl_solve`'s first steps): ``(L, ID)``, ``L`` by
     ``(i, j)``, ``ID`` the reciprocal pivots; raises SingularityError for a pivot 0."""
     n = K.rows
-    L, W, ID = {}, {}, []
+    L: dict[tuple[int, int], sympy.Expr] = {}
+    W: dict[tuple[int, int], sympy.Expr] = {}
+    ID = []
     for j in range(n):
         D_j = program.assign(f"{name}D{j + 1}", K[j, j] - sum((L[j, k] * W[j, k] for k in range(j)), sympy.S.Zero))
         if D_j == 0:
@@ -1033,7 +1037,7 @@ def _ldl_factor(program, K, name, what):
 def _ldl_substitute(program, L, ID, y, z_name, x_name):
     """``x`` (a list) with ``L D L^T x = y``, the steps named ``z_name(i)``, ``x_name(i)`` (1-based)."""
     n = len(ID)
-    z = []
+    z: list[sympy.Expr] = []
     for i in range(n):
         z.append(program.assign(z_name(i + 1), y[i] - sum((L[i, k] * z[k] for k in range(i)), sympy.S.Zero)))
     x = [None] * n

@@ -24,8 +24,9 @@ import functools
 import inspect
 import math
 import os
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import sympy
@@ -71,7 +72,7 @@ METHODS = ("newton-euler", "lagrange", "kane")
 #: (:meth:`DynamicModel.kane_system`, so that sympy.physics.mechanics is
 #: imported only for it).  A model an engine has no program for is solved
 #: numerically from A and H (:data:`SOLVED`).
-ENGINES = {
+ENGINES: dict[str, dict[str, Callable[..., Any] | None]] = {
     "newton-euler": {
         "inverse_dynamics": newton_euler.inverse_dynamics,
         "mass_matrix": composite.mass_matrix,
@@ -179,10 +180,13 @@ class ProgramCache:
     solves numerically).  The subclass's ``__init__`` sets ``_programs = {}``.
     """
 
-    #: The models offered, name -> what it computes (empty: the subclass's ``_derive`` says).
-    models: ClassVar[dict[str, str]] = {}
+    #: The models offered, name -> what it computes (empty: the subclass's ``_derive`` says);
+    #: read-only, an instance may replace it by its own (a floating base's).
+    models: Mapping[str, str] = {}
     #: What the progress line adds after the engine's name.
     deriving_detail = ""
+    #: name -> derived program (set to ``{}`` by the subclass's ``__init__``).
+    _programs: dict[str, Any]
 
     def program(self, name):
         """The :class:`~kanerobot.symbolic.Program` of model ``name`` (see :attr:`models`), derived once."""
@@ -233,9 +237,9 @@ class DynamicModel(ProgramCache):
     """
 
     #: The models offered, name -> what it computes.
-    models: ClassVar[dict[str, str]] = {**MODELS, **derivatives.DERIVATIVE_MODELS}
+    models: Mapping[str, str] = {**MODELS, **derivatives.DERIVATIVE_MODELS}
     #: Programs whose symbols make up :attr:`parameters`.
-    parameter_programs = ("inverse_dynamics",)
+    parameter_programs: tuple[str, ...] = ("inverse_dynamics",)
     #: Prefix of the compiled C functions.
     c_prefix = "kr_"
 
@@ -311,6 +315,7 @@ class DynamicModel(ProgramCache):
         if self.method == "kane":
             return self.kane_system.program(name)
         build = ENGINES[self.method][name]
+        assert build is not None  # only Kane's entries are None, and Kane returned above
         if name == "coriolis_matrix":  # built on this engine's inertia matrix
             return build(self.robot, self.program("mass_matrix"))
         return build(self.robot)
@@ -620,7 +625,8 @@ class DynamicModel(ProgramCache):
         robot, root = self.robot, self.root
         labels = tuple(robot.joint_labels)
         coordinates, speeds, described = list(_names(root, BASE, "configuration")), list(_names(root, BASE, "speed")), []
-        rates, controlled = [], []
+        rates: list[str] = []
+        controlled: list[int] = []
         for label, (joint, q, _) in zip(labels, self.layout[1:]):
             names = _names(joint, robot.frame(label).stem, "configuration")
             coordinates += [label] if joint.nv == 1 else [f"{label}.{name}" for name in names]
@@ -857,6 +863,14 @@ class BalanceFunctions:
     :mod:`kanerobot.dynamics.centroidal` for the definitions and the algorithm.
     """
 
+    if TYPE_CHECKING:  # what the model class gives (declared for the type checker only: nothing at run time)
+
+        def center_of_mass_jacobian(self, q: ArrayLike) -> np.ndarray: ...
+
+        def centroidal_momentum_matrix(self, q: ArrayLike) -> np.ndarray: ...
+
+        def _speeds(self, qd: ArrayLike) -> tuple[np.ndarray, bool]: ...
+
     def center_of_mass_velocity(self, q: ArrayLike, qd: ArrayLike) -> np.ndarray:
         """Velocity of the centre of mass ``cdot = J_G(q) qd``, shape (3,) or (N, 3).
 
@@ -896,7 +910,8 @@ class _class_or_instance:
     """A method bound to the instance it is read on, or to the class (``cls.provides(name)`` and ``fn.provides(name)``)."""
 
     def __init__(self, function):
-        functools.update_wrapper(self, function)
+        # update_wrapper only copies the name and docstring: a descriptor, not a callable, is fine
+        functools.update_wrapper(self, function)  # type: ignore[arg-type]
         self.function = function
 
     def __get__(self, instance, owner):
@@ -912,6 +927,19 @@ class NumericProtocol(BalanceFunctions):
     The methods here are those some structure cannot give: each raises a
     :class:`KaneRobotError` saying why, and a structure that can overrides it.
     """
+
+    #: The symbolic model these functions run (set by each structure's ``__init__``).
+    model: Any
+
+    if TYPE_CHECKING:  # what every structure gives (declared for the type checker only: nothing at run time)
+
+        @property
+        def nq(self) -> int: ...
+
+        @property
+        def nv(self) -> int: ...
+
+        def direct_dynamics(self, q, qd, tau, wrench=None, out=None) -> np.ndarray: ...
 
     @_class_or_instance
     def provides(owner, name: str) -> bool:
@@ -936,7 +964,7 @@ class NumericProtocol(BalanceFunctions):
         """The methods of :data:`PROTOCOL` the class gives and this instance refuses (its structure cannot)."""
         return set()
 
-    def _unavailable(self, name, why):
+    def _unavailable(self, name, why) -> NoReturn:
         raise KaneRobotError(f"robot {self.model.robot.name} ({self.model.state_space.kind}): no {name}: {why}")
 
     def _no_out(self, name, out):
@@ -1089,7 +1117,7 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         the joint models' ``qdot`` and ``integrate`` where a joint's configuration is not a vector space
         (a quaternion, kept unit), and a floating base's pose and monitors."""
         if "_state_space" not in self.__dict__:
-            hooks = {}
+            hooks: dict[str, Any] = {}
             if self._curved:
                 hooks.update(qdot_map=self._qdot, integrate_map=self.integrate, prepare_map=self._prepared,
                              start_check=self._starting_configuration, monitor_map=self._monitors)  # fmt: skip
@@ -1838,7 +1866,7 @@ def matrix_grid(program, n, name, symmetric):
     """
     names = matrix_entry_names(name_prefix(name), (n, n))
     position = {names[i][j]: (i, j) for i in range(n) for j in range(n)}
-    grid = [[0] * n for _ in range(n)]
+    grid: list[list[str | int | None]] = [[0] * n for _ in range(n)]
     placed = set()
     for output in program.outputs:
         i, j = position[output]

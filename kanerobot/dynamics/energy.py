@@ -60,6 +60,7 @@ Examples
 
 import contextlib
 import weakref
+from typing import Any
 
 import numpy as np
 import sympy
@@ -78,7 +79,7 @@ __all__ = [
     "total_energy",
 ]
 
-_CACHE = weakref.WeakKeyDictionary()  # fn -> _Energy
+_CACHE: "weakref.WeakKeyDictionary[object, _Energy]" = weakref.WeakKeyDictionary()  # fn -> _Energy
 
 
 # ------------------------------------------------------------ public API
@@ -375,7 +376,9 @@ class _Bodies:
         index, k = {}, 0
         for label in robot.joint_labels:  # the columns of q of each joint (nq of them)
             index[label], k = slice(k, k + robot.frame(label).joint.nq), k + robot.frame(label).joint.nq
-        self.frames = []  # (label, antecedent, columns of q or None, function or constant 3x4)
+        # (label, antecedent, columns of q or None, function or constant 3x4): the last is
+        # the lambdified function where there are columns, the array where None (Any: tied to the third)
+        self.frames: list[tuple[str, str, slice | None, Any]] = []
         for frame in robot.frames:
             T = sympy.Matrix(frame.transform())[:3, :]
             if frame.is_joint:

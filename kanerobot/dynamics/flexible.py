@@ -65,6 +65,7 @@ array([20.,  0.])
 """
 
 import collections
+from collections.abc import Callable
 
 import numpy as np
 import sympy
@@ -674,7 +675,8 @@ class FlexibleModel(ProgramCache):
         if self.method == "lagrange":
             if name == "coriolis_matrix":
                 return lagrange.coriolis_matrix(self.tree, self.program("mass_matrix"))
-            return {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}[name](self.tree)
+            builders: dict[str, Callable[..., Program]] = {"mass_matrix": lagrange.mass_matrix, "h": lagrange.h, "gravity": lagrange.gravity}
+            return builders[name](self.tree)
         if self.method == "kane":
             if self._kane is None:
                 # imported on first use: kane loads sympy.physics.mechanics (no import cycle)

@@ -38,6 +38,8 @@ tree of links and rotors, at ``z = (q, q_r)``.
 """
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy
@@ -171,7 +173,7 @@ def jacobian_program(robot, frame, projection=BASE):
 
 #: The programs :class:`KinematicPrograms` keeps, by the first entry of a key:
 #: ``(what it computes, build(robot, *key[1:]))``.
-PROGRAMS = {
+PROGRAMS: dict[str, tuple[str, Callable[..., Program]]] = {
     "pose": ("the pose of frame {}", pose_program),
     "jacobian": ("the Jacobian of frame {}", jacobian_program),
     "center_of_mass": ("the centre of mass", lambda robot: centroidal.center_of_mass(robot, jacobian=False)),
@@ -277,6 +279,13 @@ class FrameKinematics:
     the programs run as its models do, C or numpy, and fall back the same way.
     The programs are derived once per frame and kept on ``self.model``.
     """
+
+    # set by the numeric class (see above)
+    model: Any
+    _given: dict[str, float]
+    backend: str
+    requested_backend: str
+    fallback_reason: str | None
 
     def _frame_robot(self):
         """``(robot, c_prefix)``: the robot whose joint vector the configurations are."""

@@ -552,7 +552,7 @@ class EnergyModel:
         """n x n sympy matrix of expressions (not assigned)."""
         index = {key: k for k, key in enumerate(self.keys)}
         n = len(self.keys)
-        terms = {}
+        terms: dict[tuple[int, int], list[sympy.Expr]] = {}  # (row, column) of A -> its parts
         cols = self.columns()
         for j in self.robot.links:  # link 0 on a fixed root has no column: it adds nothing
             momenta = self.unit_momenta(j)
@@ -625,7 +625,7 @@ class EnergyModel:
         """``speed key -> PQ``: dT/dnu without the rotor term, assigned."""
         cols = self.columns()
         momenta = self.link_momenta()
-        terms = {key: [] for key in self.keys}
+        terms: dict[tuple[str, int], list[sympy.Expr]] = {key: [] for key in self.keys}
         for j, (_, _, LM, AM) in momenta.items():
             for f, (Jv, Jw) in cols[j].items():
                 terms[f].append(self.program.assign(f"PL{self._stem(j)}_{self._stem(f)}", Jv.dot(LM) + Jw.dot(AM)))
@@ -660,7 +660,7 @@ class EnergyModel:
     def wrench_torques(self):
         """``speed key -> J^T [f; m]`` summed over the links with a wrench."""
         cols = self.columns()
-        terms = {key: [] for key in self.keys}
+        terms: dict[tuple[str, int], list[sympy.Expr]] = {key: [] for key in self.keys}
         for j in self.robot.links:
             d = self.robot.dynamics[j]
             f = sympy.Matrix([d[n] for n in WRENCH_NAMES[:3]])
@@ -736,7 +736,7 @@ def _lagrange(robot, qdd, trig):
 
     # d/dt: the configurations move at their rates (q' = QP for one speed); with
     # accelerations, the speeds change at theirs (QDP, DVX0 .. DWZ0).
-    time = {}
+    time: dict[sympy.Symbol, sympy.Expr] = {}
     for joint in joints:
         time |= joint.rates(joint.speeds)
         if qdd:

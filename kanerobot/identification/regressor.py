@@ -135,7 +135,7 @@ def identification_model(robot: Robot, friction: bool = True, rotor: bool = True
 
 
 #: Models of the last robots asked for (robots are immutable): {(id, friction, rotor): (robot, model)}.
-_CACHE = {}
+_CACHE: dict[tuple[int, bool, bool], tuple[Robot, IdentificationModel]] = {}
 _CACHE_SIZE = 8
 
 
@@ -329,7 +329,8 @@ def _standard_parameters(robot, friction, rotor):
     """(names, symbols, owners): the standard parameters and, per symbol, the
     ``(link label, parameter name)`` occurrences it stands for."""
     names = [n for n in STANDARD_NAMES if (n != "IA" or rotor) and (n not in ("FV", "FS") or friction)]
-    symbols, owners = [], {}
+    symbols: list[sympy.Symbol] = []
+    owners: dict[sympy.Symbol, list[tuple[str, str]]] = {}
     for label in robot.links:
         if label == BASE:
             continue
@@ -382,20 +383,21 @@ def _tree_regressor(robot, symbols, owners):
 
     stem = robot.stems
     labels = angle_labels(robot)
-    motion = {BASE: root_link_motion(*root_motion(program, robot), recorder(program, BASE))}
+    w0, wdot0, Vdot0 = root_motion(program, robot)
+    motion = {BASE: root_link_motion(w0, wdot0, Vdot0, recorder(program, BASE))}
     A, P = {}, {}
     frames = {frame.label: frame for frame in robot.frames}
     # Forward recursion (SYMORO+ eqs 6-10), shared by every column.
     for frame in robot.frames:
         j, i = frame.label, frame.antecedent
-        rates = ((QP[j],), (QDP[j],)) if frame.is_joint else ((), ())
+        qd_j, qdd_j = ((QP[j],), (QDP[j],)) if frame.is_joint else ((), ())
         A[j], P[j] = frame_placement(program, frame, labels, rotation="A", translation="P")
-        motion[j] = forward_step(motion[i], A[j].T, P[j], motion_parts(frame), *rates, recorder(program, stem[j]))
+        motion[j] = forward_step(motion[i], A[j].T, P[j], motion_parts(frame), qd_j, qdd_j, recorder(program, stem[j]))
     w, wdot, Vdot = ({j: getattr(m, key) for j, m in motion.items()} for key in ("w", "wdot", "Vdot"))
     U, DV = ({j: getattr(m, key) for j, m in motion.items()} for key in ("U", "DV"))
 
     # Per parameter: the wrench on its link, carried back to the base.
-    columns = {}  # (row, col) -> expr
+    columns: dict[tuple[int, int], sympy.Expr] = {}  # (row, col) -> expr
     zero = sympy.zeros(3, 1)
     rows = {label: k for k, label in enumerate(joint_labels)}
     for col, symbol in enumerate(symbols):

@@ -44,7 +44,7 @@ def emit(program, exprs, leaves, prefix, chunk=None, prepare=None):
     counts, found = _count(exprs, leaves)
     if prepare is not None:
         leaves = prepare(found)
-    memo = {}
+    memo: dict[sympy.Expr, sympy.Expr] = {}
     number = [0]
 
     def build(e):
@@ -78,7 +78,7 @@ def emit(program, exprs, leaves, prefix, chunk=None, prepare=None):
 
 def _count(exprs, leaves):
     """How often each node of the DAG of ``exprs`` is met, and the leaves found."""
-    counts = {}
+    counts: dict[sympy.Expr, int] = {}
     found = set()
     stack = list(exprs)
     while stack:

@@ -9,6 +9,8 @@ partial velocities of stage 1 (:class:`~kanerobot.dynamics.kane.recursion.Kinema
 ``kanes_equations`` is most of the build's time; the nested programs need none of it.
 """
 
+from typing import Any
+
 import sympy
 from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody
 from sympy.physics.vector import Dyadic
@@ -237,7 +239,8 @@ class Mechanics:
         robot, system = self.robot, self.system
         real = system.real
         self._coincident = {}
-        groups = {"torque": [], "friction": [], "gravity": [], "wrench": []}
+        # (Point or ReferenceFrame, Vector) loads by kind
+        groups: dict[str, list[tuple[Any, Any]]] = {"torque": [], "friction": [], "gravity": [], "wrench": []}
         root_speeds = system.n - len(system.GAM)  # they come first, with no actuator and no friction
         for k, j in enumerate(system.speed_joints[root_speeds:], start=root_speeds):
             c = system.joint_speed_labels[j].index(system.speed_labels[k])  # the speed's column in S_j

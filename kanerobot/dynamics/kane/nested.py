@@ -8,6 +8,7 @@ functions and the code exports use).
 """
 
 import functools
+from collections.abc import Sequence
 
 import sympy
 
@@ -180,7 +181,7 @@ class NestedKane:
         xx, xy, xz, yy, yz, zz = DV
         XX, XY, XZ, YY, YZ, ZZ = J[0][0], J[0][1], J[0][2], J[1][1], J[1][2], J[2][2]
         JD = [self._p.assign(f"JD{r + 1}_{self.robot.stems[j]}", d) for r, d in enumerate((ZZ - YY, XX - ZZ, YY - XX))]
-        DD = (yy - zz, zz - xx, xx - yy)
+        DD: Sequence[sympy.Expr] = (yy - zz, zz - xx, xx - yy)
         if named:
             DD = [self._p.assign(f"DD{r + 1}_{self.robot.stems[j]}", d) for r, d in enumerate(DD)]
         return (
@@ -313,7 +314,11 @@ class NestedKane:
         """Sums over the subtrees (S1-S2), leaves to base (link 0 when the root joint moves), and
         the generalized forces of each joint, one per speed (E1): by label, lists."""
         robot, A, P = self.robot, self._A, self._P
-        FT, NT, FTA, out = {}, {}, {}, {}
+        # by label: 3-vectors as tuples, the generalized forces as lists
+        FT: dict[str, tuple] = {}
+        NT: dict[str, tuple] = {}
+        FTA: dict[str, tuple] = {}
+        out: dict[str, list] = {}
 
         def subtree_forces(j):
             kids = robot.children(j)
@@ -351,7 +356,9 @@ class NestedKane:
         GV = {BASE: self._vec("GV", BASE, self._gravity_0())}
         for frame in robot.frames:
             GV[frame.label] = self._vec("GV", frame.label, _mtv(A[frame.label], GV[frame.antecedent]))         # K5
-        MT, MST, Q = {}, {}, {}
+        MT: dict[str, sympy.Expr] = {}
+        MST: dict[str, tuple] = {}
+        Q: dict[str, list] = {}
 
         def subtree_mass(j):
             _, MS, M = self._inertia(j)
@@ -408,7 +415,8 @@ class NestedKane:
         # The composite links and columns of composite.mass_matrix (M1-M4), under this module's names;
         # column j as soon as subtree j is complete: its first step reuses the subtree's first moment
         # and inertia rotated into frame a(j) for M2 (the program names each distinct expression once).
-        for j, *subtree in composite_links(program, robot, self._placements, root=moves, names=_SUBTREE_NAMES):
+        for j, J, MS, M in composite_links(program, robot, self._placements, root=moves, names=_SUBTREE_NAMES):
+            subtree = (J, MS, M)
             if j == BASE:  # the whole robot's spatial inertia about O_0 (M1-M2 at link 0) on the root's speeds
                 S_lin, S_ang = self._subspace(BASE)
                 for c in range(S_lin.cols):

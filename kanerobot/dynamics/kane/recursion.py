@@ -84,7 +84,11 @@ class KinematicRecursion:
         b = robot.base
         QP = dict(zip(system.speed_labels, system.speed_symbols))
         self.placements = frame_placements(robot, self.program)
-        self.JW, self.JV, self.JVI, self.JG = {BASE: {}}, {BASE: {}}, {BASE: {}}, {BASE: {}}
+        # partial velocities by frame then by speed label (3x1): angular JW, linear JV, JVI, and JG
+        self.JW: dict[str, dict[str, sympy.Matrix]] = {BASE: {}}
+        self.JV: dict[str, dict[str, sympy.Matrix]] = {BASE: {}}
+        self.JVI: dict[str, dict[str, sympy.Matrix]] = {BASE: {}}
+        self.JG: dict[str, dict[str, sympy.Matrix]] = {BASE: {}}
         self.VBI, self.CG, self.IG, self.VGB, self.GB, self.reaction_axis = {}, {}, {}, {}, {}, {}
         self._Ucache = {}
         if self.floating:
