@@ -102,7 +102,7 @@ from kanerobot.robot.description import (
     KKPlacement,
     Robot,
 )
-from kanerobot.robot.joints import REVOLUTE
+from kanerobot.robot.joints import Revolute
 from kanerobot.state_space import StateSpace
 from kanerobot.symbolic.printing import matrix_entry_names
 from kanerobot.symbolic.program import Program
@@ -303,13 +303,13 @@ def augmented_robot(robot, rotor="spong"):
         for label, (qr, QPr, QDPr) in motor_symbols(robot).items():
             frame = robot.frame(label)
             r = f"r{label}"
-            frames.append(Frame(r, frame.antecedent, frame.sigma, 1, _rotor_placement(frame, qr), "r" + frame.stem))
+            frames.append(Frame(r, frame.antecedent, frame.joint, 1, _rotor_placement(frame, qr), "r" + frame.stem))
             links.append(r)
             IA = link_parameter(robot, label, "IA")
             values = dict.fromkeys(INERTIAL_NAMES, 0)
             if rotor == "spong":
                 values["IA"] = IA
-            elif frame.sigma == REVOLUTE:
+            elif isinstance(frame.joint, Revolute):
                 e = sympy.Matrix(frame.axis)
                 J = IA * e * e.T
                 values.update(XX=J[0, 0], XY=J[0, 1], XZ=J[0, 2], YY=J[1, 1], YZ=J[1, 2], ZZ=J[2, 2])

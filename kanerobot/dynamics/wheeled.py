@@ -68,7 +68,7 @@ from kanerobot.dynamics.constrained import (
 from kanerobot.dynamics.dynamic_model import METHODS
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE, Robot
-from kanerobot.robot.joints import PRISMATIC
+from kanerobot.robot.joints import Prismatic
 from kanerobot.rolling import check_wheeled_robot, ground, wheel_constraints
 
 __all__ = [
@@ -607,7 +607,7 @@ def _naive_origins(robot, N, frames, q):
         T = sympy.Matrix(frame.transform()).xreplace(to_time)
         B = frames[i]
         P = origins[i].locatenew(f"O{j}", T[0, 3] * B.x + T[1, 3] * B.y + T[2, 3] * B.z)
-        if frame.sigma == PRISMATIC:
+        if isinstance(frame.joint, Prismatic):
             P.set_vel(frames[i], P.pos_from(origins[i]).dt(frames[i]))
             P.v1pt_theory(origins[i], N, frames[i])
         else:

@@ -14,7 +14,7 @@ from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBod
 from kanerobot.dynamics.kane.support import check_supported, is_zero, kd_equations, moving_base, vector
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import BASE
-from kanerobot.robot.joints import PRISMATIC, REVOLUTE
+from kanerobot.robot.joints import Prismatic, Revolute
 
 
 @dataclasses.dataclass
@@ -103,7 +103,7 @@ def naive_kanes_method(robot):
         B = ReferenceFrame(f"F{robot.stems[j]}")
         B.orient_explicit(parent, T[:3, :3])
         P = points[i].locatenew(f"O{robot.stems[j]}", vector(parent, T[:3, 3]))
-        if frame.sigma == PRISMATIC:
+        if isinstance(frame.joint, Prismatic):
             P.set_vel(parent, P.pos_from(points[i]).dt(parent))
             P.v1pt_theory(points[i], N, parent)
         else:
@@ -152,7 +152,7 @@ def _joint_loads(robot, frame, magnitude, N, frames, points):
     j, i = frame.label, frame.antecedent
     B, P, parent = frames[j], points[j], frames[i]
     axis = vector(B, sympy.Matrix(frame.axis))
-    if frame.sigma == REVOLUTE:
+    if isinstance(frame.joint, Revolute):
         loads = [(B, magnitude * axis)]
         if i != BASE:
             loads.append((parent, -magnitude * axis))
