@@ -38,7 +38,6 @@ from kanerobot.dynamics.dynamic_model import (
     select_backend,
 )
 from kanerobot.dynamics.flexible import FlexibleModel, NumericFlexible
-from kanerobot.dynamics.floating import FloatingBaseModel
 from kanerobot.dynamics.wheeled import WheeledModel
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
@@ -70,10 +69,10 @@ __all__ = [
 #: for the type hints of the functions that take a derived model): a tree
 #: under any :class:`~kanerobot.dynamics.constrained.VelocityConstraint`
 #: (closed loops, wheels) is a :class:`~kanerobot.dynamics.constrained.ConstrainedModel`.
-DerivedModel = DynamicModel | ConstrainedModel | FloatingBaseModel | FlexibleModel
+DerivedModel = DynamicModel | ConstrainedModel | FlexibleModel
 
 #: What ``model.numeric(values)`` returns for a :data:`DerivedModel` (a type,
-#: for type hints; a floating base's ``FloatingBaseDynamics`` is a
+#: for type hints; a floating base's numeric model is a
 #: :class:`NumericDynamics`, every constrained tree's a ``ConstrainedDynamics``).
 NumericModel = NumericDynamics | ConstrainedDynamics | NumericFlexible
 
@@ -92,7 +91,7 @@ def _has_flexible_joint(robot):
 #: (:func:`~kanerobot.dynamics.constrained.constrained`).
 STRUCTURES = (
     ("wheeled", lambda robot: robot.wheeled, WheeledModel),
-    ("floating base", lambda robot: robot.floating, FloatingBaseModel),
+    ("floating base", lambda robot: robot.floating, DynamicModel),  # the free flyer is the root joint: a tree model
     ("flexible joints", _has_flexible_joint, flexible.derive),
     ("closed loops", lambda robot: bool(robot.loops), ClosedLoopModel),
 )
@@ -104,8 +103,9 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
     Parameters
     ----------
     robot : Robot
-        Serial, tree or closed-loop robot with a fixed or moving (known
-        motion) base.
+        Serial, tree or closed-loop robot, its joints any joint model
+        (revolute, prismatic, spherical, planar), with a fixed, moving
+        (known motion) or free-flying base, wheels or flexible joints.
     method : {"newton-euler", "lagrange", "kane"}
         The engine.  All give the same models (to rounding); Newton-Euler
         gives the shortest programs and a recursive direct dynamic model,
@@ -115,14 +115,12 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
 
     Returns
     -------
-    DynamicModel, ConstrainedModel, FloatingBaseModel or FlexibleModel
-        For closed loops, a
+    DynamicModel, ConstrainedModel or FlexibleModel
+        A :class:`DynamicModel` for a tree on any root joint: for a floating
+        base (every engine), the free flyer is the root joint, state in
+        pinocchio's free-flyer convention.  For closed loops, a
         :class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`: the tree
-        model of ``method`` projected on the active joints.  For a floating
-        base (every engine; with Kane and Lagrange the base acceleration and
-        the direct dynamics are solved from A and H), a
-        :class:`~kanerobot.dynamics.floating.FloatingBaseModel`, state in
-        pinocchio's free-flyer convention.  With flexible joints
+        model of ``method`` projected on the active joints.  With flexible joints
         (``eta = 1``), a :class:`~kanerobot.dynamics.flexible.FlexibleModel`
         (Spong's motor-side model; see :func:`kanerobot.dynamics.flexible.derive`
         for the others), state ``(q, q_r)``.  On wheels, a
