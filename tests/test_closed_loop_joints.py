@@ -14,7 +14,6 @@ their spatial accelerations at zero joint acceleration.
 """
 
 import numpy as np
-import pinocchio as pin
 import pytest
 import sympy
 from ball_robots import pinocchio_q, random_values, symmetric_matrix
@@ -25,6 +24,8 @@ from kanerobot.dynamics.constrained import coordinate_rates, speed_columns
 from kanerobot.interop import to_pinocchio
 from kanerobot.robot import joints
 from kanerobot.robot.description import GeneralPlacement
+
+pin = pytest.importorskip("pinocchio", reason="pip install -e '.[bench]' (pinocchio): the loops are closed and checked with pinocchio's kinematics and rnea")
 
 #: Joint models of frames 1..5 of each loop: (2 on 1, 3 on the base, 4 on 3, 5 the cut joint on 4).
 LOOPS = {

@@ -8,7 +8,6 @@ by ``G = (1, cos(q1))`` (virtual work), and crba projected the same way.
 """
 
 import numpy as np
-import pinocchio as pin
 import pytest
 import sympy
 from ball_robots import random_values
@@ -36,6 +35,7 @@ def arm():
 
 
 def _reference(robot, values, q1, qd1, qdd1):
+    pin = pytest.importorskip("pinocchio", reason="pip install -e '.[bench]' (pinocchio): the reference is pinocchio's rnea and crba, projected")
     model = to_pinocchio(robot, values)
     data = model.createData()
     q = np.array([q1, 0.4])
