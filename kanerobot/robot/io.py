@@ -93,6 +93,8 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
         raise RobotFileError(path, None, f"unknown load option {unknown[0]!r}: a .urdf file takes {', '.join(urdf.OPTIONS)}")
     if reader is urdf.read_urdf:
         return reader(path, **options, **({} if gravity is None else {"gravity": gravity}))
+    if reader is mjcf.read_mjcf:  # G1 G2 G3 are the file's <option gravity>: the option gives them other values
+        return reader(path, gravity=gravity)
     robot = reader(path)
     return robot if gravity is None else with_gravity(robot, gravity, path)
 

@@ -77,7 +77,7 @@ import math
 import os
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -89,7 +89,7 @@ from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import symbol
-from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES
+from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.names import DYNAMIC_NAMES, label_stem
 from kanerobot.robot.xmlfile import Element, parse_xml
 
@@ -146,12 +146,15 @@ class MjcfRobot:
     body_names: Mapping[str, str] = field(default_factory=dict)
 
 
-def read_mjcf(path: str | os.PathLike) -> Robot:
+def read_mjcf(path: str | os.PathLike, gravity=None) -> Robot:
     """Read a robot from an MJCF file (see the module's notes for the mapping).
 
     Parameters
     ----------
     path : str or Path
+    gravity : sequence of 3 floats, optional
+        The values of ``G1 G2 G3`` (m/s^2, in the world frame, or in frame 0
+        of a free-flying robot) instead of the file's ``<option gravity>``.
 
     Returns
     -------
@@ -162,7 +165,11 @@ def read_mjcf(path: str | os.PathLike) -> Robot:
     RobotFileError
         ``path:line: what and how to fix`` for anything wrong in the file.
     """
-    return parse_mjcf(path).robot
+    parsed = parse_mjcf(path)
+    if gravity is None:
+        return parsed.robot
+    values = {**parsed.robot.values, **dict(zip(GRAVITY_NAMES, checked_gravity(gravity, path)))}
+    return replace(parsed.robot, values=MappingProxyType(values))
 
 
 def parse_mjcf(path: str | os.PathLike) -> MjcfRobot:
