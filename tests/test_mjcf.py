@@ -70,7 +70,7 @@ def _hinge(rng, name, angle, extra=""):
 
 
 def random_mjcf(seed, floating=False, angle="degree", eulerseq="xyz"):
-    """A tree of 7 bodies and 11 joints (hinge, slide, ball; free root if ``floating``): every orientation
+    """A tree of 9 bodies and 12 joints (hinge, slide, ball; free root if ``floating``): every orientation
     syntax, defaults and childclass, several joints in a body, a <frame>, inertials and geoms of every shape."""
     rng = np.random.default_rng(seed)
     o = lambda how: _orientation(rng, how, angle)  # noqa: E731
@@ -121,6 +121,13 @@ def random_mjcf(seed, floating=False, angle="degree", eulerseq="xyz"):
         <joint name="ball2" type="ball" {p()}/>
         <geom type="capsule" size="{_v(rng.uniform(0.05, 0.1, 2))}" {p()} {o("euler")}/>
       </body>
+      <body name="g" {p()} {o("quat")}>
+        <geom type="box" size="{_v(rng.uniform(0.05, 0.2, 3))}" {p()} {o("euler")}/>
+        <body name="h" {p()}>
+          {_hinge(rng, "h4", angle)}
+          <geom size="0.1" {p()}/>
+        </body>
+      </body>
     </body>
   </worldbody>
   <actuator><motor joint="h1" gear="2" ctrlrange="-1 1.5"/></actuator>
@@ -153,7 +160,7 @@ def test_random_trees_equal_mujoco(random_pair):
     parsed, model, _, fn = random_pair
     robot = parsed.robot
     assert robot.floating == (parsed.free_joint is not None)
-    assert robot.dof == model.nv == (17 if robot.floating else 12)
+    assert robot.dof == model.nv == (18 if robot.floating else 13)
     assert {"h1", "s1", "ball1", "h2", "h3", "ball2", "joint5"} <= set(robot.joint_labels)
     rng = np.random.default_rng(7)
     states = [random_state(robot, rng) for _ in range(4)]
@@ -161,16 +168,17 @@ def test_random_trees_equal_mujoco(random_pair):
 
 
 def test_inertia_from_geoms_is_mujocos(random_pair):
-    """Each body's mass (from its geoms, densities and masses, or its inertial) is MuJoCo's ``body_mass``."""
+    """Each body's mass (from its geoms, densities and masses, or its inertial) is MuJoCo's ``body_mass``
+    (a free body's link 0 holds those welded to it too: only the total is compared there)."""
     parsed, model, _, _ = random_pair
     values = parsed.robot.values
     masses = {}
     for label, body in parsed.body_names.items():
         if "M" + parsed.robot.stems[label] in values:
             masses[body] = masses.get(body, 0.0) + values["M" + parsed.robot.stems[label]]
-    for body, mass in masses.items():
-        assert abs(mass - model.body(body).mass[0]) < 1e-12, body
-    assert abs(sum(masses.values()) - model.body_mass.sum()) < 1e-12
+            if label != "0":
+                assert abs(masses[body] - model.body(body).mass[0]) < 1e-12, body
+    assert abs(sum(masses.values()) - model.body_mass.sum()) < 1e-12 and len(masses) >= 6
 
 
 def test_armature_is_ia_damping_fv_frictionloss_fs(random_pair):
@@ -208,6 +216,24 @@ def test_limits_and_names(random_pair):
             '<body><joint name="k" type="slide" range="-0.5 0.5" limited="false"/><geom size="0.1"/></body></body></worldbody></mujoco>')
     limits = mjcf_from_text(text).robot.limits
     assert limits["j"].lower == pytest.approx(-np.pi / 2) and limits["j"].upper == pytest.approx(np.pi / 4) and "k" not in limits
+
+
+def test_compiler_bounds_and_total_mass():
+    """``boundmass`` and ``boundinertia`` raise small bodies' mass and principal moments (from an inertial or
+    geoms), then ``settotalmass`` scales every body, as MuJoCo compiles them."""
+    text = """<mujoco><compiler boundmass="0.5" boundinertia="0.02" settotalmass="7"/><worldbody>
+      <body pos="0 0 1" euler="10 20 30"><joint name="a" axis="1 1 0" pos="0.1 0 0"/>
+        <inertial pos="0.1 0.2 0.3" mass="0.1" diaginertia="0.01 0.05 0.03" quat="1 2 3 4"/>
+        <body pos="0.3 0 0"><joint name="b" type="ball"/><geom type="box" size="0.01 0.02 0.3" density="10"/>
+          <body pos="0 0.3 0"><joint name="c" type="slide" axis="0 0 1"/><geom type="sphere" size="0.3"/></body>
+        </body>
+      </body></worldbody></mujoco>"""
+    parsed = mjcf_from_text(text)
+    model = mujoco.MjModel.from_xml_string(text)
+    assert parsed.robot.values["Ma"] == pytest.approx(model.body_mass[1], rel=1e-14)
+    fn = kr.derive(parsed.robot).numeric(dict(parsed.robot.values), backend="numpy")
+    rng = np.random.default_rng(4)
+    assert max(worst_errors(fn, MujocoReference(parsed, model), [random_state(parsed.robot, rng) for _ in range(3)])) < TOL
 
 
 def test_include_next_to_the_model(tmp_path):

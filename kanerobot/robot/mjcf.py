@@ -527,6 +527,8 @@ class _Reader:
         pos = self.numbers(element, element.attrib, "pos", 3, what, (0, 0, 0))
         own_R = self.orientation(element, element.attrib, what)
         body = _Body(element, name or f"body{index}", index, parent.index, p + R @ pos, R @ own_R)
+        if self.number(element, element.attrib, "gravcomp", what, 0.0) != 0:
+            self.unmodelled.setdefault("gravity compensation (gravcomp)", []).append(repr(body.name))
         out.append(body)
         parent.children.append(body)
         self.walk(element, body, np.eye(3), np.zeros(3), element.attrib.get("childclass", cls), out)
@@ -569,15 +571,18 @@ class _Reader:
         """``(m, J_O, MS)`` of a body about its origin in its axes, or None without mass."""
         mode = self.compiler["inertiafromgeom"]
         if body.inertial is not None and mode != "true":
-            return self.inertial(body)
-        if mode == "false":
+            mass, centre, inertia = self.inertial(body)
+        else:
+            parts = [part for part in (self.geom_inertia(body, *geom) for geom in body.geoms) if part is not None] if mode != "false" else []
+            mass, J, MS = rigid_sum(parts)
+            centre = MS / mass if mass > 0 else np.zeros(3)
+            inertia = J - mass * (centre @ centre * np.eye(3) - np.outer(centre, centre))
+        if mass == 0 and self.compiler["boundmass"] == 0:
             return None
-        parts = [part for part in (self.geom_inertia(body, *geom) for geom in body.geoms) if part is not None]
-        if not parts:
-            return None
-        return rigid_sum(parts)
+        return self.bounded(mass, centre, inertia)
 
     def inertial(self, body):
+        """``(m, centre of mass, inertia about it)`` of a body's ``<inertial>``, in the body's axes."""
         element = body.inertial
         attrib = element.attrib
         what = f"the <inertial> of body {body.name!r}"
@@ -597,7 +602,7 @@ class _Reader:
             inertia = R @ np.diag(self.numbers(element, attrib, "diaginertia", 3, what)) @ R.T
         else:
             self.fail(element, f"{what} has neither diaginertia=\"...\" nor fullinertia=\"...\": give the inertia about the centre of mass")
-        return self.bounded(mass, pos, inertia)
+        return mass, pos, inertia
 
     def bounded(self, mass, centre, inertia):
         """``(m, J_O, MS)`` with ``<compiler boundmass boundinertia>`` applied to the mass and principal moments."""
