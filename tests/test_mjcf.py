@@ -218,9 +218,10 @@ def test_limits_and_names(random_pair):
     assert limits["j"].lower == pytest.approx(-np.pi / 2) and limits["j"].upper == pytest.approx(np.pi / 4) and "k" not in limits
 
 
-def test_compiler_bounds_and_total_mass():
+def test_compiler_bounds_and_total_mass(tmp_path, monkeypatch):
     """``boundmass`` and ``boundinertia`` raise small bodies' mass and principal moments (from an inertial or
     geoms), then ``settotalmass`` scales every body, as MuJoCo compiles them."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning (settotalmass is deprecated) to MUJOCO_LOG.TXT where it runs
     text = """<mujoco><compiler boundmass="0.5" boundinertia="0.02" settotalmass="7"/><worldbody>
       <body pos="0 0 1" euler="10 20 30"><joint name="a" axis="1 1 0" pos="0.1 0 0"/>
         <inertial pos="0.1 0.2 0.3" mass="0.1" diaginertia="0.01 0.05 0.03" quat="1 2 3 4"/>
@@ -234,6 +235,18 @@ def test_compiler_bounds_and_total_mass():
     fn = kr.derive(parsed.robot).numeric(dict(parsed.robot.values), backend="numpy")
     rng = np.random.default_rng(4)
     assert max(worst_errors(fn, MujocoReference(parsed, model), [random_state(parsed.robot, rng) for _ in range(3)])) < TOL
+
+
+def test_labels_and_stems_never_clash():
+    """Joint names are labels; a body named like a joint, a joint named 0, symbols that would coincide
+    (``MX1`` of frame ``1``, ``M`` of frame ``X1``) get distinct labels and stems."""
+    body = '<body name="{b}"><joint name="{j}"/><geom size="0.1"/>{inner}</body>'
+    inner = body.format(b="X1", j="X1", inner=body.format(b="q", j="0", inner=body.format(b="c", j="a.b", inner='<body name="a_b"/>')))
+    parsed = mjcf_from_text(f"<mujoco><worldbody>{body.format(b='1', j='1', inner=inner)}</worldbody></mujoco>")
+    robot = parsed.robot
+    assert robot.joint_labels == ("1", "X1", "0_2", "a.b") and robot.labels[-1] == "a_b"
+    assert len(set(robot.stems.values())) == len(robot.stems) and "MX1" in robot.values and "MX1_2" in robot.values
+    assert parsed.joint_names["0_2"] == "0"
 
 
 def test_include_next_to_the_model(tmp_path):
@@ -317,8 +330,9 @@ def test_malformed_files_name_the_line(text, line, words, tmp_path):
     assert message.startswith(f"{path}:{line}: ") and words in message and "\n" not in message, message
 
 
-def test_mujoco_refuses_them_too(tmp_path):
+def test_mujoco_refuses_them_too(tmp_path, monkeypatch):
     """The malformed cases that MuJoCo defines are errors for MuJoCo itself (not a refusal of ours only)."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT where it runs
     for text in (model(GOOD.replace('<body name="b">', '<body name="b" quat="0 0 0 0">')),
                  model('<body name="b">\n<joint name="j"/>\n<body name="c"><joint/><geom size="0.1"/></body></body>'),
                  model(GOOD + '\n<body name="c">\n<joint/>\n<body name="d">\n<freejoint/>\n<geom size="1"/></body></body>')):  # fmt: skip
@@ -356,7 +370,8 @@ ACCEPTANCE = ("dm_control/cartpole", "dm_control/acrobot", "dm_control/pendulum"
 
 @pytest.mark.long
 @pytest.mark.parametrize("name", ACCEPTANCE)
-def test_suite_models_equal_mujoco(name):
+def test_suite_models_equal_mujoco(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings (cheetah's settotalmass) to MUJOCO_LOG.TXT where it runs
     path = suite_files().get(name)
     if path is None:
         pytest.skip("pip install -e '.[test]' (dm-control and gymnasium hold the models)")
