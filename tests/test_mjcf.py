@@ -303,6 +303,11 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
         (model(GOOD + '<body name="c"><freejoint/><geom size="1"/></body>\n<body name="e"><freejoint/><geom size="1"/></body>'), 7,
          "the free joint of body 'e': a second free body (the first is 'c', line 6)"),
         (model(GOOD) + "", 0, ""),
+        (model(GOOD + '<body name="table"><geom type="mesh" mesh="m"/></body>'), 0, ""),  # static: its mesh never moves
+        (model('<body name="c">\n<freejoint/>\n<joint name="j"/>\n<geom size="1"/></body>'), 4,
+         "the free joint of body 'c': body 'c' has other joints besides its free joint"),
+        (model('<body name="c">\n<freejoint/>\n<geom size="1"/></body>\n' + GOOD), 7,
+         "body 'b' moves (its joints) beside the free body 'c': a robot has one free-flying root or a fixed base"),
         (model(GOOD).replace("</mujoco>", "<equality>\n<connect body1=\"b\" anchor=\"0 0 0\"/></equality></mujoco>"), 9,
          "<equality> <connect> is not supported yet (its constraint would change the dynamics): remove it, or make it active=\"false\""),
         (model(GOOD).replace("</mujoco>", "<tendon>\n<fixed name=\"t\" damping=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>"

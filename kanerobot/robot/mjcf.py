@@ -290,7 +290,7 @@ class _Body:
     pos: np.ndarray
     R: np.ndarray
     joints: list = field(default_factory=list)
-    geoms: list = field(default_factory=list)  # (element, attributes, R, p) in the body's frame
+    geoms: list = field(default_factory=list)  # (element, attributes, type, what, R, p, fromto length) in the body's frame
     inertial: Element | None = None
     children: list = field(default_factory=list)
 
@@ -568,13 +568,18 @@ class _Reader:
         body.geoms.append((element, attrib, kind, what, R @ Rg, p + R @ pos, length))
 
     # ------------------------------------------------------------ inertia
-    def body_inertia(self, body):
-        """``(m, J_O, MS)`` of a body about its origin in its axes, or None without mass."""
+    def body_inertia(self, body, static=False):
+        """``(m, J_O, MS)`` of a body about its origin in its axes, or None without mass.  A ``static`` body
+        (welded to the world) never moves: a geom whose inertia is not computed adds nothing to it."""
         mode = self.compiler["inertiafromgeom"]
         if body.inertial is not None and mode != "true":
             mass, centre, inertia = self.inertial(body)
         else:
-            parts = [part for part in (self.geom_inertia(body, *geom) for geom in body.geoms) if part is not None] if mode != "false" else []
+            parts = []
+            for element, attrib, kind, what, R, p, length in body.geoms if mode != "false" else ():
+                part = self.geom_inertia(body, element, attrib, kind, what, R, p, length, static)
+                if part is not None:
+                    parts.append(part)
             mass, J, MS = rigid_sum(parts)
             centre = MS / mass if mass > 0 else np.zeros(3)
             inertia = J - mass * (centre @ centre * np.eye(3) - np.outer(centre, centre))
@@ -614,7 +619,7 @@ class _Reader:
         c = np.asarray(centre, dtype=float)
         return mass, inertia + mass * (c @ c * np.eye(3) - np.outer(c, c)), mass * c
 
-    def geom_inertia(self, body, element, attrib, kind, what, R, p, length):
+    def geom_inertia(self, body, element, attrib, kind, what, R, p, length, static=False):
         """``(R, p, (m, J, 0))`` of a geom's solid, or None for one that adds no mass."""
         low, high = self.compiler["inertiagrouprange"]
         group = self.number(element, attrib, "group", what, 0.0)
@@ -628,6 +633,8 @@ class _Reader:
                 return None
             mass = None
         if mass == 0:
+            return None
+        if kind not in SHAPES and static:
             return None
         if kind not in SHAPES:
             self.fail(element, f"{what} is a {kind}, whose mass and inertia kanerobot does not compute: give body {body.name!r} an "
@@ -658,7 +665,8 @@ class _Reader:
         for body in free:
             self.check_free(body, free)
         root = free[0] if free else bodies[0]
-        inertias = {body.index: self.body_inertia(body) for body in bodies[1:]}
+        static = {body.index for body in _welded(bodies[0])}
+        inertias = {body.index: self.body_inertia(body, body.index in static) for body in bodies[1:]}
         self.check_masses(bodies, inertias)
         inertias = self.scaled(bodies, inertias)
         builder = _Builder(self, root, inertias)
@@ -723,14 +731,7 @@ class _Reader:
         for body in bodies[1:]:
             if not body.joints:
                 continue
-            welded = [body]
-            stack = list(body.children)
-            while stack:
-                child = stack.pop()
-                if not child.joints:
-                    welded.append(child)
-                    stack.extend(child.children)
-            if sum(inertias[b.index][0] for b in welded if inertias[b.index] is not None) < MINVAL:
+            if sum(inertias[b.index][0] for b in _welded(body) if inertias[b.index] is not None) < MINVAL:
                 self.fail(body.element, f"body {body.name!r} moves (joint {body.joints[0].name or body.joints[0].index!r}) but has no mass, "
                                         f"nor have the bodies welded to it: MuJoCo refuses it (mass of moving bodies larger than "
                                         f"{MINVAL:g}); give it an <inertial> or a geom")  # fmt: skip
@@ -749,6 +750,16 @@ class _Reader:
             parts = "; ".join(f"{what} ({', '.join(where[:5])}{' ...' * (len(where) > 5)})" for what, where in self.unmodelled.items())
             warnings.warn(KaneRobotWarning(f"{self.path}: passive forces left out of the model (it has no place for them): {parts}"),
                           stacklevel=4)  # fmt: skip
+
+
+def _welded(body):
+    """``body`` and the bodies welded to it (no joint on the way)."""
+    out, stack = [], [body]
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        stack.extend(child for child in item.children if not child.joints)
+    return out
 
 
 def _subtree(body):
@@ -779,7 +790,7 @@ class _Builder:
         self.anchor = {root.index: (BASE, np.zeros(3))}  # body -> (the frame that carries it, its origin in that frame)
         self.merged = [(np.eye(3), np.zeros(3), inertias.get(root.index))] if root.index else []  # link 0's parts
         self.rigid = {root.index: (np.eye(3), np.zeros(3))} if root.index else {}  # bodies fixed to the free body, in frame 0
-        self.effort = reader_efforts(reader)
+        self.effort = _efforts(reader)
 
     def label(self, name):
         """A label no frame has: ``name``, else ``name_2`` ..."""
@@ -921,7 +932,7 @@ class _Builder:
         return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names))
 
 
-def reader_efforts(reader):
+def _efforts(reader):
     """``{joint name: largest torque or force}`` of the actuators that drive one joint: a joint's
     ``actuatorfrcrange``, else an actuator's ``forcerange``, else a motor's ``ctrlrange`` times its gear."""
     out: dict[str, float] = {}
