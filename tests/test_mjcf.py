@@ -257,6 +257,13 @@ def test_include_next_to_the_model(tmp_path):
     robot = kr.load(tmp_path / "arm.xml")
     assert list(robot.frame("j").axis) == [0, 1, 0] and robot.values["PZj"] == 1.0
     assert kr.load(tmp_path / "arm.xml", gravity=(0, -9.81, 0)).values["G2"] == -9.81
+    (tmp_path / "parts" / "defaults.xml").write_text('<mujoco>\n<default><joint type="screw"/></default></mujoco>')
+    with pytest.raises(kr.RobotFileError, match="unknown type 'screw'"):  # the line of the joint, in arm.xml
+        kr.load(tmp_path / "arm.xml")
+    (tmp_path / "parts" / "defaults.xml").write_text('<mujoco>\n<worldbody><body quat="0 0 0 0"/></worldbody></mujoco>')
+    with pytest.raises(kr.RobotFileError) as info:  # an error in the included file names it and its line
+        kr.load(tmp_path / "arm.xml")
+    assert str(info.value).startswith(f"{tmp_path / 'parts' / 'defaults.xml'}:2: body 1 (unnamed): quat=\"0 0 0 0\" is zero")
 
 
 def test_inactive_equality_loads_and_springs_warn():
@@ -297,6 +304,7 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
         (model(GOOD, '<include file="../outside.xml"/>'), 1, "<include file=\"../outside.xml\"> is outside the model's folder"),
         (model(GOOD, '<include file="https://example.com/m.xml"/>'), 1,
          "<include file=\"https://example.com/m.xml\"> is a URL: nothing is fetched from the network"),
+        (model(GOOD, '<include file="/etc/hostname"/>'), 1, "<include file=\"/etc/hostname\"> is an absolute path"),
         (model(GOOD, "<include/>"), 1, "an <include>: <include> has no file=\"...\": give it"),
         (model(GOOD.replace('<geom size="0.1"/>', '<geom type="mesh" mesh="m"/>')), 5,
          "a geom of body 'b' is a mesh, whose mass and inertia kanerobot does not compute: give body 'b' an <inertial>"),

@@ -337,8 +337,10 @@ class _Reader:
         name = self.attribute(element, "file", "an <include>")
         if "://" in name or name.startswith(("//", "\\\\")):
             self.fail(element, f"<include file=\"{name}\"> is a URL: nothing is fetched from the network; copy the file next to the model")
+        if Path(name).is_absolute():
+            self.fail(element, f"<include file=\"{name}\"> is an absolute path: give it relative to the model's folder {self.folder}")
         target = (self.folder / name).resolve()
-        if Path(name).is_absolute() or not target.is_relative_to(self.folder):
+        if not target.is_relative_to(self.folder):
             self.fail(element, f"<include file=\"{name}\"> is outside the model's folder {self.folder}: only files in it (or below) "
                                f"are read; copy the file next to the model")  # fmt: skip
         if target in chain:
