@@ -15,7 +15,7 @@ from types import MappingProxyType
 import sympy
 
 from kanerobot.errors import RobotFileError
-from kanerobot.robot import frames_toml, par, urdf, urdf_writer
+from kanerobot.robot import frames_toml, mjcf, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
@@ -32,13 +32,20 @@ def _codec(path):
         return frames_toml.read_frames, frames_toml.write_frames
     if suffix == ".urdf":
         return urdf.read_urdf, urdf_writer.write_urdf
+    if suffix == ".xml":
+        return mjcf.read_mjcf, _no_mjcf_writer
     raise RobotFileError(
-        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf file"
+        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf or "
+        f".xml (MJCF) file"
     )
 
 
+def _no_mjcf_writer(robot, path):
+    raise RobotFileError(path, None, "writing MJCF (.xml) is not supported yet: save as .toml or .urdf")
+
+
 def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
-    """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree) or ``.urdf`` file.
+    """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree), ``.urdf`` or ``.xml`` (MJCF) file.
 
     ``path`` is a file; the robots shipped with kanerobot are
     ``load(frames_path("rx90"))`` (a missing file named like one of them
@@ -53,8 +60,9 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     reader (:func:`kanerobot.robot.urdf.read_urdf`): ``floating=True`` (a
     free flyer under the root link), ``bind=True`` (the file's numbers in
     the description rather than in ``robot.values``),
-    ``mimic="independent"``, ``physical=False``.  ``.par`` and ``.toml``
-    files take none of those.
+    ``mimic="independent"``, ``physical=False``.  ``.par``, ``.toml`` and
+    ``.xml`` files take none of those (an MJCF file says itself whether its
+    robot is free-flying: :mod:`kanerobot.robot.mjcf`).
 
     Examples
     --------
@@ -69,7 +77,7 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     """
     path = Path(path)
     if path.is_dir():
-        raise RobotFileError(path, None, "is a folder, not a robot file (.par, .toml or .urdf)")
+        raise RobotFileError(path, None, "is a folder, not a robot file (.par, .toml, .urdf or .xml)")
     if not path.is_file():
         raise RobotFileError(path, None, "no such file" + _library_hint(path))
     reader, _ = _codec(path)
@@ -85,6 +93,8 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
         raise RobotFileError(path, None, f"unknown load option {unknown[0]!r}: a .urdf file takes {', '.join(urdf.OPTIONS)}")
     if reader is urdf.read_urdf:
         return reader(path, **options, **({} if gravity is None else {"gravity": gravity}))
+    if reader is mjcf.read_mjcf:  # G1 G2 G3 are the file's <option gravity>: the option gives them other values
+        return reader(path, gravity=gravity)
     robot = reader(path)
     return robot if gravity is None else with_gravity(robot, gravity, path)
 
