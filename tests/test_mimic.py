@@ -11,6 +11,7 @@ free projected by hand, ``G^T A G`` and ``G^T rnea(q, G qd_a, G qdd_a)``
 rigid bodies (mass, box-shaped principal moments, random axes and centres).
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -345,3 +346,24 @@ def test_every_mimic_urdf_of_example_robot_data_loads_and_equals_pinocchio():
     for row in rows:
         print("{:28s} {:3d} joints {:3d} mimic {:3d} DOF  {:26s} {:.1e}".format(*row))
     assert len(rows) == 13 and all(row[-1] < 1e-9 for row in rows)
+
+
+# ------------------------------------------------------------------ written back
+def test_toml_and_urdf_files_carry_the_mimics(gripper, tmp_path):
+    _, robot, _, _ = gripper
+    kr.save(robot, tmp_path / "g.toml")
+    assert "[[mimic]]" in (tmp_path / "g.toml").read_text()
+    assert kr.load(tmp_path / "g.toml") == dataclasses.replace(robot, limits={})  # the format has no limits
+    kr.save(robot, tmp_path / "g.urdf")
+    again = kr.load(tmp_path / "g.urdf")
+    assert again.mimics == robot.mimics and again.dof == 3
+
+
+def test_a_mimic_table_is_checked_with_its_line(tmp_path):
+    text = kr.robot.frames_toml.write_frames(kr.Robot.create("arm", ARM.frames, mimics=[("3", "2", "k", 0.5)]))
+    assert 'multiplier = "k"' in text and kr.robot.frames_toml.frames_from_text(text).mimics[0].multiplier.name == "k"
+    bad = text.replace('leader = "2"', 'leader = "7"')
+    with pytest.raises(kr.RobotFileError) as info:
+        kr.robot.frames_toml.frames_from_text(bad, path="arm.toml")
+    line = bad.splitlines().index("[[mimic]]") + 1
+    assert str(info.value).startswith(f"arm.toml:{line}: mimic joint 3: its leader 7 is not a frame of the robot"), str(info.value)
