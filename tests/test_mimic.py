@@ -299,7 +299,10 @@ def test_malformed_mimics_name_the_line(joints, options, line, words):
 def test_the_command_line_loads_mimic_joints_by_default(tmp_path, capsys):
     path = tmp_path / "gripper.urdf"
     path.write_text(gripper_urdf())
-    assert main(["info", str(path)]) == 0 and "3 degrees of freedom" in capsys.readouterr().out
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 degrees of freedom (5 joints: the mimic joints fix 2)" in out
+    assert "Mimic joints: wrist = 1.7 * elbow + 0.3, finger_b = -1 * finger_a + 0" in out
     assert "--mimic constraint on the command line" in one_line_error(capsys, "info", path, "--mimic", "refuse")
 
 
@@ -367,3 +370,16 @@ def test_a_mimic_table_is_checked_with_its_line(tmp_path):
         kr.robot.frames_toml.frames_from_text(bad, path="arm.toml")
     line = bad.splitlines().index("[[mimic]]") + 1
     assert str(info.value).startswith(f"arm.toml:{line}: mimic joint 3: its leader 7 is not a frame of the robot"), str(info.value)
+
+
+def test_khalil_kleinfinger_frames_keep_the_couplings_and_par_files_refuse_them(gripper, tmp_path):
+    from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
+
+    _, robot, _, fn = gripper
+    kk = to_khalil_kleinfinger(robot)
+    assert kk.mimics == robot.mimics
+    q = fn.configuration([0.3, -0.4, 0.02])
+    other = kr.derive(kk).numeric(without_friction(kk), backend="numpy")
+    assert np.allclose(other.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-9)
+    with pytest.raises(kr.RobotFileError, match=r"cannot write gripper as \.par: mimic joints wrist, finger_b have no place in a \.par file"):
+        kr.save(kk, tmp_path / "g.par")
