@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from ball_robots import ball_tree
 from conftest import benchmark, one_line_error
 
 import kanerobot as kr
@@ -211,6 +212,45 @@ def test_a_simulation_keeps_the_couplings(gripper):
     assert np.abs(q[:, 2] - 1.7 * q[:, 1] - 0.3).max() < 1e-9 and np.abs(q[:, 4] + q[:, 3]).max() < 1e-9
 
 
+def test_a_ball_and_plane_tree_with_a_symbolic_multiplier_equals_pinocchio_projected_by_hand():
+    """Joints of several coordinates beside the mimic (q and qd columns differ), a multiplier ``k`` bound
+    with the other parameters, random physically consistent parameters (tests/ball_robots.py)."""
+    from ball_robots import pinocchio_q as ball_q
+    from ball_robots import random_state, random_values
+
+    from kanerobot.dynamics.mimic import mimic_tree
+    from kanerobot.interop import to_pinocchio
+
+    tree = ball_tree()
+    robot = kr.Robot.create(tree.name, tree.frames, mimics=[("4", "1", "k", 0.2)])
+    values = random_values(tree, 7) | {"k": -1.3}
+    model = kr.derive(robot)
+    assert "k" in model.parameters and mimic_tree(robot) == tree
+    fn = model.numeric(values, backend="numpy")
+    pmodel = to_pinocchio(tree, {n: v for n, v in values.items() if n != "k"})
+    data = pmodel.createData()
+    G = np.zeros((8, 7))
+    G[:7, :7] = np.eye(7)
+    G[7, 0] = -1.3
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q_tree, _, _ = random_state(tree, rng)
+        q = fn.configuration(q_tree[:8])
+        assert q[8] == pytest.approx(-1.3 * q[0] + 0.2) and np.allclose(q[:8], q_tree[:8])
+        qd, qdd = rng.normal(size=7), rng.normal(size=7)
+        pq = ball_q(tree, q)
+        M = pin.crba(pmodel, data, pq)
+        M = np.triu(M) + np.triu(M, 1).T
+        assert np.allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=1e-9)
+        tau = G.T @ pin.rnea(pmodel, data, pq, G @ qd, G @ qdd)
+        assert np.allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+        assert np.allclose(fn.direct_dynamics(q, qd, tau), qdd, rtol=0, atol=1e-8)
+    f = model.program("inverse_dynamics").to_function()  # k an input of the program
+    point = values | dict(zip(map(str, robot.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
+    assert "k" in map(str, f.args)
+    assert np.allclose(np.ravel(f(*[point[str(a)] for a in f.args])), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
 # ------------------------------------------------------------------ the description
 ARM = kr.load(kr.frames_path("rx90"))
 
@@ -241,8 +281,6 @@ def test_malformed_couplings_are_refused_in_one_line(mimics, words):
 
 
 def test_a_mimic_joint_of_several_speeds_is_refused():
-    from ball_robots import ball_tree
-
     ball = ball_tree()
     with pytest.raises(kr.DescriptionError, match="mimic joint 2: mimic joint 2 is spherical, not a joint of one speed"):
         kr.Robot.create("bad", ball.frames, mimics=[("2", "1", 1, 0)])
