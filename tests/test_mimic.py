@@ -149,6 +149,9 @@ def test_a_urdf_mimic_is_a_constraint_by_default(gripper):
     assert space.layout_qd == "the independent joints shoulder, elbow, finger_a (mimic joints wrist, finger_b follow them)"
     assert "the mimic joints wrist, finger_b at multiplier * leader + offset" in space.layout_q
     assert fn.configuration([0.1, 0.2, 0.05]).tolist() == pytest.approx([0.1, 0.2, 1.7 * 0.2 + 0.3, 0.05, -0.05], abs=1e-15)
+    bound = model.numeric(without_friction(robot), backend="numpy", bind=True)  # the numbers folded into the code
+    q = fn.configuration([0.1, 0.2, 0.05])
+    assert np.allclose(bound.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-12)
     assert urdf_from_text(gripper_urdf(), mimic="independent").mimics == ()
 
 
@@ -182,9 +185,11 @@ def test_every_engine_gives_the_same_numbers(gripper, method):
         assert worst_error(other, reference, q, qd, qdd, tau) < 1e-9
 
 
-def test_the_programs_fold_the_mimic_force_onto_the_leader(gripper):
-    """The symbolic program (every engine's tree spliced, no numeric projection) gives the numeric model's numbers."""
+@pytest.mark.parametrize("method", ["newton-euler", "lagrange", "kane"])
+def test_the_programs_fold_the_mimic_force_onto_the_leader(gripper, method):
+    """The symbolic program (each engine's tree spliced, no numeric projection) gives the numeric model's numbers."""
     _, robot, model, fn = gripper
+    model = model if method == "newton-euler" else kr.derive(robot, method)
     q, qd, qdd, _ = next(random_states(fn, np.random.default_rng(4)))
     point = without_friction(robot) | dict(zip(map(str, robot.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
     program = model.program("inverse_dynamics")
