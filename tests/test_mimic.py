@@ -227,12 +227,12 @@ def test_a_ball_and_plane_tree_with_a_symbolic_multiplier_equals_pinocchio_proje
     from kanerobot.interop import to_pinocchio
 
     tree = ball_tree()
-    robot = kr.Robot.create(tree.name, tree.frames, mimics=[("4", "1", "k", 0.2)])
-    values = random_values(tree, 7) | {"k": -1.3}
+    robot = kr.Robot.create(tree.name, tree.frames, mimics=[("4", "1", "k", "o")])
+    values = random_values(tree, 7) | {"k": -1.3, "o": 0.2}
     model = kr.derive(robot)
-    assert "k" in model.parameters and mimic_tree(robot) == tree
+    assert {"k", "o"} <= set(model.parameters) and mimic_tree(robot) == tree
     fn = model.numeric(values, backend="numpy")
-    pmodel = to_pinocchio(tree, {n: v for n, v in values.items() if n != "k"})
+    pmodel = to_pinocchio(tree, {n: v for n, v in values.items() if n not in ("k", "o")})
     data = pmodel.createData()
     G = np.zeros((8, 7))
     G[:7, :7] = np.eye(7)

@@ -154,6 +154,12 @@ class MimicModel(ConstrainedModel):
         return MimicDynamics
 
     @property
+    def parameters(self):
+        """The tree models' parameters, and the symbols of the multipliers and of the offsets (which place the mimic joints)."""
+        offsets = {str(s) for item in self.robot.mimics for s in sympy.sympify(item.offset).free_symbols}
+        return self.robot.parameter_order(set(super().parameters) | offsets)
+
+    @property
     def state_space(self):
         """The constrained :class:`~kanerobot.state_space.StateSpace`: ``q`` every joint, the mimic joints following their leaders; ``qd`` the independent joints."""
         robot, labels = self.robot, ", ".join(self.independent)
