@@ -43,8 +43,8 @@ def add_loading(p):
     p.add_argument(FLAGS["floating"], action="store_true",
                    help="a URDF robot free in space: a free flyer under its root link (kr.load's floating=True)")  # fmt: skip
     p.add_argument(FLAGS["mimic"], choices=MIMIC, default=MIMIC[0],
-                   help="a URDF's <mimic> joints: refused (default), or each read as a joint of its own, as pinocchio does "
-                        "(kr.load's mimic='independent')")  # fmt: skip
+                   help="a URDF's <mimic> joints: coupled to their leaders, a constraint of the models (default), each read "
+                        "as a joint of its own, as pinocchio does (kr.load's mimic='independent'), or refused")  # fmt: skip
     p.add_argument(FLAGS["physical"], action="store_true",
                    help="read a URDF's <inertial>s that are no rigid body's as written, and run the models on them "
                         "(kr.load's physical=False; numeric(..., physical=False))")  # fmt: skip

@@ -45,6 +45,8 @@ def why_not_joints(robot):
         fixed.append(f"the rolling constraints of the wheels fix {robot.nj - robot.dof} speeds")
     if robot.loops:
         fixed.append(f"the closed loops fix {len(robot.passive_joints)}")
+    if robot.mimics:
+        fixed.append(f"the mimic joints fix {len(robot.mimics)}")
     if robot.floating:
         added.append("the 6 of the floating base")
     if robot.flexible_joints:
@@ -70,6 +72,9 @@ def summary(robot):
     if robot.loops:
         lines.append("Loops (cut joint = closing frame): " + ", ".join(f"{k} = {c}" for k, c in robot.loops))
         lines.append("Active joints: " + ", ".join(robot.active_joints) + "; passive: " + ", ".join(robot.passive_joints))
+    if robot.mimics:
+        lines.append("Mimic joints: " + ", ".join(f"{m.joint} = {format_expression(m.multiplier)} * {m.leader} + {format_expression(m.offset)}"
+                                                  for m in robot.mimics))  # fmt: skip
     if robot.wheeled and robot.wheels:
         lines.append("Wheels: " + ", ".join(f"{w.joint} ({w.kind}, radius {format_expression(w.radius)})" for w in robot.wheels))
     if robot.geometric_parameters:

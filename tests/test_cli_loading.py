@@ -227,12 +227,11 @@ def test_each_loading_flag_loads_what_kr_load_does(flags, options, tmp_path, cap
     [
         (lambda folder, rng: "nosuch.urdf", "nosuch.urdf: no such file"),
         (lambda folder, rng: "robots/nosuch", "robots/nosuch: no such file"),
-        (lambda folder, rng: mimic_arm(folder, rng), "load with mimic='independent' (--mimic independent on the command line)"),
         (lambda folder, rng: urdf(folder, "static", link("base"), link("box", body(rng)), joint("fix", "base", "box", "fixed")),
          "load it with floating=True (--floating on the command line) for a free body"),
         (lambda folder, rng: urdf(folder, "ur3"), "the <robot> element is empty: no robot to load"),
     ],
-    ids=["missing file", "missing path", "mimic", "no moving joint", "empty robot"],
+    ids=["missing file", "missing path", "no moving joint", "empty robot"],
 )
 def test_loading_errors_name_the_flag(make, words, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)

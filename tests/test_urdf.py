@@ -322,7 +322,7 @@ def test_save_as_urdf_and_options_elsewhere_are_refused(arm_file, tmp_path):
         kr.load(kr.frames_path("rx90"), floating=True)
     with pytest.raises(kr.RobotFileError, match="unknown load option 'floting'"):
         kr.load(arm_file, floting=True)
-    with pytest.raises(kr.RobotFileError, match="mimic='copy': use one of 'refuse', 'independent'"):
+    with pytest.raises(kr.RobotFileError, match="mimic='copy': use one of 'constraint', 'independent', 'refuse'"):
         kr.load(arm_file, mimic="copy")
 
 
@@ -380,8 +380,8 @@ def error_of(text, **options):
         ('<robot name="r">\n' + GOOD_LINKS + joint(extra='<origin xyz="0 0"/>') + "</robot>",
          4, 'origin of joint \'j\': xyz="0 0" must be 3 finite numbers'),
         ('<robot name="r">\n' + GOOD_LINKS + joint(extra='<origin xyz="0 nan 0"/>') + "</robot>", 4, "must be 3 finite numbers"),
-        ('<robot name="r">\n' + GOOD_LINKS + joint(extra='\n<mimic joint="i" multiplier="2"/>') + "</robot>",
-         5, "joint 'j' mimics joint 'i': mimic joints are not supported yet; remove <mimic>, or load with mimic='independent'"),
+        ('<robot name="r">\n' + GOOD_LINKS + joint(extra='\n<mimic joint="j" multiplier="2"/>') + "</robot>",
+         5, "mimic joint j mimics itself: name another joint as its leader"),
         ('<robot name="r">\n' + GOOD_LINKS + '<joint type="revolute"/>' + "</robot>", 4, "a joint: <joint> has no name=\"...\": give it"),
         ('<model name="r">\n' + GOOD_LINKS + "</model>", 1, "the document element is <model>: a URDF file is one <robot> element"),
     ],

@@ -38,6 +38,7 @@ from kanerobot.dynamics.dynamic_model import (
     select_backend,
 )
 from kanerobot.dynamics.flexible import FlexibleModel, NumericFlexible
+from kanerobot.dynamics.mimic import MimicModel
 from kanerobot.dynamics.wheeled import WheeledModel
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
@@ -86,10 +87,13 @@ def _has_flexible_joint(robot):
 #: order (a wheeled or floating robot is never asked about flexible joints or
 #: loops: their models refuse those combinations with their own message); a
 #: robot none applies to is a rigid serial or tree robot, a :class:`DynamicModel`.
-#: A new velocity constraint is one line here:
-#: ``("mimic joints", test, constrained(Mimic))``
-#: (:func:`~kanerobot.dynamics.constrained.constrained`).
+#: A new velocity constraint is one line here: ``("name", test,
+#: constrained(Constraint))`` (:func:`~kanerobot.dynamics.constrained.constrained`),
+#: or its model class where it adds to it (mimic joints: their configuration).
+#: Mimic joints come first: :class:`~kanerobot.dynamics.mimic.Mimic` refuses
+#: the structures it does not compose with, by name.
 STRUCTURES = (
+    ("mimic joints", lambda robot: bool(robot.mimics), MimicModel),
     ("wheeled", lambda robot: robot.wheeled, WheeledModel),
     ("floating base", lambda robot: robot.floating, DynamicModel),  # the free flyer is the root joint: a tree model
     ("flexible joints", _has_flexible_joint, flexible.derive),
@@ -125,7 +129,10 @@ def derive(robot: Robot, method: str = "newton-euler") -> DerivedModel:
         (Spong's motor-side model; see :func:`kanerobot.dynamics.flexible.derive`
         for the others), state ``(q, q_r)``.  On wheels, a
         :class:`~kanerobot.dynamics.wheeled.WheeledModel`: the tree model
-        projected on the independent speeds of the rolling constraints.
+        projected on the independent speeds of the rolling constraints.  With
+        mimic joints (``robot.mimics``), a
+        :class:`~kanerobot.dynamics.mimic.MimicModel`: the tree model projected
+        on the independent joints (``q`` every joint, the couplings satisfied).
 
     Examples
     --------

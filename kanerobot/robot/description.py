@@ -18,6 +18,11 @@ link of theta), and its :class:`Wheel` s say which revolute joints are wheels
 rolling on the ground, their kind (fixed, steering, castor), radius and, for
 a castor, its offset (OpenSYMORO section IV-E; Campion and Chung).  The
 constraints and the dynamics are in :mod:`kanerobot.dynamics.wheeled`.
+
+A mimic joint (:class:`MimicJoint`, :attr:`Robot.mimics`) is a joint of the
+tree whose variable follows another's, ``q_m = multiplier q_leader + offset``
+(a URDF ``<mimic>``: a gripper's second finger); the models hold it as a
+constraint (:mod:`kanerobot.dynamics.mimic`).
 """
 
 import difflib
@@ -455,6 +460,77 @@ def _frozen_limits(limits, labels):
     return MappingProxyType(out)
 
 
+class MimicJoint(NamedTuple):
+    """A joint whose variable follows another's: ``q_joint = multiplier q_leader + offset``.
+
+    Both are joints of one speed (revolute or prismatic); the leader moves on
+    its own (a mimic of a mimic is resolved by :meth:`Robot.create` into a
+    mimic of the independent joint at the end of the chain).  ``multiplier``
+    and ``offset`` are expressions (numbers, or symbols bound with the
+    other parameters); the offset fixes the configuration, not the speeds.
+
+    Examples
+    --------
+    >>> MimicJoint("finger2", "finger1", -1, 0)
+    MimicJoint(joint='finger2', leader='finger1', multiplier=-1, offset=0)
+    """
+
+    joint: str
+    leader: str
+    multiplier: sympy.Expr = sympy.S.One
+    offset: sympy.Expr = sympy.S.Zero
+
+
+def _check_mimics(frames, mimics):
+    """The couplings as :class:`MimicJoint` s, each mimic of a mimic resolved to the chain's independent joint.
+
+    Raises
+    ------
+    DescriptionError
+        ``key`` ``"mimic"`` and ``label`` the mimic joint, for an unknown
+        label, a joint that is not of one speed, a joint mimicked twice or
+        mimicking itself, and a cycle of mimics.
+    """
+    by_label = {f.label: f for f in frames}
+    given: dict[str, MimicJoint] = {}
+    for item in mimics:
+        if not isinstance(item, MimicJoint):
+            try:
+                item = MimicJoint(*item)
+            except TypeError:
+                raise DescriptionError(
+                    f"mimic {item!r}: give (joint, leader, multiplier, offset)", key="mimic", label=None) from None
+        joint, leader = str(item.joint), str(item.leader)
+        for role, label in (("mimic joint", joint), ("its leader", leader)):
+            frame = by_label.get(label)
+            if frame is None or not frame.is_joint or frame.joint.nv != 1:
+                what = "is not a frame of the robot" if frame is None else f"is {_kind(frame)}, not a joint of one speed"
+                raise DescriptionError(
+                    f"mimic joint {joint}: {role} {label} {what}; a mimic couples two revolute or prismatic joints",
+                    key="mimic", label=joint,
+                )  # fmt: skip
+        if joint == leader:
+            raise DescriptionError(f"mimic joint {joint} mimics itself: name another joint as its leader", key="mimic", label=joint)
+        if joint in given:
+            raise DescriptionError(
+                f"mimic joint {joint} mimics both {given[joint].leader} and {leader}: give it one leader", key="mimic", label=joint)
+        given[joint] = MimicJoint(joint, leader, _expr(item.multiplier, "multiplier", f"mimic joint {joint}"),
+                                  _expr(item.offset, "offset", f"mimic joint {joint}"))  # fmt: skip
+    out = []
+    for joint, item in given.items():
+        chain, k, o = [joint], item.multiplier, item.offset
+        while item.leader in given:  # q_leader = k' q_next + o'
+            if item.leader in chain:
+                cycle = " -> ".join(chain[chain.index(item.leader):] + [item.leader])
+                raise DescriptionError(
+                    f"mimic joints form a cycle ({cycle}): one of them must move on its own", key="mimic", label=joint)
+            chain.append(item.leader)
+            item = given[item.leader]
+            k, o = k * item.multiplier, k * item.offset + o
+        out.append(MimicJoint(joint, item.leader, k, o))
+    return tuple(out)
+
+
 class JointLimits(NamedTuple):
     """A joint's limits as its source gives them (a URDF's ``<limit>``); None where not given.
 
@@ -520,6 +596,13 @@ class Robot:
         default.  :func:`kanerobot.simulate` enforces the positions (its
         ``limits``); :func:`kanerobot.simulation.joint_limits` makes events
         of them.
+    mimics : sequence of MimicJoint or (joint, leader, multiplier, offset), optional
+        Joints whose variable follows another's (``q_joint = multiplier
+        q_leader + offset``, :class:`MimicJoint`): still frames and joints of
+        the tree (``q`` holds them), but not degrees of freedom; a mimic of a
+        mimic is resolved to the independent joint at the end of the chain.
+        :func:`kanerobot.derive` holds them as a constraint
+        (:mod:`kanerobot.dynamics.mimic`).
 
     Examples
     --------
@@ -546,6 +629,7 @@ class Robot:
     posture: tuple[str, ...] = ()
     values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     limits: Mapping[str, "JointLimits"] = field(default_factory=lambda: MappingProxyType({}))
+    mimics: tuple[MimicJoint, ...] = ()
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -564,6 +648,7 @@ class Robot:
         posture=None,
         values=None,
         limits=None,
+        mimics=(),
     ):
         """Validate the parts and build a robot, filling SYMORO's defaults."""
         frames = tuple(frames)
@@ -575,6 +660,7 @@ class Robot:
         wheels = tuple(wheels or ())
         posture = tuple(str(label) for label in posture) if posture else ()
         _check_wheels(frames, wheels, posture, bool(wheeled))
+        mimics = _check_mimics(frames, mimics or ())
         if links is None:
             links = default_links(frames, loops, floating, wheeled, posture)
         links = tuple(str(label) for label in links)
@@ -595,6 +681,7 @@ class Robot:
             posture=posture,
             values=_frozen_values(values),
             limits=_frozen_limits(limits, {f.label for f in frames if f.is_joint}),
+            mimics=mimics,
         )
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
@@ -715,7 +802,7 @@ class Robot:
         flexible joint (its motor turns on its own); for a wheeled robot, its
         joints less the rank of its rolling constraints
         (:func:`kanerobot.rolling.mobility`: Krang on its two wheels has 22
-        joints and 19 degrees of freedom).  ``kr.derive(robot)``'s state has
+        joints and 19 degrees of freedom); one less for each mimic joint.  ``kr.derive(robot)``'s state has
         ``dof`` speeds (``state_space.nv``), and ``q`` the :attr:`nj` joint
         variables (and a floating base's 7 coordinates).
 
@@ -729,8 +816,14 @@ class Robot:
             from kanerobot.rolling import mobility  # the rank of the rolling constraints: the wheels' kinematics
 
             return mobility(self)
-        speeds = sum(self.frame(label).joint.nv for label in self.active_joints)
+        speeds = sum(self.frame(label).joint.nv for label in self.active_joints) - len(self.mimics)
         return speeds + (6 if self.floating else 0) + len(self.flexible_joints)
+
+    @property
+    def mimic_joints(self):
+        """Labels of the mimic joints (:attr:`mimics`), in joint order."""
+        mimic = {item.joint for item in self.mimics}
+        return tuple(label for label in self.joint_labels if label in mimic)
 
     @property
     def q(self):
@@ -986,6 +1079,7 @@ class Robot:
             posture=self.posture,
             values=MappingProxyType({k: v for k, v in self.values.items() if symbol(k) not in mapping}),
             limits=self.limits,
+            mimics=tuple(MimicJoint(m.joint, m.leader, sub(m.multiplier), sub(m.offset)) for m in self.mimics),
         )
 
     @property
@@ -1090,6 +1184,9 @@ def _parameter_values(robot):
     for wheel in robot.wheels:
         yield wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}", None
         yield wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}", None
+    for mimic in robot.mimics:
+        yield mimic.multiplier, "mimic:multiplier", mimic.joint, f"mimic joint {mimic.joint}", None
+        yield mimic.offset, "mimic:offset", mimic.joint, f"mimic joint {mimic.joint}", None
 
 
 def _check_links(links, labels, loops):

@@ -86,7 +86,7 @@ from kanerobot.robot.dh import DHLink, standard_dh_robot
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
 from kanerobot.robot.files import read_text, toml_key, toml_string
 
-TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel", "values")
+TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel", "mimic", "values")
 #: ``convention``: frames (the default) or the rows of a standard-DH table.
 FRAMES, STANDARD_DH = "frames", "standard-dh"
 CONVENTIONS = (FRAMES, STANDARD_DH)
@@ -95,6 +95,8 @@ DH_BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES
 DH_JOINT_KEYS = ("label", "sigma", "theta", "d", "a", "alpha", "offset", "inertial", "dynamics")
 DH_INERTIAL_KEYS = ("mass", "com", "inertia")
 WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")
+#: A ``[[mimic]]`` table: ``joint`` follows ``leader``, ``q_joint = multiplier q_leader + offset`` (defaults 1, 0).
+MIMIC_KEYS = ("joint", "leader", "multiplier", "offset")
 BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES + ("link", "dynamics")
 KK_KEYS = KKPlacement.KEYS
 GENERAL_KEYS = ("R0", "P", "axis", "q")
@@ -352,6 +354,7 @@ class _Reader:
         posture = self.posture(data["posture"]) if "posture" in data else ()
         wheels = self.wheels(data.get("wheel", []))
         self.wheel_labels = [wheel.joint for wheel in wheels]
+        mimics = self.mimics(data.get("mimic", []))
         links = self.links(default_links(frames, loops, floating, wheeled, posture), overrides, dynamics)
         try:
             robot = Robot.create(
@@ -366,6 +369,7 @@ class _Reader:
                 wheeled=wheeled,
                 wheels=wheels,
                 posture=posture,
+                mimics=mimics,
             )
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
@@ -520,6 +524,28 @@ class _Reader:
                 self.fail(where + ((key,) if key in raw else ()), str(exc))
         return tuple(wheels)
 
+    def mimics(self, raw_mimics):
+        """``(joint, leader, multiplier, offset)`` of the ``[[mimic]]`` tables (Robot.create checks the labels)."""
+        if not isinstance(raw_mimics, list):
+            self.fail(("mimic",), "mimic joints are written [[mimic]] (double brackets), one table per mimic joint")
+        out = []
+        self.mimic_labels = []
+        for index, raw in enumerate(raw_mimics):
+            where = ("mimic", index)
+            raw = self.table(raw, where, "a mimic joint")
+            self.check_keys(raw, MIMIC_KEYS, where, f"mimic joint number {index + 1}")
+            for key in ("joint", "leader"):
+                if key not in raw:
+                    self.fail(where, f"mimic joint number {index + 1} has no {key}: give joint and leader, the labels of the mimic "
+                                     f"joint and of the joint it follows")  # fmt: skip
+            joint = self.label(raw["joint"], where + ("joint",), f"joint of mimic number {index + 1}")
+            leader = self.label(raw["leader"], where + ("leader",), f"leader of mimic joint {joint}")
+            k, o = (self.expr(raw[key], where + (key,), f"{key} of mimic joint {joint}") if key in raw else default
+                    for key, default in (("multiplier", sympy.S.One), ("offset", sympy.S.Zero)))  # fmt: skip
+            out.append((joint, leader, k, o))
+            self.mimic_labels.append(joint)
+        return out
+
     def parameters(self, raw, known, where, what):
         raw = self.table(raw, where, what)
         self.check_keys(raw, known, where, what)
@@ -581,6 +607,10 @@ class _Reader:
         key, label = exc.key, exc.label
         if key == "posture":
             return self.lines.line("posture") or self.lines.line("wheeled")
+        if key and key.startswith("mimic"):
+            if label in getattr(self, "mimic_labels", []):
+                return self.lines.line("mimic", self.mimic_labels.index(label))
+            return self.lines.line("mimic", 0)
         if key and key.startswith("wheel:"):
             if label in self.wheel_labels:
                 return self.lines.line("wheel", self.wheel_labels.index(label), key.partition(":")[2])
@@ -791,6 +821,12 @@ class _Writer:
             self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
         for wheel in robot.wheels:
             self.write_wheel(wheel)
+        for mimic in robot.mimics:
+            self.out.extend(["", "[[mimic]]"])
+            self.put("joint", toml_string(mimic.joint))
+            self.put("leader", toml_string(mimic.leader))
+            self.put("multiplier", self.value(mimic.multiplier, f"multiplier of mimic joint {mimic.joint}"))
+            self.put("offset", self.value(mimic.offset, f"offset of mimic joint {mimic.joint}"))
         self.write_values()
         return "\n".join(self.out) + "\n"
 

@@ -650,6 +650,7 @@ def _convert(robot):
         floating=robot.floating,
         limits=robot.limits,
         values=robot.values,
+        mimics=robot.mimics,  # the joint variables are kept: so are their couplings
     )
     return Conversion(converted, MappingProxyType(changes), MappingProxyType(meaning), tuple(branched), tuple(general), tuple(ends))
 

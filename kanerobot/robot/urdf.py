@@ -27,9 +27,19 @@ frames (:class:`~kanerobot.robot.description.GeneralPlacement`, as
   is an angle like any other, not a cos/sin pair), ``prismatic``
   prismatic, ``fixed`` a fixed frame (sigma = 2); ``floating`` and
   ``planar`` joints inside the tree are refused;
-- a ``<mimic>`` joint is refused (its variable would be a function of
-  another joint's) unless ``mimic="independent"``, which reads it as a
-  joint of its own, as pinocchio's ``buildModelFromUrdf`` does by default;
+- a ``<mimic joint multiplier offset>`` joint is, by default
+  (``mimic="constraint"``), a mimic joint of the robot
+  (:attr:`~kanerobot.robot.description.Robot.mimics`: ``q = multiplier
+  q_leader + offset``, numbers as written, defaults 1 and 0; a mimic of a
+  mimic resolved to the chain's independent joint), which the models hold
+  as a constraint (:mod:`kanerobot.dynamics.mimic`: pinocchio's
+  ``buildModelFromUrdf(path, mimic=True)``); ``mimic="independent"`` reads
+  it as a joint of its own, as pinocchio's ``buildModelFromUrdf`` does by
+  default, and ``mimic="constraint"`` refuses the file.  A ``<mimic>`` on a
+  fixed joint (Talos's reduced grippers) means nothing and one
+  :class:`~kanerobot.errors.KaneRobotWarning` says it is ignored, as does
+  one whose leader is no joint of the file (example-robot-data's Alex
+  hands): that joint is read as a joint of its own;
 - a link's ``<inertial>`` (origin xyz/rpy of the centre of mass frame,
   mass m, inertia I_c about the centre of mass in that frame) becomes
   SYMORO's parameters about the frame origin, in the frame's axes, exactly:
@@ -133,7 +143,8 @@ REFUSED_TYPES = {
 GRAVITY = DEFAULT_GRAVITY
 #: Entries of rotations and axes this close to 0 or +-1 are made exact.
 EXACT = 1e-14
-MIMIC = ("refuse", "independent")
+#: What a ``<mimic>`` is (:func:`read_urdf`'s ``mimic``), the default first.
+MIMIC = ("constraint", "independent", "refuse")
 #: The keywords of :func:`read_urdf` (``kr.load(path, **options)``).
 OPTIONS = ("floating", "bind", "mimic", "physical", "gravity")
 #: The command line's flag of each keyword (:mod:`kanerobot.command_options` adds them to every command that loads a
@@ -287,7 +298,7 @@ def advice(name, value):
     return f"{name}={value!r} ({flag}{given} on the command line)"
 
 
-def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
+def read_urdf(path, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
     """Read a robot from a URDF file (see the module's notes for the mapping).
 
     Parameters
@@ -298,8 +309,10 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, g
         inertia and that of the links fixed to it).
     bind : bool, optional
         Numbers in the description instead of symbols and ``robot.values``.
-    mimic : {"refuse", "independent"}, optional
-        What a ``<mimic>`` joint is: refused (default), or a joint of its own.
+    mimic : {"constraint", "independent", "refuse"}, optional
+        What a ``<mimic>`` joint is: a mimic joint of the robot, its variable
+        following its leader's (default; the models hold it as a
+        constraint), a joint of its own (pinocchio's default), or refused.
     physical : bool, optional
         Refuse an ``<inertial>`` that is not a rigid body's (negative mass,
         inertia about the centre of mass not positive semi-definite or
@@ -328,14 +341,14 @@ def read_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, g
     return parse_urdf(path, floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity).robot
 
 
-def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
+def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
     """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
     return _Reader(path, _parse_xml(data, path), **options).result().robot
 
 
-def parse_urdf(path, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
+def parse_urdf(path, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
     """:func:`read_urdf`, with the joint and link names and the limits: a :class:`UrdfRobot`."""
     try:
         data = Path(path).read_bytes()
@@ -366,7 +379,7 @@ def _names_of(label):
 class _Reader:
     """One URDF document into a :class:`UrdfRobot`."""
 
-    def __init__(self, path, root, floating=False, bind=False, mimic="refuse", physical=True, gravity=GRAVITY):
+    def __init__(self, path, root, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
         self.path = path
         self.root = root
         self.floating = bool(floating)
@@ -510,8 +523,9 @@ class _Reader:
                 mimicked = element.find("mimic").attrib.get("joint", "?")
                 self.fail(
                     element.find("mimic"),
-                    f"joint {name!r} mimics joint {mimicked!r}: mimic joints are not supported yet; remove <mimic>, or "
-                    f"load with {advice('mimic', 'independent')} to read {name!r} as a joint of its own (as pinocchio does)",
+                    f"joint {name!r} mimics joint {mimicked!r}, and mimic joints are refused (mimic='refuse'): load with "
+                    f"{advice('mimic', 'constraint')} to couple them, or {advice('mimic', 'independent')} to read {name!r} "
+                    f"as a joint of its own (as pinocchio does)",
                 )
             out.append((element, name, kind, parent, child))
         return out
@@ -615,9 +629,11 @@ class _Reader:
                                                  for key in ("lower", "upper", "velocity", "effort")))
                             for label, item in limits.items() if kinds[label] != "fixed"}  # fmt: skip
             robot = Robot.create(name, frames, links=list(dynamics), dynamics=dynamics, floating=self.floating, values=self.values,
-                                 limits=joint_limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])))  # fmt: skip
+                                 limits=joint_limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])),
+                                 mimics=self.mimics(order, labels, kinds))  # fmt: skip
         except DescriptionError as exc:
-            line = next((element.line for element, joint, *_ in order if labels[joint] == exc.label), None)
+            at = {labels[joint]: element.find("mimic") if exc.key == "mimic" else element for element, joint, *_ in order}
+            line = at[exc.label].line if at.get(exc.label) is not None else None
             raise RobotFileError(self.path, line, str(exc)) from None
         if self.physical:
             self.check_physical(robot, [label for label in dynamics if label not in immobile], link_names, merged)
@@ -625,6 +641,41 @@ class _Reader:
             robot = robot.subs({key: exact_number(value) for key, value in robot.values.items()})
         joint_names = {labels[joint]: joint for _, joint, *_ in order}
         return UrdfRobot(robot, MappingProxyType(joint_names), MappingProxyType(link_names), MappingProxyType(limits))
+
+    def mimics(self, order, labels, kinds):
+        """The ``<mimic>`` couplings as ``(joint, leader, multiplier, offset)`` (``mimic="constraint"``).
+
+        A ``<mimic>`` on a fixed joint, or naming no joint of the file, is
+        ignored with one warning (the joint then moves on its own); one
+        whose leader is fixed is refused.
+        """
+        if self.mimic != "constraint":
+            return ()
+        out, fixed, unknown = [], [], []
+        for element, joint, kind, *_ in order:
+            tag = element.find("mimic")
+            if tag is None:
+                continue
+            leader = self.attribute(tag, "joint", f"mimic of joint {joint!r}")
+            if kind == "fixed":
+                fixed.append(f"{joint!r} (line {tag.line})")
+                continue
+            if leader not in labels:
+                unknown.append(f"{joint!r} mimics {leader!r} (line {tag.line})")
+                continue
+            if kinds[labels[leader]] == "fixed":
+                self.fail(tag, f"joint {joint!r} mimics joint {leader!r}, which is fixed: name a moving joint, or remove <mimic>")
+            k, o = (self.floats(tag, key, 1, f"mimic of joint {joint!r}", (default,))[0] for key, default in (("multiplier", 1.0), ("offset", 0.0)))
+            out.append((labels[joint], labels[leader], _exact(k), _exact(o)))
+        if fixed:
+            warnings.warn(KaneRobotWarning(
+                f"{self.path}: <mimic> of fixed joint{'s' * (len(fixed) > 1)} {', '.join(fixed)} ignored: a fixed joint has no variable to couple"),
+                stacklevel=4)  # fmt: skip
+        if unknown:
+            warnings.warn(KaneRobotWarning(
+                f"{self.path}: <mimic> naming no joint of the file ignored, each such joint read as a joint of its own: "
+                f"{', '.join(unknown)}; name the leader joint exactly to couple them"), stacklevel=4)  # fmt: skip
+        return tuple(out)
 
     def stems(self, order):
         """{joint name: stem}: letters, digits and ``_``, unique, with symbol names that clash with no other's."""

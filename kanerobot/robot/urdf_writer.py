@@ -34,6 +34,8 @@ parameters (to rounding, 1e-12 in the tests).
   The reader gives every dynamic parameter a symbol and the written
   number as its value (zeros included: ``IA`` 0, no ``<dynamics>``: ``FV``
   and ``FS`` 0), so a robot read back has the same numbers, as values.
+- A mimic joint (``robot.mimics``) gets its ``<mimic joint multiplier
+  offset>`` (the joint variables are the robot's: the coupling holds as is).
 - A floating robot's free flyer is not a URDF joint: the tree is written
   under the root link ``link_0``, which carries link 0's inertia; reading
   the file back with ``floating=True`` restores the free flyer.  A fixed
@@ -204,6 +206,8 @@ class _Writer:
             if label != BASE or robot.floating:
                 keys = _WRITTEN if label == BASE or robot.frame(label).is_joint else _WRITTEN[:-2]
                 names |= {str(s) for key in keys for s in sympy.sympify(robot.dynamics[label][key]).free_symbols}
+        for item in robot.mimics:
+            names |= {str(s) for x in (item.multiplier, item.offset) for s in sympy.sympify(x).free_symbols}
         return names
 
     def origin(self, frame):
@@ -287,6 +291,10 @@ class _Writer:
         damping = self.friction(frame)
         if damping is not None:
             out.append(f"    <dynamics damping=\"{_float(damping[0])}\" friction=\"{_float(damping[1])}\"/>")
+        mimic = next((item for item in self.robot.mimics if item.joint == frame.label), None)
+        if mimic is not None:
+            k, o = (self.number(getattr(mimic, key), f"the {key} of mimic joint {frame.label}") for key in ("multiplier", "offset"))
+            out.append(f"    <mimic joint={quoteattr(mimic.leader)} multiplier=\"{_float(k)}\" offset=\"{_float(o)}\"/>")
         out.append("  </joint>")
         return out
 

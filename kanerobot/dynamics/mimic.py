@@ -1,0 +1,256 @@
+"""Mimic joints: a joint whose variable follows another's, held as a constraint.
+
+A mimic joint (:class:`~kanerobot.robot.description.MimicJoint`, a URDF
+``<mimic joint multiplier offset>``: a gripper's second finger, a hand's
+coupled phalanx) is the holonomic constraint
+
+    q_m = k q_l + o                     (k the multiplier, o the offset)
+
+on two joints of one speed of the tree.  Its velocity form is the linear
+constraint ``qd_m - k qd_l = 0`` (:class:`Mimic`, a
+:class:`~kanerobot.dynamics.constrained.VelocityConstraint`), composed with
+the tree's models of any engine by
+:class:`~kanerobot.dynamics.constrained.ConstrainedModel`: the leaders and
+the other joints are the independent speeds ``qd_a``, and
+
+    qd = G qd_a,   qdd = G qdd_a         (G constant: k in the mimic's row, Gdot = 0)
+    A_a = G^T A G,   H_a = G^T H(q, G qd_a),   Gamma_a = G^T Gamma_tree
+
+so the mimic joint's generalized force is folded onto its leader's (``k``
+times it): the leader's motor drives both, as the gear or tendon of the
+mechanism does.  These are pinocchio's models with ``JointModelMimic``
+(``buildModelFromUrdf(path, mimic=True)``).
+
+Configurations: as for closed loops (:class:`~kanerobot.dynamics.closed_loop.ClosedLoopModel`),
+the models take the whole joint vector ``q`` (every joint of the tree, the
+mimic joints included, in ``robot.joint_labels`` order), which must satisfy
+the couplings (:data:`TOL`); :meth:`MimicDynamics.configuration` makes one
+from the independent joints.  Speeds, accelerations and torques are those of
+the independent joints (the state space says so: ``layout_qd``).
+"""
+
+import dataclasses
+
+import numpy as np
+import sympy
+
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, VelocityConstraint, speed_columns, speeds
+from kanerobot.errors import KaneRobotError
+
+__all__ = ["TOL", "Mimic", "MimicDynamics", "MimicModel", "mimic_tree"]
+
+#: Largest residual ``|q_m - k q_l - o|`` of a configuration accepted.
+TOL = 1e-8
+
+
+def mimic_tree(robot):
+    """The robot with its mimic joints free: the tree whose models are projected.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> coupled = kr.Robot.create("coupled", arm.frames, mimics=[("2", "1", -1, 0)])
+    >>> coupled.dof, mimic_tree(coupled).dof, mimic_tree(coupled).frames == arm.frames
+    (1, 2, True)
+    """
+    return dataclasses.replace(robot, mimics=())
+
+
+class Mimic(VelocityConstraint):
+    """``qd_m - k qd_l = 0`` for every mimic joint m of leader l: one row each, one column per speed of the tree.
+
+    The independent speeds are every joint but the mimic ones, in joint order.
+
+    Raises
+    ------
+    KaneRobotError
+        For a robot whose structure adds its own constraints or coordinates
+        (closed loops, wheels, flexible joints, a floating base): the mimic
+        constraint composes with a fixed-base tree.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> c = Mimic(kr.Robot.create("coupled", arm.frames, mimics=[("2", "1", -2, 0)]))
+    >>> c.J, c.independent, c.dependent
+    (Matrix([[2, 1]]), ('1',), ('2',))
+    """
+
+    kind = "mimic joints"
+    adjective = "mimic-joint"
+
+    def __init__(self, robot):
+        other = [what for what, applies in (("closed loops", robot.loops), ("wheels", robot.wheeled),
+                                             ("flexible joints", robot.flexible_joints), ("a floating base", robot.floating)) if applies]  # fmt: skip
+        if other:
+            raise KaneRobotError(
+                f"{robot.name}: mimic joints ({', '.join(robot.mimic_joints)}) with {other[0]} are not supported yet: "
+                f"load the robot with mimic='independent' (--mimic independent) to read each as a joint of its own"
+            )
+        self.robot, self.tree = robot, mimic_tree(robot)
+        mimic = set(robot.mimic_joints)
+        self.independent = tuple(label for label in robot.joint_labels if label not in mimic)
+        self.mimics = {item.joint: item for item in robot.mimics}
+        J = sympy.zeros(len(robot.mimics), len(robot.qd))
+        for row, label in enumerate(robot.mimic_joints):
+            item = self.mimics[label]
+            (m,), (leader,) = speed_columns(self.tree, [label]), speed_columns(self.tree, [item.leader])
+            J[row, m], J[row, leader] = 1, -item.multiplier
+        self.J = J
+
+    @property
+    def Jdot(self):
+        """0: the multipliers are constant."""
+        return sympy.zeros(*self.J.shape)
+
+    @property
+    def program_inputs(self):
+        """The symbols of the multipliers (numbers from a URDF: none)."""
+        return sorted({s for item in self.robot.mimics for s in sympy.sympify(item.multiplier).free_symbols}, key=str)
+
+    def speed_map(self, target, rates=True, accelerations=True):
+        """The mimic joints' rates and accelerations, ``k QP_l`` and ``k QDP_l``: no solve (G is constant)."""
+        ind, dep = speeds(self.tree, self.independent), speeds(self.tree, self.dependent)
+        column = {s.label: k for k, s in enumerate(ind)}
+        X = sympy.zeros(len(dep), len(ind))
+        mapping: dict[sympy.Symbol, sympy.Expr] = {}
+        for row, d in enumerate(dep):
+            item = self.mimics[d.label]
+            leader = ind[column[item.leader]]
+            X[row, column[item.leader]] = item.multiplier
+            if rates:
+                mapping[d.qd] = target.assign(str(d.qd), item.multiplier * leader.qd)
+                mapping[d.qdd] = target.assign(str(d.qdd), item.multiplier * leader.qdd) if accelerations else sympy.S.Zero
+        return X, mapping
+
+
+class MimicModel(ConstrainedModel):
+    """Dynamic models of a robot with mimic joints by one engine (see the module notes).
+
+    Made by :func:`kanerobot.derive` for a robot with :attr:`~kanerobot.robot.description.Robot.mimics`.
+
+    Examples
+    --------
+    >>> import numpy as np, kanerobot as kr
+    >>> from kanerobot.dynamics.parameters import random_parameters
+    >>> arm = kr.load(kr.frames_path("planar2"))
+    >>> robot = kr.Robot.create("coupled", arm.frames, mimics=[("2", "1", -1, 0.5)])
+    >>> model = kr.derive(robot)
+    >>> model.dof, model.independent, model.state_space.layout_qd
+    (1, ('1',), 'the independent joints 1 (mimic joints 2 follow them)')
+    >>> fn = model.numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+    >>> q = fn.configuration([0.2])
+    >>> q.tolist(), fn.mass_matrix(q).shape
+    ([0.2, 0.3], (1, 1))
+    """
+
+    def __init__(self, robot, method):
+        super().__init__(robot, method, Mimic(robot))
+
+    @property
+    def dynamics(self):
+        return MimicDynamics
+
+    @property
+    def parameters(self):
+        """The tree models' parameters, and the symbols of the multipliers and of the offsets (which place the mimic joints)."""
+        offsets = {str(s) for item in self.robot.mimics for s in sympy.sympify(item.offset).free_symbols}
+        return self.robot.parameter_order(set(super().parameters) | offsets)
+
+    @property
+    def state_space(self):
+        """The constrained :class:`~kanerobot.state_space.StateSpace`: ``q`` every joint, the mimic joints following their leaders; ``qd`` the independent joints."""
+        robot, labels = self.robot, ", ".join(self.independent)
+        mimic = ", ".join(robot.mimic_joints)
+        return dataclasses.replace(
+            super().state_space, q_note=f" (mimic joints {mimic} at multiplier * leader + offset)", joint_state=True,
+            layout_q=f"every joint {', '.join(robot.joint_labels)}, the mimic joints {mimic} at multiplier * leader + offset",
+            layout_qd=f"the independent joints {labels} (mimic joints {mimic} follow them)", tau_layout=f"independent joints {labels}",
+        )  # fmt: skip
+
+    def _rebuilt(self, robot):
+        return type(self)(robot, self.method)
+
+
+class MimicDynamics(ConstrainedDynamics):
+    """Numeric dynamics of a robot with mimic joints, with bound parameters.
+
+    :class:`~kanerobot.dynamics.constrained.ConstrainedDynamics`'s projection
+    with ``J`` the mimic constraint; every configuration ``q`` (every joint,
+    (nj,) or (N, nj)) must satisfy the couplings within :data:`TOL`
+    (:meth:`configuration` gives one); ``qd``, ``qdd``, ``tau`` are the
+    independent joints'.
+
+    Raises
+    ------
+    KaneRobotError
+        When ``q`` does not satisfy a coupling.
+    """
+
+    def __init__(self, model, values, backend="auto", physical=True, check=True):
+        super().__init__(model, values, backend=backend, physical=physical, check=check)
+        columns, start = {}, 0  # the coordinates of each joint in q (a ball joint's four)
+        for label in self.robot.joint_labels:
+            nq = self.robot.frame(label).joint.nq
+            columns[label], start = list(range(start, start + nq)), start + nq
+        self._mimic = [columns[item.joint][0] for item in self.robot.mimics]
+        self._leader = [columns[item.leader][0] for item in self.robot.mimics]
+        self._free = [c for label in model.independent for c in columns[label]]
+        self._k, self._o = (np.array([self._number(getattr(item, key), key) for item in self.robot.mimics])
+                            for key in ("multiplier", "offset"))  # fmt: skip
+
+    def _number(self, expr, what):
+        value = sympy.sympify(expr).xreplace({s: sympy.Float(v) for s, v in self.bound.items()})
+        if value.free_symbols:
+            missing = ", ".join(sorted(map(str, value.free_symbols)))
+            raise KaneRobotError(f"{self.robot.name}: the {what} of a mimic joint needs a value for {missing}")
+        return float(value)
+
+    def coupling_residual(self, q):
+        """Largest ``|q_m - k q_l - o|`` over the mimic joints: a float for one configuration (nj,), (N,) for a batch."""
+        qs, single = self._states(q, self.nc, "q")
+        out = np.abs(qs[:, self._mimic] - self._k * qs[:, self._leader] - self._o).max(axis=1)
+        return float(out[0]) if single else out
+
+    def _check(self, qs):
+        residual = np.abs(qs[:, self._mimic] - self._k * qs[:, self._leader] - self._o)
+        bad = ~(residual <= TOL)
+        if np.any(bad):
+            n, j = np.argwhere(bad)[0]
+            item = self.robot.mimics[j]
+            raise KaneRobotError(
+                f"q = {np.round(qs[n], 6).tolist()}: mimic joint {item.joint} is {qs[n, self._mimic[j]]:.6g}, not "
+                f"{self._k[j]:g} * {item.leader} + {self._o[j]:g} = {self._k[j] * qs[n, self._leader[j]] + self._o[j]:.6g} "
+                f"(residual {residual[n, j]:.3g} > {TOL:g}): give every joint, e.g. fn.configuration(q_independent)"
+            )
+
+    def configuration(self, q_independent):
+        """Every joint's value from the independent joints' coordinates (the mimic joints at ``k q_l + o``): (nj,) or (N, nj)."""
+        qa, single = self._states(q_independent, len(self._free), "q_independent")
+        qs = np.zeros((qa.shape[0], self.nc))
+        qs[:, self._free] = qa
+        qs[:, self._mimic] = self._k * qs[:, self._leader] + self._o
+        return qs[0] if single else qs
+
+    def _state_hooks(self):
+        """The constrained maps, the couplings checked at the start and kept exact along a run."""
+        return super()._state_hooks() | {
+            "prepare_map": self._coupled, "start_check": self._check_start, "configuration_map": self.configuration,
+        }  # fmt: skip
+
+    def _coupled(self, q):
+        """``q`` with the mimic joints set from their leaders (integration drift removed)."""
+        q = np.array(q, dtype=float)
+        q[..., self._mimic] = self._k * q[..., self._leader] + self._o
+        return q
+
+    def _check_start(self, q, what):
+        residual = self.coupling_residual(q)
+        if not residual <= TOL:
+            raise KaneRobotError(
+                f"{what}: its q does not satisfy the mimic joints' couplings (residual {residual:.3g} > {TOL:g}); "
+                f"give every joint, e.g. fn.configuration(q_independent)"
+            )
+        return q

@@ -1,0 +1,428 @@
+"""Mimic joints as a constraint (issue 27): ``q_m = k q_l + o``, the model in the independent joints.
+
+Independent paths: pinocchio's own model with mimic joints
+(``buildModelFromXML(text, mimic=True)``: ``JointModelMimic``), its ``crba``,
+``rnea``, ``nonLinearEffects`` and ``computeGeneralizedGravity``; the direct
+dynamics by solving pinocchio's ``A qdd = tau - h`` (its ``aba`` refuses
+mimic joints).  Where pinocchio cannot build the mimic model (a leader after
+its mimic in the file: Romeo, Talos full), pinocchio's model with every joint
+free projected by hand, ``G^T A G`` and ``G^T rnea(q, G qd_a, G qdd_a)``
+(G constant, so Gdot = 0).  The robot is a URDF written here with random
+rigid bodies (mass, box-shaped principal moments, random axes and centres).
+"""
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+from ball_robots import ball_tree
+from conftest import benchmark, one_line_error
+
+import kanerobot as kr
+from kanerobot.cli import main
+from kanerobot.dynamics.mimic import MimicDynamics, MimicModel
+from kanerobot.errors import KaneRobotWarning
+from kanerobot.robot.description import MimicJoint
+from kanerobot.robot.urdf import urdf_from_text
+
+pin = pytest.importorskip("pinocchio", reason="pip install -e '.[test]' for pinocchio's mimic joints")
+
+#: (name, type, parent link, child link, axis, mimic (leader, multiplier, offset) or None)
+JOINTS = [
+    ("shoulder", "continuous", "base", "upper", "0 0 1", None),
+    ("elbow", "revolute", "upper", "fore", "0 1 0", None),
+    ("wrist", "revolute", "fore", "hand", "1 0 0", ("elbow", 1.7, 0.3)),
+    ("finger_a", "prismatic", "hand", "pad_a", "0 1 0", None),
+    ("finger_b", "prismatic", "hand", "pad_b", "0 1 0", ("finger_a", -1.0, 0.0)),
+]
+
+
+def body(rng):
+    """A random rigid body's ``<inertial>``: principal moments of a box, turned, off centre."""
+    m = float(rng.uniform(0.5, 2.0))
+    a, b, c = rng.uniform(0.05, 0.4, 3)
+    moments = (m / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])).tolist()
+    xyz, rpy = rng.uniform(-0.2, 0.2, 3).tolist(), rng.uniform(-np.pi, np.pi, 3).tolist()
+    return (f'<inertial><origin xyz="{" ".join(map(repr, xyz))}" rpy="{" ".join(map(repr, rpy))}"/><mass value="{m!r}"/>'
+            f'<inertia ixx="{moments[0]!r}" ixy="0" ixz="0" iyy="{moments[1]!r}" iyz="0" izz="{moments[2]!r}"/></inertial>')  # fmt: skip
+
+
+def gripper_urdf(seed=0, joints=JOINTS, extra=""):
+    """The arm and gripper of :data:`JOINTS` with random bodies and joint origins, as URDF text."""
+    rng = np.random.default_rng(seed)
+    links = ["base"] + [child for *_, child, _, _ in joints]
+    text = '<robot name="gripper">\n' + "".join(f'<link name="{name}">{body(rng)}</link>\n' for name in links)
+    for name, kind, parent, child, axis, mimic in joints:
+        xyz, rpy = rng.uniform(-0.3, 0.3, 3).tolist(), rng.uniform(-1, 1, 3).tolist()
+        coupling = f'<mimic joint="{mimic[0]}" multiplier="{mimic[1]!r}" offset="{mimic[2]!r}"/>' if mimic else ""
+        text += (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                 f'<origin xyz="{" ".join(map(repr, xyz))}" rpy="{" ".join(map(repr, rpy))}"/><axis xyz="{axis}"/>'
+                 f'<limit lower="-1" upper="1" effort="10" velocity="1"/>{coupling}</joint>\n')  # fmt: skip
+    return text + extra + "</robot>\n"
+
+
+def without_friction(robot):
+    """The file's numbers, friction 0 (pinocchio's algorithms have none)."""
+    return {k: (0.0 if k[:2] in ("FV", "FS") else v) for k, v in robot.values.items()}
+
+
+def pinocchio_q(pmodel, robot, q):
+    """pinocchio's configuration of our joint vector ``q`` (joints of one coordinate; a continuous joint's cos, sin)."""
+    out = pin.neutral(pmodel)
+    for label, value in zip(robot.joint_labels, q):
+        joint = pmodel.joints[pmodel.getJointId(label)]
+        if joint.shortname() == "JointModelMimic":
+            continue
+        if joint.nq == 2:
+            out[joint.idx_q : joint.idx_q + 2] = np.cos(value), np.sin(value)
+        else:
+            out[joint.idx_q] = value
+    return out
+
+
+def speed_map(pmodel, robot, independent):
+    """``P`` (pmodel.nv, m): pinocchio's speeds of our independent ones; with every joint free in
+    ``pmodel``, the mimic joints' rows hold their multipliers (G by hand)."""
+    P = np.zeros((pmodel.nv, len(independent)))
+    column = {label: k for k, label in enumerate(independent)}
+    for label in robot.joint_labels:
+        joint = pmodel.joints[pmodel.getJointId(label)]
+        if label in column:
+            P[joint.idx_v, column[label]] = 1.0
+        elif joint.nv:  # a free joint of pinocchio's: qd_m = k qd_l
+            item = next(m for m in robot.mimics if m.joint == label)
+            P[joint.idx_v, column[item.leader]] = float(item.multiplier)
+    return P
+
+
+def references(pmodel, robot, independent, q, qd, qdd, tau):
+    """pinocchio's A, h, gravity, inverse and direct dynamics in the independent speeds (P^T ... P)."""
+    data, P = pmodel.createData(), speed_map(pmodel, robot, independent)
+    pq = pinocchio_q(pmodel, robot, q)
+    A = pin.crba(pmodel, data, pq)
+    A = np.triu(A) + np.triu(A, 1).T
+    A = P.T @ A @ P
+    h = P.T @ pin.nonLinearEffects(pmodel, data, pq, P @ qd)
+    out = {"mass_matrix": A, "h": h, "gravity": P.T @ pin.computeGeneralizedGravity(pmodel, data, pq),
+           "inverse_dynamics": P.T @ pin.rnea(pmodel, data, pq, P @ qd, P @ qdd)}  # fmt: skip
+    if np.linalg.cond(A) < ILL:  # a joint moving massless links alone: A singular, no direct dynamics (any solver's)
+        out["direct_dynamics"] = np.linalg.solve(A, tau - h)
+    return out
+
+
+#: Condition number of A above which the direct dynamics is not compared (benchmarks/urdf_vs_pinocchio.py's ILL).
+ILL = 1e6
+
+
+def worst_error(fn, reference, q, qd, qdd, tau):
+    """``max |ours - reference| / max(1, |reference|)`` over the models of ``reference``."""
+    ours = {"mass_matrix": lambda: fn.mass_matrix(q), "h": lambda: fn.h(q, qd), "gravity": lambda: fn.gravity(q),
+            "inverse_dynamics": lambda: fn.inverse_dynamics(q, qd, qdd), "direct_dynamics": lambda: fn.direct_dynamics(q, qd, tau)}  # fmt: skip
+    return max(float(np.abs(ours[k]() - reference[k]).max() / max(1.0, np.abs(reference[k]).max())) for k in reference)
+
+
+def random_states(fn, rng, count=3):
+    """``(q, qd, qdd, tau)``: q from random independent joints (every joint of a robot without mimic joints)."""
+    coupled = isinstance(fn, MimicDynamics)
+    for _ in range(count):
+        q = fn.configuration(rng.uniform(-1, 1, len(fn._free))) if coupled else rng.uniform(-1, 1, fn.nq)
+        yield q, rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv)
+
+
+@pytest.fixture(scope="module")
+def gripper():
+    text = gripper_urdf()
+    robot = urdf_from_text(text)
+    model = kr.derive(robot)
+    return text, robot, model, model.numeric(without_friction(robot), backend="numpy")
+
+
+# ------------------------------------------------------------------ the model
+def test_a_urdf_mimic_is_a_constraint_by_default(gripper):
+    _, robot, model, fn = gripper
+    assert robot.mimics == (MimicJoint("wrist", "elbow", 1.7, 0.3), MimicJoint("finger_b", "finger_a", -1, 0))
+    assert robot.dof == 3 and robot.joint_labels == ("shoulder", "elbow", "wrist", "finger_a", "finger_b")
+    assert isinstance(model, MimicModel) and model.independent == ("shoulder", "elbow", "finger_a") and model.dof == 3
+    space = model.state_space
+    assert space.nv == 3 and space.nq == 5 and space.kind == "mimic joints"
+    assert space.layout_qd == "the independent joints shoulder, elbow, finger_a (mimic joints wrist, finger_b follow them)"
+    assert "the mimic joints wrist, finger_b at multiplier * leader + offset" in space.layout_q
+    assert fn.configuration([0.1, 0.2, 0.05]).tolist() == pytest.approx([0.1, 0.2, 1.7 * 0.2 + 0.3, 0.05, -0.05], abs=1e-15)
+    bound = model.numeric(without_friction(robot), backend="numpy", bind=True)  # the numbers folded into the code
+    q = fn.configuration([0.1, 0.2, 0.05])
+    assert np.allclose(bound.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-12)
+    assert urdf_from_text(gripper_urdf(), mimic="independent").mimics == ()
+
+
+def test_the_model_equals_pinocchios_mimic_joints(gripper):
+    text, robot, model, fn = gripper
+    pmodel = pin.buildModelFromXML(text, mimic=True)
+    assert pmodel.nv == model.dof
+    rng = np.random.default_rng(1)
+    for q, qd, qdd, tau in random_states(fn, rng):
+        assert worst_error(fn, references(pmodel, robot, model.independent, q, qd, qdd, tau), q, qd, qdd, tau) < 1e-9
+
+
+def test_the_model_equals_the_free_tree_projected_by_hand(gripper):
+    """G^T A G and G^T (h + A Gdot qd_a) with G built here from the multipliers (Gdot = 0), on pinocchio's free joints."""
+    text, robot, model, fn = gripper
+    pmodel = pin.buildModelFromXML(text)
+    assert pmodel.nv == 5
+    rng = np.random.default_rng(2)
+    for q, qd, qdd, tau in random_states(fn, rng):
+        assert worst_error(fn, references(pmodel, robot, model.independent, q, qd, qdd, tau), q, qd, qdd, tau) < 1e-9
+
+
+@pytest.mark.parametrize("method", ["lagrange", "kane"])
+def test_every_engine_gives_the_same_numbers(gripper, method):
+    _, robot, _, fn = gripper
+    other = kr.derive(robot, method).numeric(without_friction(robot), backend="numpy")
+    rng = np.random.default_rng(3)
+    for q, qd, qdd, tau in random_states(fn, rng, 2):
+        reference = {"mass_matrix": fn.mass_matrix(q), "h": fn.h(q, qd), "gravity": fn.gravity(q),
+                     "inverse_dynamics": fn.inverse_dynamics(q, qd, qdd), "direct_dynamics": fn.direct_dynamics(q, qd, tau)}  # fmt: skip
+        assert worst_error(other, reference, q, qd, qdd, tau) < 1e-9
+
+
+@pytest.mark.parametrize("method", ["newton-euler", "lagrange", "kane"])
+def test_the_programs_fold_the_mimic_force_onto_the_leader(gripper, method):
+    """The symbolic program (each engine's tree spliced, no numeric projection) gives the numeric model's numbers."""
+    _, robot, model, fn = gripper
+    model = model if method == "newton-euler" else kr.derive(robot, method)
+    q, qd, qdd, _ = next(random_states(fn, np.random.default_rng(4)))
+    point = without_friction(robot) | dict(zip(map(str, robot.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
+    program = model.program("inverse_dynamics")
+    assert {str(x) for x in program.inputs} >= {"q_wrist", "QPelbow"} and "QPwrist" not in {str(x) for x in program.inputs}
+    f = program.to_function()
+    got = np.ravel(f(*[point[str(a)] for a in f.args]))
+    assert np.allclose(got, fn.inverse_dynamics(q, qd, qdd), rtol=0, atol=1e-10)
+
+
+def test_a_configuration_off_the_couplings_is_refused(gripper):
+    _, _, _, fn = gripper
+    q = fn.configuration([0.1, 0.2, 0.05])
+    q[2] += 1e-3
+    with pytest.raises(kr.KaneRobotError, match=r"mimic joint wrist is 0.641, not 1.7 \* elbow \+ 0.3 = 0.64 .*fn.configuration\(q_independent\)"):
+        fn.mass_matrix(q)
+    assert fn.coupling_residual(q) == pytest.approx(1e-3)
+
+
+def test_a_simulation_keeps_the_couplings(gripper):
+    *_, fn = gripper
+    q0 = fn.configuration([0.1, 0.2, 0.05])
+    run = kr.simulate(fn, None, np.concatenate([q0, [0.3, -0.2, 0.1]]), (0.0, 0.05))
+    q = np.asarray(run.q)
+    assert q.shape[1] == 5 and np.abs(q[-1] - q0).max() > 1e-3
+    assert np.abs(q[:, 2] - 1.7 * q[:, 1] - 0.3).max() < 1e-9 and np.abs(q[:, 4] + q[:, 3]).max() < 1e-9
+
+
+def test_a_ball_and_plane_tree_with_a_symbolic_multiplier_equals_pinocchio_projected_by_hand():
+    """Joints of several coordinates beside the mimic (q and qd columns differ), a multiplier ``k`` bound
+    with the other parameters, random physically consistent parameters (tests/ball_robots.py)."""
+    from ball_robots import pinocchio_q as ball_q
+    from ball_robots import random_state, random_values
+
+    from kanerobot.dynamics.mimic import mimic_tree
+    from kanerobot.interop import to_pinocchio
+
+    tree = ball_tree()
+    robot = kr.Robot.create(tree.name, tree.frames, mimics=[("4", "1", "k", "o")])
+    values = random_values(tree, 7) | {"k": -1.3, "o": 0.2}
+    model = kr.derive(robot)
+    assert {"k", "o"} <= set(model.parameters) and mimic_tree(robot) == tree
+    fn = model.numeric(values, backend="numpy")
+    pmodel = to_pinocchio(tree, {n: v for n, v in values.items() if n not in ("k", "o")})
+    data = pmodel.createData()
+    G = np.zeros((8, 7))
+    G[:7, :7] = np.eye(7)
+    G[7, 0] = -1.3
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q_tree, _, _ = random_state(tree, rng)
+        q = fn.configuration(q_tree[:8])
+        assert q[8] == pytest.approx(-1.3 * q[0] + 0.2) and np.allclose(q[:8], q_tree[:8])
+        qd, qdd = rng.normal(size=7), rng.normal(size=7)
+        pq = ball_q(tree, q)
+        M = pin.crba(pmodel, data, pq)
+        M = np.triu(M) + np.triu(M, 1).T
+        assert np.allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=1e-9)
+        tau = G.T @ pin.rnea(pmodel, data, pq, G @ qd, G @ qdd)
+        assert np.allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+        assert np.allclose(fn.direct_dynamics(q, qd, tau), qdd, rtol=0, atol=1e-8)
+    f = model.program("inverse_dynamics").to_function()  # k an input of the program
+    point = values | dict(zip(map(str, robot.q), q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
+    assert "k" in map(str, f.args)
+    assert np.allclose(np.ravel(f(*[point[str(a)] for a in f.args])), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
+# ------------------------------------------------------------------ the description
+ARM = kr.load(kr.frames_path("rx90"))
+
+
+def test_a_mimic_of_a_mimic_is_resolved():
+    robot = kr.Robot.create("chain", ARM.frames, mimics=[("3", "2", 2, 0.5), ("4", "3", -3, 1)])
+    assert robot.mimics == (MimicJoint("3", "2", 2, 0.5), MimicJoint("4", "2", -6, -0.5)) and robot.dof == 4
+
+
+@pytest.mark.parametrize(
+    "mimics, words",
+    [
+        ([("9", "1", 1, 0)], "mimic joint 9: mimic joint 9 is not a frame of the robot; a mimic couples two revolute or prismatic joints"),
+        ([("2", "x", 1, 0)], "mimic joint 2: its leader x is not a frame of the robot"),
+        ([("2", "2", 1, 0)], "mimic joint 2 mimics itself: name another joint as its leader"),
+        ([("2", "1", 1, 0), ("2", "3", 1, 0)], "mimic joint 2 mimics both 1 and 3: give it one leader"),
+        ([("2", "3", 1, 0), ("3", "2", 1, 0)], "mimic joints form a cycle (2 -> 3 -> 2): one of them must move on its own"),
+        ([("2", "1", "k k", 0)], "multiplier of mimic joint 2"),
+        ([("2",)], "give (joint, leader, multiplier, offset)"),
+        ([("2", "1", "th1", 0)], "multiplier of mimic joint 2 uses th1"),
+    ],
+    ids=["unknown joint", "unknown leader", "itself", "twice", "cycle", "bad multiplier", "short", "state leak"],
+)
+def test_malformed_couplings_are_refused_in_one_line(mimics, words):
+    with pytest.raises(kr.DescriptionError) as info:
+        kr.Robot.create("bad", ARM.frames, mimics=mimics)
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_mimic_joint_of_several_speeds_is_refused():
+    ball = ball_tree()
+    with pytest.raises(kr.DescriptionError, match="mimic joint 2: mimic joint 2 is spherical, not a joint of one speed"):
+        kr.Robot.create("bad", ball.frames, mimics=[("2", "1", 1, 0)])
+    with pytest.raises(kr.DescriptionError, match="mimic joint 4: its leader 3 is planar, not a joint of one speed"):
+        kr.Robot.create("bad", ball.frames, mimics=[("4", "3", 1, 0)])
+
+
+def test_structures_mimics_do_not_compose_with_say_so():
+    robot = urdf_from_text(gripper_urdf(), floating=True)
+    with pytest.raises(kr.KaneRobotError, match=r"mimic joints \(wrist, finger_b\) with a floating base are not supported yet: load the robot with mimic='independent'"):
+        kr.derive(robot)
+
+
+# ------------------------------------------------------------------ the URDF reader
+def test_a_mimic_on_a_fixed_joint_loads_and_says_so_once():
+    extra = ('<link name="tool"/><joint name="flange" type="fixed"><parent link="hand"/><child link="tool"/>'
+             '<mimic joint="elbow"/></joint>\n<link name="cam"/><joint name="lens" type="fixed"><parent link="hand"/>'
+             '<child link="cam"/><mimic joint="elbow"/></joint>\n')  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        robot = urdf_from_text(gripper_urdf(extra=extra), path="g.urdf")
+    said = [str(w.message) for w in caught if issubclass(w.category, KaneRobotWarning)]
+    assert len(said) == 1 and said[0].startswith("g.urdf: <mimic> of fixed joints 'flange' (line ") and "ignored" in said[0]
+    assert [m.joint for m in robot.mimics] == ["wrist", "finger_b"]
+
+
+def test_a_mimic_naming_no_joint_is_read_as_a_joint_of_its_own():
+    joints = [*JOINTS[:4], ("finger_b", "prismatic", "hand", "pad_b", "0 1 0", ("index_q1", 1.0, 0.0))]
+    with pytest.warns(KaneRobotWarning, match="<mimic> naming no joint of the file ignored.*'finger_b' mimics 'index_q1'"):
+        robot = urdf_from_text(gripper_urdf(joints=joints))
+    assert [m.joint for m in robot.mimics] == ["wrist"] and robot.dof == 4
+
+
+@pytest.mark.parametrize(
+    "joints, options, line, words",
+    [
+        ([*JOINTS[:4], ("finger_b", "prismatic", "hand", "pad_b", "0 1 0", ("finger_b", 1.0, 0.0))], {}, 12,
+         "mimic joint finger_b mimics itself"),
+        ([*JOINTS[:4], ("finger_b", "prismatic", "hand", "pad_b", "0 1 0", ("finger_a", "two", 0.0))], {}, 12,
+         'mimic of joint \'finger_b\': multiplier="\'two\'" must be 1 finite number'),
+        ([*JOINTS[:3], ("finger_a", "fixed", "hand", "pad_a", "0 1 0", None), JOINTS[4]], {}, 12,
+         "joint 'finger_b' mimics joint 'finger_a', which is fixed: name a moving joint, or remove <mimic>"),
+        (JOINTS, {"mimic": "refuse"}, 10, "joint 'wrist' mimics joint 'elbow', and mimic joints are refused (mimic='refuse'): load with "
+                                          "mimic='constraint' (--mimic constraint on the command line) to couple them"),
+    ],
+    ids=["itself", "multiplier", "fixed leader", "refuse"],
+)
+def test_malformed_mimics_name_the_line(joints, options, line, words):
+    with pytest.raises(kr.RobotFileError) as info:
+        urdf_from_text(gripper_urdf(joints=joints), path="bad.urdf", **options)
+    assert str(info.value).startswith(f"bad.urdf:{line}: ") and words in str(info.value), str(info.value)
+
+
+def test_the_command_line_loads_mimic_joints_by_default(tmp_path, capsys):
+    path = tmp_path / "gripper.urdf"
+    path.write_text(gripper_urdf())
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 degrees of freedom (5 joints: the mimic joints fix 2)" in out
+    assert "Mimic joints: wrist = 1.7 * elbow + 0.3, finger_b = -1 * finger_a + 0" in out
+    assert "--mimic constraint on the command line" in one_line_error(capsys, "info", path, "--mimic", "refuse")
+
+
+# ------------------------------------------------------------------ example-robot-data
+def compare_file(path, seed=0):
+    """``(file, joints, mimic joints, dof, reference, worst error)`` of one URDF loaded with the default options."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KaneRobotWarning)  # a mimic on a fixed joint, Alex's unknown leaders
+        robot = kr.load(path, physical=False)
+    model = kr.derive(robot)
+    fn = model.numeric(without_friction(robot), backend="numpy", physical=False)
+    try:
+        pmodel, reference = pin.buildModelFromUrdf(str(path), mimic=True), "pinocchio mimic"
+    except (RuntimeError, ValueError):
+        pmodel, reference = pin.buildModelFromUrdf(str(path)), "pinocchio free, G by hand"
+    if not robot.mimics:
+        reference = "no moving mimic"
+    independent = model.independent if robot.mimics else robot.joint_labels
+    error = max(worst_error(fn, references(pmodel, robot, independent, *state), *state)
+                for state in random_states(fn, np.random.default_rng(seed), 2))  # fmt: skip
+    return path.stem, robot.nj, len(robot.mimics), robot.dof, reference, error
+
+
+def mimic_files():
+    robots = benchmark("urdf_vs_pinocchio").corpus()
+    return {name: path for name, path in robots.items() if "<mimic" in path.read_text()}
+
+
+def test_pandas_gripper_equals_pinocchio():
+    """The default run's example-robot-data check: Panda's fingers (one mimics the other)."""
+    files = mimic_files()
+    if "panda" not in files:
+        pytest.skip("example-robot-data is not installed: pip install -e '.[bench]'")
+    _, _, mimics, dof, reference, error = compare_file(files["panda"])
+    assert (mimics, dof, reference) == (1, 8, "pinocchio mimic") and error < 1e-9
+
+
+@pytest.mark.long
+def test_every_mimic_urdf_of_example_robot_data_loads_and_equals_pinocchio():
+    files = mimic_files()
+    if not files:
+        pytest.skip("example-robot-data is not installed: pip install -e '.[bench]'")
+    rows = [compare_file(path) for path in files.values()]
+    for row in rows:
+        print("{:28s} {:3d} joints {:3d} mimic {:3d} DOF  {:26s} {:.1e}".format(*row))
+    assert len(rows) == 13 and all(row[-1] < 1e-9 for row in rows)
+
+
+# ------------------------------------------------------------------ written back
+def test_toml_and_urdf_files_carry_the_mimics(gripper, tmp_path):
+    _, robot, _, _ = gripper
+    kr.save(robot, tmp_path / "g.toml")
+    assert "[[mimic]]" in (tmp_path / "g.toml").read_text()
+    assert kr.load(tmp_path / "g.toml") == dataclasses.replace(robot, limits={})  # the format has no limits
+    kr.save(robot, tmp_path / "g.urdf")
+    again = kr.load(tmp_path / "g.urdf")
+    assert again.mimics == robot.mimics and again.dof == 3
+
+
+def test_a_mimic_table_is_checked_with_its_line(tmp_path):
+    text = kr.robot.frames_toml.write_frames(kr.Robot.create("arm", ARM.frames, mimics=[("3", "2", "k", 0.5)]))
+    assert 'multiplier = "k"' in text and kr.robot.frames_toml.frames_from_text(text).mimics[0].multiplier.name == "k"
+    bad = text.replace('leader = "2"', 'leader = "7"')
+    with pytest.raises(kr.RobotFileError) as info:
+        kr.robot.frames_toml.frames_from_text(bad, path="arm.toml")
+    line = bad.splitlines().index("[[mimic]]") + 1
+    assert str(info.value).startswith(f"arm.toml:{line}: mimic joint 3: its leader 7 is not a frame of the robot"), str(info.value)
+
+
+def test_khalil_kleinfinger_frames_keep_the_couplings_and_par_files_refuse_them(gripper, tmp_path):
+    from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
+
+    _, robot, _, fn = gripper
+    kk = to_khalil_kleinfinger(robot)
+    assert kk.mimics == robot.mimics
+    q = fn.configuration([0.3, -0.4, 0.02])
+    other = kr.derive(kk).numeric(without_friction(kk), backend="numpy")
+    assert np.allclose(other.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-9)
+    with pytest.raises(kr.RobotFileError, match=r"cannot write gripper as \.par: mimic joints wrist, finger_b have no place in a \.par file"):
+        kr.save(kk, tmp_path / "g.par")
