@@ -6,8 +6,9 @@ from kanerobot.robot.description import (
     Frame,
     GeneralPlacement,
     KKPlacement,
+    MimicJoint,
     Robot,
     Wheel,
 )
 
-__all__ = ["BASE", "Base", "Frame", "GeneralPlacement", "KKPlacement", "Robot", "Wheel"]
+__all__ = ["BASE", "Base", "Frame", "GeneralPlacement", "KKPlacement", "MimicJoint", "Robot", "Wheel"]
