@@ -90,8 +90,8 @@ from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
-from kanerobot.robot.names import DYNAMIC_NAMES
-from kanerobot.robot.urdf import _RESERVED, _names_of, _sanitised  # the URDF reader's stems: one rule for both
+from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
+from kanerobot.robot.urdf import RESERVED_SYMBOLS
 from kanerobot.robot.xmlfile import Element, parse_xml
 
 __all__ = ["MjcfRobot", "mjcf_from_text", "parse_mjcf", "read_mjcf"]
@@ -787,8 +787,7 @@ class _Builder:
         self.joint_ids: dict[str, int] = {}
         self.body_names = {BASE: root.name if root.index else "world"}
         self.taken = {BASE}
-        self.stems_taken: set[str] = {BASE}
-        self.symbols_taken = set(_RESERVED) | _names_of(BASE)  # names the stems' symbols may not take
+        self.stems = StemChooser(RESERVED_SYMBOLS)  # the URDF reader's rule: one for both
         self.anchor = {root.index: (BASE, np.zeros(3))}  # body -> (the frame that carries it, its origin in that frame)
         self.merged = [(np.eye(3), np.zeros(3), inertias.get(root.index))] if root.index else []  # link 0's parts
         self.rigid = {root.index: (np.eye(3), np.zeros(3))} if root.index else {}  # bodies fixed to the free body, in frame 0
@@ -803,15 +802,8 @@ class _Builder:
         return label
 
     def stem(self, label):
-        """The label's stem, made unique and such that its symbols (``MX<stem>``...) are no other frame's
-        (``X1``'s ``MX1`` would be ``1``'s), as the URDF reader chooses them."""
-        base = _sanitised(label)
-        stem, n = base, 2
-        while stem in self.stems_taken or self.symbols_taken & _names_of(stem):
-            stem, n = f"{base}_{n}", n + 1
-        self.stems_taken.add(stem)
-        self.symbols_taken |= _names_of(stem)
-        return stem
+        """The label's stem, unique, its symbols no other frame's (:class:`~kanerobot.robot.names.StemChooser`)."""
+        return self.stems.stem(label)
 
     def parameter(self, name, value):
         self.reader.values[name] = float(value)

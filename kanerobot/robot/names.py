@@ -50,3 +50,42 @@ def natural_key(name):
     ['D3', 'FS2', 'FS10']
     """
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+#: Prefixes of the symbols named after a frame's stem (its parameters, joint
+#: parameters, lengths and joint variable): the file readers choose stems so that none clash.
+STEM_PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
+
+
+class StemChooser:
+    """Unique stems for the labels of a file, in reading order: letters, digits and ``_``
+    (:func:`label_stem`, with a letter or digit), ``name_2`` ... when taken, and such that no
+    symbol built from one (``MX<stem>`` ...) is another's (``X1``'s ``MX1`` would be ``1``'s)
+    nor one of ``reserved`` (gravity, the base's quaternion).  One rule for every reader.
+
+    Examples
+    --------
+    >>> chooser = StemChooser({"G3"})
+    >>> chooser.stem("l-hip.y"), chooser.stem("l_hip_y"), chooser.stem("X1"), chooser.stem("1")
+    ('l_hip_y', 'l_hip_y_2', 'X1', '1_2')
+    """
+
+    def __init__(self, reserved=()):
+        self.stems = {BASE}
+        self.symbols = set(reserved) | self.symbols_of(BASE)
+
+    @staticmethod
+    def symbols_of(stem):
+        """The names of the symbols built from ``stem``."""
+        return {prefix + stem for prefix in STEM_PREFIXES}
+
+    def stem(self, label):
+        """The stem of ``label``, taken for good."""
+        base = label_stem(label)
+        base = base if re.search(r"[A-Za-z0-9]", base) else "j" + base
+        stem, n = base, 2
+        while stem in self.stems or self.symbols & self.symbols_of(stem):
+            stem, n = f"{base}_{n}", n + 1
+        self.stems.add(stem)
+        self.symbols |= self.symbols_of(stem)
+        return stem

@@ -109,9 +109,7 @@ Examples
 """
 
 import math
-import re
 import warnings
-import xml.parsers.expat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,12 +121,11 @@ import sympy
 from kanerobot.dynamics.parameters import NEGLIGIBLE, link_faults, rigid_sum
 from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, DYNAMIC_NAMES, JOINT_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
+from kanerobot.robot.description import BASE, DYNAMIC_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
 from kanerobot.robot.expressions import exact_number, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
-from kanerobot.robot.names import label_stem
-
-__all__ = ["FLAGS", "JOINT_TYPES", "OPTIONS", "UrdfRobot", "advice", "parse_urdf", "read_urdf", "urdf_from_text"]
+from kanerobot.robot.names import StemChooser
+from kanerobot.robot.xmlfile import Element, parse_xml
 
 #: URDF joint types read, and their sigma.
 JOINT_TYPES = {"revolute": joints.REVOLUTE, "continuous": joints.REVOLUTE, "prismatic": joints.PRISMATIC, "fixed": joints.FIXED}
@@ -152,10 +149,8 @@ OPTIONS = ("floating", "bind", "mimic", "physical", "gravity")
 FLAGS = {"floating": "--floating", "mimic": "--mimic", "physical": "--unphysical", "gravity": "--gravity"}
 
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-#: Prefixes of the symbols named after a frame's stem (its parameters, joint
-#: parameters, lengths and joint variable): stems are chosen so that none clash.
-_PREFIXES = tuple(name for name in DYNAMIC_NAMES + JOINT_NAMES if name != "eta") + ("PX", "PY", "PZ", "q_")
-_RESERVED = {*GRAVITY_NAMES, "QX0", "QY0", "QZ0", "QW0"}
+#: Symbols no stem's symbols may take: gravity and the base's quaternion.
+RESERVED_SYMBOLS = frozenset({*GRAVITY_NAMES, "QX0", "QY0", "QZ0", "QW0"})
 
 
 @dataclass(frozen=True)
@@ -183,72 +178,6 @@ class UrdfRobot:
 
 
 # ------------------------------------------------------------------- XML
-@dataclass
-class _Element:
-    tag: str
-    attrib: dict
-    line: int
-    children: list = field(default_factory=list)
-
-    def find(self, tag):
-        return next((child for child in self.children if child.tag == tag), None)
-
-    def findall(self, tag):
-        return [child for child in self.children if child.tag == tag]
-
-
-class _Refused(Exception):
-    def __init__(self, line, message):
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
-def _parse_xml(data, path):
-    """The document element of ``data`` (bytes), every element with its line.
-
-    expat, with the handlers that would expand entities replaced by a
-    refusal: a DOCTYPE (which alone can declare entities) is an error.
-    """
-    parser = xml.parsers.expat.ParserCreate()
-    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    top = _Element("", {}, 0)
-    stack = [top]
-
-    def start(tag, attrib):
-        element = _Element(tag, attrib, parser.CurrentLineNumber)
-        stack[-1].children.append(element)
-        stack.append(element)
-
-    def end(tag):
-        stack.pop()
-
-    def doctype(*args):
-        raise _Refused(
-            parser.CurrentLineNumber,
-            "a DOCTYPE is not accepted in a URDF file (it can declare entities, which are never expanded): remove it",
-        )
-
-    def entity(*args):
-        raise _Refused(parser.CurrentLineNumber, "entity declarations are not accepted (no entity is ever expanded): remove them")
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = entity
-    parser.ExternalEntityRefHandler = entity
-    try:
-        parser.Parse(data, True)
-    except _Refused as exc:
-        raise RobotFileError(path, exc.line, exc.message) from None
-    except xml.parsers.expat.ExpatError as exc:
-        message = xml.parsers.expat.errors.messages[exc.code]
-        raise RobotFileError(path, exc.lineno, f"malformed XML: {message} (column {exc.offset + 1})") from None
-    if not top.children:
-        raise RobotFileError(path, None, "no XML element: a URDF file is one <robot> element")
-    return top.children[0]
-
-
 # ------------------------------------------------------------------ maths
 def rpy_matrix(roll, pitch, yaw):
     """URDF's ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z), a numpy 3x3."""
@@ -345,7 +274,7 @@ def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="con
     """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
-    return _Reader(path, _parse_xml(data, path), **options).result().robot
+    return _Reader(path, parse_xml(data, path, "a URDF file"), **options).result().robot
 
 
 def parse_urdf(path, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
@@ -355,13 +284,7 @@ def parse_urdf(path, floating=False, bind=False, mimic="constraint", physical=Tr
     except OSError as exc:
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
     options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
-    return _Reader(path, _parse_xml(data, path), **options).result()
-
-
-def _sanitised(name):
-    """``name`` as a stem: letters, digits and ``_`` (:func:`label_stem`), with a letter or digit."""
-    stem = label_stem(name)
-    return stem if re.search(r"[A-Za-z0-9]", stem) else "j" + stem
+    return _Reader(path, parse_xml(data, path, "a URDF file"), **options).result()
 
 
 def _base_name(name, order):
@@ -370,10 +293,6 @@ def _base_name(name, order):
     while f"{name}_{n}" in names:
         n += 1
     return f"{name}_{n}"
-
-
-def _names_of(label):
-    return {prefix + label for prefix in _PREFIXES}
 
 
 class _Reader:
@@ -425,7 +344,7 @@ class _Reader:
     # ------------------------------------------------------------ links
     def links(self):
         """{name: element} of the ``<link>`` elements, names unique."""
-        out: dict[str, _Element] = {}
+        out: dict[str, Element] = {}
         for element in self.root.findall("link"):
             name = self.attribute(element, "name", "a link")
             if name in out:
@@ -679,17 +598,8 @@ class _Reader:
 
     def stems(self, order):
         """{joint name: stem}: letters, digits and ``_``, unique, with symbol names that clash with no other's."""
-        taken, stems = set(_RESERVED) | _names_of(BASE), {}
-        used = {BASE}
-        for _, name, *_ in order:
-            base = _sanitised(name)
-            stem, n = base, 2
-            while stem in used or taken & _names_of(stem):
-                stem, n = f"{base}_{n}", n + 1
-            used.add(stem)
-            taken |= _names_of(stem)
-            stems[name] = stem
-        return stems
+        chooser = StemChooser(RESERVED_SYMBOLS)
+        return {name: chooser.stem(name) for _, name, *_ in order}
 
     def parameter(self, name, value):
         """The symbol ``name``, with ``value`` (0 too: a number of the file is a value) in :attr:`values`."""
