@@ -15,7 +15,7 @@ from types import MappingProxyType
 import sympy
 
 from kanerobot.errors import RobotFileError
-from kanerobot.robot import frames_toml, par, urdf, urdf_writer
+from kanerobot.robot import frames_toml, mjcf_writer, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
@@ -184,6 +184,13 @@ def bound_values(robot: Robot, why: str) -> tuple[Robot, str]:
     return robot.subs(robot.values), f"the {len(robot.values)} parameter values of {robot.name} written as numbers: {why}"
 
 
+def _writer(path):
+    """The writer for the file's extension: an MJCF file (``.xml``) is only written here."""
+    if Path(path).suffix.lower() == ".xml":
+        return mjcf_writer.write_mjcf
+    return _codec(path)[1]
+
+
 def save(robot: Robot, path: str | os.PathLike) -> None:
     """Write ``robot`` to ``path`` in the format its extension names.
 
@@ -193,10 +200,13 @@ def save(robot: Robot, path: str | os.PathLike) -> None:
     tables (:func:`bound_values`), with a ``UserWarning`` that says so.  A
     ``.urdf`` file is written by :func:`kanerobot.robot.urdf_writer.write_urdf`
     with the robot's values (every parameter symbol needs one in
-    ``robot.values``); call it directly for ``values=`` or ``limits=``.
+    ``robot.values``); call it directly for ``values=`` or ``limits=``.  An
+    MJCF file (``.xml``, MuJoCo's) is written by
+    :func:`kanerobot.robot.mjcf_writer.write_mjcf` with the robot's values
+    in the same way, for contact simulation in MuJoCo with the same numbers.
     """
     path = Path(path)
-    _, writer = _codec(path)
+    writer = _writer(path)
     line = ""
     if path.suffix.lower() == ".par":
         robot, line = bound_values(robot, PAR_HOLDS_NO_VALUES)
