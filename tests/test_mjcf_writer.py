@@ -131,6 +131,19 @@ def test_ball_and_plane_tree_gives_mujocos_mass_matrix_and_bias(floating, tmp_pa
     assert max(errors) < TOL, errors
 
 
+def test_fixed_base_placed_by_z(tmp_path):
+    """Frame 0 placed by the base's Z: the world body is frame 0 at Z (site "0"), gravity turned into the world frame."""
+    robot = library("rx90")
+    Z = sympy.ImmutableMatrix([[1, 0, 0, 0.3], [0, 0, -1, -0.2], [0, 1, 0, 1.5], [0, 0, 0, 1]])
+    robot = replace(robot, base=replace(robot.base, Z=Z, G=sympy.ImmutableMatrix(sympy.symbols("G1 G2 G3"))))
+    values = {**bind(robot, 9), "G1": 1.0, "G2": -9.0, "G3": 0.5}
+    model = mujoco_model(robot, values, tmp_path)
+    assert np.allclose(model.opt.gravity, [1.0, -0.5, -9.0], rtol=0, atol=1e-15)
+    assert np.allclose(model.site("0").pos, [0.3, -0.2, 1.5]) and np.allclose(model.site("0").quat, [np.sqrt(0.5), np.sqrt(0.5), 0, 0])
+    errors = worst_errors(robot, values, model, seed=2)
+    assert max(errors) < TOL, errors
+
+
 def gimbal(point_mass=True):
     """A massless link 1 whose joints move into link 2 (MuJoCo refuses a moving body without mass), a fixed frame 3
     with a point mass folded into link 2, a prismatic joint 4 beyond it and a revolute 5 on link 1's child."""
@@ -237,6 +250,8 @@ def test_what_mujoco_refuses_is_one_line(tmp_path):
     line = refused(robot, tmp_path, point)
     assert "link 4 (with what is fixed to it) has principal inertias 0" in line and "a point mass or a rod" in line, line
     assert "FV2 = -0.5 < 0" in refused(robot, tmp_path, {**values, "FV2": -0.5})
+    world = kr.Robot.create("worldly", [kr.Frame("world", "0", 0, 1, GeneralPlacement(R0=np.eye(3).tolist(), P=[0, 0, 0], axis=[0, 0, 1], q="q1"))])
+    assert "link 'world' would have the name of MuJoCo's world body: rename its frame" in refused(world, tmp_path, bind(world, 1))
     planar = ball_tree()
     line = refused(planar, tmp_path, {**bind(planar, 3), "IA3": 0.25})
     assert "planar joint 3 has IA3 = 0.25, which MuJoCo's armature on its slides" in line and "set IA3 to 0" in line, line
@@ -292,7 +307,7 @@ def test_every_urdf_of_the_corpus():
     if not table:
         pytest.skip("example-robot-data is not installed: pip install -e '.[bench]'")
     compared = [row for row in table if row.error is not None]
-    assert len(compared) >= 55 and all(max(row.error) < TOL for row in compared), [row for row in compared if max(row.error) >= TOL]
+    assert len(compared) >= 60 and all(max(row.error) < TOL for row in compared), [row for row in compared if max(row.error) >= TOL]
     refused = {row.name: row.refusal for row in table if row.error is None}
     assert set(refused) == set(REFUSED) | NOT_LOADED, refused
     for name, words in REFUSED.items():

@@ -17,7 +17,8 @@ and a user can go on to contact simulation in MuJoCo with the same robot.
   in the joint's own frame).  A floating robot's link 0 is the body ``0``
   with a ``<freejoint name="0">``: MuJoCo's ``qpos`` is our ``X0 Y0 Z0``
   then the quaternion w x y z, its ``qvel`` the velocity of O_0 in the
-  world frame (ours in frame 0) and the angular velocity in frame 0.
+  world frame (ours in frame 0) and the angular velocity in frame 0 (the
+  base's ``Z`` is not written: the free joint places frame 0).
 - A fixed frame is folded into the body it is fixed to: its placement
   into those of its children, its link's inertia into the body's, and it
   is kept as a ``<site>`` named by its label (a frame for sensors and
@@ -435,6 +436,8 @@ class _Writer:
         stack = list(world.children)
         while stack:
             body = stack.pop()
+            if body.name == "world":
+                self.fail("link 'world' would have the name of MuJoCo's world body: rename its frame")
             for joint in body.joints:
                 if joint.name in seen:
                     self.fail(f"two MuJoCo joints would be named {joint.name!r} ({seen[joint.name]} and {body.name}): rename a frame")
