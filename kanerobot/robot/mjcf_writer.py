@@ -22,8 +22,9 @@ and a user can go on to contact simulation in MuJoCo with the same robot.
 - A fixed frame is folded into the body it is fixed to: its placement
   into those of its children, its link's inertia into the body's, and it
   is kept as a ``<site>`` named by its label (a frame for sensors and
-  contacts).  On a fixed base the world body is frame 0 placed by the base's
-  ``Z``; links fixed to it never move and their inertia is not written.
+  contacts).  On a fixed base, frame 0 is the site ``0`` of the world
+  body, placed by the base's ``Z`` (gravity turned into the world frame);
+  links fixed to it never move and their inertia is not written.
 - A link without mass (nor inertia) that moves is refused by MuJoCo; when
   it carries one moving link and no fixed frame, its joints move into that
   link's body (MuJoCo's several joints in one body, expressed in the
@@ -37,8 +38,8 @@ and a user can go on to contact simulation in MuJoCo with the same robot.
   ``frictionloss`` (on each of the joint's speeds; a planar joint's
   slides move along its antecedent's axes in MuJoCo, so its ``IA`` and
   ``FS``, which act on our speeds ``VX VY`` along its own, must be 0).
-  ``<option gravity>`` is
-  the robot's gravity in the world frame; a joint with both position limits
+  ``<option gravity>`` is the robot's gravity in the world frame; a joint
+  with both position limits
   in ``robot.limits`` gets its ``range``; every actuated hinge and slide a
   ``<motor>`` (gear 1: the control is the joint torque or force), with the
   effort limit as its ``ctrlrange``.  The compiler works in radians
