@@ -9,6 +9,7 @@
     kanerobot model rx90 idm --lang latex -o rx90_idm.tex   # the report as a LaTeX document
     kanerobot model talos.urdf cmm --lang c -o talos_cmm.c   # centroidal momentum matrix (also com)
     kanerobot convert SR400.par sr400.toml
+    kanerobot convert arm7 arm7.xml      # MJCF for MuJoCo, with the robot's numbers
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
     kanerobot view rx90 --set D3=0.45 --set RL4=0.5   # the robot in the browser
 
@@ -1023,7 +1024,8 @@ def build_parser():
 
     p = sub.add_parser(
         "convert",
-        help="convert a robot file between .par and .toml (general frames become Khalil-Kleinfinger frames in a .par)",
+        help="convert a robot file between .par and .toml (general frames become Khalil-Kleinfinger frames in a .par), "
+        "or write it as .urdf or as MJCF (.xml, MuJoCo's, with the robot's numbers)",
     )
     p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
     p.add_argument("target", metavar="FILE", help="output file; its extension picks the format")

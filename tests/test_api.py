@@ -119,7 +119,7 @@ def test_load_of_a_library_name_points_to_frames_path(tmp_path, monkeypatch):
     with pytest.raises(kr.RobotFileError, match="is a folder, not a robot file"):
         kr.load(tmp_path)
     (tmp_path / "robot.txt").write_text("NL = 1\n")
-    with pytest.raises(kr.RobotFileError, match=r"unknown file type '.txt': use .par \(SYMORO table\) or .toml"):
+    with pytest.raises(kr.RobotFileError, match=r"unknown file type '.txt': use .par \(SYMORO table\), .toml \(frame tree\), .urdf or .xml \(MJCF\)"):
         kr.load("robot.txt")
     # a file of that name in the working folder is what load reads
     (tmp_path / "rx90.par").write_text(kr.frames_path("rx90").read_text())

@@ -28,6 +28,7 @@ REQUIREMENTS = {
     "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
     "c_vs_pinocchio_cpp.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's C++ rnea, crba and aba is skipped"],
     "scaling.py": ["pinocchio (the `pin` package) is not installed, so the check of Talos's programs against pinocchio's rnea, crba and aba is skipped"],
+    "mjcf_writer_vs_mujoco.py": ["mujoco is not installed, so the comparison with MuJoCo is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,
     "kane_vs_naive.py": None,
@@ -61,6 +62,7 @@ def bare(monkeypatch, tmp_path):
     """No pinocchio (an import of it fails as if uninstalled) and an empty corpus folder."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     monkeypatch.setitem(sys.modules, "pinocchio", None)
+    monkeypatch.setitem(sys.modules, "mujoco", None)
     needs = load("needs.py")
     monkeypatch.setitem(sys.modules, "needs", needs)
     monkeypatch.setattr(needs, "OPENSYMORO", tmp_path / "opensymoro")
@@ -89,6 +91,8 @@ def test_check_names_what_is_missing(bare, name):
         assert "\n" not in line
     if "pinocchio" in expected[0]:
         assert lines[0].endswith("pip install -e '.[bench]' (the bench extra) to get it")
+    elif "mujoco" in expected[0]:
+        assert lines[0].endswith("pip install -e '.[test]' (the test extra) to get it")
     else:
         assert f"({bare.OPENSYMORO} does not exist)" in lines[0]
         assert lines[0].endswith("the corpus ships with the repository in tests/data/opensymoro (git checkout -- tests/data/opensymoro restores it)")
@@ -99,6 +103,7 @@ def test_checks_pass_when_requirements_are_there(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     stand_in = importlib.util.module_from_spec(importlib.util.spec_from_loader("pinocchio", loader=None))
     monkeypatch.setitem(sys.modules, "pinocchio", stand_in)  # find_spec sees a loaded module
+    monkeypatch.setitem(sys.modules, "mujoco", importlib.util.module_from_spec(importlib.util.spec_from_loader("mujoco", loader=None)))
     needs = load("needs.py")
     monkeypatch.setitem(sys.modules, "needs", needs)
     for key in ("idm", "inm", "ccg", "ddm"):

@@ -15,7 +15,7 @@ from types import MappingProxyType
 import sympy
 
 from kanerobot.errors import RobotFileError
-from kanerobot.robot import frames_toml, mjcf, par, urdf, urdf_writer
+from kanerobot.robot import frames_toml, mjcf, mjcf_writer, par, urdf, urdf_writer
 from kanerobot.robot.description import Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
@@ -33,15 +33,10 @@ def _codec(path):
     if suffix == ".urdf":
         return urdf.read_urdf, urdf_writer.write_urdf
     if suffix == ".xml":
-        return mjcf.read_mjcf, _no_mjcf_writer
+        return mjcf.read_mjcf, mjcf_writer.write_mjcf
     raise RobotFileError(
-        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table) or .toml (frame tree), or read a .urdf or "
-        f".xml (MJCF) file"
+        path, None, f"unknown file type {suffix or '(none)'!r}: use .par (SYMORO table), .toml (frame tree), .urdf or .xml (MJCF)"
     )
-
-
-def _no_mjcf_writer(robot, path):
-    raise RobotFileError(path, None, "writing MJCF (.xml) is not supported yet: save as .toml or .urdf")
 
 
 def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
@@ -203,10 +198,13 @@ def save(robot: Robot, path: str | os.PathLike) -> None:
     tables (:func:`bound_values`), with a ``UserWarning`` that says so.  A
     ``.urdf`` file is written by :func:`kanerobot.robot.urdf_writer.write_urdf`
     with the robot's values (every parameter symbol needs one in
-    ``robot.values``); call it directly for ``values=`` or ``limits=``.
+    ``robot.values``); call it directly for ``values=`` or ``limits=``.  An
+    MJCF file (``.xml``, MuJoCo's) is written by
+    :func:`kanerobot.robot.mjcf_writer.write_mjcf` with the robot's values
+    in the same way, for contact simulation in MuJoCo with the same numbers.
     """
     path = Path(path)
-    _, writer = _codec(path)
+    writer = _codec(path)[1]
     line = ""
     if path.suffix.lower() == ".par":
         robot, line = bound_values(robot, PAR_HOLDS_NO_VALUES)
