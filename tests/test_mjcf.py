@@ -317,7 +317,8 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
         (model('<body name="c">\n<freejoint/>\n<geom size="1"/></body>\n' + GOOD), 7,
          "body 'b' moves (its joints) beside the free body 'c': a robot has one free-flying root or a fixed base"),
         (model(GOOD).replace("</mujoco>", "<equality>\n<connect body1=\"b\" anchor=\"0 0 0\"/></equality></mujoco>"), 9,
-         "<equality> <connect> is not supported yet (its constraint would change the dynamics): remove it, or make it active=\"false\""),
+         "<equality> <connect> is not supported (its constraint would change the dynamics; joint couplings are): remove it, "
+         "or make it active=\"false\""),
         (model(GOOD).replace("</mujoco>", "<tendon>\n<fixed name=\"t\" damping=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>"
                                           "</tendon></mujoco>"), 9, "tendon 't' has damping: tendon forces are not modelled"),
         (model(GOOD.replace("<joint", '<joint class="nope"')), 4, "<joint> uses class 'nope', which no <default class=...> defines"),
@@ -395,3 +396,57 @@ def test_suite_models_equal_mujoco(name, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     states = [random_state(parsed.robot, rng) for _ in range(3)]
     assert max(worst_errors(fn, MujocoReference(parsed, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
+
+
+# ------------------------------------------------------------- joint couplings
+COUPLED = """<mujoco><compiler angle="degree"/><worldbody>
+  <body pos="0 0 0.5"><joint name="a" axis="0 1 0" ref="10"/><geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.05"/>
+    <body pos="0.4 0 0"><joint name="b" axis="0 0 1" ref="-20"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/></body>
+    <body pos="0.4 0.1 0"><joint name="c" axis="0 0 1" ref="30"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/></body>
+  </body></worldbody>
+  <equality><joint joint1="c" joint2="b" polycoef="0.1 -0.7 0 0 0"/></equality></mujoco>"""
+
+
+def test_joint_equality_is_a_mimic_joint_equal_to_mujoco(tmp_path, monkeypatch):
+    """``<equality><joint>`` (q1 - ref1 = a0 + a1 (q2 - ref2)) becomes a mimic joint: MuJoCo's own constraint
+    residual is zero at our coupled configurations, and our model in the independent joints is MuJoCo's tree
+    M and bias projected by the coupling (``G^T M G``, ``G^T bias(G v)``)."""
+    monkeypatch.chdir(tmp_path)
+    parsed = mjcf_from_text(COUPLED)
+    robot = parsed.robot
+    (mimic,) = robot.mimics
+    degree = np.pi / 180
+    assert (mimic.joint, mimic.leader) == ("c", "b") and float(mimic.multiplier) == -0.7
+    assert float(mimic.offset) == pytest.approx(0.1 + 30 * degree - 0.7 * 20 * degree, abs=1e-15)
+    model = mujoco.MjModel.from_xml_string(COUPLED)
+    reference = MujocoReference(parsed, model)
+    fn = kr.derive(robot).numeric(dict(robot.values), backend="numpy")
+    G = np.array([[1, 0], [0, 1], [0, -0.7]])  # speeds of a, b, c from those of a, b
+    rng = np.random.default_rng(11)
+    data = mujoco.MjData(model)
+    for _ in range(3):
+        qa, qb = rng.uniform(-1, 1, 2)
+        q = np.array([qa, qb, -0.7 * qb + float(mimic.offset)])
+        v, acc = rng.normal(size=2), rng.normal(size=2)
+        model.opt.disableflags = 0
+        data.qpos[:] = reference.qpos(q)
+        mujoco.mj_forward(model, data)
+        assert data.nefc >= 1 and abs(data.efc_pos[0]) < 1e-12  # MuJoCo's own equality holds there
+        M = reference.mass_matrix(q)
+        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.h(q, v), G.T @ reference.bias(q, G @ v), rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, v, acc), G.T @ reference.inverse(q, G @ v, G @ acc), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "equality, message",
+    [
+        ('<joint joint1="c" joint2="b" polycoef="0 1 0.5 0 0"/>', 'polycoef="0 1 0.5 0 0" is not linear'),
+        ('<joint joint1="c"/>', "holds joint1 at a constant: lock the joint (remove it) instead, or give joint2"),
+        ('<joint joint1="c" joint2="z"/>', 'joint2="z" names no joint of the model'),
+    ],
+)
+def test_joint_equality_mistakes_name_the_line(equality, message):
+    text = COUPLED.replace('<joint joint1="c" joint2="b" polycoef="0.1 -0.7 0 0 0"/>', equality)
+    with pytest.raises(kr.RobotFileError, match=":6: .*" + message.replace("(", r"\(").replace(")", r"\)")):
+        mjcf_from_text(text, path="model.xml")

@@ -44,9 +44,12 @@ into a :class:`~kanerobot.robot.description.Robot` of general frames
 
 Contacts, actuators, sensors, sites, cameras, lights, assets and the geoms'
 shapes other than for inertia do not change the mass matrix or the bias
-forces: they are ignored.  What would change the dynamics and is not read is
-refused with one line naming the element: an active ``<equality>``, tendon
-damping, mesh geoms that give a body its mass, ``<composite>``,
+forces: they are ignored.  An active ``<equality><joint joint1 joint2
+polycoef>`` (``q1 - ref1 = a0 + a1 (q2 - ref2)``, linear) is a mimic joint
+(:class:`~kanerobot.robot.description.MimicJoint`, modelled by
+:mod:`kanerobot.dynamics.mimic`).  What would change the dynamics and is not
+read is refused with one line naming the element: any other active
+``<equality>`` (``connect``, ``weld``, ``tendon``), tendon damping, mesh geoms that give a body its mass, ``<composite>``,
 ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
@@ -87,8 +90,8 @@ import sympy
 from kanerobot.dynamics.parameters import rigid_sum
 from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, Robot
-from kanerobot.robot.expressions import symbol
+from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, MimicJoint, Robot
+from kanerobot.robot.expressions import exact_number, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
 from kanerobot.robot.urdf import RESERVED_SYMBOLS
@@ -659,7 +662,7 @@ class _Reader:
     # ------------------------------------------------------------- build
     def result(self):
         bodies = self.bodies()
-        self.refuse_equalities()
+        couplings = self.equalities(bodies)
         self.refuse_tendons()
         option = self.option()
         self.values.update(zip(GRAVITY_NAMES, option))
@@ -671,7 +674,7 @@ class _Reader:
         inertias = {body.index: self.body_inertia(body, body.index in static) for body in bodies[1:]}
         self.check_masses(bodies, inertias)
         inertias = self.scaled(bodies, inertias)
-        builder = _Builder(self, root, inertias)
+        builder = _Builder(self, root, inertias, couplings)
         for body in root.children:
             builder.add(body)
         if root.index != 0:  # static scenery beside a free body never moves: it is no part of the robot
@@ -693,14 +696,38 @@ class _Reader:
                 self.unmodelled.setdefault("fluid forces (<option density viscosity>)", []).append(f"line {element.line}")
         return tuple(float(g) for g in gravity)
 
-    def refuse_equalities(self):
+    def equalities(self, bodies):
+        """The active ``<equality><joint>`` couplings as ``(element, joint1, joint2, a0, a1)``: MuJoCo's
+        ``q1 - ref1 = a0 + a1 (q2 - ref2)``, a mimic joint; any other active equality is refused."""
+        joints = {joint.name: joint for body in bodies for joint in body.joints if joint.name}
+        out = []
         for block in self.root.findall("equality"):
             for element in block.children:
                 attrib = self.resolved(element, "main", "equality")
-                if self.flag(element, attrib, "active", f"<equality> <{element.tag}>", "true") == "true":
-                    name = attrib.get("name", "").strip()
-                    self.fail(element, f"<equality> <{element.tag}{' name=' + repr(name) if name else ''}> is not supported yet "
-                                       f"(its constraint would change the dynamics): remove it, or make it active=\"false\"")  # fmt: skip
+                if self.flag(element, attrib, "active", f"<equality> <{element.tag}>", "true") != "true":
+                    continue
+                name = attrib.get("name", "").strip()
+                what = f"<equality> <{element.tag}{' name=' + repr(name) if name else ''}>"
+                if element.tag != "joint":
+                    self.fail(element, f"{what} is not supported (its constraint would change the dynamics; joint couplings are): "
+                                       f"remove it, or make it active=\"false\"")  # fmt: skip
+                coupled = []
+                for key in ("joint1", "joint2"):
+                    joint_name = attrib.get(key, "").strip()
+                    if key == "joint2" and not joint_name:
+                        self.fail(element, f"{what} holds joint1 at a constant: lock the joint (remove it) instead, or give joint2")
+                    if joint_name not in joints:
+                        self.fail(element, f"{what}: {key}=\"{joint_name}\" names no joint of the model")
+                    if joints[joint_name].kind not in ("hinge", "slide"):
+                        self.fail(element, f"{what}: {key} {joint_name!r} is a {joints[joint_name].kind} joint; a coupling takes "
+                                           f"hinge and slide joints")  # fmt: skip
+                    coupled.append(joints[joint_name])
+                polycoef = self.numbers(element, attrib, "polycoef", 5, what, (0, 1, 0, 0, 0))
+                if any(polycoef[2:]):
+                    self.fail(element, f"{what}: polycoef=\"{attrib.get('polycoef')}\" is not linear: a mimic joint is "
+                                       f"q1 = a0 + a1 q2; give the last three coefficients 0")  # fmt: skip
+                out.append((element, coupled[0], coupled[1], float(polycoef[0]), float(polycoef[1])))
+        return out
 
     def refuse_tendons(self):
         for block in self.root.findall("tendon"):
@@ -776,10 +803,11 @@ def _subtree(body):
 class _Builder:
     """The frames, links and values of the bodies hung from the root (the world, or the free body)."""
 
-    def __init__(self, reader, root, inertias):
+    def __init__(self, reader, root, inertias, couplings=()):
         self.reader = reader
         self.root = root
         self.inertias = inertias
+        self.couplings = couplings
         self.frames: list[Frame] = []
         self.dynamics: dict[str, dict] = {}
         self.limits: dict[str, JointLimits] = {}
@@ -907,6 +935,10 @@ class _Builder:
             self.limits[label] = JointLimits(None if lower is None else float(lower), None if upper is None else float(upper),
                                              None, effort)  # fmt: skip
 
+    def mimics(self):
+        """The joint couplings of the model's ``<equality><joint>`` elements (:func:`_mimic`)."""
+        return tuple(_mimic(self, *coupling) for coupling in self.couplings)
+
     def robot(self, name):
         reader = self.reader
         floating = self.root.index != 0
@@ -919,11 +951,21 @@ class _Builder:
             self.body_names[BASE] = self.root.name
         try:
             robot = Robot.create(name, self.frames, links=list(dynamics), dynamics=dynamics, floating=floating, values=reader.values,
-                                 limits=self.limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])))  # fmt: skip
+                                 limits=self.limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])),
+                                 mimics=self.mimics())  # fmt: skip
         except DescriptionError as exc:
             raise RobotFileError(reader.path, None, str(exc)) from None
         free = next((joint.index for joint in self.root.joints), None) if floating else None
         return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names))
+
+
+def _mimic(builder, element, mimic, leader, a0, a1):
+    """``MimicJoint`` of MuJoCo's ``q1 - ref1 = a0 + a1 (q2 - ref2)``: our q is MuJoCo's qpos, so the
+    offset is ``a0 + ref1 - a1 ref2`` (refs of hinges in radians)."""
+    degrees = math.pi / 180 if builder.reader.compiler["angle"] == "degree" else 1.0
+    ref = [builder.reader.number(j.element, j.attrib, "ref", "a joint", 0.0) * (degrees if j.kind == "hinge" else 1.0) for j in (mimic, leader)]
+    labels = {name: label for label, name in builder.joint_names.items()}
+    return MimicJoint(labels[mimic.name], labels[leader.name], exact_number(a1), exact_number(a0 + ref[0] - a1 * ref[1]))
 
 
 def _efforts(reader):
