@@ -423,10 +423,19 @@ class _Writer:
         G = self.matrix(self.robot.base.G).ravel()
         return G if self.robot.floating else self.matrix(self.robot.base.Z)[:3, :3] @ G
 
+    def equalities(self):
+        """A mimic joint ``q = k q_leader + o`` as MuJoCo's joint equality (no ``ref`` is written: qpos0 = 0)."""
+        out = []
+        for mimic in self.robot.mimics:
+            k, o = self.number(mimic.multiplier), self.number(mimic.offset)
+            out.append(f'    <joint joint1={quoteattr(mimic.joint)} joint2={quoteattr(mimic.leader)} polycoef="{_floats((o, k, 0, 0, 0))}"/>')
+        return ["  <equality>", *out, "  </equality>"] if out else []
+
     def motors(self):
         out = []
+        mimics = {mimic.joint for mimic in self.robot.mimics}  # driven by their leaders
         for frame in self.robot.frames:
-            if frame.label in self.robot.active_joints and isinstance(frame.joint, (joints.Revolute, joints.Prismatic)):
+            if frame.label in self.robot.active_joints and frame.label not in mimics and isinstance(frame.joint, (joints.Revolute, joints.Prismatic)):
                 limit = self.robot.limits.get(frame.label)
                 effort = f' ctrlrange="{_floats((-limit.effort, limit.effort))}"' if limit is not None and limit.effort else ""
                 out.append(f'    <motor name={quoteattr(frame.label)} joint={quoteattr(frame.label)} gear="1"{effort}/>')
@@ -451,12 +460,12 @@ class _Writer:
         self.check_names(world)
         out = [
             f"<mujoco model={quoteattr(self.robot.name)}>",
-            '  <compiler angle="radian" autolimits="true" balanceinertia="true"/>',
+            '  <compiler angle="radian" autolimits="true"/>',
             f'  <option gravity="{_floats(self.gravity())}"/>',
             "  <worldbody>",
             *self.sites(world, 2),
         ]
         for body in world.children:
             out += self.body(body, 2)
-        out += ["  </worldbody>", *self.motors(), "</mujoco>"]
+        out += ["  </worldbody>", *self.equalities(), *self.motors(), "</mujoco>"]
         return "\n".join(out) + "\n"
