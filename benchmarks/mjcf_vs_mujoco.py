@@ -18,6 +18,7 @@ tests/test_mjcf.py runs the same comparison on ten of them (``-m long``).
 Run:  pip install -e '.[test]' && python benchmarks/mjcf_vs_mujoco.py [NAME ...]
 """
 
+import dataclasses
 import importlib.util
 import sys
 import time
@@ -44,8 +45,9 @@ def requirements():
 
 
 def models():
-    """``{name: path}`` of the models of the packages installed."""
-    out = {}
+    """``{name: path}`` of the robots of frames/mjcf and of the models of the packages installed."""
+    frames = Path(__file__).resolve().parents[1] / "frames" / "mjcf"  # the robots converted by examples/mjcf/convert_robots.py
+    out = {"frames/" + path.stem: path for path in sorted(frames.glob("*.xml"))}
     for package, folder, prefix in SUITES:
         if not needs.installed(package):
             print(f"{package} is not installed: its models are skipped (pip install -e '.[test]')", file=sys.stderr)
@@ -64,6 +66,8 @@ def compare(path, states=3, seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", KaneRobotWarning)  # springs left out: MuJoCo's are off in the comparison
         parsed = parse_mjcf(path)
+    # the tree, mimic joints as joints of their own: MuJoCo's equality constraints are off in the comparison
+    parsed = dataclasses.replace(parsed, robot=dataclasses.replace(parsed.robot, mimics=()))
     robot = parsed.robot
     start = time.perf_counter()
     model = kr.derive(robot)

@@ -9,6 +9,8 @@ springs off; tests/mujoco_reference.py maps the states) at random states.
 Each malformed file is one line naming the file, the line and the fix.
 """
 
+import dataclasses
+import importlib.metadata
 import importlib.util
 import warnings
 from pathlib import Path
@@ -396,6 +398,48 @@ def test_suite_models_equal_mujoco(name, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     states = [random_state(parsed.robot, rng) for _ in range(3)]
     assert max(worst_errors(fn, MujocoReference(parsed, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
+
+
+#: The MJCF robots of frames/mjcf (examples/mjcf/convert_robots.py): an arm, an arm and hand whose second
+#: finger mimics the first, a quadruped and a humanoid on a free root, a tree with a ball and a planar joint.
+FRAMES_MJCF = sorted((Path(__file__).resolve().parents[1] / "frames" / "mjcf").glob("*.xml"))
+
+
+def test_the_frames_mjcf_robots_are_there():
+    assert [path.stem for path in FRAMES_MJCF] == ["ball_and_plane", "panda", "solo12", "talos_reduced", "ur5"]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("path", FRAMES_MJCF, ids=lambda path: path.stem)
+def test_frames_mjcf_robots_equal_mujoco(path, tmp_path, monkeypatch):
+    """Each robot's tree (its mimic joints as joints of their own, MuJoCo's equality off) equals MuJoCo's M, bias
+    and inverse dynamics; the panda's coupled finger is read as a mimic joint."""
+    monkeypatch.chdir(tmp_path)
+    parsed = parse_mjcf(path)
+    assert len(parsed.robot.mimics) == (1 if path.stem == "panda" else 0)
+    tree = dataclasses.replace(parsed, robot=dataclasses.replace(parsed.robot, mimics=()))
+    fn = kr.derive(tree.robot).numeric(no_friction(tree.robot.values), backend="numpy", physical=False)
+    rng = np.random.default_rng(1)
+    states = [random_state(tree.robot, rng) for _ in range(2)]
+    assert max(worst_errors(fn, MujocoReference(tree, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
+
+
+@pytest.mark.long
+def test_frames_mjcf_robots_are_what_the_script_writes(tmp_path, monkeypatch):
+    """examples/mjcf/convert_robots.py writes frames/mjcf again, byte for byte (from example-robot-data)."""
+    try:
+        importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("pip install -e '.[bench]' (example-robot-data holds the URDFs converted)")
+    monkeypatch.chdir(tmp_path)
+    spec = importlib.util.spec_from_file_location("convert_robots", Path(__file__).resolve().parents[1] / "examples" / "mjcf" / "convert_robots.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KaneRobotWarning)
+        assert script.main(tmp_path / "mjcf") == 0
+    for path in FRAMES_MJCF:
+        assert (tmp_path / "mjcf" / path.name).read_text() == path.read_text(), path.name
 
 
 # ------------------------------------------------------------- joint couplings
