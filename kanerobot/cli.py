@@ -13,7 +13,7 @@
     kanerobot identify planar2 run.csv --values geometry.toml --method wls -o estimates.toml
     kanerobot view rx90 --set D3=0.45 --set RL4=0.5   # the robot in the browser
 
-ROBOT is a file (.par, .toml or .urdf) or the name of a robot in frames/.  Errors in
+ROBOT is a file (.par, .toml, .urdf or MJCF .xml) or the name of a robot in frames/.  Errors in
 what the user wrote are printed on one line, ``kanerobot: error: ...``, with
 exit status 2 and no traceback.
 """
@@ -895,7 +895,7 @@ def build_parser():
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("info", help="print a robot's parameter tables, structure and DOF")
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     add_loading(p)
     p.set_defaults(func=cmd_info)
@@ -909,7 +909,7 @@ def build_parser():
         epilog="Frames are named by their labels ('6', '10l'); 0 is the base. "
         "Example: kanerobot model rx90 idm --lang c -o rx90_idm.c",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("model", metavar="MODEL", choices=sorted(MODELS), help="one of: " + ", ".join(MODELS))
     p.add_argument("--frame", metavar="J", help="frame of interest (default: the terminal link)")
     p.add_argument("--start", metavar="I", default="0", help="first frame of trm/fgm (default 0, the base)")
@@ -945,7 +945,7 @@ def build_parser():
         description="Integrate ROBOT's direct dynamic model from x0 = (q, qd) over --t seconds.",
         epilog="Example: kanerobot simulate planar2 --t 2 --x0 0.5,0,0,0 --controller pd --target 0,0 -o run.npz --plot figures",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("--values", metavar="FILE", help="parameter values, a TOML file of NAME = number lines (default: the file's own, as a URDF has them, else random physical ones)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random parameters when --values is not given")
     p.add_argument("--t", type=_duration, default=1.0, help="duration in seconds (default 1)")
@@ -976,7 +976,7 @@ def build_parser():
         "tables, the joint axes, closed loops, wheels and the base, with the values used written beside.",
         epilog="Example: kanerobot draw rx90 --set D3=0.45 --set RL4=0.4 --q 0,0.5,-0.5,0,0.7,0 -o rx90.png",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("--q", metavar="Q", help="configuration, comma separated: every joint (after the base x y z qx qy qz qw of a "
                    "floating robot), or the active joints of a closed loop (default: 0)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="value of a geometric parameter, e.g. --set D3=0.45")
@@ -1003,7 +1003,7 @@ def build_parser():
                     "a folder or several files (.csv, .npz, .parquet, in time order) are read chunk by chunk.",
         epilog="Example: kanerobot identify arm.urdf train.csv --gains gains.toml --cutoff 5 --validate test.csv -o estimate.toml",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("data", metavar="DATA", nargs="+", help="recording, .csv or .npz; or a folder or several files (.csv, .npz, .parquet) read chunk by chunk")
     p.add_argument("--values", metavar="FILE", help="geometric and gravity values, a TOML file of NAME = number lines")
     p.add_argument("--method", choices=["ls", "wls"], default="ls", help="ordinary or per-joint weighted least squares (default ls)")
@@ -1027,7 +1027,7 @@ def build_parser():
         help="convert a robot file between .par and .toml (general frames become Khalil-Kleinfinger frames in a .par), "
         "or write it as .urdf or as MJCF (.xml, MuJoCo's, with the robot's numbers)",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name")
     p.add_argument("target", metavar="FILE", help="output file; its extension picks the format")
     p.add_argument(
         "--kk",
@@ -1052,7 +1052,7 @@ def build_parser():
         description="Serve a local page with ROBOT in 3D until Ctrl-C; open the address it prints.",
         epilog="Example: kanerobot view rx90 --set D3=0.45 --set RL4=0.5    |    kanerobot view planar2 --set L1=0.5 --play run.npz",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml or .urdf) or library name; a URDF's meshes are shown (its collision shapes where they are not on disk)")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.par, .toml, .urdf or MJCF .xml) or library name; a URDF's meshes are shown (its collision shapes where they are not on disk)")
     p.add_argument("--set", dest="values", metavar="NAME=VALUE", action="append", help="a geometric parameter, e.g. --set D3=0.45")
     p.add_argument("--q", metavar="Q", help="the configuration shown first, comma separated (closed loops: the active joints)")
     p.add_argument("--play", metavar="RUN", help="a saved simulation to play back (.npz or .csv of kanerobot simulate -o)")
