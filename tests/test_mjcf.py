@@ -319,7 +319,8 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
         (model('<body name="c">\n<freejoint/>\n<geom size="1"/></body>\n' + GOOD), 7,
          "body 'b' moves (its joints) beside the free body 'c': a robot has one free-flying root or a fixed base"),
         (model(GOOD).replace("</mujoco>", "<equality>\n<connect body1=\"b\" anchor=\"0 0 0\"/></equality></mujoco>"), 9,
-         "<equality> <connect> is not supported (its constraint would change the dynamics; joint couplings are): remove it, "
+         "<equality> <connect> is not supported (its constraint would change the dynamics; joint and fixed-tendon couplings are): "
+         "remove it, "
          "or make it active=\"false\""),
         (model(GOOD).replace("</mujoco>", "<tendon>\n<fixed name=\"t\" damping=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>"
                                           "</tendon></mujoco>"), 9, "tendon 't' has damping: tendon forces are not modelled"),
@@ -494,3 +495,65 @@ def test_joint_equality_mistakes_name_the_line(equality, message):
     text = COUPLED.replace('<joint joint1="c" joint2="b" polycoef="0.1 -0.7 0 0 0"/>', equality)
     with pytest.raises(kr.RobotFileError, match=":6: .*" + message.replace("(", r"\(").replace(")", r"\)")):
         mjcf_from_text(text, path="model.xml")
+
+
+# ------------------------------------------------------------- fixed-tendon couplings
+TENDON = """<mujoco><compiler angle="degree"/><worldbody>
+  <body pos="0 0 0.5"><joint name="a" axis="0 1 0" ref="10"/><geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.05"/>
+    <body pos="0.4 0 0"><joint name="b" axis="0 0 1" ref="-20"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/>
+      <site name="s1"/>
+      <body pos="0.2 0.1 0"><joint name="c" axis="1 0 0" ref="30"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/>
+        <site name="s2"/></body></body>
+  </body></worldbody>
+  <tendon><fixed name="t1"><joint joint="a" coef="0.5"/><joint joint="b" coef="0.3"/><joint joint="c" coef="-0.8"/></fixed>
+    <fixed name="t2"><joint joint="a" coef="1.0"/></fixed>
+    <spatial name="rope"><site site="s1"/><site site="s2"/></spatial></tendon>
+  <equality><tendon tendon1="t1" tendon2="t2" polycoef="0.05 0.6 0 0 0"/></equality></mujoco>"""
+
+
+def test_fixed_tendon_equality_is_a_coupling_equal_to_mujoco(tmp_path, monkeypatch):
+    """``<equality><tendon>`` on fixed tendons (L1 - L1_0 = a0 + a1 (L2 - L2_0)) couples a, b, c: c (the last joint
+    of tendon1) follows a and b.  MuJoCo's own constraint residual is zero at our coupled configurations, and our
+    model is MuJoCo's tree projected by G, the null space of MuJoCo's own constraint Jacobian row."""
+    monkeypatch.chdir(tmp_path)
+    parsed = mjcf_from_text(TENDON)
+    robot = parsed.robot
+    (mimic,) = robot.mimics
+    assert mimic.joint == "c" and mimic.leaders == ("a", "b") and robot.dof == 2
+    model = mujoco.MjModel.from_xml_string(TENDON)
+    model.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+    reference = MujocoReference(parsed, model)
+    fn = kr.derive(robot).numeric(dict(robot.values), backend="numpy")
+    rng = np.random.default_rng(12)
+    data = mujoco.MjData(model)
+    for _ in range(3):
+        q = fn.configuration(rng.uniform(-1, 1, 2))
+        v, acc = rng.normal(size=2), rng.normal(size=2)
+        model.opt.disableflags = 0  # constraints on (the reference turns them off)
+        data.qpos[:] = reference.qpos(q)
+        mujoco.mj_forward(model, data)
+        row = next(i for i in range(data.nefc) if data.efc_type[i] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        assert abs(data.efc_pos[row]) < 1e-12  # MuJoCo's own equality holds there
+        J = data.efc_J.reshape(data.nefc, model.nv)[row]
+        G = np.vstack([np.eye(2), -J[:2] / J[2]])  # speeds of a, b, c from those of a, b: J G = 0
+        M = reference.mass_matrix(q)
+        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.h(q, v), G.T @ reference.bias(q, G @ v), rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, v, acc), G.T @ reference.inverse(q, G @ v, G @ acc), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "equality, message",
+    [
+        ('<tendon tendon1="rope"/>', 'tendon1="rope" is a spatial tendon \\(line 10\\); only fixed tendons'),
+        ('<tendon tendon1="t1" tendon2="nope"/>', 'tendon2="nope" names no tendon of the model'),
+        ('<tendon tendon1="t1" tendon2="t2" polycoef="0 1 0.5 0 0"/>', 'polycoef="0 1 0.5 0 0" is not linear'),
+        ('<tendon tendon1="t2"/>', "holds joint 'a' at a constant: lock the joint"),
+    ],
+    ids=["spatial", "unknown", "not linear", "one joint"],
+)
+def test_tendon_equality_mistakes_name_the_line(equality, message):
+    text = TENDON.replace('<tendon tendon1="t1" tendon2="t2" polycoef="0.05 0.6 0 0 0"/>', equality)
+    with pytest.raises(kr.RobotFileError, match=":11: .*" + message) as info:
+        mjcf_from_text(text, path="model.xml")
+    assert "\n" not in str(info.value)
