@@ -73,8 +73,9 @@ def summary(robot):
         lines.append("Loops (cut joint = closing frame): " + ", ".join(f"{k} = {c}" for k, c in robot.loops))
         lines.append("Active joints: " + ", ".join(robot.active_joints) + "; passive: " + ", ".join(robot.passive_joints))
     if robot.mimics:
-        lines.append("Mimic joints: " + ", ".join(f"{m.joint} = {format_expression(m.multiplier)} * {m.leader} + {format_expression(m.offset)}"
-                                                  for m in robot.mimics))  # fmt: skip
+        lines.append("Mimic joints: " + ", ".join(
+            f"{m.joint} = {' + '.join(f'{format_expression(k)} * {leader}' for leader, k in m.terms)} + {format_expression(m.offset)}"
+            for m in robot.mimics))  # fmt: skip
     if robot.wheeled and robot.wheels:
         lines.append("Wheels: " + ", ".join(f"{w.joint} ({w.kind}, radius {format_expression(w.radius)})" for w in robot.wheels))
     if robot.geometric_parameters:

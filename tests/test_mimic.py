@@ -256,6 +256,67 @@ def test_a_ball_and_plane_tree_with_a_symbolic_multiplier_equals_pinocchio_proje
     assert np.allclose(np.ravel(f(*[point[str(a)] for a in f.args])), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
 
 
+# ------------------------------------------------------------------ several leaders
+#: finger_b = 0.6 shoulder - 1.3 elbow + 0.8 finger_a + 0.1: a linear coupling of several joints (an MJCF fixed tendon).
+SEVERAL = ("finger_b", "shoulder", 0.6, 0.1, (("elbow", -1.3), ("finger_a", 0.8)))
+
+
+@pytest.fixture(scope="module")
+def several():
+    free = [joint[:5] + (None,) for joint in JOINTS]
+    text = gripper_urdf(5, free)
+    tree = urdf_from_text(text)
+    robot = kr.Robot.create(tree.name, tree.frames, links=tree.links, dynamics=tree.dynamics, values=tree.values,
+                              base=tree.base, mimics=[SEVERAL])
+    return text, robot, kr.derive(robot).numeric(without_friction(robot), backend="numpy")
+
+
+def test_a_coupling_of_several_leaders_equals_the_free_tree_projected_by_hand(several):
+    text, robot, fn = several
+    assert robot.mimics == (MimicJoint(*SEVERAL),) and robot.dof == 4 and fn.nv == 4
+    pmodel = pin.buildModelFromXML(text)
+    data = pmodel.createData()
+    G = np.zeros((5, 4))  # columns: shoulder, elbow, wrist, finger_a; rows: the five joints
+    G[[0, 1, 2, 3], [0, 1, 2, 3]] = 1
+    G[4] = [0.6, -1.3, 0, 0.8]
+    rng = np.random.default_rng(9)
+    for _ in range(3):
+        qa = rng.uniform(-1, 1, 4)
+        q = fn.configuration(qa)
+        assert q[4] == pytest.approx(0.6 * qa[0] - 1.3 * qa[1] + 0.8 * qa[3] + 0.1, abs=1e-15)
+        qd, qdd = rng.normal(size=4), rng.normal(size=4)
+        pq = pinocchio_q(pmodel, robot, q)
+        A = pin.crba(pmodel, data, pq)
+        A = np.triu(A) + np.triu(A, 1).T
+        tau = G.T @ pin.rnea(pmodel, data, pq, G @ qd, G @ qdd)
+        assert np.allclose(fn.mass_matrix(q), G.T @ A @ G, rtol=0, atol=1e-9)
+        assert np.allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+        for method in ("lagrange", "kane"):
+            other = kr.derive(robot, method).numeric(without_friction(robot), backend="numpy")
+            assert np.allclose(other.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+    q[4] += 1e-3
+    with pytest.raises(kr.KaneRobotError, match=r"mimic joint finger_b is .*, not 0.6 \* shoulder \+ -1.3 \* elbow \+ 0.8 \* finger_a \+ 0.1"):
+        fn.mass_matrix(q)
+
+
+def test_a_mimic_of_a_coupling_of_several_leaders_is_resolved():
+    robot = kr.Robot.create("chain", ARM.frames, mimics=[("4", "3", 2, 1), ("3", "1", 0.5, 0, (("2", -1),))])
+    assert robot.mimics == (MimicJoint("4", "1", 1.0, 1, (("2", -2),)), MimicJoint("3", "1", 0.5, 0, (("2", -1),)))
+
+
+def test_urdf_refuses_and_toml_keeps_a_coupling_of_several_leaders(several, tmp_path):
+    _, robot, _ = several
+    with pytest.raises(kr.RobotFileError) as info:
+        kr.save(robot, tmp_path / "g.urdf")
+    assert "mimic joint finger_b follows 3 joints (shoulder, elbow, finger_a)" in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "g.urdf").exists()
+    kr.save(robot, tmp_path / "g.toml")
+    assert kr.load(tmp_path / "g.toml").mimics == robot.mimics
+    from kanerobot.report import summary
+
+    assert "Mimic joints: finger_b = 0.6 * shoulder + -1.3 * elbow + 0.8 * finger_a + 0.1" in summary(robot)
+
+
 # ------------------------------------------------------------------ the description
 ARM = kr.load(kr.frames_path("rx90"))
 
@@ -268,16 +329,22 @@ def test_a_mimic_of_a_mimic_is_resolved():
 @pytest.mark.parametrize(
     "mimics, words",
     [
-        ([("9", "1", 1, 0)], "mimic joint 9: mimic joint 9 is not a frame of the robot; a mimic couples two revolute or prismatic joints"),
+        ([("9", "1", 1, 0)], "mimic joint 9: mimic joint 9 is not a frame of the robot; a mimic couples revolute or prismatic joints"),
         ([("2", "x", 1, 0)], "mimic joint 2: its leader x is not a frame of the robot"),
         ([("2", "2", 1, 0)], "mimic joint 2 mimics itself: name another joint as its leader"),
-        ([("2", "1", 1, 0), ("2", "3", 1, 0)], "mimic joint 2 mimics both 1 and 3: give it one leader"),
+        ([("2", "1", 1, 0), ("2", "3", 1, 0)], "mimic joint 2 mimics both 1 and 3: give it one coupling"),
         ([("2", "3", 1, 0), ("3", "2", 1, 0)], "mimic joints form a cycle (2 -> 3 -> 2): one of them must move on its own"),
         ([("2", "1", "k k", 0)], "multiplier of mimic joint 2"),
-        ([("2",)], "give (joint, leader, multiplier, offset)"),
+        ([("2",)], "give (joint, leader, multiplier, offset[, more])"),
         ([("2", "1", "th1", 0)], "multiplier of mimic joint 2 uses th1"),
+        ([("2", "1", 1, 0, (("3", 1), ("1", 2)))], "mimic joint 2 names leader 1 twice: give each leader once, multipliers summed"),
+        ([("2", "1", 1, 0, (("2", 1),))], "mimic joint 2 mimics itself"),
+        ([("2", "1", 1, 0, (("x", 1),))], "mimic joint 2: its leader x is not a frame of the robot"),
+        ([("2", "1", 1, 0, ("3",))], "mimic joint 2: more=('3',) must be (leader, multiplier) pairs"),
+        ([("2", "1", 1, 0, (("3", "k k"),))], "multiplier of mimic joint 2 (leader 3)"),
     ],
-    ids=["unknown joint", "unknown leader", "itself", "twice", "cycle", "bad multiplier", "short", "state leak"],
+    ids=["unknown joint", "unknown leader", "itself", "twice", "cycle", "bad multiplier", "short", "state leak",
+         "leader twice", "itself among leaders", "unknown further leader", "not pairs", "bad further multiplier"],
 )
 def test_malformed_couplings_are_refused_in_one_line(mimics, words):
     with pytest.raises(kr.DescriptionError) as info:

@@ -319,7 +319,8 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
         (model('<body name="c">\n<freejoint/>\n<geom size="1"/></body>\n' + GOOD), 7,
          "body 'b' moves (its joints) beside the free body 'c': a robot has one free-flying root or a fixed base"),
         (model(GOOD).replace("</mujoco>", "<equality>\n<connect body1=\"b\" anchor=\"0 0 0\"/></equality></mujoco>"), 9,
-         "<equality> <connect> is not supported (its constraint would change the dynamics; joint couplings are): remove it, "
+         "<equality> <connect> is not supported (its constraint would change the dynamics; joint and fixed-tendon couplings are): "
+         "remove it, "
          "or make it active=\"false\""),
         (model(GOOD).replace("</mujoco>", "<tendon>\n<fixed name=\"t\" damping=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>"
                                           "</tendon></mujoco>"), 9, "tendon 't' has damping: tendon forces are not modelled"),
@@ -381,7 +382,10 @@ def suite_files():
 
 
 ACCEPTANCE = ("dm_control/cartpole", "dm_control/acrobot", "dm_control/pendulum", "dm_control/reacher", "dm_control/hopper",
-              "dm_control/walker", "dm_control/cheetah", "dm_control/humanoid", "gymnasium/ant", "gymnasium/humanoid")  # fmt: skip
+              "dm_control/walker", "dm_control/cheetah", "dm_control/humanoid", "gymnasium/ant", "gymnasium/humanoid",
+              "dm_control/manipulator", "dm_control/stacker")  # fmt: skip
+#: The models of :data:`ACCEPTANCE` with couplings (a fixed-tendon equality: the finger follows the thumb).
+COUPLINGS = {"dm_control/manipulator": 1, "dm_control/stacker": 1}
 
 
 @pytest.mark.long
@@ -394,10 +398,52 @@ def test_suite_models_equal_mujoco(name, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", KaneRobotWarning)  # their joint springs, left out (MuJoCo's are off here too)
         parsed = parse_mjcf(path)
-    fn = kr.derive(parsed.robot).numeric(no_friction(parsed.robot.values), backend="numpy", physical=False)
+    tree = dataclasses.replace(parsed, robot=dataclasses.replace(parsed.robot, mimics=()))  # MuJoCo's equalities off
+    fn = kr.derive(tree.robot).numeric(no_friction(tree.robot.values), backend="numpy", physical=False)
     rng = np.random.default_rng(0)
-    states = [random_state(parsed.robot, rng) for _ in range(3)]
-    assert max(worst_errors(fn, MujocoReference(parsed, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
+    states = [random_state(tree.robot, rng) for _ in range(3)]
+    assert max(worst_errors(fn, MujocoReference(tree, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
+    assert len(parsed.robot.mimics) == COUPLINGS.get(name, 0)
+    if parsed.robot.mimics:  # the fingers' fixed-tendon coupling: MuJoCo's tree projected by its own equality rows
+        reference = MujocoReference(parsed, mujoco.MjModel.from_xml_path(str(path)))
+        coupled = kr.derive(parsed.robot).numeric(no_friction(parsed.robot.values), backend="numpy", physical=False)
+        for _ in range(3):
+            q = coupled.configuration(rng.uniform(-1, 1, coupled.nv))
+            residual, G = mujoco_coupling(reference, q)
+            v, a = rng.normal(size=coupled.nv), rng.normal(size=coupled.nv)
+            assert residual < 1e-12
+            np.testing.assert_allclose(coupled.mass_matrix(q), G.T @ reference.mass_matrix(q) @ G, rtol=0, atol=TOL)
+            np.testing.assert_allclose(coupled.inverse_dynamics(q, v, a), G.T @ reference.inverse(q, G @ v, G @ a), rtol=0, atol=TOL)
+
+
+@pytest.mark.long
+def test_the_quadruped_without_its_ball_equals_mujoco_and_couples_each_leg(tmp_path, monkeypatch):
+    """dm_control's quadruped: each leg's fixed-tendon equality (pitch + knee + ankle held at qpos0's sum) makes the
+    ankle follow the pitch and the knee; its ball (a second free body) is cut out, the rest read as it is."""
+    import re
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    path = suite_files().get("dm_control/quadruped")
+    if path is None:
+        pytest.skip("pip install -e '.[test]' (dm-control holds the models)")
+    with pytest.raises(kr.RobotFileError, match="free joint 'ball_root': a second free body"):
+        parse_mjcf(path)
+    shutil.copytree(path.parent / "common", tmp_path / "common")
+    text, cut = re.subn(r'\n    <body name="ball".*?</body>\n', "\n", path.read_text(), flags=re.S)
+    assert cut == 1
+    (tmp_path / "quadruped.xml").write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KaneRobotWarning)
+        parsed = parse_mjcf(tmp_path / "quadruped.xml")
+    legs = ("front_left", "front_right", "back_right", "back_left")
+    assert [(m.joint, m.terms, m.offset) for m in parsed.robot.mimics] == [
+        (f"ankle_{leg}", ((f"pitch_{leg}", -1), (f"knee_{leg}", -1)), 0) for leg in legs]
+    tree = dataclasses.replace(parsed, robot=dataclasses.replace(parsed.robot, mimics=()))
+    fn = kr.derive(tree.robot).numeric(no_friction(tree.robot.values), backend="numpy", physical=False)
+    rng = np.random.default_rng(0)
+    states = [random_state(tree.robot, rng) for _ in range(3)]
+    assert max(worst_errors(fn, MujocoReference(tree, mujoco.MjModel.from_xml_path(str(tmp_path / "quadruped.xml"))), states)) < TOL
 
 
 #: The MJCF robots of frames/mjcf (examples/mjcf/convert_robots.py): an arm, an arm and hand whose second
@@ -494,3 +540,76 @@ def test_joint_equality_mistakes_name_the_line(equality, message):
     text = COUPLED.replace('<joint joint1="c" joint2="b" polycoef="0.1 -0.7 0 0 0"/>', equality)
     with pytest.raises(kr.RobotFileError, match=":6: .*" + message.replace("(", r"\(").replace(")", r"\)")):
         mjcf_from_text(text, path="model.xml")
+
+
+# ------------------------------------------------------------- fixed-tendon couplings
+TENDON = """<mujoco><compiler angle="degree"/><worldbody>
+  <body pos="0 0 0.5"><joint name="a" axis="0 1 0" ref="10"/><geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.05"/>
+    <body pos="0.4 0 0"><joint name="b" axis="0 0 1" ref="-20"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/>
+      <site name="s1"/>
+      <body pos="0.2 0.1 0"><joint name="c" axis="1 0 0" ref="30"/><geom type="box" size="0.1 0.02 0.03" pos="0.1 0 0"/>
+        <site name="s2"/></body></body>
+  </body></worldbody>
+  <tendon><fixed name="t1"><joint joint="a" coef="0.5"/><joint joint="b" coef="0.3"/><joint joint="c" coef="-0.8"/></fixed>
+    <fixed name="t2"><joint joint="a" coef="1.0"/></fixed>
+    <spatial name="rope"><site site="s1"/><site site="s2"/></spatial></tendon>
+  <equality><tendon tendon1="t1" tendon2="t2" polycoef="0.05 0.6 0 0 0"/></equality></mujoco>"""
+
+
+def mujoco_coupling(reference, q):
+    """MuJoCo's own equality constraints at our ``q`` (a fixed-base tree of scalar joints, constraints on): their
+    largest residual ``efc_pos``, and ``G`` (nv, nv - rows) with ``J G = 0``, J their rows of ``efc_J``, the
+    identity on our independent joints (the mimic joints' speeds solved from J)."""
+    model, data, robot = reference.model, reference.data, reference.parsed.robot
+    model.opt.disableflags, model.opt.jacobian = 0, mujoco.mjtJacobian.mjJAC_DENSE
+    data.qpos[:], data.qvel[:] = reference.qpos(q), 0
+    mujoco.mj_forward(model, data)
+    rows = data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    J = data.efc_J.reshape(data.nefc, model.nv)[rows][:, reference.v_index]
+    labels = list(robot.joint_labels)
+    dependent = [labels.index(label) for label in robot.mimic_joints]
+    independent = [k for k in range(len(labels)) if k not in dependent]
+    G = np.zeros((len(labels), len(independent)))
+    G[independent, np.arange(len(independent))] = 1
+    G[dependent] = -np.linalg.solve(J[:, dependent], J[:, independent])
+    return float(np.abs(data.efc_pos[: data.nefc][rows]).max()), G
+
+
+def test_fixed_tendon_equality_is_a_coupling_equal_to_mujoco(tmp_path, monkeypatch):
+    """``<equality><tendon>`` on fixed tendons (L1 - L1_0 = a0 + a1 (L2 - L2_0)) couples a, b, c: c (the last joint
+    of tendon1) follows a and b.  MuJoCo's own constraint residual is zero at our coupled configurations, and our
+    model is MuJoCo's tree projected by G, the null space of MuJoCo's own constraint Jacobian row."""
+    monkeypatch.chdir(tmp_path)
+    parsed = mjcf_from_text(TENDON)
+    robot = parsed.robot
+    (mimic,) = robot.mimics
+    assert mimic.joint == "c" and mimic.leaders == ("a", "b") and robot.dof == 2
+    reference = MujocoReference(parsed, mujoco.MjModel.from_xml_string(TENDON))
+    fn = kr.derive(robot).numeric(dict(robot.values), backend="numpy")
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        q = fn.configuration(rng.uniform(-1, 1, 2))
+        v, acc = rng.normal(size=2), rng.normal(size=2)
+        residual, G = mujoco_coupling(reference, q)
+        assert residual < 1e-12  # MuJoCo's own equality holds there
+        M = reference.mass_matrix(q)
+        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.h(q, v), G.T @ reference.bias(q, G @ v), rtol=0, atol=TOL)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, v, acc), G.T @ reference.inverse(q, G @ v, G @ acc), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "equality, message",
+    [
+        ('<tendon tendon1="rope"/>', 'tendon1="rope" is a spatial tendon \\(line 10\\); only fixed tendons'),
+        ('<tendon tendon1="t1" tendon2="nope"/>', 'tendon2="nope" names no tendon of the model'),
+        ('<tendon tendon1="t1" tendon2="t2" polycoef="0 1 0.5 0 0"/>', 'polycoef="0 1 0.5 0 0" is not linear'),
+        ('<tendon tendon1="t2"/>', "holds joint 'a' at a constant: lock the joint"),
+    ],
+    ids=["spatial", "unknown", "not linear", "one joint"],
+)
+def test_tendon_equality_mistakes_name_the_line(equality, message):
+    text = TENDON.replace('<tendon tendon1="t1" tendon2="t2" polycoef="0.05 0.6 0 0 0"/>', equality)
+    with pytest.raises(kr.RobotFileError, match=":11: .*" + message) as info:
+        mjcf_from_text(text, path="model.xml")
+    assert "\n" not in str(info.value)

@@ -6,17 +6,19 @@ coupled phalanx) is the holonomic constraint
 
     q_m = k q_l + o                     (k the multiplier, o the offset)
 
-on two joints of one speed of the tree.  Its velocity form is the linear
-constraint ``qd_m - k qd_l = 0`` (:class:`Mimic`, a
+on two joints of one speed of the tree, or ``q_m = sum_i k_i q_i + o`` on
+several (a linear coupling: an MJCF fixed-tendon equality, the further
+terms in ``MimicJoint.more``).  Its velocity form is the linear
+constraint ``qd_m - sum_i k_i qd_i = 0`` (:class:`Mimic`, a
 :class:`~kanerobot.dynamics.constrained.VelocityConstraint`), composed with
 the tree's models of any engine by
 :class:`~kanerobot.dynamics.constrained.ConstrainedModel`: the leaders and
 the other joints are the independent speeds ``qd_a``, and
 
-    qd = G qd_a,   qdd = G qdd_a         (G constant: k in the mimic's row, Gdot = 0)
+    qd = G qd_a,   qdd = G qdd_a         (G constant: the k_i in the mimic's row, Gdot = 0)
     A_a = G^T A G,   H_a = G^T H(q, G qd_a),   Gamma_a = G^T Gamma_tree
 
-so the mimic joint's generalized force is folded onto its leader's (``k``
+so the mimic joint's generalized force is folded onto its leaders' (``k_i``
 times it): the leader's motor drives both, as the gear or tendon of the
 mechanism does.  These are pinocchio's models with ``JointModelMimic``
 (``buildModelFromUrdf(path, mimic=True)``).
@@ -58,7 +60,7 @@ def mimic_tree(robot):
 
 
 class Mimic(VelocityConstraint):
-    """``qd_m - k qd_l = 0`` for every mimic joint m of leader l: one row each, one column per speed of the tree.
+    """``qd_m - sum_i k_i qd_i = 0`` for every mimic joint m of leaders i: one row each, one column per speed of the tree.
 
     The independent speeds are every joint but the mimic ones, in joint order.
 
@@ -96,8 +98,11 @@ class Mimic(VelocityConstraint):
         J = sympy.zeros(len(robot.mimics), len(robot.qd))
         for row, label in enumerate(robot.mimic_joints):
             item = self.mimics[label]
-            (m,), (leader,) = speed_columns(self.tree, [label]), speed_columns(self.tree, [item.leader])
-            J[row, m], J[row, leader] = 1, -item.multiplier
+            (m,) = speed_columns(self.tree, [label])
+            J[row, m] = 1
+            for leader, k in item.terms:
+                (column,) = speed_columns(self.tree, [leader])
+                J[row, column] -= k
         self.J = J
 
     @property
@@ -108,21 +113,23 @@ class Mimic(VelocityConstraint):
     @property
     def program_inputs(self):
         """The symbols of the multipliers (numbers from a URDF: none)."""
-        return sorted({s for item in self.robot.mimics for s in sympy.sympify(item.multiplier).free_symbols}, key=str)
+        return sorted({s for item in self.robot.mimics for _, k in item.terms for s in sympy.sympify(k).free_symbols}, key=str)
 
     def speed_map(self, target, rates=True, accelerations=True):
-        """The mimic joints' rates and accelerations, ``k QP_l`` and ``k QDP_l``: no solve (G is constant)."""
+        """The mimic joints' rates and accelerations, ``sum k_i QP_i`` and ``sum k_i QDP_i``: no solve (G is constant)."""
         ind, dep = speeds(self.tree, self.independent), speeds(self.tree, self.dependent)
         column = {s.label: k for k, s in enumerate(ind)}
         X = sympy.zeros(len(dep), len(ind))
         mapping: dict[sympy.Symbol, sympy.Expr] = {}
         for row, d in enumerate(dep):
             item = self.mimics[d.label]
-            leader = ind[column[item.leader]]
-            X[row, column[item.leader]] = item.multiplier
+            for leader, k in item.terms:
+                X[row, column[leader]] = k
             if rates:
-                mapping[d.qd] = target.assign(str(d.qd), item.multiplier * leader.qd)
-                mapping[d.qdd] = target.assign(str(d.qdd), item.multiplier * leader.qdd) if accelerations else sympy.S.Zero
+                rate = sum((k * ind[column[leader]].qd for leader, k in item.terms), sympy.S.Zero)
+                mapping[d.qd] = target.assign(str(d.qd), rate)
+                acceleration = sum((k * ind[column[leader]].qdd for leader, k in item.terms), sympy.S.Zero)
+                mapping[d.qdd] = target.assign(str(d.qdd), acceleration) if accelerations else sympy.S.Zero
         return X, mapping
 
 
@@ -195,11 +202,14 @@ class MimicDynamics(ConstrainedDynamics):
         for label in self.robot.joint_labels:
             nq = self.robot.frame(label).joint.nq
             columns[label], start = list(range(start, start + nq)), start + nq
-        self._mimic = [columns[item.joint][0] for item in self.robot.mimics]
-        self._leader = [columns[item.leader][0] for item in self.robot.mimics]
+        mimics, self._columns = self.robot.mimics, columns
+        self._mimic = [columns[item.joint][0] for item in mimics]
         self._free = [c for label in model.independent for c in columns[label]]
-        self._k, self._o = (np.array([self._number(getattr(item, key), key) for item in self.robot.mimics])
-                            for key in ("multiplier", "offset"))  # fmt: skip
+        self._K = np.zeros((len(mimics), self.nc))  # the coupling q_m = K q + o, K's columns the leaders' coordinates
+        for row, item in enumerate(mimics):
+            for leader, k in item.terms:
+                self._K[row, columns[leader][0]] = self._number(k, "multiplier")
+        self._o = np.array([self._number(item.offset, "offset") for item in mimics])
 
     def _number(self, expr, what):
         value = sympy.sympify(expr).xreplace({s: sympy.Float(v) for s, v in self.bound.items()})
@@ -209,20 +219,22 @@ class MimicDynamics(ConstrainedDynamics):
         return float(value)
 
     def coupling_residual(self, q):
-        """Largest ``|q_m - k q_l - o|`` over the mimic joints: a float for one configuration (nj,), (N,) for a batch."""
+        """Largest ``|q_m - sum k_i q_i - o|`` over the mimic joints: a float for one configuration (nj,), (N,) for a batch."""
         qs, single = self._states(q, self.nc, "q")
-        out = np.abs(qs[:, self._mimic] - self._k * qs[:, self._leader] - self._o).max(axis=1)
+        out = np.abs(qs[:, self._mimic] - self._followed(qs)).max(axis=1)
         return float(out[0]) if single else out
 
     def _check(self, qs):
-        residual = np.abs(qs[:, self._mimic] - self._k * qs[:, self._leader] - self._o)
+        followed = self._followed(qs)
+        residual = np.abs(qs[:, self._mimic] - followed)
         bad = ~(residual <= TOL)
         if np.any(bad):
             n, j = np.argwhere(bad)[0]
             item = self.robot.mimics[j]
+            formula = " + ".join(f"{self._K[j, self._columns[leader][0]]:g} * {leader}" for leader in item.leaders)
             raise KaneRobotError(
                 f"q = {np.round(qs[n], 6).tolist()}: mimic joint {item.joint} is {qs[n, self._mimic[j]]:.6g}, not "
-                f"{self._k[j]:g} * {item.leader} + {self._o[j]:g} = {self._k[j] * qs[n, self._leader[j]] + self._o[j]:.6g} "
+                f"{formula} + {self._o[j]:g} = {followed[n, j]:.6g} "
                 f"(residual {residual[n, j]:.3g} > {TOL:g}): give every joint, e.g. fn.configuration(q_independent)"
             )
 
@@ -231,8 +243,12 @@ class MimicDynamics(ConstrainedDynamics):
         qa, single = self._states(q_independent, len(self._free), "q_independent")
         qs = np.zeros((qa.shape[0], self.nc))
         qs[:, self._free] = qa
-        qs[:, self._mimic] = self._k * qs[:, self._leader] + self._o
+        qs[:, self._mimic] = self._followed(qs)
         return qs[0] if single else qs
+
+    def _followed(self, qs):
+        """The mimic joints' values ``K q + o`` that the leaders in ``qs`` (..., nj) give: (..., number of mimics)."""
+        return qs @ self._K.T + self._o
 
     def _state_hooks(self):
         """The constrained maps, the couplings checked at the start and kept exact along a run."""
@@ -243,7 +259,7 @@ class MimicDynamics(ConstrainedDynamics):
     def _coupled(self, q):
         """``q`` with the mimic joints set from their leaders (integration drift removed)."""
         q = np.array(q, dtype=float)
-        q[..., self._mimic] = self._k * q[..., self._leader] + self._o
+        q[..., self._mimic] = self._followed(q)
         return q
 
     def _check_start(self, q, what):

@@ -461,74 +461,119 @@ def _frozen_limits(limits, labels):
 
 
 class MimicJoint(NamedTuple):
-    """A joint whose variable follows another's: ``q_joint = multiplier q_leader + offset``.
+    """A joint whose variable follows others': ``q_joint = multiplier q_leader + sum k_i q_i + offset``.
 
-    Both are joints of one speed (revolute or prismatic); the leader moves on
-    its own (a mimic of a mimic is resolved by :meth:`Robot.create` into a
-    mimic of the independent joint at the end of the chain).  ``multiplier``
-    and ``offset`` are expressions (numbers, or symbols bound with the
-    other parameters); the offset fixes the configuration, not the speeds.
+    All are joints of one speed (revolute or prismatic); the leaders move on
+    their own (a mimic of a mimic is resolved by :meth:`Robot.create` into a
+    mimic of the independent joints at the end of the chain).  ``more`` holds
+    further ``(leader, multiplier)`` terms: a linear coupling of several
+    joints (an MJCF fixed-tendon equality) is one joint that follows all the
+    others.  ``multiplier``, ``offset`` and the terms' multipliers are
+    expressions (numbers, or symbols bound with the other parameters); the
+    offset fixes the configuration, not the speeds.
 
     Examples
     --------
     >>> MimicJoint("finger2", "finger1", -1, 0)
-    MimicJoint(joint='finger2', leader='finger1', multiplier=-1, offset=0)
+    MimicJoint(joint='finger2', leader='finger1', multiplier=-1, offset=0, more=())
+    >>> MimicJoint("ankle", "hip", -1, 0, (("knee", -1),)).terms
+    (('hip', -1), ('knee', -1))
     """
 
     joint: str
     leader: str
     multiplier: sympy.Expr = sympy.S.One
     offset: sympy.Expr = sympy.S.Zero
+    more: tuple[tuple[str, sympy.Expr], ...] = ()
+
+    @property
+    def terms(self):
+        """Every ``(leader, multiplier)``: the first leader's, then :attr:`more`."""
+        return ((self.leader, self.multiplier), *self.more)
+
+    @property
+    def leaders(self):
+        """The labels of the joints it follows."""
+        return tuple(leader for leader, _ in self.terms)
+
+
+def _mimic_item(item):
+    """``item`` as a :class:`MimicJoint` whose labels are strings and whose more terms are pairs."""
+    if not isinstance(item, MimicJoint):
+        try:
+            item = MimicJoint(*item)
+        except TypeError:
+            raise DescriptionError(
+                f"mimic {item!r}: give (joint, leader, multiplier, offset[, more])", key="mimic", label=None) from None
+    joint = str(item.joint)
+    try:
+        more = tuple((str(leader), k) for leader, k in item.more)
+    except (TypeError, ValueError):
+        raise DescriptionError(
+            f"mimic joint {joint}: more={item.more!r} must be (leader, multiplier) pairs", key="mimic", label=joint) from None
+    return item._replace(joint=joint, leader=str(item.leader), more=more)
 
 
 def _check_mimics(frames, mimics):
-    """The couplings as :class:`MimicJoint` s, each mimic of a mimic resolved to the chain's independent joint.
+    """The couplings as :class:`MimicJoint` s, each mimic of a mimic resolved to the chain's independent joints.
 
     Raises
     ------
     DescriptionError
         ``key`` ``"mimic"`` and ``label`` the mimic joint, for an unknown
         label, a joint that is not of one speed, a joint mimicked twice or
-        mimicking itself, and a cycle of mimics.
+        mimicking itself, a leader named twice in one coupling, and a cycle
+        of mimics.
     """
     by_label = {f.label: f for f in frames}
     given: dict[str, MimicJoint] = {}
     for item in mimics:
-        if not isinstance(item, MimicJoint):
-            try:
-                item = MimicJoint(*item)
-            except TypeError:
-                raise DescriptionError(
-                    f"mimic {item!r}: give (joint, leader, multiplier, offset)", key="mimic", label=None) from None
-        joint, leader = str(item.joint), str(item.leader)
-        for role, label in (("mimic joint", joint), ("its leader", leader)):
+        item = _mimic_item(item)
+        joint = item.joint
+        for role, label in (("mimic joint", joint), *(("its leader", leader) for leader in item.leaders)):
             frame = by_label.get(label)
             if frame is None or not frame.is_joint or frame.joint.nv != 1:
                 what = "is not a frame of the robot" if frame is None else f"is {_kind(frame)}, not a joint of one speed"
                 raise DescriptionError(
-                    f"mimic joint {joint}: {role} {label} {what}; a mimic couples two revolute or prismatic joints",
+                    f"mimic joint {joint}: {role} {label} {what}; a mimic couples revolute or prismatic joints",
                     key="mimic", label=joint,
                 )  # fmt: skip
-        if joint == leader:
+        if joint in item.leaders:
             raise DescriptionError(f"mimic joint {joint} mimics itself: name another joint as its leader", key="mimic", label=joint)
+        twice = next((leader for n, leader in enumerate(item.leaders) if leader in item.leaders[:n]), None)
+        if twice is not None:
+            raise DescriptionError(
+                f"mimic joint {joint} names leader {twice} twice: give each leader once, multipliers summed", key="mimic", label=joint)
         if joint in given:
             raise DescriptionError(
-                f"mimic joint {joint} mimics both {given[joint].leader} and {leader}: give it one leader", key="mimic", label=joint)
-        given[joint] = MimicJoint(joint, leader, _expr(item.multiplier, "multiplier", f"mimic joint {joint}"),
-                                  _expr(item.offset, "offset", f"mimic joint {joint}"))  # fmt: skip
-    out = []
-    for joint, item in given.items():
-        chain, k, o = [joint], item.multiplier, item.offset
-        while item.leader in given:  # q_leader = k' q_next + o'
-            if item.leader in chain:
-                cycle = " -> ".join(chain[chain.index(item.leader):] + [item.leader])
-                raise DescriptionError(
-                    f"mimic joints form a cycle ({cycle}): one of them must move on its own", key="mimic", label=joint)
-            chain.append(item.leader)
-            item = given[item.leader]
-            k, o = k * item.multiplier, k * item.offset + o
-        out.append(MimicJoint(joint, item.leader, k, o))
-    return tuple(out)
+                f"mimic joint {joint} mimics both {given[joint].leader} and {item.leader}: give it one coupling", key="mimic", label=joint)
+        where = f"mimic joint {joint}"
+        given[joint] = MimicJoint(joint, item.leader, _expr(item.multiplier, "multiplier", where), _expr(item.offset, "offset", where),
+                                  tuple((leader, _expr(k, "multiplier", f"{where} (leader {leader})")) for leader, k in item.more))  # fmt: skip
+    return tuple(_resolved(joint, given) for joint in given)
+
+
+def _resolved(joint, given):
+    """``given[joint]`` with every leader that is itself a mimic replaced by its own terms, down to independent joints."""
+    terms: dict[str, sympy.Expr] = {}
+    offset = sympy.S.Zero
+
+    def expand(label, k, chain):
+        nonlocal offset
+        if label not in given:
+            terms[label] = terms.get(label, sympy.S.Zero) + k
+            return
+        if label in chain:
+            cycle = " -> ".join(chain[chain.index(label):] + [label])
+            raise DescriptionError(f"mimic joints form a cycle ({cycle}): one of them must move on its own", key="mimic", label=joint)
+        item = given[label]
+        offset += k * item.offset
+        for leader, multiplier in item.terms:
+            expand(leader, k * multiplier, chain + [label])
+
+    expand(joint, sympy.S.One, [])
+    (leader, k), *more = terms.items()
+    return MimicJoint(joint, leader, k, offset, tuple(more))
 
 
 class JointLimits(NamedTuple):
@@ -596,11 +641,12 @@ class Robot:
         default.  :func:`kanerobot.simulate` enforces the positions (its
         ``limits``); :func:`kanerobot.simulation.joint_limits` makes events
         of them.
-    mimics : sequence of MimicJoint or (joint, leader, multiplier, offset), optional
-        Joints whose variable follows another's (``q_joint = multiplier
-        q_leader + offset``, :class:`MimicJoint`): still frames and joints of
-        the tree (``q`` holds them), but not degrees of freedom; a mimic of a
-        mimic is resolved to the independent joint at the end of the chain.
+    mimics : sequence of MimicJoint or (joint, leader, multiplier, offset[, more]), optional
+        Joints whose variable follows others' (``q_joint = multiplier
+        q_leader + offset``, plus ``k q_i`` for each ``(i, k)`` of ``more``,
+        :class:`MimicJoint`): still frames and joints of the tree (``q`` holds
+        them), but not degrees of freedom; a mimic of a mimic is resolved to
+        the independent joints at the end of the chain.
         :func:`kanerobot.derive` holds them as a constraint
         (:mod:`kanerobot.dynamics.mimic`).
 
@@ -1079,7 +1125,8 @@ class Robot:
             posture=self.posture,
             values=MappingProxyType({k: v for k, v in self.values.items() if symbol(k) not in mapping}),
             limits=self.limits,
-            mimics=tuple(MimicJoint(m.joint, m.leader, sub(m.multiplier), sub(m.offset)) for m in self.mimics),
+            mimics=tuple(MimicJoint(m.joint, m.leader, sub(m.multiplier), sub(m.offset), tuple((leader, sub(k)) for leader, k in m.more))
+                         for m in self.mimics),
         )
 
     @property
@@ -1187,6 +1234,8 @@ def _parameter_values(robot):
     for mimic in robot.mimics:
         yield mimic.multiplier, "mimic:multiplier", mimic.joint, f"mimic joint {mimic.joint}", None
         yield mimic.offset, "mimic:offset", mimic.joint, f"mimic joint {mimic.joint}", None
+        for leader, k in mimic.more:
+            yield k, "mimic:multiplier", mimic.joint, f"mimic joint {mimic.joint} (leader {leader})", None
 
 
 def _check_links(links, labels, loops):

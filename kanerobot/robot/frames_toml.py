@@ -95,8 +95,9 @@ DH_BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES
 DH_JOINT_KEYS = ("label", "sigma", "theta", "d", "a", "alpha", "offset", "inertial", "dynamics")
 DH_INERTIAL_KEYS = ("mass", "com", "inertia")
 WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")
-#: A ``[[mimic]]`` table: ``joint`` follows ``leader``, ``q_joint = multiplier q_leader + offset`` (defaults 1, 0).
-MIMIC_KEYS = ("joint", "leader", "multiplier", "offset")
+#: A ``[[mimic]]`` table: ``joint`` follows ``leader``, ``q_joint = multiplier q_leader + offset`` (defaults 1, 0);
+#: ``more = [{leader = "...", multiplier = ...}, ...]`` adds further leaders (a linear coupling of several joints).
+MIMIC_KEYS = ("joint", "leader", "multiplier", "offset", "more")
 BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES + ("link", "dynamics")
 KK_KEYS = KKPlacement.KEYS
 GENERAL_KEYS = ("R0", "P", "axis", "q")
@@ -542,9 +543,25 @@ class _Reader:
             leader = self.label(raw["leader"], where + ("leader",), f"leader of mimic joint {joint}")
             k, o = (self.expr(raw[key], where + (key,), f"{key} of mimic joint {joint}") if key in raw else default
                     for key, default in (("multiplier", sympy.S.One), ("offset", sympy.S.Zero)))  # fmt: skip
-            out.append((joint, leader, k, o))
+            out.append((joint, leader, k, o, self.more_leaders(raw.get("more", []), where + ("more",), joint)))
             self.mimic_labels.append(joint)
         return out
+
+    def more_leaders(self, raw, where, joint):
+        """``((leader, multiplier), ...)`` of a mimic's ``more = [{leader, multiplier}, ...]``."""
+        if not isinstance(raw, list):
+            self.fail(where, f"more of mimic joint {joint} is a list of tables: more = [{{leader = \"...\", multiplier = ...}}]")
+        out = []
+        for index, item in enumerate(raw):
+            item = self.table(item, where + (index,), f"a further leader of mimic joint {joint}")
+            self.check_keys(item, ("leader", "multiplier"), where + (index,), f"further leader number {index + 1} of mimic joint {joint}")
+            if "leader" not in item:
+                self.fail(where, f"further leader number {index + 1} of mimic joint {joint} has no leader: give its label")
+            leader = self.label(item["leader"], where + (index, "leader"), f"further leader of mimic joint {joint}")
+            k = self.expr(item["multiplier"], where + (index, "multiplier"), f"multiplier of leader {leader} of mimic joint {joint}") \
+                if "multiplier" in item else sympy.S.One
+            out.append((leader, k))
+        return tuple(out)
 
     def parameters(self, raw, known, where, what):
         raw = self.table(raw, where, what)
@@ -827,6 +844,10 @@ class _Writer:
             self.put("leader", toml_string(mimic.leader))
             self.put("multiplier", self.value(mimic.multiplier, f"multiplier of mimic joint {mimic.joint}"))
             self.put("offset", self.value(mimic.offset, f"offset of mimic joint {mimic.joint}"))
+            if mimic.more:
+                terms = (f"{{leader = {toml_string(leader)}, multiplier = {self.value(k, f'multiplier of mimic joint {mimic.joint}')}}}"
+                         for leader, k in mimic.more)  # fmt: skip
+                self.put("more", f"[{', '.join(terms)}]")
         self.write_values()
         return "\n".join(self.out) + "\n"
 

@@ -47,9 +47,14 @@ shapes other than for inertia do not change the mass matrix or the bias
 forces: they are ignored.  An active ``<equality><joint joint1 joint2
 polycoef>`` (``q1 - ref1 = a0 + a1 (q2 - ref2)``, linear) is a mimic joint
 (:class:`~kanerobot.robot.description.MimicJoint`, modelled by
-:mod:`kanerobot.dynamics.mimic`).  What would change the dynamics and is not
+:mod:`kanerobot.dynamics.mimic`); so is an active ``<equality><tendon
+tendon1 tendon2 polycoef>`` on fixed tendons (``L1 - L1_0 = a0 + a1 (L2 -
+L2_0)``, ``L = sum coef q``: a linear coupling of their joints), whose
+dependent joint is the last joint of tendon1 with a coefficient that is
+not 0, its leaders the others (``MimicJoint.more``); an equality on a
+spatial tendon is refused.  What would change the dynamics and is not
 read is refused with one line naming the element: any other active
-``<equality>`` (``connect``, ``weld``, ``tendon``), tendon damping, mesh geoms that give a body its mass, ``<composite>``,
+``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, mesh geoms that give a body its mass, ``<composite>``,
 ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
@@ -697,8 +702,9 @@ class _Reader:
         return tuple(float(g) for g in gravity)
 
     def equalities(self, bodies):
-        """The active ``<equality><joint>`` couplings as ``(element, joint1, joint2, a0, a1)``: MuJoCo's
-        ``q1 - ref1 = a0 + a1 (q2 - ref2)``, a mimic joint; any other active equality is refused."""
+        """The active ``<equality><joint>`` and ``<equality><tendon>`` couplings as ``(element, terms, a0)``:
+        ``sum coef (q - ref) = a0`` over ``terms`` ``[(joint, coef), ...]``, the dependent joint first (a mimic
+        joint, :func:`_mimic`); any other active equality is refused."""
         joints = {joint.name: joint for body in bodies for joint in body.joints if joint.name}
         out = []
         for block in self.root.findall("equality"):
@@ -708,26 +714,94 @@ class _Reader:
                     continue
                 name = attrib.get("name", "").strip()
                 what = f"<equality> <{element.tag}{' name=' + repr(name) if name else ''}>"
-                if element.tag != "joint":
-                    self.fail(element, f"{what} is not supported (its constraint would change the dynamics; joint couplings are): "
-                                       f"remove it, or make it active=\"false\"")  # fmt: skip
-                coupled = []
-                for key in ("joint1", "joint2"):
-                    joint_name = attrib.get(key, "").strip()
-                    if key == "joint2" and not joint_name:
-                        self.fail(element, f"{what} holds joint1 at a constant: lock the joint (remove it) instead, or give joint2")
-                    if joint_name not in joints:
-                        self.fail(element, f"{what}: {key}=\"{joint_name}\" names no joint of the model")
-                    if joints[joint_name].kind not in ("hinge", "slide"):
-                        self.fail(element, f"{what}: {key} {joint_name!r} is a {joints[joint_name].kind} joint; a coupling takes "
-                                           f"hinge and slide joints")  # fmt: skip
-                    coupled.append(joints[joint_name])
-                polycoef = self.numbers(element, attrib, "polycoef", 5, what, (0, 1, 0, 0, 0))
-                if any(polycoef[2:]):
-                    self.fail(element, f"{what}: polycoef=\"{attrib.get('polycoef')}\" is not linear: a mimic joint is "
-                                       f"q1 = a0 + a1 q2; give the last three coefficients 0")  # fmt: skip
-                out.append((element, coupled[0], coupled[1], float(polycoef[0]), float(polycoef[1])))
+                if element.tag not in ("joint", "tendon"):
+                    self.fail(element, f"{what} is not supported (its constraint would change the dynamics; joint and fixed-tendon "
+                                       f"couplings are): remove it, or make it active=\"false\"")  # fmt: skip
+                if element.tag == "joint":
+                    out.append(self.joint_equality(element, attrib, what, joints))
+                else:
+                    out.append(self.tendon_equality(element, attrib, what, joints))
         return out
+
+    def linear(self, element, attrib, what, second):
+        """``a0, a1`` of ``polycoef``; refused if not linear while a second joint or tendon is named."""
+        polycoef = self.numbers(element, attrib, "polycoef", 5, what, (0, 1, 0, 0, 0))
+        if second and any(polycoef[2:]):
+            self.fail(element, f"{what}: polycoef=\"{attrib.get('polycoef')}\" is not linear: a mimic joint is "
+                               f"a linear coupling (a0 + a1 x); give the last three coefficients 0")  # fmt: skip
+        return float(polycoef[0]), float(polycoef[1])
+
+    def joint_equality(self, element, attrib, what, joints):
+        """MuJoCo's ``q1 - ref1 = a0 + a1 (q2 - ref2)``: joint1 follows joint2."""
+        coupled = []
+        for key in ("joint1", "joint2"):
+            joint_name = attrib.get(key, "").strip()
+            if key == "joint2" and not joint_name:
+                self.fail(element, f"{what} holds joint1 at a constant: lock the joint (remove it) instead, or give joint2")
+            coupled.append(self.coupled_joint(element, f"{what}: {key}=\"{joint_name}\"", joint_name, joints))
+        a0, a1 = self.linear(element, attrib, what, True)
+        return element, [(coupled[0], 1.0), (coupled[1], -a1)], a0
+
+    def coupled_joint(self, element, what, joint_name, joints):
+        if joint_name not in joints:
+            self.fail(element, f"{what} names no joint of the model")
+        if joints[joint_name].kind not in ("hinge", "slide"):
+            self.fail(element, f"{what} is a {joints[joint_name].kind} joint; a coupling takes hinge and slide joints")
+        return joints[joint_name]
+
+    def fixed_tendons(self, joints):
+        """``{name: (element, [(joint, coef), ...])}`` of the ``<tendon><fixed>`` elements, ``{name: element}`` of the spatial ones."""
+        fixed, spatial = {}, {}
+        for block in self.root.findall("tendon"):
+            for element in block.children:
+                name = element.attrib.get("name", "").strip()
+                if element.tag != "fixed":
+                    spatial[name] = element
+                    continue
+                terms = []
+                for child in element.children:
+                    if child.tag != "joint":
+                        continue
+                    joint_name = child.attrib.get("joint", "").strip()
+                    what = f"fixed tendon {name!r}: <joint joint=\"{joint_name}\">"
+                    joint = self.coupled_joint(child, what, joint_name, joints)
+                    terms.append((joint, self.number(child, child.attrib, "coef", what, math.nan)))
+                    if math.isnan(terms[-1][1]):
+                        self.fail(child, f"{what} has no coef=\"...\": give it")
+                fixed[name] = (element, terms)
+        return fixed, spatial
+
+    def tendon_equality(self, element, attrib, what, joints):
+        """MuJoCo's ``L1 - L1_0 = a0 + a1 (L2 - L2_0)`` (``= a0`` without tendon2), ``L = sum coef q`` of a fixed
+        tendon and ``L_0`` its value at qpos0 (the refs): one linear coupling of their joints.  The dependent
+        joint is the last joint of tendon1 whose coefficient in the coupling is not 0."""
+        fixed, spatial = self.fixed_tendons(joints)
+        tendons = []
+        for key in ("tendon1", "tendon2"):
+            tendon_name = attrib.get(key, "").strip()
+            if key == "tendon2" and not tendon_name:
+                break
+            if tendon_name in spatial:
+                self.fail(element, f"{what}: {key}=\"{tendon_name}\" is a spatial tendon (line {spatial[tendon_name].line}); "
+                                   f"only fixed tendons (linear in the joints) are couplings: remove the equality")  # fmt: skip
+            if tendon_name not in fixed:
+                self.fail(element, f"{what}: {key}=\"{tendon_name}\" names no tendon of the model")
+            tendons.append(fixed[tendon_name][1])
+        a0, a1 = self.linear(element, attrib, what, len(tendons) > 1)
+        coefs: dict[str, float] = {}
+        by_name = {}
+        for scale, terms in zip((1.0, -a1), tendons):
+            for joint, coef in terms:
+                coefs[joint.name] = coefs.get(joint.name, 0.0) + scale * coef
+                by_name[joint.name] = joint
+        moving = [joint for joint, _ in tendons[0] if coefs[joint.name] != 0]
+        if not moving:
+            self.fail(element, f"{what}: no joint of tendon1 moves the coupling (every coefficient is 0): remove the equality")
+        dependent = moving[-1]
+        terms = [(dependent, coefs[dependent.name])] + [(by_name[n], c) for n, c in coefs.items() if c != 0 and n != dependent.name]
+        if len(terms) == 1:
+            self.fail(element, f"{what} holds joint {dependent.name!r} at a constant: lock the joint (remove it) instead")
+        return element, terms, a0
 
     def refuse_tendons(self):
         for block in self.root.findall("tendon"):
@@ -822,7 +896,8 @@ class _Builder:
         self.effort = _efforts(reader)
 
     def label(self, name):
-        """A label no frame has: ``name``, else ``name_2`` ..."""
+        """A label no frame has: ``name`` (whitespace as ``_``: dm_control's body 'pinch site'), else ``name_2`` ..."""
+        name = "_".join(name.split())
         label, n = name, 2
         while label in self.taken:
             label, n = f"{name}_{n}", n + 1
@@ -936,7 +1011,7 @@ class _Builder:
                                              None, effort)  # fmt: skip
 
     def mimics(self):
-        """The joint couplings of the model's ``<equality><joint>`` elements (:func:`_mimic`)."""
+        """The joint couplings of the model's ``<equality><joint>`` and ``<equality><tendon>`` elements (:func:`_mimic`)."""
         return tuple(_mimic(self, *coupling) for coupling in self.couplings)
 
     def robot(self, name):
@@ -959,13 +1034,18 @@ class _Builder:
         return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names))
 
 
-def _mimic(builder, element, mimic, leader, a0, a1):
-    """``MimicJoint`` of MuJoCo's ``q1 - ref1 = a0 + a1 (q2 - ref2)``: our q is MuJoCo's qpos, so the
-    offset is ``a0 + ref1 - a1 ref2`` (refs of hinges in radians)."""
+def _mimic(builder, element, terms, a0):
+    """``MimicJoint`` of the coupling ``sum c_i (q_i - ref_i) = a0``, the dependent joint d first: our q is MuJoCo's
+    qpos, so ``q_d = (a0 + sum c_i ref_i - sum_{i != d} c_i q_i) / c_d`` (refs of hinges in radians)."""
     degrees = math.pi / 180 if builder.reader.compiler["angle"] == "degree" else 1.0
-    ref = [builder.reader.number(j.element, j.attrib, "ref", "a joint", 0.0) * (degrees if j.kind == "hinge" else 1.0) for j in (mimic, leader)]
     labels = {name: label for label, name in builder.joint_names.items()}
-    return MimicJoint(labels[mimic.name], labels[leader.name], exact_number(a1), exact_number(a0 + ref[0] - a1 * ref[1]))
+    (mimic, c_d), *leaders = terms
+    constant = a0
+    for joint, c in terms:
+        constant += c * builder.reader.number(joint.element, joint.attrib, "ref", "a joint", 0.0) * (degrees if joint.kind == "hinge" else 1.0)
+    (leader, c_l), *more = leaders
+    return MimicJoint(labels[mimic.name], labels[leader.name], exact_number(-c_l / c_d), exact_number(constant / c_d),
+                      tuple((labels[joint.name], exact_number(-c / c_d)) for joint, c in more))
 
 
 def _efforts(reader):

@@ -188,6 +188,10 @@ class _Writer:
             self.fail(f"it has closed loops (cut joints {cut}); a URDF is a tree: save it as .par or .toml")
         if self.robot.wheeled or self.robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling on the ground have no URDF form): save it as .par or .toml")
+        several = next((item for item in self.robot.mimics if item.more), None)
+        if several is not None:
+            self.fail(f"mimic joint {several.joint} follows {len(several.terms)} joints ({', '.join(several.leaders)}) and a URDF "
+                      f"<mimic> has one leader: save it as .toml")  # fmt: skip
         missing = sorted(self.needed() - set(self.values), key=natural_key)
         if missing:
             shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
