@@ -10,8 +10,10 @@ constraint and the springs disabled) at random states, joints matched by
 MuJoCo index and name, quaternions and the free joint's velocity mapped
 (tests/mujoco_reference.py).  The table gives the DOF (nv), the derivation
 time and the worst relative error ``max |ours - MuJoCo| / max(1, max
-|MuJoCo|)`` of each; a model that is not read says why in one line (an
-active equality constraint, two free bodies, no joint).
+|MuJoCo|)`` of each, on the tree (joint and fixed-tendon couplings are
+mimic joints, compared as joints of their own: MuJoCo's equalities are off);
+a model that is not read says why in one line (a connect or weld equality,
+two free bodies, no joint).
 
 tests/test_mjcf.py runs the same comparison on ten of them (``-m long``).
 

@@ -361,3 +361,26 @@ def test_frames_trees_round_trip_through_mjcf(name, tmp_path):
         v = rng.normal(size=ours.nv)
         np.testing.assert_allclose(read.mass_matrix(q), ours.mass_matrix(q), rtol=0, atol=1e-12)
         np.testing.assert_allclose(read.h(q, v), ours.h(q, v), rtol=0, atol=1e-12)
+
+
+def test_a_coupling_of_several_leaders_round_trips_as_a_fixed_tendon(tmp_path, monkeypatch):
+    """A mimic joint of several leaders is written as a fixed tendon and its equality: MuJoCo's constraint
+    holds at our coupled configurations, and reading the file back gives the same coupling."""
+    from test_mimic import JOINTS, SEVERAL, gripper_urdf
+
+    monkeypatch.chdir(tmp_path)
+    tree = kr.robot.urdf.urdf_from_text(gripper_urdf(5, [joint[:5] + (None,) for joint in JOINTS]))
+    robot = kr.Robot.create(tree.name, tree.frames, links=tree.links, dynamics=tree.dynamics, values=tree.values,
+                            base=tree.base, mimics=[SEVERAL])  # fmt: skip
+    kr.save(robot, tmp_path / "several.xml")
+    back = kr.load(tmp_path / "several.xml")
+    (mimic,) = back.mimics
+    assert mimic.joint == "finger_b" and float(mimic.offset) == pytest.approx(0.1, abs=1e-15)
+    assert {label: float(k) for label, k in mimic.terms} == pytest.approx({"shoulder": 0.6, "elbow": -1.3, "finger_a": 0.8}, abs=1e-15)
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "several.xml"))
+    data = mujoco.MjData(model)
+    fn = kr.derive(robot).numeric(without_coulomb(dict(robot.values)), backend="numpy")
+    q = fn.configuration(np.random.default_rng(3).uniform(-1, 1, fn.nv))
+    data.qpos[:] = [q[robot.joint_labels.index(mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j))] for j in range(model.njnt)]
+    mujoco.mj_forward(model, data)
+    assert abs(data.efc_pos[0]) < 1e-12

@@ -423,11 +423,28 @@ class _Writer:
         G = self.matrix(self.robot.base.G).ravel()
         return G if self.robot.floating else self.matrix(self.robot.base.Z)[:3, :3] @ G
 
-    def equalities(self):
-        """A mimic joint ``q = k q_leader + o`` as MuJoCo's joint equality (no ``ref`` is written: qpos0 = 0)."""
+    def tendons(self):
+        """A mimic joint of several leaders as a fixed tendon ``q - sum k_i q_i`` (its leaders first, the mimic
+        joint last: the joint MJCF readers take as the dependent one)."""
         out = []
         for mimic in self.robot.mimics:
-            k, o = self.number(mimic.multiplier), self.number(mimic.offset)
+            if len(mimic.terms) > 1:
+                joints_ = [(leader, -self.number(k)) for leader, k in mimic.terms] + [(mimic.joint, 1.0)]
+                out.append(f"    <fixed name={quoteattr('coupling_' + mimic.joint)}>")
+                out += [f'      <joint joint={quoteattr(label)} coef="{_float(c)}"/>' for label, c in joints_]
+                out.append("    </fixed>")
+        return ["  <tendon>", *out, "  </tendon>"] if out else []
+
+    def equalities(self):
+        """Each mimic joint ``q = sum k_i q_i + o`` as MuJoCo's equality (no ``ref`` is written: qpos0 = 0):
+        a joint equality for one leader, the equality of its fixed tendon (:meth:`tendons`) for several."""
+        out = []
+        for mimic in self.robot.mimics:
+            o = self.number(mimic.offset)
+            if len(mimic.terms) > 1:
+                out.append(f'    <tendon tendon1={quoteattr("coupling_" + mimic.joint)} polycoef="{_floats((o, 1, 0, 0, 0))}"/>')
+                continue
+            k = self.number(mimic.multiplier)
             out.append(f'    <joint joint1={quoteattr(mimic.joint)} joint2={quoteattr(mimic.leader)} polycoef="{_floats((o, k, 0, 0, 0))}"/>')
         return ["  <equality>", *out, "  </equality>"] if out else []
 
@@ -467,5 +484,5 @@ class _Writer:
         ]
         for body in world.children:
             out += self.body(body, 2)
-        out += ["  </worldbody>", *self.equalities(), *self.motors(), "</mujoco>"]
+        out += ["  </worldbody>", *self.tendons(), *self.equalities(), *self.motors(), "</mujoco>"]
         return "\n".join(out) + "\n"
