@@ -68,12 +68,13 @@ class MujocoReference:
             self.q_slices.append((slice(k_q, k_q + joint.nq), model.jnt_qposadr[index], kind))
             self.v_slices.append((slice(k_v, k_v + joint.nv), model.jnt_dofadr[index]))
             k_q, k_v = k_q + joint.nq, k_v + joint.nv
-        assert (k_q, k_v) == (model.nq, model.nv), f"{k_q, k_v} coordinates here, {model.nq, model.nv} in MuJoCo"
+        # MuJoCo may hold more: the free objects the reader leaves out (at rest at qpos0, they do not couple without contacts)
+        assert k_q <= model.nq and k_v <= model.nv, f"{k_q, k_v} coordinates here, {model.nq, model.nv} in MuJoCo"
         self.v_index = np.concatenate([np.arange(adr, adr + s.stop - s.start) for s, adr in self.v_slices]).astype(int)
 
     # -------------------------------------------------------------- states
     def qpos(self, q):
-        out = np.zeros(self.model.nq)
+        out = np.array(self.model.qpos0, dtype=float)
         for ours, adr, kind in self.q_slices:
             part = np.asarray(q[ours], dtype=float)
             if kind == "free":

@@ -417,33 +417,27 @@ def test_suite_models_equal_mujoco(name, tmp_path, monkeypatch):
 
 
 @pytest.mark.long
-def test_the_quadruped_without_its_ball_equals_mujoco_and_couples_each_leg(tmp_path, monkeypatch):
-    """dm_control's quadruped: each leg's fixed-tendon equality (pitch + knee + ankle held at qpos0's sum) makes the
-    ankle follow the pitch and the knee; its ball (a second free body) is cut out, the rest read as it is."""
-    import re
-    import shutil
-
+@pytest.mark.parametrize("name", ["dm_control/quadruped"])
+def test_a_free_object_beside_the_robot_is_left_out(name, tmp_path, monkeypatch):
+    """dm_control's quadruped holds a ball on a free joint of its own: read as it is, the ball is left out
+    with one warning, and the robot equals MuJoCo's model of the whole file (the ball decoupled without contacts).
+    The quadruped's legs: each fixed-tendon equality (pitch + knee + ankle held at qpos0's sum) makes the ankle
+    follow the pitch and the knee."""
     monkeypatch.chdir(tmp_path)
-    path = suite_files().get("dm_control/quadruped")
+    path = suite_files().get(name)
     if path is None:
         pytest.skip("pip install -e '.[test]' (dm-control holds the models)")
-    with pytest.raises(kr.RobotFileError, match="free joint 'ball_root': a second free body"):
-        parse_mjcf(path)
-    shutil.copytree(path.parent / "common", tmp_path / "common")
-    text, cut = re.subn(r'\n    <body name="ball".*?</body>\n', "\n", path.read_text(), flags=re.S)
-    assert cut == 1
-    (tmp_path / "quadruped.xml").write_text(text)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", KaneRobotWarning)
-        parsed = parse_mjcf(tmp_path / "quadruped.xml")
-    legs = ("front_left", "front_right", "back_right", "back_left")
-    assert [(m.joint, m.terms, m.offset) for m in parsed.robot.mimics] == [
-        (f"ankle_{leg}", ((f"pitch_{leg}", -1), (f"knee_{leg}", -1)), 0) for leg in legs]
+    with pytest.warns(KaneRobotWarning, match=r"free bodies left out, objects beside the robot .*'ball'"):
+        parsed = parse_mjcf(path)
+    if name.endswith("quadruped"):
+        legs = ("front_left", "front_right", "back_right", "back_left")
+        assert [(m.joint, m.terms, m.offset) for m in parsed.robot.mimics] == [
+            (f"ankle_{leg}", ((f"pitch_{leg}", -1), (f"knee_{leg}", -1)), 0) for leg in legs]
     tree = dataclasses.replace(parsed, robot=dataclasses.replace(parsed.robot, mimics=()))
     fn = kr.derive(tree.robot).numeric(no_friction(tree.robot.values), backend="numpy", physical=False)
     rng = np.random.default_rng(0)
-    states = [random_state(tree.robot, rng) for _ in range(3)]
-    assert max(worst_errors(fn, MujocoReference(tree, mujoco.MjModel.from_xml_path(str(tmp_path / "quadruped.xml"))), states)) < TOL
+    states = [random_state(tree.robot, rng) for _ in range(2)]
+    assert max(worst_errors(fn, MujocoReference(tree, mujoco.MjModel.from_xml_path(str(path))), states)) < TOL
 
 
 #: The MJCF robots of frames/mjcf (examples/mjcf/convert_robots.py): an arm, an arm and hand whose second

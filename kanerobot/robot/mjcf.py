@@ -672,6 +672,8 @@ class _Reader:
         option = self.option()
         self.values.update(zip(GRAVITY_NAMES, option))
         free = [body for body in bodies if any(joint.kind == "free" for joint in body.joints)]
+        objects = self.free_objects(free)
+        free = [body for body in free if body not in objects]
         for body in free:
             self.check_free(body, free)
         root = free[0] if free else bodies[0]
@@ -684,7 +686,7 @@ class _Reader:
             builder.add(body)
         if root.index != 0:  # static scenery beside a free body never moves: it is no part of the robot
             for body in bodies[0].children:
-                if body is not root and any(other.joints for other in _subtree(body)):
+                if body is not root and body not in objects and any(other.joints for other in _subtree(body)):
                     joint = next(other for other in _subtree(body) if other.joints).joints[0]
                     self.fail(joint.element, f"body {body.name!r} moves (its joints) beside the free body {root.name!r}: a robot "
                                              f"has one free-flying root or a fixed base; split the model")  # fmt: skip
@@ -812,6 +814,21 @@ class _Reader:
                     self.fail(element, f"{what} has damping: tendon forces are not modelled; remove damping (a joint's damping is FV)")
                 if self.number(element, attrib, "stiffness", what, 0.0) != 0:
                     self.unmodelled.setdefault("tendon springs (stiffness)", []).append(what)
+
+    def free_objects(self, free):
+        """The free bodies that are objects beside the robot (a ball to play with): a top-level free body with
+        no joint below it, when another free body carries more bodies.  Without contacts their motion does
+        not couple with the robot's, so they are left out, with one warning."""
+        if len(free) < 2:
+            return []
+        robot = max(free, key=lambda body: len(_subtree(body)))
+        objects = [body for body in free if len(_subtree(body)) < len(_subtree(robot)) and body.parent == 0
+                   and not any(other.joints for other in _subtree(body) if other is not body)]  # fmt: skip
+        if objects:
+            names = ", ".join(f"{body.name or 'body ' + str(body.index)!r} (line {body.element.line})" for body in objects)
+            warnings.warn(KaneRobotWarning(f"{self.path}: free bodies left out, objects beside the robot {robot.name!r} (without "
+                                           f"contacts their motion does not couple with its): {names}"), stacklevel=4)  # fmt: skip
+        return objects
 
     def check_free(self, body, free):
         joint = next(joint for joint in body.joints if joint.kind == "free")
