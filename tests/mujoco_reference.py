@@ -23,6 +23,7 @@ friction) and the springs disabled; the damper too unless ``damping=True``.
 
 import numpy as np
 import pytest
+from reference_dynamics import quaternion_matrix
 
 mujoco = pytest.importorskip("mujoco", reason="pip install -e '.[test]' (MuJoCo is the reference of the MJCF reader)")
 
@@ -33,16 +34,6 @@ def full_m(model, data, out):
         mujoco.mj_fullM(model, out, data.qM)
     else:
         mujoco.mj_fullM(model, data, out)
-
-
-def quaternion_matrix(q):
-    """Rotation of a unit quaternion x y z w (ours)."""
-    x, y, z, w = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
 
 
 class MujocoReference:

@@ -68,6 +68,23 @@ def exact_number(x):
     return sympy.Integer(int(x)) if float(x).is_integer() and abs(x) < 2**53 else sympy.Float(float(x))
 
 
+#: Entries of rotations and axes read from a file this close to 0 or +-1 are made exact.
+EXACT = 1e-14
+
+
+def snapped_entry(x):
+    """A sympy number: 0 and +-1 (within :data:`EXACT`) exact, else the float, for the entries of the
+    rotations and axes the file readers build (so that an axis ``0 0 1`` read as floats keeps its zeros).
+
+    >>> snapped_entry(1 - 1e-16), snapped_entry(0.25)
+    (1, 0.250000000000000)
+    """
+    for whole in (0, 1, -1):
+        if abs(x - whole) <= EXACT:
+            return sympy.Integer(whole)
+    return sympy.Float(float(x))
+
+
 def symbol(name):
     """Return the sympy symbol that robot files call ``name``.
 

@@ -15,8 +15,12 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import NoReturn
+
+import sympy
 
 from kanerobot.errors import RobotFileError
+from kanerobot.robot.names import natural_key
 
 __all__ = ["DEFAULT_GRAVITY", "atomic_write", "atomic_write_text", "checked_gravity", "folder_problem", "read_text"]
 
@@ -192,3 +196,32 @@ def checked_gravity(gravity, path):
             path, None, f"gravity={gravity!r} must be 3 finite numbers (gx, gy, gz) in m/s^2, in frame 0: e.g. gravity=(0, 0, -9.81)"
         )
     return numbers
+
+
+class NumbersWriter:
+    """What the file writers that need numbers share (URDF, MJCF): the robot's values
+    (``robot.values``, then ``values=``, which wins) bound as 17-digit sympy Floats, and one
+    refusal, naming them, for the symbols the file needs (:meth:`needed`) that have none."""
+
+    #: The format's name in messages.
+    format = ""
+
+    def __init__(self, robot, path, values):
+        self.robot = robot
+        self.path = path if path is not None else "<string>"
+        self.values = {**dict(robot.values), **{str(name): value for name, value in dict(values or {}).items()}}
+        self.substitution = {sympy.Symbol(name): sympy.Float(float(value), 17) for name, value in self.values.items()}
+
+    def fail(self, message) -> NoReturn:
+        raise RobotFileError(self.path, None, f"cannot write robot {self.robot.name} as {self.format}: {message}")
+
+    def needed(self) -> set[str]:
+        """Names of the symbols the file's numbers depend on."""
+        raise NotImplementedError
+
+    def check_values(self):
+        """Refuse, in one line, a symbol the file needs without a value."""
+        missing = sorted(self.needed() - set(self.values), key=natural_key)
+        if missing:
+            shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
+            self.fail(f"no value for {shown}: give {'them' if len(missing) > 1 else 'it'} in robot.values or values={{...}}")

@@ -96,8 +96,9 @@ from kanerobot.dynamics.parameters import rigid_sum
 from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, MimicJoint, Robot
-from kanerobot.robot.expressions import exact_number, symbol
+from kanerobot.robot.expressions import EXACT, exact_number, snapped_entry, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
+from kanerobot.robot.joints.quaternion import quaternion_product, quaternion_to_rotation
 from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
 from kanerobot.robot.urdf import RESERVED_SYMBOLS
 from kanerobot.robot.xmlfile import Element, parse_xml
@@ -111,8 +112,6 @@ JOINT_TYPES = {"hinge": joints.Revolute, "slide": joints.Prismatic, "ball": join
 SHAPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: MuJoCo's smallest mass of a moving body (``mjMINVAL``).
 MINVAL = 1e-15
-#: Entries of rotations and axes this close to 0 or +-1 are made exact.
-EXACT = 1e-14
 #: Elements of a body that do not change its dynamics (contacts, visuals, sensors' places).
 _IGNORED_IN_BODY = {"site", "camera", "light", "plugin"}
 #: Elements that make bodies or joints the reader does not build.
@@ -199,24 +198,13 @@ def mjcf_from_text(text: str | bytes, path: str | os.PathLike = "<string>") -> M
 
 # ------------------------------------------------------------------ maths
 def _quaternion_matrix(q):
-    """The rotation of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])  # fmt: skip
+    """The rotation of a unit quaternion in MuJoCo's order (w, x, y, z) (:func:`quaternion_to_rotation` takes ours, x y z w)."""
+    return quaternion_to_rotation(np.roll(q, -1))
 
 
 def _quaternion_product(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([
-        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-    ])  # fmt: skip
+    """``a * b`` in MuJoCo's order (w, x, y, z) (:func:`quaternion_product` takes ours)."""
+    return np.roll(quaternion_product(np.roll(a, -1), np.roll(b, -1)), 1)
 
 
 def _axis_angle(axis, angle):
@@ -230,14 +218,6 @@ def _z_to(vector):
     s = float(np.linalg.norm(axis))
     axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
     return _axis_angle(axis, math.atan2(s, vector[2]))
-
-
-def _exact(x):
-    """A sympy number: 0 and +-1 (within :data:`EXACT`) exact, else the float."""
-    for whole in (0, 1, -1):
-        if abs(x - whole) <= EXACT:
-            return sympy.Integer(whole)
-    return sympy.Float(float(x))
 
 
 def _shape_inertia(kind, size, mass):
@@ -981,9 +961,9 @@ class _Builder:
 
     def frame(self, label, stem, antecedent, model, R0, P, axis):
         placement = GeneralPlacement(
-            [_exact(x) for x in np.asarray(R0).flat],
+            [snapped_entry(x) for x in np.asarray(R0).flat],
             [self.length(f"P{xyz}{stem}", p) for xyz, p in zip("XYZ", P)],
-            [_exact(x) for x in axis],
+            [snapped_entry(x) for x in axis],
             symbol("q_" + stem) if model.nq == 1 else 0,
         )
         return Frame(label, antecedent, model, 1, placement, stem)

@@ -75,16 +75,14 @@ kanerobot.errors.RobotFileError: <string>: cannot write robot planar2 as MJCF: n
 """
 
 from dataclasses import dataclass, field
-from typing import NoReturn
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 import sympy
 
-from kanerobot.errors import RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, WRENCH_NAMES
-from kanerobot.robot.names import natural_key
+from kanerobot.robot.files import NumbersWriter
 
 __all__ = ["write_mjcf"]
 
@@ -193,15 +191,8 @@ class _Body:
     merged: list = field(default_factory=list)  # labels of the massless links whose joints it took
 
 
-class _Writer:
-    def __init__(self, robot, path, values):
-        self.robot = robot
-        self.path = path if path is not None else "<string>"
-        self.values = {**dict(robot.values), **{str(name): value for name, value in dict(values or {}).items()}}
-        self.substitution = {sympy.Symbol(name): sympy.Float(float(value), 17) for name, value in self.values.items()}
-
-    def fail(self, message) -> NoReturn:
-        raise RobotFileError(self.path, None, f"cannot write robot {self.robot.name} as MJCF: {message}")
+class _Writer(NumbersWriter):
+    format = "MJCF"
 
     # ------------------------------------------------------------ numbers
     def matrix(self, M):
@@ -247,10 +238,7 @@ class _Writer:
         if robot.flexible_joints:
             self.fail(f"joint(s) {', '.join(robot.flexible_joints)} are flexible (eta = 1) and MJCF joints are rigid: "
                       "save it as .toml, or make them rigid (eta = 0)")  # fmt: skip
-        missing = sorted(self.needed() - set(self.values), key=natural_key)
-        if missing:
-            shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
-            self.fail(f"no value for {shown}: give {'them' if len(missing) > 1 else 'it'} in robot.values or values={{...}}")
+        self.check_values()
         if not robot.floating:
             for name in ("W0", "WP0", "V0", "VP0"):
                 if self.matrix(getattr(robot.base, name)).any():

@@ -122,7 +122,7 @@ from kanerobot.dynamics.parameters import NEGLIGIBLE, link_faults, rigid_sum
 from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, DYNAMIC_NAMES, Base, Frame, GeneralPlacement, JointLimits, Robot
-from kanerobot.robot.expressions import exact_number, symbol
+from kanerobot.robot.expressions import exact_number, snapped_entry, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.names import StemChooser
 from kanerobot.robot.xmlfile import Element, parse_xml
@@ -138,8 +138,6 @@ REFUSED_TYPES = {
 }
 #: Gravity of ``robot.values`` (``G1 G2 G3``, z up) unless ``gravity=`` says otherwise: pinocchio's default; URDF gives none.
 GRAVITY = DEFAULT_GRAVITY
-#: Entries of rotations and axes this close to 0 or +-1 are made exact.
-EXACT = 1e-14
 #: What a ``<mimic>`` is (:func:`read_urdf`'s ``mimic``), the default first.
 MIMIC = ("constraint", "independent", "refuse")
 #: The keywords of :func:`read_urdf` (``kr.load(path, **options)``).
@@ -189,14 +187,6 @@ def rpy_matrix(roll, pitch, yaw):
             [-sp, cp * sr, cp * cr],
         ]
     )
-
-
-def _exact(x):
-    """A sympy number: 0 and +-1 (within :data:`EXACT`) exact, else the float."""
-    for whole in (0, 1, -1):
-        if abs(x - whole) <= EXACT:
-            return sympy.Integer(whole)
-    return sympy.Float(float(x))
 
 
 def about_origin(mass, centre, inertia):
@@ -585,7 +575,7 @@ class _Reader:
             if kinds[labels[leader]] == "fixed":
                 self.fail(tag, f"joint {joint!r} mimics joint {leader!r}, which is fixed: name a moving joint, or remove <mimic>")
             k, o = (self.floats(tag, key, 1, f"mimic of joint {joint!r}", (default,))[0] for key, default in (("multiplier", 1.0), ("offset", 0.0)))
-            out.append((labels[joint], labels[leader], _exact(k), _exact(o)))
+            out.append((labels[joint], labels[leader], snapped_entry(k), snapped_entry(o)))
         if fixed:
             warnings.warn(KaneRobotWarning(
                 f"{self.path}: <mimic> of fixed joint{'s' * (len(fixed) > 1)} {', '.join(fixed)} ignored: a fixed joint has no variable to couple"),
@@ -630,9 +620,9 @@ class _Reader:
                 self.fail(axis_element, f"axis of {what} is 0 0 0: give the direction of the joint axis, e.g. xyz=\"0 0 1\"")
             axis = axis / norm
         placement = GeneralPlacement(
-            [_exact(x) for x in R.flat],
+            [snapped_entry(x) for x in R.flat],
             [self.length(f"P{xyz}{stem}", p) for xyz, p in zip("XYZ", P)],
-            [_exact(x) for x in axis],
+            [snapped_entry(x) for x in axis],
             symbol("q_" + stem) if sigma != joints.FIXED else 0,
         )
         return Frame(label, antecedent, sigma, 1, placement, stem), R, P

@@ -77,10 +77,9 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import sympy
 
-from kanerobot.errors import RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, FRICTION_NAMES, INERTIAL_NAMES, WRENCH_NAMES
-from kanerobot.robot.names import natural_key
+from kanerobot.robot.files import NumbersWriter
 
 __all__ = ["write_urdf", "rpy_angles"]
 
@@ -154,19 +153,15 @@ def _floats(xs):
     return " ".join(_float(x) for x in xs)
 
 
-class _Writer:
+class _Writer(NumbersWriter):
+    format = "URDF"
+
     def __init__(self, robot, path, values, limits):
-        self.robot = robot
-        self.path = path if path is not None else "<string>"
-        self.values = {**dict(robot.values), **{str(name): value for name, value in dict(values or {}).items()}}
+        super().__init__(robot, path, values)
         if limits is None:  # the robot's own (a URDF read keeps them): JointLimits -> the keys given
             limits = {label: {key: value for key, value in lim._asdict().items() if value is not None}
                       for label, lim in getattr(robot, "limits", {}).items()}
         self.limits = {label: limit for label, limit in dict(limits).items() if limit}
-        self.substitution = {sympy.Symbol(name): sympy.Float(float(value), 17) for name, value in self.values.items()}
-
-    def fail(self, message):
-        raise RobotFileError(self.path, None, f"cannot write robot {self.robot.name} as URDF: {message}")
 
     def number(self, expr, what):
         """The float value of ``expr`` with the values bound; a free symbol is an error."""
@@ -192,10 +187,7 @@ class _Writer:
         if several is not None:
             self.fail(f"mimic joint {several.joint} follows {len(several.terms)} joints ({', '.join(several.leaders)}) and a URDF "
                       f"<mimic> has one leader: save it as .toml")  # fmt: skip
-        missing = sorted(self.needed() - set(self.values), key=natural_key)
-        if missing:
-            shown = ", ".join(missing[:12]) + (f" ... ({len(missing)} in all)" if len(missing) > 12 else "")
-            self.fail(f"no value for {shown}: give {'them' if len(missing) > 1 else 'it'} in robot.values or values={{...}}")
+        self.check_values()
         unknown = sorted(set(self.limits) - set(self.robot.joint_labels))
         if unknown:
             self.fail(f"limits given for {unknown[0]!r}, which is not a joint of the robot (joints: {', '.join(self.robot.joint_labels)})")
