@@ -223,6 +223,14 @@ def test_unbound_parameters_are_refused(tmp_path):
     assert "no value for CX6, CY6, CZ6, D3, FS1" in line and "give them in robot.values or values={...}" in line
 
 
+def test_an_unbound_mimic_multiplier_is_refused(tmp_path):
+    """A mimic joint's multiplier and offset are numbers of the file: a symbol without a value is named."""
+    arm = library("planar2")
+    coupled = kr.Robot.create("coupled", arm.frames, mimics=[("2", "1", "k", "o")])
+    line = refused(coupled, tmp_path, {name: value for name, value in bind(coupled, 1).items() if name not in ("k", "o")})
+    assert "no value for k, o: give them" in line
+
+
 @pytest.mark.parametrize("name, words", [
     ("fourbar", "it has closed loops (cut joints"),
     ("sr400", "it has closed loops"),

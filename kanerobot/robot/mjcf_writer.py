@@ -224,6 +224,7 @@ class _Writer(NumbersWriter):
             if not self.static(label):
                 keys = _INERTIAL + WRENCH_NAMES + (_JOINT if label != BASE and robot.frame(label).is_joint else ())
                 exprs += [sympy.sympify(robot.dynamics[label][key]) for key in keys]
+        exprs += [sympy.sympify(x) for item in robot.mimics for x in (item.offset, *(k for _, k in item.terms))]  # the equalities'
         return {str(s) for expr in exprs for s in expr.free_symbols}
 
     # ------------------------------------------------------------- checks
