@@ -60,11 +60,10 @@ from kanerobot.dynamics.constrained import (
     batched_function,
     constrained_program,
     label_name,
-    speed_columns,
     speeds,
 )
 from kanerobot.errors import KaneRobotError
-from kanerobot.kinematics import loop_jacobian, loop_rows
+from kanerobot.kinematics import loop_velocity_constraints
 
 __all__ = ["ClosedLoopDynamics", "ClosedLoopModel", "LoopClosure", "closed_loop_program", "equivalent_tree"]
 
@@ -99,18 +98,11 @@ class LoopClosure(VelocityConstraint):
 
     def __init__(self, robot):
         self.robot, self.tree = robot, equivalent_tree(robot)
-        J = self.J = loop_jacobian(robot)
-        self.independent = self.active = tuple(robot.active_joints)
-        self.cut = tuple(k for k in robot.cut_joints if k not in self.active)
-        self.passive = tuple(p for p in robot.passive_joints if p not in self.cut)
-        cut_rows, self.zero_rows, self.rows = loop_rows(robot, J, self.cut)
-        self.cut_rows = cut_rows
-
-        def block(rs, labels):
-            return J.extract(list(rs), speed_columns(robot, labels))
-
-        self.Wa, self.Wp, self.Wc = block(self.rows, self.active), block(self.rows, self.passive), block(cut_rows, self.cut)
-        self.Wac, self.Wpc = block(cut_rows, self.active), block(cut_rows, self.passive)
+        equations = loop_velocity_constraints(robot)  # eq. 11-13, one column per speed
+        self.J, self.active, self.passive, self.cut = equations.J, equations.active, equations.passive, equations.cut
+        self.rows, self.zero_rows, self.cut_rows = equations.rows, equations.zero_rows, equations.cut_rows
+        self.Wa, self.Wp, self.Wc, self.Wac, self.Wpc = equations.Wa, equations.Wp, equations.Wc, equations.Wac, equations.Wpc
+        self.independent = self.active
 
     @property
     def loaded(self):
