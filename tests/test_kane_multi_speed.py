@@ -20,7 +20,6 @@ from ball_robots import ROTATION, ball_tree, evaluate, pinocchio_q, random_state
 import kanerobot as kr
 from kanerobot.dynamics import newton_euler
 from kanerobot.dynamics.kane import KaneSystem, naive_kanes_method
-from kanerobot.dynamics.kane.support import configuration_rates
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot import joints
 from kanerobot.robot.description import GeneralPlacement
@@ -136,7 +135,7 @@ def test_naive_build_rejects_several_speeds():
 def test_kinematic_equations_equal_the_joint_models(joint):
     """KanesMethod's kd equations are the joint model's configuration_derivative, written symbolically."""
     q, u = sympy.symbols(f"q:{joint.nq}"), sympy.symbols(f"u:{joint.nv}")
-    rates = sympy.lambdify([q, u], configuration_rates(joint, q, u))
+    rates = sympy.lambdify([q, u], joint.configuration_rate(q, u))
     rng = np.random.default_rng(2)
     for _ in range(3):
         qk, uk = joint.random_configuration(rng), rng.normal(size=joint.nv)

@@ -97,30 +97,6 @@ def frame_vector(frame, components):
     return Vector([(sympy.Matrix(components), frame)])
 
 
-def configuration_rates(joint, q, u):
-    """``dq/dt`` of one joint at speeds ``u``, symbolically: ``tangent(q) u`` from its model
-    (:meth:`~kanerobot.robot.joints.JointModel.tangent`; ``configuration_derivative`` is its numeric twin).
-
-    ``q' = u`` for a joint whose configuration is a vector space of its
-    speeds (one speed); a spherical joint's quaternion moves as
-    ``1/2 Q(q) u`` (``u`` its angular velocity in its own frame), a planar
-    joint's ``(x, y, theta)`` as the frame's rotation of ``(VX, VY)``, then
-    ``WZ``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kanerobot.robot import joints
-    >>> q, u = sympy.symbols("x y z w"), sympy.symbols("a b c")
-    >>> rates = configuration_rates(joints.Spherical(), q, u)
-    >>> point = dict(zip(q + u, [0.1, -0.2, 0.3, 0.9, 1.0, 2.0, -1.5]))
-    >>> expected = joints.Spherical().configuration_derivative([0.1, -0.2, 0.3, 0.9], [1.0, 2.0, -1.5])
-    >>> np.allclose([float(e.subs(point)) for e in rates], expected)
-    True
-    """
-    return list(joint.configuration_rate(list(q), u))
-
-
 def kd_equations(q, u):
     """The kinematic differential equations ``q' - u`` of KanesMethod (joints of one speed)."""
     t = dynamicsymbols._t
@@ -129,7 +105,8 @@ def kd_equations(q, u):
 
 def joint_kd_equations(robot, q, u):
     """The kinematic differential equations ``q' - f(q, u)`` of KanesMethod, joint by joint
-    (:func:`configuration_rates`); a floating base's six pseudo-coordinates first, ``q' = u``.
+    (each joint model's :meth:`~kanerobot.robot.joints.JointModel.configuration_rate`); a floating base's six
+    pseudo-coordinates first, ``q' = u``.
 
     Parameters
     ----------
@@ -155,7 +132,7 @@ def joint_kd_equations(robot, q, u):
     k, m = len(rates), len(rates)
     for label in robot.joint_labels:
         joint = robot.frame(label).joint
-        rates += configuration_rates(joint, q[k:k + joint.nq], u[m:m + joint.nv])
+        rates += joint.configuration_rate(list(q[k:k + joint.nq]), u[m:m + joint.nv])
         k, m = k + joint.nq, m + joint.nv
     return [qk.diff(t) - rate for qk, rate in zip(q, rates)]
 
