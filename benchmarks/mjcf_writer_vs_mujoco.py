@@ -15,8 +15,12 @@ world frame (ours in frame 0), a planar joint's slide speeds along its
 antecedent's axes (ours along its own).  The table gives the robot, the
 base, the DOF (nv), MuJoCo's bodies, the time to derive and bind kanerobot's
 numeric model, and the worst relative error ``max |ours - MuJoCo| / (1 +
-max |MuJoCo|)`` of the mass matrix and of h; a robot the writer refuses (a
-moving link MuJoCo cannot take) gets the writer's line instead.
+max |MuJoCo|)`` of the mass matrix and of h; ``bounded`` counts the links
+MuJoCo's compiler raises to the writer's bound (massless moving links and
+point masses, 1e-12: see :func:`~kanerobot.robot.mjcf_writer.write_mjcf`);
+a robot the writer refuses (an inertia no rigid body has) or the loader
+refuses (nothing moves on a fixed base, an empty file) gets that line
+instead.
 
 tests/test_mjcf_writer.py runs :func:`compare` on a few of these robots
 (the whole corpus in its long test) and uses :func:`mujoco_terms`.
@@ -28,6 +32,7 @@ import argparse
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +41,7 @@ import numpy as np
 from urdf_vs_pinocchio import CORPUS, corpus, corpus_folder
 
 import kanerobot as kr
+from kanerobot.errors import KaneRobotWarning
 from kanerobot.robot import joints
 
 #: The largest relative error accepted (the tests' tolerance).
@@ -155,6 +161,7 @@ class Row:
     seconds: float = 0.0
     error: tuple | None = None  # (mass matrix, h)
     refusal: str | None = None  # the writer's line, or the loader's
+    bounded: int = 0  # links MuJoCo's compiler gives the writer's bound (massless moving links, point masses)
 
 
 def compare(name, path, floating=False, states=3, seed=0):
@@ -171,7 +178,11 @@ def compare(name, path, floating=False, states=3, seed=0):
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / f"{robot.name}.xml"
         try:
-            kr.save(robot, target)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", KaneRobotWarning)
+                kr.save(robot, target)
+            row.bounded = sum(str(w.message).split("link(s) ", 1)[1].split(" of ")[0].count(",") + 1
+                              for w in caught if "link(s) " in str(w.message))  # fmt: skip
         except kr.KaneRobotError as exc:
             row.refusal = str(exc).split(": ", 1)[1]
             return row
@@ -199,16 +210,23 @@ def main(argv=None):
     status = needs.announce(__file__, check())
     if status:
         return status
-    print(f"{'robot':40s} {'base':8s} {'DOF':>4s} {'bodies':>6s} {'numeric s':>9s} {'M error':>9s} {'h error':>9s}")
+    print(f"{'robot':40s} {'base':8s} {'DOF':>4s} {'bodies':>6s} {'bounded':>7s} {'numeric s':>9s} {'M error':>9s} {'h error':>9s}")
+    counts = {"compared": 0, "bounded": 0, "refused": 0, "not loaded": 0}
     for name in args.names or corpus():
         row = compare(name, corpus()[name], args.floating)
         base = "floating" if row.floating else "fixed"
         if row.error is None:
+            counts["not loaded" if row.refusal.startswith("not loaded") else "refused"] += 1
             print(f"{row.name:40s} {base:8s} {row.dof:4d} refused: {row.refusal}", flush=True)
             continue
-        print(f"{row.name:40s} {base:8s} {row.dof:4d} {row.bodies:6d} {row.seconds:9.2f} {row.error[0]:9.1e} {row.error[1]:9.1e}", flush=True)
+        counts["compared"] += 1
+        counts["bounded"] += row.bounded > 0
+        print(f"{row.name:40s} {base:8s} {row.dof:4d} {row.bodies:6d} {row.bounded:7d} {row.seconds:9.2f} {row.error[0]:9.1e} "
+              f"{row.error[1]:9.1e}", flush=True)  # fmt: skip
         if max(row.error) >= TOL:
             status = 1
+    print(f"{counts['compared']} compared ({counts['bounded']} with bounded links), {counts['refused']} refused by the writer, "
+          f"{counts['not loaded']} not loaded")  # fmt: skip
     return status
 
 

@@ -26,7 +26,7 @@ from conftest import library, one_line_error
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
-from kanerobot.errors import RobotFileError
+from kanerobot.errors import KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import DYNAMIC_NAMES, GeneralPlacement
 from kanerobot.robot.mjcf_writer import write_mjcf
@@ -244,19 +244,51 @@ def test_robots_mjcf_cannot_hold_are_refused(name, words, tmp_path):
     assert words in line and "save it as .toml" in line, line
 
 
-def test_what_mujoco_refuses_is_one_line(tmp_path):
-    """A massless link with two moving children, a moving point mass, a negative damping, a constant wrench."""
+def unfoldable():
+    """A massless link 1 with two moving children (its joint cannot move into one of them) and a rod (link 4,
+    a point mass on its axis: a principal inertia 0), as ``(robot, values)``: MuJoCo refuses both as they are."""
     robot, values = gimbal(point_mass=False)
     branched = kr.Robot.create("branched", [*robot.frames, kr.Frame("5", "1", 0, 1, GeneralPlacement(R0=np.eye(3).tolist(), P=[0, 0, 0.1], axis=[1, 0, 0], q="q5"))],
                                links=["1", "2", "4", "5"])  # fmt: skip
-    values5 = {**bind(branched, 2), **values}
-    line = refused(branched, tmp_path, values5)
-    assert "link 1 moves (joint 1) but has no mass" in line and "it carries 2 moving links" in line, line
     c = np.array([0.0, 0.0, 0.3])
-    point = {**values, "M4": 2.0, "MX4": 0.0, "MY4": 0.0, "MZ4": 0.6, "XX4": 0.18, "YY4": 0.18, "ZZ4": 0.0, "XY4": 0.0, "XZ4": 0.0, "YZ4": 0.0}
+    point = {"M4": 2.0, "MX4": 0.0, "MY4": 0.0, "MZ4": 0.6, "XX4": 0.18, "YY4": 0.18, "ZZ4": 0.0, "XY4": 0.0, "XZ4": 0.0, "YZ4": 0.0}
     assert np.isclose(point["XX4"], 2.0 * c @ c)
-    line = refused(robot, tmp_path, point)
-    assert "link 4 (with what is fixed to it) has principal inertias 0" in line and "a point mass or a rod" in line, line
+    return branched, {**bind(branched, 2), **values, **point}
+
+
+def test_massless_links_and_point_masses_are_bounded_by_mujocos_compiler(tmp_path):
+    """By default the file keeps their numbers and asks MuJoCo's compiler for boundmass/boundinertia (1e-12), with one
+    warning naming them; MuJoCo's M and h then differ from ours by about that."""
+    robot, values = unfoldable()
+    path = tmp_path / "x.xml"
+    with pytest.warns(KaneRobotWarning, match=r"link\(s\) 1, 4 of branched move without mass or as point masses") as caught:
+        kr.save(robot_with(robot, values), path)
+    assert len(caught) == 1 and str(path) in str(caught[0].message)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert 'boundmass="1e-12" boundinertia="1e-12"' in path.read_text()
+    assert np.isclose(model.body("1").mass[0], 1e-12, rtol=0, atol=1e-20) and model.body("4").mass[0] == 2.0
+    errors = worst_errors(robot, values, model, seed=19, states=4)
+    assert 1e-15 < max(errors) < TOL, errors  # the bound shows, far under the tolerance
+
+
+def test_what_mujoco_refuses_is_one_line(tmp_path):
+    """With bound=0 a massless link with two moving children and a moving rod; an inertia no rigid body has, a
+    negative damping, a constant wrench."""
+    branched, values = unfoldable()
+    for drop, words in (({}, "link 1 moves (joint 1) but has no mass"), ({"M1": 1.0, "XX1": 0.1, "YY1": 0.1, "ZZ1": 0.1},
+                                                                          "link 4 (with what is fixed to it) has principal inertias 0")):  # fmt: skip
+        with pytest.raises(RobotFileError) as info:
+            write_mjcf(branched, tmp_path / "x.xml", {**values, **drop}, bound=0)
+        line = str(info.value)
+        assert words in line and "or save with bound > 0 (1e-12" in line and "\n" not in line, line
+    with pytest.raises(RobotFileError, match="it carries 2 moving links"):
+        write_mjcf(branched, None, values, bound=0)
+    with pytest.raises(RobotFileError, match=r"bound=-1 must be a number from 0 \(refuse\)"):
+        write_mjcf(branched, None, values, bound=-1)
+    robot, values = gimbal(point_mass=False)
+    flat = {**values, "XX4": 0.01, "YY4": 0.01, "ZZ4": 0.05, "XY4": 0.0, "XZ4": 0.0, "YZ4": 0.0, "MX4": 0.0, "MY4": 0.0, "MZ4": 0.0}
+    line = refused(robot, tmp_path, flat)
+    assert "link 4 (with what is fixed to it) has principal inertias 0.01 0.01 0.05" in line and "A + B < C" in line, line
     assert "FV2 = -0.5 < 0" in refused(robot, tmp_path, {**values, "FV2": -0.5})
     world = kr.Robot.create("worldly", [kr.Frame("world", "0", 0, 1, GeneralPlacement(R0=np.eye(3).tolist(), P=[0, 0, 0], axis=[0, 0, 1], q="q1"))])
     assert "link 'world' would have the name of MuJoCo's world body: rename its frame" in refused(world, tmp_path, bind(world, 1))
@@ -296,14 +328,14 @@ def test_write_mjcf_takes_values():
 
 
 # ------------------------------------------------------------- the corpus
-#: The URDFs of example-robot-data whose MJCF the writer refuses, and why: MuJoCo cannot hold them with their numbers.
+#: The URDFs of example-robot-data whose MJCF the writer refuses, and why: an inertia no rigid body has (read with
+#: physical=False), which MuJoCo refuses and could only change (balanceinertia).
 REFUSED = {
-    "icub": "link r_hip_pitch (with what is fixed to it) has principal inertias 0 0 0",  # a point mass of 0.754 kg
-    "icub_reduced": "link r_hip_pitch (with what is fixed to it) has principal inertias 0 0 0",
-    "romeo": "link LFinger13 moves (joint LFinger13) but has no mass",  # a massless last finger phalanx
-    "romeo_laas_small": "link l_gripper_joint moves (joint l_gripper_joint) but has no mass",
-    "romeo_small": "A + B < C, no rigid body's",  # read with physical=False
+    "romeo_small": "link RShoulderYaw (with what is fixed to it) has principal inertias 0.00066",
+    "romeo_laas_small": "link LShoulderYaw_joint (with what is fixed to it) has principal inertias 0.00051",
 }
+#: Those whose massless moving links or point masses MuJoCo's compiler raises to the writer's bound (1e-12).
+BOUNDED = {"icub", "icub_reduced", "romeo"}
 #: Those kr.load refuses with a fixed base (nothing moves) or at all (an empty xacro output).
 NOT_LOADED = {"quadrotor_base", "iris_simple", "ur3"}
 
@@ -315,7 +347,8 @@ def test_every_urdf_of_the_corpus():
     if not table:
         pytest.skip("example-robot-data is not installed: pip install -e '.[bench]'")
     compared = [row for row in table if row.error is not None]
-    assert len(compared) >= 60 and all(max(row.error) < TOL for row in compared), [row for row in compared if max(row.error) >= TOL]
+    assert len(compared) >= 64 and all(max(row.error) < TOL for row in compared), [row for row in compared if max(row.error) >= TOL]
+    assert {row.name for row in compared if row.bounded} == BOUNDED
     refused = {row.name: row.refusal for row in table if row.error is None}
     assert set(refused) == set(REFUSED) | NOT_LOADED, refused
     for name, words in REFUSED.items():

@@ -28,9 +28,16 @@ and a user can go on to contact simulation in MuJoCo with the same robot.
 - A link without mass (nor inertia) that moves is refused by MuJoCo; when
   it carries one moving link and no fixed frame, its joints move into that
   link's body (MuJoCo's several joints in one body, expressed in the
-  child's frame), which keeps the dynamics.  Otherwise it is refused, like a
-  moving body whose inertia about its centre of mass has a principal moment
-  under MuJoCo's 1e-15 (a point mass, a rod) or that no rigid body has.
+  child's frame), which keeps the dynamics.  Otherwise (a massless leaf: a
+  finger's tip frame, a gripper joint), and for a moving body whose inertia
+  about its centre of mass has a principal moment under MuJoCo's 1e-15 (a
+  point mass, a rod), the file keeps the robot's numbers and asks MuJoCo's
+  compiler to raise masses and principal inertias to ``bound`` (``<compiler
+  boundmass boundinertia>``), with one warning naming the links: their
+  joints' rows of M then hold about ``bound`` (times a squared lever arm)
+  instead of MuJoCo's refusal.  ``bound=0`` refuses them instead.  An
+  inertia no rigid body has (``A + B < C``) is refused: MuJoCo's own fix
+  (``balanceinertia``) would change the robot.
 - Each body's ``<inertial>`` is ``mass``, ``pos`` (the centre of mass
   ``MS / M``) and ``fullinertia`` about the centre of mass, ``J - M (|c|^2 1
   - c c^T)`` from SYMORO's ``XX .. ZZ`` about the frame origin.  ``IA`` is
@@ -74,12 +81,14 @@ Traceback (most recent call last):
 kanerobot.errors.RobotFileError: <string>: cannot write robot planar2 as MJCF: no value for FS1, FS2, FV1, FV2, G3, IA1, IA2, L1, M1, M2, MX1, MX2 ... (28 in all): give them in robot.values or values={...}
 """
 
+import warnings
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 import sympy
 
+from kanerobot.errors import KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, WRENCH_NAMES
 from kanerobot.robot.files import NumbersWriter
@@ -88,13 +97,15 @@ __all__ = ["write_mjcf"]
 
 #: MuJoCo's smallest mass and principal inertia of a moving body (mjMINVAL).
 MINIMUM = 1e-15
+#: The mass and principal inertia MuJoCo's compiler gives a moving link it would refuse (see ``bound``).
+BOUND = 1e-12
 #: The inertia of a link and its friction, as the file needs them.
 _INERTIAL = ("XX", "XY", "XZ", "YY", "YZ", "ZZ", "MX", "MY", "MZ", "M")
 _JOINT = ("IA", "FV", "FS")
 _PLANAR = (("_x", "slide", (1.0, 0.0, 0.0)), ("_y", "slide", (0.0, 1.0, 0.0)), ("_theta", "hinge", (0.0, 0.0, 1.0)))
 
 
-def write_mjcf(robot, path=None, values=None) -> str:
+def write_mjcf(robot, path=None, values=None, bound=BOUND) -> str:
     """The text of an MJCF file describing ``robot`` (see the module's notes).
 
     Parameters
@@ -107,6 +118,11 @@ def write_mjcf(robot, path=None, values=None) -> str:
         The file's name in error messages (``kr.save`` writes the text).
     values : mapping str -> float, optional
         Values of the parameter symbols, over ``robot.values``.
+    bound : float, optional
+        The least mass and principal inertia MuJoCo's compiler gives a
+        moving link without mass, a point mass or a rod (``boundmass`` and
+        ``boundinertia``, written only when such a link exists, with a
+        ``UserWarning`` naming it); 0 refuses those links.
 
     Returns
     -------
@@ -115,10 +131,14 @@ def write_mjcf(robot, path=None, values=None) -> str:
     Raises
     ------
     RobotFileError
-        A robot MJCF cannot hold, a symbol without a value, or a moving link
-        MuJoCo cannot take (no mass, a singular or unphysical inertia).
+        A robot MJCF cannot hold, a symbol without a value, a moving link
+        with an inertia no rigid body has, or (``bound=0``) a moving link
+        MuJoCo cannot take (no mass, a point mass or a rod).
     """
-    return _Writer(robot, path, values).text()
+    if not (isinstance(bound, (int, float)) and 0 <= bound < 1e-3):
+        raise RobotFileError(path if path is not None else "<string>", None,
+                             f"bound={bound!r} must be a number from 0 (refuse) to well under the robot's masses, e.g. 1e-12")  # fmt: skip
+    return _Writer(robot, path, values, bound).text()
 
 
 def _float(x):
@@ -193,6 +213,11 @@ class _Body:
 
 class _Writer(NumbersWriter):
     format = "MJCF"
+
+    def __init__(self, robot, path, values, bound):
+        super().__init__(robot, path, values)
+        self.bound = bound
+        self.bounded: list[str] = []  # the links whose mass or inertia MuJoCo's compiler raises to the bound
 
     # ------------------------------------------------------------ numbers
     def matrix(self, M):
@@ -331,16 +356,19 @@ class _Writer(NumbersWriter):
             return
         moves = ", ".join(j.name for j in body.joints)
         refusal = f"link {body.name} moves (joint {moves}) but has no mass, and MuJoCo refuses a moving body without mass"
-        advice = "give it a mass and an inertia"
+        advice = f"give it a mass and an inertia, or save with bound > 0 ({BOUND:g}: MuJoCo's compiler then gives it that much)"
         if body.joints[0].kind == "free":
-            self.fail(f"{refusal}: {advice} (the floating base)")
+            self.refuse_or_bound(body, f"{refusal}: {advice} (the floating base)")
+            return
         if len(body.children) != 1 or body.sites:
             what = f"{len(body.children)} moving links" if len(body.children) != 1 else f"the fixed frame(s) {', '.join(s for s, _ in body.sites)}"
-            self.fail(f"{refusal}; it carries {what}, so its joints cannot move into a link with mass: {advice}")
+            self.refuse_or_bound(body, f"{refusal}; it carries {what}, so its joints cannot move into a link with mass: {advice}")
+            return
         child = body.children[0]
         A = child.placement
         if any(j.kind == "ball" for j in body.joints) and not np.allclose(A[:3, :3], np.eye(3), rtol=0, atol=1e-15):
-            self.fail(f"{refusal}; its ball joint cannot move into link {child.name}, which is turned on it: {advice}")
+            self.refuse_or_bound(body, f"{refusal}; its ball joint cannot move into link {child.name}, which is turned on it: {advice}")
+            return
         inverse = _inverse(A)  # the massless body's joints, seen from the child's frame
         moved = [_Joint(j.name, j.kind, tuple(inverse[:3, :3] @ np.array(j.axis)), inverse[:3, :3] @ j.pos + inverse[:3, 3], j.friction, j.range)
                  for j in body.joints]  # fmt: skip
@@ -352,17 +380,30 @@ class _Writer(NumbersWriter):
     def checked_inertia(self, body):
         """``(mass, c, I_c)`` of a moving body, or a line saying why MuJoCo refuses it."""
         inertia = body.inertia
+        if inertia.empty and body.name in self.bounded:  # a massless moving link (fold_massless)
+            return 0.0, np.zeros(3), np.zeros((3, 3))
         if inertia.mass <= MINIMUM:
-            what = "no mass but first moments or inertia" if inertia.mass == 0 else f"mass {inertia.mass:g}"
-            self.fail(f"link {body.name} moves and has {what}: MuJoCo needs a mass above {MINIMUM:g}")
+            if inertia.mass == 0:
+                self.fail(f"link {body.name} moves and has no mass but first moments or inertia: MuJoCo needs a mass above {MINIMUM:g}")
+            self.refuse_or_bound(body, f"link {body.name} moves and has mass {inertia.mass:g}: MuJoCo needs a mass above {MINIMUM:g}")
         c, I = inertia.about_centre()
         principal = np.linalg.eigvalsh(I)
         scale = max(principal.sum(), MINIMUM)
-        if principal[0] <= MINIMUM or principal[0] + principal[1] < principal[2] - 1e-9 * scale:
-            why = "a principal moment at or under 1e-15 (a point mass or a rod)" if principal[0] <= MINIMUM else "A + B < C, no rigid body's"
+        if principal[0] + principal[1] < principal[2] - 1e-9 * scale - MINIMUM:  # MINIMUM: a point mass's round-off
             self.fail(f"link {body.name} (with what is fixed to it) has principal inertias {_floats(principal)} about its "
-                      f"centre of mass, {why}, and MuJoCo refuses it: give it an inertia a rigid body has")  # fmt: skip
+                      f"centre of mass, A + B < C, which no rigid body has, and MuJoCo refuses it: give it an inertia a rigid body has")  # fmt: skip
+        if principal[0] <= MINIMUM:
+            self.refuse_or_bound(body, f"link {body.name} (with what is fixed to it) has principal inertias {_floats(principal)} about "
+                                       f"its centre of mass, one at or under {MINIMUM:g} (a point mass or a rod), and MuJoCo refuses "
+                                       f"it: give it an inertia a rigid body has, or save with bound > 0 ({BOUND:g})")  # fmt: skip
         return inertia.mass, c, I
+
+    def refuse_or_bound(self, body, refusal):
+        """Refuse ``body`` (``bound=0``), or note it among those MuJoCo's compiler raises to the bound."""
+        if not self.bound:
+            self.fail(refusal)
+        if body.name not in self.bounded:
+            self.bounded.append(body.name)
 
     # --------------------------------------------------------------- text
     def placement(self, T):
@@ -464,14 +505,25 @@ class _Writer(NumbersWriter):
         self.check()
         world = self.tree()
         self.check_names(world)
+        bodies = [line for body in world.children for line in self.body(body, 2)]
+        compiler = '  <compiler angle="radian" autolimits="true"/>'
+        if self.bounded:
+            compiler = f'  <compiler angle="radian" autolimits="true" boundmass="{_float(self.bound)}" boundinertia="{_float(self.bound)}"/>'
+            warnings.warn(KaneRobotWarning(f"{self.path}: link(s) {', '.join(self.bounded)} of {self.robot.name} move without mass or "
+                                           f"as point masses, which MuJoCo refuses: the file asks its compiler to raise masses and "
+                                           f"principal inertias to {self.bound:g}, so MuJoCo's M differs from the robot's by about "
+                                           f"that on their joints"), stacklevel=3)  # fmt: skip
         out = [
             f"<mujoco model={quoteattr(self.robot.name)}>",
-            '  <compiler angle="radian" autolimits="true"/>',
+            compiler,
             f'  <option gravity="{_floats(self.gravity())}"/>',
             "  <worldbody>",
             *self.sites(world, 2),
+            *bodies,
+            "  </worldbody>",
+            *self.tendons(),
+            *self.equalities(),
+            *self.motors(),
+            "</mujoco>",
         ]
-        for body in world.children:
-            out += self.body(body, 2)
-        out += ["  </worldbody>", *self.tendons(), *self.equalities(), *self.motors(), "</mujoco>"]
         return "\n".join(out) + "\n"
