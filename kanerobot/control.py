@@ -731,16 +731,23 @@ def actuation_matrix(fn, pitch="1", wheels=None):
     return B, [view.labels[k] for k in rows]
 
 
-def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
-    """The configuration where the centre of mass is above the axle.
+def upright_equilibrium(fn, q0=None, pitch="1", samples=720, actuation=None, wheels=None):
+    """The configuration where the motors can hold the robot still, the body upright.
 
-    Solves ``Q_pitch(q) = 0`` (the gravity torque on the pitch; the
-    generalized gravity ``fn.gravity``) on the pitch alone, the other joints
-    held at ``q0``: the roots are found on a grid of ``samples`` pitches over
-    a turn and refined by Brent's method; of those where ``Q_pitch``
-    decreases (``Q = dV/dq``: a maximum of the potential energy in the
-    pitch, the centre of mass above the axle, the unstable inverted
-    pendulum) the one nearest to ``q0``'s pitch is returned.
+    The motors (``tau = B u``, :func:`actuation_matrix`) hold any gravity
+    torque but the one along the unactuated direction ``n`` (``n^T B = 0``;
+    Krang: ``n`` = 1 on the pitch and on both wheels, since each wheel motor
+    pushes as much on the pitch as on its wheel).  The equilibrium solves
+    ``n^T Q(q) = 0`` (``Q = fn.gravity``) on the pitch alone, the other
+    joints held at ``q0``: the roots are found on a grid of ``samples``
+    pitches over a turn and refined by Brent's method; of those where
+    ``n^T Q`` decreases (``Q = dV/dq``: a maximum of the potential energy,
+    the unstable inverted pendulum) the one nearest to ``q0``'s pitch is
+    returned.  On flat ground the wheels feel no gravity and this is
+    ``Q_pitch = 0``: the centre of mass above the axle.  On a slope (gravity
+    tilted in the ground's frame) the wheels' motors hold the robot from
+    rolling down, and the whole robot's centre of mass is above the wheels'
+    contact line: the body leans uphill.
 
     Parameters
     ----------
@@ -751,6 +758,11 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     pitch : str, optional
         The pitch joint (Krang's ``'1'``, ``q_imu``).
     samples : int, optional
+    actuation : array_like (m, k), optional
+        ``B``; default :func:`actuation_matrix` on a wheeled base (wheels
+        reacting on the pitch), on a fixed base the pitch alone unactuated.
+    wheels : sequence of str, optional
+        For :func:`actuation_matrix`.
 
     Returns
     -------
@@ -760,8 +772,9 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     Raises
     ------
     KaneRobotError
-        When the gravity torque on the pitch has no root (no gravity, or
-        the centre of mass on the axle).
+        When the unactuated gravity torque has no root (no gravity, or the
+        centre of mass on the axle), or the motors leave more than one
+        direction unactuated.
     """
     from scipy.optimize import brentq
 
@@ -769,6 +782,7 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     k = _label_index(view, pitch, "the pitch joint")
     column = view.columns[k]
     q0 = np.zeros(view.nq) if q0 is None else _vector(q0, "q0", view.nq)
+    n = _unactuated(fn, view, k, pitch, actuation, wheels)
     angles = np.linspace(-np.pi, np.pi, int(samples) + 1)
     batch = np.repeat(q0[None, :], len(angles), axis=0)
     batch[:, column] = angles
@@ -776,9 +790,9 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     def torque(angle):
         q = q0.copy()
         q[column] = angle
-        return float(np.asarray(fn.gravity(q), dtype=float).reshape(-1)[k])
+        return float(n @ np.asarray(fn.gravity(q), dtype=float).reshape(-1))
 
-    Q = np.asarray(fn.gravity(batch), dtype=float).reshape(len(angles), -1)[:, k]
+    Q = np.asarray(fn.gravity(batch), dtype=float).reshape(len(angles), -1) @ n
     scale = np.abs(Q).max()
     if not scale > 0:
         raise KaneRobotError(f"no gravity torque on the pitch {pitch!r}: there is no upright equilibrium to find")
@@ -796,6 +810,23 @@ def upright_equilibrium(fn, q0=None, pitch="1", samples=720):
     q = q0.copy()
     q[column] = float(np.angle(np.exp(1j * best)))
     return q
+
+
+def _unactuated(fn, view, k, pitch, actuation, wheels):
+    """``n``, the one direction of the generalized forces no motor gives (``n^T B = 0``, ``n_pitch = 1``)."""
+    if actuation is None:
+        if not getattr(fn.model.robot, "wheels", ()) and wheels is None:
+            return np.eye(view.n)[k]  # a fixed base: the pitch alone has no motor
+        actuation = actuation_matrix(fn, pitch, wheels)[0]
+    B = np.asarray(actuation, dtype=float)
+    if B.ndim != 2 or B.shape[0] != view.n:
+        raise KaneRobotError(f"the actuation matrix must have {view.n} rows, got shape {B.shape}")
+    _, sigma, Vt = np.linalg.svd(B.T)
+    rank = int(np.sum(sigma > 1e-12 * max(1.0, sigma.max(initial=0.0))))
+    if view.n - rank != 1 or abs(Vt[-1, k]) < 1e-12:
+        raise KaneRobotError(f"the motors leave {view.n - rank} directions unactuated; upright_equilibrium needs exactly one, "
+                             f"through the pitch {pitch!r}")  # fmt: skip
+    return Vt[-1] / Vt[-1, k]
 
 
 def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
@@ -966,7 +997,8 @@ def lqr_balance(fn, q_eq=None, Q=None, R=None, *, pitch="1", q0=None, actuation=
 
     1. The equilibrium: ``q_eq`` as given, else :func:`upright_equilibrium`
        from ``q0`` (the arms and the other joints held at ``q0``, the pitch
-       solved for the centre of mass above the axle).
+       solved where the motors hold the robot still: the centre of mass
+       above the axle on flat ground, above the wheels' contacts on a slope).
     2. The motors' torques that hold it: ``actuation @ u_eq = Q_a(q_eq)``
        (least squares; raises if they cannot, i.e. ``q_eq`` is not an
        equilibrium of the unactuated pitch).
@@ -1015,7 +1047,7 @@ def lqr_balance(fn, q_eq=None, Q=None, R=None, *, pitch="1", q0=None, actuation=
     if q_eq is None:
         if pitch is None:
             raise KaneRobotError("lqr_balance without a pitch joint needs q_eq")
-        q_eq = upright_equilibrium(fn, q0, pitch)
+        q_eq = upright_equilibrium(fn, q0, pitch, actuation=actuation, wheels=wheels)
     q_eq = _vector(q_eq, "q_eq", view.nq)
     if actuation is None:
         Bact, motors = actuation_matrix(fn, pitch, wheels)

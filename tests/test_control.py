@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+import sympy
 from conftest import derived, library
 
 import kanerobot as kr
@@ -306,15 +307,19 @@ def krang_on_wheels(seed=5):
     (centre of mass on the axle, inertia symmetric about it: the dynamics does not depend on
     the wheel angles)."""
     if seed not in _KRANG_WHEELED:
-        robot = library("krang_wheeled")
-        values = passive(robot, seed)
-        values["G3"] = -9.81
-        for wheel in ("wr", "wl"):
-            for name in ("MX", "MZ", "XY", "XZ", "YZ"):
-                values[name + wheel] = 0.0
-            values["ZZ" + wheel] = values["XX" + wheel]
-        _KRANG_WHEELED[seed] = derived("krang_wheeled").numeric(values)
+        _KRANG_WHEELED[seed] = derived("krang_wheeled").numeric(krang_wheel_values(seed))
     return _KRANG_WHEELED[seed]
+
+
+def krang_wheel_values(seed):
+    """:func:`krang_on_wheels`'s values."""
+    values = passive(library("krang_wheeled"), seed)
+    values["G3"] = -9.81
+    for wheel in ("wr", "wl"):
+        for name in ("MX", "MZ", "XY", "XZ", "YZ"):
+            values[name + wheel] = 0.0
+        values["ZZ" + wheel] = values["XX" + wheel]
+    return values
 
 
 def test_upright_equilibrium_of_krang_on_wheels():
@@ -387,6 +392,63 @@ def test_krang_balances_on_its_wheels_and_falls_without_control():
     fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
     open_loop = kr.simulate(fn, None, x0, (0.0, 5.0), lqr.tau_eq, events=fall)
     assert open_loop.terminated_by == "fall" and open_loop.t[-1] < 3.0
+
+
+_KRANG_SLOPE = {}
+
+
+def krang_on_a_slope(degrees=10.0, seed=5):
+    """:func:`krang_on_wheels`'s robot on ground tilted by ``degrees`` about the y axis (gravity tilted in the
+    ground's frame 0: G1 = -g sin, G3 = -g cos, downhill towards -x, the robot heading uphill at th = 0)."""
+    if (degrees, seed) not in _KRANG_SLOPE:
+        robot = library("krang_wheeled")
+        robot = dataclasses.replace(robot, base=dataclasses.replace(robot.base, G=sympy.ImmutableMatrix(sympy.symbols("G1 G2 G3"))))
+        a = np.radians(degrees)
+        values = {**krang_wheel_values(seed), "G1": -9.81 * np.sin(a), "G2": 0.0, "G3": -9.81 * np.cos(a)}
+        _KRANG_SLOPE[degrees, seed] = (kr.derive(robot).numeric(values), values)
+    return _KRANG_SLOPE[degrees, seed]
+
+
+def test_krang_stands_still_on_a_slope_with_its_centre_of_mass_above_the_wheels_contacts():
+    """On a 10-degree slope the wheel motors hold Krang from rolling down: the equilibrium is where the gravity
+    torques left over by the motors vanish, and statics says (closed form) that the whole robot's centre of mass
+    is then on the vertical through the wheels' contact line: the body leans uphill."""
+    fn, values = krang_on_a_slope()
+    q0 = np.zeros(22)
+    q0[6:] = np.random.default_rng(3).uniform(-0.3, 0.3, 16)
+    q = control.upright_equilibrium(fn, q0)
+    g = np.array([values[name] for name in ("G1", "G2", "G3")])
+    c = fn.center_of_mass(q)  # frame 0 (the ground); th = 0: heading along x, contacts at (x, y +- b/2, 0)
+    contact = np.array([q[0], q[1], 0.0])
+    lever = np.cross(c - contact, g / np.linalg.norm(g))[1]  # the moment arm of gravity about the contact line (along y)
+    assert abs(lever) < 1e-12 * np.linalg.norm(c - contact), lever
+    # Up (against gravity) is (sin, 0, cos) in the slope's frame: the centre of mass is uphill, c_x = x + c_z tan(10 deg).
+    assert np.isclose(c[0] - contact[0], (c[2] - contact[2]) * np.tan(np.radians(10.0)), rtol=1e-9)
+    # The motors hold it: the direct dynamics at rest with the torques of B u = Q is zero.
+    B, _ = control.actuation_matrix(fn)
+    u = np.linalg.lstsq(B, fn.gravity(q), rcond=None)[0]
+    assert np.abs(fn.direct_dynamics(q, np.zeros(19), B @ u)).max() < 1e-9
+    assert abs(u[0]) > 1.0 and abs(u[1]) > 1.0  # the wheels' motors push against the slope
+    # The flat-ground rule (no gravity torque on the pitch alone) is not the equilibrium here.
+    assert abs(fn.gravity(q)[2]) > 1.0
+
+
+@pytest.mark.long
+def test_krang_balances_on_a_slope_for_ten_seconds():
+    """Issue 28's acceptance: the balancing LQR holds Krang on a 10-degree slope for 10 s from a 0.1 rad push."""
+    fn, _ = krang_on_a_slope()
+    lqr = control.lqr_balance(fn, q0=np.zeros(22))
+    x0 = np.concatenate([lqr.q_eq, np.zeros(19)])
+    x0[5] += 0.1
+    times = np.linspace(0.0, 10.0, 101)
+    closed = kr.simulate(fn, None, x0, (0.0, 10.0), lqr, t_eval=times)
+    assert closed.t[-1] == 10.0 and closed.terminated_by is None
+    error = np.abs(lqr.pitch_error(closed.q))
+    assert error[0] == pytest.approx(0.1) and error[times >= 8.0].max() < 1e-4
+    assert np.abs(closed.q[-1, :2] - lqr.q_eq[:2]).max() < 0.05  # it has not rolled down the slope
+    assert closed.monitors["constraint_residual"].max() < 1e-12
+    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
+    assert kr.simulate(fn, None, x0, (0.0, 10.0), lqr.tau_eq, events=fall).terminated_by == "fall"  # without feedback
 
 
 def test_lqr_on_a_fully_actuated_arm_and_errors():

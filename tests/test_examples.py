@@ -96,9 +96,11 @@ def test_krang_control_example(tmp_path, capsys):
     balance = results["balancing"]
     assert balance["late_pitch_error"] < 1e-3 and balance["open_loop_falls"]
     assert "below 1e-3: True" in out and "falls, |pitch error| 0.5 rad" in out
+    slope = results["slope"]  # 10 degrees, pushed 0.1 rad: upright again, not rolled away, falls without feedback
+    assert slope["late_pitch_error"] < 1e-3 and slope["drift"] < 0.5 and slope["open_loop_falls"] and slope["lean"] > 0.05
     if module["matplotlib_available"]():
         names = {p.name for p in tmp_path.iterdir()}
-        assert "krang_balance_pitch.png" in names and "krang_ct_kane_10pct_heavier_tracking.png" in names
+        assert "krang_slope_pitch.png" in names and "krang_balance_pitch.png" in names and "krang_ct_kane_10pct_heavier_tracking.png" in names
         assert all(p.stat().st_size > 10_000 for p in tmp_path.iterdir())
     else:
         assert "matplotlib is not installed: no figures" in out

@@ -17,6 +17,12 @@
     model (``kanerobot.control.lqr_balance``), released 0.05 rad away from
     upright; and the same start without control, which falls.
 
+(c) The same robot on a 10-degree slope (gravity tilted in the ground's
+    frame): the LQR's equilibrium is where the wheel motors hold it still
+    (the whole centre of mass above the wheels' contacts, the body leaning
+    uphill); pushed 0.1 rad, it is upright again and has not rolled away
+    after 10 s.  Without feedback it falls.
+
 The body's parameters are random but physically consistent (seed 17, the
 same body in (a) and (b)); the wheels are 5 kg discs of radius 0.25 m, 0.6 m
 apart.  Figures (PNG) go to the output folder when matplotlib is installed.
@@ -28,11 +34,13 @@ Run from the repository:
 most of it deriving (and compiling) the Kane model of (a).
 """
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import sympy
 
 import kanerobot as kr
 from kanerobot import control
@@ -157,7 +165,54 @@ def balancing(output, fast):
     return {"late_pitch_error": late, "open_loop_falls": fell, "fall_time": fall_time, "lqr": lqr, "figures": figures}
 
 
-def pitch_figure(folder, closed, error, open_loop, lqr):
+def on_slope(robot, degrees):
+    """``robot`` on ground tilted by ``degrees`` about its y axis: gravity ``G = (G1, G2, G3)`` in the ground's
+    frame 0 (the chassis moves in the slope's plane; at heading 0 it faces uphill) and its values."""
+    a = np.radians(degrees)
+    tilted = dataclasses.replace(robot, base=dataclasses.replace(robot.base, G=sympy.ImmutableMatrix(sympy.symbols("G1 G2 G3"))))
+    return tilted, {"G1": -9.81 * np.sin(a), "G2": 0.0, "G3": -9.81 * np.cos(a)}
+
+
+def slope(output, fast, degrees=10.0, push=0.1):
+    print(f"\n(c) Krang on a {degrees:g}-degree slope: balancing LQR, pushed {push:g} rad")
+    _, body = body_values()
+    flat = kr.load(kr.frames_path("krang_wheeled"))
+    robot, gravity = on_slope(flat, degrees)
+    fn = kr.derive(robot).numeric({**wheeled_values(body), **gravity})
+    start = time.perf_counter()
+    lqr = control.lqr_balance(fn, q0=np.zeros(robot.nj))  # the pitch where the wheel motors hold it still
+    pitch_column = robot.joint_labels.index("1")
+    flat_fn = kr.derive(flat).numeric(wheeled_values(body))
+    lean = lqr.q_eq[pitch_column] - control.upright_equilibrium(flat_fn, np.zeros(robot.nj))[pitch_column]
+    c = fn.center_of_mass(lqr.q_eq)
+    print(f"  equilibrium: the body leans {lean:+.4f} rad from its flat-ground upright, the centre of mass "
+          f"{(c[0] - lqr.q_eq[0]) / c[2]:.5f} = tan({np.degrees(np.arctan2(c[0] - lqr.q_eq[0], c[2])):.3f} deg) ahead of the axle per height: above "
+          f"the contacts; the wheels' motors hold {lqr.u_eq[0]:+.2f} and {lqr.u_eq[1]:+.2f} N m ({time.perf_counter() - start:.1f} s)")
+    x0 = np.concatenate([lqr.q_eq, np.zeros(fn.m)])
+    x0[pitch_column] += push
+    t_end = 10.0
+    times = np.linspace(0.0, t_end, int(t_end * (10 if fast else 50)) + 1)
+    closed = kr.simulate(fn, None, x0, (0.0, t_end), lqr, t_eval=times)
+    error = lqr.pitch_error(closed.q)
+    late = np.abs(error[times >= t_end - 2.0]).max()
+    drift = np.abs(closed.q[:, 0] - lqr.q_eq[0]).max()
+    print(f"  closed loop over {t_end:g} s: |pitch error| over the last 2 s {late:.2e} rad (below 1e-3: {late < 1e-3}); "
+          f"the axle moved at most {drift:.3f} m along the slope and ends {closed.q[-1, 0] - lqr.q_eq[0]:+.1e} m from "
+          f"where it started; constraint residual {closed.monitors['constraint_residual'].max():.1e}")
+    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
+    open_loop = kr.simulate(fn, None, x0, (0.0, t_end), lqr.tau_eq, events=fall, t_eval=times)
+    fell = open_loop.terminated_by == "fall"
+    print("  open loop (the equilibrium's torques, no feedback): "
+          + (f"falls, |pitch error| 0.5 rad at t = {float(open_loop.events['fall']['t'][0]):.2f} s" if fell else "did not fall"))
+    figures = []
+    if output is not None and matplotlib_available():
+        title = f"Krang balancing on a {degrees:g}-degree slope (LQR), pushed {push:g} rad"
+        figures.append(pitch_figure(Path(output), closed, error, open_loop, lqr, title, "krang_slope_pitch.png"))
+        print(f"  figure {figures[0]}")
+    return {"late_pitch_error": late, "open_loop_falls": fell, "lean": lean, "drift": drift, "lqr": lqr, "figures": figures}
+
+
+def pitch_figure(folder, closed, error, open_loop, lqr, title=None, name="krang_balance_pitch.png"):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -178,8 +233,8 @@ def pitch_figure(folder, closed, error, open_loop, lqr):
     ax_tau.set_ylabel("wheel torque [N m]")
     ax_tau.set_xlabel("t [s]")
     ax_tau.legend(loc="best", fontsize="small")
-    figure.suptitle("Krang balancing on its wheels (LQR), released 0.05 rad from upright", fontsize="medium")
-    path = folder / "krang_balance_pitch.png"
+    figure.suptitle(title or "Krang balancing on its wheels (LQR), released 0.05 rad from upright", fontsize="medium")
+    path = folder / name
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
@@ -191,6 +246,7 @@ def main(output="krang_control", fast=False):
         print("matplotlib is not installed: no figures (pip install matplotlib to get them)")
     results = {"tracking": tracking(output, fast)}
     results["balancing"] = balancing(output, fast)
+    results["slope"] = slope(output, fast)
     print(f"\ndone in {time.perf_counter() - start:.1f} s")
     return results
 
