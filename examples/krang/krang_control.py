@@ -151,10 +151,8 @@ def balancing(output, fast):
     print(f"  |pitch error| over the last second: {late:.2e} rad (below 1e-3: {late < 1e-3}); "
           f"wheels back within {np.abs(closed.q[-1, 3:5] - lqr.q_eq[3:5]).max():.1e} rad; "
           f"constraint residual {closed.monitors['constraint_residual'].max():.1e}")
-    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
-    open_loop = kr.simulate(fn, None, x0, (0.0, t_end), lqr.tau_eq, events=fall, t_eval=times)
-    fell = open_loop.terminated_by == "fall"
-    fall_time = float(open_loop.events["fall"]["t"][0]) if fell else None
+    open_loop, fall_time = without_feedback(fn, lqr, x0, times)
+    fell = fall_time is not None
     print("  open loop (constant torques u_eq, those of the equilibrium, no feedback): "
           + (f"falls, |pitch error| 0.5 rad at t = {fall_time:.2f} s" if fell else "did not fall"))
     figures = []
@@ -163,6 +161,14 @@ def balancing(output, fast):
         for path in figures:
             print(f"  figure {path}")
     return {"late_pitch_error": late, "open_loop_falls": fell, "fall_time": fall_time, "lqr": lqr, "figures": figures}
+
+
+def without_feedback(fn, lqr, x0, times):
+    """The same start under the equilibrium's constant torques only: the result and when the pitch error reaches
+    0.5 rad (None if it does not)."""
+    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
+    open_loop = kr.simulate(fn, None, x0, (times[0], times[-1]), lqr.tau_eq, events=fall, t_eval=times)
+    return open_loop, float(open_loop.events["fall"]["t"][0]) if open_loop.terminated_by == "fall" else None
 
 
 def on_slope(robot, degrees):
@@ -199,11 +205,10 @@ def slope(output, fast, degrees=10.0, push=0.1):
     print(f"  closed loop over {t_end:g} s: |pitch error| over the last 2 s {late:.2e} rad (below 1e-3: {late < 1e-3}); "
           f"the axle moved at most {drift:.3f} m along the slope and ends {closed.q[-1, 0] - lqr.q_eq[0]:+.1e} m from "
           f"where it started; constraint residual {closed.monitors['constraint_residual'].max():.1e}")
-    fall = kr.simulation.event(lambda t, q, qd: abs(lqr.pitch_error(q)) - 0.5, terminal=True, name="fall")
-    open_loop = kr.simulate(fn, None, x0, (0.0, t_end), lqr.tau_eq, events=fall, t_eval=times)
-    fell = open_loop.terminated_by == "fall"
+    open_loop, fall_time = without_feedback(fn, lqr, x0, times)
+    fell = fall_time is not None
     print("  open loop (the equilibrium's torques, no feedback): "
-          + (f"falls, |pitch error| 0.5 rad at t = {float(open_loop.events['fall']['t'][0]):.2f} s" if fell else "did not fall"))
+          + (f"falls, |pitch error| 0.5 rad at t = {fall_time:.2f} s" if fell else "did not fall"))
     figures = []
     if output is not None and matplotlib_available():
         title = f"Krang balancing on a {degrees:g}-degree slope (LQR), pushed {push:g} rad"
