@@ -259,6 +259,42 @@ def test_box_mesh_closed_form(tmp_path):
     assert meshed.keys() == boxed.keys() and all(abs(meshed[k] - boxed[k]) < 1e-13 for k in meshed)
 
 
+def obj_text(vertices, faces, heads=None):
+    """An OBJ file: ``heads`` maps a face's index to the lines written before it (``g``, ``o``, ``usemtl``)."""
+    lines = [f"v {x!r} {y!r} {z!r}" for x, y, z in np.asarray(vertices, dtype=np.float32).astype(float).tolist()]
+    for k, face in enumerate(faces):
+        lines += (heads or {}).get(k, []) + ["f " + " ".join(face)]
+    return "\n".join(lines) + "\n"
+
+
+def test_obj_meshes_are_mujocos(tmp_path, monkeypatch):
+    """OBJ files as MuJoCo reads them: faces of the first group only (an open surface here, whose legacy volume
+    MuJoCo computes all the same), ``usemtl`` splitting nothing, quads split along their shorter diagonal,
+    the index forms (``i``, ``i//n``, ``i/t/n``, negative); mirrored ``exact``."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(2)
+    u = prism_triangles(U_OUTLINE, U_TRIANGLES, 1.0).reshape(-1, 3)
+    corners, index = np.unique(u, axis=0, return_inverse=True)
+    u_faces = [[str(i + 1) for i in face] for face in index.reshape(-1, 3)]
+    cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float) + rng.normal(size=(8, 3)) * 0.15
+    quads = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+    files = {"groups.obj": obj_text(corners, u_faces, {0: ["o first"], 10: ["g second"]}),
+             "materials.obj": obj_text(corners, u_faces, {0: ["usemtl a"], 10: ["usemtl b"]}),
+             "quads.obj": "vt 0 0\nvn 0 0 1\n" + obj_text(cube, [[f"{i + 1}/1/1" for i in quad] for quad in quads]),
+             "normals.obj": "vn 0 0 1\n" + obj_text(cube, [[f"{i + 1}//1" for i in quad] for quad in quads]),
+             "backwards.obj": obj_text(cube, [[str(i - 8) for i in quad] for quad in quads])}  # fmt: skip
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        for mesh in ("", ' scale="-1 0.5 2" inertia="exact"') if name == "quads.obj" else ("",):
+            xml = (f'<mujoco><asset><mesh name="m" file="{name}"{mesh}/></asset><worldbody><body name="b"><freejoint/>'
+                   f'<geom type="mesh" mesh="m" density="1" contype="0" conaffinity="0"/></body></worldbody></mujoco>')  # fmt: skip
+            (tmp_path / "robot.xml").write_text(xml)
+            values = kr.load(tmp_path / "robot.xml").values
+            model = mujoco.MjModel.from_xml_path(str(tmp_path / "robot.xml"))
+            assert values["M0"] == pytest.approx(model.body_mass[1], rel=1e-12), name
+            np.testing.assert_allclose([values[k + "0"] / values["M0"] for k in ("MX", "MY", "MZ")], model.body_ipos[1], rtol=0, atol=1e-12)
+
+
 def test_ascii_stl_reads_as_binary(tmp_path):
     """An ASCII STL (which MuJoCo does not read) gives the vertices and faces of the same binary file."""
     triangles = hull_triangles(np.random.default_rng(5).normal(size=(12, 3)))
@@ -296,6 +332,10 @@ def _bad_ascii(folder):
     (folder / "m.stl").write_text("solid m\nfacet normal 0 0 1\nouter loop\nvertex 0 0\n")
 
 
+def _pentagon(folder):
+    (folder / "m.obj").write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\n# a pentagon\nf 1 2 3 4 5\n")
+
+
 def _box(folder):
     write_stl(folder / "m.stl", box_triangles([0.1, 0.1, 0.1]))
 
@@ -309,7 +349,8 @@ MESH_ERRORS = [
     (_bad_ascii, mesh_model(), 3, "m.stl:4: 'vertex 0 0': a vertex is 3 numbers"),
     (_flipped, mesh_model('<mesh name="m" file="m.stl" inertia="exact"/>'), 3, "faces have inconsistent orientations"),
     (_flat, mesh_model(), 3, "the mesh's volume is too small (a flat or open mesh): try inertia=\"shell\""),
-    (_box, mesh_model('<mesh name="m" file="m.obj"/>'), 3, "a .obj mesh is not read (kanerobot reads STL meshes): convert it to STL"),
+    (_box, mesh_model('<mesh name="m" file="m.msh"/>'), 3, "a .msh mesh is not read (kanerobot reads STL and OBJ meshes): convert it to STL"),
+    (_pentagon, mesh_model('<mesh name="m" file="m.obj"/>'), 3, "m.obj:7: a face of 5 corners: give triangles or quads"),
     (_box, mesh_model(geom='<geom type="box" mesh="m"/>'), 8, "a box fitted to mesh=\"m\" is not supported"),
     (_box, mesh_model(geom='<geom type="mesh" mesh="m" shellinertia="true"/>'), 8, "write inertia=\"shell\" on its <mesh>"),
     (_box, mesh_model('<mesh name="m" file="m.stl" inertia="hollow"/>'), 3, "inertia=\"hollow\": use 'legacy' or 'exact' or 'convex' or 'shell'"),

@@ -54,7 +54,7 @@ import numpy as np
 
 from kanerobot.errors import DescriptionError, RobotFileError
 
-__all__ = ["MODES", "MeshInertia", "mesh_inertia", "read_stl"]
+__all__ = ["MODES", "MeshInertia", "mesh_inertia", "read_obj", "read_stl"]
 
 #: MuJoCo's ``<mesh inertia>`` modes (``legacy`` is its default).
 MODES = ("legacy", "exact", "convex", "shell")
@@ -171,6 +171,93 @@ def _merged(corners):
     """``(vertices, faces)`` of three corners per triangle, equal vertices made one (``-0.0`` equals ``0.0``)."""
     vertices, index = np.unique(corners.astype(np.float64) + 0.0, axis=0, return_inverse=True)
     return vertices, index.reshape(-1, 3)
+
+
+# ------------------------------------------------------------------ OBJ
+def read_obj(data: bytes, path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+    """The vertices and triangles of a Wavefront OBJ file, as MuJoCo reads them (tinyobjloader).
+
+    Every ``v x y z`` is a vertex (single precision); the faces are the ``f`` lines of the file's first
+    group (a ``g`` or ``o`` line after faces ends it: MuJoCo takes the first shape only), each index
+    ``i``, ``i/t``, ``i//n`` or ``i/t/n`` (1-based; negative: from the last vertex read), a quad split
+    along its shorter diagonal (as tinyobjloader).  No ``f`` line: the faces are None (the convex hull's).
+
+    Parameters
+    ----------
+    data : bytes
+    path : str or Path
+        The file, named in errors.
+
+    Returns
+    -------
+    vertices : ndarray, shape (n, 3)
+    faces : ndarray of int, shape (m, 3), or None
+
+    Raises
+    ------
+    RobotFileError
+        ``path:line:`` a number that is not one, an index out of range, a face of fewer than 3 or more than 4 corners.
+
+    Examples
+    --------
+    >>> vertices, faces = read_obj(b"v 0 0 0\\nv 1 0 0\\nv 1 1 0\\nv 0 1 0\\nf 1 2 3 4\\n", "square.obj")
+    >>> faces.tolist()
+    [[0, 1, 2], [0, 2, 3]]
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RobotFileError(path, None, "an OBJ file is text (UTF-8): this one is not") from None
+    vertices: list[list[float]] = []
+    polygons: list[tuple[int, list[int]]] = []  # (line, 0-based corners) of the first group
+    ended = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if words[0] == "v":
+            vertices.append(_obj_numbers(words[1:4], path, number, line))
+        elif words[0] in ("g", "o"):
+            ended = ended or bool(polygons)
+        elif words[0] == "f" and not ended:
+            polygons.append((number, [_obj_index(word, len(vertices), path, number) for word in words[1:]]))
+    corners = np.array(vertices, dtype=np.float32).astype(np.float64).reshape(-1, 3)
+    _check_bounds(corners, path, None)
+    faces = [triangle for number, polygon in polygons for triangle in _obj_triangles(polygon, corners, path, number)]
+    return corners, (np.array(faces, dtype=np.int64) if faces else None)
+
+
+def _obj_numbers(words, path, number, line):
+    try:
+        values = [float(word) for word in words]
+    except ValueError:
+        values = []
+    if len(values) != 3:
+        raise RobotFileError(path, number, f"'{line.strip()}': a vertex is 'v x y z'")
+    return values
+
+
+def _obj_index(word, count, path, number):
+    try:
+        index = int(word.split("/", 1)[0])
+    except ValueError:
+        raise RobotFileError(path, number, f"'{word}' is not a vertex index (i, i/t, i//n or i/t/n)") from None
+    if index == 0:
+        raise RobotFileError(path, number, "vertex index 0: OBJ counts vertices from 1 (or from -1 backwards)")
+    return index - 1 if index > 0 else count + index
+
+
+def _obj_triangles(polygon, vertices, path, number):
+    if len(polygon) not in (3, 4) or not all(0 <= i < len(vertices) for i in polygon):
+        why = f"a face of {len(polygon)} corners: give triangles or quads" if len(polygon) not in (3, 4) else \
+            f"a face names a vertex that does not exist (the file has {len(vertices)})"
+        raise RobotFileError(path, number, why)
+    if len(polygon) == 3:
+        return [polygon]
+    a, b, c, d = polygon
+    if np.linalg.norm(vertices[a] - vertices[c]) <= np.linalg.norm(vertices[b] - vertices[d]):
+        return [[a, b, c], [a, c, d]]
+    return [[a, b, d], [b, c, d]]
 
 
 # -------------------------------------------------------------- inertia

@@ -29,7 +29,7 @@ into a :class:`~kanerobot.robot.description.Robot` of general frames
   geoms' (``inertiafromgeom``: sphere, capsule, ellipsoid, cylinder, box
   and mesh with ``density`` (1000) or ``mass``, as MuJoCo computes them:
   a mesh's volume, centre and inertia by :mod:`kanerobot.robot.mesh` from
-  its ``<asset><mesh>``, an STL file found through ``<compiler meshdir
+  its ``<asset><mesh>``, an STL or OBJ file found through ``<compiler meshdir
   assetdir strippath>`` in the model's folder (or ``vertex`` and
   ``face``), with its ``inertia`` mode, ``scale``, ``refpos`` and
   ``refquat``), become
@@ -60,7 +60,7 @@ not 0, its leaders the others (``MimicJoint.more``); an equality on a
 spatial tendon is refused.  What would change the dynamics and is not
 read is refused with one line naming the element: any other active
 ``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, a height field or SDF geom, or a primitive
-fitted to a mesh, that gives a body its mass, a mesh file other than STL, ``<composite>``, ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
+fitted to a mesh, that gives a body its mass, a mesh file other than STL and OBJ, ``<composite>``, ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
 :class:`~kanerobot.errors.KaneRobotWarning`.
@@ -105,7 +105,7 @@ from kanerobot.robot.expressions import EXACT, exact_number, snapped_entry, symb
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.joints.quaternion import quaternion_product, quaternion_to_rotation
 from kanerobot.robot.mesh import MODES as MESH_MODES
-from kanerobot.robot.mesh import MeshInertia, mesh_inertia, read_stl
+from kanerobot.robot.mesh import MeshInertia, mesh_inertia, read_obj, read_stl
 from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
 from kanerobot.robot.urdf import RESERVED_SYMBOLS
 from kanerobot.robot.xmlfile import Element, parse_xml
@@ -117,6 +117,9 @@ KIND = "an MJCF file"
 JOINT_TYPES = {"hinge": joints.Revolute, "slide": joints.Prismatic, "ball": joints.Spherical, "free": joints.FreeFlyer}
 #: The shapes whose mass and inertia MuJoCo computes from ``size`` (a mesh's needs its vertices).
 SHAPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
+#: The mesh files read, by extension and media type (MuJoCo's ``content_type``).
+MESH_TYPES = {".stl": "model/stl", ".obj": "model/obj"}
+MESH_READERS = {"model/stl": read_stl, "model/obj": read_obj}
 #: MuJoCo's smallest mass of a moving body (``mjMINVAL``).
 MINVAL = 1e-15
 #: Elements of a body that do not change its dynamics (contacts, visuals, sensors' places).
@@ -724,7 +727,7 @@ class _Reader:
             self.fail(element, f"{what}: {exc}")
 
     def mesh_file(self, element, attrib, what):
-        """The vertices and faces of a mesh's STL file, found as MuJoCo finds it (``<compiler meshdir assetdir
+        """The vertices and faces of a mesh's STL or OBJ file, found as MuJoCo finds it (``<compiler meshdir assetdir
         strippath>``), read only inside the model's folder."""
         name = attrib["file"].strip()
         if "://" in name or name.startswith(("//", "\\\\")):
@@ -737,10 +740,10 @@ class _Reader:
         if not target.is_relative_to(self.folder):
             self.fail(element, f"{what}: {target} is outside the model's folder {self.folder}: only files in it (or below) are "
                                f"read; copy the file next to the model")  # fmt: skip
-        kind = attrib.get("content_type", "").strip() or {".stl": "model/stl"}.get(target.suffix.lower(), target.suffix)
-        if kind != "model/stl":
-            self.fail(element, f"{what}: a {kind or 'file without extension'} mesh is not read (kanerobot reads STL meshes): "
-                               f"convert it to STL")  # fmt: skip
+        kind = attrib.get("content_type", "").strip() or MESH_TYPES.get(target.suffix.lower(), target.suffix)
+        if kind not in MESH_READERS:
+            self.fail(element, f"{what}: a {kind or 'file without extension'} mesh is not read (kanerobot reads STL and OBJ "
+                               f"meshes): convert it to STL")  # fmt: skip
         if not target.is_file():
             self.fail(element, f"{what}: no such file {target}")
         try:
@@ -748,7 +751,7 @@ class _Reader:
         except OSError as exc:
             self.fail(element, f"{what}: cannot read {target}: {exc.strerror}")
         try:
-            return read_stl(data, target)
+            return MESH_READERS[kind](data, target)
         except RobotFileError as exc:
             self.fail(element, f"{what}: {exc}")
 
