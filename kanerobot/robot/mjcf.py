@@ -59,8 +59,10 @@ dependent joint is the last joint of tendon1 with a coefficient that is
 not 0, its leaders the others (``MimicJoint.more``); an equality on a
 spatial tendon is refused.  What would change the dynamics and is not
 read is refused with one line naming the element: any other active
-``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, a height field or SDF geom, or a primitive
-fitted to a mesh, that gives a body its mass, a mesh file other than STL and OBJ, ``<composite>``, ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
+``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, a height
+field or SDF geom, or a primitive fitted to a mesh, that gives a body its
+mass, a mesh file other than STL and OBJ, ``<composite>``,
+``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
 :class:`~kanerobot.errors.KaneRobotWarning`.
@@ -700,7 +702,7 @@ class _Reader:
         return R, p + R @ mesh.centre, (mass, mass / mesh.measure * mesh.inertia, np.zeros(3))
 
     def mesh_inertia(self, element, attrib):
-        """The volume or area, centre and inertia per unit density of a ``<mesh>`` (its STL file or its
+        """The volume or area, centre and inertia per unit density of a ``<mesh>`` (its file or its
         ``vertex`` and ``face``), moved by its ``refpos refquat scale``."""
         name = attrib.get("name", "").strip()
         what = f"<mesh{' name=' + repr(name) if name else ''}{' file=' + repr(attrib['file'].strip()) if 'file' in attrib else ''}>"
