@@ -27,7 +27,12 @@ into a :class:`~kanerobot.robot.description.Robot` of general frames
   the body's name (``body<i>`` unnamed);
 - a body's ``<inertial mass pos quat diaginertia|fullinertia>``, or its
   geoms' (``inertiafromgeom``: sphere, capsule, ellipsoid, cylinder, box
-  with ``density`` (1000) or ``mass``, as MuJoCo computes them), become
+  and mesh with ``density`` (1000) or ``mass``, as MuJoCo computes them:
+  a mesh's volume, centre and inertia by :mod:`kanerobot.robot.mesh` from
+  its ``<asset><mesh>``, an STL or OBJ file found through ``<compiler meshdir
+  assetdir strippath>`` in the model's folder (or ``vertex`` and
+  ``face``), with its ``inertia`` mode, ``scale``, ``refpos`` and
+  ``refquat``), become
   SYMORO's parameters about the frame origin (XX .. ZZ, MX MY MZ, M),
   symbols named after the frame's stem with the file's numbers in
   ``robot.values`` (as :mod:`kanerobot.robot.urdf` does); ``<compiler
@@ -54,7 +59,9 @@ dependent joint is the last joint of tendon1 with a coefficient that is
 not 0, its leaders the others (``MimicJoint.more``); an equality on a
 spatial tendon is refused.  What would change the dynamics and is not
 read is refused with one line naming the element: any other active
-``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, mesh geoms that give a body its mass, ``<composite>``,
+``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, a height
+field or SDF geom, or a primitive fitted to a mesh, that gives a body its
+mass, a mesh file other than STL and OBJ, ``<composite>``,
 ``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
@@ -99,6 +106,8 @@ from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, Joi
 from kanerobot.robot.expressions import EXACT, exact_number, snapped_entry, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.joints.quaternion import quaternion_product, quaternion_to_rotation
+from kanerobot.robot.mesh import MODES as MESH_MODES
+from kanerobot.robot.mesh import MeshInertia, mesh_inertia, read_obj, read_stl
 from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
 from kanerobot.robot.urdf import RESERVED_SYMBOLS
 from kanerobot.robot.xmlfile import Element, parse_xml
@@ -110,6 +119,9 @@ KIND = "an MJCF file"
 JOINT_TYPES = {"hinge": joints.Revolute, "slide": joints.Prismatic, "ball": joints.Spherical, "free": joints.FreeFlyer}
 #: The shapes whose mass and inertia MuJoCo computes from ``size`` (a mesh's needs its vertices).
 SHAPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
+#: The mesh files read, by extension and media type (MuJoCo's ``content_type``).
+MESH_TYPES = {".stl": "model/stl", ".obj": "model/obj"}
+MESH_READERS = {"model/stl": read_stl, "model/obj": read_obj}
 #: MuJoCo's smallest mass of a moving body (``mjMINVAL``).
 MINVAL = 1e-15
 #: Elements of a body that do not change its dynamics (contacts, visuals, sensors' places).
@@ -294,6 +306,8 @@ class _Reader:
         self.root = self.expanded(root, [Path(path).resolve()])
         self.compiler = self.compiler_settings()
         self.defaults = self.default_classes()
+        self.meshes = self.mesh_assets()
+        self.mesh_inertias: dict[str, MeshInertia] = {}  # each mesh read and integrated once, when a geom needs it
         self.values: dict[str, float] = {}
         self.unmodelled: dict[str, list[str]] = {}  # what is left out -> the elements, for the one warning
 
@@ -424,6 +438,8 @@ class _Reader:
             "boundinertia": self.number(element, attrib, "boundinertia", "<compiler>", 0.0),
             "settotalmass": self.number(element, attrib, "settotalmass", "<compiler>", -1.0),
             "inertiagrouprange": self.numbers(element, attrib, "inertiagrouprange", 2, "<compiler>", (0, 5)),
+            "meshdir": attrib.get("meshdir", attrib.get("assetdir", "")).strip(),
+            "strippath": self.flag(element, attrib, "strippath", "<compiler>", "false"),
         }
         seq = out["eulerseq"]
         if len(seq) != 3 or any(c not in "xyzXYZ" for c in seq):
@@ -626,6 +642,11 @@ class _Reader:
             return None
         if kind not in SHAPES and static:
             return None
+        if kind == "mesh":
+            return self.mesh_geom_inertia(element, attrib, what, R, p, length, mass)
+        if "mesh" in attrib:
+            self.fail(element, f"{what}: a {kind} fitted to mesh=\"{attrib['mesh']}\" is not supported: give the geom its size "
+                               f"(without mesh=...), or type=\"mesh\"")  # fmt: skip
         if kind not in SHAPES:
             self.fail(element, f"{what} is a {kind}, whose mass and inertia kanerobot does not compute: give body {body.name!r} an "
                                f"<inertial>, or this geom mass=\"0\" (or density=\"0\") if it is visual only")  # fmt: skip
@@ -643,6 +664,119 @@ class _Reader:
         if mass is None:
             mass = self.number(element, attrib, "density", what, 1000.0) * _volume(kind, size)
         return R, p, (mass, np.diag(_shape_inertia(kind, size, mass)), np.zeros(3))
+
+    # ------------------------------------------------------------- meshes
+    def mesh_assets(self):
+        """``{name: (element, attributes)}`` of the ``<asset><mesh>`` elements (a mesh without a name is named
+        after its file, as MuJoCo does); nothing is read yet."""
+        out: dict[str, tuple[Element, dict]] = {}
+        for block in self.root.findall("asset"):
+            for element in block.findall("mesh"):
+                attrib = self.resolved(element, "main")
+                name = attrib.get("name", "").strip() or Path(attrib.get("file", "").replace("\\", "/").strip()).stem
+                if not name:
+                    self.fail(element, "a <mesh> has neither name=\"...\" nor file=\"...\": name it")
+                if name in out:
+                    self.fail(element, f"<mesh name=\"{name}\"> is defined twice (first at line {out[name][0].line}): rename one")
+                out[name] = (element, attrib)
+        return out
+
+    def mesh_geom_inertia(self, element, attrib, what, R, p, length, mass):
+        """``(R, centre, (m, J, 0))`` of a mesh geom (its mesh's volume or area times its density, or its mass),
+        placed as MuJoCo places it: the mesh's centre in the geom's frame."""
+        if length is not None:
+            self.fail(element, f"{what}: a mesh geom takes no fromto: give pos and an orientation")
+        if self.flag(element, attrib, "shellinertia", what, "false") == "true":
+            self.fail(element, f"{what}: shellinertia=\"true\" on a mesh geom: MuJoCo refuses it; write inertia=\"shell\" on its <mesh>")
+        name = attrib.get("mesh", "").strip()
+        if name not in self.meshes:
+            known = ", ".join(sorted(self.meshes)[:8]) or "none"
+            self.fail(element, f"{what}: mesh=\"{name}\" names no <mesh> of <asset> (meshes: {known}): give the name of one")
+        if name not in self.mesh_inertias:
+            self.mesh_inertias[name] = self.mesh_inertia(*self.meshes[name])
+        mesh = self.mesh_inertias[name]
+        if mass is None:
+            mass = self.number(element, attrib, "density", what, 1000.0) * mesh.measure
+        elif mesh.measure <= 1e-14:
+            return None  # MuJoCo gives no mass to a geom whose mass is written but whose volume is below mjEPS
+        return R, p + R @ mesh.centre, (mass, mass / mesh.measure * mesh.inertia, np.zeros(3))
+
+    def mesh_inertia(self, element, attrib):
+        """The volume or area, centre and inertia per unit density of a ``<mesh>`` (its file or its
+        ``vertex`` and ``face``), moved by its ``refpos refquat scale``."""
+        name = attrib.get("name", "").strip()
+        what = f"<mesh{' name=' + repr(name) if name else ''}{' file=' + repr(attrib['file'].strip()) if 'file' in attrib else ''}>"
+        for key in ("builtin", "plugin"):
+            if key in attrib or element.find(key) is not None:
+                self.fail(element, f"{what}: a {key} mesh (generated by MuJoCo) is not supported: give a file or vertex=\"...\"")
+        mode = self.flag(element, attrib, "inertia", what, "legacy", MESH_MODES)
+        scale = self.numbers(element, attrib, "scale", 3, what, (1, 1, 1))
+        refpos = self.numbers(element, attrib, "refpos", 3, what, (0, 0, 0))
+        refquat = self.numbers(element, attrib, "refquat", 4, what, (1, 0, 0, 0))
+        if np.linalg.norm(refquat) < MINVAL:
+            self.fail(element, f"{what}: refquat=\"{attrib['refquat']}\" is zero: give a rotation (w x y z)")
+        if mode == "convex" and self.number(element, attrib, "maxhullvert", what, -1.0) != -1:
+            self.fail(element, f"{what}: maxhullvert with inertia=\"convex\" (a hull qhull stops early) is not supported: remove maxhullvert")
+        if "file" in attrib:
+            if "vertex" in attrib:
+                self.fail(element, f"{what}: both file and vertex give its vertices: keep one")
+            vertices, faces = self.mesh_file(element, attrib, what)
+        else:
+            vertices, faces = self.inline_mesh(element, attrib, what)
+        try:
+            return mesh_inertia(vertices, faces, mode, scale, refpos, refquat)
+        except DescriptionError as exc:
+            self.fail(element, f"{what}: {exc}")
+
+    def mesh_file(self, element, attrib, what):
+        """The vertices and faces of a mesh's STL or OBJ file, found as MuJoCo finds it (``<compiler meshdir assetdir
+        strippath>``), read only inside the model's folder."""
+        name = attrib["file"].strip()
+        if "://" in name or name.startswith(("//", "\\\\")):
+            self.fail(element, f"{what} is a URL: nothing is fetched from the network; copy the file next to the model")
+        if self.compiler["strippath"] == "true":
+            name = name.replace("\\", "/").rsplit("/", 1)[-1]
+        if Path(name).is_absolute():
+            self.fail(element, f"{what} is an absolute path: give it relative to the model's folder {self.folder} (or its meshdir)")
+        target = (self.folder / self.compiler["meshdir"] / name).resolve()
+        if not target.is_relative_to(self.folder):
+            self.fail(element, f"{what}: {target} is outside the model's folder {self.folder}: only files in it (or below) are "
+                               f"read; copy the file next to the model")  # fmt: skip
+        kind = attrib.get("content_type", "").strip() or MESH_TYPES.get(target.suffix.lower(), target.suffix)
+        if kind not in MESH_READERS:
+            self.fail(element, f"{what}: a {kind or 'file without extension'} mesh is not read (kanerobot reads STL and OBJ "
+                               f"meshes): convert it to STL")  # fmt: skip
+        if not target.is_file():
+            self.fail(element, f"{what}: no such file {target}")
+        try:
+            data = target.read_bytes()
+        except OSError as exc:
+            self.fail(element, f"{what}: cannot read {target}: {exc.strerror}")
+        try:
+            return MESH_READERS[kind](data, target)
+        except RobotFileError as exc:
+            self.fail(element, f"{what}: {exc}")
+
+    def inline_mesh(self, element, attrib, what):
+        """A mesh's ``vertex`` (single precision, as MuJoCo keeps them) and ``face`` (None: the convex hull's)."""
+        if "vertex" not in attrib:
+            self.fail(element, f"{what} has neither file=\"...\" nor vertex=\"...\": give one")
+        vertices = self.numbers(element, attrib, "vertex", self.count(element, attrib, "vertex", what, 12), what).reshape(-1, 3)
+        vertices = vertices.astype(np.float32).astype(float)
+        if "face" not in attrib:
+            return vertices, None
+        faces = self.numbers(element, attrib, "face", self.count(element, attrib, "face", what, 3), what)
+        if np.any(faces != np.round(faces)) or np.any(faces < 0) or np.any(faces >= len(vertices)):
+            self.fail(element, f"{what}: face=\"...\" holds a number that is not the index of a vertex (0 to {len(vertices) - 1})")
+        return vertices, faces.astype(np.int64).reshape(-1, 3)
+
+    def count(self, element, attrib, key, what, least):
+        """The number of numbers in ``attrib[key]``: a multiple of 3, at least ``least``."""
+        count = len(attrib[key].split())
+        if count < least or count % 3:
+            self.fail(element, f"{what}: {key}=\"...\" holds {count} numbers: give 3 per {'vertex' if key == 'vertex' else 'triangle'}"
+                               f"{', at least 4 vertices' * (key == 'vertex')}")  # fmt: skip
+        return count
 
     # ------------------------------------------------------------- build
     def result(self):
