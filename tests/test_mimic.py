@@ -341,6 +341,43 @@ def test_a_floating_tree_with_a_mimic_equals_the_free_tree_projected_by_hand(flo
         np.testing.assert_allclose(fn.direct_dynamics(q, qd, torques), qdd_free, rtol=0, atol=1e-8 * max(1.0, np.abs(qdd_free).max()))
 
 
+def test_to_pinocchio_carries_the_mimic_and_equals_the_floating_model(floating):
+    """pinocchio's own mimic joint (``transformJointIntoMimic``) on the floating tree: its crba and rnea in the
+    independent speeds are our floating mimic model's."""
+    from ball_robots import pinocchio_q as ball_q
+
+    from kanerobot.interop import to_pinocchio
+
+    tree, robot, values, _, fn = floating
+    pmodel = to_pinocchio(robot, values)
+    assert pmodel.nv == 13 and "JointModelMimic" in {pmodel.joints[i].shortname() for i in range(1, pmodel.njoints)}
+    data = pmodel.createData()
+    for q, qd, qdd in floating_states(tree, fn, np.random.default_rng(14), 2):
+        pq = ball_q(tree, q)[: pmodel.nq]  # pinocchio keeps no coordinate of the mimic joint (the last)
+        M = pin.crba(pmodel, data, pq)
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(fn.mass_matrix(q), M, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
+        tau = pin.rnea(pmodel, data, pq, qd, qdd)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
+@pytest.mark.parametrize(
+    "mimic, words",
+    [(("4", "1", 2.0, 0.0, (("2", 1.0),)), "mimic joint 4 follows 2 joints (1, 2): pinocchio's mimic joint has one leader"),
+     (("2", "5", 2.0, 0.0), "mimic joint 2 comes before its leader 5 in the tree: pinocchio's mimic joint follows its leader")],
+    ids=["several leaders", "leader after"],
+)
+def test_to_pinocchio_refuses_a_coupling_it_cannot_build_in_one_line(mimic, words):
+    from ball_robots import random_values
+
+    from kanerobot.interop import to_pinocchio
+
+    robot = kr.Robot.create("arm", ARM.frames, mimics=[mimic])
+    with pytest.raises(kr.KaneRobotError) as info:
+        to_pinocchio(robot, random_values(ARM, 1))
+    assert words in str(info.value) and "to_pinocchio(mimic_tree(robot), values)" in str(info.value) and "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize("method", ["lagrange", "kane"])
 def test_every_engine_gives_the_floating_mimic_model(floating, method):
     tree, robot, values, _, fn = floating
