@@ -153,3 +153,46 @@ def test_every_engine_composes_with_a_constraint_on_a_floating_tree(lifted, meth
     tau = fn.inverse_dynamics(q, qd_a, qdd_a)
     np.testing.assert_allclose(other.inverse_dynamics(q, qd_a, qdd_a), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
     np.testing.assert_allclose(other.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-9)
+
+
+class Towed(VelocityConstraint):
+    """``v = (qd1 + qd2) e_x``, ``w = qd3 e_z`` (in frame 0): the floating satellite's base dependent, its joints independent."""
+
+    kind = adjective = "towed"
+
+    def __init__(self, robot):
+        self.robot = self.tree = robot
+        self.independent = ("1", "2", "3")
+        self.J = sympy.Matrix.hstack(sympy.eye(6), -sympy.Matrix([[1, 1, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 1]]))
+
+
+def test_a_floating_base_can_be_the_dependent_speeds():
+    """The base's six speeds follow the joints': the model is pinocchio's floating tree projected by G (by hand),
+    the base pose still in q; the program (base speeds and accelerations assigned, not inputs) gives the same."""
+    pin = pytest.importorskip("pinocchio", reason="pip install -e '.[bench]' (pinocchio): the reference is pinocchio's rnea and crba, projected")
+    robot = kr.load(kr.frames_path("satellite"))
+    values = random_values(robot, 4)
+    model = constrained(Towed)(robot, "newton-euler")
+    assert model.dof == 3 and model.constraint.dependent == ("0",) and list(map(str, model.tau)) == ["GAM1", "GAM2", "GAM3"]
+    inputs = {str(x) for x in model.program("inverse_dynamics").inputs}
+    assert {"QW0", "QP1"} <= inputs and not {"VX0", "DVX0", "WZ0"} & inputs
+    fn = model.numeric(values, backend="numpy")
+    assert fn.nq == 10 and fn.nv == 3 and fn.state_space.nq == 10 and fn.state_space.layout_q.startswith("base x y z, quaternion")
+    pmodel = to_pinocchio(robot, values)
+    data = pmodel.createData()
+    G = np.zeros((9, 3))
+    G[0, :2], G[5, 2], G[6:, :] = 1, 1, np.eye(3)
+    rng = np.random.default_rng(7)
+    quat = rng.normal(size=4)
+    q = np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), rng.uniform(-1, 1, 3)])
+    qd, qdd = rng.normal(size=3), rng.normal(size=3)
+    A = pin.crba(pmodel, data, q)
+    A = G.T @ (np.triu(A) + np.triu(A, 1).T) @ G
+    tau = G.T @ pin.rnea(pmodel, data, q, G @ qd, G @ qdd)
+    np.testing.assert_allclose(fn.mass_matrix(q), A, rtol=0, atol=1e-9 * max(1.0, np.abs(A).max()))
+    np.testing.assert_allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+    np.testing.assert_allclose(fn.direct_dynamics(q, qd, tau), qdd, rtol=0, atol=1e-8)
+    point = dict(values) | dict(zip(["X0", "Y0", "Z0", "QX0", "QY0", "QZ0", "QW0", "th1", "th2", "th3"], q))
+    point |= dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
+    f = model.program("inverse_dynamics").to_function()
+    np.testing.assert_allclose(np.ravel(f(*[point[str(a)] for a in f.args])), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))

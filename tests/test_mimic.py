@@ -137,7 +137,7 @@ def worst_error(fn, reference, q, qd, qdd, tau):
 def random_states(fn, rng, count=3):
     """``(q, qd, qdd, tau)``: q from random independent joints (every joint of a robot without mimic joints)."""
     coupled = isinstance(fn, MimicDynamics)
-    base = 7 if fn.robot.floating else 0  # a unit quaternion for a floating base
+    base = 7 if fn.model.robot.floating else 0  # a unit quaternion for a floating base
     for _ in range(count):
         q = rng.uniform(-1, 1, len(fn._free) if coupled else fn.nq)
         if base:
