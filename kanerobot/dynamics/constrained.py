@@ -328,7 +328,10 @@ class VelocityConstraint:
     (:data:`~kanerobot.robot.description.BASE`) in :attr:`independent` (its
     six speeds independent, as for mimic joints: the robot still flies) or
     in :attr:`dependent` (its six fixed by J: a rolling contact of the base
-    itself).  So a rolling contact on a floating tree only writes J (the
+    itself); the six go together (a choice among them would need a label
+    per base speed, which :func:`speeds` does not offer yet: a wheel-legged
+    robot's contacts leave the base independent, the legs dependent).  So
+    a rolling contact on a floating tree only writes J (the
     contact point's velocity: ``[I, -[p]x] [v; w] + J_joints qd``, all in
     frame 0, expressed with the base quaternion) and its independent
     labels; the programs splice the floating tree's, the numeric functions
