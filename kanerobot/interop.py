@@ -61,10 +61,19 @@ def to_pinocchio(robot, values):
     inertia, friction and external wrenches are not represented: compare
     with IA = FV = FS = 0 and no wrench.
 
+    Mimic joints (``robot.mimics``) become pinocchio's ``JointModelMimic``
+    (``transformJointIntoMimic``): the model's q and v then hold the
+    independent joints only, as kanerobot's mimic model's speeds do
+    (:mod:`kanerobot.dynamics.mimic`); a coupling pinocchio cannot hold (a
+    mimic joint before its leader in the tree, several leaders) is refused
+    in one line: ``to_pinocchio(mimic_tree(robot), values)``
+    (:func:`~kanerobot.dynamics.mimic.mimic_tree`) gives the free tree.
+
     Raises
     ------
     KaneRobotError
-        If ``pin`` is not installed, or the robot has loops or a wheeled base.
+        If ``pin`` is not installed, the robot has loops or a wheeled base,
+        or a mimic joint pinocchio cannot hold.
     """
     try:
         import pinocchio as pin
@@ -99,4 +108,23 @@ def to_pinocchio(robot, values):
         if frame.label in robot.dynamics:
             mass, c, I_G = inertia_about_com(robot.dynamics[frame.label], symbols)
             model.appendBodyToJoint(joint_id[frame.label], pin.Inertia(mass, c, I_G), pin.SE3.Identity())
+    return _with_mimics(pin, model, robot, joint_id, symbols)
+
+
+def _with_mimics(pin, model, robot, joint_id, symbols):
+    """``model`` with each mimic joint of ``robot`` made pinocchio's mimic of its leader (``q_m = k q_l + o``)."""
+    for item in robot.mimics:
+        where = f"to_pinocchio of {robot.name}: mimic joint {item.joint}"
+        if len(item.terms) > 1:
+            raise KaneRobotError(
+                f"{where} follows {len(item.terms)} joints ({', '.join(item.leaders)}): pinocchio's mimic joint has one "
+                f"leader; give to_pinocchio(mimic_tree(robot), values) for the free tree"
+            )
+        if joint_id[item.leader] > joint_id[item.joint]:
+            raise KaneRobotError(
+                f"{where} comes before its leader {item.leader} in the tree: pinocchio's mimic joint follows its "
+                f"leader; give to_pinocchio(mimic_tree(robot), values) for the free tree"
+            )
+        k, o = _numeric([item.multiplier, item.offset], symbols, f"mimic joint {item.joint}").ravel()
+        model = pin.transformJointIntoMimic(model, joint_id[item.leader], joint_id[item.joint], float(k), float(o))
     return model

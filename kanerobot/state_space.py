@@ -298,7 +298,8 @@ class StateSpace:
     def joint_rates(self, q, qd, qdot=None):
         """``r = R qd``: the tree's joint rates, where friction acts (one state or a batch)."""
         if self.rate_values is not None:
-            return qdot if qdot is not None else self.rate_values(q, qd)
+            # qdot is the rates when each coordinate is one joint's rate (not a quaternion's, not a floating base's)
+            return qdot if qdot is not None and self.nq == len(self.joints) else self.rate_values(q, qd)
         return np.asarray(qd)[..., self._rates]
 
     @functools.cached_property

@@ -9,6 +9,12 @@ its mimic in the file: Romeo, Talos full), pinocchio's model with every joint
 free projected by hand, ``G^T A G`` and ``G^T rnea(q, G qd_a, G qdd_a)``
 (G constant, so Gdot = 0).  The robot is a URDF written here with random
 rigid bodies (mass, box-shaped principal moments, random axes and centres).
+
+On a floating base (the free flyer kept, its six speeds independent): the
+floating ball tree (tests/ball_robots.py) with a random mimic against
+pinocchio's floating tree projected by a G built here, and against MuJoCo
+(a free joint and a joint equality, tests/mujoco_reference.py); Talos full
+and Romeo as humanoids in the long group.
 """
 
 import dataclasses
@@ -70,6 +76,8 @@ def without_friction(robot):
 def pinocchio_q(pmodel, robot, q):
     """pinocchio's configuration of our joint vector ``q`` (joints of one coordinate; a continuous joint's cos, sin)."""
     out = pin.neutral(pmodel)
+    if robot.floating:  # pinocchio's root free flyer first, in our convention (x y z, quaternion x y z w)
+        out[:7], q = q[:7], q[7:]
     for label, value in zip(robot.joint_labels, q):
         joint = pmodel.joints[pmodel.getJointId(label)]
         if joint.shortname() == "JointModelMimic":
@@ -84,8 +92,12 @@ def pinocchio_q(pmodel, robot, q):
 def speed_map(pmodel, robot, independent):
     """``P`` (pmodel.nv, m): pinocchio's speeds of our independent ones; with every joint free in
     ``pmodel``, the mimic joints' rows hold their multipliers (G by hand)."""
-    P = np.zeros((pmodel.nv, len(independent)))
-    column = {label: k for k, label in enumerate(independent)}
+    column, size = {}, 0
+    for label in independent:  # a floating base "0" has six speeds, pinocchio's first
+        column[label], size = size, size + (6 if label == "0" else 1)
+    P = np.zeros((pmodel.nv, size))
+    if "0" in column:
+        P[:6, column["0"] : column["0"] + 6] = np.eye(6)
     for label in robot.joint_labels:
         joint = pmodel.joints[pmodel.getJointId(label)]
         if label in column:
@@ -107,7 +119,7 @@ def references(pmodel, robot, independent, q, qd, qdd, tau):
     out = {"mass_matrix": A, "h": h, "gravity": P.T @ pin.computeGeneralizedGravity(pmodel, data, pq),
            "inverse_dynamics": P.T @ pin.rnea(pmodel, data, pq, P @ qd, P @ qdd)}  # fmt: skip
     if np.linalg.cond(A) < ILL:  # a joint moving massless links alone: A singular, no direct dynamics (any solver's)
-        out["direct_dynamics"] = np.linalg.solve(A, tau - h)
+        out["direct_dynamics"] = np.linalg.solve(A, np.concatenate([np.zeros(len(h) - len(tau)), tau]) - h)  # a base not actuated
     return out
 
 
@@ -125,9 +137,13 @@ def worst_error(fn, reference, q, qd, qdd, tau):
 def random_states(fn, rng, count=3):
     """``(q, qd, qdd, tau)``: q from random independent joints (every joint of a robot without mimic joints)."""
     coupled = isinstance(fn, MimicDynamics)
+    base = 7 if fn.model.robot.floating else 0  # a unit quaternion for a floating base
     for _ in range(count):
-        q = fn.configuration(rng.uniform(-1, 1, len(fn._free))) if coupled else rng.uniform(-1, 1, fn.nq)
-        yield q, rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv)
+        q = rng.uniform(-1, 1, len(fn._free) if coupled else fn.nq)
+        if base:
+            q[3:7] /= np.linalg.norm(q[3:7])
+        q = fn.configuration(q) if coupled else q
+        yield q, rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv), rng.uniform(-1, 1, fn.nv - (6 if base else 0))
 
 
 @pytest.fixture(scope="module")
@@ -256,6 +272,214 @@ def test_a_ball_and_plane_tree_with_a_symbolic_multiplier_equals_pinocchio_proje
     assert np.allclose(np.ravel(f(*[point[str(a)] for a in f.args])), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
 
 
+# ------------------------------------------------------------------ on a floating base
+#: A floating tree (tests/ball_robots.py) whose revolute joint 4 mimics revolute joint 1: ``q4 = k q1 + o``.
+FLOATING_MIMIC = ("4", "1", "k", "o")
+FLOATING_VALUES = {"k": -1.3, "o": 0.2}
+
+
+def floating_mimic_projection(k):
+    """``G`` (14, 13) built here from the mimic's row: the tree's speeds (base six, joints 1, 2 (3), 3 (3), 4)
+    from the independent ones (base six, joints 1, 2, 3); the mimic's row ``qd4 = k qd1``."""
+    G = np.zeros((14, 13))
+    G[:13, :13] = np.eye(13)
+    G[13, 6] = k
+    return G
+
+
+@pytest.fixture(scope="module")
+def floating():
+    """``(tree, robot, values, model, fn)``: the floating ball tree with joint 4 mimicking joint 1."""
+    from ball_robots import random_values
+
+    tree = ball_tree(floating=True)
+    robot = kr.Robot.create(tree.name, tree.frames, floating=True, mimics=[FLOATING_MIMIC])
+    values = random_values(tree, 12) | FLOATING_VALUES
+    model = kr.derive(robot)
+    return tree, robot, values, model, model.numeric(values, backend="numpy")
+
+
+def floating_states(tree, fn, rng, count=3):
+    """``(q, qd, qdd)``: random unit quaternions (base, ball joint), joint 4 set from joint 1, random speeds."""
+    from ball_robots import random_state
+
+    for _ in range(count):
+        q_tree, _, _ = random_state(tree, rng)
+        q = fn.configuration(q_tree[:-1])  # every coordinate but the mimic joint's (the last)
+        yield q, rng.normal(size=13), rng.normal(size=13)
+
+
+def test_a_floating_tree_with_a_mimic_equals_the_free_tree_projected_by_hand(floating):
+    """Base speeds and the independent joints' are the speeds; ``G^T M G``, ``G^T rnea(q, G qd, G qdd)`` and the
+    gravity of pinocchio's floating tree (every joint free), G built here; the direct dynamics inverts them."""
+    from ball_robots import pinocchio_q as ball_q
+
+    from kanerobot.interop import to_pinocchio
+
+    tree, _, values, model, fn = floating
+    assert model.dof == 13 and model.independent == ("0", "1", "2", "3") and fn.nq == 16 and fn.nv == 13
+    assert model.state_space.kind == "mimic joints" and model.state_space.nq == 16 and model.state_space.nv == 13
+    pmodel = to_pinocchio(tree, {n: v for n, v in values.items() if n not in FLOATING_VALUES})
+    data = pmodel.createData()
+    G = floating_mimic_projection(FLOATING_VALUES["k"])
+    for q, qd, qdd in floating_states(tree, fn, np.random.default_rng(13)):
+        assert q[-1] == pytest.approx(-1.3 * q[7] + 0.2, abs=1e-15)
+        pq = ball_q(tree, q)
+        M = pin.crba(pmodel, data, pq)
+        M = G.T @ (np.triu(M) + np.triu(M, 1).T) @ G
+        tau = G.T @ pin.rnea(pmodel, data, pq, G @ qd, G @ qdd)
+        scale = max(1.0, np.abs(tau).max())
+        np.testing.assert_allclose(fn.mass_matrix(q), M, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
+        np.testing.assert_allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * scale)
+        h = G.T @ pin.nonLinearEffects(pmodel, data, pq, G @ qd)
+        np.testing.assert_allclose(fn.h(q, qd), h, rtol=0, atol=1e-9 * scale)
+        np.testing.assert_allclose(fn.gravity(q), G.T @ pin.computeGeneralizedGravity(pmodel, data, pq), rtol=0, atol=1e-9 * scale)
+        # the base is not actuated: the torques of joints 1, 2, 3 that give this motion, the base wrench at zero
+        free = np.linalg.solve(M[:6, :6], -(h[:6] + M[:6, 6:] @ qdd[6:]))
+        qdd_free = np.concatenate([free, qdd[6:]])
+        torques = (M @ qdd_free + h)[6:]
+        np.testing.assert_allclose(fn.direct_dynamics(q, qd, torques), qdd_free, rtol=0, atol=1e-8 * max(1.0, np.abs(qdd_free).max()))
+
+
+def test_to_pinocchio_carries_the_mimic_and_equals_the_floating_model(floating):
+    """pinocchio's own mimic joint (``transformJointIntoMimic``) on the floating tree: its crba and rnea in the
+    independent speeds are our floating mimic model's."""
+    from ball_robots import pinocchio_q as ball_q
+
+    from kanerobot.interop import to_pinocchio
+
+    tree, robot, values, _, fn = floating
+    pmodel = to_pinocchio(robot, values)
+    assert pmodel.nv == 13 and "JointModelMimic" in {pmodel.joints[i].shortname() for i in range(1, pmodel.njoints)}
+    data = pmodel.createData()
+    for q, qd, qdd in floating_states(tree, fn, np.random.default_rng(14), 2):
+        pq = ball_q(tree, q)[: pmodel.nq]  # pinocchio keeps no coordinate of the mimic joint (the last)
+        M = pin.crba(pmodel, data, pq)
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(fn.mass_matrix(q), M, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
+        tau = pin.rnea(pmodel, data, pq, qd, qdd)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
+@pytest.mark.parametrize(
+    "mimic, words",
+    [(("4", "1", 2.0, 0.0, (("2", 1.0),)), "mimic joint 4 follows 2 joints (1, 2): pinocchio's mimic joint has one leader"),
+     (("2", "5", 2.0, 0.0), "mimic joint 2 comes before its leader 5 in the tree: pinocchio's mimic joint follows its leader")],
+    ids=["several leaders", "leader after"],
+)
+def test_to_pinocchio_refuses_a_coupling_it_cannot_build_in_one_line(mimic, words):
+    from ball_robots import random_values
+
+    from kanerobot.interop import to_pinocchio
+
+    robot = kr.Robot.create("arm", ARM.frames, mimics=[mimic])
+    with pytest.raises(kr.KaneRobotError) as info:
+        to_pinocchio(robot, random_values(ARM, 1))
+    assert words in str(info.value) and "to_pinocchio(mimic_tree(robot), values)" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["lagrange", "kane"])
+def test_every_engine_gives_the_floating_mimic_model(floating, method):
+    tree, robot, values, _, fn = floating
+    other = kr.derive(robot, method).numeric(values, backend="numpy")
+    for q, qd, qdd in floating_states(tree, fn, np.random.default_rng(15), 2):
+        np.testing.assert_allclose(other.mass_matrix(q), fn.mass_matrix(q), rtol=0, atol=1e-9)
+        tau = fn.inverse_dynamics(q, qd, qdd)
+        np.testing.assert_allclose(other.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
+def test_the_floating_program_takes_the_base_state(floating):
+    """The symbolic program (the floating tree's spliced): quaternion, base speeds and accelerations are inputs."""
+    from ball_robots import state_symbols
+
+    tree, _, values, model, fn = floating
+    q, qd, qdd = next(floating_states(tree, fn, np.random.default_rng(16)))
+    names = state_symbols(tree)
+    point = dict(values) | dict(zip(names[0], q)) | dict(zip(map(str, model.qd), qd)) | dict(zip(map(str, model.qdd), qdd))
+    program = model.program("inverse_dynamics")
+    inputs = {str(x) for x in program.inputs}
+    assert {"QW0", "VX0", "DWZ0", "QP1"} <= inputs and "QP4" not in inputs and "QDP4" not in inputs
+    f = program.to_function()
+    np.testing.assert_allclose(np.ravel(f(*[point[str(a)] for a in f.args])), fn.inverse_dynamics(q, qd, qdd), rtol=0, atol=1e-9)
+
+
+def test_a_floating_simulation_keeps_the_coupling_and_the_momentum(floating):
+    """Free flight without gravity: the mimic joint stays at ``k q1 + o``, the quaternion unit, and the momentum
+    ``A_G G qd_a`` (the tree's centroidal momentum matrix) is conserved."""
+    tree, _, values, model, _ = floating
+    fn = model.numeric(values | {"G3": 0.0}, backend="numpy")
+    q0 = next(floating_states(tree, fn, np.random.default_rng(17)))[0]
+    qd0 = np.random.default_rng(18).normal(size=13) * 0.5
+    run = kr.simulate(fn, None, np.concatenate([q0, qd0]), (0.0, 0.2))
+    q, qd = np.asarray(run.q), np.asarray(run.qd)
+    assert q.shape[1] == 16 and np.abs(q[-1] - q0).max() > 1e-2
+    assert np.abs(q[:, 15] - (-1.3 * q[:, 7] + 0.2)).max() < 1e-12
+    assert np.abs(np.linalg.norm(q[:, 3:7], axis=1) - 1).max() < 1e-12
+    h0 = fn.centroidal_momentum_matrix(q[0]) @ qd[0]
+    h1 = fn.centroidal_momentum_matrix(q[-1]) @ qd[-1]
+    assert np.abs(h1 - h0).max() < 1e-6 * max(1.0, np.abs(h0).max())
+
+
+def mjcf_floating_mimic(seed):
+    """A free body with three hinges and a slide, random bodies, frames and axes; hinge ``c`` follows hinge ``b``
+    through a joint equality (``c = 0.1 - 0.7 b``, no refs)."""
+    rng = np.random.default_rng(seed)
+
+    def numbers(values):
+        return " ".join(f"{float(x)!r}" for x in values)
+
+    def inertial():
+        quat = rng.normal(size=4)
+        return (f'<inertial pos="{numbers(rng.uniform(-0.1, 0.1, 3))}" quat="{numbers(quat / np.linalg.norm(quat))}" '
+                f'mass="{rng.uniform(0.5, 2)!r}" diaginertia="{numbers(rng.uniform(0.05, 0.1, 3))}"/>')  # fmt: skip
+
+    def body(name, joint, inner=""):
+        axis = rng.normal(size=3)
+        return (f'<body name="{name}" pos="{numbers(rng.uniform(-0.3, 0.3, 3))}" euler="{numbers(rng.uniform(-1, 1, 3))}">'
+                f'<joint name="{name}" type="{joint}" axis="{numbers(axis / np.linalg.norm(axis))}"/>{inertial()}{inner}</body>')  # fmt: skip
+
+    tree = body("a", "hinge", body("b", "hinge", body("s", "slide"))) + body("c", "hinge")
+    return (f'<mujoco><compiler angle="radian"/><worldbody><body name="base" pos="0 0 1"><freejoint name="root"/>'
+            f'{inertial()}{tree}</body></worldbody>'
+            '<equality><joint joint1="c" joint2="b" polycoef="0.1 -0.7 0 0 0"/></equality></mujoco>')
+
+
+def test_a_floating_mimic_equals_mujocos_free_joint_and_equality():
+    """MuJoCo's own model of the file: its equality holds at our configurations (``efc_pos`` 0), and our model is
+    its M, bias and inverse dynamics (free joint mapped, tests/mujoco_reference.py) projected by G built here."""
+    mujoco = pytest.importorskip("mujoco", reason="pip install -e '.[test]' (MuJoCo is a reference of mimic joints)")
+    from mujoco_reference import MujocoReference
+
+    from kanerobot.robot.mjcf import mjcf_from_text
+
+    text = mjcf_floating_mimic(19)
+    parsed = mjcf_from_text(text)
+    robot = parsed.robot
+    assert robot.floating and robot.joint_labels == ("a", "b", "s", "c") and [m.joint for m in robot.mimics] == ["c"]
+    mmodel = mujoco.MjModel.from_xml_string(text)
+    reference = MujocoReference(parsed, mmodel)
+    values = {name: (0.0 if name.startswith(("FV", "FS")) else value) for name, value in robot.values.items()}
+    fn = kr.derive(robot).numeric(values, backend="numpy")
+    G = np.zeros((10, 9))  # the tree's speeds (base six, a, b, s, c) from the independent ones (base six, a, b, s)
+    G[:9, :9] = np.eye(9)
+    G[9, 7] = -0.7
+    rng, data = np.random.default_rng(20), mujoco.MjData(mmodel)
+    for _ in range(3):
+        quat = rng.normal(size=4)
+        q = fn.configuration(np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), rng.uniform(-1, 1, 3)]))
+        v, a = rng.normal(size=9), rng.normal(size=9)
+        mmodel.opt.disableflags = 0
+        data.qpos[:] = reference.qpos(q)
+        mujoco.mj_forward(mmodel, data)
+        assert data.nefc >= 1 and abs(data.efc_pos[0]) < 1e-12  # MuJoCo's equality holds there
+        M = G.T @ reference.mass_matrix(q) @ G
+        np.testing.assert_allclose(fn.mass_matrix(q), M, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
+        bias = G.T @ reference.bias(q, G @ v)
+        np.testing.assert_allclose(fn.h(q, v), bias, rtol=0, atol=1e-9 * max(1.0, np.abs(bias).max()))
+        tau = G.T @ reference.inverse(q, G @ v, G @ a)
+        np.testing.assert_allclose(fn.inverse_dynamics(q, v, a), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+
+
 # ------------------------------------------------------------------ several leaders
 #: finger_b = 0.6 shoulder - 1.3 elbow + 0.8 finger_a + 0.1: a linear coupling of several joints (an MJCF fixed tendon).
 SEVERAL = ("finger_b", "shoulder", 0.6, 0.1, (("elbow", -1.3), ("finger_a", 0.8)))
@@ -361,8 +585,9 @@ def test_a_mimic_joint_of_several_speeds_is_refused():
 
 
 def test_structures_mimics_do_not_compose_with_say_so():
-    robot = urdf_from_text(gripper_urdf(), floating=True)
-    with pytest.raises(kr.KaneRobotError, match=r"mimic joints \(wrist, finger_b\) with a floating base are not supported yet: load the robot with mimic='independent'"):
+    fourbar = kr.load(kr.frames_path("fourbar"))
+    robot = kr.Robot.create("coupled", fourbar.frames, loops=fourbar.loops, mimics=[("3", "1", 2, 0)])
+    with pytest.raises(kr.KaneRobotError, match=r"mimic joints \(3\) with closed loops are not supported yet: load the robot with mimic='independent'"):
         kr.derive(robot)
 
 
@@ -434,6 +659,36 @@ def compare_file(path, seed=0):
     error = max(worst_error(fn, references(pmodel, robot, independent, *state), *state)
                 for state in random_states(fn, np.random.default_rng(seed), 2))  # fmt: skip
     return path.stem, robot.nj, len(robot.mimics), robot.dof, reference, error
+
+
+def compare_floating(path, seed=0):
+    """``(file, dof, reference, worst error)`` of one URDF loaded with a floating base and its mimic joints."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KaneRobotWarning)
+        robot = kr.load(path, physical=False, floating=True)
+    assert robot.floating and robot.mimics
+    model = kr.derive(robot)
+    fn = model.numeric(without_friction(robot), backend="numpy", physical=False)
+    try:
+        pmodel, reference = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=True), "pinocchio mimic"
+    except (RuntimeError, ValueError):
+        pmodel, reference = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()), "pinocchio free, G by hand"
+    assert model.independent[0] == "0" and fn.nv == pmodel.nv - (len(robot.mimics) if reference.endswith("hand") else 0)
+    error = max(worst_error(fn, references(pmodel, robot, model.independent, *state), *state)
+                for state in random_states(fn, np.random.default_rng(seed), 2))  # fmt: skip
+    return path.stem, robot.dof, reference, error
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name", ["talos_full_v2", "romeo"])
+def test_humanoids_with_mimic_grippers_on_a_floating_base_equal_pinocchio(name):
+    """Talos full and Romeo as humanoids: the free flyer and the mimic joints of their grippers together."""
+    files = mimic_files()
+    if name not in files:
+        pytest.skip("example-robot-data is not installed: pip install -e '.[bench]'")
+    row = compare_floating(files[name])
+    print("{:12s} {:3d} DOF  {:26s} {:.1e}".format(*row))
+    assert row[-1] < 1e-9
 
 
 def mimic_files():

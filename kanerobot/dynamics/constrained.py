@@ -50,9 +50,10 @@ from kanerobot.dynamics.dynamic_model import (
     bound_values,
     solve_dynamics,
 )
+from kanerobot.dynamics.root import root_joint_model
 from kanerobot.errors import KaneRobotError, ParameterError, SingularityError
 from kanerobot.kinematics import speed_columns
-from kanerobot.robot.description import Robot
+from kanerobot.robot.description import BASE, Robot
 from kanerobot.state_space import StateSpace
 
 __all__ = [
@@ -64,13 +65,17 @@ __all__ = [
     "Speed",
     "VelocityConstraint",
     "batched_function",
+    "configuration",
     "constrained",
     "constrained_program",
     "coordinate_rates",
     "project_outputs",
     "speed_columns",
+    "speed_labels",
     "speeds",
     "time_derivative",
+    "velocity",
+    "velocity_columns",
 ]
 
 #: Relative threshold on the smallest singular value of J_d (and on J G).
@@ -139,17 +144,41 @@ class Speed(NamedTuple):
     suffix: str
 
 
+def speed_labels(robot):
+    """The labels whose speeds make up the tree's velocity: the base ``"0"`` first on a floating
+    tree (the free flyer's six speeds), then every joint.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> speed_labels(kr.load(kr.frames_path("satellite"))), speed_labels(kr.load(kr.frames_path("planar2")))
+    (('0', '1', '2', '3'), ('1', '2'))
+    """
+    return ((BASE,) if robot.floating else ()) + tuple(robot.joint_labels)
+
+
 def speeds(robot, labels=None):
-    """The speeds of the joints ``labels`` (every joint by default), joint by joint, ``nv`` each.
+    """The speeds of ``labels`` (:func:`speed_labels` by default), label by label, ``nv`` each.
+
+    A floating robot's base ``"0"`` has the free flyer's six, ``VX0 .. WZ0``
+    (:data:`~kanerobot.dynamics.free_flyer.BASE_VELOCITY`), whose
+    generalized forces are the programs' ``GAMFX0 .. GAMCZ0``.
 
     Examples
     --------
     >>> import kanerobot as kr
     >>> [s.suffix for s in speeds(kr.load(kr.frames_path("fourbar")), ["1", "3"])]
     ['1', '3']
+    >>> [(str(s.qd), s.suffix) for s in speeds(kr.load(kr.frames_path("satellite")))][4:8]
+    [('WY0', 'CY0'), ('WZ0', 'CZ0'), ('QP1', '1'), ('QP2', '2')]
     """
     out = []
-    for label in robot.joint_labels if labels is None else labels:
+    for label in speed_labels(robot) if labels is None else labels:
+        if label == BASE and robot.floating:
+            root = root_joint_model(robot)
+            names = zip(root.speed_names(BASE), root.acceleration_names(BASE), root.force_names(BASE))
+            out += [Speed(BASE, sympy.Symbol(v), sympy.Symbol(a), sympy.Symbol(f"GAM{x}"), x) for v, a, x in names]
+            continue
         frame, stem = robot.frame(label), robot.stems[label]
         suffixes = frame.joint.force_names(stem)
         taus = (robot.joint_parameters[label]["GAM"],) if frame.joint.nv == 1 else [sympy.Symbol(f"GAM{x}") for x in suffixes]
@@ -205,18 +234,64 @@ def project_outputs(target, name, outputs, keys, independent, dependent, X):
         target.set_output(f"{prefix}{a}", T[a] + sympy.Add(*(X[row, col] * T[d] for row, d in enumerate(dependent))))
 
 
+def velocity(robot):
+    """The tree's speeds, the columns of a :class:`VelocityConstraint`'s J: on a floating tree the free
+    flyer's ``VX0 .. WZ0`` (the velocity of O_0 and the angular velocity, in frame 0), then ``robot.qd``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> velocity(kr.load(kr.frames_path("satellite"))).T
+    Matrix([[VX0, VY0, VZ0, WX0, WY0, WZ0, QP1, QP2, QP3]])
+    """
+    return sympy.Matrix([s.qd for s in speeds(robot)])
+
+
+def velocity_columns(robot, labels):
+    """Indices in :func:`velocity` of the speeds of ``labels`` (the base ``"0"``: its six).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> velocity_columns(kr.load(kr.frames_path("satellite")), ["2", "0"])
+    [7, 0, 1, 2, 3, 4, 5]
+    """
+    offset = 6 if robot.floating else 0
+    return [c for label in labels for c in (range(6) if label == BASE and robot.floating else
+                                            [offset + k for k in speed_columns(robot, [label])])]  # fmt: skip
+
+
+def configuration(robot):
+    """The tree's configuration symbols, what J may depend on: on a floating tree the free flyer's
+    ``X0 Y0 Z0 QX0 QY0 QZ0 QW0`` (position of O_0 in the world, unit quaternion of wR_0), then ``robot.q``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> configuration(kr.load(kr.frames_path("satellite")))[:8]
+    [X0, Y0, Z0, QX0, QY0, QZ0, QW0, th1]
+    """
+    base = [sympy.Symbol(name) for name in root_joint_model(robot).configuration_names(BASE)] if robot.floating else []
+    return base + list(robot.q)
+
+
 def coordinate_rates(robot):
-    """``dq/dt`` of every coordinate of ``robot.q`` in the joint speeds, symbolic: each joint
+    """``dq/dt`` of every coordinate of :func:`configuration` in the speeds, symbolic: each joint
     model's :meth:`~kanerobot.robot.joints.JointModel.configuration_rate` (``QP`` for one speed,
-    a ball joint's quaternion rate, a planar joint's body speeds turned by theta)."""
-    return [rate for label in robot.joint_labels
-            for rate in robot.frame(label).joint.configuration_rate(list(robot.frame(label).coordinates), robot.joint_speeds[label])]
+    a ball joint's quaternion rate, a planar joint's body speeds turned by theta; a floating base's
+    ``wR_0 v`` and quaternion rate, the free flyer's)."""
+    base = []
+    if robot.floating:
+        root, coordinates = root_joint_model(robot), configuration(robot)[:7]
+        base = list(root.configuration_rate(coordinates, [s.qd for s in speeds(robot, [BASE])]))
+    return base + [rate for label in robot.joint_labels
+                   for rate in robot.frame(label).joint.configuration_rate(list(robot.frame(label).coordinates), robot.joint_speeds[label])]
 
 
 def time_derivative(robot, M):
-    """``dM/dt = sum_m dM/dq_m dq_m/dt`` of a matrix of the coordinates of ``robot.q`` (:func:`coordinate_rates`)."""
+    """``dM/dt = sum_m dM/dq_m dq_m/dt`` of a matrix of the coordinates of :func:`configuration` (:func:`coordinate_rates`)."""
     out = sympy.zeros(*M.shape)
-    for qm, rate in zip(robot.q, coordinate_rates(robot)):
+    for qm, rate in zip(configuration(robot), coordinate_rates(robot)):
         if rate != 0:
             out += M.diff(qm) * rate
     return out
@@ -235,22 +310,46 @@ class VelocityConstraint:
     """Linear constraints on a tree's speeds, ``J(q) qd = 0``, with its independent speeds: what a structure adds to a tree.
 
     A closed loop's closure (:class:`~kanerobot.dynamics.closed_loop.LoopClosure`),
-    the rolling of wheels (:class:`~kanerobot.dynamics.wheeled.Rolling`), and
-    any new one (a mimic joint: ``qd_mimic - ratio qd_source = 0``): a subclass
-    gives :attr:`robot`, :attr:`tree`, :attr:`independent`, :attr:`J` and the
-    names; :class:`ConstrainedModel` composes it with the tree's models of any
+    the rolling of wheels (:class:`~kanerobot.dynamics.wheeled.Rolling`),
+    mimic joints (:class:`~kanerobot.dynamics.mimic.Mimic`: ``qd_m - k
+    qd_l = 0``), and any new one: a subclass gives :attr:`robot`,
+    :attr:`tree`, :attr:`independent`, :attr:`J` and the names;
+    :class:`ConstrainedModel` composes it with the tree's models of any
     engine (the programs of :data:`PROGRAMS` and :class:`ConstrainedDynamics`).
+
+    **On a floating tree** (``tree.floating``: the free flyer is the root
+    joint) nothing else changes: J's columns are the tree's
+    :func:`velocity`, the free flyer's six speeds ``VX0 .. WZ0`` (the
+    velocity of O_0 and the angular velocity of link 0, in frame 0,
+    pinocchio's convention) first, then ``tree.qd``; J may depend on every
+    coordinate of :func:`configuration` (``X0 .. QW0`` and the joints), and
+    its derivative along the motion (:attr:`Jdot`) takes the free flyer's
+    rates (``wR_0 v`` and the quaternion's).  The base is the label ``"0"``
+    (:data:`~kanerobot.robot.description.BASE`) in :attr:`independent` (its
+    six speeds independent, as for mimic joints: the robot still flies) or
+    in :attr:`dependent` (its six fixed by J: a rolling contact of the base
+    itself); the six go together (a choice among them would need a label
+    per base speed, which :func:`speeds` does not offer yet: a wheel-legged
+    robot's contacts leave the base independent, the legs dependent).  So
+    a rolling contact on a floating tree only writes J (the
+    contact point's velocity: ``[I, -[p]x] [v; w] + J_joints qd``, all in
+    frame 0, expressed with the base quaternion) and its independent
+    labels; the programs splice the floating tree's, the numeric functions
+    take the floating state (``q`` with the base's seven coordinates
+    first; ``qd_a`` with its six speeds first where independent; ``tau``
+    the independent joints' only, the base being unactuated), and the
+    configuration is integrated by the free flyer's rates.
 
     Attributes
     ----------
     robot : Robot
         The constrained robot.
     tree : Robot
-        The tree whose models are projected (every joint free).
+        The tree whose models are projected (every joint free; the free flyer of a floating robot kept).
     independent : tuple of str
-        Joints whose speeds are independent (``qd_a``); the others' follow.
+        Labels whose speeds are independent (``qd_a``): joints, and ``"0"`` for a floating base's six; the others' follow.
     J : sympy.Matrix, shape (rows, nv)
-        The constraint, one column per speed of the tree (``tree.qd``).
+        The constraint, one column per speed of the tree (:func:`velocity`: ``tree.qd``, after ``VX0 .. WZ0`` when floating).
     kind, adjective : str
         The structure's name in the state space and messages.
     """
@@ -265,8 +364,8 @@ class VelocityConstraint:
 
     @property
     def dependent(self):
-        """Joints whose speeds follow from the independent ones, in joint order."""
-        return tuple(label for label in self.tree.joint_labels if label not in self.independent)
+        """Labels whose speeds follow from the independent ones, in the order of :func:`speed_labels`."""
+        return tuple(label for label in speed_labels(self.tree) if label not in self.independent)
 
     @property
     def loaded(self):
@@ -287,8 +386,8 @@ class VelocityConstraint:
 
     @property
     def symbols(self):
-        """The parameter symbols of J and of its derivative (the joint variables and speeds left out)."""
-        state = set(self.tree.joint_symbols) | set(self.tree.qd)
+        """The parameter symbols of J and of its derivative (the configuration and the speeds left out)."""
+        state = set(configuration(self.tree)) | set(velocity(self.tree))
         return {x for e in list(self.J) + list(self.Jdot) for x in sympy.sympify(e).free_symbols if x not in state}
 
     @property
@@ -314,7 +413,7 @@ class VelocityConstraint:
         tree = self.tree
         ind, dep = speeds(tree, self.independent), speeds(tree, self.dependent)
         rows = list(range(self.J.rows))
-        Jd, Ja = self.J.extract(rows, speed_columns(tree, self.dependent)), self.J.extract(rows, speed_columns(tree, self.independent))
+        Jd, Ja = self.J.extract(rows, velocity_columns(tree, self.dependent)), self.J.extract(rows, velocity_columns(tree, self.independent))
         if Jd.rows != Jd.cols:
             raise KaneRobotError(
                 f"{self.robot.name}: the dependent block of the {self.adjective} constraint is {Jd.rows} x {Jd.cols}, "
@@ -339,7 +438,7 @@ class VelocityConstraint:
 
     def numeric(self, values):
         """:class:`NumericConstraint` with the parameters bound to ``values`` ({sympy.Symbol: float})."""
-        q, qd = list(self.tree.q), list(self.tree.qd)
+        q, qd = configuration(self.tree), list(velocity(self.tree))
         v = [sympy.Symbol(f"kr_v{k}") for k in range(len(qd))]
         J = batched_function(list(self.J), [q], values)
         rate = batched_function(list(self.bias(v)), [q, v, qd], values)
@@ -441,8 +540,11 @@ class ConstrainedModel(ProgramCache):
     independent : tuple of str
         Labels of the independent speeds ``qd_a``.
     q, qd, qdd, tau : list of sympy.Expr
-        The program state: every joint variable; ``QP``, ``QDP``, ``GAM``
-        of the independent speeds.
+        The program state: every coordinate (:func:`configuration`: a
+        floating base's ``X0 .. QW0`` first); ``QP``, ``QDP`` of the
+        independent speeds (``VX0 .. WZ0``, ``DVX0 .. DWZ0`` first where a
+        floating base is independent), ``GAM`` of the independent joints
+        (a floating base is not actuated).
     wrench : dict
         The tree's external wrench symbols by link.
     """
@@ -456,11 +558,11 @@ class ConstrainedModel(ProgramCache):
         self.constraint = constraint
         self.tree = DynamicModel(constraint.tree, method)
         self.independent = tuple(constraint.independent)
-        self.q = list(robot.q)
+        self.q = configuration(robot)
         rates = speeds(robot, self.independent)
         self.qd = [s.qd for s in rates]
         self.qdd = [s.qdd for s in rates]
-        self.tau = [s.tau for s in rates]
+        self.tau = [s.tau for s in rates if s.label != BASE]
         self.wrench = self.tree.wrench
         self._programs = {}
 
@@ -498,8 +600,13 @@ class ConstrainedModel(ProgramCache):
 
     @property
     def n(self):
-        """The length of a configuration q: every joint's coordinates."""
+        """The length of a configuration q: every coordinate (a floating base's seven first)."""
         return len(self.q)
+
+    @property
+    def floating(self):
+        """Whether the tree is floating (the free flyer its root joint, its six speeds first in J)."""
+        return bool(self.constraint.tree.floating)
 
     def has_program(self, name):
         return name in self.programs
@@ -527,15 +634,21 @@ class ConstrainedModel(ProgramCache):
         ``qdot = G(q) qd``; friction acts on every joint's rate ``G qd``.
         Subclasses name their structure (:meth:`dataclasses.replace` of this one).
         """
-        robot = self.robot
+        robot, tree = self.robot, self.tree.state_space
         labels = tuple(robot.joint_labels)
+        joints = tuple(label for label in self.independent if label != BASE)
+        columns = {label: range(q.start, q.start + joint.nv) for label, (joint, q, _) in zip(labels, self.tree.layout[1:])}
+        controlled = tuple(k for label in joints for k in columns[label])  # a joint's first nv coordinates, as the tree's
+        base = len(self.qd) - len(self.tau)  # a floating base's six speeds where independent (not actuated), else 0
         speeds = f"the independent speeds {', '.join(self.independent)}"
+        floating = ("base x y z, quaternion x y z w, ", "base v x y z and w x y z in frame 0, ") if self.floating else ("", "")
         return StateSpace(
-            kind=self.constraint.kind, adjective=self.constraint.adjective, name=robot.name, coordinates=labels, q_names=tuple(map(str, self.q)),
-            qd_names=tuple(map(str, self.qd)), torques=tuple(map(str, self.tau)), layout_q=f"every joint {', '.join(labels)}",
-            layout_qd=speeds, tau_layout=speeds, actuation=np.eye(len(self.independent)),
-            controlled=tuple(labels.index(label) for label in self.independent), controlled_labels=self.independent,
-            origin=np.zeros(len(labels)), origin_is_state=False, tree=self.tree.robot, joints=labels,
+            kind=self.constraint.kind, adjective=self.constraint.adjective, name=robot.name, coordinates=tree.coordinates,
+            q_names=tree.q_names, qd_names=tree.qd_names[:base] + tuple(map(str, self.qd[base:])), torques=tuple(map(str, self.tau)),
+            layout_q=f"{floating[0]}every joint {', '.join(labels)}", layout_qd=speeds if not base else f"{floating[1]}{speeds}",
+            tau_layout=f"the independent joints {', '.join(joints)}" if base else speeds, actuation=np.eye(len(self.qd))[base:],
+            controlled=controlled, controlled_labels=tuple(tree.coordinates[k] for k in controlled),
+            origin=tree.origin, origin_is_state=False, tree=self.tree.robot, joints=tree.joints, joint_columns=tree.joint_columns,
         )  # fmt: skip
 
 
@@ -565,8 +678,11 @@ class ConstrainedDynamics(NumericProtocol):
     """Numeric dynamics of a tree under ``J(q) qd = 0``, with bound parameters.
 
     Every function takes one state or a batch: ``q`` of shape (n,) or
-    (N, n), every joint variable in ``robot.joint_labels`` order; ``qd_a``,
-    ``qdd_a``, ``tau_a`` of the independent speeds, (m,) or (N, m).
+    (N, n), every joint variable in ``robot.joint_labels`` order (after the
+    base's ``x y z qx qy qz qw`` on a floating tree, the quaternion
+    normalised on the way in); ``qd_a``, ``qdd_a`` of the independent
+    speeds, (m,) or (N, m); ``tau_a`` of the independent joints (a floating
+    base's six speeds are not actuated).
 
     J and ``Jdot v`` are the constraint's (:meth:`VelocityConstraint.numeric`);
     subclasses may check a configuration in :meth:`_check`.
@@ -596,12 +712,16 @@ class ConstrainedDynamics(NumericProtocol):
         # the tree's poses may read lengths no dynamic model needs (a closing frame, an end frame): every value given
         self.tree._given = {str(k): float(v) for k, v in values.items()}
         #: Coordinates of a configuration, speeds of the tree (the columns of J), independent speeds.
-        self.nc, self.n, self.m = len(model.q), len(self.robot.qd), len(model.qd)
-        state = {str(x) for x in list(model.constraint.tree.q) + list(model.constraint.tree.qd)}
+        self.nc, self.n, self.m = len(model.q), len(velocity(self.robot)), len(model.qd)
+        tree = model.constraint.tree
+        state = {str(x) for x in configuration(tree) + list(velocity(tree))}
         self._constraint = model.constraint.numeric({x: v for x, v in bound.items() if str(x) not in state})
-        self.ind = speed_columns(self.robot, model.independent)
+        self.ind = velocity_columns(self.robot, model.independent)
         self.dep = [c for c in range(self.n) if c not in self.ind]
-        self.dependent = tuple(label for label in self.robot.joint_labels if label not in model.independent)
+        self.dependent = tuple(label for label in speed_labels(self.robot) if label not in model.independent)
+        #: The independent speeds the torques drive (all but a floating base's), and the tree's joint speeds (friction's rates).
+        self._driven = [k for k, s in enumerate(speeds(self.robot, model.independent)) if s.label != BASE]
+        self._joint_speeds = list(range(6 if model.floating else 0, self.n))
 
     @property
     def backend(self):
@@ -631,11 +751,16 @@ class ConstrainedDynamics(NumericProtocol):
 
     # ----------------------------------------------------------- kinematics
     def _states(self, x, size, what):
+        base = "the base's x y z qx qy qz qw, " if self.model.floating else ""
         detail = {
-            "q": "every joint " + ", ".join(self.robot.joint_labels),
+            "q": base + "every joint " + ", ".join(self.robot.joint_labels),
             "qd": "every joint rate",
+            "tau_a": "the independent joints " + ", ".join(label for label in self.model.independent if label != BASE),
         }.get(what, "the independent speeds " + ", ".join(self.model.independent))
-        return as_states(x, size, what, detail, self.check)
+        states, single = as_states(x, size, what, detail, self.check)
+        if what == "q" and self.model.floating:  # the free flyer's quaternion normalised, as the tree's functions do
+            states = self.tree._normalised(states)
+        return states, single
 
     def _G(self, qs):
         """G (N, n, m) and the pseudo-inverse of the dependent block (N, d, rows)."""
@@ -715,17 +840,31 @@ class ConstrainedDynamics(NumericProtocol):
         return self._state_space
 
     def _state_hooks(self):
-        """The numeric maps of :attr:`state_space` (subclasses add theirs)."""
-        return {
-            "qdot_map": self.velocities, "rate_values": self._joint_rates, "rate_matrix": self.G,
-            "rate_bias_map": lambda q, qd: self.accelerations(q, qd, np.zeros(self.m)),
+        """The numeric maps of :attr:`state_space` (subclasses add theirs); on a floating tree the free
+        flyer's: ``dq/dt`` its configuration rates, the quaternion normalised, the base's pose and momentum."""
+        rows = self._joint_speeds
+        hooks = {
+            "qdot_map": self.configuration_derivative, "rate_values": self._joint_rates, "rate_matrix": lambda q: self.G(q)[..., rows, :],
+            "rate_bias_map": lambda q, qd: self.accelerations(q, qd, np.zeros(self.m))[..., rows],
         }  # fmt: skip
+        if self.model.floating:
+            hooks |= {"prepare_map": self.tree._prepared, "start_check": self.tree._starting_configuration,
+                      "base_pose": self.tree._root_pose, "monitor_map": self._monitors}  # fmt: skip
+        return hooks
 
-    def _joint_rates(self, q, qd_a):
-        """Every joint's rate ``G qd_a``; a batch of configurations takes one speed or as many."""
+    def _tree_speeds(self, q, qd_a):
+        """Every speed of the tree ``G qd_a``; a batch of configurations takes one speed or as many."""
         if np.ndim(q) == 2:
             return np.atleast_2d(self.velocities(q, np.broadcast_to(qd_a, (len(q), self.m))))
         return self.velocities(q, qd_a)
+
+    def _joint_rates(self, q, qd_a):
+        """Every joint's rate (the rows of ``G qd_a`` after a floating base's speeds): where friction acts."""
+        return self._tree_speeds(q, qd_a)[..., self._joint_speeds]
+
+    def _monitors(self, q_raw, q, qd_a):
+        """The floating tree's monitors (quaternion norm, base pose, momentum) at the tree's speeds ``G qd_a``."""
+        return self.tree._monitors(q_raw, q, self._tree_speeds(q, qd_a)) if len(q) else {}
 
     def G(self, q):
         """``dq/dq_a``, shape (n, m) or (N, n, m): ``qd = G qd_a``."""
@@ -826,8 +965,12 @@ class ConstrainedDynamics(NumericProtocol):
         return self.tree.total_mass()
 
     def configuration_derivative(self, q, qd):
-        """``dq/dt = G(q) qd``: every joint's rate (:meth:`velocities`)."""
-        return self.velocities(q, qd)
+        """``dq/dt`` at the independent speeds ``qd``: every joint's rate ``G(q) qd`` (:meth:`velocities`),
+        through the joint models where a configuration is not its speeds' integral (a floating base's
+        ``wR_0 v`` and quaternion rate, a ball joint's quaternion rate)."""
+        if not self.tree._curved:
+            return self.velocities(q, qd)
+        return self.tree.configuration_derivative(q, self.velocities(q, qd))
 
     def inverse_dynamics(self, q, qd, qdd, wrench=None, out=None):
         """Generalized forces of the independent speeds, ``G^T Gamma(q, G qd_a, G qdd_a + g)``,
@@ -874,9 +1017,12 @@ class ConstrainedDynamics(NumericProtocol):
         return self._output(result[0] if single else result, out)
 
     def direct_dynamics(self, q, qd, tau, wrench=None, out=None):
-        """Independent accelerations ``A_a^-1 (tau_a - H_a)``, shape (m,) or (N, m); ``out`` as for :meth:`inverse_dynamics`."""
+        """Independent accelerations ``A_a^-1 (B tau_a - H_a)``, shape (m,) or (N, m): ``tau_a`` the independent
+        joints' (``B`` puts 0 on a floating base's six); ``out`` as for :meth:`inverse_dynamics`."""
         qs, qa, single = self._prepare(q, qd)
-        tau = np.broadcast_to(self._states(tau, self.m, "tau_a")[0], qa.shape)
+        driven = self._states(tau, len(self._driven), "tau_a")[0]
+        tau = np.zeros(qa.shape)
+        tau[:, self._driven] = driven  # a floating base's six: no torque
         G, pinv = self._G(qs)
         qd = (G @ qa[..., None])[..., 0]
         g = self._bias(qs, qd, pinv)

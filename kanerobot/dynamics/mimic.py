@@ -29,6 +29,13 @@ mimic joints included, in ``robot.joint_labels`` order), which must satisfy
 the couplings (:data:`TOL`); :meth:`MimicDynamics.configuration` makes one
 from the independent joints.  Speeds, accelerations and torques are those of
 the independent joints (the state space says so: ``layout_qd``).
+
+On a floating base (a humanoid with mimic grippers) the tree keeps its free
+flyer: ``q`` starts with the base's ``x y z qx qy qz qw``, the speeds with
+its six ``v, w`` (in frame 0, pinocchio's convention), which are independent
+(the base ``"0"`` first in :attr:`Mimic.independent`); the torques are the
+independent joints' (the base is not actuated), and the models are the
+floating tree's projected by the same constant G (identity on the base).
 """
 
 import dataclasses
@@ -36,8 +43,9 @@ import dataclasses
 import numpy as np
 import sympy
 
-from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, VelocityConstraint, speed_columns, speeds
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, VelocityConstraint, speeds, velocity, velocity_columns
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot.description import BASE
 
 __all__ = ["TOL", "Mimic", "MimicDynamics", "MimicModel", "mimic_tree"]
 
@@ -62,14 +70,16 @@ def mimic_tree(robot):
 class Mimic(VelocityConstraint):
     """``qd_m - sum_i k_i qd_i = 0`` for every mimic joint m of leaders i: one row each, one column per speed of the tree.
 
-    The independent speeds are every joint but the mimic ones, in joint order.
+    The independent speeds are every joint but the mimic ones, in joint
+    order, after a floating base's six (``"0"``, the columns ``VX0 .. WZ0``
+    of J, which hold zeros).
 
     Raises
     ------
     KaneRobotError
         For a robot whose structure adds its own constraints or coordinates
-        (closed loops, wheels, flexible joints, a floating base): the mimic
-        constraint composes with a fixed-base tree.
+        (closed loops, wheels, flexible joints): the mimic constraint
+        composes with a tree, on a fixed or a floating base.
 
     Examples
     --------
@@ -85,7 +95,7 @@ class Mimic(VelocityConstraint):
 
     def __init__(self, robot):
         other = [what for what, applies in (("closed loops", robot.loops), ("wheels", robot.wheeled),
-                                             ("flexible joints", robot.flexible_joints), ("a floating base", robot.floating)) if applies]  # fmt: skip
+                                             ("flexible joints", robot.flexible_joints)) if applies]  # fmt: skip
         if other:
             raise KaneRobotError(
                 f"{robot.name}: mimic joints ({', '.join(robot.mimic_joints)}) with {other[0]} are not supported yet: "
@@ -93,15 +103,16 @@ class Mimic(VelocityConstraint):
             )
         self.robot, self.tree = robot, mimic_tree(robot)
         mimic = set(robot.mimic_joints)
-        self.independent = tuple(label for label in robot.joint_labels if label not in mimic)
+        base = (BASE,) if robot.floating else ()
+        self.independent = base + tuple(label for label in robot.joint_labels if label not in mimic)
         self.mimics = {item.joint: item for item in robot.mimics}
-        J = sympy.zeros(len(robot.mimics), len(robot.qd))
+        J = sympy.zeros(len(robot.mimics), len(velocity(self.tree)))
         for row, label in enumerate(robot.mimic_joints):
             item = self.mimics[label]
-            (m,) = speed_columns(self.tree, [label])
+            (m,) = velocity_columns(self.tree, [label])
             J[row, m] = 1
             for leader, k in item.terms:
-                (column,) = speed_columns(self.tree, [leader])
+                (column,) = velocity_columns(self.tree, [leader])
                 J[row, column] -= k
         self.J = J
 
@@ -118,7 +129,7 @@ class Mimic(VelocityConstraint):
     def speed_map(self, target, rates=True, accelerations=True):
         """The mimic joints' rates and accelerations, ``sum k_i QP_i`` and ``sum k_i QDP_i``: no solve (G is constant)."""
         ind, dep = speeds(self.tree, self.independent), speeds(self.tree, self.dependent)
-        column = {s.label: k for k, s in enumerate(ind)}
+        column = {s.label: k for k, s in enumerate(ind)}  # a leader's (a joint of one speed)
         X = sympy.zeros(len(dep), len(ind))
         mapping: dict[sympy.Symbol, sympy.Expr] = {}
         for row, d in enumerate(dep):
@@ -169,12 +180,13 @@ class MimicModel(ConstrainedModel):
     @property
     def state_space(self):
         """The constrained :class:`~kanerobot.state_space.StateSpace`: ``q`` every joint, the mimic joints following their leaders; ``qd`` the independent joints."""
-        robot, labels = self.robot, ", ".join(self.independent)
+        robot, labels = self.robot, ", ".join(label for label in self.independent if label != BASE)
         mimic = ", ".join(robot.mimic_joints)
+        base = ("base x y z, quaternion x y z w, ", "base v x y z and w x y z in frame 0, ") if self.floating else ("", "")
         return dataclasses.replace(
-            super().state_space, q_note=f" (mimic joints {mimic} at multiplier * leader + offset)", joint_state=True,
-            layout_q=f"every joint {', '.join(robot.joint_labels)}, the mimic joints {mimic} at multiplier * leader + offset",
-            layout_qd=f"the independent joints {labels} (mimic joints {mimic} follow them)", tau_layout=f"independent joints {labels}",
+            super().state_space, q_note=f" (mimic joints {mimic} at multiplier * leader + offset)", joint_state=not self.floating,
+            layout_q=f"{base[0]}every joint {', '.join(robot.joint_labels)}, the mimic joints {mimic} at multiplier * leader + offset",
+            layout_qd=f"{base[1]}the independent joints {labels} (mimic joints {mimic} follow them)", tau_layout=f"independent joints {labels}",
         )  # fmt: skip
 
     def _rebuilt(self, robot):
@@ -198,7 +210,9 @@ class MimicDynamics(ConstrainedDynamics):
 
     def __init__(self, model, values, backend="auto", physical=True, check=True):
         super().__init__(model, values, backend=backend, physical=physical, check=check)
-        columns, start = {}, 0  # the coordinates of each joint in q (a ball joint's four)
+        columns, start = {}, 0  # the coordinates of each joint in q (a ball joint's four), after a floating base's seven
+        if model.floating:
+            columns[BASE], start = list(range(7)), 7
         for label in self.robot.joint_labels:
             nq = self.robot.frame(label).joint.nq
             columns[label], start = list(range(start, start + nq)), start + nq
@@ -239,11 +253,17 @@ class MimicDynamics(ConstrainedDynamics):
             )
 
     def configuration(self, q_independent):
-        """Every joint's value from the independent joints' coordinates (the mimic joints at ``k q_l + o``): (nj,) or (N, nj)."""
+        """Every joint's value from the independent joints' coordinates (the mimic joints at ``k q_l + o``): (nj,) or (N, nj).
+
+        On a floating base, ``q_independent`` starts with the base's seven
+        (``x y z qx qy qz qw``), and so does the result (the quaternion normalised).
+        """
         qa, single = self._states(q_independent, len(self._free), "q_independent")
         qs = np.zeros((qa.shape[0], self.nc))
         qs[:, self._free] = qa
         qs[:, self._mimic] = self._followed(qs)
+        if self.model.floating:
+            qs = self.tree._normalised(qs)
         return qs[0] if single else qs
 
     def _followed(self, qs):
@@ -252,17 +272,27 @@ class MimicDynamics(ConstrainedDynamics):
 
     def _state_hooks(self):
         """The constrained maps, the couplings checked at the start and kept exact along a run."""
+        configuration = self._controlled_configuration if self.model.floating else self.configuration
         return super()._state_hooks() | {
-            "prepare_map": self._coupled, "start_check": self._check_start, "configuration_map": self.configuration,
+            "prepare_map": self._coupled, "start_check": self._check_start, "configuration_map": configuration,
         }  # fmt: skip
 
+    def _controlled_configuration(self, p):
+        """A configuration whose independent joints are ``p``, a floating base at the origin (the state space's map)."""
+        space = self.model.state_space
+        q = np.array(space.origin, dtype=float)
+        q[list(space.controlled)] = p
+        return self._coupled(q)
+
     def _coupled(self, q):
-        """``q`` with the mimic joints set from their leaders (integration drift removed)."""
+        """``q`` with the mimic joints set from their leaders (integration drift removed), a floating base's quaternion normalised."""
         q = np.array(q, dtype=float)
         q[..., self._mimic] = self._followed(q)
-        return q
+        return self.tree._prepared(q) if self.model.floating and q.ndim == 1 else q
 
     def _check_start(self, q, what):
+        if self.model.floating:
+            q = self.tree._starting_configuration(q, what)
         residual = self.coupling_residual(q)
         if not residual <= TOL:
             raise KaneRobotError(
