@@ -25,6 +25,7 @@ import pytest
 from test_mjcf import TOL, _inertial, _v, no_friction
 
 import kanerobot as kr
+from kanerobot.geometry import coordinate_starts
 from kanerobot.robot.joints import Spherical, rotation_to_quaternion
 from kanerobot.robot.mjcf import mjcf_from_text
 
@@ -257,6 +258,21 @@ def test_loops_equal_mujoco_projected_on_its_own_constraint(loops):
         np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
         np.testing.assert_allclose(fn.h(q, v), G.T @ (M @ g + reference.bias(q, G @ v)), rtol=0, atol=TOL)
         np.testing.assert_allclose(fn.inverse_dynamics(q, v, a), G.T @ reference.inverse(q, G @ v, G @ a + g), rtol=0, atol=TOL)
+
+
+def test_our_loop_solver_finds_mujocos_configurations(loops):
+    """``fn.configuration(q_active)`` closes the loops where MuJoCo does: the passive joints from a guess 0.05 off,
+    the cut ball turned to close the loop."""
+    rng = np.random.default_rng(4)
+    robot, start = loops.robot, coordinate_starts(loops.robot)
+    passive = [label for label in robot.passive_joints if label not in loops.parsed.cut_joints]
+    for _ in range(2):
+        q = loops.configuration(rng.uniform(-0.3, 0.3, len(loops.active)))
+        solved = loops.fn.configuration([q[start[label]] for label in robot.active_joints],
+                                        guess={label: q[start[label]] + 0.05 for label in passive})  # fmt: skip
+        ball = start[next(iter(loops.parsed.cut_joints))]
+        q[ball:ball + 4] *= np.sign(q[ball + 3] * solved[ball + 3])  # q and -q: the same turn of the ball
+        np.testing.assert_allclose(solved, q, rtol=0, atol=1e-9)
 
 
 # ------------------------------------------------------------------ errors
