@@ -20,6 +20,9 @@ joints with ``G`` the null space of MuJoCo's equality rows of ``efc_J``
 inverse dynamics.
 """
 
+import functools
+from pathlib import Path
+
 import numpy as np
 import pytest
 from test_mjcf import TOL, _inertial, _v, no_friction
@@ -132,8 +135,8 @@ def place_tip(text):
 class Loops:
     """MuJoCo's model of an MJCF mechanism with connects, and our closed-loop model of it."""
 
-    def __init__(self, text, tmp_path):
-        self.parsed = mjcf_from_text(text, tmp_path / "robot.xml")
+    def __init__(self, text, path):
+        self.parsed = mjcf_from_text(text, path)
         self.robot = self.parsed.robot
         self.model = mujoco.MjModel.from_xml_string(text)
         self.reference = MujocoReference(self.parsed, self.model)
@@ -230,10 +233,15 @@ class Loops:
         return G, g
 
 
+@functools.cache
+def mechanism(name):
+    """The ``Loops`` of the random four-bar or spatial mechanism, derived once for the module's tests."""
+    return Loops(fourbar(5) if name == "fourbar" else place_tip(spatial(2)), Path(f"{name}.xml"))
+
+
 @pytest.fixture(scope="module", params=["fourbar", "spatial"])
-def loops(request, tmp_path_factory):
-    text = fourbar(5) if request.param == "fourbar" else place_tip(spatial(2))
-    return Loops(text, tmp_path_factory.mktemp("loops"))
+def loops(request):
+    return mechanism(request.param)
 
 
 def test_connect_is_a_loop_cut_at_a_ball_joint(loops):
@@ -273,6 +281,31 @@ def test_our_loop_solver_finds_mujocos_configurations(loops):
         ball = start[next(iter(loops.parsed.cut_joints))]
         q[ball:ball + 4] *= np.sign(q[ball + 3] * solved[ball + 3])  # q and -q: the same turn of the ball
         np.testing.assert_allclose(solved, q, rtol=0, atol=1e-9)
+
+
+@pytest.mark.long  # a second model derived
+def test_a_ball_cut_loop_is_written_as_a_connect_and_read_back(tmp_path):
+    """``kr.save`` writes the four-bar's loop as ``<connect site1 site2>`` (its actuated joint a motor): MuJoCo compiles
+    it, its own equality holds at the configurations our model of the file read back solves, and that model equals the
+    first one (the cut ball's quaternion aside: the closing frame is placed anew)."""
+    first = mechanism("fourbar")
+    path = tmp_path / "again.xml"
+    kr.save(first.robot, path)
+    assert '<connect name="pin" site1="pin" site2="pin_closure"/>' in path.read_text()
+    again = Loops(path.read_text(), path)
+    robot = again.robot
+    assert robot.loops == (("pin", "pin_closure"),) and robot.active_joints == first.robot.active_joints
+    start = coordinate_starts(robot)
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        q = first.configuration(rng.uniform(-0.3, 0.3, 1))
+        q2 = again.fn.configuration([q[start["j1"]]], guess={"j2": q[start["j2"]] + 0.05, "j3": q[start["j3"]] + 0.05})
+        np.testing.assert_allclose(q2[:3], q[:3], rtol=0, atol=1e-9)
+        assert np.abs(again.equality(q2)[0]).max() < 1e-12  # MuJoCo's own equality of the written file holds there
+        v, a = rng.normal(size=1), rng.normal(size=1)
+        np.testing.assert_allclose(again.fn.mass_matrix(q2), first.fn.mass_matrix(q), rtol=0, atol=TOL)
+        np.testing.assert_allclose(again.fn.h(q2, v), first.fn.h(q, v), rtol=0, atol=TOL)
+        np.testing.assert_allclose(again.fn.inverse_dynamics(q2, v, a), first.fn.inverse_dynamics(q, v, a), rtol=0, atol=TOL)
 
 
 # ------------------------------------------------------------------ errors
