@@ -86,6 +86,31 @@ def fourbar(seed):
 """
 
 
+def sixbar(seed):
+    """Watt's six-bar, two planar loops: the four-bar a (actuated), b, c with b's point connected to the rocker c, and
+    d on c connected to e beside them; an inactive connect between the two (MuJoCo's equality indices 0 and 2)."""
+    rng = np.random.default_rng(seed)
+    return f"""<mujoco model="sixbar{seed}">
+  <option gravity="{_v(rng.normal(size=3) * 4)}"/>
+  <worldbody>
+    <body name="A">{_joint(rng, "a", True)}{_inertial(rng)}
+      <body name="B" {_placement(rng, True)}>{_joint(rng, "b", True)}{_inertial(rng)}</body>
+    </body>
+    <body name="C" pos="{rng.uniform(0.6, 0.9):.17g} 0 0">{_joint(rng, "c", True)}{_inertial(rng, full=True)}
+      <body name="D" {_placement(rng, True)}>{_joint(rng, "d", True)}{_inertial(rng)}</body>
+    </body>
+    <body name="E" pos="{rng.uniform(1.5, 1.8):.17g} 0 0">{_joint(rng, "e", True)}{_inertial(rng)}</body>
+  </worldbody>
+  <equality>
+    <connect body1="B" body2="C" anchor="{_v(rng.uniform(0.3, 0.6, 3) * [1, 0.2, 1])}"/>
+    <connect body1="A" body2="E" anchor="0 0 0" active="false"/>
+    <connect name="outer" body1="D" body2="E" anchor="{_v(rng.uniform(0.3, 0.6, 3) * [1, 0.2, 1])}"/>
+  </equality>
+  <actuator><motor joint="a"/></actuator>
+</mujoco>
+"""
+
+
 def spatial(seed):
     """Two chains from the base (a1 a2, b1 b2 b3; a1 and b1 actuated, b2 a slide), axes along random ones of the
     bodies (whose axes are permuted), the site at the end
@@ -236,20 +261,23 @@ class Loops:
 @functools.cache
 def mechanism(name):
     """The ``Loops`` of the random four-bar or spatial mechanism, derived once for the module's tests."""
-    return Loops(fourbar(5) if name == "fourbar" else place_tip(spatial(2)), Path(f"{name}.xml"))
+    text = {"fourbar": lambda: fourbar(5), "sixbar": lambda: sixbar(8), "spatial": lambda: place_tip(spatial(2))}[name]()
+    return Loops(text, Path(f"{name}.xml"))
 
 
-@pytest.fixture(scope="module", params=["fourbar", "spatial"])
+@pytest.fixture(scope="module", params=["fourbar", "sixbar", "spatial"])
 def loops(request):
     return mechanism(request.param)
 
 
 def test_connect_is_a_loop_cut_at_a_ball_joint(loops):
     robot, parsed = loops.robot, loops.parsed
-    ((cut, closing),) = robot.loops
-    assert isinstance(robot.frame(cut).joint, Spherical) and robot.frame(closing).joint.nv == 0
-    assert parsed.cut_joints == {cut: 0} and cut not in robot.links
-    expected = {"fourbar": ("j1",), "spatial": ("a1", "t", "b1")}[robot.name.rstrip("0123456789")]
+    name = robot.name.rstrip("0123456789")
+    cuts = {"fourbar": {"pin": 0}, "sixbar": {"connect0": 0, "outer": 2}, "spatial": {"connect0": 0}}[name]
+    assert robot.loops == tuple((cut, f"{cut}_closure") for cut in cuts) and dict(parsed.cut_joints) == cuts
+    for cut, closing in robot.loops:
+        assert isinstance(robot.frame(cut).joint, Spherical) and robot.frame(closing).joint.nv == 0 and cut not in robot.links
+    expected = {"fourbar": ("j1",), "sixbar": ("a",), "spatial": ("a1", "t", "b1")}[name]
     assert robot.active_joints == expected and robot.dof == len(expected)
 
 
@@ -278,8 +306,9 @@ def test_our_loop_solver_finds_mujocos_configurations(loops):
         q = loops.configuration(rng.uniform(-0.3, 0.3, len(loops.active)))
         solved = loops.fn.configuration([q[start[label]] for label in robot.active_joints],
                                         guess={label: q[start[label]] + 0.05 for label in passive})  # fmt: skip
-        ball = start[next(iter(loops.parsed.cut_joints))]
-        q[ball:ball + 4] *= np.sign(q[ball + 3] * solved[ball + 3])  # q and -q: the same turn of the ball
+        for cut in loops.parsed.cut_joints:
+            ball = start[cut]
+            q[ball:ball + 4] *= np.sign(q[ball + 3] * solved[ball + 3])  # q and -q: the same turn of the ball
         np.testing.assert_allclose(solved, q, rtol=0, atol=1e-9)
 
 
