@@ -492,8 +492,12 @@ def numeric_function(robot, expr, values, variables=("q",)):
         if len(args) != len(groups):
             raise KaneRobotError(f"expected {len(groups)} vector(s) ({', '.join(variables)}), got {len(args)}")
         vectors = [numpy.asarray(a, dtype=float).reshape(-1) for a in args]
-        for name, v in zip(variables, vectors):
-            check_count(v, robot.joint_labels, name)
+        for name, v, group in zip(variables, vectors, groups):
+            # one value per coordinate (a ball joint's four), named by joint where each has one
+            if len(group) == len(robot.joint_labels):
+                check_count(v, robot.joint_labels, name)
+            else:
+                check_count(v, [str(x) for x in group], name, "coordinates")
         return numpy.array(compiled(*vectors), dtype=float).reshape(shape)
 
     return function
@@ -560,7 +564,8 @@ def loop_solver(robot, values, known=()):
     Returns
     -------
     callable
-        ``solve(q_active, guess=None, tol=1e-10, max_nfev=2000) -> numpy.ndarray (nj,)``,
+        ``solve(q_active, guess=None, tol=1e-10, max_nfev=2000) -> numpy.ndarray (nc,)``
+        (every coordinate of ``robot.q``: a ball joint cutting a loop is turned to close it),
         with the arguments and result of :func:`solve_loops` (``max_nfev``:
         the most residual evaluations allowed); its attribute ``unknown``
         lists the joints solved for (the order of ``guess``).
@@ -580,13 +585,14 @@ def loop_solver(robot, values, known=()):
     if not robot.loops:
         raise KaneRobotError(f"robot {robot.name} has no loops to solve")
     given_labels = set(robot.active_joints) | {str(k) for k in known}
-    equations = loop_constraints(robot)
+    balls = _ball_cuts(robot)
+    equations = _closure_equations(robot, balls)
     in_loops = _symbols_of(equations)
     unknown = [
         label for label in robot.joint_labels
         if label not in given_labels and robot.frame(label).q in in_loops
     ]
-    free = [label for label in robot.joint_labels if label not in given_labels and label not in unknown]
+    free = [label for label in robot.joint_labels if label not in given_labels and label not in unknown and label not in balls]
     if free:
         raise KaneRobotError(
             f"joint(s) {', '.join(free)} are passive but in no loop: give their values in q_active (a dict)"
@@ -596,8 +602,9 @@ def loop_solver(robot, values, known=()):
     E = sympy.Matrix(equations)
     residual = numeric_function(robot, E, values, ("q",))
     jacobian = numeric_function(robot, E.jacobian([robot.frame(label).q for label in unknown]), values, ("q",))
-    index = {label: n for n, label in enumerate(robot.joint_labels)}
+    index = coordinate_starts(robot)
     cols = [index[label] for label in unknown]
+    turns = _ball_turns(robot, balls, values)
     revolute = numpy.array([isinstance(robot.frame(label).joint, joints.Revolute) for label in unknown])
     method = "lm" if len(equations) >= len(unknown) else "trf"
 
@@ -606,9 +613,11 @@ def loop_solver(robot, values, known=()):
         missing = [label for label in sorted(given_labels, key=index.__getitem__) if label not in given]
         if missing:
             raise KaneRobotError(f"q_active has no value for joint(s) {', '.join(missing)}")
-        q = numpy.zeros(len(robot.joint_labels))
+        q = numpy.zeros(len(robot.q))
         for label, v in given.items():
             q[index[label]] = v
+        for label in balls:
+            q[index[label] + 3] = 1.0  # the identity (x y z w): the closure's positions do not depend on it
         if guess is None:
             x0 = numpy.zeros(len(unknown))
         elif isinstance(guess, dict):
@@ -640,10 +649,56 @@ def loop_solver(robot, values, known=()):
         x = result.x.copy()
         # revolute joints: the turn nearest to the guess
         x[revolute] = x0[revolute] + numpy.mod(x[revolute] - x0[revolute] + numpy.pi, 2 * numpy.pi) - numpy.pi
-        return full(x)
+        out = full(x)
+        for label, turn in turns.items():
+            out[index[label]:index[label] + 4] = joints.rotation_to_quaternion(turn(out).T)
+        return out
 
     solve.__dict__["unknown"] = tuple(unknown)  # the solver's attribute (a function's own, which mypy does not type)
     return solve
+
+
+def coordinate_starts(robot):
+    """``{label: index in robot.q of the joint's first coordinate}``."""
+    out, start = {}, 0
+    for label in robot.joint_labels:
+        out[label] = start
+        start += robot.frame(label).joint.nq
+    return out
+
+
+def _ball_cuts(robot):
+    """The ball joints that cut loops; refuses any other joint of several coordinates (the solver's unknowns are one each)."""
+    balls = {cut for cut, _ in robot.loops if isinstance(robot.frame(cut).joint, joints.Spherical)}
+    several = [label for label in robot.joint_labels if robot.frame(label).joint.nq != 1 and label not in balls]
+    if several:
+        raise KaneRobotError(
+            f"{robot.name}: the loop solver takes joints of one coordinate (and ball joints cutting a loop), not joint(s) "
+            f"{', '.join(several)}: give every function a closed configuration q"
+        )
+    return balls
+
+
+def _closure_equations(robot, balls):
+    """:func:`loop_constraints`, but only the 3 position entries of a loop cut at a ball joint (which turns freely:
+    its rotation is found afterwards, :func:`_ball_turns`)."""
+    out: list[sympy.Expr] = []
+    for (cut, _), T in zip(robot.loops, loop_constraint_matrices(robot)):
+        D = T - sympy.eye(4)
+        columns = (3,) if cut in balls else range(4)
+        out.extend(D[r, c] for r in range(3) for c in columns)
+    return out
+
+
+def _ball_turns(robot, balls, values):
+    """``{cut: f(q) -> R}``, R the rotation of the loop's ``k+B T_k`` with the ball at its identity: the loop closes
+    when the ball turns by ``R^T`` (``k+B T_k = T_identity M(ball)``)."""
+    out = {}
+    for (cut, _), T in zip(robot.loops, loop_constraint_matrices(robot)):
+        if cut in balls:
+            identity = dict(zip(robot.frame(cut).coordinates, (0, 0, 0, 1)))
+            out[cut] = numeric_function(robot, T[:3, :3].subs(identity), values, ("q",))
+    return out
 
 
 def solve_loops(robot, values, q_active, guess=None, tol=1e-10):

@@ -13,7 +13,11 @@ VX0 .. WZ0 first, then each joint's), MuJoCo's ``(qpos, qvel, qacc)``:
   MuJoCo's linear velocity is the world frame's, ours frame 0's:
   ``v_mj = T v`` with ``T = diag(R, 1, ..)``, R the base's rotation, so that
   ``qacc_mj = T a + dT/dt v`` (``dT/dt v = R (w x v_lin)`` on the linear
-  part), and generalized forces map by ``T^T``.
+  part), and generalized forces map by ``T^T``;
+- the ball joint cutting a loop (``<equality><connect>``, ``parsed.cut_joints``)
+  is no joint of MuJoCo's: its coordinates in q are left out of qpos, and the
+  speeds, accelerations and forces are MuJoCo's joints' only (``own_speeds``:
+  where they are in ours).
 
 :meth:`mass_matrix`, :meth:`bias` and :meth:`inverse` give MuJoCo's
 ``mj_fullM``, ``qfrc_bias`` (C qd + g) and ``mj_inverse`` in our
@@ -51,8 +55,13 @@ class MujocoReference:
             free = parsed.free_joint
             self.q_slices.append((slice(0, 7), model.jnt_qposadr[free], "free"))
             self.v_slices.append((slice(0, 6), model.jnt_dofadr[free]))
+        self.own_speeds = []  # where MuJoCo's joints' speeds are in ours (not the loops' cut joints)
         for label in robot.joint_labels:
             joint = robot.frame(label).joint
+            if label in parsed.cut_joints:  # a loop's cut joint: no joint of MuJoCo's (its equality closes the loop)
+                k_q, k_v = k_q + joint.nq, k_v + joint.nv
+                continue
+            self.own_speeds.extend(range(k_v, k_v + joint.nv))
             index = parsed.joint_ids[label]
             assert parsed.joint_names[label] == (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, index) or "")
             kind = "ball" if joint.nq == 4 else "scalar"
@@ -60,7 +69,8 @@ class MujocoReference:
             self.v_slices.append((slice(k_v, k_v + joint.nv), model.jnt_dofadr[index]))
             k_q, k_v = k_q + joint.nq, k_v + joint.nv
         # MuJoCo may hold more: the free objects the reader leaves out (at rest at qpos0, they do not couple without contacts)
-        assert k_q <= model.nq and k_v <= model.nv, f"{k_q, k_v} coordinates here, {model.nq, model.nv} in MuJoCo"
+        n_q, n_v = sum(s.stop - s.start for s, _, _ in self.q_slices), sum(s.stop - s.start for s, _ in self.v_slices)
+        assert n_q <= model.nq and n_v <= model.nv, f"{n_q, n_v} coordinates here, {model.nq, model.nv} in MuJoCo"
         self.v_index = np.concatenate([np.arange(adr, adr + s.stop - s.start) for s, adr in self.v_slices]).astype(int)
 
     # -------------------------------------------------------------- states

@@ -320,10 +320,9 @@ GOOD = '<body name="b">\n<joint name="j"/>\n<geom size="0.1"/>\n</body>'
          "the free joint of body 'c': body 'c' has other joints besides its free joint"),
         (model('<body name="c">\n<freejoint/>\n<geom size="1"/></body>\n' + GOOD), 7,
          "body 'b' moves (its joints) beside the free body 'c': a robot has one free-flying root or a fixed base"),
-        (model(GOOD).replace("</mujoco>", "<equality>\n<connect body1=\"b\" anchor=\"0 0 0\"/></equality></mujoco>"), 9,
-         "<equality> <connect> is not supported (its constraint would change the dynamics; joint and fixed-tendon couplings are): "
-         "remove it, "
-         "or make it active=\"false\""),
+        (model(GOOD).replace("</mujoco>", "<equality>\n<flex flex=\"cloth\"/></equality></mujoco>"), 9,
+         "<equality> <flex> is not supported (its constraint would change the dynamics; joint and fixed-tendon couplings and "
+         "connect loops are): remove it, or make it active=\"false\""),
         (model(GOOD).replace("</mujoco>", "<tendon>\n<fixed name=\"t\" damping=\"1\"><joint joint=\"j\" coef=\"1\"/></fixed>"
                                           "</tendon></mujoco>"), 9, "tendon 't' has damping: tendon forces are not modelled"),
         (model(GOOD.replace("<joint", '<joint class="nope"')), 4, "<joint> uses class 'nope', which no <default class=...> defines"),

@@ -232,8 +232,8 @@ def test_an_unbound_mimic_multiplier_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("name, words", [
-    ("fourbar", "it has closed loops (cut joints"),
-    ("sr400", "it has closed loops"),
+    ("fourbar", "its loops cut at joint(s) 4-5 are not cut at a ball joint"),
+    ("sr400", "its loops cut at joint(s) 9-10 are not cut at a ball joint"),
     ("diffdrive", "it is a wheeled robot"),
     ("krang_wheeled", "it is a wheeled robot"),
     ("flexarm1", "are flexible (eta = 1)"),

@@ -390,7 +390,11 @@ class ClosedLoopDynamics(ConstrainedDynamics):
         """``q``, or where it drifted off the loops (residual above :data:`PROJECTION_TOL`) the passive joints brought back by Newton from there."""
         if self.closure_residual(q) <= PROJECTION_TOL:
             return q
-        return self.configuration(q[self.ind], guess=dict(zip(self.dependent, q[self.dep])))
+        from kanerobot.geometry import coordinate_starts
+
+        start = coordinate_starts(self.robot)  # the coordinates of one-coordinate joints (the solver's)
+        guess = {label: q[start[label]] for label in self.dependent if self.robot.frame(label).joint.nq == 1}
+        return self.configuration([q[start[label]] for label in self.model.independent], guess=guess)
 
     def _check_closed(self, q, what):
         residual = self.closure_residual(q)
@@ -409,20 +413,17 @@ class ClosedLoopDynamics(ConstrainedDynamics):
 
         Returns
         -------
-        numpy.ndarray, shape (nj,)
+        numpy.ndarray, shape (nc,)
+            Every coordinate of ``robot.q``: a ball joint that cuts a loop
+            (an MJCF ``<connect>``'s) turned to close it.
 
         Raises
         ------
         KaneRobotError
-            For a loop through a joint of several coordinates (ball, planar):
-            the solver takes one value per joint.
+            For a robot with another joint of several coordinates (a ball
+            joint not cutting a loop, a planar joint): the solver takes one
+            value per joint.
         """
-        several = [f.label for f in self.robot.frames if f.is_joint and f.joint.nq != 1]
-        if several:
-            raise KaneRobotError(
-                f"{self.robot.name}: the loop solver takes joints of one coordinate, not joint(s) {', '.join(several)}: "
-                f"give every function a closed configuration q"
-            )
         if self._solver is None:
             from kanerobot.geometry import loop_solver
 

@@ -57,12 +57,23 @@ tendon1 tendon2 polycoef>`` on fixed tendons (``L1 - L1_0 = a0 + a1 (L2 -
 L2_0)``, ``L = sum coef q``: a linear coupling of their joints), whose
 dependent joint is the last joint of tendon1 with a coefficient that is
 not 0, its leaders the others (``MimicJoint.more``); an equality on a
-spatial tendon is refused.  What would change the dynamics and is not
-read is refused with one line naming the element: any other active
-``<equality>`` (``connect``, ``weld``, ``flex``), tendon damping, a height
-field or SDF geom, or a primitive fitted to a mesh, that gives a body its
-mass, a mesh file other than STL and OBJ, ``<composite>``,
-``<replicate>``.  Joint springs (``stiffness``), fluid forces (``<option
+spatial tendon is refused.  An active ``<equality><connect>`` (body1's
+point held on body2's: a ball joint outside the tree) closes a loop as
+SYMORO+ does (``Robot.loops``, :mod:`kanerobot.dynamics.closed_loop`): cut
+at a new massless ball joint (labelled by the equality's name, else
+``connect<i>``, ``i`` its MuJoCo index; ``MjcfRobot.cut_joints``) at
+body1's point, closed by a fixed frame ``<label>_closure`` on body2 where
+that point is at qpos0 (``body1 anchor [body2]``) or at ``site2``
+(``site1 site2``); the joints an actuator drives are the active ones, and
+they must be as many speeds as the mechanism's degrees of freedom and
+fix the others (else one error naming the equality and the joints).  A
+loop on a free-floating robot, or beside joint couplings, is refused.
+What would change the dynamics and is not read is refused with one line
+naming the element: any other active ``<equality>`` (``weld``: a loop
+cut at no joint, ``flex``), tendon damping, a height field or SDF geom,
+or a primitive fitted to a mesh, that gives a body its mass, a mesh file
+other than STL and OBJ, ``<composite>``, ``<replicate>``.  Joint springs
+(``stiffness``), fluid forces (``<option
 density viscosity>``) and gravity compensation are passive forces the model
 has no place for: they are left out with one
 :class:`~kanerobot.errors.KaneRobotWarning`.
@@ -157,6 +168,9 @@ class MjcfRobot:
         MuJoCo's index of the free joint (the robot's free flyer), None for a fixed base.
     body_names : mapping label -> str
         The MuJoCo body each frame carries (``"0"``: the world, or the free body).
+    cut_joints : mapping label -> int
+        The ball joint cutting the loop of each ``<equality><connect>`` (no joint of MuJoCo's), and
+        MuJoCo's index of that equality (``model.eq_data[i]``).
     """
 
     robot: Robot
@@ -164,6 +178,7 @@ class MjcfRobot:
     joint_ids: Mapping[str, int]
     free_joint: int | None = None
     body_names: Mapping[str, str] = field(default_factory=dict)
+    cut_joints: Mapping[str, int] = field(default_factory=dict)
 
 
 def read_mjcf(path: str | os.PathLike, gravity=None) -> Robot:
@@ -798,6 +813,9 @@ class _Reader:
         builder = _Builder(self, root, inertias, couplings)
         for body in root.children:
             builder.add(body)
+        if self.connects:
+            self.check_loops(root, couplings)
+            builder.close_loops(self.connects, bodies)
         if root.index != 0:  # static scenery beside a free body never moves: it is no part of the robot
             for body in bodies[0].children:
                 if body is not root and body not in objects and any(other.joints for other in _subtree(body)):
@@ -823,16 +841,26 @@ class _Reader:
         joint, :func:`_mimic`); any other active equality is refused."""
         joints = {joint.name: joint for body in bodies for joint in body.joints if joint.name}
         out = []
+        self.connects: list[_Connect] = []
+        index = -1  # MuJoCo's index of the equality
         for block in self.root.findall("equality"):
             for element in block.children:
+                index += 1
                 attrib = self.resolved(element, "main", "equality")
                 if self.flag(element, attrib, "active", f"<equality> <{element.tag}>", "true") != "true":
                     continue
                 name = attrib.get("name", "").strip()
                 what = f"<equality> <{element.tag}{' name=' + repr(name) if name else ''}>"
+                if element.tag == "connect":
+                    self.connects.append(self.connect(element, attrib, what, bodies, name or f"connect{index}", index))
+                    continue
+                if element.tag == "weld":
+                    self.fail(element, f"{what} is not supported: a weld removes all 6 relative motions, and kanerobot cuts a loop at a "
+                                       f"joint (a ball joint for a <connect>), not at a fixed one; put body2 in body1 without a joint if "
+                                       f"it is rigid, or use a <connect>, or make it active=\"false\"")  # fmt: skip
                 if element.tag not in ("joint", "tendon"):
                     self.fail(element, f"{what} is not supported (its constraint would change the dynamics; joint and fixed-tendon "
-                                       f"couplings are): remove it, or make it active=\"false\"")  # fmt: skip
+                                       f"couplings and connect loops are): remove it, or make it active=\"false\"")  # fmt: skip
                 if element.tag == "joint":
                     out.append(self.joint_equality(element, attrib, what, joints))
                 else:
@@ -919,6 +947,70 @@ class _Reader:
             self.fail(element, f"{what} holds joint {dependent.name!r} at a constant: lock the joint (remove it) instead")
         return element, terms, a0
 
+    def connect(self, element, attrib, what, bodies, name, index):
+        """A ``<connect>``'s two bodies and points: ``body1 anchor [body2]`` (body2's point is where the anchor is at
+        qpos0, the world without body2) or ``site1 site2`` (the sites' places, wherever they are at qpos0)."""
+        named = {body.element.attrib.get("name", "").strip(): body for body in bodies[1:]}
+        named.pop("", None)
+        named["world"] = bodies[0]
+        if "site1" in attrib or "site2" in attrib:
+            mixed = [key for key in ("body1", "body2", "anchor") if key in attrib]
+            if mixed:
+                self.fail(element, f"{what} gives site1/site2 and {'/'.join(mixed)}: give site1 and site2, or body1 and anchor "
+                                   f"(and body2)")  # fmt: skip
+            sites = self.sites(bodies)
+            ends = []
+            for key in ("site1", "site2"):
+                site = attrib.get(key, "").strip()
+                if not site:
+                    self.fail(element, f"{what} has no {key}=\"...\": give both sites (or body1 and anchor)")
+                if site not in sites:
+                    self.fail(element, f"{what}: {key}=\"{site}\" names no site of the model")
+                ends.append(sites[site])
+            return _Connect(element, what, name, index, ends[0][0], ends[1][0], ends[0][1], ends[1][1])
+        ends = []
+        for key in ("body1", "body2"):
+            body = attrib.get(key, "world" if key == "body2" else "").strip()
+            if not body:
+                self.fail(element, f"{what} has no body1=\"...\": give body1 and anchor (or site1 and site2)")
+            if body not in named:
+                self.fail(element, f"{what}: {key}=\"{body}\" names no body of the model")
+            ends.append(named[body])
+        return _Connect(element, what, name, index, ends[0], ends[1], self.numbers(element, attrib, "anchor", 3, what), None)
+
+    def sites(self, bodies):
+        """``{name: (body, position in the body's frame)}`` of the named sites (``<frame>`` elements and classes applied)."""
+        out = {}
+
+        def visit(container, body, R, p, cls):
+            for child in container.children:
+                if child.tag == "frame":
+                    Rf = self.orientation(child, child.attrib, "a <frame>")
+                    pf = self.numbers(child, child.attrib, "pos", 3, "a <frame>", (0, 0, 0))
+                    visit(child, body, R @ Rf, p + R @ pf, child.attrib.get("childclass", cls))
+                elif child.tag == "site":
+                    attrib = self.resolved(child, cls)
+                    name = attrib.get("name", "").strip()
+                    if name:
+                        out[name] = (body, p + R @ self.numbers(child, attrib, "pos", 3, f"site {name!r}", (0, 0, 0)))
+
+        classes = {0: "main"}
+        for body in bodies:
+            cls = body.element.attrib.get("childclass", classes.get(body.parent, "main")) if body.index else "main"
+            classes[body.index] = cls
+            visit(body.element, body, np.eye(3), np.zeros(3), cls)
+        return out
+
+    def check_loops(self, root, couplings):
+        """Loops close on a fixed base without joint couplings (the models that compose them)."""
+        connect = self.connects[0]
+        if root.index != 0:
+            self.fail(connect.element, f"{connect.what}: a loop on a free-floating robot (the free joint of body {root.name!r}) is not "
+                                       f"supported: kanerobot's closed loops have a fixed base; remove the free joint or the connect")  # fmt: skip
+        if couplings:
+            self.fail(connect.element, f"{connect.what}: a loop and joint couplings (the equality at line {couplings[0][0].line}) in "
+                                       f"one model are not supported: keep one kind")  # fmt: skip
+
     def refuse_tendons(self):
         for block in self.root.findall("tendon"):
             for element in block.children:
@@ -986,6 +1078,39 @@ class _Reader:
                           stacklevel=4)  # fmt: skip
 
 
+@dataclass
+class _Connect:
+    """A ``<connect>``: body1's point ``point1`` (in its frame) held on body2's ``point2`` (None: where point1 is at qpos0)."""
+
+    element: Element
+    what: str
+    name: str
+    index: int  # MuJoCo's index of the equality
+    body1: "_Body"
+    body2: "_Body"
+    point1: np.ndarray
+    point2: np.ndarray | None
+
+
+def _world_poses(bodies):
+    """``{index: (R, p)}``: each body's axes and origin in the world at qpos0 (where the file places it)."""
+    out = {0: (np.eye(3), np.zeros(3))}
+    for body in bodies[1:]:
+        R, p = out[body.parent]
+        out[body.index] = (R @ body.R, p + R @ body.pos)
+    return out
+
+
+def _actuated(reader):
+    """The names of the joints an actuator drives (``joint`` or ``jointinparent``)."""
+    out = set()
+    for block in reader.root.findall("actuator"):
+        for element in block.children:
+            attrib = reader.resolved(element, "main")
+            out |= {attrib.get(key, "").strip() for key in ("joint", "jointinparent")}
+    return out - {""}
+
+
 def _welded(body):
     """``body`` and the bodies welded to it (no joint on the way)."""
     out, stack = [], [body]
@@ -1025,6 +1150,8 @@ class _Builder:
         self.merged = [(np.eye(3), np.zeros(3), inertias.get(root.index))] if root.index else []  # link 0's parts
         self.rigid = {root.index: (np.eye(3), np.zeros(3))} if root.index else {}  # bodies fixed to the free body, in frame 0
         self.effort = _efforts(reader)
+        self.loops: list[tuple[str, str]] = []
+        self.cut_joints: dict[str, int] = {}
 
     def label(self, name):
         """A label no frame has: ``name`` (whitespace as ``_``: dm_control's body 'pinch site'), else ``name_2`` ..."""
@@ -1145,6 +1272,64 @@ class _Builder:
         """The joint couplings of the model's ``<equality><joint>`` and ``<equality><tendon>`` elements (:func:`_mimic`)."""
         return tuple(_mimic(self, *coupling) for coupling in self.couplings)
 
+    def close_loops(self, connects, bodies):
+        """Each ``<connect>`` a loop (SYMORO+'s): cut at a new massless ball joint at body1's point, closed by a fixed frame
+        on body2 where that point is (the ball at its identity at qpos0 for body1 and anchor), the actuated joints active."""
+        poses = _world_poses(bodies)
+        for connect in connects:
+            self.close_loop(connect, poses)
+        self.activate(connects, bodies, poses)
+
+    def moving(self, label):
+        """The joint frame (or the base) that moves the frame ``label``: its link."""
+        by_label = {frame.label: frame for frame in self.frames}
+        while label != BASE and not by_label[label].is_joint:
+            label = by_label[label].antecedent
+        return label
+
+    def close_loop(self, connect, poses):
+        (label1, o1), (label2, o2) = self.anchor[connect.body1.index], self.anchor[connect.body2.index]
+        if self.moving(label1) == self.moving(label2):
+            self.reader.fail(connect.element, f"{connect.what}: bodies {connect.body1.name!r} and {connect.body2.name!r} move together "
+                                              f"(no joint between them): the connect closes no loop; remove it")  # fmt: skip
+        (R1, p1), (R2, p2) = poses[connect.body1.index], poses[connect.body2.index]
+        point2 = connect.point2 if connect.point2 is not None else R2.T @ (p1 + R1 @ connect.point1 - p2)
+        cut = self.label(connect.name)
+        closing = self.label(f"{cut}_closure")
+        z = np.array([0.0, 0.0, 1.0])
+        self.frames.append(replace(self.frame(cut, self.stem(cut), label1, joints.Spherical(), np.eye(3), o1 + connect.point1, z), mu=0))
+        self.frames.append(replace(self.frame(closing, self.stem(closing), label2, joints.Fixed(), R2.T @ R1, o2 + point2, z), mu=0))
+        self.loops.append((cut, closing))
+        self.cut_joints[cut] = connect.index
+
+    def activate(self, connects, bodies, poses):
+        """The joints driven by an actuator are the active ones: as many speeds as the mechanism's degrees of freedom
+        (its joints' speeds less the rank of the loops' point constraints at qpos0), which must fix the others."""
+        J, labels, columns = _point_constraints(self, connects, bodies, poses)
+        actuated = _actuated(self.reader)
+        active = [label for label in labels if self.joint_names.get(label) in actuated]
+        active_columns = [c for label in active for c in columns[label]]
+        passive_columns = [c for c in range(J.shape[1]) if c not in active_columns]
+        rank = _rank(J)
+        dof = J.shape[1] - rank
+        where = connects[0].what if len(connects) == 1 else f"the loops ({', '.join(f'{c.what} line {c.element.line}' for c in connects)})"
+        if len(active_columns) != dof:
+            names = ", ".join(repr(self.joint_names[label]) for label in active) or "none"
+            self.reader.fail(connects[0].element, f"{where}: the mechanism has {dof} degree(s) of freedom ({J.shape[1]} joint speeds, "
+                                                  f"{rank} independent loop constraints) but the actuators drive {len(active_columns)} "
+                                                  f"joint speed(s) ({names}): the active joints of a closed-loop robot are its "
+                                                  f"actuated ones; drive {dof} of joints {', '.join(repr(self.joint_names[x]) for x in labels)} "
+                                                  f"by a <motor joint=...>")  # fmt: skip
+        if _rank(J[:, passive_columns]) < len(passive_columns):
+            passive = [label for label in labels if label not in active]
+            self.reader.fail(connects[0].element, f"{where}: the actuated joints {', '.join(repr(self.joint_names[x]) for x in active)} "
+                                                  f"do not drive the mechanism: the passive joints "
+                                                  f"{', '.join(repr(self.joint_names[x]) for x in passive)} are not determined by them "
+                                                  f"at the model's configuration; actuate others")  # fmt: skip
+        cut = {label for label, _ in self.loops}
+        self.frames = [replace(frame, mu=int(frame.label in active)) if frame.is_joint and frame.label not in cut else frame
+                       for frame in self.frames]  # fmt: skip
+
     def robot(self, name):
         reader = self.reader
         floating = self.root.index != 0
@@ -1158,11 +1343,63 @@ class _Builder:
         try:
             robot = Robot.create(name, self.frames, links=list(dynamics), dynamics=dynamics, floating=floating, values=reader.values,
                                  limits=self.limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])),
-                                 mimics=self.mimics())  # fmt: skip
+                                 mimics=self.mimics(), loops=self.loops)  # fmt: skip
         except DescriptionError as exc:
             raise RobotFileError(reader.path, None, str(exc)) from None
         free = next((joint.index for joint in self.root.joints), None) if floating else None
-        return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names))
+        return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names),
+                         MappingProxyType(self.cut_joints))  # fmt: skip
+
+
+def _point_constraints(builder, connects, bodies, poses):
+    """``(J, labels, columns)``: the loops' point constraints at qpos0 (3 rows per connect: the velocity of body1's point
+    less body2's, in the world, from the joints between them), one column per speed of MuJoCo's joints (the ball joints'
+    three about the world axes: the same rank); ``labels`` the joint frames, ``columns[label]`` their columns."""
+    by_body = {body.index: body for body in bodies}
+    labels = [frame.label for frame in builder.frames if frame.is_joint and frame.label not in builder.cut_joints]
+    joint_of = {builder.joint_ids[label]: label for label in labels}
+    columns, n = {}, 0
+    for label in labels:
+        width = 3 if isinstance(next(f for f in builder.frames if f.label == label).joint, joints.Spherical) else 1
+        columns[label], n = list(range(n, n + width)), n + width
+    J = np.zeros((3 * len(connects), n))
+    for b, connect in enumerate(connects):
+        R1, p1 = poses[connect.body1.index]
+        R2, p2 = poses[connect.body2.index]
+        x1 = p1 + R1 @ connect.point1
+        x2 = x1 if connect.point2 is None else p2 + R2 @ connect.point2
+        chain1, chain2 = _chain(by_body, connect.body1), _chain(by_body, connect.body2)
+        common = {body.index for body in chain1} & {body.index for body in chain2}
+        for sign, chain, x in ((1.0, chain1, x1), (-1.0, chain2, x2)):
+            for body in chain:
+                if body.index in common:
+                    break  # the loop's root and what is above it move both points alike
+                R, p = poses[body.index]
+                for joint in body.joints:
+                    c, a = p + R @ joint.pos, R @ joint.axis
+                    cols = columns[joint_of[joint.index]]
+                    if joint.kind == "hinge":
+                        J[3 * b:3 * b + 3, cols[0]] += sign * np.cross(a, x - c)
+                    elif joint.kind == "slide":
+                        J[3 * b:3 * b + 3, cols[0]] += sign * a
+                    else:
+                        J[3 * b:3 * b + 3, cols] += sign * np.cross(np.eye(3), x - c).T
+    return J, labels, columns
+
+
+def _chain(by_body, body):
+    """``body`` and its ancestors up to the world, in that order."""
+    out = [body]
+    while out[-1].index != 0:
+        out.append(by_body[out[-1].parent])
+    return out
+
+
+def _rank(J, rtol=1e-9):
+    if J.size == 0:
+        return 0
+    s = np.linalg.svd(J, compute_uv=False)
+    return int(np.sum(s > rtol * max(1.0, float(s[0]))))
 
 
 def _mimic(builder, element, terms, a0):

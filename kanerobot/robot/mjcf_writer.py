@@ -54,10 +54,15 @@ and a user can go on to contact simulation in MuJoCo with the same robot.
 
 Numbers are the robot's values: every parameter symbol is bound from
 ``robot.values`` and the ``values`` mapping (which wins); a symbol without
-a value is one :class:`~kanerobot.errors.RobotFileError` naming it.  Closed
-loops, wheeled and flexible robots, a moving fixed base, constant external
-wrenches and negative ``IA``, ``FV`` or ``FS`` have no MJCF form and are
-refused, each with one line that says what to do instead.
+a value is one :class:`~kanerobot.errors.RobotFileError` naming it.  A
+closed loop cut at a ball joint (an MJCF ``<connect>`` read back) is
+written as ``<equality><connect site1 site2>`` named by the cut joint,
+between the sites of the cut joint (on its antecedent's body) and of the
+closing frame, and only its active joints get a motor (the reader takes
+the actuated joints as the active ones).  Other closed loops, wheeled and
+flexible robots, a moving fixed base, constant external wrenches and
+negative ``IA``, ``FV`` or ``FS`` have no MJCF form and are refused, each
+with one line that says what to do instead.
 
 Examples
 --------
@@ -256,9 +261,7 @@ class _Writer(NumbersWriter):
     def check(self):
         robot = self.robot
         if robot.loops:
-            cut = ", ".join(f"{a}-{b}" for a, b in robot.loops)
-            self.fail(f"it has closed loops (cut joints {cut}) and an MJCF body tree has none: save it as .toml "
-                      "(MuJoCo closes a loop with an <equality connect> you add by hand)")  # fmt: skip
+            self.check_loops()
         if robot.wheeled or robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling without slipping have no MJCF form): save it as .toml")
         if robot.flexible_joints:
@@ -280,6 +283,21 @@ class _Writer(NumbersWriter):
                               "(apply it in MuJoCo with data.xfrc_applied)")  # fmt: skip
             if label != BASE and robot.frame(label).is_joint:
                 self.check_joint(label, table)
+
+    def check_loops(self):
+        """Loops cut at a ball joint on a fixed base: MuJoCo's ``<connect>`` (a ball joint outside the tree) holds them."""
+        robot = self.robot
+        others = [f"{cut}-{closing}" for cut, closing in robot.loops if not isinstance(robot.frame(cut).joint, joints.Spherical)]
+        if others:
+            self.fail(f"its loops cut at joint(s) {', '.join(others)} are not cut at a ball joint, and MJCF closes a loop only by a "
+                      f"ball joint outside the tree (<equality><connect>): save it as .toml, or cut them at a ball joint")  # fmt: skip
+        if robot.floating:
+            self.fail("it is a floating robot with closed loops, which kanerobot models on a fixed base only: save it as .toml")
+        for cut, _ in robot.loops:
+            carried = [frame.label for frame in robot.frames if frame.antecedent == cut]
+            if carried:
+                self.fail(f"frame(s) {', '.join(carried)} hang on the cut joint {cut}, which MJCF writes as a <connect> (no body): "
+                          f"hang them on its antecedent")  # fmt: skip
 
     def check_joint(self, label, table):
         """IA, FV, FS of a joint that MuJoCo's armature, damping and frictionloss hold."""
@@ -331,14 +349,15 @@ class _Writer(NumbersWriter):
         else:
             place = {BASE: (world, self.matrix(robot.base.Z))}
             world.sites.append((BASE, place[BASE][1]))
+        cuts = set(robot.cut_joints)
         for frame in robot.frames:
             parent, T_parent = place[frame.antecedent]
             T = T_parent @ self.matrix(self.neutral(frame))
-            if frame.is_joint:
+            if frame.is_joint and frame.label not in cuts:
                 body = _Body(frame.label, T, self.joints_of(frame))
                 parent.children.append(body)
                 place[frame.label] = (body, np.eye(4))
-            else:
+            else:  # a fixed frame, or a ball joint cutting a loop: the site of its <connect>
                 parent.sites.append((frame.label, T))
                 place[frame.label] = (parent, T)
             body, T_link = place[frame.label]
@@ -476,6 +495,8 @@ class _Writer(NumbersWriter):
                 continue
             k = self.number(mimic.multiplier)
             out.append(f'    <joint joint1={quoteattr(mimic.joint)} joint2={quoteattr(mimic.leader)} polycoef="{_floats((o, k, 0, 0, 0))}"/>')
+        for cut, closing in self.robot.loops:  # the loop's ball joint outside the tree: the cut's site held on the closing one's
+            out.append(f"    <connect name={quoteattr(cut)} site1={quoteattr(cut)} site2={quoteattr(closing)}/>")
         return ["  <equality>", *out, "  </equality>"] if out else []
 
     def motors(self):
