@@ -312,6 +312,23 @@ def test_our_loop_solver_finds_mujocos_configurations(loops):
         np.testing.assert_allclose(solved, q, rtol=0, atol=1e-9)
 
 
+@pytest.mark.long  # 3 s each
+def test_a_simulated_connect_loop_stays_closed_and_keeps_its_energy(loops):
+    """Without friction the total energy of the closed-loop model is a constant of the motion (an independent
+    check of the integration); the integrated state stays on the loops (its drift, ``closure_residual``, before
+    any projection), the cut ball's quaternion included."""
+    from kanerobot.dynamics.energy import total_energy
+
+    fn, n = loops.fn, len(loops.active)
+    q0 = fn.configuration(np.full(n, 0.2))
+    result = kr.simulate(fn, None, np.concatenate([q0, np.full(n, 0.5)]), (0.0, 1.5), t_eval=np.linspace(0.0, 1.5, 7),
+                         rtol=1e-10, atol=1e-12)  # fmt: skip
+    energy = np.array([total_energy(fn, q, qd) for q, qd in zip(result.q, result.qd)])
+    assert np.ptp(energy) < 1e-6 * np.abs(energy).max(), energy
+    assert result.monitors["closure_residual"].max() < 1e-8
+    assert max(fn.closure_residual(q) for q in result.q) < 1e-10
+
+
 @pytest.mark.long  # a second model derived
 def test_a_ball_cut_loop_is_written_as_a_connect_and_read_back(tmp_path):
     """``kr.save`` writes the four-bar's loop as ``<connect site1 site2>`` (its actuated joint a motor): MuJoCo compiles

@@ -394,7 +394,12 @@ class ClosedLoopDynamics(ConstrainedDynamics):
 
         start = coordinate_starts(self.robot)  # the coordinates of one-coordinate joints (the solver's)
         guess = {label: q[start[label]] for label in self.dependent if self.robot.frame(label).joint.nq == 1}
-        return self.configuration([q[start[label]] for label in self.model.independent], guess=guess)
+        closed = self.configuration([q[start[label]] for label in self.model.independent], guess=guess)
+        for label in self.dependent:  # a ball cut's quaternion on the integrated one's side (q and -q turn alike, but
+            s, n = start[label], self.robot.frame(label).joint.nq  # its rates, taken at the closed one, must move the integrated one)
+            if n == 4 and np.dot(closed[s:s + n], q[s:s + n]) < 0:
+                closed[s:s + n] = -closed[s:s + n]
+        return closed
 
     def _check_closed(self, q, what):
         residual = self.closure_residual(q)
