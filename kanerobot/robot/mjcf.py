@@ -82,6 +82,13 @@ Parsing is safe (:func:`kanerobot.robot.xmlfile.parse_xml`: no entity
 expanded, no network); any mistake is one
 :class:`~kanerobot.errors.RobotFileError` ``path:line: what and how to fix``.
 
+The reader is three files: this one (the document, its includes, defaults
+and attributes, the bodies and joints and the frames they make),
+:mod:`kanerobot.robot.mjcf_inertia` (the bodies' masses and inertias, from
+``<inertial>``, geoms and meshes) and :mod:`kanerobot.robot.mjcf_equalities`
+(joint and tendon couplings, connect loops); :mod:`kanerobot.robot.mjcf_writer`
+writes MJCF files.
+
 Examples
 --------
 >>> text = '''<mujoco model="pendulum">
@@ -113,12 +120,13 @@ import sympy
 from kanerobot.dynamics.parameters import rigid_sum
 from kanerobot.errors import DescriptionError, KaneRobotWarning, RobotFileError
 from kanerobot.robot import joints
-from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, MimicJoint, Robot
-from kanerobot.robot.expressions import EXACT, exact_number, snapped_entry, symbol
+from kanerobot.robot.description import BASE, Base, Frame, GeneralPlacement, JointLimits, Robot
+from kanerobot.robot.expressions import EXACT, snapped_entry, symbol
 from kanerobot.robot.files import DEFAULT_GRAVITY, GRAVITY_NAMES, checked_gravity
 from kanerobot.robot.joints.quaternion import quaternion_product, quaternion_to_rotation
-from kanerobot.robot.mesh import MODES as MESH_MODES
-from kanerobot.robot.mesh import MeshInertia, mesh_inertia, read_obj, read_stl
+from kanerobot.robot.mesh import MeshInertia
+from kanerobot.robot.mjcf_equalities import check_loops, close_loops, equalities, mimics, refuse_tendons
+from kanerobot.robot.mjcf_inertia import MINVAL, body_inertia, mesh_assets
 from kanerobot.robot.names import DYNAMIC_NAMES, StemChooser
 from kanerobot.robot.urdf import RESERVED_SYMBOLS
 from kanerobot.robot.xmlfile import Element, parse_xml
@@ -128,13 +136,6 @@ __all__ = ["MjcfRobot", "mjcf_from_text", "parse_mjcf", "read_mjcf"]
 KIND = "an MJCF file"
 #: MuJoCo's joint types, and ours.
 JOINT_TYPES = {"hinge": joints.Revolute, "slide": joints.Prismatic, "ball": joints.Spherical, "free": joints.FreeFlyer}
-#: The shapes whose mass and inertia MuJoCo computes from ``size`` (a mesh's needs its vertices).
-SHAPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
-#: The mesh files read, by extension and media type (MuJoCo's ``content_type``).
-MESH_TYPES = {".stl": "model/stl", ".obj": "model/obj"}
-MESH_READERS = {"model/stl": read_stl, "model/obj": read_obj}
-#: MuJoCo's smallest mass of a moving body (``mjMINVAL``).
-MINVAL = 1e-15
 #: Elements of a body that do not change its dynamics (contacts, visuals, sensors' places).
 _IGNORED_IN_BODY = {"site", "camera", "light", "plugin"}
 #: Elements that make bodies or joints the reader does not build.
@@ -247,42 +248,6 @@ def _z_to(vector):
     return _axis_angle(axis, math.atan2(s, vector[2]))
 
 
-def _shape_inertia(kind, size, mass):
-    """Principal moments of a solid ``kind`` of ``size`` and ``mass`` about its centre, in its axes (MuJoCo's formulas)."""
-    if kind == "sphere":
-        return np.full(3, 2 * mass * size[0] ** 2 / 5)
-    if kind == "capsule":
-        r, h = size[0], 2 * size[1]
-        sphere = mass * 4 * r / (4 * r + 3 * h)  # the two hemispheres' share of the volume
-        cylinder = mass - sphere
-        side = cylinder * (3 * r * r + h * h) / 12 + 2 * sphere * r * r / 5 + sphere * h * (3 * r + 2 * h) / 8
-        return np.array([side, side, cylinder * r * r / 2 + 2 * sphere * r * r / 5])
-    if kind == "cylinder":
-        r, h = size[0], 2 * size[1]
-        side = mass * (3 * r * r + h * h) / 12
-        return np.array([side, side, mass * r * r / 2])
-    a, b, c = (x * x for x in size[:3])
-    if kind == "ellipsoid":
-        return mass / 5 * np.array([b + c, a + c, a + b])
-    return mass / 3 * np.array([b + c, a + c, a + b])  # box of half-sizes size
-
-
-def _volume(kind, size):
-    if kind == "sphere":
-        return 4 * math.pi * size[0] ** 3 / 3
-    if kind == "capsule":
-        return math.pi * size[0] ** 2 * (2 * size[1] + 4 * size[0] / 3)
-    if kind == "cylinder":
-        return math.pi * size[0] ** 2 * 2 * size[1]
-    if kind == "ellipsoid":
-        return 4 * math.pi * size[0] * size[1] * size[2] / 3
-    return 8 * size[0] * size[1] * size[2]
-
-
-#: Sizes each shape reads (the others of ``size`` are ignored).
-_SIZES = {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}
-
-
 # ------------------------------------------------------------------ reader
 @dataclass
 class _Joint:
@@ -321,7 +286,7 @@ class _Reader:
         self.root = self.expanded(root, [Path(path).resolve()])
         self.compiler = self.compiler_settings()
         self.defaults = self.default_classes()
-        self.meshes = self.mesh_assets()
+        self.meshes = mesh_assets(self)
         self.mesh_inertias: dict[str, MeshInertia] = {}  # each mesh read and integrated once, when a geom needs it
         self.values: dict[str, float] = {}
         self.unmodelled: dict[str, list[str]] = {}  # what is left out -> the elements, for the one warning
@@ -588,216 +553,11 @@ class _Reader:
             length = None
         body.geoms.append((element, attrib, kind, what, R @ Rg, p + R @ pos, length))
 
-    # ------------------------------------------------------------ inertia
-    def body_inertia(self, body, static=False):
-        """``(m, J_O, MS)`` of a body about its origin in its axes, or None without mass.  A ``static`` body
-        (welded to the world) never moves: a geom whose inertia is not computed adds nothing to it."""
-        mode = self.compiler["inertiafromgeom"]
-        if body.inertial is not None and mode != "true":
-            mass, centre, inertia = self.inertial(body)
-        else:
-            parts = []
-            for element, attrib, kind, what, R, p, length in body.geoms if mode != "false" else ():
-                part = self.geom_inertia(body, element, attrib, kind, what, R, p, length, static)
-                if part is not None:
-                    parts.append(part)
-            mass, J, MS = rigid_sum(parts)
-            centre = MS / mass if mass > 0 else np.zeros(3)
-            inertia = J - mass * (centre @ centre * np.eye(3) - np.outer(centre, centre))
-        if mass == 0 and self.compiler["boundmass"] == 0:
-            return None
-        return self.bounded(mass, centre, inertia)
-
-    def inertial(self, body):
-        """``(m, centre of mass, inertia about it)`` of a body's ``<inertial>``, in the body's axes."""
-        element = body.inertial
-        attrib = element.attrib
-        what = f"the <inertial> of body {body.name!r}"
-        (mass,) = self.numbers(element, attrib, "mass", 1, what)
-        if mass < 0:
-            self.fail(element, f"{what}: mass=\"{attrib['mass']}\" < 0: give a mass >= 0")
-        pos = self.numbers(element, attrib, "pos", 3, what)
-        if "fullinertia" in attrib and "diaginertia" in attrib:
-            self.fail(element, f"{what}: diaginertia and fullinertia both given: keep one")
-        if "fullinertia" in attrib:
-            if any(key in attrib for key in ("quat", "axisangle", "euler", "xyaxes", "zaxis")):
-                self.fail(element, f"{what}: fullinertia takes no orientation (it is in the body's axes): remove it")
-            xx, yy, zz, xy, xz, yz = self.numbers(element, attrib, "fullinertia", 6, what)
-            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-        elif "diaginertia" in attrib:
-            R = self.orientation(element, attrib, what)
-            inertia = R @ np.diag(self.numbers(element, attrib, "diaginertia", 3, what)) @ R.T
-        else:
-            self.fail(element, f"{what} has neither diaginertia=\"...\" nor fullinertia=\"...\": give the inertia about the centre of mass")
-        return mass, pos, inertia
-
-    def bounded(self, mass, centre, inertia):
-        """``(m, J_O, MS)`` with ``<compiler boundmass boundinertia>`` applied to the mass and principal moments."""
-        mass = max(mass, self.compiler["boundmass"])
-        if self.compiler["boundinertia"] > 0:
-            moments, axes = np.linalg.eigh(inertia)
-            inertia = axes @ np.diag(np.maximum(moments, self.compiler["boundinertia"])) @ axes.T
-        c = np.asarray(centre, dtype=float)
-        return mass, inertia + mass * (c @ c * np.eye(3) - np.outer(c, c)), mass * c
-
-    def geom_inertia(self, body, element, attrib, kind, what, R, p, length, static=False):
-        """``(R, p, (m, J, 0))`` of a geom's solid, or None for one that adds no mass."""
-        low, high = self.compiler["inertiagrouprange"]
-        group = self.number(element, attrib, "group", what, 0.0)
-        if not low <= group <= high:
-            return None
-        if "mass" in attrib:
-            mass = self.number(element, attrib, "mass", what, 0.0)
-        else:
-            density = self.number(element, attrib, "density", what, 1000.0)
-            if density == 0:
-                return None
-            mass = None
-        if mass == 0:
-            return None
-        if kind not in SHAPES and static:
-            return None
-        if kind == "mesh":
-            return self.mesh_geom_inertia(element, attrib, what, R, p, length, mass)
-        if "mesh" in attrib:
-            self.fail(element, f"{what}: a {kind} fitted to mesh=\"{attrib['mesh']}\" is not supported: give the geom its size "
-                               f"(without mesh=...), or type=\"mesh\"")  # fmt: skip
-        if kind not in SHAPES:
-            self.fail(element, f"{what} is a {kind}, whose mass and inertia kanerobot does not compute: give body {body.name!r} an "
-                               f"<inertial>, or this geom mass=\"0\" (or density=\"0\") if it is visual only")  # fmt: skip
-        if self.flag(element, attrib, "shellinertia", what, "false") == "true":
-            self.fail(element, f"{what}: shellinertia=\"true\" (a hollow shell) is not supported: give body {body.name!r} an <inertial>")
-        size = self.numbers(element, attrib, "size", (1, 2, 3), what, (0, 0, 0))
-        size = np.concatenate([size, np.zeros(3 - len(size))])
-        if length is not None:
-            size[1 if kind in ("capsule", "cylinder") else 2] = length / 2
-            if kind == "sphere":
-                self.fail(element, f"{what}: a sphere takes no fromto: give pos and size")
-        if any(size[:_SIZES[kind]] <= 0):
-            self.fail(element, f"{what}: size=\"{attrib.get('size', '')}\" must give {_SIZES[kind]} positive number"
-                               f"{'s' * (_SIZES[kind] > 1)} for a {kind}")  # fmt: skip
-        if mass is None:
-            mass = self.number(element, attrib, "density", what, 1000.0) * _volume(kind, size)
-        return R, p, (mass, np.diag(_shape_inertia(kind, size, mass)), np.zeros(3))
-
-    # ------------------------------------------------------------- meshes
-    def mesh_assets(self):
-        """``{name: (element, attributes)}`` of the ``<asset><mesh>`` elements (a mesh without a name is named
-        after its file, as MuJoCo does); nothing is read yet."""
-        out: dict[str, tuple[Element, dict]] = {}
-        for block in self.root.findall("asset"):
-            for element in block.findall("mesh"):
-                attrib = self.resolved(element, "main")
-                name = attrib.get("name", "").strip() or Path(attrib.get("file", "").replace("\\", "/").strip()).stem
-                if not name:
-                    self.fail(element, "a <mesh> has neither name=\"...\" nor file=\"...\": name it")
-                if name in out:
-                    self.fail(element, f"<mesh name=\"{name}\"> is defined twice (first at line {out[name][0].line}): rename one")
-                out[name] = (element, attrib)
-        return out
-
-    def mesh_geom_inertia(self, element, attrib, what, R, p, length, mass):
-        """``(R, centre, (m, J, 0))`` of a mesh geom (its mesh's volume or area times its density, or its mass),
-        placed as MuJoCo places it: the mesh's centre in the geom's frame."""
-        if length is not None:
-            self.fail(element, f"{what}: a mesh geom takes no fromto: give pos and an orientation")
-        if self.flag(element, attrib, "shellinertia", what, "false") == "true":
-            self.fail(element, f"{what}: shellinertia=\"true\" on a mesh geom: MuJoCo refuses it; write inertia=\"shell\" on its <mesh>")
-        name = attrib.get("mesh", "").strip()
-        if name not in self.meshes:
-            known = ", ".join(sorted(self.meshes)[:8]) or "none"
-            self.fail(element, f"{what}: mesh=\"{name}\" names no <mesh> of <asset> (meshes: {known}): give the name of one")
-        if name not in self.mesh_inertias:
-            self.mesh_inertias[name] = self.mesh_inertia(*self.meshes[name])
-        mesh = self.mesh_inertias[name]
-        if mass is None:
-            mass = self.number(element, attrib, "density", what, 1000.0) * mesh.measure
-        elif mesh.measure <= 1e-14:
-            return None  # MuJoCo gives no mass to a geom whose mass is written but whose volume is below mjEPS
-        return R, p + R @ mesh.centre, (mass, mass / mesh.measure * mesh.inertia, np.zeros(3))
-
-    def mesh_inertia(self, element, attrib):
-        """The volume or area, centre and inertia per unit density of a ``<mesh>`` (its file or its
-        ``vertex`` and ``face``), moved by its ``refpos refquat scale``."""
-        name = attrib.get("name", "").strip()
-        what = f"<mesh{' name=' + repr(name) if name else ''}{' file=' + repr(attrib['file'].strip()) if 'file' in attrib else ''}>"
-        for key in ("builtin", "plugin"):
-            if key in attrib or element.find(key) is not None:
-                self.fail(element, f"{what}: a {key} mesh (generated by MuJoCo) is not supported: give a file or vertex=\"...\"")
-        mode = self.flag(element, attrib, "inertia", what, "legacy", MESH_MODES)
-        scale = self.numbers(element, attrib, "scale", 3, what, (1, 1, 1))
-        refpos = self.numbers(element, attrib, "refpos", 3, what, (0, 0, 0))
-        refquat = self.numbers(element, attrib, "refquat", 4, what, (1, 0, 0, 0))
-        if np.linalg.norm(refquat) < MINVAL:
-            self.fail(element, f"{what}: refquat=\"{attrib['refquat']}\" is zero: give a rotation (w x y z)")
-        if mode == "convex" and self.number(element, attrib, "maxhullvert", what, -1.0) != -1:
-            self.fail(element, f"{what}: maxhullvert with inertia=\"convex\" (a hull qhull stops early) is not supported: remove maxhullvert")
-        if "file" in attrib:
-            if "vertex" in attrib:
-                self.fail(element, f"{what}: both file and vertex give its vertices: keep one")
-            vertices, faces = self.mesh_file(element, attrib, what)
-        else:
-            vertices, faces = self.inline_mesh(element, attrib, what)
-        try:
-            return mesh_inertia(vertices, faces, mode, scale, refpos, refquat)
-        except DescriptionError as exc:
-            self.fail(element, f"{what}: {exc}")
-
-    def mesh_file(self, element, attrib, what):
-        """The vertices and faces of a mesh's STL or OBJ file, found as MuJoCo finds it (``<compiler meshdir assetdir
-        strippath>``), read only inside the model's folder."""
-        name = attrib["file"].strip()
-        if "://" in name or name.startswith(("//", "\\\\")):
-            self.fail(element, f"{what} is a URL: nothing is fetched from the network; copy the file next to the model")
-        if self.compiler["strippath"] == "true":
-            name = name.replace("\\", "/").rsplit("/", 1)[-1]
-        if Path(name).is_absolute():
-            self.fail(element, f"{what} is an absolute path: give it relative to the model's folder {self.folder} (or its meshdir)")
-        target = (self.folder / self.compiler["meshdir"] / name).resolve()
-        if not target.is_relative_to(self.folder):
-            self.fail(element, f"{what}: {target} is outside the model's folder {self.folder}: only files in it (or below) are "
-                               f"read; copy the file next to the model")  # fmt: skip
-        kind = attrib.get("content_type", "").strip() or MESH_TYPES.get(target.suffix.lower(), target.suffix)
-        if kind not in MESH_READERS:
-            self.fail(element, f"{what}: a {kind or 'file without extension'} mesh is not read (kanerobot reads STL and OBJ "
-                               f"meshes): convert it to STL")  # fmt: skip
-        if not target.is_file():
-            self.fail(element, f"{what}: no such file {target}")
-        try:
-            data = target.read_bytes()
-        except OSError as exc:
-            self.fail(element, f"{what}: cannot read {target}: {exc.strerror}")
-        try:
-            return MESH_READERS[kind](data, target)
-        except RobotFileError as exc:
-            self.fail(element, f"{what}: {exc}")
-
-    def inline_mesh(self, element, attrib, what):
-        """A mesh's ``vertex`` (single precision, as MuJoCo keeps them) and ``face`` (None: the convex hull's)."""
-        if "vertex" not in attrib:
-            self.fail(element, f"{what} has neither file=\"...\" nor vertex=\"...\": give one")
-        vertices = self.numbers(element, attrib, "vertex", self.count(element, attrib, "vertex", what, 12), what).reshape(-1, 3)
-        vertices = vertices.astype(np.float32).astype(float)
-        if "face" not in attrib:
-            return vertices, None
-        faces = self.numbers(element, attrib, "face", self.count(element, attrib, "face", what, 3), what)
-        if np.any(faces != np.round(faces)) or np.any(faces < 0) or np.any(faces >= len(vertices)):
-            self.fail(element, f"{what}: face=\"...\" holds a number that is not the index of a vertex (0 to {len(vertices) - 1})")
-        return vertices, faces.astype(np.int64).reshape(-1, 3)
-
-    def count(self, element, attrib, key, what, least):
-        """The number of numbers in ``attrib[key]``: a multiple of 3, at least ``least``."""
-        count = len(attrib[key].split())
-        if count < least or count % 3:
-            self.fail(element, f"{what}: {key}=\"...\" holds {count} numbers: give 3 per {'vertex' if key == 'vertex' else 'triangle'}"
-                               f"{', at least 4 vertices' * (key == 'vertex')}")  # fmt: skip
-        return count
-
     # ------------------------------------------------------------- build
     def result(self):
         bodies = self.bodies()
-        couplings = self.equalities(bodies)
-        self.refuse_tendons()
+        couplings, connects = equalities(self, bodies)
+        refuse_tendons(self)
         option = self.option()
         self.values.update(zip(GRAVITY_NAMES, option))
         free = [body for body in bodies if any(joint.kind == "free" for joint in body.joints)]
@@ -807,15 +567,15 @@ class _Reader:
             self.check_free(body, free)
         root = free[0] if free else bodies[0]
         static = {body.index for body in _welded(bodies[0])}
-        inertias = {body.index: self.body_inertia(body, body.index in static) for body in bodies[1:]}
+        inertias = {body.index: body_inertia(self, body, body.index in static) for body in bodies[1:]}
         self.check_masses(bodies, inertias)
         inertias = self.scaled(bodies, inertias)
         builder = _Builder(self, root, inertias, couplings)
         for body in root.children:
             builder.add(body)
-        if self.connects:
-            self.check_loops(root, couplings)
-            builder.close_loops(self.connects, bodies)
+        if connects:
+            check_loops(self, connects, root, couplings)
+            close_loops(builder, connects, bodies)
         if root.index != 0:  # static scenery beside a free body never moves: it is no part of the robot
             for body in bodies[0].children:
                 if body is not root and body not in objects and any(other.joints for other in _subtree(body)):
@@ -834,192 +594,6 @@ class _Reader:
             if density or viscosity:
                 self.unmodelled.setdefault("fluid forces (<option density viscosity>)", []).append(f"line {element.line}")
         return tuple(float(g) for g in gravity)
-
-    def equalities(self, bodies):
-        """The active ``<equality><joint>`` and ``<equality><tendon>`` couplings as ``(element, terms, a0)``:
-        ``sum coef (q - ref) = a0`` over ``terms`` ``[(joint, coef), ...]``, the dependent joint first (a mimic
-        joint, :func:`_mimic`); any other active equality is refused."""
-        joints = {joint.name: joint for body in bodies for joint in body.joints if joint.name}
-        out = []
-        self.connects: list[_Connect] = []
-        index = -1  # MuJoCo's index of the equality
-        for block in self.root.findall("equality"):
-            for element in block.children:
-                index += 1
-                attrib = self.resolved(element, "main", "equality")
-                if self.flag(element, attrib, "active", f"<equality> <{element.tag}>", "true") != "true":
-                    continue
-                name = attrib.get("name", "").strip()
-                what = f"<equality> <{element.tag}{' name=' + repr(name) if name else ''}>"
-                if element.tag == "connect":
-                    self.connects.append(self.connect(element, attrib, what, bodies, name or f"connect{index}", index))
-                    continue
-                if element.tag == "weld":
-                    self.fail(element, f"{what} is not supported: a weld removes all 6 relative motions, and kanerobot cuts a loop at a "
-                                       f"joint (a ball joint for a <connect>), not at a fixed one; put body2 in body1 without a joint if "
-                                       f"it is rigid, or use a <connect>, or make it active=\"false\"")  # fmt: skip
-                if element.tag not in ("joint", "tendon"):
-                    self.fail(element, f"{what} is not supported (its constraint would change the dynamics; joint and fixed-tendon "
-                                       f"couplings and connect loops are): remove it, or make it active=\"false\"")  # fmt: skip
-                if element.tag == "joint":
-                    out.append(self.joint_equality(element, attrib, what, joints))
-                else:
-                    out.append(self.tendon_equality(element, attrib, what, joints))
-        return out
-
-    def linear(self, element, attrib, what, second):
-        """``a0, a1`` of ``polycoef``; refused if not linear while a second joint or tendon is named."""
-        polycoef = self.numbers(element, attrib, "polycoef", 5, what, (0, 1, 0, 0, 0))
-        if second and any(polycoef[2:]):
-            self.fail(element, f"{what}: polycoef=\"{attrib.get('polycoef')}\" is not linear: a mimic joint is "
-                               f"a linear coupling (a0 + a1 x); give the last three coefficients 0")  # fmt: skip
-        return float(polycoef[0]), float(polycoef[1])
-
-    def joint_equality(self, element, attrib, what, joints):
-        """MuJoCo's ``q1 - ref1 = a0 + a1 (q2 - ref2)``: joint1 follows joint2."""
-        coupled = []
-        for key in ("joint1", "joint2"):
-            joint_name = attrib.get(key, "").strip()
-            if key == "joint2" and not joint_name:
-                self.fail(element, f"{what} holds joint1 at a constant: lock the joint (remove it) instead, or give joint2")
-            coupled.append(self.coupled_joint(element, f"{what}: {key}=\"{joint_name}\"", joint_name, joints))
-        a0, a1 = self.linear(element, attrib, what, True)
-        return element, [(coupled[0], 1.0), (coupled[1], -a1)], a0
-
-    def coupled_joint(self, element, what, joint_name, joints):
-        if joint_name not in joints:
-            self.fail(element, f"{what} names no joint of the model")
-        if joints[joint_name].kind not in ("hinge", "slide"):
-            self.fail(element, f"{what} is a {joints[joint_name].kind} joint; a coupling takes hinge and slide joints")
-        return joints[joint_name]
-
-    def fixed_tendons(self, joints):
-        """``{name: (element, [(joint, coef), ...])}`` of the ``<tendon><fixed>`` elements, ``{name: element}`` of the spatial ones."""
-        fixed, spatial = {}, {}
-        for block in self.root.findall("tendon"):
-            for element in block.children:
-                name = element.attrib.get("name", "").strip()
-                if element.tag != "fixed":
-                    spatial[name] = element
-                    continue
-                terms = []
-                for child in element.children:
-                    if child.tag != "joint":
-                        continue
-                    joint_name = child.attrib.get("joint", "").strip()
-                    what = f"fixed tendon {name!r}: <joint joint=\"{joint_name}\">"
-                    joint = self.coupled_joint(child, what, joint_name, joints)
-                    terms.append((joint, self.number(child, child.attrib, "coef", what, math.nan)))
-                    if math.isnan(terms[-1][1]):
-                        self.fail(child, f"{what} has no coef=\"...\": give it")
-                fixed[name] = (element, terms)
-        return fixed, spatial
-
-    def tendon_equality(self, element, attrib, what, joints):
-        """MuJoCo's ``L1 - L1_0 = a0 + a1 (L2 - L2_0)`` (``= a0`` without tendon2), ``L = sum coef q`` of a fixed
-        tendon and ``L_0`` its value at qpos0 (the refs): one linear coupling of their joints.  The dependent
-        joint is the last joint of tendon1 whose coefficient in the coupling is not 0."""
-        fixed, spatial = self.fixed_tendons(joints)
-        tendons = []
-        for key in ("tendon1", "tendon2"):
-            tendon_name = attrib.get(key, "").strip()
-            if key == "tendon2" and not tendon_name:
-                break
-            if tendon_name in spatial:
-                self.fail(element, f"{what}: {key}=\"{tendon_name}\" is a spatial tendon (line {spatial[tendon_name].line}); "
-                                   f"only fixed tendons (linear in the joints) are couplings: remove the equality")  # fmt: skip
-            if tendon_name not in fixed:
-                self.fail(element, f"{what}: {key}=\"{tendon_name}\" names no tendon of the model")
-            tendons.append(fixed[tendon_name][1])
-        a0, a1 = self.linear(element, attrib, what, len(tendons) > 1)
-        coefs: dict[str, float] = {}
-        by_name = {}
-        for scale, terms in zip((1.0, -a1), tendons):
-            for joint, coef in terms:
-                coefs[joint.name] = coefs.get(joint.name, 0.0) + scale * coef
-                by_name[joint.name] = joint
-        moving = [joint for joint, _ in tendons[0] if coefs[joint.name] != 0]
-        if not moving:
-            self.fail(element, f"{what}: no joint of tendon1 moves the coupling (every coefficient is 0): remove the equality")
-        dependent = moving[-1]
-        terms = [(dependent, coefs[dependent.name])] + [(by_name[n], c) for n, c in coefs.items() if c != 0 and n != dependent.name]
-        if len(terms) == 1:
-            self.fail(element, f"{what} holds joint {dependent.name!r} at a constant: lock the joint (remove it) instead")
-        return element, terms, a0
-
-    def connect(self, element, attrib, what, bodies, name, index):
-        """A ``<connect>``'s two bodies and points: ``body1 anchor [body2]`` (body2's point is where the anchor is at
-        qpos0, the world without body2) or ``site1 site2`` (the sites' places, wherever they are at qpos0)."""
-        named = {body.element.attrib.get("name", "").strip(): body for body in bodies[1:]}
-        named.pop("", None)
-        named["world"] = bodies[0]
-        if "site1" in attrib or "site2" in attrib:
-            mixed = [key for key in ("body1", "body2", "anchor") if key in attrib]
-            if mixed:
-                self.fail(element, f"{what} gives site1/site2 and {'/'.join(mixed)}: give site1 and site2, or body1 and anchor "
-                                   f"(and body2)")  # fmt: skip
-            sites = self.sites(bodies)
-            ends = []
-            for key in ("site1", "site2"):
-                site = attrib.get(key, "").strip()
-                if not site:
-                    self.fail(element, f"{what} has no {key}=\"...\": give both sites (or body1 and anchor)")
-                if site not in sites:
-                    self.fail(element, f"{what}: {key}=\"{site}\" names no site of the model")
-                ends.append(sites[site])
-            return _Connect(element, what, name, index, ends[0][0], ends[1][0], ends[0][1], ends[1][1])
-        ends = []
-        for key in ("body1", "body2"):
-            body = attrib.get(key, "world" if key == "body2" else "").strip()
-            if not body:
-                self.fail(element, f"{what} has no body1=\"...\": give body1 and anchor (or site1 and site2)")
-            if body not in named:
-                self.fail(element, f"{what}: {key}=\"{body}\" names no body of the model")
-            ends.append(named[body])
-        return _Connect(element, what, name, index, ends[0], ends[1], self.numbers(element, attrib, "anchor", 3, what), None)
-
-    def sites(self, bodies):
-        """``{name: (body, position in the body's frame)}`` of the named sites (``<frame>`` elements and classes applied)."""
-        out = {}
-
-        def visit(container, body, R, p, cls):
-            for child in container.children:
-                if child.tag == "frame":
-                    Rf = self.orientation(child, child.attrib, "a <frame>")
-                    pf = self.numbers(child, child.attrib, "pos", 3, "a <frame>", (0, 0, 0))
-                    visit(child, body, R @ Rf, p + R @ pf, child.attrib.get("childclass", cls))
-                elif child.tag == "site":
-                    attrib = self.resolved(child, cls)
-                    name = attrib.get("name", "").strip()
-                    if name:
-                        out[name] = (body, p + R @ self.numbers(child, attrib, "pos", 3, f"site {name!r}", (0, 0, 0)))
-
-        classes = {0: "main"}
-        for body in bodies:
-            cls = body.element.attrib.get("childclass", classes.get(body.parent, "main")) if body.index else "main"
-            classes[body.index] = cls
-            visit(body.element, body, np.eye(3), np.zeros(3), cls)
-        return out
-
-    def check_loops(self, root, couplings):
-        """Loops close on a fixed base without joint couplings (the models that compose them)."""
-        connect = self.connects[0]
-        if root.index != 0:
-            self.fail(connect.element, f"{connect.what}: a loop on a free-floating robot (the free joint of body {root.name!r}) is not "
-                                       f"supported: kanerobot's closed loops have a fixed base; remove the free joint or the connect")  # fmt: skip
-        if couplings:
-            self.fail(connect.element, f"{connect.what}: a loop and joint couplings (the equality at line {couplings[0][0].line}) in "
-                                       f"one model are not supported: keep one kind")  # fmt: skip
-
-    def refuse_tendons(self):
-        for block in self.root.findall("tendon"):
-            for element in block.children:
-                attrib = self.resolved(element, "main", "tendon")
-                what = f"tendon {attrib.get('name', '').strip()!r}" if attrib.get("name") else "a tendon"
-                if self.number(element, attrib, "damping", what, 0.0) != 0:
-                    self.fail(element, f"{what} has damping: tendon forces are not modelled; remove damping (a joint's damping is FV)")
-                if self.number(element, attrib, "stiffness", what, 0.0) != 0:
-                    self.unmodelled.setdefault("tendon springs (stiffness)", []).append(what)
 
     def free_objects(self, free):
         """The free bodies that are objects beside the robot (a ball to play with): a top-level free body with
@@ -1076,39 +650,6 @@ class _Reader:
             parts = "; ".join(f"{what} ({', '.join(where[:5])}{' ...' * (len(where) > 5)})" for what, where in self.unmodelled.items())
             warnings.warn(KaneRobotWarning(f"{self.path}: passive forces left out of the model (it has no place for them): {parts}"),
                           stacklevel=4)  # fmt: skip
-
-
-@dataclass
-class _Connect:
-    """A ``<connect>``: body1's point ``point1`` (in its frame) held on body2's ``point2`` (None: where point1 is at qpos0)."""
-
-    element: Element
-    what: str
-    name: str
-    index: int  # MuJoCo's index of the equality
-    body1: "_Body"
-    body2: "_Body"
-    point1: np.ndarray
-    point2: np.ndarray | None
-
-
-def _world_poses(bodies):
-    """``{index: (R, p)}``: each body's axes and origin in the world at qpos0 (where the file places it)."""
-    out = {0: (np.eye(3), np.zeros(3))}
-    for body in bodies[1:]:
-        R, p = out[body.parent]
-        out[body.index] = (R @ body.R, p + R @ body.pos)
-    return out
-
-
-def _actuated(reader):
-    """The names of the joints an actuator drives (``joint`` or ``jointinparent``)."""
-    out = set()
-    for block in reader.root.findall("actuator"):
-        for element in block.children:
-            attrib = reader.resolved(element, "main")
-            out |= {attrib.get(key, "").strip() for key in ("joint", "jointinparent")}
-    return out - {""}
 
 
 def _welded(body):
@@ -1268,68 +809,6 @@ class _Builder:
             self.limits[label] = JointLimits(None if lower is None else float(lower), None if upper is None else float(upper),
                                              None, effort)  # fmt: skip
 
-    def mimics(self):
-        """The joint couplings of the model's ``<equality><joint>`` and ``<equality><tendon>`` elements (:func:`_mimic`)."""
-        return tuple(_mimic(self, *coupling) for coupling in self.couplings)
-
-    def close_loops(self, connects, bodies):
-        """Each ``<connect>`` a loop (SYMORO+'s): cut at a new massless ball joint at body1's point, closed by a fixed frame
-        on body2 where that point is (the ball at its identity at qpos0 for body1 and anchor), the actuated joints active."""
-        poses = _world_poses(bodies)
-        for connect in connects:
-            self.close_loop(connect, poses)
-        self.activate(connects, bodies, poses)
-
-    def moving(self, label):
-        """The joint frame (or the base) that moves the frame ``label``: its link."""
-        by_label = {frame.label: frame for frame in self.frames}
-        while label != BASE and not by_label[label].is_joint:
-            label = by_label[label].antecedent
-        return label
-
-    def close_loop(self, connect, poses):
-        (label1, o1), (label2, o2) = self.anchor[connect.body1.index], self.anchor[connect.body2.index]
-        if self.moving(label1) == self.moving(label2):
-            self.reader.fail(connect.element, f"{connect.what}: bodies {connect.body1.name!r} and {connect.body2.name!r} move together "
-                                              f"(no joint between them): the connect closes no loop; remove it")  # fmt: skip
-        (R1, p1), (R2, p2) = poses[connect.body1.index], poses[connect.body2.index]
-        point2 = connect.point2 if connect.point2 is not None else R2.T @ (p1 + R1 @ connect.point1 - p2)
-        cut = self.label(connect.name)
-        closing = self.label(f"{cut}_closure")
-        z = np.array([0.0, 0.0, 1.0])
-        self.frames.append(replace(self.frame(cut, self.stem(cut), label1, joints.Spherical(), np.eye(3), o1 + connect.point1, z), mu=0))
-        self.frames.append(replace(self.frame(closing, self.stem(closing), label2, joints.Fixed(), R2.T @ R1, o2 + point2, z), mu=0))
-        self.loops.append((cut, closing))
-        self.cut_joints[cut] = connect.index
-
-    def activate(self, connects, bodies, poses):
-        """The joints driven by an actuator are the active ones: as many speeds as the mechanism's degrees of freedom
-        (its joints' speeds less the rank of the loops' point constraints at qpos0), which must fix the others."""
-        J, labels, columns = _point_constraints(self, connects, bodies, poses)
-        actuated = _actuated(self.reader)
-        active = [label for label in labels if self.joint_names.get(label) in actuated]
-        active_columns = [c for label in active for c in columns[label]]
-        passive_columns = [c for c in range(J.shape[1]) if c not in active_columns]
-        rank = _rank(J)
-        dof = J.shape[1] - rank
-        where = connects[0].what if len(connects) == 1 else f"the loops ({', '.join(f'{c.what} line {c.element.line}' for c in connects)})"
-        if len(active_columns) != dof:
-            names = ", ".join(repr(self.joint_names[label]) for label in active) or "none"
-            self.reader.fail(connects[0].element, f"{where}: the mechanism has {dof} degree(s) of freedom ({J.shape[1]} joint speeds, "
-                                                  f"{rank} independent loop constraints) but the actuators drive {len(active_columns)} "
-                                                  f"joint speed(s) ({names}): the active joints of a closed-loop robot are its "
-                                                  f"actuated ones; drive {dof} of joints {', '.join(repr(self.joint_names[x]) for x in labels)} "
-                                                  f"by a <motor joint=...>")  # fmt: skip
-        if _rank(J[:, passive_columns]) < len(passive_columns):
-            passive = [label for label in labels if label not in active]
-            self.reader.fail(connects[0].element, f"{where}: the actuated joints {', '.join(repr(self.joint_names[x]) for x in active)} "
-                                                  f"do not drive the mechanism: the passive joints "
-                                                  f"{', '.join(repr(self.joint_names[x]) for x in passive)} are not determined by them "
-                                                  f"at the model's configuration; actuate others")  # fmt: skip
-        cut = {label for label, _ in self.loops}
-        self.frames = [replace(frame, mu=int(frame.label in active)) if frame.is_joint and frame.label not in cut else frame
-                       for frame in self.frames]  # fmt: skip
-
     def robot(self, name):
         reader = self.reader
         floating = self.root.index != 0
@@ -1343,77 +822,12 @@ class _Builder:
         try:
             robot = Robot.create(name, self.frames, links=list(dynamics), dynamics=dynamics, floating=floating, values=reader.values,
                                  limits=self.limits, base=Base(G=sympy.ImmutableMatrix([symbol(g) for g in GRAVITY_NAMES])),
-                                 mimics=self.mimics(), loops=self.loops)  # fmt: skip
+                                 mimics=mimics(self), loops=self.loops)  # fmt: skip
         except DescriptionError as exc:
             raise RobotFileError(reader.path, None, str(exc)) from None
         free = next((joint.index for joint in self.root.joints), None) if floating else None
         return MjcfRobot(robot, MappingProxyType(self.joint_names), MappingProxyType(self.joint_ids), free, MappingProxyType(self.body_names),
                          MappingProxyType(self.cut_joints))  # fmt: skip
-
-
-def _point_constraints(builder, connects, bodies, poses):
-    """``(J, labels, columns)``: the loops' point constraints at qpos0 (3 rows per connect: the velocity of body1's point
-    less body2's, in the world, from the joints between them), one column per speed of MuJoCo's joints (the ball joints'
-    three about the world axes: the same rank); ``labels`` the joint frames, ``columns[label]`` their columns."""
-    by_body = {body.index: body for body in bodies}
-    labels = [frame.label for frame in builder.frames if frame.is_joint and frame.label not in builder.cut_joints]
-    joint_of = {builder.joint_ids[label]: label for label in labels}
-    columns, n = {}, 0
-    for label in labels:
-        width = 3 if isinstance(next(f for f in builder.frames if f.label == label).joint, joints.Spherical) else 1
-        columns[label], n = list(range(n, n + width)), n + width
-    J = np.zeros((3 * len(connects), n))
-    for b, connect in enumerate(connects):
-        R1, p1 = poses[connect.body1.index]
-        R2, p2 = poses[connect.body2.index]
-        x1 = p1 + R1 @ connect.point1
-        x2 = x1 if connect.point2 is None else p2 + R2 @ connect.point2
-        chain1, chain2 = _chain(by_body, connect.body1), _chain(by_body, connect.body2)
-        common = {body.index for body in chain1} & {body.index for body in chain2}
-        for sign, chain, x in ((1.0, chain1, x1), (-1.0, chain2, x2)):
-            for body in chain:
-                if body.index in common:
-                    break  # the loop's root and what is above it move both points alike
-                R, p = poses[body.index]
-                for joint in body.joints:
-                    c, a = p + R @ joint.pos, R @ joint.axis
-                    cols = columns[joint_of[joint.index]]
-                    if joint.kind == "hinge":
-                        J[3 * b:3 * b + 3, cols[0]] += sign * np.cross(a, x - c)
-                    elif joint.kind == "slide":
-                        J[3 * b:3 * b + 3, cols[0]] += sign * a
-                    else:
-                        J[3 * b:3 * b + 3, cols] += sign * np.cross(np.eye(3), x - c).T
-    return J, labels, columns
-
-
-def _chain(by_body, body):
-    """``body`` and its ancestors up to the world, in that order."""
-    out = [body]
-    while out[-1].index != 0:
-        out.append(by_body[out[-1].parent])
-    return out
-
-
-def _rank(J, rtol=1e-9):
-    if J.size == 0:
-        return 0
-    s = np.linalg.svd(J, compute_uv=False)
-    return int(np.sum(s > rtol * max(1.0, float(s[0]))))
-
-
-def _mimic(builder, element, terms, a0):
-    """``MimicJoint`` of the coupling ``sum c_i (q_i - ref_i) = a0``, the dependent joint d first: our q is MuJoCo's
-    qpos, so ``q_d = (a0 + sum c_i ref_i - sum_{i != d} c_i q_i) / c_d`` (refs of hinges in radians)."""
-    degrees = math.pi / 180 if builder.reader.compiler["angle"] == "degree" else 1.0
-    labels = {name: label for label, name in builder.joint_names.items()}
-    (mimic, c_d), *leaders = terms
-    constant = a0
-    for joint, c in terms:
-        constant += c * builder.reader.number(joint.element, joint.attrib, "ref", "a joint", 0.0) * (degrees if joint.kind == "hinge" else 1.0)
-    (leader, c_l), *more = leaders
-    return MimicJoint(labels[mimic.name], labels[leader.name], exact_number(-c_l / c_d), exact_number(constant / c_d),
-                      tuple((labels[joint.name], exact_number(-c / c_d)) for joint, c in more))
 
 
 def _efforts(reader):
