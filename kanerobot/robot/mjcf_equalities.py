@@ -23,7 +23,7 @@ Examples
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -31,9 +31,6 @@ from kanerobot.robot import joints
 from kanerobot.robot.description import BASE, MimicJoint
 from kanerobot.robot.expressions import exact_number
 from kanerobot.robot.xmlfile import Element
-
-if TYPE_CHECKING:  # the reader's bodies (the reader imports this module)
-    from kanerobot.robot.mjcf import _Body
 
 __all__ = ["equalities", "check_loops", "refuse_tendons", "mimics", "close_loops"]
 
@@ -245,8 +242,8 @@ class _Connect:
     what: str
     name: str
     index: int  # MuJoCo's index of the equality
-    body1: "_Body"
-    body2: "_Body"
+    body1: Any  # the reader's bodies (kanerobot.robot.mjcf's, which imports this module)
+    body2: Any
     point1: np.ndarray
     point2: np.ndarray | None
 
