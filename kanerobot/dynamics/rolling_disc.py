@@ -144,7 +144,7 @@ class RollingDisc(VelocityConstraint):
         self.rows, rows, self.contact = self._rows(geometry)
         self.J = sympy.Matrix(rows) if rows else sympy.zeros(0, len(robot.qd))
         self.independent = self._independent(independent)
-        self._contact_functions: dict[tuple[int, ...], tuple] = {}
+        self._contact_functions: dict[tuple, tuple] = {}
 
     def bias(self, v):
         """``Jdot(q, qd) v`` as ``sum_m d(J v)/dq_m dq_m/dt``: a derivative of each row times ``v``, not of every entry of J."""
@@ -230,20 +230,20 @@ class RollingDisc(VelocityConstraint):
         return batched_function(list(self.contact.values()), [list(self.robot.q)], values)
 
     def solve_contact(self, values, q, coordinates, tol=1e-14, iterations=50):
-        """A configuration touching the plane: ``q`` with ``coordinates`` solved from :attr:`contact` (Newton).
+        """Configurations touching the plane: ``q`` with ``coordinates`` solved from :attr:`contact` (Newton).
 
         Parameters
         ----------
         values : dict
             The parameter values (by name or symbol).
-        q : array_like, shape (n,)
+        q : array_like, shape (n,) or (N, n)
             Every joint variable; those of ``coordinates`` are the initial guess.
         coordinates : sequence of str
             As many joints as contact conditions (a bicycle's pitch).
 
         Returns
         -------
-        numpy.ndarray, shape (n,)
+        numpy.ndarray, shape (n,) or (N, n)
 
         Raises
         ------
@@ -252,23 +252,28 @@ class RollingDisc(VelocityConstraint):
         """
         labels = list(self.robot.joint_labels)
         columns = [labels.index(str(c)) for c in coordinates]
-        if len(columns) != len(self.contact):
+        k = len(columns)
+        if k != len(self.contact):
             raise KaneRobotError(f"{len(self.contact)} contact conditions need as many coordinates, got {list(coordinates)}")
-        key = tuple(columns)
+        bound = {sympy.Symbol(str(name)): float(v) for name, v in values.items()}
+        key = (tuple(columns), tuple(sorted((str(name), v) for name, v in bound.items())))
         if key not in self._contact_functions:
-            bound = {sympy.Symbol(str(k)): float(v) for k, v in values.items()}
             exprs = list(self.contact.values())
             gradient = [e.diff(self.robot.q[c]) for e in exprs for c in columns]
-            self._contact_functions[key] = (batched_function(exprs, [list(self.robot.q)], bound), batched_function(gradient, [list(self.robot.q)], bound))
+            q_symbols = [list(self.robot.q)]
+            self._contact_functions[key] = (batched_function(exprs, q_symbols, bound), batched_function(gradient, q_symbols, bound))
         f, df = self._contact_functions[key]
-        x = np.array(q, dtype=float).reshape(1, -1)
+        x = np.array(q, dtype=float)
+        single = x.ndim == 1
+        x = np.atleast_2d(x)
         for _ in range(iterations):
-            r = f(x)[0]
-            step = np.linalg.solve(df(x)[0].reshape(len(columns), len(columns)), r)
-            x[0, columns] -= step
-            if np.abs(step).max() <= tol * max(1.0, np.abs(x[0, columns]).max()):
-                return x[0]
-        raise KaneRobotError(f"{self.robot.name}: no contact found near q = {np.round(q, 6).tolist()} (residual {np.abs(f(x)).max():.3g})")
+            step = np.linalg.solve(df(x).reshape(-1, k, k), f(x)[..., None])[..., 0]
+            x[:, columns] -= step
+            if np.abs(step).max(initial=0.0) <= tol * max(1.0, np.abs(x[:, columns]).max(initial=0.0)):
+                return x[0] if single else x
+        raise KaneRobotError(
+            f"{self.robot.name}: no contact found near q = {np.round(np.asarray(q), 6).tolist()} (residual {np.abs(f(x)).max():.3g})"
+        )
 
 
 def _rate_program(exprs, rates):
