@@ -267,3 +267,26 @@ def test_rolling_disc_refusals():
         RollingDisc(robot, {"spin": "r"}, independent=["x", "y", "spin"])  # yaw and lean turn about lines through the contact
     with pytest.raises(KaneRobotError, match="as many coordinates"):
         RollingDisc(robot, {"spin": "r"}, normal=(0, 0.6, 0.8)).solve_contact({"r": 0.3}, np.zeros(5), [])
+
+
+# diffdrive's own rows (its castor wheel's) take 4 s to build: long
+@pytest.mark.parametrize("name", ["krang_wheeled", pytest.param("diffdrive", marks=pytest.mark.long)])
+def test_upright_wheels_of_a_planar_chassis_give_the_planar_rolling_constraints(name):
+    """The planar chassis's wheels (OpenSYMORO's rows, :class:`~kanerobot.dynamics.wheeled.Rolling`) as rolling
+    discs on its ground: the contact rows vanish (dropped) and the rows span the same constraints at random
+    configurations and lengths (the ranks of J, W and [J; W] equal)."""
+    from kanerobot.dynamics.wheeled import Rolling, tree_robot
+    from kanerobot.rolling import ground
+
+    robot = kr.load(kr.frames_path(name))
+    normal, height = ground(robot)
+    c = RollingDisc(tree_robot(robot), {w.joint: w.radius for w in robot.wheels}, normal=list(normal), height=height)
+    assert [kind for _, kind in c.rows] == ["rolling", "lateral"] * len(robot.wheels)
+    W = Rolling(robot).J
+    rng = np.random.default_rng(5)
+    symbols = sorted(set().union(*(sympy.sympify(e).free_symbols for e in list(W) + list(c.J))), key=str)
+    for _ in range(2):
+        values = {s: sympy.Float(rng.uniform(0.2, 0.7)) for s in symbols}
+        Jn, Wn = (np.array(M.xreplace(values).evalf(), dtype=float) for M in (c.J, W))
+        ranks = [np.linalg.matrix_rank(M, tol=1e-9) for M in (Jn, Wn, np.vstack([Jn, Wn]))]
+        assert ranks[0] == ranks[1] == ranks[2] > 0
