@@ -158,6 +158,15 @@ def test_weave_and_capsize_speeds(whipple, bike):
     assert abs(brentq(capsize, 5.5, 6.5, xtol=1e-13) - CAPSIZE_SPEED) < 1e-10
 
 
+@pytest.mark.long
+@pytest.mark.parametrize("method", ["newton-euler", "lagrange"])
+def test_every_engine_gives_the_same_bicycle(whipple, bike, method):
+    """The rolling discs compose with the tree's models of any engine: the same state matrix as Kane's."""
+    other = whipple.numeric(method)
+    for v in (0.0, 4.0):
+        np.testing.assert_allclose(whipple.state_matrix(v, other), whipple.state_matrix(v, bike), rtol=0, atol=1e-10)
+
+
 # ------------------------------------------------------------ a rolling coin
 def coin(normal_tilt=0.0):
     """A disc on x, y, yaw, lean (about the contact line) and spin; its centre at height r above the contact."""
