@@ -177,10 +177,30 @@ def eigenvalues(v, fn=None):
     return np.sort_complex(np.linalg.eigvals(state_matrix(v, fn)))
 
 
+def stability_speeds(fn=None):
+    """``(weave, capsize)``: the speeds where the weave pair's real part and the capsize mode cross zero (brentq)."""
+    from scipy.optimize import brentq
+
+    fn = fn or numeric()
+
+    def weave(v):
+        z = eigenvalues(v, fn)
+        return z[np.abs(z.imag) > 1e-6].real.max()
+
+    def capsize(v):
+        z = eigenvalues(v, fn)
+        real = z[np.abs(z.imag) <= 1e-6].real
+        return real[np.argmin(np.abs(real))]
+
+    return brentq(weave, 3.0, 5.0, xtol=1e-14), brentq(capsize, 5.5, 7.0, xtol=1e-14)
+
+
 def main():
     fn = numeric()
     for v in range(11):
         print(f"v = {v:2d} m/s: " + "  ".join(f"{z.real:+.14f}{z.imag:+.14f}j" for z in eigenvalues(v, fn)))
+    weave, capsize = stability_speeds(fn)
+    print(f"self-stable from the weave speed {weave:.14f} m/s to the capsize speed {capsize:.14f} m/s")
 
 
 if __name__ == "__main__":
