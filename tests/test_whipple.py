@@ -299,3 +299,15 @@ def test_upright_wheels_of_a_planar_chassis_give_the_planar_rolling_constraints(
         Jn, Wn = (np.array(M.xreplace(values).evalf(), dtype=float) for M in (c.J, W))
         ranks = [np.linalg.matrix_rank(M, tol=1e-9) for M in (Jn, Wn, np.vstack([Jn, Wn]))]
         assert ranks[0] == ranks[1] == ranks[2] > 0
+
+
+def test_rolling_disc_refuses_a_ball_joint_on_its_way_to_the_ground():
+    from kanerobot.robot import joints
+
+    I3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    robot = kr.Robot.create("ball_wheel", [
+        kr.Frame("b", "0", joints.Spherical(), 1, GeneralPlacement(R0=I3, P=[0, 0, 1], axis=[0, 0, 1])),
+        kr.Frame("w", "b", 0, 1, GeneralPlacement(R0=I3, P=[0, 0, 0], axis=[0, 1, 0], q="w")),
+    ])  # fmt: skip
+    with pytest.raises(KaneRobotError, match="joint 'b' on its way to the ground is spherical"):
+        RollingDisc(robot, {"w": 0.1})

@@ -65,7 +65,7 @@ from kanerobot.dynamics.constrained import (
     time_derivative,
 )
 from kanerobot.errors import KaneRobotError
-from kanerobot.robot.joints import Revolute
+from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.rolling import _Geometry
 
 __all__ = ["ROWS", "RollingDisc", "rolling_disc_model"]
@@ -121,7 +121,8 @@ class RollingDisc(VelocityConstraint):
     Raises
     ------
     KaneRobotError
-        For a floating robot, a disc joint that is not revolute, a normal
+        For a floating robot, a disc joint that is not revolute, a joint of
+        several speeds between a disc and the ground, a normal
         that is not a unit vector, independent speeds that do not
         determine the others.
     """
@@ -161,7 +162,7 @@ class RollingDisc(VelocityConstraint):
         q, qd = list(tree.q), list(tree.qd)
         v = [sympy.Symbol(f"kr_v{k}") for k in range(len(qd))]
         bound = {sympy.Symbol(str(k)): sympy.Float(x) for k, x in values.items()}
-        J = batched_function(list(self.J), [q], values)
+        J = batched_function(list(self.J), [q], bound)
         rates = {x: r for x, r in zip(tree.q, coordinate_rates(tree)) if r != 0}
         steps, rows = _rate_program([e.xreplace(bound) for e in self.J * sympy.Matrix(v)], rates)
         rate = _program_function(steps, rows, [q, v, qd])
@@ -177,6 +178,13 @@ class RollingDisc(VelocityConstraint):
         frame = self.robot.frame(label)
         if not isinstance(frame.joint, Revolute):
             raise KaneRobotError(f"rolling disc {label!r} of {self.robot.name}: its joint must be revolute (its axle)")
+        for k in self.robot.root_path(label):
+            joint = self.robot.frame(k).joint
+            if self.robot.frame(k).is_joint and not isinstance(joint, Revolute | Prismatic):
+                raise KaneRobotError(
+                    f"rolling disc {label!r} of {self.robot.name}: joint {k!r} on its way to the ground is {joint.name}; "
+                    f"the discs' rows take revolute and prismatic joints"
+                )
         n, a, C = self.normal, geometry.axis(label), geometry.origin(label)
         across = n - (n.T * a)[0] * a  # in the disc's plane, towards the ground's normal: |across| = |a x n|
         point = C - radius * across / sympy.sqrt((across.T * across)[0])
