@@ -35,6 +35,7 @@ import sympy
 
 import kanerobot as kr
 from kanerobot.control import linearize
+from kanerobot.dynamics.constrained import ConstrainedModel
 from kanerobot.dynamics.rolling_disc import RollingDisc
 from kanerobot.robot.description import Base, GeneralPlacement
 
@@ -127,7 +128,7 @@ def constraint(robot=None):
 def model(method="kane"):
     """The bicycle's constrained models by ``method`` (derived once)."""
     robot = bicycle()
-    return kr.dynamics.constrained.ConstrainedModel(robot, method, constraint(robot))
+    return ConstrainedModel(robot, method, constraint(robot))
 
 
 @functools.lru_cache(maxsize=4)
