@@ -205,13 +205,16 @@ def _lowest_rim_point(T, radius, normal, samples=2001):
     return point(brentq(slope, s[k] - 2e-2, s[k] + 2e-2, xtol=1e-15))
 
 
-def test_rolling_disc_rows_are_the_velocity_of_the_lowest_point_on_a_slope():
+@pytest.mark.parametrize("tyre", [0.0, 0.05])
+def test_rolling_disc_rows_are_the_velocity_of_the_lowest_point_on_a_slope(tyre):
     """J qd = (t, l, n) . v_P, with v_P the velocity of the disc's material point at its lowest point, differentiated
-    from the numeric pose; the disc tilted (random lean) on a plane tilted by 0.3 rad (the contact row is kept)."""
+    from the numeric pose; the disc tilted (random lean) on a plane tilted by 0.3 rad (the contact row is kept);
+    a disc and a torus wheel (its tyre's lowest point: ``tyre`` below the rim's)."""
     robot = coin()
     alpha = 0.3
     normal = np.array([np.sin(alpha), 0.0, np.cos(alpha)])
-    c = RollingDisc(robot, {"spin": "r"}, normal=[sympy.sin(sympy.Symbol("alpha")), 0, sympy.cos(sympy.Symbol("alpha"))])
+    radius = "r" if tyre == 0.0 else ("r", tyre)
+    c = RollingDisc(robot, {"spin": radius}, normal=[sympy.sin(sympy.Symbol("alpha")), 0, sympy.cos(sympy.Symbol("alpha"))])
     assert [kind for _, kind in c.rows] == ["rolling", "lateral", "contact"]
     values = {"r": 0.4, "m": 1.0, "Ia": 0.08, "Id": 0.04, "g": 9.81, "alpha": alpha}
     numeric = c.numeric({sympy.Symbol(k): v for k, v in values.items()})
@@ -221,7 +224,7 @@ def test_rolling_disc_rows_are_the_velocity_of_the_lowest_point_on_a_slope():
         q, qd = rng.uniform(-0.6, 0.6, 5), rng.normal(size=5)
         T = fn.pose("spin", q)
         a = T[:3, 1]
-        P = _lowest_rim_point(T, values["r"], normal)
+        P = _lowest_rim_point(T, values["r"], normal) - tyre * normal
         body = np.linalg.solve(T, np.append(P, 1.0))
         eps = 1e-6
         v = (fn.pose("spin", q + eps * qd) @ body - fn.pose("spin", q - eps * qd) @ body)[:3] / (2 * eps)

@@ -9,6 +9,9 @@ point is the point of its rim nearest to the plane,
 
     P = C - r u,      u = (n - (n . a) a) / |n - (n . a) a|
 
+(a torus wheel, its tyre of radius ``rt`` around the circle of radius
+``r``: ``P = C - r u - rt n``, the lowest point of the tyre's tube there)
+
 and rolling without slipping makes the velocity of the disc's material
 point at P zero: three rows per disc of ``J(q) qd = 0``, along
 
@@ -74,6 +77,15 @@ __all__ = ["ROWS", "RollingDisc", "rolling_disc_model"]
 ROWS = ("rolling", "lateral", "contact")
 
 
+def _radii(value):
+    """``(radius, tyre)`` of a disc (tyre 0) or a torus wheel given as ``(radius, tyre)``."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise KaneRobotError(f"a torus wheel is (radius, tyre radius), got {value!r}")
+        return sympy.sympify(value[0]), sympy.sympify(value[1])
+    return sympy.sympify(value), sympy.S.Zero
+
+
 def _vector(values, what):
     out = sympy.Matrix([sympy.sympify(v) for v in values])
     if out.shape != (3, 1):
@@ -99,7 +111,9 @@ class RollingDisc(VelocityConstraint):
         A tree on a fixed base (frame 0 is the ground's frame).
     discs : mapping or sequence of (str, radius)
         The discs: the label of each disc's revolute joint (its axis the
-        axle, its origin the centre) and its radius (number or expression).
+        axle, its origin the centre) and its radius (number or expression),
+        or ``(radius, tyre)`` for a torus wheel: the radius of the circle
+        of its tyre's centres and the tyre's (tube's) radius.
     normal : sequence of 3, optional
         The plane's unit normal in frame 0, towards the discs (default
         ``(0, 0, 1)``); expressions allowed (a slope's angle).
@@ -141,7 +155,7 @@ class RollingDisc(VelocityConstraint):
             raise KaneRobotError(f"rolling discs on {robot.name}: the plane's normal {list(self.normal)} is not a unit vector")
         geometry = _Geometry(robot)
         items = discs.items() if isinstance(discs, Mapping) else discs
-        self.discs = tuple(self._disc(geometry, str(label), sympy.sympify(radius)) for label, radius in items)
+        self.discs = tuple(self._disc(geometry, str(label), *_radii(radius)) for label, radius in items)
         self.rows, rows, self.contact = self._rows(geometry)
         self.J = sympy.Matrix(rows) if rows else sympy.zeros(0, len(robot.qd))
         self.independent = self._independent(independent)
@@ -174,7 +188,7 @@ class RollingDisc(VelocityConstraint):
         state = set(self.tree.joint_symbols) | set(self.tree.qd)
         return {x for e in self.J for x in sympy.sympify(e).free_symbols if x not in state}
 
-    def _disc(self, geometry, label, radius):
+    def _disc(self, geometry, label, radius, tyre):
         frame = self.robot.frame(label)
         if not isinstance(frame.joint, Revolute):
             raise KaneRobotError(f"rolling disc {label!r} of {self.robot.name}: its joint must be revolute (its axle)")
@@ -187,7 +201,7 @@ class RollingDisc(VelocityConstraint):
                 )
         n, a, C = self.normal, geometry.axis(label), geometry.origin(label)
         across = n - (n.T * a)[0] * a  # in the disc's plane, towards the ground's normal: |across| = |a x n|
-        point = C - radius * across / sympy.sqrt((across.T * across)[0])
+        point = C - radius * across / sympy.sqrt((across.T * across)[0]) - tyre * n
         t = a.cross(n)
         return _Disc(label, radius, point, (t, n.cross(t), n))
 
