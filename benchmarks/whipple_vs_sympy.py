@@ -21,7 +21,7 @@ Both times are CPU times of this process (``time.process_time``) from a
 cleared sympy cache, in one process; the ratio and both sets of eigenvalues
 at the speeds asked for are printed, with the table-2 values.
 
-Run:  python benchmarks/whipple_vs_sympy.py [--speeds 0 5 10] [--skip-sympy]
+Run:  python benchmarks/whipple_vs_sympy.py [--speeds 0 5 10] [--skip-sympy] [--numbers-first]
 """
 
 import argparse
@@ -73,11 +73,12 @@ def kanerobot_bicycle(whipple, speeds):
 
 
 # ---------------------------------------------------------------------- sympy
-def sympy_bicycle(p, speeds):
-    """sympy.physics.mechanics' bicycle (test_kane3's construction, the paper's axes): linearised, then evaluated."""
+def sympy_bicycle(p, speeds, numbers_first=False):
+    """sympy.physics.mechanics' bicycle (test_kane3's construction, the paper's axes): linearised, then evaluated
+    (``numbers_first``: the parameters' values in the equations from the start)."""
     from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dynamicsymbols, inertia
 
-    s = {name: sympy.Symbol(name) for name in p}
+    s = {name: sympy.Float(value) if numbers_first else sympy.Symbol(name) for name, value in p.items()}
     q1, q2, q4, q5 = dynamicsymbols("q1 q2 q4 q5")  # yaw, roll, pitch, steer
     u1, u2, u3, u4, u5, u6 = dynamicsymbols("u1:7")  # yaw, roll, rear wheel, pitch, steer, front wheel rates
     lam = s["lam"]
@@ -124,13 +125,15 @@ def sympy_bicycle(p, speeds):
     velocity = [front_contact.vel(N) & Y.x, front_contact.vel(N) & Y.y, front_contact.vel(N) & Y.z]
     configuration = [front_contact.pos_from(rear_contact) & Y.z]
     km = KanesMethod(N, q_ind=[q1, q2, q5], u_ind=[u2, u3, u5], kd_eqs=kd, q_dependent=[q4],
-                     configuration_constraints=configuration, u_dependent=[u1, u4, u6], velocity_constraints=velocity)  # fmt: skip
+                     configuration_constraints=configuration, u_dependent=[u1, u4, u6], velocity_constraints=velocity,
+                     constraint_solver="CRAMER")  # fmt: skip
     km.kanes_equations(bodies, loads)
     v = sympy.Symbol("v")
     op = {q1: 0, q2: 0, q4: 0, q5: 0, u1: 0, u2: 0, u3: -v / s["rR"], u4: 0, u5: 0, u6: -v / s["rF"]}
     op.update({u.diff(t): 0 for u in (u1, u2, u3, u4, u5, u6)})
-    M, A, _, _ = km.linearize(op_point=op, A_and_B=False)
-    values = {s[name]: value for name, value in p.items()}
+    # Cramer's rule, as test_kane3: LU divides by pivots that vanish at the upright run (nan)
+    M, A, _, _ = km.linearize(op_point=op, A_and_B=False, linear_solver="CRAMER")
+    values = {} if numbers_first else {s[name]: value for name, value in p.items()}
     # states [q1, q2, q5, q4, u2, u3, u5, u1, u4, u6]; A's columns [q1, q2, q5, u2, u3, u5]: roll, steer, their rates
     rows, cols = [1, 2, 4, 6], [1, 2, 3, 5]
     out = {}
@@ -152,6 +155,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speeds", type=float, nargs="+", default=[0.0, 5.0, 10.0])
     parser.add_argument("--skip-sympy", action="store_true", help="time kanerobot alone (sympy's linearisation takes minutes)")
+    parser.add_argument("--numbers-first", action="store_true",
+                        help="sympy with the parameters' values in its equations from the start (test_kane3 keeps them symbolic)")
     args = parser.parse_args(argv)
     whipple = example()
     ours_time, ours = timed(lambda: kanerobot_bicycle(whipple, args.speeds))
@@ -162,8 +167,9 @@ def main(argv=None):
             print(f"  table 2   v = {v:4.1f}: " + "  ".join(f"{x.real:+.14f}{x.imag:+.14f}j" for x in np.sort_complex(TABLE_2[int(v)])))
     if args.skip_sympy:
         return 0
-    theirs_time, theirs = timed(lambda: sympy_bicycle(whipple.BENCHMARK, args.speeds))
-    print(f"sympy KanesMethod + linearize: {theirs_time:.2f} s CPU")
+    theirs_time, theirs = timed(lambda: sympy_bicycle(whipple.BENCHMARK, args.speeds, args.numbers_first))
+    how = "numbers first" if args.numbers_first else "symbolic parameters, as test_kane3"
+    print(f"sympy KanesMethod + linearize ({how}): {theirs_time:.2f} s CPU")
     show("sympy", theirs)
     worst = max(np.abs(np.sort_complex(np.linalg.eigvals(ours[v])) - np.sort_complex(np.linalg.eigvals(theirs[v]))).max() for v in args.speeds)
     print(f"largest eigenvalue difference kanerobot - sympy: {worst:.2e}")
