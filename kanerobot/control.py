@@ -829,30 +829,51 @@ def _unactuated(fn, view, k, pitch, actuation, wheels):
     return Vt[-1] / Vt[-1, k]
 
 
-def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
-    """``A, B`` of ``xdot = f(x, u)`` about the rest state ``(q_eq, 0)``.
+#: Central-difference weights ``w_k`` of ``f'(x) ~ sum_k w_k (f(x + k h) - f(x - k h)) / h``, by order of accuracy.
+DIFFERENCE_WEIGHTS = {
+    2: (1 / 2,),
+    4: (2 / 3, -1 / 12),
+    6: (3 / 4, -3 / 20, 1 / 60),
+    8: (4 / 5, -1 / 5, 4 / 105, -1 / 280),
+}
+
+
+def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None, qd_eq=None, solve=None, order=2):
+    """``A, B`` of ``xdot = f(x, u)`` about the rest state ``(q_eq, 0)``, or a steady motion ``(q_eq, qd_eq)``.
 
     The state is ``x = (p, v)``: the controlled coordinates' positions ``p``
     (``controlled_coordinates(fn)``: every joint of a fixed base; the wheel
     angles and body joints of a wheeled base, not its posture x, y, theta,
-    on which the dynamics does not depend) and their rates ``v``; ``pdot =
-    v`` and ``vdot`` is the model's direct dynamics ``fn.direct_dynamics(q,
-    v, actuation @ u)``, ``q`` being ``q_eq`` with ``p`` in place.
+    on which the dynamics does not depend; the joints of the independent
+    speeds of a constrained tree) and their rates ``v``; ``pdot = v`` and
+    ``vdot`` is the model's direct dynamics ``fn.direct_dynamics(q, v,
+    actuation @ u)``, ``q`` being ``q_eq`` with ``p`` in place.
+
+    A steady motion (``qd_eq`` not zero: a bicycle running straight at speed
+    ``v``, its wheels spinning) is linearised the same way, about ``v =
+    qd_eq``: it is one when ``vdot = 0`` there and the dynamics do not
+    depend on the coordinates that move (a wheel's angle).  Holonomic
+    constraints (a bicycle's front wheel touching the ground, which fixes
+    its pitch) are kept by ``solve``, which maps every perturbed
+    configuration back onto them (Peterson, Gede and Hubbard 2014 eliminate
+    the dependent coordinates the same way, through their Jacobian): the
+    Jacobian is then that of the minimal coordinates ``p``.
 
     The Jacobians are analytic where the model has derivative programs
     (``fn.direct_dynamics_derivatives``: serial and tree robots on a fixed
     base, :mod:`kanerobot.dynamics.derivatives`): ``dqdd/dq``, ``dqdd/dqd``
     and ``dqdd/dtau @ actuation`` at the equilibrium, one call.  Other
     structures (a wheeled base, whose direct dynamics is solved with its
-    rolling constraints) fall back to central differences (steps ``step *
-    max(1, |x|)``) in one batched call.
+    rolling constraints), and any linearisation with ``solve``, fall back to
+    central differences of order ``order`` (steps ``k step * max(1, |x|)``,
+    k = 1 .. order/2) in one batched call.
 
     Parameters
     ----------
     fn : numeric model
-        Fixed base or wheeled base.
+        Fixed base, wheeled base or a tree under velocity constraints.
     q_eq : array_like
-        Every joint variable of the equilibrium.
+        Every joint variable of the equilibrium (satisfying the constraints).
     u_eq : array_like, optional
         The motors' torques there (default zeros).
     actuation : array_like (m, k), optional
@@ -863,6 +884,15 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
         None (default): analytic derivatives where the model has them,
         else finite differences; False: finite differences; True: analytic
         or an error.
+    qd_eq : array_like (m,), optional
+        The rates ``v`` of the steady motion (default zeros: an equilibrium).
+    solve : callable, optional
+        ``solve(qs) -> qs``, (N, nq) to (N, nq): the configurations with
+        the coordinates the holonomic constraints fix solved (the others kept).
+    order : {2, 4, 6, 8}, optional
+        Order of accuracy of the central differences (the error is
+        ``O(step**order)``; 8 with ``step = 1e-2`` gives derivatives to about
+        1e-13 of smooth dynamics, where order 2 gives 1e-9).
 
     Returns
     -------
@@ -872,28 +902,36 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
     Raises
     ------
     KaneRobotError
-        For a structure that is not a rigid fixed or wheeled base, and with
-        ``analytic=True`` when the model has no derivative programs.
+        For a structure that is not a rigid fixed or wheeled base or a
+        constrained tree, with ``analytic=True`` when the model has no
+        derivative programs or a ``solve`` is given, and for an order
+        without weights.
     """
     view = _balance_view(fn, "linearize")
     m = view.n
     q_eq = _vector(q_eq, "q_eq", view.nq)
+    v_eq = np.zeros(m) if qd_eq is None else _vector(qd_eq, "qd_eq", m)
     Bact = np.eye(m) if actuation is None else np.asarray(actuation, dtype=float)
     if Bact.ndim != 2 or Bact.shape[0] != m:
         raise KaneRobotError(f"the actuation matrix must have {m} rows (the controlled coordinates), got shape {Bact.shape}")
+    if order not in DIFFERENCE_WEIGHTS:
+        raise KaneRobotError(f"linearize(order={order!r}): the central differences have orders {', '.join(map(str, DIFFERENCE_WEIGHTS))}")
     k = Bact.shape[1]
     u_eq = np.zeros(k) if u_eq is None else _vector(u_eq, "u_eq", k)
-    has = fn.provides("direct_dynamics_derivatives")
+    has = fn.provides("direct_dynamics_derivatives") and solve is None
     if analytic and not has:
         raise KaneRobotError(
             f"linearize(analytic=True): {view.kind} models have no derivative programs (serial and tree robots on a "
-            f"fixed base have); use analytic=None for finite differences"
+            f"fixed base have, without holonomic constraints to solve); use analytic=None for finite differences"
         )
     if has and analytic is not False:
-        dq, dqd, dtau = fn.direct_dynamics_derivatives(q_eq, np.zeros(view.nv), Bact @ u_eq)
+        qd = np.zeros(view.nv)
+        qd[view.rate_columns] = v_eq
+        dq, dqd, dtau = fn.direct_dynamics_derivatives(q_eq, qd, Bact @ u_eq)
         J = np.concatenate([dq[:, view.columns], dqd[:, view.rate_columns], dtau @ Bact], axis=1)
     else:
-        J = _difference_jacobian(fn, view, q_eq, np.concatenate([view.positions(q_eq), np.zeros(m), u_eq]), Bact, step)
+        z0 = np.concatenate([view.positions(q_eq), v_eq, u_eq])
+        J = _difference_jacobian(fn, view, q_eq, z0, Bact, step, solve, order)
     A = np.zeros((2 * m, 2 * m))
     A[:m, m:] = np.eye(m)
     A[m:, :] = J[:, : 2 * m]
@@ -902,19 +940,26 @@ def linearize(fn, q_eq, u_eq=None, actuation=None, step=1e-6, analytic=None):
     return A, B
 
 
-def _difference_jacobian(fn, view, q_eq, z0, Bact, step):
-    """``d(vdot)/d(p, v, u)`` at ``z0 = (p, v, u)`` by central differences, (m, 2m + k)."""
+def _difference_jacobian(fn, view, q_eq, z0, Bact, step, solve=None, order=2):
+    """``d(vdot)/d(p, v, u)`` at ``z0 = (p, v, u)`` by central differences of ``order``, (m, 2m + k)."""
     m = view.n
     size = z0.shape[0]
+    weights = DIFFERENCE_WEIGHTS[order]
     h = step * np.maximum(1.0, np.abs(z0))
-    Z = np.repeat(z0[None, :], 2 * size, axis=0)
-    Z[np.arange(size), np.arange(size)] += h
-    Z[size + np.arange(size), np.arange(size)] -= h
+    steps = [sign * (j + 1) for j in range(len(weights)) for sign in (1, -1)]
+    Z = np.repeat(z0[None, :], len(steps) * size, axis=0)
+    for s, multiple in enumerate(steps):
+        Z[s * size + np.arange(size), np.arange(size)] += multiple * h
     q = _set_columns(q_eq, view.columns, Z[:, :m])
+    if solve is not None:
+        q = np.asarray(solve(q), dtype=float).reshape(q.shape)
     qd = Z[:, m : 2 * m]
     tau = Z[:, 2 * m :] @ Bact.T
-    acc = np.asarray(fn.direct_dynamics(q, qd, tau), dtype=float).reshape(2 * size, m)
-    return ((acc[:size] - acc[size:]) / (2 * h)[:, None]).T
+    acc = np.asarray(fn.direct_dynamics(q, qd, tau), dtype=float).reshape(len(steps) * size, m)
+    out = np.zeros((size, m))
+    for j, w in enumerate(weights):
+        out += w * (acc[2 * j * size : (2 * j + 1) * size] - acc[(2 * j + 1) * size : (2 * j + 2) * size])
+    return (out / h[:, None]).T
 
 
 class BalanceLQR(Controller):

@@ -45,6 +45,8 @@ REQUIREMENTS = {
     "campaign_processes.py": None,
     # MuJoCo (test extra): main() says in one line that it is missing and exits 2
     "mjcf_vs_mujoco.py": None,
+    # sympy's own bicycle (KanesMethod + linearize) is the baseline: kanerobot's dependencies only
+    "whipple_vs_sympy.py": None,
 }
 
 
