@@ -68,7 +68,7 @@ def ground(robot):
     return sympy.Matrix(Z[2, :3]).T, Z[2, 3]
 
 
-class _Geometry:
+class GroundGeometry:
     """Frame origins and joint axes in frame 0, shared by the constraints and the checks."""
 
     def __init__(self, robot):
@@ -148,7 +148,7 @@ def check_wheels(robot):
     >>> check_wheels(kr.load(kr.frames_path("diffdrive")))
     """
     check_wheeled_robot(robot, "the wheels")
-    geo = _Geometry(robot)
+    geo = GroundGeometry(robot)
     rng = np.random.default_rng(20240505)
     n = geo.n
     positive = {s for w in robot.wheels for s in (w.radius.free_symbols | w.offset.free_symbols)}
@@ -317,7 +317,7 @@ def wheel_constraints(robot, independent=None):
     """
     stem = robot.stems
     check_wheels(robot)
-    geo = _Geometry(robot)
+    geo = GroundGeometry(robot)
     labels = robot.joint_labels
     n = geo.n
     rows, W = [], []

@@ -69,7 +69,7 @@ from kanerobot.dynamics.constrained import (
 )
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.joints import Prismatic, Revolute
-from kanerobot.rolling import _Geometry
+from kanerobot.rolling import GroundGeometry
 
 __all__ = ["ROWS", "RollingDisc", "rolling_disc_model"]
 
@@ -153,7 +153,7 @@ class RollingDisc(VelocityConstraint):
         norm = (self.normal.T * self.normal)[0]
         if not _vanishes([norm - 1], np.random.default_rng(0)):
             raise KaneRobotError(f"rolling discs on {robot.name}: the plane's normal {list(self.normal)} is not a unit vector")
-        geometry = _Geometry(robot)
+        geometry = GroundGeometry(robot)
         items = discs.items() if isinstance(discs, Mapping) else discs
         self.discs = tuple(self._disc(geometry, str(label), *_radii(radius)) for label, radius in items)
         self.rows, rows, self.contact = self._rows(geometry)
