@@ -148,6 +148,8 @@ def test_discs_of_a_toml_robot_equal_its_planar_chassis_twin(disc_robot, drive, 
     assert isinstance(model.constraint, RollingDisc) and model.independent == ("wr", "wl")
     assert [kind for _, kind in model.constraint.rows] == ["rolling", "lateral"] * 2  # the contact rows vanish: dropped
     assert_same(matrices(model, lengths(drive), drive), twin)
+    bound = model.numeric(lengths(drive), bind=True)  # the robot rebuilt with its numbers: its discs go with it
+    np.testing.assert_allclose(bound.mass_matrix(drive["q"][0]), twin[0][0], rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("method", [METHODS[0], pytest.param(METHODS[1], marks=pytest.mark.long), METHODS[2]])
