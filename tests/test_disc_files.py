@@ -284,6 +284,7 @@ def test_a_file_with_discs_takes_no_option_and_the_description_refuses_in_python
     with pytest.raises(RobotFileError, match=r"declares its discs \(wr, wl\) itself: load it without discs="):
         kr.load(path, discs={"wl": 0.1})
     tree = kr.load(kr.frames_path("planar2"))
+    assert kr.Robot.create("arm", tree.frames, discs={"2": (0.1, 0.01)}).discs == (Disc("2", 0.1, 0.01),)
     with pytest.raises(DescriptionError, match="the robot has a ground but no discs"):
         tree.with_discs([], Ground([0, 1, 0]))
     with pytest.raises(DescriptionError, match="independent speeds are chosen for the constraints of rolling discs"):

@@ -779,7 +779,7 @@ class Robot:
         the independent joints at the end of the chain.
         :func:`kanerobot.derive` holds them as a constraint
         (:mod:`kanerobot.dynamics.mimic`).
-    discs : sequence of Disc or (joint, radius[, tyre]), optional
+    discs : sequence of Disc or (joint, radius[, tyre]), or mapping joint -> radius or (radius, tyre), optional
         Revolute joints whose links are discs rolling without slipping on
         ``ground`` (:class:`Disc`); :func:`kanerobot.derive` holds them as a
         constraint (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).
@@ -1536,6 +1536,8 @@ def _check_discs(frames, discs, ground, independent, wheeled):
         ``"independent"`` (``label`` the joint at fault).
     """
     by_label = {f.label: f for f in frames}
+    if isinstance(discs, Mapping):  # {joint: radius or (radius, tyre)}, as RollingDisc takes them
+        discs = [(joint, *(value if isinstance(value, (tuple, list)) else (value,))) for joint, value in discs.items()]
     discs = tuple(_disc_item(item) for item in discs or ())
     ground = Ground() if ground is None else ground
     if not isinstance(ground, Ground):
