@@ -1,5 +1,5 @@
 """Options that kanerobot's commands share: how the robot is loaded (``--floating``, ``--mimic``, ``--unphysical``,
-``--gravity``).
+``--gravity``, ``--disc``/``--discs``).
 
 :mod:`kanerobot.cli` and :mod:`kanerobot.campaign.command` both import this
 module (which imports neither), so that every command that loads a robot
@@ -14,10 +14,10 @@ import math
 import sys
 
 from kanerobot.library import resolve
-from kanerobot.robot.io import GRAVITY_NAMES, load
+from kanerobot.robot.io import DISC_FLAG, GRAVITY_NAMES, load
 from kanerobot.robot.urdf import FLAGS, MIMIC
 
-__all__ = ["add_gravity", "add_loading", "announced_own_values", "gravity_option", "gravity_values", "load_options", "load_robot", "own_values"]
+__all__ = ["add_discs", "add_gravity", "add_loading", "disc_option", "announced_own_values", "gravity_option", "gravity_values", "load_options", "load_robot", "own_values"]
 
 
 def gravity_option(text):
@@ -38,6 +38,47 @@ def add_gravity(p):
                         "with these values, which win over --values")  # fmt: skip
 
 
+def disc_option(text):
+    """``--disc JOINT=RADIUS[,TYRE]``: ``(joint, radius)`` (a number, else an expression; ``(radius, tyre)`` for a torus wheel), for argparse."""
+    joint, equals, radii = text.rpartition("=")
+    values = [v.strip() for v in radii.split(",")]
+    if not equals or not joint.strip() or not 1 <= len(values) <= 2 or not all(values):
+        raise argparse.ArgumentTypeError(f"takes JOINT=RADIUS or JOINT=RADIUS,TYRE (a torus wheel), e.g. {DISC_FLAG} left_wheel_joint=0.25; "
+                                         f"got {text!r}")  # fmt: skip
+
+    def number(value):
+        try:
+            return float(value)
+        except ValueError:
+            return value  # an expression: kr.load reads it, or says what is wrong with it
+
+    radius = tuple(number(v) for v in values)
+    return joint.strip(), radius[0] if len(radius) == 1 else radius
+
+
+class _Discs(argparse.Action):
+    """``--disc`` repeated: ``{joint: radius}``, each joint once."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        joint, radius = values
+        discs = dict(getattr(namespace, self.dest) or {})
+        if joint in discs:
+            parser.error(f"argument {DISC_FLAG}: joint {joint!r} is given twice: give each disc once")
+        discs[joint] = radius
+        setattr(namespace, self.dest, discs)
+
+
+def add_discs(p):
+    """``--disc JOINT=RADIUS`` (repeated) or ``--discs FILE`` on the subparser ``p``: kr.load's ``discs=``."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(DISC_FLAG, dest="discs", type=disc_option, action=_Discs, metavar="JOINT=RADIUS",
+                       help="the link of revolute joint JOINT is a disc of this radius (JOINT=RADIUS,TYRE: a torus wheel) "
+                            "rolling without slipping on the ground z = 0 of frame 0; repeat for each disc (kr.load's discs=)")  # fmt: skip
+    group.add_argument("--discs", dest="discs", metavar="FILE",
+                       help="the discs of a side file: [[disc]] tables (joint, radius, tyre), [ground] (normal, height) and "
+                            "independent, as in a .toml robot (docs/frames-format.md)")  # fmt: skip
+
+
 def add_loading(p):
     """The options of :func:`kanerobot.load` on the subparser ``p`` of a command that loads a robot (ROBOT)."""
     p.add_argument(FLAGS["floating"], action="store_true",
@@ -49,13 +90,15 @@ def add_loading(p):
                    help="read a URDF's <inertial>s that are no rigid body's as written, and run the models on them "
                         "(kr.load's physical=False; numeric(..., physical=False))")  # fmt: skip
     add_gravity(p)
+    add_discs(p)
 
 
 def load_options(args):
     """``{keyword: value}`` of :func:`kanerobot.load` for the loading options given on the command line (defaults left out)."""
     options = {"floating": getattr(args, "floating", False), "mimic": getattr(args, "mimic", MIMIC[0]),
-               "physical": not getattr(args, "unphysical", False), "gravity": getattr(args, "gravity", None)}  # fmt: skip
-    defaults = {"floating": False, "mimic": MIMIC[0], "physical": True, "gravity": None}
+               "physical": not getattr(args, "unphysical", False), "gravity": getattr(args, "gravity", None),
+               "discs": getattr(args, "discs", None)}  # fmt: skip
+    defaults = {"floating": False, "mimic": MIMIC[0], "physical": True, "gravity": None, "discs": None}
     return {name: value for name, value in options.items() if value != defaults[name]}
 
 

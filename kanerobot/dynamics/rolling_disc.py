@@ -370,3 +370,41 @@ def rolling_disc_model(robot: "object", discs: Mapping | Sequence, method: str =
     the :class:`RollingDisc`).
     """
     return ConstrainedModel(robot, method, RollingDisc(robot, discs, normal, height, independent))
+
+
+class RobotDiscs(RollingDisc):
+    """The rolling discs a robot declares (:attr:`~kanerobot.robot.description.Robot.discs`), as a :class:`RollingDisc`.
+
+    ``RobotDiscs(robot)`` is ``RollingDisc(robot, discs, normal, height,
+    independent)`` with the robot's :attr:`~kanerobot.robot.description.Robot.discs`
+    (a torus wheel's tyre radius with its radius),
+    :attr:`~kanerobot.robot.description.Robot.ground` and
+    :attr:`~kanerobot.robot.description.Robot.independent` (none: chosen
+    as :class:`RollingDisc` does): how :func:`kanerobot.derive` composes a
+    robot with discs (:data:`kanerobot.dynamics.model.STRUCTURES`).
+
+    Raises
+    ------
+    KaneRobotError
+        As :class:`RollingDisc`; and for mimic or flexible joints beside the
+        discs (not composed yet).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.robot.description import GeneralPlacement
+    >>> I = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    >>> frames = [kr.Frame("x", "0", 1, 1, GeneralPlacement(R0=I, P=[0, 0, 0], axis=[1, 0, 0], q="x")),
+    ...           kr.Frame("w", "x", 0, 1, GeneralPlacement(R0=I, P=[0, 0, "r"], axis=[0, 1, 0], q="w"))]
+    >>> c = RobotDiscs(kr.Robot.create("rolling", frames, discs=[("w", "r")]))
+    >>> c.rows, c.independent
+    ((('w', 'rolling'),), ('w',))
+    """
+
+    def __init__(self, robot):
+        other = [what for what, applies in (("mimic joints", robot.mimics), ("flexible joints", robot.flexible_joints)) if applies]
+        if other:
+            raise KaneRobotError(f"{robot.name}: rolling discs with {other[0]} are not supported yet")
+        discs = {d.joint: (d.radius, d.tyre) if d.tyre != 0 else d.radius for d in robot.discs}
+        super().__init__(robot, discs, normal=list(robot.ground.normal), height=robot.ground.height,
+                         independent=robot.independent or None)  # fmt: skip

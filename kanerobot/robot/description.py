@@ -23,6 +23,13 @@ A mimic joint (:class:`MimicJoint`, :attr:`Robot.mimics`) is a joint of the
 tree whose variable follows another's, ``q_m = multiplier q_leader + offset``
 (a URDF ``<mimic>``: a gripper's second finger); the models hold it as a
 constraint (:mod:`kanerobot.dynamics.mimic`).
+
+A rolling disc (:class:`Disc`, :attr:`Robot.discs`) is the link of a revolute
+joint anywhere in the tree, rolling without slipping on the robot's
+:class:`Ground` (a plane of frame 0: level or a slope); the robot may choose
+the independent speeds of its constraints (:attr:`Robot.independent`).  The
+description holds the geometry only; :mod:`kanerobot.dynamics.rolling_disc`
+builds the constraints.
 """
 
 import difflib
@@ -373,6 +380,129 @@ class Wheel:
 
 
 @dataclass(frozen=True)
+class Disc:
+    """A rigid disc rolling without slipping on the robot's :class:`Ground`.
+
+    The disc is the link of the revolute joint ``joint``: the joint axis is
+    its axle, the origin of its frame its centre; it may sit anywhere in the
+    tree and tilt (:class:`kanerobot.dynamics.rolling_disc.RollingDisc`
+    computes its contact point from its pose).
+
+    Parameters
+    ----------
+    joint : str
+        Label of the disc's revolute joint.
+    radius : number or expression
+        The disc's radius (> 0); for a torus wheel, the radius of the circle
+        of its tyre's centres.
+    tyre : number or expression, optional
+        A torus wheel's tyre (tube) radius (>= 0; default 0, a thin disc).
+
+    Raises
+    ------
+    DescriptionError
+        ``key`` ``"disc:radius"`` or ``"disc:tyre"`` and ``label`` the
+        disc's joint, for a file reader to point at the line.
+
+    Examples
+    --------
+    >>> Disc("wl", "R")
+    Disc(joint='wl', radius=R, tyre=0)
+    >>> Disc("wl", -0.1)
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.DescriptionError: disc wl has radius -0.100000000000000: a disc's radius must be > 0
+    """
+
+    joint: str
+    radius: sympy.Expr
+    tyre: sympy.Expr = sympy.S.Zero
+
+    def __post_init__(self):
+        joint = str(self.joint)
+        object.__setattr__(self, "joint", joint)
+        radius = _expr(self.radius, "radius", f"disc {joint}")
+        if radius.is_number and not (radius.is_real and radius > 0):
+            raise DescriptionError(f"disc {joint} has radius {radius}: a disc's radius must be > 0", key="disc:radius", label=joint)
+        tyre = _expr(self.tyre, "tyre", f"disc {joint}")
+        if tyre.is_number and not (tyre.is_real and tyre >= 0):
+            raise DescriptionError(
+                f"disc {joint} has tyre radius {tyre}: a torus wheel's tyre radius must be >= 0 (0: a thin disc)",
+                key="disc:tyre", label=joint,
+            )  # fmt: skip
+        object.__setattr__(self, "radius", radius)
+        object.__setattr__(self, "tyre", tyre)
+
+    def subs(self, mapping):
+        """A new disc with ``mapping`` ({Symbol: value}) applied to its radii."""
+        return replace(self, radius=self.radius.xreplace(mapping), tyre=self.tyre.xreplace(mapping))
+
+
+#: The level ground's normal: z up in frame 0.
+_UP = sympy.ImmutableMatrix([0, 0, 1])
+
+
+@dataclass(frozen=True)
+class Ground:
+    """The plane the robot's discs roll on: the points ``p`` of frame 0 with ``normal . p = height``.
+
+    Parameters
+    ----------
+    normal : sequence of 3 numbers or expressions, optional
+        Its unit normal in frame 0, towards the discs (default ``(0, 0, 1)``:
+        the level ground ``z = 0`` of frame 0, gravity's frame); a slope is a
+        tilted normal (``[sin(alpha), 0, cos(alpha)]``).
+    height : number or expression, optional
+        ``normal . p`` of its points (default 0).
+
+    Raises
+    ------
+    DescriptionError
+        ``key`` ``"ground:normal"`` or ``"ground:height"``: a normal that is
+        not 3 values, or numbers that are not a unit vector.
+
+    Examples
+    --------
+    >>> ground = Ground()
+    >>> list(ground.normal), ground.height
+    ([0, 0, 1], 0)
+    >>> Ground([0, 0, 2])
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.DescriptionError: the ground's normal [0, 0, 2] is not a unit vector (its length is 2): give the plane's unit normal in frame 0
+    """
+
+    normal: sympy.ImmutableMatrix = _UP
+    height: sympy.Expr = sympy.S.Zero
+
+    def __post_init__(self):
+        try:
+            normal = _vector(self.normal, 3, "normal", "the ground")
+        except DescriptionError as exc:
+            raise DescriptionError(str(exc), key="ground:normal") from None
+        except TypeError:
+            raise DescriptionError(f"normal of the ground needs 3 values, got {self.normal!r}", key="ground:normal") from None
+        if all(v.is_number for v in normal):
+            length = sympy.sqrt(sum(v**2 for v in normal))
+            if abs(float(length) - 1) > 1e-9:
+                raise DescriptionError(
+                    f"the ground's normal {list(normal)} is not a unit vector (its length is {sympy.nsimplify(length)}): "
+                    f"give the plane's unit normal in frame 0",
+                    key="ground:normal",
+                )
+        object.__setattr__(self, "normal", normal)
+        try:
+            height = _expr(self.height, "height", "the ground")
+        except DescriptionError as exc:
+            raise DescriptionError(str(exc), key="ground:height") from None
+        object.__setattr__(self, "height", height)
+
+    def subs(self, mapping):
+        """A new ground with ``mapping`` ({Symbol: value}) applied to its normal and height."""
+        return replace(self, normal=sympy.ImmutableMatrix(self.normal.xreplace(mapping)), height=self.height.xreplace(mapping))
+
+
+@dataclass(frozen=True)
 class Base:
     """Placement and motion of the base frame 0.
 
@@ -649,6 +779,17 @@ class Robot:
         the independent joints at the end of the chain.
         :func:`kanerobot.derive` holds them as a constraint
         (:mod:`kanerobot.dynamics.mimic`).
+    discs : sequence of Disc or (joint, radius[, tyre]), or mapping joint -> radius or (radius, tyre), optional
+        Revolute joints whose links are discs rolling without slipping on
+        ``ground`` (:class:`Disc`); :func:`kanerobot.derive` holds them as a
+        constraint (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).
+        Not with ``wheeled`` (a planar chassis's wheels).
+    ground : Ground, optional
+        The plane the discs roll on (default: ``z = 0`` of frame 0).
+    independent : sequence of str, optional
+        The joints whose speeds are the independent ones under the discs'
+        constraints (default: the models choose, the dependent speeds being
+        the first joints from the root that the constraints determine).
 
     Examples
     --------
@@ -676,6 +817,9 @@ class Robot:
     values: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     limits: Mapping[str, "JointLimits"] = field(default_factory=lambda: MappingProxyType({}))
     mimics: tuple[MimicJoint, ...] = ()
+    discs: tuple[Disc, ...] = ()
+    ground: Ground = Ground()
+    independent: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -695,6 +839,9 @@ class Robot:
         values=None,
         limits=None,
         mimics=(),
+        discs=(),
+        ground=None,
+        independent=(),
     ):
         """Validate the parts and build a robot, filling SYMORO's defaults."""
         frames = tuple(frames)
@@ -703,6 +850,7 @@ class Robot:
         labels = {f.label for f in frames}
         for cut, closing in loops:
             _check_loop(frames, labels, cut, closing)
+        discs, ground, independent = _check_discs(frames, discs, ground, independent, bool(wheeled))  # before the wheels: names both
         wheels = tuple(wheels or ())
         posture = tuple(str(label) for label in posture) if posture else ()
         _check_wheels(frames, wheels, posture, bool(wheeled))
@@ -728,6 +876,9 @@ class Robot:
             values=_frozen_values(values),
             limits=_frozen_limits(limits, {f.label for f in frames if f.is_joint}),
             mimics=mimics,
+            discs=discs,
+            ground=ground,
+            independent=independent,
         )
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
@@ -946,7 +1097,8 @@ class Robot:
         columns of the table (``gamma b alpha d theta r``, or ``R0 P axis``),
         then its link's dynamic parameters (``XX XY XZ YY YZ ZZ MX MY MZ M IA
         FV FS``, the external wrench ``FX .. CZ``) and its joint's (``QP QDP
-        GAM eta k``); then the wheels (radius, offset), then the base's motion
+        GAM eta k``); then the wheels (radius, offset), the discs (radius,
+        tyre) and their ground (normal, height), then the base's motion
         and gravity (``W0 WP0 V0 VP0 G``).  A symbol is placed where the
         description first names it; names the description does not hold come
         last, ``D3`` before ``D10``.  The one order of a model's parameter
@@ -992,6 +1144,8 @@ class Robot:
             add(self.dynamics.get(label, {}).get(name) for name in DYNAMIC_NAMES)
             add(self.joint_parameters.get(label, {}).get(name) for name in JOINT_NAMES)
         add(v for wheel in self.wheels for v in (wheel.radius, wheel.offset))
+        add(v for disc in self.discs for v in (disc.radius, disc.tyre))
+        add([*self.ground.normal, self.ground.height])
         add(v for key in BASE_VECTOR_NAMES for v in getattr(self.base, key))
         return MappingProxyType(ranks)
 
@@ -1127,7 +1281,29 @@ class Robot:
             limits=self.limits,
             mimics=tuple(MimicJoint(m.joint, m.leader, sub(m.multiplier), sub(m.offset), tuple((leader, sub(k)) for leader, k in m.more))
                          for m in self.mimics),
+            discs=tuple(disc.subs(mapping) for disc in self.discs),
+            ground=self.ground.subs(mapping),
+            independent=self.independent,
         )
+
+    def with_discs(self, discs, ground=None, independent=()):
+        """The same robot with these rolling discs, their ground and independent speeds (as :meth:`create` takes them).
+
+        What :func:`kanerobot.load` does with its ``discs=`` option: the
+        discs of a URDF or MJCF robot declared beside its file.
+
+        Examples
+        --------
+        >>> import kanerobot as kr
+        >>> robot = kr.load(kr.frames_path("planar2")).with_discs([("2", "R")])
+        >>> robot.discs, robot.ground.height
+        ((Disc(joint='2', radius=R, tyre=0),), 0)
+        """
+        discs, ground, independent = _check_discs(self.frames, discs, ground, independent, self.wheeled)
+        robot = replace(self, discs=discs, ground=ground, independent=independent)
+        for key, label, message in robot.state_leaks()[:1]:
+            raise DescriptionError(message, key=key, label=label)
+        return robot
 
     @property
     def wheel_joints(self):
@@ -1231,11 +1407,22 @@ def _parameter_values(robot):
     for wheel in robot.wheels:
         yield wheel.radius, "wheel:radius", wheel.joint, f"wheel {wheel.joint}", None
         yield wheel.offset, "wheel:offset", wheel.joint, f"wheel {wheel.joint}", None
+    yield from _disc_values(robot)
     for mimic in robot.mimics:
         yield mimic.multiplier, "mimic:multiplier", mimic.joint, f"mimic joint {mimic.joint}", None
         yield mimic.offset, "mimic:offset", mimic.joint, f"mimic joint {mimic.joint}", None
         for leader, k in mimic.more:
             yield k, "mimic:multiplier", mimic.joint, f"mimic joint {mimic.joint} (leader {leader})", None
+
+
+def _disc_values(robot):
+    """:func:`_parameter_values` of the discs (radius, tyre) and of their ground (normal, height)."""
+    for disc in robot.discs:
+        yield disc.radius, "disc:radius", disc.joint, f"disc {disc.joint}", None
+        yield disc.tyre, "disc:tyre", disc.joint, f"disc {disc.joint}", None
+    for value in robot.ground.normal:
+        yield value, "ground:normal", None, "the ground", None
+    yield robot.ground.height, "ground:height", None, "the ground", None
 
 
 def _check_links(links, labels, loops):
@@ -1328,6 +1515,72 @@ def _check_wheels(frames, wheels, posture, wheeled):
         )
     seen = _check_wheel_joints(wheels, posture, by_label)
     _check_steering(wheels, posture, by_label, seen)
+
+
+def _disc_item(item):
+    """``item`` (a :class:`Disc` or ``(joint, radius[, tyre])``) as a :class:`Disc`."""
+    if isinstance(item, Disc):
+        return item
+    if isinstance(item, (tuple, list)) and len(item) in (2, 3):
+        return Disc(*item)
+    raise DescriptionError(f"disc {item!r}: give a Disc or (joint, radius[, tyre])", key="disc:joint")
+
+
+def _check_discs(frames, discs, ground, independent, wheeled):
+    """``(discs, ground, independent)`` checked: each disc a revolute joint of the tree, once; the independent speeds joints.
+
+    Raises
+    ------
+    DescriptionError
+        ``key`` ``"disc:joint"`` (``label`` the disc's joint), ``"ground"`` or
+        ``"independent"`` (``label`` the joint at fault).
+    """
+    by_label = {f.label: f for f in frames}
+    if isinstance(discs, Mapping):  # {joint: radius or (radius, tyre)}, as RollingDisc takes them
+        discs = [(joint, *(value if isinstance(value, (tuple, list)) else (value,))) for joint, value in discs.items()]
+    discs = tuple(_disc_item(item) for item in discs or ())
+    ground = Ground() if ground is None else ground
+    if not isinstance(ground, Ground):
+        raise DescriptionError(f"ground {ground!r}: give a Ground(normal, height)", key="ground")
+    independent = tuple(str(label) for label in independent or ())
+    if not discs:
+        if ground != Ground():
+            raise DescriptionError("the robot has a ground but no discs to roll on it: declare its discs (or remove the ground)",
+                                   key="ground")  # fmt: skip
+        if independent:
+            raise DescriptionError("independent speeds are chosen for the constraints of rolling discs, and the robot has no "
+                                   "disc: declare its discs (or remove independent)", key="independent")  # fmt: skip
+        return discs, ground, independent
+    if wheeled:
+        raise DescriptionError(
+            f"disc {discs[0].joint}: the robot is wheeled (a planar chassis on wheels) and has discs: describe its wheels "
+            f"either as wheels of the chassis or as discs, not both", key="disc:joint", label=discs[0].joint,
+        )  # fmt: skip
+    seen = set()
+    for disc in discs:
+        j = disc.joint
+        frame = by_label.get(j)
+        if frame is None:
+            guess = difflib.get_close_matches(j, list(by_label), n=1)
+            hint = f" (did you mean {guess[0]!r}?)" if guess else ""
+            raise DescriptionError(f"disc {j}: there is no joint {j}{hint}; joints: {', '.join(f.label for f in frames if f.is_joint)}",
+                                   key="disc:joint", label=j)  # fmt: skip
+        if not isinstance(frame.joint, joints.Revolute):
+            raise DescriptionError(
+                f"disc {j}: joint {j} is {_kind(frame)}, but a disc turns about its axle: name a revolute joint",
+                key="disc:joint", label=j,
+            )  # fmt: skip
+        if j in seen:
+            raise DescriptionError(f"disc {j} is declared twice: declare each disc once", key="disc:joint", label=j)
+        seen.add(j)
+    for n, label in enumerate(independent):
+        frame = by_label.get(label)
+        if frame is None or not frame.is_joint:
+            what = "is not a frame of the robot" if frame is None else "is a fixed frame"
+            raise DescriptionError(f"independent speed {label} {what}: name moving joints", key="independent", label=label)
+        if label in independent[:n]:
+            raise DescriptionError(f"independent speed {label} is named twice: name each joint once", key="independent", label=label)
+    return discs, ground, independent
 
 
 #: Joint types as error messages name them.

@@ -72,8 +72,10 @@ from kanerobot.robot.description import (
     DYNAMIC_NAMES,
     JOINT_NAMES,
     Base,
+    Disc,
     Frame,
     GeneralPlacement,
+    Ground,
     KKPlacement,
     Robot,
     Wheel,
@@ -86,7 +88,8 @@ from kanerobot.robot.dh import DHLink, standard_dh_robot
 from kanerobot.robot.expressions import format_expression, format_joint, parse_expression
 from kanerobot.robot.files import read_text, toml_key, toml_string
 
-TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "base", "frame", "wheel", "mimic", "values")
+TOP_KEYS = ("name", "convention", "floating", "wheeled", "posture", "independent", "base", "frame", "wheel", "mimic", "disc", "ground",
+            "values")
 #: ``convention``: frames (the default) or the rows of a standard-DH table.
 FRAMES, STANDARD_DH = "frames", "standard-dh"
 CONVENTIONS = (FRAMES, STANDARD_DH)
@@ -95,6 +98,12 @@ DH_BASE_KEYS = ("Z",) + BASE_VECTOR_NAMES
 DH_JOINT_KEYS = ("label", "sigma", "theta", "d", "a", "alpha", "offset", "inertial", "dynamics")
 DH_INERTIAL_KEYS = ("mass", "com", "inertia")
 WHEEL_KEYS = ("joint", "kind", "radius", "steer", "offset")
+#: A ``[[disc]]`` table: the revolute ``joint`` whose link is a disc of ``radius`` (a torus wheel: and ``tyre``), rolling on
+#: the ``[ground]`` (``normal``, ``height``; default z = 0 of frame 0); the top-level ``independent`` chooses the speeds.
+DISC_KEYS = ("joint", "radius", "tyre")
+GROUND_KEYS = ("normal", "height")
+#: What a side file of discs (:func:`with_disc_file`) holds: the discs' tables and keys of a frame-tree file.
+DISC_FILE_KEYS = ("independent", "disc", "ground")
 #: A ``[[mimic]]`` table: ``joint`` follows ``leader``, ``q_joint = multiplier q_leader + offset`` (defaults 1, 0);
 #: ``more = [{leader = "...", multiplier = ...}, ...]`` adds further leaders (a linear coupling of several joints).
 MIMIC_KEYS = ("joint", "leader", "multiplier", "offset", "more")
@@ -176,7 +185,7 @@ class _Lines:
                 array, plain = _ARRAY_HEADER.match(line), _TABLE_HEADER.match(line)
                 if array:
                     parts = _key_parts(array.group(1))
-                    if parts in (["frame"], ["wheel"], ["joint"]):
+                    if parts in (["frame"], ["wheel"], ["joint"], ["disc"]):
                         counts[parts[0]] = counts.get(parts[0], -1) + 1
                         self._add((parts[0],), number)
                         table = (parts[0], counts[parts[0]])
@@ -223,6 +232,15 @@ def read_frames(path):
 
 def frames_from_text(text, path="<string>"):
     """Read a robot from the text of a frame-tree TOML file."""
+    lines, data = _parse(text, path)
+    reader = _Reader(path, lines, data)
+    if reader.convention() == STANDARD_DH:
+        reader = _DHReader(path, lines, data)
+    return reader.robot()
+
+
+def _parse(text, path):
+    """``(lines, data)``: the line finder and the tables of a TOML text; its syntax errors as one :class:`RobotFileError`."""
     lines = _Lines(text)
     try:
         data = tomllib.loads(text)
@@ -245,10 +263,52 @@ def frames_from_text(text, path="<string>"):
         match = _LONG_NUMBER.search(text)
         line = text.count("\n", 0, match.start()) + 1 if match else None
         raise RobotFileError(path, line, "a number has too many digits: numbers must be within a double's range (1.8e308)") from None
+    return lines, data
+
+
+def with_disc_file(robot, path):
+    """``robot`` with the rolling discs of a side file: the ``[[disc]]`` tables, ``[ground]`` and ``independent`` of a frame-tree file.
+
+    The discs of a URDF or MJCF robot, declared beside its file
+    (``kr.load("robot.urdf", discs="robot.discs.toml")``, ``--discs`` on the
+    command line); ``docs/frames-format.md`` describes the tables.
+
+    Parameters
+    ----------
+    robot : Robot
+    path : str or Path
+        The side file (TOML).
+
+    Returns
+    -------
+    Robot
+        :meth:`Robot.with_discs` of the file's discs.
+
+    Raises
+    ------
+    RobotFileError
+        ``path:line:`` for anything wrong in the file, a disc naming no
+        revolute joint of ``robot`` included.
+
+    Examples
+    --------
+    >>> import tempfile, kanerobot as kr
+    >>> side = Path(tempfile.mkdtemp()) / "planar2.discs.toml"
+    >>> _ = side.write_text('[[disc]]\\njoint = "2"\\nradius = 0.1\\n')
+    >>> with_disc_file(kr.load(kr.frames_path("planar2")), side).discs
+    (Disc(joint='2', radius=0.100000000000000, tyre=0),)
+    """
+    lines, data = _parse(read_text(path), path)
     reader = _Reader(path, lines, data)
-    if reader.convention() == STANDARD_DH:
-        reader = _DHReader(path, lines, data)
-    return reader.robot()
+    reader.check_keys(data, DISC_FILE_KEYS, (), "a file of discs (top level)")
+    if not data.get("disc"):
+        first = next((lines.line(key) for key in data), 1)
+        raise RobotFileError(path, first, "no discs: declare each in a [[disc]] table (joint, radius), see docs/frames-format.md")
+    discs, ground, independent = reader.disc_tables()
+    try:
+        return robot.with_discs(discs, ground, independent)
+    except DescriptionError as exc:
+        raise RobotFileError(path, reader.description_line(exc), f"{exc} (robot {robot.name})") from None
 
 
 def _close(word, known):
@@ -356,6 +416,7 @@ class _Reader:
         wheels = self.wheels(data.get("wheel", []))
         self.wheel_labels = [wheel.joint for wheel in wheels]
         mimics = self.mimics(data.get("mimic", []))
+        discs, ground, independent = self.disc_tables()
         links = self.links(default_links(frames, loops, floating, wheeled, posture), overrides, dynamics)
         try:
             robot = Robot.create(
@@ -371,6 +432,9 @@ class _Reader:
                 wheels=wheels,
                 posture=posture,
                 mimics=mimics,
+                discs=discs,
+                ground=ground,
+                independent=independent,
             )
         except DescriptionError as exc:
             raise RobotFileError(self.path, self.description_line(exc), str(exc)) from None
@@ -563,6 +627,49 @@ class _Reader:
             out.append((leader, k))
         return tuple(out)
 
+    def disc_tables(self):
+        """``(discs, ground, independent)`` of the ``[[disc]]`` tables, ``[ground]`` and ``independent`` (Robot.create checks the labels)."""
+        data = self.data
+        raw_discs = data.get("disc", [])
+        if not isinstance(raw_discs, list):
+            self.fail(("disc",), "discs are written [[disc]] (double brackets), one table per disc")
+        discs = []
+        self.disc_labels = []
+        for index, raw in enumerate(raw_discs):
+            where = ("disc", index)
+            raw = self.table(raw, where, "a disc")
+            named = raw.get("joint")
+            what = f"disc {named}" if isinstance(named, (str, int)) and not isinstance(named, bool) else f"disc number {index + 1}"
+            self.check_keys(raw, DISC_KEYS, where, what)
+            for key in ("joint", "radius"):
+                if key not in raw:
+                    self.fail(where, f"{what} has no {key}: give joint (the label of its revolute joint, its axle) and radius")
+            joint = self.label(raw["joint"], where + ("joint",), f"joint of disc number {index + 1}")
+            radius = self.expr(raw["radius"], where + ("radius",), f"radius of disc {joint}")
+            tyre = self.expr(raw["tyre"], where + ("tyre",), f"tyre of disc {joint}") if "tyre" in raw else sympy.S.Zero
+            try:
+                discs.append(Disc(joint, radius, tyre))
+            except DescriptionError as exc:
+                self.fail(where + ((exc.key or "").partition(":")[2],), str(exc))
+            self.disc_labels.append(joint)
+        ground = None
+        if "ground" in data:
+            raw = self.table(data["ground"], ("ground",), "[ground]")
+            self.check_keys(raw, GROUND_KEYS, ("ground",), "[ground]")
+            normal = self.vector(raw["normal"], 3, ("ground", "normal"), "normal of the ground") if "normal" in raw else _Z_AXIS
+            height = self.expr(raw["height"], ("ground", "height"), "height of the ground") if "height" in raw else sympy.S.Zero
+            try:
+                ground = Ground(normal, height)
+            except DescriptionError as exc:
+                self.fail(("ground", (exc.key or "").partition(":")[2]), str(exc))
+        independent = ()
+        if "independent" in data:
+            value = data["independent"]
+            if not isinstance(value, list):
+                self.fail(("independent",), f"independent must be a list of joint labels, like [\"wl\", \"wr\"]; got {value!r}")
+            independent = tuple(self.label(v, ("independent",), "an independent speed") for v in value)
+        return discs, ground, independent
+
     def parameters(self, raw, known, where, what):
         raw = self.table(raw, where, what)
         self.check_keys(raw, known, where, what)
@@ -628,6 +735,11 @@ class _Reader:
             if label in getattr(self, "mimic_labels", []):
                 return self.lines.line("mimic", self.mimic_labels.index(label))
             return self.lines.line("mimic", 0)
+        if key and key.startswith("disc:"):
+            labels = getattr(self, "disc_labels", [])
+            return self.lines.line("disc", labels.index(label), key.partition(":")[2]) if label in labels else self.lines.line("disc", 0)
+        if key and key.partition(":")[0] in ("ground", "independent"):
+            return self.lines.line(key.partition(":")[0], key.partition(":")[2]) if ":" in key else self.lines.line(key)
         if key and key.startswith("wheel:"):
             if label in self.wheel_labels:
                 return self.lines.line("wheel", self.wheel_labels.index(label), key.partition(":")[2])
@@ -833,11 +945,14 @@ class _Writer:
         self.put("wheeled", _bool(robot.wheeled))
         if robot.posture:
             self.put("posture", "[" + ", ".join(toml_string(label) for label in robot.posture) + "]")
+        if robot.independent:
+            self.put("independent", "[" + ", ".join(toml_string(label) for label in robot.independent) + "]")
         self.write_base((BASE in links) != (BASE in defaults))
         for frame in robot.frames:
             self.write_frame(frame, frame.label in links, frame.label in defaults, closing.get(frame.label))
         for wheel in robot.wheels:
             self.write_wheel(wheel)
+        self.write_discs()
         for mimic in robot.mimics:
             self.out.extend(["", "[[mimic]]"])
             self.put("joint", toml_string(mimic.joint))
@@ -858,6 +973,21 @@ class _Writer:
         self.out.extend(["", "# the parameters' numbers: kr.load gives them as robot.values", "[values]"])
         for name, value in self.robot.values.items():
             self.put(toml_key(name), repr(float(value)))
+
+    def write_discs(self):
+        """``[[disc]]`` tables (a tyre only where not 0), then ``[ground]`` where it is not the default z = 0."""
+        for disc in self.robot.discs:
+            what = f"disc {disc.joint}"
+            self.out.extend(["", "[[disc]]"])
+            self.put("joint", toml_string(disc.joint))
+            self.put("radius", self.value(disc.radius, f"radius of {what}"))
+            if disc.tyre != 0:
+                self.put("tyre", self.value(disc.tyre, f"tyre of {what}"))
+        ground = self.robot.ground
+        if ground != Ground():
+            self.out.extend(["", "[ground]"])
+            self.put("normal", self.vector(ground.normal, "normal of the ground"))
+            self.put("height", self.value(ground.height, "height of the ground"))
 
     def write_wheel(self, wheel):
         what = f"wheel {wheel.joint}"

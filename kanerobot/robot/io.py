@@ -8,19 +8,22 @@ file behind.
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import cast
 
 import sympy
 
-from kanerobot.errors import RobotFileError
+from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import frames_toml, mjcf, mjcf_writer, par, urdf, urdf_writer
-from kanerobot.robot.description import Robot
+from kanerobot.robot.description import Disc, Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
 
-__all__ = ["PAR_HOLDS_NO_VALUES", "atomic_write", "atomic_write_text", "bound_values", "load", "read_text", "save", "with_gravity"]
+__all__ = ["DISC_FLAG", "PAR_HOLDS_NO_VALUES", "atomic_write", "atomic_write_text", "bound_values", "load", "read_text", "save",
+           "with_discs", "with_gravity"]
 
 
 def _codec(path):
@@ -39,7 +42,7 @@ def _codec(path):
     )
 
 
-def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
+def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.PathLike) -> Robot:
     """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree), ``.urdf`` or ``.xml`` (MJCF) file.
 
     ``path`` is a file; the robots shipped with kanerobot are
@@ -59,6 +62,15 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     ``.xml`` files take none of those (an MJCF file says itself whether its
     robot is free-flying: :mod:`kanerobot.robot.mjcf`).
 
+    ``discs=`` (every format; :func:`with_discs`) declares rolling discs the
+    file does not: ``{joint: radius}`` (a radius, an expression, or
+    ``(radius, tyre)`` for a torus wheel), each a revolute (a URDF
+    ``continuous``) joint rolling on the ground ``z = 0`` of frame 0
+    (gravity's), or the path of a side file of ``[[disc]]`` tables (and
+    ``[ground]``, ``independent``: ``docs/frames-format.md``).
+    ``kr.derive`` then holds them as a constraint
+    (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).
+
     Examples
     --------
     >>> from kanerobot.library import frames_path
@@ -76,6 +88,13 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
     if not path.is_file():
         raise RobotFileError(path, None, "no such file" + _library_hint(path))
     reader, _ = _codec(path)
+    discs = options.pop("discs", None)
+    robot = _read(path, reader, options)
+    return robot if discs is None else with_discs(robot, cast(Mapping | str | os.PathLike, discs), path)  # with_discs checks its type
+
+
+def _read(path, reader, options):
+    """The robot of the file at ``path`` read by ``reader`` with the load ``options`` (``gravity`` for every format)."""
     gravity = options.pop("gravity", None)
     if gravity is not None:
         gravity = checked_gravity(gravity, path)
@@ -92,6 +111,79 @@ def load(path: str | os.PathLike, **options: bool | str | tuple) -> Robot:
         return reader(path, gravity=gravity)
     robot = reader(path)
     return robot if gravity is None else with_gravity(robot, gravity, path)
+
+
+def with_discs(robot: Robot, discs: Mapping | str | os.PathLike, path: str | os.PathLike = "<robot>") -> Robot:
+    """``robot`` with the rolling discs of ``kr.load``'s ``discs=`` option (:meth:`Robot.with_discs`).
+
+    Parameters
+    ----------
+    robot : Robot
+    discs : mapping str -> radius, or str or Path
+        ``{joint: radius}``: each joint's link a disc of that radius (a
+        number or an expression; ``(radius, tyre)`` for a torus wheel)
+        rolling on the ground ``z = 0`` of frame 0; or the path of a side
+        file (:func:`~kanerobot.robot.frames_toml.with_disc_file`), which
+        may give the ground and the independent speeds too.
+    path : str or Path, optional
+        The robot's file, named in errors.
+
+    Returns
+    -------
+    Robot
+
+    Raises
+    ------
+    RobotFileError
+        Naming the option's value at fault (or the side file's line) and
+        what to give instead.
+
+    Examples
+    --------
+    >>> from kanerobot.library import frames_path
+    >>> with_discs(load(frames_path("planar2")), {"2": 0.25}).discs
+    (Disc(joint='2', radius=0.250000000000000, tyre=0),)
+    >>> with_discs(load(frames_path("planar2")), {"3": 0.25}, "planar2.toml")
+    Traceback (most recent call last):
+      ...
+    kanerobot.errors.RobotFileError: planar2.toml: discs={'3': 0.25} (--disc 3=0.25 on the command line): disc 3: there is no joint 3; joints: 1, 2
+    """
+    if robot.discs:
+        raise RobotFileError(path, None, f"declares its discs ({', '.join(d.joint for d in robot.discs)}) itself: load it without "
+                                         f"discs= ({DISC_FLAG}, --discs on the command line), or change them in the file")  # fmt: skip
+    if isinstance(discs, (str, os.PathLike)):
+        if not Path(discs).is_file():
+            raise RobotFileError(discs, None, f"no such file: the side file of discs= (--discs on the command line) for {path}")
+        return frames_toml.with_disc_file(robot, discs)
+    if not isinstance(discs, Mapping):
+        raise RobotFileError(path, None, f"discs={discs!r}: give {{joint: radius}} or the path of a file of [[disc]] tables")
+    items = []
+    for joint, value in discs.items():
+        given = f"discs={{{joint!r}: {value!r}}} ({DISC_FLAG} {joint}={_flag_value(value)} on the command line)"
+        radii = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        if not 1 <= len(radii) <= 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in radii):
+            raise RobotFileError(path, None, f"{given}: give a disc's radius (a number or an expression), or (radius, tyre) for a torus wheel")
+        items.append((joint, radii, given))
+    out = []
+    for joint, radii, given in items:
+        try:
+            out.append(Disc(str(joint), *radii))
+        except DescriptionError as exc:
+            raise RobotFileError(path, None, f"{given}: {exc}") from None
+    try:
+        return robot.with_discs(out)
+    except DescriptionError as exc:
+        given = next((g for joint, _, g in items if str(joint) == exc.label), f"discs={dict(discs)!r}")
+        raise RobotFileError(path, None, f"{given}: {exc}") from None
+
+
+#: The command line's flag of ``discs={joint: radius}`` (repeated), as errors name it; ``--discs FILE`` gives a side file.
+DISC_FLAG = "--disc"
+
+
+def _flag_value(value):
+    """A disc's radius as ``--disc JOINT=RADIUS[,TYRE]`` writes it."""
+    return ",".join(str(v) for v in value) if isinstance(value, (tuple, list)) else str(value)
 
 
 def with_gravity(robot: Robot, gravity, path: str | os.PathLike = "<robot>") -> Robot:
