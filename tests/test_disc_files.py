@@ -341,3 +341,27 @@ def test_docs_example_reads(tmp_path):
     frames = toml_text(drive, "tree").split("\n[base]", 1)[1]  # the frames of the example, written out
     robot = frames_from_text(block.split("\n\n", 1)[0] + '\nname = "drive"\n\n[base]' + frames + block.split("\n\n", 1)[1])
     assert [d.joint for d in robot.discs] == ["wr", "wl"] and robot.independent == ("wr", "wl") and robot.ground == Ground()
+
+
+@pytest.mark.parametrize("suffix, words", [
+    (".urdf", "joint(s) wr, wl are rolling discs (rolling on the ground has no URDF form)"),
+    (".xml", "joint(s) wr, wl are rolling discs (rolling without slipping has no MJCF form)"),
+    (".par", "rolling discs (wr, wl) have no place in a .par file"),
+])  # fmt: skip
+def test_the_formats_without_discs_refuse_them_rather_than_drop_them(disc_robot, suffix, words, tmp_path):
+    """A URDF, MJCF or .par file cannot say that a wheel rolls: saving a disc robot there is one error and no file."""
+    target = tmp_path / f"drive{suffix}"
+    with pytest.raises(RobotFileError) as info:
+        kr.save(disc_robot, target)
+    assert words in str(info.value) and "\n" not in str(info.value), str(info.value)
+    assert not target.exists()
+
+
+def test_khalil_kleinfinger_conversion_and_pinocchio_refuse_discs(disc_robot):
+    from kanerobot.interop import to_pinocchio
+    from kanerobot.robot.khalil_kleinfinger import to_khalil_kleinfinger
+
+    with pytest.raises(DescriptionError, match=r"drive has rolling discs \(wr, wl\)"):
+        to_khalil_kleinfinger(disc_robot)
+    with pytest.raises(KaneRobotError, match="no loops, wheels or rolling discs"):
+        to_pinocchio(disc_robot, {})

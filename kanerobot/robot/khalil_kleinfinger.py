@@ -598,6 +598,12 @@ def _convert(robot):
             f"robots; write its frames in that form by hand",
             key="loops",
         )
+    if robot.discs:
+        raise DescriptionError(
+            f"{robot.name} has rolling discs ({', '.join(d.joint for d in robot.discs)}): the conversion to "
+            f"Khalil-Kleinfinger frames handles serial and tree robots; convert the tree, then declare its discs",
+            key="discs",
+        )
     if robot.wheeled:
         raise DescriptionError(
             f"{robot.name} is a wheeled robot: its posture joints and wheels are tied to their frames; "

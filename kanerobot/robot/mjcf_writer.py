@@ -264,6 +264,9 @@ class _Writer(NumbersWriter):
             self.check_loops()
         if robot.wheeled or robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling without slipping have no MJCF form): save it as .toml")
+        if robot.discs:
+            self.fail(f"joint(s) {', '.join(d.joint for d in robot.discs)} are rolling discs (rolling without slipping has no MJCF "
+                      f"form): save it as .toml")  # fmt: skip
         if robot.flexible_joints:
             self.fail(f"joint(s) {', '.join(robot.flexible_joints)} are flexible (eta = 1) and MJCF joints are rigid: "
                       "save it as .toml, or make them rigid (eta = 0)")  # fmt: skip

@@ -359,6 +359,8 @@ def _check_writable(robot):
     """A robot fits a .par file when it is a numbered KK table in SYMORO order."""
     if robot.mimics:
         return f"mimic joints {', '.join(robot.mimic_joints)} have no place in a .par file"
+    if robot.discs:
+        return f"rolling discs ({', '.join(d.joint for d in robot.discs)}) have no place in a .par file"
     labels = [f.label for f in robot.frames]
     if labels != [str(j) for j in range(1, len(labels) + 1)]:
         return f"frames must be numbered 1..{len(labels)} in order (got {', '.join(labels)})"

@@ -183,6 +183,9 @@ class _Writer(NumbersWriter):
             self.fail(f"it has closed loops (cut joints {cut}); a URDF is a tree: save it as .par or .toml")
         if self.robot.wheeled or self.robot.wheels:
             self.fail("it is a wheeled robot (wheels rolling on the ground have no URDF form): save it as .par or .toml")
+        if self.robot.discs:
+            self.fail(f"joint(s) {', '.join(d.joint for d in self.robot.discs)} are rolling discs (rolling on the ground has no URDF "
+                      f"form): save it as .toml, or load the URDF back with discs=")  # fmt: skip
         several = next((item for item in self.robot.mimics if item.more), None)
         if several is not None:
             self.fail(f"mimic joint {several.joint} follows {len(several.terms)} joints ({', '.join(several.leaders)}) and a URDF "
