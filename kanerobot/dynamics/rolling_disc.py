@@ -5,7 +5,7 @@ axle and whose frame origin is its centre ``C``; it rolls on the plane of
 unit normal ``n`` (frame 0, pointing out of the ground towards the disc) at
 height ``h`` (the points ``p`` with ``n . p = h``: a slope is a tilted
 ``n``).  The disc may tilt: with ``a`` its axle in frame 0, its contact
-point is the point of its rim nearest to the plane,
+point is the point of its rim nearest to the plane::
 
     P = C - r u,      u = (n - (n . a) a) / |n - (n . a) a|
 
@@ -13,7 +13,7 @@ point is the point of its rim nearest to the plane,
 ``r``: ``P = C - r u - rt n``, the lowest point of the tyre's tube there)
 
 and rolling without slipping makes the velocity of the disc's material
-point at P zero: three rows per disc of ``J(q) qd = 0``, along
+point at P zero: three rows per disc of ``J(q) qd = 0``, along::
 
     t = a x n        (non-slipping: the rolling direction),
     l = n x t        (non-sliding: across the disc),
