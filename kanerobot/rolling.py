@@ -33,7 +33,8 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.robot.names import BASE
 
-__all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "ground", "mobility", "wheel_constraints"]
+__all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "disc_contact", "disc_mobility", "ground", "mobility",
+           "wheel_constraints"]
 
 #: Row kinds of W, per wheel: non-slipping (along t = a x n), non-sliding (along the axle a).
 ROW_KINDS = ("rolling", "lateral")
@@ -428,3 +429,64 @@ def mobility(robot):
     2
     """
     return len(wheel_constraints(robot).independent)
+
+
+def disc_contact(geometry, label, radius, tyre, n):
+    """``(P, (t, l, n))``: a rolling disc's contact point and its rows' directions, in frame 0.
+
+    The disc is the link of the revolute joint ``label`` (its axis ``a`` the
+    axle, its origin ``C`` the centre); ``P = C - r u - rt n`` with ``u`` the
+    unit vector of ``n - (n . a) a`` (the rim's point nearest to the plane
+    of unit normal ``n``, a torus's tyre ``rt`` below it), ``t = a x n``,
+    ``l = n x t`` (:mod:`kanerobot.dynamics.rolling_disc`'s rows).
+    """
+    a, C = geometry.axis(label), geometry.origin(label)
+    across = n - (n.T * a)[0] * a  # in the disc's plane, towards the ground's normal: |across| = |a x n|
+    point = C - radius * across / sympy.sqrt((across.T * across)[0]) - tyre * n
+    t = a.cross(n)
+    return point, (t, n.cross(t), n)
+
+
+def disc_mobility(robot, seed=0):
+    """The number of independent speeds of a robot with rolling discs: its speeds less the rank of their rows.
+
+    The rank is the generic one: the rows at a random configuration, random
+    parameter values and, on a floating base, a random ground normal in
+    frame 0 (the base's speeds add the columns ``d`` and ``P x d`` of the
+    base's velocity and angular velocity, in frame 0).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> from kanerobot.robot.description import GeneralPlacement
+    >>> I = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    >>> frames = [kr.Frame("x", "0", 1, 1, GeneralPlacement(R0=I, P=[0, 0, 0], axis=[1, 0, 0], q="x")),
+    ...           kr.Frame("w", "x", 0, 1, GeneralPlacement(R0=I, P=[0, 0, "r"], axis=[0, 1, 0], q="w"))]
+    >>> disc_mobility(kr.Robot.create("rolling", frames, discs=[("w", "r")]))   # x = -r w
+    1
+    """
+    rng = np.random.default_rng(seed)
+    geometry = GroundGeometry(robot)
+    if robot.floating:
+        n = sympy.Matrix(rng.normal(size=3))
+        n = n / sympy.sqrt((n.T * n)[0])
+    else:
+        n = sympy.Matrix(robot.ground.normal)
+    columns = {label: k for k, label in enumerate(robot.joint_labels)}
+    base = 6 if robot.floating else 0
+    rows = []
+    for disc in robot.discs:
+        point, directions = disc_contact(geometry, disc.joint, sympy.sympify(disc.radius), sympy.sympify(disc.tyre), n)
+        parts = geometry.contact_columns(disc.joint, point)
+        for d in directions:
+            row = [sympy.Integer(0)] * (base + len(columns))
+            if robot.floating:  # v_P = V + w x P: d . V and (P x d) . w
+                row[:6] = [*d, *point.cross(d)]
+            for label, column in parts.items():
+                row[base + columns[label]] = (d.T * column)[0]
+            rows.append(row)
+    J = sympy.Matrix(rows)
+    values = _random_values(sorted(J.free_symbols, key=str), rng)
+    J0 = np.array(J.xreplace(values).evalf(), dtype=float)
+    nv = base + len(columns)
+    return nv - (int(np.linalg.matrix_rank(J0, tol=1e-9 * max(1.0, np.abs(J0).max()))) if J0.size else 0)

@@ -365,3 +365,11 @@ def test_khalil_kleinfinger_conversion_and_pinocchio_refuse_discs(disc_robot):
         to_khalil_kleinfinger(disc_robot)
     with pytest.raises(KaneRobotError, match="no loops, wheels or rolling discs"):
         to_pinocchio(disc_robot, {})
+
+
+def test_robot_dof_counts_the_discs_rows(disc_robot, urdf_path):
+    """The differential drive: 5 joints, 3 independent rows (the two contact rows vanish, the two lateral rows of
+    the common axle are one), so 2 degrees of freedom, the independent speeds of its model and of its twin."""
+    assert disc_robot.dof == 2 == len(RollingDisc(disc_robot, {d.joint: d.radius for d in disc_robot.discs}).independent)
+    assert kr.load(urdf_path, discs={"right_wheel_joint": 0.2, "left_wheel_joint": 0.2}).dof == 2
+    assert kr.load(kr.frames_path("diffdrive")).dof == 2

@@ -999,7 +999,9 @@ class Robot:
         flexible joint (its motor turns on its own); for a wheeled robot, its
         joints less the rank of its rolling constraints
         (:func:`kanerobot.rolling.mobility`: Krang on its two wheels has 22
-        joints and 19 degrees of freedom); one less for each mimic joint.  ``kr.derive(robot)``'s state has
+        joints and 19 degrees of freedom); for rolling discs, the speeds less
+        the rank of their rows (:func:`kanerobot.rolling.disc_mobility`); one
+        less for each mimic joint.  ``kr.derive(robot)``'s state has
         ``dof`` speeds (``state_space.nv``), and ``q`` the :attr:`nj` joint
         variables (and a floating base's 7 coordinates).
 
@@ -1013,6 +1015,10 @@ class Robot:
             from kanerobot.rolling import mobility  # the rank of the rolling constraints: the wheels' kinematics
 
             return mobility(self)
+        if self.discs:
+            from kanerobot.rolling import disc_mobility  # the rank of the discs' rows: their kinematics
+
+            return disc_mobility(self)
         speeds = sum(self.frame(label).joint.nv for label in self.active_joints) - len(self.mimics)
         return speeds + (6 if self.floating else 0) + len(self.flexible_joints)
 
