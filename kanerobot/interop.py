@@ -72,16 +72,16 @@ def to_pinocchio(robot, values):
     Raises
     ------
     KaneRobotError
-        If ``pin`` is not installed, the robot has loops or a wheeled base,
-        or a mimic joint pinocchio cannot hold.
+        If the robot has loops, a wheeled base or rolling discs, ``pin`` is
+        not installed, or a mimic joint pinocchio cannot hold.
     """
+    if robot.loops or robot.wheeled or robot.discs:  # the robot first: installing pinocchio would not help
+        raise KaneRobotError("to_pinocchio handles serial and tree robots, with a fixed or floating base (no loops, wheels "
+                             "or rolling discs: pinocchio's model is the tree's)")  # fmt: skip
     try:
         import pinocchio as pin
     except ImportError:
         raise KaneRobotError("pinocchio is not installed: pip install 'kanerobot[bench]' (the pin package)") from None
-    if robot.loops or robot.wheeled or robot.discs:
-        raise KaneRobotError("to_pinocchio handles serial and tree robots, with a fixed or floating base (no loops, wheels "
-                             "or rolling discs: pinocchio's model is the tree's)")  # fmt: skip
     symbols = {sympy.Symbol(str(k)): v for k, v in values.items()}
     zero_q = {q: 0 for q in robot.joint_symbols}
     model = pin.Model()
