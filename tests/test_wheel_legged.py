@@ -42,7 +42,7 @@ def quadruped():
     wl = _example()
     tree = wl.robot()
     model = wl.model(tree)
-    values = wl.values(tree, seed=3, pinocchio=True)
+    values = wl.values(tree, seed=3)
     fn = model.numeric(values, backend="numpy")
     pmodel = to_pinocchio(tree, values)
     return wl, tree, model, values, fn, pin, pmodel
@@ -138,7 +138,7 @@ def test_a_wheeled_leg_on_a_floating_body_has_pinocchios_contact_rows():
     tree = wl.robot("one_leg", wl.LEGS[:1])
     c = RollingDisc(tree, {"wh_fl": "r"})
     assert c.J.shape == (3, 10) and c.dependent == ("ha_fl", "hf_fl", "kn_fl") and c.coordinates == ("kn_fl",)
-    values = wl.values(tree, seed=1, pinocchio=True)
+    values = wl.values(tree, seed=1)
     pmodel = to_pinocchio(tree, values)
     constraint = c.numeric({sympy.Symbol(k): v for k, v in values.items()})
     rng = np.random.default_rng(2)
@@ -234,3 +234,28 @@ def test_independent_speeds_that_do_not_determine_the_others_are_one_clear_error
     with pytest.raises(KaneRobotError, match=r"not determined.*choose 10 independent speeds") as error:
         wl.constraint(tree, independent=bad)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.long
+def test_standing_then_rolling_keeps_the_rolling_constraints_over_5_s():
+    """The example's run (``examples/wheel_legged/roll.py``: standing 1 s, then a constant wheel torque): at every
+    output the contact heights and the rolling rows ``J qd`` (written here from pinocchio) stay below 1e-8, and the
+    integrated configuration (before the projection on the contact) drifts less than 1e-8; the robot rolled forward
+    on its legs."""
+    pin = pytest.importorskip("pinocchio", reason=PIN_REASON)
+    spec = importlib.util.spec_from_file_location("wheel_legged_roll", EXAMPLE.parent / "roll.py")
+    roll = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roll)
+    wl = roll.wl
+    _, drift = roll.run(seconds=5.0)
+    tree = wl.robot()
+    values = wl.values(tree, 0)
+    pmodel = to_pinocchio(tree, values)
+    q, t = drift["q"], drift["t"]
+    fn_velocities = wl.model(tree).numeric(values, backend="numpy").velocities(q, drift["qd"])
+    worst = [0.0, 0.0]
+    for qk, vk in zip(q, fn_velocities):
+        J, _, heights = contact_rows(pin, pmodel, tree, qk, vk, values["r"])
+        worst = [max(worst[0], np.abs(heights).max()), max(worst[1], np.abs(J @ vk).max())]
+    assert t[-1] == 5.0 and worst[0] < 1e-8 and worst[1] < 1e-8 and drift["raw height"] < 1e-8
+    assert q[-1, 0] > 0.2 and abs(q[-1, 2] - q[0, 2]) < 0.02  # rolled forward, still standing

@@ -77,12 +77,13 @@ def model(tree, method="newton-euler"):
     return rolling_disc_model(tree, {d.joint: d.radius for d in c.discs}, method, independent=c.independent)
 
 
-def values(tree, seed=0, gravity=9.81, pinocchio=False):
+def values(tree, seed=0, gravity=9.81):
     """Random physically consistent inertias on :data:`LENGTHS`, gravity ``-gravity`` along the world's z.
 
-    ``pinocchio``: rotor inertia, friction and external wrenches 0 (pinocchio has none).
+    No rotor inertia, friction or external wrench (pinocchio has none; a
+    light wheel's viscous friction would make a simulation stiff).
     """
-    out = random_parameters(tree, np.random.default_rng(seed), friction=not pinocchio, rotor=not pinocchio, wrench=False)
+    out = random_parameters(tree, np.random.default_rng(seed), friction=False, rotor=False, wrench=False)
     out.update(LENGTHS)
     out["G3"] = -gravity  # G1 = G2 = 0 in the description
     return out

@@ -572,7 +572,7 @@ class RollingDiscDynamics(ConstrainedDynamics):
         """Largest ``|n . P(q) - h|`` over the discs: a float for one configuration, (N,) for a batch."""
         qs, single = self._states(q, self.nc, "q")
         if "_contact" not in self.__dict__:
-            self._contact = self.model.constraint.contact_function(self.values_by_name)
+            self._contact = self.model.constraint.contact_function({sympy.Symbol(k): v for k, v in self.values_by_name.items()})
         out = np.abs(self._contact(qs)).max(axis=1, initial=0.0)
         return float(out[0]) if single else out
 
