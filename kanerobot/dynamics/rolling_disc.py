@@ -31,7 +31,13 @@ not flat on the plane.
 
 :class:`RollingDisc` is a :class:`~kanerobot.dynamics.constrained.VelocityConstraint`:
 :class:`~kanerobot.dynamics.constrained.ConstrainedModel` composes it with
-the tree's models of any engine (:func:`rolling_disc_model`).  The planar
+the tree's models of any engine (:func:`rolling_disc_model`).  On a floating tree (a wheel-legged robot) the plane
+is the world's, the rows take the free flyer's six speeds too (the contact
+point moved by the base's twist) and rows that the others imply on the
+plane are dropped (:class:`RollingDisc`).  :class:`RollingDiscModel`'s
+numeric functions keep a simulation on the plane by projection (the
+contact heights solved for one coordinate per disc at each evaluation).
+The planar
 chassis of :mod:`kanerobot.dynamics.wheeled` (upright wheels on a planar
 posture) is the special case of vertical discs on a level plane, kept
 there with its own, shorter rows.
