@@ -19,7 +19,7 @@ under their historical names (``kanerobot.dynamics.model.DynamicModel`` ...).
 
 from kanerobot.dynamics import flexible
 from kanerobot.dynamics.closed_loop import ClosedLoopModel
-from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel, constrained
+from kanerobot.dynamics.constrained import ConstrainedDynamics, ConstrainedModel
 from kanerobot.dynamics.dynamic_model import (
     BACKENDS,
     MATRIX_MODELS,
@@ -39,7 +39,7 @@ from kanerobot.dynamics.dynamic_model import (
 )
 from kanerobot.dynamics.flexible import FlexibleModel, NumericFlexible
 from kanerobot.dynamics.mimic import MimicModel
-from kanerobot.dynamics.rolling_disc import RobotDiscs
+from kanerobot.dynamics.rolling_disc import robot_discs_model
 from kanerobot.dynamics.wheeled import WheeledModel
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.description import Robot
@@ -97,7 +97,7 @@ def _has_flexible_joint(robot):
 #: refuses (or takes) every other structure with its own message, so that no
 #: robot's discs are ever ignored.
 STRUCTURES = (
-    ("rolling discs", lambda robot: bool(robot.discs), constrained(RobotDiscs)),
+    ("rolling discs", lambda robot: bool(robot.discs), robot_discs_model),
     ("mimic joints", lambda robot: bool(robot.mimics), MimicModel),
     ("wheeled", lambda robot: robot.wheeled, WheeledModel),
     ("floating base", lambda robot: robot.floating, DynamicModel),  # the free flyer is the root joint: a tree model
