@@ -259,3 +259,12 @@ def test_standing_then_rolling_keeps_the_rolling_constraints_over_5_s():
         worst = [max(worst[0], np.abs(heights).max()), max(worst[1], np.abs(J @ vk).max())]
     assert t[-1] == 5.0 and worst[0] < 1e-8 and worst[1] < 1e-8 and drift["raw height"] < 1e-8
     assert q[-1, 0] > 0.2 and abs(q[-1, 2] - q[0, 2]) < 0.02  # rolled forward, still standing
+
+
+@pytest.mark.long
+def test_symbolic_programs_of_twelve_dependent_speeds_are_refused_in_one_line(quadruped):
+    """The 12 x 12 dependent block has no symbolic inverse within reach: one line pointing at numeric(), not a stall."""
+    model = quadruped[2]
+    with pytest.raises(KaneRobotError, match=r"has 12 dependent speeds; its symbolic solution .* use model.numeric\(values\)") as error:
+        model.program("mass_matrix")
+    assert "\n" not in str(error.value)

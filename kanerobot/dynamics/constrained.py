@@ -306,6 +306,10 @@ class NumericConstraint(NamedTuple):
     rate: Callable
 
 
+#: The largest dependent block a symbolic program solves (:meth:`VelocityConstraint.speed_map`).
+SYMBOLIC_BLOCK = 6
+
+
 class VelocityConstraint:
     """Linear constraints on a tree's speeds, ``J(q) qd = 0``, with its independent speeds: what a structure adds to a tree.
 
@@ -418,6 +422,12 @@ class VelocityConstraint:
             raise KaneRobotError(
                 f"{self.robot.name}: the dependent block of the {self.adjective} constraint is {Jd.rows} x {Jd.cols}, "
                 f"not square: no symbolic solution; use model.numeric(values)"
+            )
+        if Jd.rows > SYMBOLIC_BLOCK:  # adjugate over determinant: terms grow factorially, a 12 x 12 block never ends
+            raise KaneRobotError(
+                f"{self.robot.name}: the {self.adjective} constraint has {Jd.rows} dependent speeds; its symbolic solution "
+                f"(adjugate over determinant of a {Jd.rows} x {Jd.rows} block) is out of reach above {SYMBOLIC_BLOCK}: use "
+                f"model.numeric(values), which solves it at each state"
             )
         JD = target.assign_matrix("JD{i}{j}", target.replace_sin_cos(Jd))
         JI = target.assign_matrix("JI{i}{j}", target.replace_sin_cos(Ja))
