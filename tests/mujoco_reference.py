@@ -145,6 +145,17 @@ class MujocoReference:
         return self.transform(q).T @ self.data.qfrc_inverse[self.v_index]
 
 
+def assert_projected(fn, reference, q, v, a, G, g=None, tol=1e-9, relative=False):
+    """Our constrained model equals MuJoCo's tree projected on the independent speeds ``qd = G v``,
+    ``qdd = G a + g``: ``G^T M G``, ``G^T (M g + bias(G v))`` and ``G^T inverse(G v, G a + g)``, to ``tol``
+    (times ``max(1, max |MuJoCo's|)`` with ``relative``)."""
+    g = np.zeros(G.shape[0]) if g is None else g
+    M = reference.mass_matrix(q)
+    expected = (G.T @ M @ G, G.T @ (M @ g + reference.bias(q, G @ v)), G.T @ reference.inverse(q, G @ v, G @ a + g))
+    for ours, theirs in zip((fn.mass_matrix(q), fn.h(q, v), fn.inverse_dynamics(q, v, a)), expected):
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=tol * (max(1.0, np.abs(theirs).max()) if relative else 1.0))
+
+
 def worst_errors(fn, reference, states, damping=False):
     """``(M, bias, inverse)``: the worst ``max |ours - MuJoCo| / max(1, max |MuJoCo|)`` over ``states`` ((q, v, a) triples)."""
 

@@ -448,7 +448,7 @@ def test_a_floating_mimic_equals_mujocos_free_joint_and_equality():
     """MuJoCo's own model of the file: its equality holds at our configurations (``efc_pos`` 0), and our model is
     its M, bias and inverse dynamics (free joint mapped, tests/mujoco_reference.py) projected by G built here."""
     mujoco = pytest.importorskip("mujoco", reason="pip install -e '.[test]' (MuJoCo is a reference of mimic joints)")
-    from mujoco_reference import MujocoReference
+    from mujoco_reference import MujocoReference, assert_projected
 
     from kanerobot.robot.mjcf import mjcf_from_text
 
@@ -472,12 +472,7 @@ def test_a_floating_mimic_equals_mujocos_free_joint_and_equality():
         data.qpos[:] = reference.qpos(q)
         mujoco.mj_forward(mmodel, data)
         assert data.nefc >= 1 and abs(data.efc_pos[0]) < 1e-12  # MuJoCo's equality holds there
-        M = G.T @ reference.mass_matrix(q) @ G
-        np.testing.assert_allclose(fn.mass_matrix(q), M, rtol=0, atol=1e-9 * max(1.0, np.abs(M).max()))
-        bias = G.T @ reference.bias(q, G @ v)
-        np.testing.assert_allclose(fn.h(q, v), bias, rtol=0, atol=1e-9 * max(1.0, np.abs(bias).max()))
-        tau = G.T @ reference.inverse(q, G @ v, G @ a)
-        np.testing.assert_allclose(fn.inverse_dynamics(q, v, a), tau, rtol=0, atol=1e-9 * max(1.0, np.abs(tau).max()))
+        assert_projected(fn, reference, q, v, a, G, relative=True)
 
 
 # ------------------------------------------------------------------ several leaders

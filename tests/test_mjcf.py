@@ -25,7 +25,7 @@ from kanerobot.errors import KaneRobotWarning
 from kanerobot.robot.mjcf import mjcf_from_text, parse_mjcf
 
 mujoco = pytest.importorskip("mujoco", reason="pip install -e '.[test]' (MuJoCo is the reference of the MJCF reader)")
-from mujoco_reference import MujocoReference, worst_errors  # noqa: E402 (needs mujoco)
+from mujoco_reference import MujocoReference, assert_projected, worst_errors  # noqa: E402 (needs mujoco)
 
 TOL = 1e-9
 
@@ -517,10 +517,7 @@ def test_joint_equality_is_a_mimic_joint_equal_to_mujoco(tmp_path, monkeypatch):
         data.qpos[:] = reference.qpos(q)
         mujoco.mj_forward(model, data)
         assert data.nefc >= 1 and abs(data.efc_pos[0]) < 1e-12  # MuJoCo's own equality holds there
-        M = reference.mass_matrix(q)
-        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.h(q, v), G.T @ reference.bias(q, G @ v), rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.inverse_dynamics(q, v, acc), G.T @ reference.inverse(q, G @ v, G @ acc), rtol=0, atol=TOL)
+        assert_projected(fn, reference, q, v, acc, G, tol=TOL)
 
 
 @pytest.mark.parametrize(
@@ -587,10 +584,7 @@ def test_fixed_tendon_equality_is_a_coupling_equal_to_mujoco(tmp_path, monkeypat
         v, acc = rng.normal(size=2), rng.normal(size=2)
         residual, G = mujoco_coupling(reference, q)
         assert residual < 1e-12  # MuJoCo's own equality holds there
-        M = reference.mass_matrix(q)
-        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.h(q, v), G.T @ reference.bias(q, G @ v), rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.inverse_dynamics(q, v, acc), G.T @ reference.inverse(q, G @ v, G @ acc), rtol=0, atol=TOL)
+        assert_projected(fn, reference, q, v, acc, G, tol=TOL)
 
 
 @pytest.mark.parametrize(

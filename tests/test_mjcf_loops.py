@@ -33,7 +33,7 @@ from kanerobot.robot.joints import Spherical, rotation_to_quaternion
 from kanerobot.robot.mjcf import mjcf_from_text
 
 mujoco = pytest.importorskip("mujoco", reason="pip install -e '.[test]' (MuJoCo is the reference of the MJCF reader)")
-from mujoco_reference import MujocoReference  # noqa: E402 (needs mujoco)
+from mujoco_reference import MujocoReference, assert_projected  # noqa: E402 (needs mujoco)
 
 
 def _axes(rng):
@@ -290,10 +290,7 @@ def test_loops_equal_mujoco_projected_on_its_own_constraint(loops):
         assert fn.closure_residual(q) < 1e-12  # our loop closes where MuJoCo's equality holds
         v, a = rng.normal(size=len(loops.active)), rng.normal(size=len(loops.active))
         G, g = loops.projection(q, v)
-        M = reference.mass_matrix(q)
-        np.testing.assert_allclose(fn.mass_matrix(q), G.T @ M @ G, rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.h(q, v), G.T @ (M @ g + reference.bias(q, G @ v)), rtol=0, atol=TOL)
-        np.testing.assert_allclose(fn.inverse_dynamics(q, v, a), G.T @ reference.inverse(q, G @ v, G @ a + g), rtol=0, atol=TOL)
+        assert_projected(fn, reference, q, v, a, G, g, tol=TOL)
 
 
 def test_our_loop_solver_finds_mujocos_configurations(loops):
