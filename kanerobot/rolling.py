@@ -33,7 +33,7 @@ from kanerobot.errors import KaneRobotError
 from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.robot.names import BASE
 
-__all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "disc_contact", "disc_mobility", "ground", "mobility",
+__all__ = ["ROW_KINDS", "WheelConstraints", "check_wheeled_robot", "check_wheels", "disc_contact", "disc_mobility", "disc_rows", "ground", "mobility",
            "wheel_constraints"]
 
 #: Row kinds of W, per wheel: non-slipping (along t = a x n), non-sliding (along the axle a).
@@ -472,21 +472,35 @@ def disc_mobility(robot, seed=0):
         n = n / sympy.sqrt((n.T * n)[0])
     else:
         n = sympy.Matrix(robot.ground.normal)
-    columns = {label: k for k, label in enumerate(robot.joint_labels)}
-    base = 6 if robot.floating else 0
+    columns, nv = {}, 6 if robot.floating else 0  # each joint's first speed, after a floating base's six
+    for label in robot.joint_labels:
+        columns[label], nv = nv, nv + robot.frame(label).joint.nv
     rows = []
     for disc in robot.discs:
         point, directions = disc_contact(geometry, disc.joint, sympy.sympify(disc.radius), sympy.sympify(disc.tyre), n)
-        parts = geometry.contact_columns(disc.joint, point)
-        for d in directions:
-            row = [sympy.Integer(0)] * (base + len(columns))
-            if robot.floating:  # v_P = V + w x P: d . V and (P x d) . w
-                row[:6] = [*d, *point.cross(d)]
-            for label, column in parts.items():
-                row[base + columns[label]] = (d.T * column)[0]
-            rows.append(row)
+        rows += disc_rows(geometry, disc.joint, point, directions, columns, nv, robot.floating)
     J = sympy.Matrix(rows)
     values = _random_values(sorted(J.free_symbols, key=str), rng)
     J0 = np.array(J.xreplace(values).evalf(), dtype=float)
-    nv = base + len(columns)
     return nv - (int(np.linalg.matrix_rank(J0, tol=1e-9 * max(1.0, np.abs(J0).max()))) if J0.size else 0)
+
+
+def disc_rows(geometry, label, point, directions, columns, size, floating):
+    """The rows ``d . v_P`` of J, one per direction ``d``, for the disc of joint ``label`` touching at ``point``.
+
+    ``columns`` gives each joint's speed column among ``size`` speeds; on a
+    floating base the first six are the base's twist in frame 0, which
+    moves the point by ``v + w x P`` (columns ``d`` and ``P x d``).  The
+    joints between the disc and the base are revolute or prismatic
+    (:meth:`GroundGeometry.contact_columns`).
+    """
+    parts = geometry.contact_columns(label, point)
+    rows = []
+    for d in directions:
+        row = [sympy.S.Zero] * size
+        if floating:
+            row[:6] = [*d, *point.cross(d)]
+        for joint, column in parts.items():
+            row[columns[joint]] = (d.T * column)[0]
+        rows.append(row)
+    return rows

@@ -81,7 +81,7 @@ from kanerobot.dynamics.constrained import (
 from kanerobot.errors import KaneRobotError
 from kanerobot.robot.joints import Prismatic, Revolute
 from kanerobot.robot.joints.quaternion import rotation_matrix
-from kanerobot.rolling import GroundGeometry, disc_contact
+from kanerobot.rolling import GroundGeometry, disc_contact, disc_rows
 
 __all__ = ["ROWS", "RobotDiscs", "RollingDisc", "RollingDiscDynamics", "RollingDiscModel", "robot_discs_model", "rolling_disc_model"]
 
@@ -261,16 +261,8 @@ class RollingDisc(VelocityConstraint):
         columns = {label: velocity_columns(self.robot, [label])[0] for label in self.robot.joint_labels}
         size = len(velocity(self.robot))
         origin = sympy.Matrix(configuration(self.robot)[:3]) if floating else sympy.zeros(3, 1)
-        candidates = []
-        for disc in self.discs:
-            parts = geometry.contact_columns(disc.joint, disc.point)
-            for kind, d in zip(ROWS, disc.directions):
-                row = [sympy.S.Zero] * size
-                if floating:  # the base's twist (v, w) in frame 0 moves the point by v + w x P_0
-                    row[:6] = list(d) + list(disc.point.cross(d))
-                for label, column in parts.items():
-                    row[columns[label]] = (d.T * column)[0]
-                candidates.append((disc, kind, row))
+        candidates = [(disc, kind, row) for disc in self.discs
+                      for kind, row in zip(ROWS, disc_rows(geometry, disc.joint, disc.point, disc.directions, columns, size, floating))]  # fmt: skip
         kept, rows, contact = [], [], {}
         vanishing = _vanishing_rows([row for _, _, row in candidates], np.random.default_rng(0))
         for (disc, kind, row), zero in zip(candidates, vanishing):
