@@ -691,7 +691,12 @@ def actuation_matrix(fn, pitch="1", wheels=None):
         actuated (the identity).
     wheels : sequence of str, optional
         Labels of the wheel joints whose motors react on the pitch; default
-        the robot's wheels that are controlled coordinates.
+        the robot's wheels that are controlled coordinates (a planar
+        chassis's, whose angles are measured from the heading frame).  With
+        none (a robot whose wheels hang on its body, as its URDF gives them:
+        rolling discs, :func:`kanerobot.robot.axle_base.on_axle`; a fixed
+        base) every motor drives its own joint alone, since in a tree a
+        motor acts between a joint's two links, and the pitch has none.
 
     Returns
     -------
@@ -720,8 +725,6 @@ def actuation_matrix(fn, pitch="1", wheels=None):
     if wheels is None:
         wheels = [w.joint for w in getattr(robot, "wheels", ()) if w.joint in view.labels]
     wheels = [str(w) for w in wheels]
-    if not wheels:
-        raise KaneRobotError(f"no wheel reacts on the pitch joint {pitch!r} of {robot.name}: give wheels=[...]")
     rows = [k for k in range(m) if k != k_pitch]
     B = np.zeros((m, m - 1))
     for col, row in enumerate(rows):

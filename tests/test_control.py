@@ -465,8 +465,8 @@ def test_lqr_on_a_fully_actuated_arm_and_errors():
     assert np.abs(result.q[-1] - q_eq).max() < 1e-4
     with pytest.raises(KaneRobotError, match="needs q_eq"):
         control.lqr_balance(fn, pitch=None)
-    with pytest.raises(KaneRobotError, match="no wheel reacts"):
-        control.actuation_matrix(fn, pitch="1")
+    B, motors = control.actuation_matrix(fn, pitch="1")  # no wheel: every motor on its own joint, none on the pitch
+    assert motors == ["2"] and B.tolist() == [[0.0], [1.0]]
     with pytest.raises(KaneRobotError, match="Q must be 4 values"):
         control.lqr_balance(fn, q_eq, Q=np.ones(3), pitch=None)
     with pytest.raises(KaneRobotError, match="not a controlled coordinate"):

@@ -146,7 +146,10 @@ def test_discs_of_a_toml_robot_equal_its_planar_chassis_twin(disc_robot, drive, 
     assert disc_robot.discs == (Disc("wr", "R"), Disc("wl", "R")) and disc_robot.independent == ("wr", "wl")
     model = kr.derive(disc_robot)
     assert isinstance(model.constraint, RollingDisc) and model.independent == ("wr", "wl")
-    assert [kind for _, kind in model.constraint.rows] == ["rolling", "lateral"] * 2  # the contact rows vanish: dropped
+    # the contact rows vanish and the second lateral row is the first's on level ground: both dropped
+    assert [kind for _, kind in model.constraint.rows] == ["rolling", "lateral", "rolling"]
+    assert model.constraint.redundant == (("wl", "lateral"),)
+    assert model.op_count("mass_matrix")["mul"] > 0  # the dependent block is square: symbolic programs too
     assert_same(matrices(model, lengths(drive), drive), twin)
     bound = model.numeric(lengths(drive), bind=True)  # the robot rebuilt with its numbers: its discs go with it
     np.testing.assert_allclose(bound.mass_matrix(drive["q"][0]), twin[0][0], rtol=0, atol=1e-10)

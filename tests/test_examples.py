@@ -98,6 +98,8 @@ def test_krang_control_example(tmp_path, capsys):
     assert "below 1e-3: True" in out and "falls, |pitch error| 0.5 rad" in out
     slope = results["slope"]  # 10 degrees, pushed 0.1 rad: upright again, not rolled away, falls without feedback
     assert slope["late_pitch_error"] < 1e-3 and slope["drift"] < 0.5 and slope["open_loop_falls"] and slope["lean"] > 0.05
+    lab = results["lab_urdf"]  # krang_lab.urdf with two discs: (b)'s upright pitch, held after a 0.1 rad push
+    assert lab["equilibrium_difference"] < 1e-10 and lab["late_pitch_error"] < 1e-3
     if module["matplotlib_available"]():
         names = {p.name for p in tmp_path.iterdir()}
         assert "krang_slope_pitch.png" in names and "krang_balance_pitch.png" in names and "krang_ct_kane_10pct_heavier_tracking.png" in names

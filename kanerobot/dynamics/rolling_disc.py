@@ -343,7 +343,9 @@ class RollingDisc(VelocityConstraint):
             if len(velocity_columns(self.robot, dependent)) < rank:  # a floating base's six go together: it may not fit
                 raise KaneRobotError(
                     f"rolling discs on {self.robot.name}: the speeds are not determined by any choice of whole joints "
-                    f"({rank} independent rows, the base's six speeds together): give independent= explicitly"
+                    f"({rank} independent rows, the base's six speeds together): give independent= explicitly; a base "
+                    f"link on two coaxial discs is declared with them (robot.with_discs, kr.load(..., floating=True, "
+                    f"discs=...)), which gives it x, y, heading and pitch joints"
                 )
             return tuple(label for label in labels if label not in dependent)
         independent = tuple(str(label) for label in independent)
@@ -599,7 +601,9 @@ class RobotDiscs(RollingDisc):
     """The rolling discs a robot declares (:attr:`~kanerobot.robot.description.Robot.discs`), as a :class:`RollingDisc`.
 
     ``RobotDiscs(robot)`` is ``RollingDisc(robot, discs, normal, height,
-    independent)`` with the robot's :attr:`~kanerobot.robot.description.Robot.discs`
+    independent, independent_rows=True)`` (redundant rows dropped on any
+    tree, so that the dependent block is square and the symbolic programs
+    exist: two coaxial discs' second lateral row) with the robot's :attr:`~kanerobot.robot.description.Robot.discs`
     (a torus wheel's tyre radius with its radius),
     :attr:`~kanerobot.robot.description.Robot.ground` and
     :attr:`~kanerobot.robot.description.Robot.independent` (none: chosen
@@ -630,7 +634,7 @@ class RobotDiscs(RollingDisc):
             raise KaneRobotError(f"{robot.name}: rolling discs with {other[0]} are not supported yet")
         discs = {d.joint: (d.radius, d.tyre) if d.tyre != 0 else d.radius for d in robot.discs}
         super().__init__(robot, discs, normal=list(robot.ground.normal), height=robot.ground.height,
-                         independent=robot.independent or None)  # fmt: skip
+                         independent=robot.independent or None, independent_rows=True)  # fmt: skip
 
 
 def robot_discs_model(robot, method):

@@ -882,7 +882,7 @@ class Robot:
         )
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
-        return robot
+        return _rolling_root(robot)
 
     def __hash__(self):
         return hash((self.name, self.frames, self.links, self.loops))
@@ -1309,7 +1309,7 @@ class Robot:
         robot = replace(self, discs=discs, ground=ground, independent=independent)
         for key, label, message in robot.state_leaks()[:1]:
             raise DescriptionError(message, key=key, label=label)
-        return robot
+        return _rolling_root(robot)
 
     @property
     def wheel_joints(self):
@@ -1341,6 +1341,39 @@ class Robot:
         """How Jupyter shows a robot: its summary line, then its parameter tables as HTML tables."""
         head = html.escape(repr(self))
         return f"<div><p><code>{head}</code></p>\n{html_tables(self)}</div>"
+
+
+def root_discs(robot):
+    """The joints of ``robot``'s discs that hang on link 0 (through fixed frames only).
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> root_discs(kr.load(kr.frames_path("planar2")).with_discs([("2", 0.1)]))
+    ()
+    """
+    out = []
+    for disc in robot.discs:
+        path = robot.root_path(disc.joint)[:-1]
+        if all(not robot.frame(label).is_joint for label in path):
+            out.append(disc.joint)
+    return tuple(out)
+
+
+def _rolling_root(robot):
+    """``robot``, refused when discs hang on a fixed base link: nothing would let them roll.
+
+    (A floating base link on two coaxial discs gets the joints they leave it
+    where a file is loaded: :func:`kanerobot.robot.axle_base.on_axle`.)
+    """
+    on_base = root_discs(robot) if robot.discs and not robot.floating else ()
+    if on_base:
+        raise DescriptionError(
+            f"disc {on_base[0]} hangs on the base link 0, which is fixed: nothing lets it roll; load the robot with "
+            f"floating=True (--floating on the command line): a base link on two coaxial discs then moves along the ground, "
+            f"turns and pitches about their axle", key="disc:joint", label=on_base[0],
+        )  # fmt: skip
+    return robot
 
 
 def default_links(frames, loops=(), floating=False, wheeled=False, posture=()):

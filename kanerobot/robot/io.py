@@ -18,6 +18,7 @@ import sympy
 
 from kanerobot.errors import DescriptionError, RobotFileError
 from kanerobot.robot import frames_toml, mjcf, mjcf_writer, par, urdf, urdf_writer
+from kanerobot.robot.axle_base import on_axle
 from kanerobot.robot.description import Disc, Robot
 from kanerobot.robot.expressions import symbol
 from kanerobot.robot.files import GRAVITY_NAMES, atomic_write, atomic_write_text, checked_gravity, read_text
@@ -69,7 +70,10 @@ def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.P
     (gravity's), or the path of a side file of ``[[disc]]`` tables (and
     ``[ground]``, ``independent``: ``docs/frames-format.md``).
     ``kr.derive`` then holds them as a constraint
-    (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).
+    (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).  A floating
+    robot whose base link carries two coaxial discs (a Segway, Krang as its
+    lab's URDF has it) gets x, y, heading and pitch joints in place of its
+    free flyer (:func:`~kanerobot.robot.axle_base.on_axle`).
 
     Examples
     --------
@@ -90,7 +94,11 @@ def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.P
     reader, _ = _codec(path)
     discs = options.pop("discs", None)
     robot = _read(path, reader, options)
-    return robot if discs is None else with_discs(robot, cast(Mapping | str | os.PathLike, discs), path)  # with_discs checks its type
+    robot = robot if discs is None else with_discs(robot, cast(Mapping | str | os.PathLike, discs), path)  # with_discs checks its type
+    try:
+        return on_axle(robot)  # a floating base link on two coaxial discs: the joints they leave it
+    except DescriptionError as exc:
+        raise RobotFileError(path, None, str(exc)) from None
 
 
 def _read(path, reader, options):
