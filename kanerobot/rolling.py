@@ -322,18 +322,16 @@ def wheel_constraints(robot, independent=None):
     labels = robot.joint_labels
     n = geo.n
     rows, W = [], []
+    columns = {label: k for k, label in enumerate(labels)}
     for wheel in robot.wheels:
         j = wheel.joint
         a, p = geo.axis(j), geo.origin(j)
-        contact = p - wheel.radius * n
-        t = a.cross(n)
-        columns = geo.contact_columns(j, contact)
-        for kind, direction in zip(ROW_KINDS, (t, a)):
-            row = [sympy.S.Zero] * len(labels)
-            for k, v in columns.items():
-                row[labels.index(k)] = _tidy(direction.dot(v))
+        # An upright disc on level ground: a rolling disc (disc_rows) whose contact point is right below its centre
+        # (disc_contact's u is n when n . a = 0) and whose lateral direction is its axle (n x (a x n) = a); its
+        # contact row vanishes (check_wheels: the centre at the radius's height).
+        for kind, row in zip(ROW_KINDS, disc_rows(geo, j, p - wheel.radius * n, (a.cross(n), a), columns, len(labels), False)):
             rows.append((j, kind))
-            W.append(row)
+            W.append([_tidy(e) for e in row])
     W = sympy.Matrix(W)
     rng = np.random.default_rng(7)
     W0 = _generic_values(W, robot, rng)

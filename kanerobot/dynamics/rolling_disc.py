@@ -39,8 +39,10 @@ numeric functions keep a simulation on the plane by projection (the
 contact heights solved for one coordinate per disc at each evaluation).
 The planar
 chassis of :mod:`kanerobot.dynamics.wheeled` (upright wheels on a planar
-posture) is the special case of vertical discs on a level plane, kept
-there with its own, shorter rows.
+posture) is the special case of upright discs on a level plane: its rows
+are :func:`~kanerobot.rolling.disc_rows` at the contact point right below
+each centre, along ``t`` and the axle (``l = a`` there), with no contact
+row (it vanishes), so that its programs are those it always had.
 
 Examples
 --------
