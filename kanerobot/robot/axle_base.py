@@ -8,18 +8,18 @@ heading) and about the axle (the pitch); its height and its roll are fixed by
 the contacts.  :func:`on_axle` writes exactly that, in the description: the
 free flyer of link 0 becomes a chain of four joints
 
-====== ========== ============ =============================================
-joint  on         kind         what
-====== ========== ============ =============================================
-x      0          prismatic    along ``e1``, a unit vector of the plane
-y      x          prismatic    along ``e2 = n x e1``
-heading y         revolute     about the plane's normal ``n``, its origin at
-                               ``(h + r) n``: the axle's height above the plane
-pitch  heading    revolute     about the axle ``a`` (in link 0's axes), its
-                               origin the middle of the two discs' centres
-base   pitch      fixed        link 0 itself, at ``-m`` (``m`` the axle's middle
-                               in link 0): its body, and every frame link 0 carried
-====== ========== ============ =============================================
+======= ========== ============ =============================================
+joint   on         kind         what
+======= ========== ============ =============================================
+x       0          prismatic    along ``e1``, a unit vector of the plane
+y       x          prismatic    along ``e2 = n x e1``
+heading y          revolute     about the plane's normal ``n``, its origin at
+                                ``(h + r) n``: the axle's height above the plane
+pitch   heading    revolute     about the axle ``a`` (in link 0's axes), its
+                                origin the middle of the two discs' centres
+base    pitch      fixed        link 0 itself, at ``-m`` (``m`` the axle's middle
+                                in link 0): its body, and every frame link 0 carried
+======= ========== ============ =============================================
 
 massless but for ``base``, which carries link 0's body as the file gives it
 (nothing is moved or re-expressed: the frames on link 0 hang on ``base`` with
