@@ -14,7 +14,7 @@ returns a ``casadi.Function`` of the argument groups::
         ...
         _out = casadi.SX(6, 1)
         _out[0, 0] = ...
-        return casadi.Function("name", [q, p], [_out], ["q", "p"], ["out"])
+        return casadi.Function("name", [q, p], [casadi.densify(_out)], ["q", "p"], ["out"])
 
 Each assignment of the program is one SX variable, so a subexpression the
 program shares is one node of the graph, shared by every expression that
@@ -22,8 +22,9 @@ reads it (nothing is expanded): CasADi's derivatives (``casadi.jacobian``,
 ``casadi.gradient``, the Hessians IPOPT asks for) and its own C code
 generation work on the program's structure.  The output is the layout of
 :func:`~kanerobot.codegen.backend.output_layout`: a column ``(m, 1)`` for a
-vector, the matrix for a matrix (an entry the layout leaves at 0 is a
-structural zero; a mirrored entry is the same node as its transpose).
+vector, the matrix for a matrix, dense (a mirrored entry is the same node
+as its transpose; an entry the layout leaves at 0 is a constant 0, on which
+nothing depends).
 
 :func:`casadi_program` builds that function and wraps it in a
 :class:`CasadiFunction`, which numpy arrays call as the C backend's
@@ -56,7 +57,7 @@ Examples
     _out = casadi.SX(2, 1)
     _out[0, 0] = casadi.sqrt(R2)*k  # r
     _out[1, 0] = R2*casadi.sign(y)  # s
-    return casadi.Function("scaled", [xy, p], [_out], ["xy", "p"], ["out"])
+    return casadi.Function("scaled", [xy, p], [casadi.densify(_out)], ["xy", "p"], ["out"])
 <BLANKLINE>
 >>> f = casadi_program(p, "scaled", [("xy", [x, y]), ("p", [k])], constant=["p"])
 >>> f([3.0, -4.0], [2.0])
@@ -227,7 +228,8 @@ class CasadiBackend(Backend):
     def footer(self):
         names = ", ".join(argname for argname, _ in self.groups)
         quoted = ", ".join(f'"{argname}"' for argname, _ in self.groups)
-        return [f'    return casadi.Function("{self.name}", [{names}], [_out], [{quoted}], ["out"])']
+        # dense: numeric buffers hold every entry (an explicit 0 still has no dependency, for derivatives)
+        return [f'    return casadi.Function("{self.name}", [{names}], [casadi.densify(_out)], [{quoted}], ["out"])']
 
 
 def _docstring_safe(line):
@@ -307,33 +309,49 @@ class CasadiFunction:
 
     def batch(self, N, arrays, out=None):
         """Evaluate ``N`` states: ``arrays`` are ``(N, k)`` (``(k,)`` for constant
-        groups); returns ``out``, ``(N,) + shape`` (allocated when None)."""
+        groups); returns ``out``, ``(N,) + shape`` (allocated when None).
+
+        CasADi's numeric buffers (``Function.buffer``) read the arrays and
+        write the result in place, without a conversion to ``casadi.DM``: a
+        C-contiguous ``(N, k)`` array is the column-major ``(k, N)`` matrix of
+        the mapped function's input, and its ``(m, N)`` output the ``(N, m)``
+        result (a matrix result comes out transposed, state by state, and is
+        copied once).
+        """
         if len(arrays) != len(self.args):
             raise KaneRobotError(f"{self.name} takes {len(self.args)} arrays ({', '.join(self.args)}), got {len(arrays)}")
-        columns = []
+        keep = []  # the buffers point into these until the evaluation returns
         for argname, k, constant, array in zip(self.args, self.sizes, self._is_constant, arrays):
-            array = np.asarray(array, dtype=float)
+            array = np.ascontiguousarray(array, dtype=np.float64)
             if array.shape != ((k,) if constant else (N, k)):
                 raise KaneRobotError(f"{self.name}: {argname} must have shape {(k,) if constant else (N, k)}, got {array.shape}")
-            columns.append(array if constant else array.T)  # casadi's states are columns; a constant broadcasts
-        result = np.empty((N,) + self.shape) if out is None else out
-        if result.shape != (N,) + self.shape:
-            raise KaneRobotError(f"{self.name}: out must have shape {(N,) + self.shape}, got {result.shape}")
+            keep.append(array)
+        if out is None:
+            out = np.empty((N,) + self.shape)
+        elif out.shape != (N,) + self.shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise KaneRobotError(f"{self.name}: out must be a C-contiguous float array of shape {(N,) + self.shape}")
         if not N:
-            return result
-        rows = self.shape[0]
-        cols = self.shape[1] if len(self.shape) == 2 else 1
-        flat = self._mapped(N)(*columns).full()  # (rows, N cols): state i in columns i cols .. (i + 1) cols
-        result[...] = flat.reshape(rows, N, cols).transpose(1, 0, 2).reshape(result.shape)
-        return result
+            return out
+        matrix = len(self.shape) == 2
+        result = np.empty((N, self.shape[1], self.shape[0])) if matrix else out  # column-major blocks
+        buffer, evaluate = self._mapped(N).buffer()
+        for k, array in enumerate(keep):
+            buffer.set_arg(k, array.data)
+        buffer.set_res(0, result.data)
+        evaluate()
+        if matrix:
+            out[...] = result.swapaxes(1, 2)
+        return out
 
     def _mapped(self, N):
+        """The function of ``N`` states: itself for one, else its ``map`` (the constant groups passed once)."""
         if N == 1:
             return self.function
         if N not in self._maps:
             if len(self._maps) >= self.MAPS:
                 self._maps.pop(next(iter(self._maps)))
-            self._maps[N] = self.function.map(N, "serial")
+            constant = [k for k, c in enumerate(self._is_constant) if c]
+            self._maps[N] = self.function.map(f"{self.name}_{N}", "serial", N, constant, [])
         return self._maps[N]
 
 
