@@ -213,6 +213,19 @@ def test_flexible_joints_run_through_casadi():
     assert_close(fn.direct_dynamics(z[0], zd[0], tau[0]), reference.direct_dynamics(z[0], zd[0], tau[0]), rtol=RTOL)
 
 
+def test_constrained_structures_run_through_casadi():
+    """A wheeled base (and closed loops, mimic joints): their tree's programs run through casadi."""
+    robot = kr.load(kr.frames_path("diffdrive"))
+    model = kr.derive(robot)
+    values = random_parameters(robot, np.random.default_rng(6))
+    fn, reference = model.numeric(values, backend="casadi"), model.numeric(values, backend="numpy")
+    assert fn.backend == "casadi"
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rng.uniform(-1, 1, (3, fn.nq)), rng.uniform(-1, 1, (3, fn.nv)), rng.uniform(-1, 1, (3, fn.nv))
+    assert_close(fn.inverse_dynamics(q, qd, qdd), reference.inverse_dynamics(q, qd, qdd), rtol=RTOL)
+    assert_close(fn.mass_matrix(q[0]), reference.mass_matrix(q[0]), rtol=RTOL)
+
+
 def test_the_graph_has_one_node_per_assignment_and_shares_them():
     """The SX graph is the program's: an assignment read by several outputs is built once (no expansion)."""
     x, y = sympy.symbols("x y")
