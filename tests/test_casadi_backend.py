@@ -190,6 +190,21 @@ def test_external_wrenches_as_inputs(cases, name):
         assert case.fn.casadi(model).name_in() == f.name_in()[:3]
 
 
+@pytest.mark.parametrize("method", ["lagrange", "kane"])
+def test_direct_dynamics_without_a_program_is_solved_in_the_graph(method):
+    """Lagrange and Kane have no recursive direct dynamics: A^-1 ([0; tau] - H) by casadi.solve
+    equals the numeric functions' solve (and the Newton-Euler recursive program)."""
+    robot = kr.load(kr.frames_path("rx90"))
+    model = kr.derive(robot, method=method)
+    values = random_parameters(robot, np.random.default_rng(8))
+    fn = model.numeric(values, backend="numpy")
+    f = model.casadi("direct_dynamics", values)
+    rng = np.random.default_rng(9)
+    for _ in range(3):
+        q, qd, tau = rng.uniform(-2, 2, 6), rng.uniform(-2, 2, 6), rng.uniform(-5, 5, 6)
+        assert_close(f(q, qd, tau).full().ravel(), fn.direct_dynamics(q, qd, tau), rtol=1e-10)
+
+
 def test_kinematics_run_through_casadi(cases):
     """pose, jacobian and the balance programs of the numeric protocol, casadi == numpy."""
     case = case_of(cases, "rx90")
@@ -292,7 +307,7 @@ def test_a_model_without_casadi_function_is_refused():
     with pytest.raises(kr.KaneRobotError, match="model 'pose' has no casadi function: choose among inverse_dynamics, "):
         model.casadi("pose")
     lagrange = kr.derive(model.robot, method="lagrange")
-    with pytest.raises(kr.KaneRobotError, match="lagrange engine has no program for direct_dynamics"):
-        lagrange.casadi("direct_dynamics")
+    with pytest.raises(kr.KaneRobotError, match="lagrange engine has no program for direct_dynamics_derivatives"):
+        lagrange.casadi("direct_dynamics_derivatives")
     with pytest.raises(kr.ParameterError, match="no value for"):
         model.casadi("inverse_dynamics", {"L1": 1.0})

@@ -98,7 +98,9 @@ def model_function(model, name, parameters=None, wrench=False):
     model : DynamicModel
         Of a serial, tree or floating robot.
     name : str
-        A model of :data:`INPUTS` that ``model`` has a program for.
+        A model of :data:`INPUTS` that ``model`` has a program for, or
+        ``direct_dynamics`` of an engine without one (Lagrange, Kane):
+        ``A^-1 ([0; tau] - H)`` solved in the graph (``casadi.solve``).
     parameters : array_like, optional
         The values of ``model.parameters``, in that order, folded into the
         graph; None (the default): the last input, ``p``.
@@ -117,7 +119,7 @@ def model_function(model, name, parameters=None, wrench=False):
     ------
     KaneRobotError
         For a model that is not one of :data:`INPUTS`, or that the engine
-        solves numerically (Lagrange's and Kane's direct dynamics); for
+        solves numerically (Lagrange's and Kane's direct dynamics derivatives); for
         parameters of the wrong length; when CasADi is not installed.
 
     Examples
@@ -131,7 +133,9 @@ def model_function(model, name, parameters=None, wrench=False):
     """
     if name not in INPUTS:
         raise KaneRobotError(f"model {name!r} has no casadi function: choose among {', '.join(INPUTS)}")
-    inner = model.casadi_function(name)  # checks the model, builds the graph once
+    solved = name == "direct_dynamics" and name in model.models and not model.has_program(name)
+    if not solved:
+        model.casadi_function(name)  # checks the model, builds the graph once
     import casadi
 
     sizes = {"q": model.nq, "qd": model.nv, "qdd": model.n if name == "base_acceleration" else model.nv, "tau": model.n}
@@ -162,7 +166,11 @@ def model_function(model, name, parameters=None, wrench=False):
         if values.shape != (count,):
             raise KaneRobotError(f"robot {model.robot.name}: {count} parameter values are needed ({', '.join(model.parameters)}), got shape {values.shape}")
         p = casadi.DM(values)  # constants: the graph is folded around them
-    out = inner.function(*groups, p)
+    if solved:  # A qdd = [0; tau] - H, solved in the graph (Lagrange, Kane: no recursive program)
+        A, H = (model.casadi_function(program).function(*groups, p) for program in ("mass_matrix", "h"))
+        out = casadi.solve(A, casadi.vertcat(casadi.SX(model.nv - model.n, 1), inputs["tau"]) - H)
+    else:
+        out = model.casadi_function(name).function(*groups, p)
     return casadi.Function(name, list(arguments.values()), _blocks(model, name, out), list(arguments), list(OUTPUTS[name]))
 
 

@@ -425,7 +425,9 @@ class DynamicModel(ProgramCache):
         Parameters
         ----------
         name : str
-            A model of :attr:`models` with a program (:meth:`has_program`).
+            A model of :attr:`models` with a program (:meth:`has_program`), or
+            the direct dynamics of Lagrange and Kane (``A^-1 ([0; tau] - H)``
+            solved in the graph).
         values : mapping name -> float, optional
             The parameters, checked as :meth:`numeric` checks them, folded
             into the graph as constants.  None (the default): the function's
@@ -445,7 +447,8 @@ class DynamicModel(ProgramCache):
         ------
         KaneRobotError
             When CasADi is not installed (``pip install 'kanerobot[casadi]'``),
-            for an unknown model or one this engine solves numerically.
+            for an unknown model or one this engine solves numerically (the
+            direct dynamics derivatives of Lagrange and Kane).
         ParameterError
             As :meth:`numeric`, for ``values``.
 
