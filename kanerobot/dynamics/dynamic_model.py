@@ -796,7 +796,8 @@ def argument_groups(groups):
 def select_backend(backend):
     """``(backend, fallback_reason)`` for a requested backend of :data:`BACKENDS`:
     ``"c"`` when a C compiler is found (an error if ``"c"`` was asked and there
-    is none), else ``"numpy"`` with the reason."""
+    is none), else ``"numpy"`` with the reason; ``"casadi"`` when asked (an
+    error naming the extra to install when CasADi is missing)."""
     if backend not in BACKENDS:
         raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
     if backend == "numpy":
