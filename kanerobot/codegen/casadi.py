@@ -412,6 +412,7 @@ def casadi_program(program, name, args, outputs=None, constant=(), doc=""):
     >>> f([0.0], [2.0])
     array([2.])
     """
+    require_casadi()  # before printing the program
     backend = CasadiBackend(program, name, args, outputs=outputs, doc=doc)
     constant = frozenset(constant)
     unknown = constant - {a for a, _ in backend.groups}
