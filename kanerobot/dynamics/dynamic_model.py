@@ -96,7 +96,8 @@ SOLVED = {method: {"direct_dynamics", "base_acceleration"} - set(ENGINES[method]
 for _solved in SOLVED.values():  # the derivatives of a solved model are solved too
     _solved |= {derivatives.SOLVED_DERIVATIVES[name] for name in _solved if name in derivatives.SOLVED_DERIVATIVES}
 #: Backends of :meth:`DynamicModel.numeric`.
-BACKENDS = ("auto", "c", "numpy")
+BACKENDS: tuple[str, ...] = ("auto", "c", "numpy")
+BACKENDS += ("casadi",)  # issue 29: the programs as casadi.Function (kanerobot.codegen.casadi), never chosen by "auto"
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 #: The state groups of the root joint's speeds and their derivatives, after those of the joints;
@@ -371,19 +372,111 @@ class DynamicModel(ProgramCache):
         if name not in self._compiled:
             from kanerobot.codegen.compiled import compile_program
 
-            named, wrenches = [], 0
-            for key, symbols in self._state_groups():
-                if not isinstance(key, str):
-                    wrenches += 1
-                named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
-            args = argument_groups(named)
-            args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
             program = self.program(name)
             self._compiled[name] = compile_program(
-                program, f"{self.c_prefix}{name}", args, outputs=self._output_grid(name), constant=("p",),
+                program, f"{self.c_prefix}{name}", self._arguments(), outputs=self._output_grid(name), constant=("p",),
                 doc=f"{self.models[name]}, robot {self.robot.name}",
             )
         return self._compiled[name]
+
+    def _arguments(self):
+        """The argument groups of a generated model: the state groups of :meth:`_state_groups`
+        (a wrench's named ``wrench1``, ``wrench2`` ...), then ``p``, the parameters."""
+        named, wrenches = [], 0
+        for key, symbols in self._state_groups():
+            if not isinstance(key, str):
+                wrenches += 1
+            named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
+        return argument_groups(named) + [("p", [sympy.Symbol(label) for label in self.parameters])]
+
+    def casadi_function(self, name):
+        """Model ``name`` as a :class:`~kanerobot.codegen.casadi.CasadiFunction`: the arguments of
+        :meth:`compiled` (the state groups, then ``p``, passed once for a batch), built once and kept.
+
+        What ``numeric(values, backend="casadi")`` runs; :meth:`casadi` gives the
+        ``casadi.Function`` of one state with the numeric functions' inputs.
+
+        Raises
+        ------
+        KaneRobotError
+            For an unknown model, a model this engine solves numerically, or
+            when CasADi is not installed.
+        """
+        if name not in self.models:
+            raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(self.models)}")
+        built = self.__dict__.setdefault("_casadi", {})
+        if name not in built:
+            from kanerobot.codegen.casadi import casadi_program
+
+            built[name] = casadi_program(
+                self.program(name), f"{self.c_prefix}{name}", self._arguments(), outputs=self._output_grid(name),
+                constant=("p",), doc=f"{self.models[name]}, robot {self.robot.name}",
+            )
+        return built[name]
+
+    def casadi(self, name, values=None, physical=True, wrench=False):
+        """Model ``name`` as a ``casadi.Function`` of one state, its parameters bound or an input.
+
+        The SX graph of the model's program, one node per assignment (common
+        subexpressions shared, nothing expanded): see
+        :func:`kanerobot.dynamics.casadi_model.model_function` for its inputs
+        and outputs.
+
+        Parameters
+        ----------
+        name : str
+            A model of :attr:`models` with a program (:meth:`has_program`), or
+            the direct dynamics of Lagrange and Kane (``A^-1 ([0; tau] - H)``
+            solved in the graph).
+        values : mapping name -> float, optional
+            The parameters, checked as :meth:`numeric` checks them, folded
+            into the graph as constants.  None (the default): the function's
+            last input is ``p``, the parameters in the order of
+            :attr:`parameters` (identification, robust design).
+        physical : bool, optional
+            As for :meth:`numeric`.
+        wrench : bool, optional
+            Whether the external wrenches of :attr:`wrench` are inputs, after
+            the state's (zero when not, the default).
+
+        Returns
+        -------
+        casadi.Function
+
+        Raises
+        ------
+        KaneRobotError
+            When CasADi is not installed (``pip install 'kanerobot[casadi]'``),
+            for an unknown model or one this engine solves numerically (the
+            direct dynamics derivatives of Lagrange and Kane).
+        ParameterError
+            As :meth:`numeric`, for ``values``.
+
+        Examples
+        --------
+        >>> import numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> model = kr.derive(robot)
+        >>> f = model.casadi("inverse_dynamics")  # parameters as an input
+        >>> f.name_in(), f.size_in(3), f.name_out()
+        (['q', 'qd', 'qdd', 'p'], (12, 1), ['tau'])
+        >>> values = random_parameters(robot, np.random.default_rng(0))
+        >>> fn = model.numeric(values, backend="numpy")
+        >>> q, qd, qdd = [0.1, 0.2], [0.3, 0.4], [0.5, 0.6]
+        >>> p = [values[name] for name in model.parameters]
+        >>> bool(np.allclose(f(q, qd, qdd, p).full().ravel(), fn.inverse_dynamics(q, qd, qdd)))
+        True
+        >>> bound = model.casadi("mass_matrix", values)  # parameters folded in
+        >>> bool(np.allclose(bound(q).full(), fn.mass_matrix(q)))
+        True
+        """
+        from kanerobot.dynamics.casadi_model import model_function
+
+        parameters = None
+        if values is not None:
+            parameters = NumericDynamics(self, values, backend="numpy", physical=physical).parameter_values
+        return model_function(self, name, parameters, wrench)
 
     def _output_grid(self, name):
         """How the C backend lays out model ``name``'s outputs: None for a
@@ -571,8 +664,12 @@ class DynamicModel(ProgramCache):
         - ``"auto"`` (default): C when a C compiler is found, else numpy;
           if compiling fails, numpy from then on.  The reason for falling
           back is :attr:`NumericDynamics.fallback_reason`.
+        - ``"casadi"``: each program as a ``casadi.Function`` (an SX graph,
+          one node per assignment: :mod:`kanerobot.codegen.casadi`), a batch
+          by its ``map``; ``pip install 'kanerobot[casadi]'``.  For
+          optimisation, :meth:`casadi` gives the function itself.
 
-        Both give the same numbers (to rounding) and the same shapes.
+        All give the same numbers (to rounding) and the same shapes.
 
         ``physical`` (default True) checks that the values are those of real
         bodies (:func:`~kanerobot.dynamics.parameters.check_physical`: mass
@@ -597,7 +694,8 @@ class DynamicModel(ProgramCache):
         kanerobot.codegen.compiled.CompileError
             With ``backend="c"`` when no C compiler is found.
         KaneRobotError
-            For an unknown backend.
+            For an unknown backend; with ``backend="casadi"`` when CasADi is
+            not installed.
 
         Examples
         --------
@@ -698,11 +796,17 @@ def argument_groups(groups):
 def select_backend(backend):
     """``(backend, fallback_reason)`` for a requested backend of :data:`BACKENDS`:
     ``"c"`` when a C compiler is found (an error if ``"c"`` was asked and there
-    is none), else ``"numpy"`` with the reason."""
+    is none), else ``"numpy"`` with the reason; ``"casadi"`` when asked (an
+    error naming the extra to install when CasADi is missing)."""
     if backend not in BACKENDS:
         raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
     if backend == "numpy":
         return "numpy", None
+    if backend == "casadi":
+        from kanerobot.codegen.casadi import require_casadi
+
+        require_casadi()  # one line saying how to install it
+        return "casadi", None
     from kanerobot.codegen.compiled import find_compiler
 
     try:
@@ -1056,9 +1160,9 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
 
     Attributes
     ----------
-    backend : {"c", "numpy"}
+    backend : {"c", "numpy", "casadi"}
         What runs the models now.
-    requested_backend : {"auto", "c", "numpy"}
+    requested_backend : {"auto", "c", "numpy", "casadi"}
         What :meth:`DynamicModel.numeric` was asked for.
     fallback_reason : str or None
         Why ``"auto"`` runs numpy (no compiler, or a compiler error).
@@ -1110,6 +1214,35 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
     def nv(self):
         """Length of a speed: the root joint's (6 for a free flyer), then each joint's."""
         return self.model.nv
+
+    @property
+    def parameter_values(self):
+        """The values of the model's :attr:`~DynamicModel.parameters`, in that order: shape (len(parameters),)."""
+        return self._parameter_array.copy()
+
+    def casadi(self, name, wrench=False):
+        """Model ``name`` as a ``casadi.Function`` of one state, these functions' values folded in.
+
+        :meth:`DynamicModel.casadi` with these values (already checked) and ``wrench``; see
+        :func:`kanerobot.dynamics.casadi_model.model_function` for the inputs
+        and outputs.
+
+        Examples
+        --------
+        >>> import numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("rx90"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="casadi")
+        >>> f = fn.casadi("direct_dynamics")
+        >>> f
+        Function(direct_dynamics:(q[6],qd[6],tau[6])->(qdd[6]) SXFunction)
+        >>> q, qd, tau = np.full(6, 0.1), np.full(6, 0.2), np.full(6, 0.3)
+        >>> bool(np.allclose(f(q, qd, tau).full().ravel(), fn.direct_dynamics(q, qd, tau)))
+        True
+        """
+        from kanerobot.dynamics.casadi_model import model_function
+
+        return model_function(self.model, name, self.parameter_values, wrench)
 
     @property
     def state_space(self):
@@ -1235,6 +1368,8 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         keys of ``DynamicModel._state_groups`` to (N, k) arrays; groups left
         out are 0 (wrenches, torques)."""
         function = self._c_function(name) if self.backend == "c" else None
+        if self.backend == "casadi":
+            function = self.model.casadi_function(name)  # the C function's arguments and batches
         batch = next(iter(states.values())).shape[0]
         if function is not None:
             arrays = []

@@ -830,6 +830,24 @@ class FlexibleModel(ProgramCache):
             )
         return self._compiled[name]
 
+    def casadi_function(self, name):
+        """Program ``name`` as a :class:`~kanerobot.codegen.casadi.CasadiFunction` of the arguments
+        of :meth:`compiled` (``backend="casadi"``), built once and kept."""
+        key = ("casadi", name)
+        if key not in self._compiled:
+            from kanerobot.codegen.casadi import casadi_program
+
+            program = self.program(name)
+            args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
+            outputs = None
+            if name in ("mass_matrix", "coriolis_matrix"):
+                outputs = matrix_grid(program, self.n + self.nf, name, name == "mass_matrix")
+            self._compiled[key] = casadi_program(
+                program, f"kr_flexible_{name}", args, outputs=outputs, constant=("p",),
+                doc=f"{MODELS[name]}, robot {self.robot.name}, {self.method}, rotor {self.rotor}",
+            )
+        return self._compiled[key]
+
 
 def _states(*arguments, check=True):
     """Each ``(x, k, what)`` as an (N, k) array, and whether all were one state (1-D)."""
@@ -918,6 +936,8 @@ class NumericFlexible(NumericProtocol, FrameKinematics):
         for argname, symbols in groups:
             array = states.get(argname)
             arrays.append(np.zeros((batch, len(symbols))) if array is None else np.broadcast_to(array, (batch, len(symbols))))
+        if self.backend == "casadi":
+            return self.model.casadi_function(name).batch(batch, arrays + [self._p])
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError

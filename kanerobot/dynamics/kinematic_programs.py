@@ -267,6 +267,21 @@ class KinematicPrograms:
             )
         return self._compiled[("c",) + key]
 
+    def casadi_function(self, key):
+        """The program of ``key`` as a :class:`~kanerobot.codegen.casadi.CasadiFunction` of the
+        arguments of :meth:`compiled` (``backend="casadi"``)."""
+        if ("casadi",) + key not in self._compiled:
+            from kanerobot.codegen.casadi import casadi_program
+
+            arguments = self.arguments(key)
+            nq = len(self.robot.q)
+            name = "_".join(_c_name(str(part)) for part in key)
+            self._compiled[("casadi",) + key] = casadi_program(
+                self.program(key), f"{self.c_prefix}{name}", [("q", arguments[:nq]), ("p", arguments[nq:])],
+                constant=("p",), doc=f"{' '.join(map(str, key))}, robot {self.robot.name}",
+            )
+        return self._compiled[("casadi",) + key]
+
 
 class FrameKinematics:
     """The pose and Jacobian of a robot's frames for numeric functions (a mixin).
@@ -276,7 +291,7 @@ class FrameKinematics:
     array (:meth:`_frame_states`) and the values given (``_given``, {name:
     float}: the programs may read symbols no dynamic model needs), with the
     ``backend``, ``requested_backend`` and ``fallback_reason`` of its models:
-    the programs run as its models do, C or numpy, and fall back the same way.
+    the programs run as its models do, C, CasADi or numpy, and fall back the same way.
     The programs are derived once per frame and kept on ``self.model``.
     """
 
@@ -330,6 +345,8 @@ class FrameKinematics:
         """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
         programs, parameters = self._program_values(key)
         q, single = self._frame_states(q)
+        if self.backend == "casadi":
+            return programs.casadi_function(key).batch(q.shape[0], [q, parameters]), single
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError
