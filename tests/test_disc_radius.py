@@ -63,7 +63,7 @@ def urdf_text(drive, right, left):
 
     return "\n".join([
         '<?xml version="1.0"?>', '<robot name="drive">', '<link name="world"/>', '<link name="slide_x"/>', '<link name="slide_y"/>',
-        f'<link name="chassis">{chassis}</link>',
+        f'<link name="chassis">{chassis}<visual><geometry><cylinder radius="?"/></geometry></visual></link>',  # read by no disc
         f'<link name="right">{r_body}', *right, '</link>',
         f'<link name="left">{l_body}', *left, '</link>',
         joint("x", "prismatic", "world", "slide_x", "0 0 0", "1 0 0"), joint("y", "prismatic", "slide_x", "slide_y", "0 0 0", "0 1 0"),

@@ -37,6 +37,7 @@ Examples
 0.3
 """
 
+import functools
 import math
 import os
 import warnings
@@ -177,21 +178,21 @@ def radius_reader(path: str | os.PathLike) -> Callable[[str, str], float] | None
     suffix = Path(path).suffix.lower()
     if suffix not in (".urdf", ".xml"):
         return None
-    links: dict[str, WheelLink] = {}
+    links: dict[str, Callable[[], WheelLink]] = {}  # the shapes of a link read when asked: another link's do not matter
 
     def radius(label, instead):
         if not links:
             links.update(_urdf_links(path) if suffix == ".urdf" else _mjcf_links(path))
         if label not in links:
             raise RobotFileError(path, None, f"disc {label}: no revolute joint {label} in the file: give its radius, {instead}")
-        return disc_radius(links[label], label, instead)
+        return disc_radius(links[label](), label, instead)
 
     return radius
 
 
 # ------------------------------------------------------------------ URDF
 def _urdf_links(path):
-    """``{label: WheelLink}`` of the revolute joints of a URDF file (labels as :mod:`kanerobot.robot.urdf` gives them)."""
+    """``{label: () -> WheelLink}`` of the revolute joints of a URDF file (labels as :mod:`kanerobot.robot.urdf` gives them)."""
     root = parse_xml(Path(path).read_bytes(), path, "a URDF file")
     reader = urdf._Reader(path, root)
     links = reader.links()
@@ -200,11 +201,14 @@ def _urdf_links(path):
     for element, name, kind, _, child in joint_list:
         if urdf.JOINT_TYPES[kind] != joints.REVOLUTE:
             continue
-        axis = np.array(reader.floats(element.find("axis"), "xyz", 3, f"axis of joint {name!r}", (1.0, 0.0, 0.0)))
         label = name if name != BASE else urdf._base_name(name, joint_list)
-        out[label] = WheelLink(f"link {child!r}", links[child], axis / (np.linalg.norm(axis) or 1.0), np.zeros(3),
-                               tuple(_urdf_shapes(reader, links[child], child)))  # fmt: skip
+        out[label] = functools.partial(_urdf_link, reader, element, name, links[child], child)
     return out
+
+
+def _urdf_link(reader, joint, name, link, child):
+    axis = np.array(reader.floats(joint.find("axis"), "xyz", 3, f"axis of joint {name!r}", (1.0, 0.0, 0.0)))
+    return WheelLink(f"link {child!r}", link, axis / np.linalg.norm(axis), np.zeros(3), tuple(_urdf_shapes(reader, link, child)))
 
 
 def _urdf_shapes(reader, link, name):
@@ -224,19 +228,18 @@ def _urdf_shapes(reader, link, name):
 
 # ------------------------------------------------------------------ MJCF
 def _mjcf_links(path):
-    """``{label: WheelLink}`` of the hinge joints of an MJCF file (labels as :mod:`kanerobot.robot.mjcf` gives them)."""
+    """``{label: () -> WheelLink}`` of the hinge joints of an MJCF file (labels as :mod:`kanerobot.robot.mjcf` gives them)."""
     with warnings.catch_warnings():  # kr.load said them already
         warnings.simplefilter("ignore")
         ids = mjcf.parse_mjcf(path).joint_ids
     reader = mjcf._Reader(Path(path), parse_xml(Path(path).read_bytes(), path, mjcf.KIND))
-    joints = {joint.index: (joint, body) for body in reader.bodies() for joint in body.joints}
-    out = {}
-    for label, index in ids.items():
-        joint, body = joints[index]
-        if joint.kind == "hinge":
-            what = f"body {body.name!r}"
-            out[label] = WheelLink(what, body.element, joint.axis, joint.pos, tuple(_mjcf_shapes(reader, body, what)))
-    return out
+    hinges = {joint.index: (joint, body) for body in reader.bodies() for joint in body.joints if joint.kind == "hinge"}
+    return {label: functools.partial(_mjcf_link, reader, *hinges[index]) for label, index in ids.items() if index in hinges}
+
+
+def _mjcf_link(reader, joint, body):
+    what = f"body {body.name!r}"
+    return WheelLink(what, body.element, joint.axis, joint.pos, tuple(_mjcf_shapes(reader, body, what)))
 
 
 def _mjcf_shapes(reader, body, what):
