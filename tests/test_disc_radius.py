@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import one_line_error
+from conftest import benchmark, one_line_error
 
 import kanerobot as kr
 from kanerobot.cli import build_parser, main
@@ -137,6 +137,29 @@ def test_a_sphere_or_a_visual_cylinder_gives_the_radius(drive, case, tmp_path):
     path = tmp_path / "drive.urdf"
     path.write_text(urdf_text(drive, right, [cylinder(R, "0 0 0.7"), cylinder(2 * R, "0 0 0", tag="visual")]))
     assert radii(kr.load(path, discs=list(WHEELS))) == [R, R]  # a collision shape wins over a visual one (left)
+
+
+def test_tiago_wheels_are_the_cylinders_pinocchio_reads():
+    """TIAGo as example-robot-data gives it: its wheels' radii, read by kr.load, are those of the collision cylinders that
+    pinocchio's own URDF geometry reader (``buildGeomFromUrdf``) hangs on the wheel joints, along their axes."""
+    pin = pytest.importorskip("pinocchio", reason="pip install -e '.[test]' (pinocchio reads the URDF's geometry independently)")
+    path = benchmark("urdf_vs_pinocchio").corpus().get("tiago")
+    if path is None:
+        pytest.skip("install example-robot-data (pip install -e '.[bench]')")
+    joints = ("wheel_right_joint", "wheel_left_joint")
+    model = pin.buildModelFromUrdf(str(path))
+    data = model.createData()
+    pin.forwardKinematics(model, data, pin.neutral(model))
+    geometry = pin.buildGeomFromUrdf(model, str(path), pin.GeometryType.COLLISION, package_dirs=[str(path.parents[4])])
+    expected = []
+    for name in joints:
+        j = model.getJointId(name)
+        (cylinder,) = [g for g in geometry.geometryObjects if g.parentJoint == j]
+        axis = np.asarray(data.joints[j].S)[3:]
+        assert type(cylinder.geometry).__name__ == "Cylinder" and np.linalg.norm(np.cross(cylinder.placement.rotation[:, 2], axis)) < 1e-12
+        expected.append(cylinder.geometry.radius)
+    robot = kr.load(path, floating=True, discs=list(joints))
+    assert radii(robot) == expected and robot.joint_labels[:6] == ("x", "y", "heading", "pitch", *joints)  # on its axle
 
 
 # ------------------------------------------------------------------ MJCF
