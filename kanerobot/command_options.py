@@ -39,12 +39,15 @@ def add_gravity(p):
 
 
 def disc_option(text):
-    """``--disc JOINT=RADIUS[,TYRE]``: ``(joint, radius)`` (a number, else an expression; ``(radius, tyre)`` for a torus wheel), for argparse."""
+    """``--disc JOINT[=RADIUS[,TYRE]]``: ``(joint, radius)`` (a number, else an expression; ``(radius, tyre)`` for a torus
+    wheel; None without ``=``: the radius read from the file's shapes), for argparse."""
     joint, equals, radii = text.rpartition("=")
+    if not equals and text.strip():
+        return text.strip(), None
     values = [v.strip() for v in radii.split(",")]
-    if not equals or not joint.strip() or not 1 <= len(values) <= 2 or not all(values):
-        raise argparse.ArgumentTypeError(f"takes JOINT=RADIUS or JOINT=RADIUS,TYRE (a torus wheel), e.g. {DISC_FLAG} left_wheel_joint=0.25; "
-                                         f"got {text!r}")  # fmt: skip
+    if not joint.strip() or not 1 <= len(values) <= 2 or not all(values):
+        raise argparse.ArgumentTypeError(f"takes JOINT=RADIUS, JOINT=RADIUS,TYRE (a torus wheel) or JOINT (the radius of a URDF or "
+                                         f"MJCF file's wheel shape), e.g. {DISC_FLAG} left_wheel_joint=0.25; got {text!r}")  # fmt: skip
 
     def number(value):
         try:
@@ -71,12 +74,14 @@ class _Discs(argparse.Action):
 def add_discs(p):
     """``--disc JOINT=RADIUS`` (repeated) or ``--discs FILE`` on the subparser ``p``: kr.load's ``discs=``."""
     group = p.add_mutually_exclusive_group()
-    group.add_argument(DISC_FLAG, dest="discs", type=disc_option, action=_Discs, metavar="JOINT=RADIUS",
-                       help="the link of revolute joint JOINT is a disc of this radius (JOINT=RADIUS,TYRE: a torus wheel) "
-                            "rolling without slipping on the ground z = 0 of frame 0; repeat for each disc (kr.load's discs=)")  # fmt: skip
+    group.add_argument(DISC_FLAG, dest="discs", type=disc_option, action=_Discs, metavar="JOINT[=RADIUS]",
+                       help="the link of revolute joint JOINT is a disc of this radius (JOINT=RADIUS,TYRE: a torus wheel; JOINT "
+                            "alone: the radius of its link's cylinder or sphere in a URDF or MJCF file) rolling without slipping "
+                            "on the ground z = 0 of frame 0; repeat for each disc (kr.load's discs=)")  # fmt: skip
     group.add_argument("--discs", dest="discs", metavar="FILE",
-                       help="the discs of a side file: [[disc]] tables (joint, radius, tyre), [ground] (normal, height) and "
-                            "independent, as in a .toml robot (docs/frames-format.md)")  # fmt: skip
+                       help="the discs of a side file: [[disc]] tables (joint, radius, tyre; without radius: read from the URDF or "
+                            "MJCF file's shapes), [ground] (normal, height) and independent, as in a .toml robot "
+                            "(docs/frames-format.md)")  # fmt: skip
 
 
 def add_loading(p):

@@ -252,7 +252,7 @@ def test_every_malformed_disc_table_names_its_line(drive, change, at, words):
         ({"left_wheel_joint": (0.2, 0.01, 3)}, "give a disc's radius (a number or an expression), or (radius, tyre)"),
         ({"left_wheel_joint": True}, "give a disc's radius"),
         ({"left_wheel_joint": "q_yaw"}, "radius of disc left_wheel_joint uses q_yaw (the joint variable of frame yaw)"),
-        (0.2, "discs=0.2: give {joint: radius} or the path of a file of [[disc]] tables"),
+        (0.2, "discs=0.2: give {joint: radius}, [joint, ...] (the radii read from the file) or the path of a file of [[disc]] tables"),
     ],
     ids=["unknown", "prismatic", "radius", "tyre", "three", "bool", "joint variable", "not a mapping"],
 )
@@ -321,7 +321,7 @@ def test_cli_disc_options_load_what_kr_load_does(urdf_path, drive, tmp_path, cap
     "flags, words",
     [
         (["--disc", "left_wheel=0.2"], "kanerobot: error: "),
-        (["--disc", "left_wheel_joint"], "argument --disc: takes JOINT=RADIUS or JOINT=RADIUS,TYRE"),
+        (["--disc", "=0.2"], "argument --disc: takes JOINT=RADIUS, JOINT=RADIUS,TYRE (a torus wheel) or JOINT"),
         (["--disc", "left_wheel_joint=-1"], "disc left_wheel_joint has radius -1"),
         (["--disc", "left_wheel_joint=0.2", "--disc", "left_wheel_joint=0.3"], "joint 'left_wheel_joint' is given twice"),
         (["--disc", "left_wheel_joint=0.2", "--discs", "side.toml"], "argument --discs: not allowed with argument --disc"),

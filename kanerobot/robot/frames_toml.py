@@ -266,7 +266,7 @@ def _parse(text, path):
     return lines, data
 
 
-def with_disc_file(robot, path):
+def with_disc_file(robot, path, radius_of=None):
     """``robot`` with the rolling discs of a side file: the ``[[disc]]`` tables, ``[ground]`` and ``independent`` of a frame-tree file.
 
     The discs of a URDF or MJCF robot, declared beside its file
@@ -278,6 +278,11 @@ def with_disc_file(robot, path):
     robot : Robot
     path : str or Path
         The side file (TOML).
+    radius_of : callable, optional
+        ``radius_of(joint, instead) -> float``: the radius of a ``[[disc]]``
+        table without ``radius``, read from the robot's file
+        (:func:`kanerobot.robot.wheel_shapes.radius_reader`); without it
+        (a ``.par`` or ``.toml`` robot) every table gives its radius.
 
     Returns
     -------
@@ -304,11 +309,17 @@ def with_disc_file(robot, path):
     if not data.get("disc"):
         first = next((lines.line(key) for key in data), 1)
         raise RobotFileError(path, first, "no discs: declare each in a [[disc]] table (joint, radius), see docs/frames-format.md")
-    discs, ground, independent = reader.disc_tables()
+    discs, ground, independent = reader.disc_tables(radius_of is not None)
     try:
-        return robot.with_discs(discs, ground, independent)
+        with_discs = robot.with_discs(discs, ground, independent)  # the joints checked before their shapes are read
     except DescriptionError as exc:
         raise RobotFileError(path, reader.description_line(exc), f"{exc} (robot {robot.name})") from None
+    if not reader.unsized:
+        return with_discs
+    for index in reader.unsized:  # radius 1 stood for the radius of the robot's file
+        joint, line = discs[index].joint, reader.lines.line("disc", index)
+        discs[index] = Disc(joint, radius_of(joint, f"radius = RADIUS in its [[disc]] table ({path}:{line})"))
+    return robot.with_discs(discs, ground, independent)
 
 
 def _close(word, known):
@@ -627,14 +638,16 @@ class _Reader:
             out.append((leader, k))
         return tuple(out)
 
-    def disc_tables(self):
-        """``(discs, ground, independent)`` of the ``[[disc]]`` tables, ``[ground]`` and ``independent`` (Robot.create checks the labels)."""
+    def disc_tables(self, unsized=False):
+        """``(discs, ground, independent)`` of the ``[[disc]]`` tables, ``[ground]`` and ``independent`` (Robot.create checks the labels);
+        ``unsized``: a table may leave out its radius (radius 1 in its place, its index in :attr:`unsized`), but a torus wheel's."""
         data = self.data
         raw_discs = data.get("disc", [])
         if not isinstance(raw_discs, list):
             self.fail(("disc",), "discs are written [[disc]] (double brackets), one table per disc")
         discs = []
         self.disc_labels = []
+        self.unsized = []  # the tables without radius, when the robot's file gives it (a side file of a URDF or MJCF robot)
         for index, raw in enumerate(raw_discs):
             where = ("disc", index)
             raw = self.table(raw, where, "a disc")
@@ -642,10 +655,12 @@ class _Reader:
             what = f"disc {named}" if isinstance(named, (str, int)) and not isinstance(named, bool) else f"disc number {index + 1}"
             self.check_keys(raw, DISC_KEYS, where, what)
             for key in ("joint", "radius"):
-                if key not in raw:
+                if key not in raw and not (key == "radius" and unsized and "tyre" not in raw):
                     self.fail(where, f"{what} has no {key}: give joint (the label of its revolute joint, its axle) and radius")
             joint = self.label(raw["joint"], where + ("joint",), f"joint of disc number {index + 1}")
-            radius = self.expr(raw["radius"], where + ("radius",), f"radius of disc {joint}")
+            if "radius" not in raw:
+                self.unsized.append(index)
+            radius = self.expr(raw["radius"], where + ("radius",), f"radius of disc {joint}") if "radius" in raw else sympy.S.One
             tyre = self.expr(raw["tyre"], where + ("tyre",), f"tyre of disc {joint}") if "tyre" in raw else sympy.S.Zero
             try:
                 discs.append(Disc(joint, radius, tyre))

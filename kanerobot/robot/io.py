@@ -17,7 +17,7 @@ from typing import cast
 import sympy
 
 from kanerobot.errors import DescriptionError, RobotFileError
-from kanerobot.robot import frames_toml, mjcf, mjcf_writer, par, urdf, urdf_writer
+from kanerobot.robot import frames_toml, mjcf, mjcf_writer, par, urdf, urdf_writer, wheel_shapes
 from kanerobot.robot.axle_base import on_axle
 from kanerobot.robot.description import Disc, Robot
 from kanerobot.robot.expressions import symbol
@@ -43,7 +43,7 @@ def _codec(path):
     )
 
 
-def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.PathLike) -> Robot:
+def load(path: str | os.PathLike, **options: bool | str | tuple | list | Mapping | os.PathLike) -> Robot:
     """Read a robot from a ``.par`` (SYMORO), ``.toml`` (frame tree), ``.urdf`` or ``.xml`` (MJCF) file.
 
     ``path`` is a file; the robots shipped with kanerobot are
@@ -68,7 +68,10 @@ def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.P
     ``(radius, tyre)`` for a torus wheel), each a revolute (a URDF
     ``continuous``) joint rolling on the ground ``z = 0`` of frame 0
     (gravity's), or the path of a side file of ``[[disc]]`` tables (and
-    ``[ground]``, ``independent``: ``docs/frames-format.md``).
+    ``[ground]``, ``independent``: ``docs/frames-format.md``).  A URDF's
+    or MJCF's wheel may leave its radius out (``{joint: None}``, a list of
+    joints, a table without ``radius``): it is then read from the wheel
+    link's cylinder or sphere (:mod:`~kanerobot.robot.wheel_shapes`).
     ``kr.derive`` then holds them as a constraint
     (:class:`~kanerobot.dynamics.rolling_disc.RollingDisc`).  A floating
     robot whose base link carries two coaxial discs (a Segway, Krang as its
@@ -94,7 +97,7 @@ def load(path: str | os.PathLike, **options: bool | str | tuple | Mapping | os.P
     reader, _ = _codec(path)
     discs = options.pop("discs", None)
     robot = _read(path, reader, options)
-    robot = robot if discs is None else with_discs(robot, cast(Mapping | str | os.PathLike, discs), path)  # with_discs checks its type
+    robot = robot if discs is None else with_discs(robot, cast(Mapping | list | str | os.PathLike, discs), path)  # with_discs checks its type
     try:
         return on_axle(robot)  # a floating base link on two coaxial discs: the joints they leave it
     except DescriptionError as exc:
@@ -121,20 +124,27 @@ def _read(path, reader, options):
     return robot if gravity is None else with_gravity(robot, gravity, path)
 
 
-def with_discs(robot: Robot, discs: Mapping | str | os.PathLike, path: str | os.PathLike = "<robot>") -> Robot:
+def with_discs(robot: Robot, discs: Mapping | list | tuple | str | os.PathLike, path: str | os.PathLike = "<robot>") -> Robot:
     """``robot`` with the rolling discs of ``kr.load``'s ``discs=`` option (:meth:`Robot.with_discs`).
 
     Parameters
     ----------
     robot : Robot
-    discs : mapping str -> radius, or str or Path
+    discs : mapping str -> radius, list of str, or str or Path
         ``{joint: radius}``: each joint's link a disc of that radius (a
         number or an expression; ``(radius, tyre)`` for a torus wheel)
-        rolling on the ground ``z = 0`` of frame 0; or the path of a side
-        file (:func:`~kanerobot.robot.frames_toml.with_disc_file`), which
-        may give the ground and the independent speeds too.
+        rolling on the ground ``z = 0`` of frame 0; a radius None, or a
+        list of joints, takes each radius from the wheel's cylinder or
+        sphere in the URDF or MJCF file ``path``
+        (:func:`~kanerobot.robot.wheel_shapes.radius_reader`: its
+        ``<collision>``, else ``<visual>``, elements; an MJCF body's
+        colliding geoms, else the others), as if it were typed; or the path
+        of a side file (:func:`~kanerobot.robot.frames_toml.with_disc_file`),
+        which may give the ground and the independent speeds too, and whose
+        tables may leave the radius out in the same way.
     path : str or Path, optional
-        The robot's file, named in errors.
+        The robot's file, named in errors, whose shapes give the radii left
+        out.
 
     Returns
     -------
@@ -144,7 +154,9 @@ def with_discs(robot: Robot, discs: Mapping | str | os.PathLike, path: str | os.
     ------
     RobotFileError
         Naming the option's value at fault (or the side file's line) and
-        what to give instead.
+        what to give instead; for a radius left out that the file does not
+        give (no cylinder or sphere, only meshes, two radii, an axis across
+        the joint's), the file's line of the link or shape.
 
     Examples
     --------
@@ -159,19 +171,41 @@ def with_discs(robot: Robot, discs: Mapping | str | os.PathLike, path: str | os.
     if robot.discs:
         raise RobotFileError(path, None, f"declares its discs ({', '.join(d.joint for d in robot.discs)}) itself: load it without "
                                          f"discs= ({DISC_FLAG}, --discs on the command line), or change them in the file")  # fmt: skip
+    radius_of = wheel_shapes.radius_reader(path)
     if isinstance(discs, (str, os.PathLike)):
         if not Path(discs).is_file():
             raise RobotFileError(discs, None, f"no such file: the side file of discs= (--discs on the command line) for {path}")
-        return frames_toml.with_disc_file(robot, discs)
+        return frames_toml.with_disc_file(robot, discs, radius_of)
+    if isinstance(discs, (list, tuple)) and all(isinstance(joint, str) for joint in discs):
+        discs = dict.fromkeys(discs)  # joint names alone: their radii from the file
     if not isinstance(discs, Mapping):
-        raise RobotFileError(path, None, f"discs={discs!r}: give {{joint: radius}} or the path of a file of [[disc]] tables")
+        raise RobotFileError(path, None, f"discs={discs!r}: give {{joint: radius}}, [joint, ...] (the radii read from the file) "
+                                         f"or the path of a file of [[disc]] tables")  # fmt: skip
     items = []
     for joint, value in discs.items():
-        given = f"discs={{{joint!r}: {value!r}}} ({DISC_FLAG} {joint}={_flag_value(value)} on the command line)"
+        given = f"discs={{{joint!r}: {value!r}}} ({DISC_FLAG} {joint}{'' if value is None else '=' + _flag_value(value)} on the command line)"
         radii = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-        if not 1 <= len(radii) <= 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in radii):
-            raise RobotFileError(path, None, f"{given}: give a disc's radius (a number or an expression), or (radius, tyre) for a torus wheel")
+        if value is not None and (not 1 <= len(radii) <= 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in radii)):
+            raise RobotFileError(path, None, f"{given}: give a disc's radius (a number or an expression), or (radius, tyre) for a "
+                                             f"torus wheel (None: the radius of the wheel's shape in a URDF or MJCF file)")  # fmt: skip
         items.append((joint, radii, given))
+    # The joints are checked first (radius 1 in place of a missing one), so that a wrong joint says so, not that it has no shape.
+    whole = f"discs={dict(discs)!r}"
+    robot_with = _discs_of(robot, path, [(joint, (1,) if radii == (None,) else radii, given) for joint, radii, given in items], whole)
+    missing = [(joint, given) for joint, radii, given in items if radii == (None,)]
+    if not missing:
+        return robot_with
+    if radius_of is None:
+        joint, given = missing[0]
+        raise RobotFileError(path, None, f"{given}: give the disc's radius: a {Path(path).suffix or 'robot'} file has no shapes "
+                                         f"to read it from (a .urdf or MJCF file has)")  # fmt: skip
+    found = {joint: radius_of(str(joint), f"discs={{{str(joint)!r}: RADIUS}} ({DISC_FLAG} {joint}=RADIUS on the command line)")
+             for joint, _ in missing}  # fmt: skip
+    return _discs_of(robot, path, [(joint, (found[joint],) if radii == (None,) else radii, given) for joint, radii, given in items], whole)
+
+
+def _discs_of(robot, path, items, whole):
+    """``robot.with_discs`` of ``[(joint, radii, given)]``, each error naming the option's value at fault (``given``, else ``whole``)."""
     out = []
     for joint, radii, given in items:
         try:
@@ -181,7 +215,7 @@ def with_discs(robot: Robot, discs: Mapping | str | os.PathLike, path: str | os.
     try:
         return robot.with_discs(out)
     except DescriptionError as exc:
-        given = next((g for joint, _, g in items if str(joint) == exc.label), f"discs={dict(discs)!r}")
+        given = next((g for joint, _, g in items if str(joint) == exc.label), whole)
         raise RobotFileError(path, None, f"{given}: {exc}") from None
 
 

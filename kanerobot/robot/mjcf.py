@@ -49,7 +49,8 @@ into a :class:`~kanerobot.robot.description.Robot` of general frames
 
 Contacts, actuators, sensors, sites, cameras, lights, assets and the geoms'
 shapes other than for inertia do not change the mass matrix or the bias
-forces: they are ignored.  An active ``<equality><joint joint1 joint2
+forces: they are ignored (a wheel's cylinder or sphere gives the radius
+that ``kr.load``'s ``discs=`` leaves out: :mod:`kanerobot.robot.wheel_shapes`).  An active ``<equality><joint joint1 joint2
 polycoef>`` (``q1 - ref1 = a0 + a1 (q2 - ref2)``, linear) is a mimic joint
 (:class:`~kanerobot.robot.description.MimicJoint`, modelled by
 :mod:`kanerobot.dynamics.mimic`); so is an active ``<equality><tendon

@@ -82,7 +82,9 @@ frame 0, and those fixed frames carry no link of their own.
 
 Parsing is safe: expat with line numbers, no DOCTYPE (so no entity, internal
 or external, is ever expanded), no network; ``package://`` mesh paths are
-not followed (visual and collision elements are ignored).  Any mistake is
+not followed (visual and collision elements are ignored, but for the
+cylinder or sphere of a wheel whose radius ``kr.load``'s ``discs=`` leaves
+out: :mod:`kanerobot.robot.wheel_shapes`).  Any mistake is
 one :class:`~kanerobot.errors.RobotFileError` ``path:line: what and how to
 fix``.
 
