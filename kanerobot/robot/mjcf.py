@@ -216,13 +216,13 @@ def parse_mjcf(path: str | os.PathLike) -> MjcfRobot:
         data = path.read_bytes()
     except OSError as exc:
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
-    return _Reader(path, parse_xml(data, path, KIND)).result()
+    return MjcfReader(path, parse_xml(data, path, KIND)).result()
 
 
 def mjcf_from_text(text: str | bytes, path: str | os.PathLike = "<string>") -> MjcfRobot:
     """:func:`parse_mjcf` of the text of an MJCF file; ``path`` names it in errors (includes are read next to it)."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    return _Reader(Path(path), parse_xml(data, path, KIND)).result()
+    return MjcfReader(Path(path), parse_xml(data, path, KIND)).result()
 
 
 # ------------------------------------------------------------------ maths
@@ -276,7 +276,7 @@ class _Body:
     children: list = field(default_factory=list)
 
 
-class _Reader:
+class MjcfReader:
     """One MJCF document (its includes spliced in) into an :class:`MjcfRobot`."""
 
     def __init__(self, path, root):

@@ -266,7 +266,7 @@ def urdf_from_text(text, path="<string>", floating=False, bind=False, mimic="con
     """:func:`read_urdf` of the text (str or bytes) of a URDF file; ``path`` names it in errors."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
-    return _Reader(path, parse_xml(data, path, "a URDF file"), **options).result().robot
+    return UrdfReader(path, parse_xml(data, path, "a URDF file"), **options).result().robot
 
 
 def parse_urdf(path, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
@@ -276,10 +276,10 @@ def parse_urdf(path, floating=False, bind=False, mimic="constraint", physical=Tr
     except OSError as exc:
         raise RobotFileError(path, None, f"cannot read: {exc.strerror}") from None
     options = dict(floating=floating, bind=bind, mimic=mimic, physical=physical, gravity=gravity)
-    return _Reader(path, parse_xml(data, path, "a URDF file"), **options).result()
+    return UrdfReader(path, parse_xml(data, path, "a URDF file"), **options).result()
 
 
-def _base_name(name, order):
+def base_joint_label(name, order):
     """The label of a joint named ``0``, the base's label: ``0_2`` (``0_3`` ... if taken by another joint)."""
     names, n = {joint for _, joint, *_ in order}, 2
     while f"{name}_{n}" in names:
@@ -287,7 +287,7 @@ def _base_name(name, order):
     return f"{name}_{n}"
 
 
-class _Reader:
+class UrdfReader:
     """One URDF document into a :class:`UrdfRobot`."""
 
     def __init__(self, path, root, floating=False, bind=False, mimic="constraint", physical=True, gravity=GRAVITY):
@@ -500,7 +500,7 @@ class _Reader:
             order.append(item)
             stack.extend(reversed(by_parent.get(item[4], [])))
         stems = self.stems(order)
-        labels = {joint: joint if joint != BASE else _base_name(joint, order) for _, joint, *_ in order}
+        labels = {joint: joint if joint != BASE else base_joint_label(joint, order) for _, joint, *_ in order}
         frame_of = {root: BASE}
         frames, dynamics, link_names, limits = [], {}, {BASE: root}, {}
         root_body = self.inertial(links[root])  # read even where the base does not move (a fixed base: not in the model)

@@ -194,14 +194,14 @@ def radius_reader(path: str | os.PathLike) -> Callable[[str, str], float] | None
 def _urdf_links(path):
     """``{label: () -> WheelLink}`` of the revolute joints of a URDF file (labels as :mod:`kanerobot.robot.urdf` gives them)."""
     root = parse_xml(Path(path).read_bytes(), path, "a URDF file")
-    reader = urdf._Reader(path, root)
+    reader = urdf.UrdfReader(path, root)
     links = reader.links()
     joint_list = reader.joints(links)
     out = {}
     for element, name, kind, _, child in joint_list:
         if urdf.JOINT_TYPES[kind] != joints.REVOLUTE:
             continue
-        label = name if name != BASE else urdf._base_name(name, joint_list)
+        label = name if name != BASE else urdf.base_joint_label(name, joint_list)
         out[label] = functools.partial(_urdf_link, reader, element, name, links[child], child)
     return out
 
@@ -232,7 +232,7 @@ def _mjcf_links(path):
     with warnings.catch_warnings():  # kr.load said them already
         warnings.simplefilter("ignore")
         ids = mjcf.parse_mjcf(path).joint_ids
-    reader = mjcf._Reader(Path(path), parse_xml(Path(path).read_bytes(), path, mjcf.KIND))
+    reader = mjcf.MjcfReader(Path(path), parse_xml(Path(path).read_bytes(), path, mjcf.KIND))
     hinges = {joint.index: (joint, body) for body in reader.bodies() for joint in body.joints if joint.kind == "hinge"}
     return {label: functools.partial(_mjcf_link, reader, *hinges[index]) for label, index in ids.items() if index in hinges}
 
