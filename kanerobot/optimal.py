@@ -42,7 +42,11 @@ cubic), the torques ``u(t)`` (linear, quadratic), the solver's status,
 iterations and time, and the collocation error: the local errors
 ``eta_k = integral over interval k of |dx/dt - f(x, u)|`` of the
 interpolated solution (Betts 2010, section 4.7; Kelly 2017, section 5),
-summed over the intervals, the largest over the coordinates.
+accumulated along the motion as the errors of a neutral system would be (a
+position's local errors add up; a speed's local error moves the positions
+after it by that error times the time left), the largest over the
+coordinates and times.  It is the scale of the open-loop drift the
+transcription causes; an unstable motion (a balancing robot) amplifies it.
 :meth:`OptimalResult.track` re-simulates the torques with :func:`kanerobot.simulate`.
 
 References
@@ -178,7 +182,7 @@ def dynamics_function(fn, actuation=None):
     return _system(fn, actuation).function
 
 
-def _system(fn, actuation=None):
+def _system(fn, actuation=None, functions=None):
     from kanerobot.dynamics.constrained import ConstrainedDynamics
     from kanerobot.dynamics.dynamic_model import NumericDynamics
 
@@ -192,7 +196,10 @@ def _system(fn, actuation=None):
                 f"collocate: {fn.model.robot.name} has a configuration that is not its speeds' integral (a floating base or a ball "
                 f"joint's quaternion): only fixed-base robots with one coordinate per speed, wheeled bases and closed loops are collocated"
             )
-        rates, inverse, direct = (lambda q, qd: qd), fn.casadi("inverse_dynamics"), (lambda: fn.casadi("direct_dynamics"))
+        if functions is None:
+            rates, inverse, direct = (lambda q, qd: qd), fn.casadi("inverse_dynamics"), (lambda: fn.casadi("direct_dynamics"))
+        else:  # another library's dynamics of the same robot, in the same transcription
+            rates, inverse, direct = (lambda q, qd: qd), functions[0], (lambda: functions[1])
         speed_labels = tuple(fn.state_space.controlled_labels)
     else:
         raise KaneRobotError(
@@ -377,8 +384,9 @@ class OptimalResult:
     interval_errors : ndarray (N, nq + nv)
         Per interval and state component, ``integral |dx/dt - f(x, u)| dt`` of the interpolants.
     collocation_error : float
-        The largest over the coordinates ``q`` of the interval errors summed: what the
-        transcription may put between the collocated positions and the true motion.
+        The interval errors accumulated along the motion (see the module's notes), the
+        largest over the coordinates ``q``: the scale of what the transcription puts between
+        the collocated positions and the true motion.
     """
 
     scheme: str
@@ -490,6 +498,7 @@ def collocate(
     rest_acceleration: bool = False,
     guess: "Trajectory | OptimalResult | None" = None,
     dynamics: str = "implicit",
+    functions: tuple[Any, Any] | None = None,
     options: Mapping[str, Any] | None = None,
     verbose: bool = False,
 ) -> OptimalResult:
@@ -539,6 +548,11 @@ def collocate(
         = B u`` a constraint (the recursive inverse dynamics, or the
         projected ``A_a``, ``H_a``: no matrix inverted in the graph, cheap
         derivatives); ``"explicit"``, ``qdd`` the direct dynamics.
+    functions : (casadi.Function, casadi.Function), optional
+        A fixed-base robot's inverse dynamics ``tau(q, qd, qdd)`` and direct
+        dynamics ``qdd(q, qd, tau)`` in place of the model's: the same
+        transcription on another library's dynamics of the same robot
+        (``pinocchio.casadi``'s ``rnea`` and ``aba``, for a comparison).
     options : mapping, optional
         IPOPT's options (``{"max_iter": 500, "tol": 1e-8}``), over the defaults.
     verbose : bool, optional
@@ -576,7 +590,7 @@ def collocate(
     if isinstance(intervals, bool) or not isinstance(intervals, (int, np.integer)) or intervals < MIN_INTERVALS:
         raise KaneRobotError(f"collocate: intervals must be an integer of at least {MIN_INTERVALS}, got {intervals!r}")
     T_lo, T_hi = _duration(duration, objective)
-    system = _system(fn, actuation)
+    system = _system(fn, actuation, functions)
     start = _configuration(q0, system.nq, "q0", nan=False)
     end = _configuration(q1, system.nq, "q1", nan=True)
     q_lo, q_hi, qd_hi, u_hi = _limits(system, limits)
@@ -803,7 +817,7 @@ class _Transcription:
         )  # fmt: skip
         result.splines = splines
         result.interval_errors = _interval_errors(result, splines)
-        result.collocation_error = float(result.interval_errors[:, : system.nq].sum(axis=0).max())
+        result.collocation_error = _propagated(result.interval_errors, t, system)
         return result
 
 
@@ -835,6 +849,19 @@ def _hermite_trajectory(splines, controlled):
         return evaluate
 
     return Trajectory(held(position, 0), held(velocity, 1), held(acceleration, 2), t_span=(t0, t1))
+
+
+def _propagated(errors, t, system):
+    """The largest position error the local ``errors`` (N, nq + nv) make along the motion: at knot
+    k + 1, the positions' local errors up to k, plus each speed's error of interval j <= k times
+    ``t_{k+1} - t_{j+1}`` (on the coordinate that speed drives)."""
+    nq = system.nq
+    position = np.cumsum(errors[:, :nq], axis=0)
+    speed = errors[:, nq:]
+    ends = t[1:]
+    drift = np.array([(speed[: k + 1] * (ends[k] - ends[: k + 1])[:, None]).sum(axis=0) for k in range(len(ends))])
+    position[:, list(system.controlled)] += drift
+    return float(position.max())
 
 
 def _interval_errors(result, splines, points=9):
