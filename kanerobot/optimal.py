@@ -387,6 +387,9 @@ class OptimalResult:
         The interval errors accumulated along the motion (see the module's notes), the
         largest over the coordinates ``q``: the scale of what the transcription puts between
         the collocated positions and the true motion.
+    local_error : float
+        The positions' interval errors summed, the largest over the coordinates: the
+        transcription's own error, without its propagation through the speeds.
     """
 
     scheme: str
@@ -406,6 +409,7 @@ class OptimalResult:
     solve_time: float
     interval_errors: np.ndarray
     collocation_error: float
+    local_error: float = 0.0
     system: Any = dataclasses.field(repr=False, default=None)
     splines: Any = dataclasses.field(repr=False, default=None)
 
@@ -818,6 +822,7 @@ class _Transcription:
         result.splines = splines
         result.interval_errors = _interval_errors(result, splines)
         result.collocation_error = _propagated(result.interval_errors, t, system)
+        result.local_error = float(result.interval_errors[:, : system.nq].sum(axis=0).max())
         return result
 
 

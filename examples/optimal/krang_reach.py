@@ -110,7 +110,7 @@ def main(output="krang_reach", fast=False):
     lqr = control.lqr_balance(fn, q0=np.zeros(robot.nj))
     open_loop = result.track(plant, samples=101)
     balanced = result.track(plant, samples=101, controller=tracking_lqr(result, lqr))
-    print(f"  collocation error (estimate) {result.collocation_error:.2e}; re-simulated ({plant.backend}): open loop "
+    print(f"  collocation error (estimate) {result.collocation_error:.2e} (local {result.local_error:.2e}); re-simulated ({plant.backend}): open loop "
           f"{open_loop.max_error:.2e}, with the balancing LQR on the error {balanced.max_error:.2e} (largest |q - q*| over the motion)")  # fmt: skip
     figures = []
     if output is not None:

@@ -63,7 +63,7 @@ def report(name, result, plant):
     print(f"    peak |qd|  {np.abs(result.qd).max(axis=0).round(3).tolist()} rad/s (limit {VELOCITY})")
     open_loop = result.track(plant)
     pd = result.track(plant, kp=100.0, kd=20.0)
-    print(f"    collocation error (estimate) {result.collocation_error:.2e} rad; re-simulated ({getattr(plant, 'backend', '?')}): "
+    print(f"    collocation error (estimate) {result.collocation_error:.2e} rad (local {result.local_error:.2e}); re-simulated ({getattr(plant, 'backend', '?')}): "
           f"open loop {open_loop.max_error:.2e} rad, with a light PD (kp 100, kd 20) {pd.max_error:.2e} rad")  # fmt: skip
     return {"result": result, "open_loop": open_loop.max_error, "pd": pd.max_error, "tracking": open_loop}
 

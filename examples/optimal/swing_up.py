@@ -67,7 +67,7 @@ def main(output="swing_up", fast=False):
           f"objective {result.objective:.2f} N^2 m^2 s, peak |u| {np.abs(result.u).max():.2f} N m")  # fmt: skip
     open_loop = result.track(plant)
     pd = result.track(plant, kp=20.0, kd=5.0)
-    print(f"  collocation error (estimate) {result.collocation_error:.2e} rad; re-simulated ({plant.backend}): "
+    print(f"  collocation error (estimate) {result.collocation_error:.2e} rad (local {result.local_error:.2e}); re-simulated ({plant.backend}): "
           f"open loop {open_loop.max_error:.2e} rad, with a PD on the elbow {pd.max_error:.2e} rad; "
           f"open loop ends {np.abs(open_loop.simulation.q[-1] - [np.pi, 0]).max():.2e} rad from upright")  # fmt: skip
     figures = []
