@@ -469,6 +469,12 @@ class OptimalResult:
             balancing feedback around the optimal torques).
         **solver_options
             For ``solve_ivp`` (default ``rtol=1e-10, atol=1e-12``).
+
+        Returns
+        -------
+        Tracking
+            The simulation, and the largest ``|q_sim - q(t)|`` over the
+            coordinates (all of ``q``: a wheeled base's posture too) at each sample and overall.
         """
         from kanerobot.simulation import simulate
 

@@ -128,6 +128,19 @@ def test_explicit_and_implicit_dynamics_give_one_solution(planar2):
     np.testing.assert_allclose(a.q, b.q, atol=1e-8)
 
 
+def test_another_engines_functions_give_the_same_solution(planar2):
+    """functions=: Lagrange's graphs (its direct dynamics A^-1 ([0; tau] - H) solved in the graph) in
+    the same transcription as Newton-Euler's recursive programs: one optimum."""
+    fn, _ = planar2
+    lagrange = kr.derive(fn.model.robot, method="lagrange").numeric(fn.values, backend="numpy")
+    functions = (lagrange.casadi("inverse_dynamics"), lagrange.casadi("direct_dynamics"))
+    for dynamics in ("implicit", "explicit"):
+        ours = collocate(fn, [0.0, 0.0], [0.7, 0.4], duration=1.0, intervals=8, dynamics=dynamics)
+        theirs = collocate(fn, [0.0, 0.0], [0.7, 0.4], duration=1.0, intervals=8, dynamics=dynamics, functions=functions)
+        np.testing.assert_allclose(theirs.u, ours.u, atol=1e-7)
+        assert theirs.objective == pytest.approx(ours.objective, rel=1e-10)
+
+
 def test_limits_are_respected(planar2):
     """Position, velocity and torque limits bind where the free solution goes past them."""
     fn, _ = planar2
