@@ -230,3 +230,12 @@ def test_a_floating_base_is_refused_in_one_line():
     fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
     with pytest.raises(kr.KaneRobotError, match="not its speeds' integral"):
         collocate(fn, np.zeros(fn.nq), np.zeros(fn.nq))
+
+
+def test_verbose_prints_the_iterations(point_mass, capfd):
+    """verbose=True: IPOPT's iteration table (its own output, on the process's stdout); silent by default."""
+    collocate(point_mass, [0.0], [0.5], duration=1.0, intervals=4)
+    assert "iter" not in capfd.readouterr().out
+    result = collocate(point_mass, [0.0], [0.5], duration=1.0, intervals=4, verbose=True)
+    out = capfd.readouterr().out
+    assert "iter    objective" in out and f"Number of Iterations....: {result.iterations}" in out
