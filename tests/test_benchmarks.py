@@ -28,6 +28,7 @@ REQUIREMENTS = {
     "urdf_vs_pinocchio.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio on example-robot-data's URDFs is skipped"],
     "c_vs_pinocchio_cpp.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio's C++ rnea, crba and aba is skipped"],
     "scaling.py": ["pinocchio (the `pin` package) is not installed, so the check of Talos's programs against pinocchio's rnea, crba and aba is skipped"],
+    "optimal_vs_pinocchio_casadi.py": ["pinocchio (the `pin` package) is not installed, so the comparison with pinocchio.casadi's rnea and aba is skipped"],
     "mjcf_writer_vs_mujoco.py": ["mujoco is not installed, so the comparison with MuJoCo is skipped"],
     # no requirement beyond kanerobot: their baselines are sympy's KanesMethod and kanerobot's own engines
     "derivation_vs_kane.py": None,

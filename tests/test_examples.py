@@ -3,6 +3,7 @@
 import runpy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import kanerobot as kr
@@ -106,3 +107,45 @@ def test_krang_control_example(tmp_path, capsys):
         assert all(p.stat().st_size > 10_000 for p in tmp_path.iterdir())
     else:
         assert "matplotlib is not installed: no figures" in out
+
+
+def run_optimal_example(name, folder):
+    pytest.importorskip("casadi", reason="pip install -e '.[casadi]'")
+    module = runpy.run_path(str(ROOT / "examples" / "optimal" / f"{name}.py"))
+    return module["main"](str(folder), fast=True)
+
+
+@pytest.mark.long  # about 10 s: two IPOPT solves and four re-simulations
+def test_rx90_optimal_example(tmp_path, capsys):
+    """Minimum torque and minimum time: IPOPT converges, the limits hold, and the re-simulated
+    torques (C backend) track the collocated motion within the collocation error."""
+    runs = run_optimal_example("rx90_min_torque", tmp_path)
+    out = capsys.readouterr().out
+    for name, run in runs.items():
+        result = run["result"]
+        assert result.success, (name, result.status)
+        assert np.all(np.abs(result.u) <= np.array([40, 60, 40, 15, 15, 10]) + 1e-6) and np.abs(result.qd).max() <= 2.5 + 1e-6
+        assert run["open_loop"] <= result.collocation_error, (name, run["open_loop"], result.collocation_error)
+    assert runs["minimum time"]["result"].duration < 1.5
+    assert "collocation error (estimate)" in out
+
+
+@pytest.mark.long  # about 5 s
+def test_swing_up_example(tmp_path):
+    """The acrobot reaches upright at rest on its elbow torque alone; with a PD on the elbow the
+    re-simulation stays within the collocation error (open loop, the unstable upright amplifies it)."""
+    run = run_optimal_example("swing_up", tmp_path)
+    result = run["result"]
+    assert result.success and np.allclose(result.q[-1], [np.pi, 0.0])
+    assert np.abs(result.u).max() <= 15.0 + 1e-6
+    assert run["pd"] <= 2 * result.collocation_error, (run["pd"], result.collocation_error)
+
+
+@pytest.mark.long  # about a minute: Krang's wheeled programs to CasADi and C, IPOPT on 19 speeds
+def test_krang_reach_example(tmp_path):
+    """Krang reaches the target while balancing (pitch unactuated, within its path constraint), the
+    torques within their limits; re-simulated with the LQR on the error, within the collocation error."""
+    run = run_optimal_example("krang_reach", tmp_path)
+    result = run["result"]
+    assert result.success and run["hand_error"] < 1e-8
+    assert run["balanced"] <= result.collocation_error, (run["balanced"], result.collocation_error)
