@@ -33,13 +33,17 @@ the MPC's rate ``1 / dt``).
 - **Multiple shooting, real-time iteration** (Diehl, Bock, Schloeder 2005):
   the decision variables are every ``x_k`` and ``u_k``; each tick makes
   ``iterations`` (default 1) Gauss-Newton SQP steps from the previous
-  solution shifted by one step (its last input the terminal LQR's), each a
+  solution shifted by one step (its last step repeated), each a
   sparse QP solved by CasADi's bundled ``qrqp`` (an active-set solver,
   exact; ``solver="osqp"``, an ADMM, is slower here).  One step per tick is
-  the real-time iteration: on Krang (N = 10, dt = 0.05 s) a tick takes
-  about 40 ms on one core, well below ``dt``; IPOPT to convergence at every
-  tick would take seconds there.  More ``iterations`` converge to the
-  solution of the nonlinear problem (the tests use them).
+  the real-time iteration: on Krang (38 states, 18 motors, N = 10, dt =
+  0.05 s: 20 Hz) a tick takes about 70 ms on one core of a 2-core machine
+  (25 ms for the ten intervals' Jacobians, the rest the sparse QP), 100-130
+  ms when the other core is busy: 1.5 to 2.5 times slower than real time in
+  Python.  IPOPT to convergence at each tick was not tried: each of its
+  iterations needs these Jacobians (and Hessians) again.  On the
+  RX-90 (N = 10) a tick takes 20-60 ms.  More ``iterations`` converge to the
+  solution of the nonlinear problem.
 - **Terminal cost** ``P``: by default the discrete-time Riccati solution of
   the prediction model linearised at the reference's last point (RK4 step's
   Jacobians, cost ``dt Q``, ``dt R``): the infinite-horizon LQR's cost to go,
