@@ -100,6 +100,23 @@ SOLVERS = ("qrqp", "osqp")
 
 
 # ------------------------------------------------------------ the model
+def _view(fn):
+    """The model's :class:`~kanerobot.control.ControlView`, refused (one line) where ``x = (p, v)`` is not a state:
+    as :func:`kanerobot.control.linearize`, a rigid fixed or wheeled base (nothing to close or normalise)."""
+    view = control.ControlView(fn)
+    if view.space.prepare_map is not None or view.space.not_rigid:
+        raise KaneRobotError(f"MPC needs a rigid model whose state is its coordinates and their rates (fixed base or wheeled "
+                             f"base); {view.kind} models are not supported")  # fmt: skip
+    return view
+
+
+def _array(x, what, n):
+    array = np.asarray(x, dtype=float).reshape(-1) if np.ndim(x) <= 1 else np.asarray(x, dtype=float)
+    if array.shape != (n,):
+        raise KaneRobotError(f"{what} must be {n} values, got shape {np.shape(x)}")
+    return array
+
+
 def _coulomb_free(model, values):
     """The parameter values in the order of ``model.parameters``, every Coulomb coefficient ``FS<joint>`` at 0."""
     joints = {str(label) for label in getattr(model.robot, "joint_labels", ())}
@@ -188,11 +205,11 @@ class PredictionModel:
 
     def __init__(self, fn, q_ref, actuation):
         casadi = require_casadi()
-        self.view = view = control._balance_view(fn, "MPC")
+        self.view = view = _view(fn)
         m = view.n
         self.actuation = B = np.asarray(actuation, dtype=float)
         self.nx, self.nu = 2 * m, B.shape[1]
-        q_ref = control._vector(q_ref, "q_ref", view.nq)
+        q_ref = _array(q_ref, "q_ref", view.nq)
         A, H, p = casadi_functions(fn)
         x, u, a = casadi.SX.sym("x", self.nx), casadi.SX.sym("u", self.nu), casadi.SX.sym("a", m)
         q = casadi.SX(casadi.DM(q_ref))
@@ -353,7 +370,7 @@ class MPC(control.Controller):
         if solver not in SOLVERS:
             raise KaneRobotError(f"unknown QP solver {solver!r}: use {', '.join(SOLVERS)}")
         self.N, self.dt, self.iterations, self.substeps, self.solver = int(horizon), float(dt), int(iterations), int(substeps), solver
-        control._balance_view(model, "MPC")  # a rigid fixed or wheeled base, before anything is built
+        _view(model)  # a rigid fixed or wheeled base, before anything is built
         m = view.n
         if actuation is None:
             if getattr(model.model.robot, "wheels", ()):
@@ -372,8 +389,8 @@ class MPC(control.Controller):
         self.Q = _weights(Q, 2 * m, "Q", np.concatenate([np.full(m, 1000.0), np.full(m, 10.0)]))
         self.R = _weights(R, k, "R", 0.1)
         t0 = self.trajectory.t_span[0] if self.trajectory.t_span else 0.0
-        self.q_ref = view.full_configuration(self.trajectory.position(t0)) if q_ref is None else control._vector(q_ref, "q_ref", view.nq)
-        self.u_ref = None if u_ref is None else control._vector(u_ref, "u_ref", k)
+        self.q_ref = view.full_configuration(self.trajectory.position(t0)) if q_ref is None else _array(q_ref, "q_ref", view.nq)
+        self.u_ref = None if u_ref is None else _array(u_ref, "u_ref", k)
         self.lower, self.upper = _limits(limits, k, self.motors, model.model.robot)
         if self.u_ref is not None and (np.any(self.u_ref < self.lower - 1e-12) or np.any(self.u_ref > self.upper + 1e-12)):
             j = int(np.argmax((self.u_ref < self.lower) | (self.u_ref > self.upper)))
