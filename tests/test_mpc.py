@@ -84,23 +84,33 @@ def test_a_long_horizon_without_terminal_cost_tends_to_the_lqr(arm):
     assert errors[1] < 0.01 < errors[0]
 
 
-def test_the_torques_stay_within_their_limits_where_the_lqr_s_do_not(arm):
-    """From 0.5 rad away, the LQR asks for more than the motors give; the MPC saturates at the limit
-    (exactly, at the first tick), never beyond it along the run, and still reaches the equilibrium."""
-    _, _, fn, lqr = arm
-    x0 = lqr.x_eq + np.array([0.5, -0.5, 0.0, 0.0])
-    limit = np.abs(lqr.u_eq) + 4.0
+def limited(lqr):
+    """From 0.5 rad away the LQR asks for more than these limits give (4 N m beyond holding the equilibrium)."""
+    return lqr.x_eq + np.array([0.5, -0.5, 0.0, 0.0]), np.abs(lqr.u_eq) + 4.0
+
+
+def test_the_torques_saturate_at_their_limits_where_the_lqr_s_exceed_them(arm):
+    """The first tick from 0.5 rad away: the LQR's torques exceed the limits, the MPC's reach them exactly."""
+    _, _, _fn, lqr = arm
+    x0, limit = limited(lqr)
     assert np.any(np.abs(lqr.motor_torques(0.0, x0[:2], x0[2:])) > limit)
-    mpc = balance_mpc(lqr, horizon=20, dt=0.05, limits=limit)
-    u = first_tick(mpc, x0)
+    u = first_tick(balance_mpc(lqr, horizon=20, dt=0.05, limits=limit), x0)
     assert np.any(np.isclose(np.abs(u), limit, rtol=0, atol=1e-9)) and np.all(np.abs(u) <= limit + 1e-9)
-    mpc.reset()
-    result = kr.simulate(fn, None, x0, (0.0, 6.0), mpc, t_eval=np.linspace(0, 6, 61), max_step=0.05, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.long
+def test_the_torques_stay_within_their_limits_along_a_run(arm):
+    """kr.simulate under the MPC from 0.5 rad away: never beyond the limits, and at the equilibrium after 4 s."""
+    _, _, fn, lqr = arm
+    x0, limit = limited(lqr)
+    mpc = balance_mpc(lqr, horizon=20, dt=0.05, limits=limit)
+    result = kr.simulate(fn, None, x0, (0.0, 4.0), mpc, t_eval=np.linspace(0, 4, 41), max_step=0.05, rtol=1e-6, atol=1e-8)
     assert np.all(np.abs(result.tau) <= limit + 1e-9)
     assert np.abs(result.q[-1] - lqr.q_eq).max() < 0.02
     assert mpc.stats["qp_failures"] == 0
 
 
+@pytest.mark.long
 def test_a_trajectory_reference_is_tracked(arm):
     """A quintic reference with its inputs from the model (inverse dynamics): tracked to its end."""
     _, _, fn, lqr = arm
