@@ -23,8 +23,9 @@
     synthetic recording with 2 % torque noise: :func:`identified`), the
     same push as an impulse (6 N s at the torso at t = 0: the start's speeds
     ``A^-1 J_3^T (F dt)``, so that the torques the campaign records are the
-    motors' alone); the MPC and the saturated LQR: the share that stays
-    upright, the peak torques and how many runs kept within the limits.
+    motors' alone); the MPC and the LQR as designed and saturated: the share
+    that stays upright, the peak torques and how many runs kept within the
+    limits.
 
 Run from the repository:
     python examples/mpc/krang_push.py [--runs N]      # default 4 runs per controller; --runs 200 for the full one
@@ -172,7 +173,7 @@ def campaigns(robot, values, fn, lqr, mpc, lower, upper, runs):
                                                  for label, lo, hi in zip(lqr.motors, lower, upper)})  # fmt: skip
     x0 = pushed_start(fn, lqr)
     out = {}
-    for name, controller in (("LQR saturated", Saturated(lqr, lower, upper)), ("MPC", mpc)):
+    for name, controller in (("LQR as designed", lqr), ("LQR saturated", Saturated(lqr, lower, upper)), ("MPC", mpc)):
         start = time.perf_counter()
         # in this process: kr.campaign's process pool compiles the model first (model.compile), which a wheeled model lacks
         table = kr.campaign(kr.derive(limited), values, controller, runs=runs, sample={"identified": plants}, t_span=(0.0, T_END),
@@ -183,7 +184,7 @@ def campaigns(robot, values, fn, lqr, mpc, lower, upper, runs):
         upright = float((~ok["fell"]).mean()) if len(ok) else float("nan")
         out[name] = dict(upright=upright, failed=int((table["status"] != "ok").sum()), peak=float(ok["peak_torque"].max()),
                          within=int(ok["within_limits"].sum()), seconds=seconds)  # fmt: skip
-        print(f"  {name:14s} upright {upright:.0%} of {len(ok)} runs ({out[name]['failed']} failed); peak |tau| "
+        print(f"  {name:16s} upright {upright:.0%} of {len(ok)} runs ({out[name]['failed']} failed); peak |tau| "
               f"{ok['peak_torque'].median():.1f} N m median, {ok['peak_torque'].max():.1f} max (the spine's and torso's holding "
               f"torques, about 100 N m, are the largest); the motors within their limits in {out[name]['within']} runs; "
               f"{seconds:.0f} s, {ok['wall_time'].mean():.1f} s a run")
