@@ -149,3 +149,26 @@ def test_krang_reach_example(tmp_path):
     result = run["result"]
     assert result.success and run["hand_error"] < 1e-8
     assert run["balanced"] <= result.collocation_error, (run["balanced"], result.collocation_error)
+
+
+@pytest.mark.long
+def test_rx90_reaching_with_mpc_example(capsys):
+    """Computed torque exceeds the limits (by design: 60 % of its peaks), saturated it loses the reach, the MPC
+    keeps within them and ends on the target."""
+    pytest.importorskip("casadi", reason="pip install -e '.[casadi]'")
+    rows = runpy.run_path(str(ROOT / "examples" / "mpc" / "rx90_reach.py"))["main"]()
+    ct, saturated, mpc = rows["computed torque"], rows["computed torque saturated"], rows["MPC"]
+    assert ct["max_error"] < 1e-6 and ct["over"] > 1.0
+    assert saturated["over"] <= 1e-9 and saturated["final_error"] > 0.1
+    assert mpc["over"] <= 1e-9 and mpc["final_error"] < 0.02
+
+
+@pytest.mark.slow  # about a minute: Krang's MPC integrated through its zero-order hold
+def test_krang_push_with_mpc_example(capsys):
+    """The push without the campaign (--runs 0): the LQR as designed exceeds the limits, saturated it falls, the
+    MPC stays upright within them."""
+    pytest.importorskip("casadi", reason="pip install -e '.[casadi]'")
+    rows = runpy.run_path(str(ROOT / "examples" / "mpc" / "krang_push.py"))["main"](["--runs", "0"])["single"]
+    assert rows["LQR as designed"]["upright"] and rows["LQR as designed"]["over"] > 0.5
+    assert not rows["LQR saturated"]["upright"]
+    assert rows["MPC"]["upright"] and rows["MPC"]["over"] <= 1e-9
