@@ -470,3 +470,15 @@ def test_acceptance_200_rx90_runs_identical_everywhere(rx90_values):
         dask = kr.campaign(RX90, rx90_values, "computed_torque", scheduler=client, **common)
     assert (here["status"] == "ok").all() and list(here["run"]) == list(range(200))
     assert same_columns(local).equals(same_columns(here)) and same_columns(dask).equals(same_columns(here))
+
+
+def test_a_wheeled_base_runs_on_processes_as_in_process():
+    """Local processes warm the tree's compiled programs of a structure (the wheels' constrained model has none of its
+    own, which made the campaign fail): the same table as in-process."""
+    robot = kr.load(kr.frames_path("diffdrive"))
+    values = random_parameters(robot, np.random.default_rng(0), friction=False, wrench=False)
+    common = dict(runs=2, sample={"Mwr": (0.9 * values["Mwr"], 1.1 * values["Mwr"])}, t_span=(0.0, 0.2), samples=5, seed=3,
+                  x0=np.zeros(robot.nj + 2))  # fmt: skip
+    here = kr.campaign(robot, values, "pd_gravity", scheduler="in-process", **common)
+    assert set(here["status"]) == {"ok"}
+    assert same_columns(kr.campaign(robot, values, "pd_gravity", scheduler="processes", **common)).equals(same_columns(here))

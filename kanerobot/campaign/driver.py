@@ -302,8 +302,12 @@ def _warm(plan, model, nominal):
     """Compile in this process what the workers load from the cache; the names compiled."""
     if getattr(nominal, "backend", None) != "c":
         return []
-    names = [name for name in _COMPILED if name in model.models and model.has_program(name)]
-    model.compile(names)
+    # a structure on a tree (wheels, loops, discs) evaluates its tree's compiled programs: those are warmed
+    target = model if hasattr(model, "compile") else getattr(model, "tree", None)
+    if target is None or not hasattr(target, "compile"):
+        return []
+    names = [name for name in _COMPILED if name in target.models and target.has_program(name)]
+    target.compile(names)
     return names
 
 
