@@ -96,7 +96,12 @@ SOLVED = {method: {"direct_dynamics", "base_acceleration"} - set(ENGINES[method]
 for _solved in SOLVED.values():  # the derivatives of a solved model are solved too
     _solved |= {derivatives.SOLVED_DERIVATIVES[name] for name in _solved if name in derivatives.SOLVED_DERIVATIVES}
 #: Backends of :meth:`DynamicModel.numeric`.
-BACKENDS = ("auto", "c", "numpy")
+BACKENDS = (
+    "auto",
+    "c",
+    "numpy",
+    "jax",  # kanerobot.dynamics.jax_model (issue 29): optional, pip install 'kanerobot[jax]'
+)
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 #: The state groups of the root joint's speeds and their derivatives, after those of the joints;
@@ -570,9 +575,16 @@ class DynamicModel(ProgramCache):
           there is no compiler or compiling fails;
         - ``"auto"`` (default): C when a C compiler is found, else numpy;
           if compiling fails, numpy from then on.  The reason for falling
-          back is :attr:`NumericDynamics.fallback_reason`.
+          back is :attr:`NumericDynamics.fallback_reason`;
+        - ``"jax"``: generated ``jax.numpy``, jitted on each model's first
+          call (float64: JAX's ``jax_enable_x64`` is turned on), the
+          results numpy arrays; the same programs as pure functions for
+          ``jax.jit``, ``jax.vmap`` and ``jax.grad`` are
+          :meth:`NumericDynamics.jax_function` (see
+          :mod:`kanerobot.dynamics.jax_model`).  Needs JAX
+          (``pip install 'kanerobot[jax]'``); never chosen by ``"auto"``.
 
-        Both give the same numbers (to rounding) and the same shapes.
+        All give the same numbers (to rounding) and the same shapes.
 
         ``physical`` (default True) checks that the values are those of real
         bodies (:func:`~kanerobot.dynamics.parameters.check_physical`: mass
@@ -597,7 +609,7 @@ class DynamicModel(ProgramCache):
         kanerobot.codegen.compiled.CompileError
             With ``backend="c"`` when no C compiler is found.
         KaneRobotError
-            For an unknown backend.
+            For an unknown backend; for ``backend="jax"`` without JAX.
 
         Examples
         --------
@@ -703,6 +715,11 @@ def select_backend(backend):
         raise KaneRobotError(f"unknown backend {backend!r}: choose among {', '.join(BACKENDS)}")
     if backend == "numpy":
         return "numpy", None
+    if backend == "jax":  # asked for by name only, never chosen by "auto"
+        from kanerobot.codegen.jax import load_jax
+
+        load_jax()  # one line saying what to install when JAX is missing
+        return "jax", None
     from kanerobot.codegen.compiled import find_compiler
 
     try:
@@ -1102,6 +1119,11 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         return self.model.n
 
     @property
+    def parameter_vector(self) -> np.ndarray:
+        """The values bound, in the order of ``model.parameters``: the ``p`` of :meth:`jax_function` (a copy)."""
+        return self._parameter_array.copy()
+
+    @property
     def nq(self):
         """Length of a configuration: the root joint's (7 for a free flyer), then each joint's."""
         return self.model.nq
@@ -1234,6 +1256,10 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the
         keys of ``DynamicModel._state_groups`` to (N, k) arrays; groups left
         out are 0 (wrenches, torques)."""
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import evaluate
+
+            return evaluate(self, name, states)
         function = self._c_function(name) if self.backend == "c" else None
         batch = next(iter(states.values())).shape[0]
         if function is not None:
@@ -1759,6 +1785,42 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         L = np.einsum("nij,nj->ni", R, local[:, :3])
         K = np.einsum("nij,nj->ni", R, local[:, 3:]) + np.cross(p, L)
         return self._result(np.concatenate([L, K], axis=1), single)
+
+    # -------------------------------------------------- as JAX functions
+    def jax_function(self, name: str) -> Callable[..., Any]:
+        """Model ``name`` as a pure JAX function of the state and the parameters, for ``jax.jit``, ``jax.vmap``, ``jax.grad``.
+
+        ``f = fn.jax_function("inverse_dynamics")`` is ``f(q, qd, qdd, p=None,
+        wrench=None)``: the arguments and results of the method of the same
+        name (``jax.Array``, float64), ``p`` the parameters in the order of
+        ``fn.model.parameters`` (None: these functions' values), so that
+        ``jax.vmap(f, in_axes=(None, None, None, 0))`` runs a batch of
+        parameter vectors.  Names: those of
+        :data:`~kanerobot.dynamics.jax_model.JAX_FUNCTIONS`, the dynamic
+        models and their derivatives (whatever ``backend`` these functions
+        run on: JAX is needed, ``pip install 'kanerobot[jax]'``).  See
+        :func:`kanerobot.dynamics.jax_model.jax_function`.
+
+        Examples
+        --------
+        >>> import jax, numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="jax")
+        >>> tau = fn.jax_function("inverse_dynamics")
+        >>> q, qd, qdd = np.array([0.3, -0.2]), np.array([0.5, 1.0]), np.zeros(2)
+        >>> bool(np.allclose(tau(q, qd, qdd), fn.inverse_dynamics(q, qd, qdd)))
+        True
+        >>> dtau_dq = jax.jacfwd(tau)(q, qd, qdd)  # autodiff: the derivative program's dtau/dq
+        >>> bool(np.allclose(dtau_dq, fn.inverse_dynamics_derivatives(q, qd, qdd)[0]))
+        True
+        >>> P = np.stack([fn.parameter_vector * s for s in (1.0, 2.0)])  # two parameter vectors
+        >>> jax.vmap(tau, in_axes=(None, None, None, 0))(q, qd, qdd, P).shape
+        (2, 2)
+        """
+        from kanerobot.dynamics.jax_model import jax_function
+
+        return jax_function(self, name)
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):

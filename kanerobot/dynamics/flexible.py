@@ -918,6 +918,10 @@ class NumericFlexible(NumericProtocol, FrameKinematics):
         for argname, symbols in groups:
             array = states.get(argname)
             arrays.append(np.zeros((batch, len(symbols))) if array is None else np.broadcast_to(array, (batch, len(symbols))))
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import flexible_evaluate
+
+            return flexible_evaluate(self.model, name, arrays, self._p)
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError

@@ -330,6 +330,10 @@ class FrameKinematics:
         """The outputs of kinematic program ``key`` on ``q``, (N, m), and whether ``q`` was one state."""
         programs, parameters = self._program_values(key)
         q, single = self._frame_states(q)
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import frame_outputs
+
+            return frame_outputs(programs, key, q, parameters), single
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError
