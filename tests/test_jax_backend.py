@@ -227,3 +227,12 @@ def test_other_structures_run_their_programs_on_jax(name):
     # the JAX programs ran: the flexible model's own, or the tree's under the wheeled one
     assert any("mass_matrix" in m.__dict__.get("_jax_functions", {}) for m in (model, model.tree))
     assert fj.backend == "jax"
+
+
+def test_jit_falls_back_where_xla_lacks_an_option(monkeypatch):
+    """kanerobot.codegen.jax.jit asks XLA's CPU compiler for faster builds; an XLA without the option compiles plainly."""
+    from kanerobot.codegen import jax as jax_code
+
+    monkeypatch.setattr(jax_code, "CPU_COMPILER_OPTIONS", {"xla_kanerobot_no_such_option": True})
+    square = jax_code.jit(lambda x: x * x)
+    assert float(square(3.0)) == 9.0 and float(square(4.0)) == 16.0

@@ -21,7 +21,7 @@ the first one is built (:func:`~kanerobot.codegen.jax.load_jax`).
 import numpy as np
 import sympy
 
-from kanerobot.codegen.jax import jax_program, load_jax
+from kanerobot.codegen.jax import jax_program, jit, load_jax
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["JAX_FUNCTIONS", "evaluate", "flexible_evaluate", "frame_outputs", "jax_function", "program_function"]
@@ -47,9 +47,8 @@ def program_function(cache, key, program, name, args, outputs=None, doc=""):
     compose inside a user's own ``jax.jit``).
     """
     if key not in cache:
-        jax = load_jax()
         plain = jax_program(program, name, args, outputs=outputs, doc=doc)
-        cache[key] = (jax.jit(plain), plain)
+        cache[key] = (jit(plain), plain)
     return cache[key]
 
 
