@@ -47,6 +47,8 @@ REQUIREMENTS = {
     "mjcf_vs_mujoco.py": None,
     # sympy's own bicycle (KanesMethod + linearize) is the baseline: kanerobot's dependencies only
     "whipple_vs_sympy.py": None,
+    # JAX (test extra): main() says in one line that it is missing and exits 2
+    "jax_batch.py": None,
 }
 
 
