@@ -376,19 +376,22 @@ class DynamicModel(ProgramCache):
         if name not in self._compiled:
             from kanerobot.codegen.compiled import compile_program
 
-            named, wrenches = [], 0
-            for key, symbols in self._state_groups():
-                if not isinstance(key, str):
-                    wrenches += 1
-                named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
-            args = argument_groups(named)
-            args.append(("p", [sympy.Symbol(label) for label in self.parameters]))
             program = self.program(name)
             self._compiled[name] = compile_program(
-                program, f"{self.c_prefix}{name}", args, outputs=self._output_grid(name), constant=("p",),
+                program, f"{self.c_prefix}{name}", self._program_arguments(), outputs=self._output_grid(name), constant=("p",),
                 doc=f"{self.models[name]}, robot {self.robot.name}",
             )
         return self._compiled[name]
+
+    def _program_arguments(self):
+        """The argument groups of every model's generated function (C, JAX): the state groups
+        (:meth:`_state_groups`, a wrench's named ``wrench<k>``), then ``p``, the :attr:`parameters`."""
+        named, wrenches = [], 0
+        for key, symbols in self._state_groups():
+            if not isinstance(key, str):
+                wrenches += 1
+            named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
+        return argument_groups(named) + [("p", [sympy.Symbol(label) for label in self.parameters])]
 
     def _output_grid(self, name):
         """How the C backend lays out model ``name``'s outputs: None for a

@@ -19,7 +19,6 @@ the first one is built (:func:`~kanerobot.codegen.jax.load_jax`).
 """
 
 import numpy as np
-import sympy
 
 from kanerobot.codegen.jax import jax_program, jit, load_jax
 from kanerobot.errors import KaneRobotError
@@ -56,20 +55,12 @@ def model_function(model, name):
     """``(jitted, plain)`` JAX function of model ``name`` of a :class:`~kanerobot.dynamics.dynamic_model.DynamicModel`:
     the arguments of :meth:`~kanerobot.dynamics.dynamic_model.DynamicModel.compiled` (state groups, then
     ``p``), the output laid out as the C backend's (an (nv, nv) matrix, a derivative's (nv, 2 nv [+ n]))."""
-    from kanerobot.dynamics.dynamic_model import argument_groups
-
     cache = model.__dict__.setdefault("_jax_functions", {})
     if name not in cache:
         if name not in model.models:
             raise KaneRobotError(f"unknown model {name!r}: available are {', '.join(model.models)}")
-        named, wrenches = [], 0
-        for key, symbols in model._state_groups():
-            if not isinstance(key, str):
-                wrenches += 1
-            named.append((key if isinstance(key, str) else f"wrench{wrenches}", symbols))
-        args = argument_groups(named) + [("p", [sympy.Symbol(label) for label in model.parameters])]
         program = model.program(name)
-        program_function(cache, name, program, f"{model.c_prefix}{name}", args, model._output_grid(name),
+        program_function(cache, name, program, f"{model.c_prefix}{name}", model._program_arguments(), model._output_grid(name),
                          f"{model.models[name]}, robot {model.robot.name}")  # fmt: skip
     return cache[name]
 
@@ -91,15 +82,9 @@ def flexible_evaluate(model, name, arrays, parameters):
     """Program ``name`` of a :class:`~kanerobot.dynamics.flexible.FlexibleModel` on the (N, k) ``arrays`` of its
     groups ``z, zd, zdd, tau`` by JAX, laid out as its C functions (:meth:`FlexibleModel.compiled
     <kanerobot.dynamics.flexible.FlexibleModel.compiled>`): (N, k) or (N, m, m) numpy."""
-    from kanerobot.dynamics.dynamic_model import matrix_grid
-
     cache = model.__dict__.setdefault("_jax_functions", {})
-    program = model.program(name)
-    outputs = None
-    if name in ("mass_matrix", "coriolis_matrix"):
-        outputs = matrix_grid(program, model.n + model.nf, name, name == "mass_matrix")
-    args = model._groups() + [("p", [sympy.Symbol(s) for s in model.parameters])]
-    jitted, _ = program_function(cache, name, program, f"kr_flexible_{name}", args, outputs)
+    args, outputs = model._program_layout(name)
+    jitted, _ = program_function(cache, name, model.program(name), f"kr_flexible_{name}", args, outputs)
     return np.asarray(jitted(*arrays, parameters))
 
 
