@@ -164,7 +164,7 @@ def test_backend_jax_answers_the_protocol():
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("name", ["rx90", "satellite", "double_pendulum", "ur5", "krang"])
+@pytest.mark.parametrize("name", ["rx90", "satellite", "double_pendulum", "ur5"])  # Krang's jit builds take many minutes
 def test_backend_jax_answers_every_method(name):
     reference, fj, arguments, _ = case(name)
     for model in models(reference):
