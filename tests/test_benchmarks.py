@@ -50,6 +50,8 @@ REQUIREMENTS = {
     "whipple_vs_sympy.py": None,
     # CasADi (test extra): main() says in one line that it is missing and exits 2
     "casadi_backend.py": None,
+    # JAX (test extra): main() says in one line that it is missing and exits 2
+    "jax_batch.py": None,
 }
 
 

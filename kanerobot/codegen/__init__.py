@@ -12,6 +12,7 @@ python    :class:`PythonBackend`    ``def name(q, qd, ...)``, numpy only, vector
 c         :class:`CBackend`         ``void name(const double *q, ..., double *out)``, math.h only
 matlab    :class:`MatlabBackend`    ``function out = name(q, qd, ...)`` (MATLAB and Octave)
 julia     :class:`JuliaBackend`     ``function name(q, qd, ...)`` returning a Vector or a Matrix
+jax       :class:`JaxBackend`       ``def name(q, qd, ...)``, pure ``jax.numpy``: jit, vmap, grad
 ========  ========================  ==============================================================
 
 Arguments are groups of symbols: ``args=[("q", robot.q), ("qd", robot.qd),
@@ -54,6 +55,7 @@ array([[ 0., -1.,  0.,  2.],
 
 from kanerobot.codegen.backend import Backend, CodegenError, output_layout
 from kanerobot.codegen.c import CBackend
+from kanerobot.codegen.jax import JaxBackend
 from kanerobot.codegen.julia import JuliaBackend
 from kanerobot.codegen.matlab import MatlabBackend
 from kanerobot.codegen.python import PythonBackend
@@ -64,6 +66,7 @@ __all__ = [
     "Backend",
     "CBackend",
     "CodegenError",
+    "JaxBackend",
     "JuliaBackend",
     "MatlabBackend",
     "PythonBackend",
@@ -78,6 +81,7 @@ LANGUAGES = {
     "c": CBackend,
     "matlab": MatlabBackend,
     "julia": JuliaBackend,
+    "jax": JaxBackend,  # needs JAX to run, not to write
 }
 
 
@@ -87,7 +91,7 @@ def generate(program, lang, name, args, outputs=None, doc=""):
     Parameters
     ----------
     program : kanerobot.symbolic.Program
-    lang : {"python", "c", "matlab", "julia"}
+    lang : {"python", "c", "matlab", "julia", "jax"}
     name : str
         Function name: letters, digits and ``_``, starting with a letter,
         not reserved in ``lang``.
@@ -147,7 +151,7 @@ def generate(program, lang, name, args, outputs=None, doc=""):
     >>> generate(p, "fortran", "f", [("x", [a, b])])
     Traceback (most recent call last):
     ...
-    kanerobot.codegen.backend.CodegenError: unknown language 'fortran': choose among c, julia, matlab, python
+    kanerobot.codegen.backend.CodegenError: unknown language 'fortran': choose among c, jax, julia, matlab, python
     """
     try:
         backend = LANGUAGES[lang]

@@ -96,8 +96,13 @@ SOLVED = {method: {"direct_dynamics", "base_acceleration"} - set(ENGINES[method]
 for _solved in SOLVED.values():  # the derivatives of a solved model are solved too
     _solved |= {derivatives.SOLVED_DERIVATIVES[name] for name in _solved if name in derivatives.SOLVED_DERIVATIVES}
 #: Backends of :meth:`DynamicModel.numeric`.
-BACKENDS: tuple[str, ...] = ("auto", "c", "numpy")
-BACKENDS += ("casadi",)  # issue 29: the programs as casadi.Function (kanerobot.codegen.casadi), never chosen by "auto"
+BACKENDS: tuple[str, ...] = (
+    "auto",
+    "c",
+    "numpy",
+    "casadi",  # kanerobot.codegen.casadi (issue 29): programs as casadi.Function, pip install 'kanerobot[casadi]'
+    "jax",  # kanerobot.dynamics.jax_model (issue 29): optional, pip install 'kanerobot[jax]'
+)
 #: Models whose result is an (n, n) matrix, and whether it is symmetric.
 MATRIX_MODELS = {"mass_matrix": True, "coriolis_matrix": False}
 #: The state groups of the root joint's speeds and their derivatives, after those of the joints;
@@ -374,14 +379,14 @@ class DynamicModel(ProgramCache):
 
             program = self.program(name)
             self._compiled[name] = compile_program(
-                program, f"{self.c_prefix}{name}", self._arguments(), outputs=self._output_grid(name), constant=("p",),
+                program, f"{self.c_prefix}{name}", self._program_arguments(), outputs=self._output_grid(name), constant=("p",),
                 doc=f"{self.models[name]}, robot {self.robot.name}",
             )
         return self._compiled[name]
 
-    def _arguments(self):
-        """The argument groups of a generated model: the state groups of :meth:`_state_groups`
-        (a wrench's named ``wrench1``, ``wrench2`` ...), then ``p``, the parameters."""
+    def _program_arguments(self):
+        """The argument groups of every model's generated function (C, JAX): the state groups
+        (:meth:`_state_groups`, a wrench's named ``wrench<k>``), then ``p``, the :attr:`parameters`."""
         named, wrenches = [], 0
         for key, symbols in self._state_groups():
             if not isinstance(key, str):
@@ -409,7 +414,7 @@ class DynamicModel(ProgramCache):
             from kanerobot.codegen.casadi import casadi_program
 
             built[name] = casadi_program(
-                self.program(name), f"{self.c_prefix}{name}", self._arguments(), outputs=self._output_grid(name),
+                self.program(name), f"{self.c_prefix}{name}", self._program_arguments(), outputs=self._output_grid(name),
                 constant=("p",), doc=f"{self.models[name]}, robot {self.robot.name}",
             )
         return built[name]
@@ -663,11 +668,18 @@ class DynamicModel(ProgramCache):
           there is no compiler or compiling fails;
         - ``"auto"`` (default): C when a C compiler is found, else numpy;
           if compiling fails, numpy from then on.  The reason for falling
-          back is :attr:`NumericDynamics.fallback_reason`.
+          back is :attr:`NumericDynamics.fallback_reason`;
         - ``"casadi"``: each program as a ``casadi.Function`` (an SX graph,
           one node per assignment: :mod:`kanerobot.codegen.casadi`), a batch
           by its ``map``; ``pip install 'kanerobot[casadi]'``.  For
-          optimisation, :meth:`casadi` gives the function itself.
+          optimisation, :meth:`casadi` gives the function itself;
+        - ``"jax"``: generated ``jax.numpy``, jitted on each model's first
+          call (float64: JAX's ``jax_enable_x64`` is turned on), the
+          results numpy arrays; the same programs as pure functions for
+          ``jax.jit``, ``jax.vmap`` and ``jax.grad`` are
+          :meth:`NumericDynamics.jax_function` (see
+          :mod:`kanerobot.dynamics.jax_model`).  Needs JAX
+          (``pip install 'kanerobot[jax]'``); never chosen by ``"auto"``.
 
         All give the same numbers (to rounding) and the same shapes.
 
@@ -694,8 +706,8 @@ class DynamicModel(ProgramCache):
         kanerobot.codegen.compiled.CompileError
             With ``backend="c"`` when no C compiler is found.
         KaneRobotError
-            For an unknown backend; with ``backend="casadi"`` when CasADi is
-            not installed.
+            For an unknown backend; with ``backend="casadi"`` or ``backend="jax"`` when CasADi or
+            JAX is not installed.
 
         Examples
         --------
@@ -807,6 +819,11 @@ def select_backend(backend):
 
         require_casadi()  # one line saying how to install it
         return "casadi", None
+    if backend == "jax":  # asked for by name only, never chosen by "auto"
+        from kanerobot.codegen.jax import load_jax
+
+        load_jax()  # one line saying what to install when JAX is missing
+        return "jax", None
     from kanerobot.codegen.compiled import find_compiler
 
     try:
@@ -1206,6 +1223,11 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         return self.model.n
 
     @property
+    def parameter_vector(self) -> np.ndarray:
+        """The values bound, in the order of ``model.parameters``: the ``p`` of :meth:`jax_function` (a copy)."""
+        return self._parameter_array.copy()
+
+    @property
     def nq(self):
         """Length of a configuration: the root joint's (7 for a free flyer), then each joint's."""
         return self.model.nq
@@ -1367,6 +1389,10 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         """Model ``name`` on a batch: (N, n) or (N, n, n).  ``states`` maps the
         keys of ``DynamicModel._state_groups`` to (N, k) arrays; groups left
         out are 0 (wrenches, torques)."""
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import evaluate
+
+            return evaluate(self, name, states)
         function = self._c_function(name) if self.backend == "c" else None
         if self.backend == "casadi":
             function = self.model.casadi_function(name)  # the C function's arguments and batches
@@ -1894,6 +1920,42 @@ class NumericDynamics(NumericProtocol, FrameKinematics):
         L = np.einsum("nij,nj->ni", R, local[:, :3])
         K = np.einsum("nij,nj->ni", R, local[:, 3:]) + np.cross(p, L)
         return self._result(np.concatenate([L, K], axis=1), single)
+
+    # -------------------------------------------------- as JAX functions
+    def jax_function(self, name: str) -> Callable[..., Any]:
+        """Model ``name`` as a pure JAX function of the state and the parameters, for ``jax.jit``, ``jax.vmap``, ``jax.grad``.
+
+        ``f = fn.jax_function("inverse_dynamics")`` is ``f(q, qd, qdd, p=None,
+        wrench=None)``: the arguments and results of the method of the same
+        name (``jax.Array``, float64), ``p`` the parameters in the order of
+        ``fn.model.parameters`` (None: these functions' values), so that
+        ``jax.vmap(f, in_axes=(None, None, None, 0))`` runs a batch of
+        parameter vectors.  Names: those of
+        :data:`~kanerobot.dynamics.jax_model.JAX_FUNCTIONS`, the dynamic
+        models and their derivatives (whatever ``backend`` these functions
+        run on: JAX is needed, ``pip install 'kanerobot[jax]'``).  See
+        :func:`kanerobot.dynamics.jax_model.jax_function`.
+
+        Examples
+        --------
+        >>> import jax, numpy as np, kanerobot as kr
+        >>> from kanerobot.dynamics.parameters import random_parameters
+        >>> robot = kr.load(kr.frames_path("planar2"))
+        >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="jax")
+        >>> tau = fn.jax_function("inverse_dynamics")
+        >>> q, qd, qdd = np.array([0.3, -0.2]), np.array([0.5, 1.0]), np.zeros(2)
+        >>> bool(np.allclose(tau(q, qd, qdd), fn.inverse_dynamics(q, qd, qdd)))
+        True
+        >>> dtau_dq = jax.jacfwd(tau)(q, qd, qdd)  # autodiff: the derivative program's dtau/dq
+        >>> bool(np.allclose(dtau_dq, fn.inverse_dynamics_derivatives(q, qd, qdd)[0]))
+        True
+        >>> P = np.stack([fn.parameter_vector * s for s in (1.0, 2.0)])  # two parameter vectors
+        >>> jax.vmap(tau, in_axes=(None, None, None, 0))(q, qd, qdd, P).shape
+        (2, 2)
+        """
+        from kanerobot.dynamics.jax_model import jax_function
+
+        return jax_function(self, name)
 
     # ----------------------------------------------------- the derivatives
     def inverse_dynamics_derivatives(self, q, qd, qdd, wrench=None):

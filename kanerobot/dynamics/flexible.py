@@ -812,6 +812,14 @@ class FlexibleModel(ProgramCache):
         are not symbols (a customised 0) get placeholders no program uses."""
         return argument_groups((("z", self._z), ("zd", self._zd), ("zdd", self._zdd), ("tau", self._tau)))
 
+    def _program_layout(self, name):
+        """``(args, outputs)`` of program ``name``'s generated function (C, JAX): the groups
+        ``z, zd, zdd, tau`` and ``p``; the (m, m) grid of a matrix, else None (a vector)."""
+        args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
+        if name not in ("mass_matrix", "coriolis_matrix"):
+            return args, None
+        return args, matrix_grid(self.program(name), self.n + self.nf, name, name == "mass_matrix")
+
     def compiled(self, name):
         """Program ``name`` compiled to C: a :class:`~kanerobot.codegen.compiled.CompiledFunction`
         of the groups ``z, zd, zdd, tau`` (``(N, k)`` or ``(k,)``) and ``p`` (the
@@ -820,10 +828,7 @@ class FlexibleModel(ProgramCache):
             from kanerobot.codegen.compiled import compile_program
 
             program = self.program(name)
-            args = self._groups() + [("p", [sympy.Symbol(s) for s in self.parameters])]
-            outputs = None
-            if name in ("mass_matrix", "coriolis_matrix"):
-                outputs = matrix_grid(program, self.n + self.nf, name, name == "mass_matrix")
+            args, outputs = self._program_layout(name)
             self._compiled[name] = compile_program(
                 program, f"kr_flexible_{name}", args, outputs=outputs, constant=("p",),
                 doc=f"{MODELS[name]}, robot {self.robot.name}, {self.method}, rotor {self.rotor}",
@@ -938,6 +943,10 @@ class NumericFlexible(NumericProtocol, FrameKinematics):
             arrays.append(np.zeros((batch, len(symbols))) if array is None else np.broadcast_to(array, (batch, len(symbols))))
         if self.backend == "casadi":
             return self.model.casadi_function(name).batch(batch, arrays + [self._p])
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import flexible_evaluate
+
+            return flexible_evaluate(self.model, name, arrays, self._p)
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError

@@ -347,6 +347,10 @@ class FrameKinematics:
         q, single = self._frame_states(q)
         if self.backend == "casadi":
             return programs.casadi_function(key).batch(q.shape[0], [q, parameters]), single
+        if self.backend == "jax":
+            from kanerobot.dynamics.jax_model import frame_outputs
+
+            return frame_outputs(programs, key, q, parameters), single
         if self.backend == "c":
             from kanerobot.codegen.backend import CodegenError
             from kanerobot.codegen.compiled import CompileError
