@@ -6,7 +6,9 @@ calls, and against the MPC's own hold."""
 import numpy as np
 import pytest
 import sympy
+from scipy.integrate import solve_ivp
 from scipy.linalg import expm
+from test_simulate import HINGE, UPPER, G, J, L, M
 
 import kanerobot as kr
 from kanerobot.errors import KaneRobotError
@@ -104,6 +106,49 @@ def test_a_terminal_event_inside_a_segment_ends_the_run_there(rotor):
     assert te[0] / T % 1 > 1e-6 and result.q[-1, 0] == pytest.approx(0.2, abs=1e-9)  # inside a segment
     assert len(result.events["half"]["t"]) == 1 and result.events["half"]["t"][0] < te[0]
     assert len(controller.times) == int(np.floor(te[0] / T)) + 1  # no tick after the event
+
+
+def test_a_stuck_joint_slips_at_the_tick_whose_torque_exceeds_its_friction(rotor):
+    """Exact Coulomb friction (stick-slip) at rest: 0.5 FS held from t = 0 keeps it stuck; 2 FS from the tick
+    at 0.1 s makes it slip at once, ``J qdd = FS - FV qd``: qd = (FS / FV) (1 - exp(-FV s / J)), s = t - 0.1."""
+    fn, _, _ = rotor
+    values = dict(zip(fn.model.parameters, fn.parameter_values), FS1=0.3)
+    J, FV, FS = values["ZZ1"] + values["IA1"], values["FV1"], values["FS1"]
+    fn = fn.model.numeric(values, backend="numpy")
+    calls = []
+
+    def steps(t, q, qd):
+        calls.append(t)
+        return [0.5 * FS if t < 0.05 else 2.0 * FS]
+
+    times = np.array([0.0, 0.05, 0.1, 0.2, 0.3])
+    result = kr.simulate(fn, None, [0.0, 0.0], (0.0, 0.3), steps, t_eval=times, friction="stick-slip", control_period=0.1, rtol=1e-11, atol=1e-13)
+    s = np.maximum(times - 0.1, 0.0)
+    qd = FS / FV * (1 - np.exp(-FV * s / J))
+    q = FS / FV * (s - J / FV * (1 - np.exp(-FV * s / J)))
+    np.testing.assert_allclose(np.column_stack([result.q[:, 0], result.qd[:, 0]]), np.column_stack([q, qd]), rtol=1e-8, atol=1e-12)
+    assert calls == pytest.approx([0.0, 0.1, 0.2], abs=1e-12)
+    assert [(e["t"], e["event"]) for e in result.friction_events] == [(0.0, "stick"), (pytest.approx(0.1), "slip")]
+
+
+def test_a_joint_resting_on_its_stop_leaves_it_at_the_tick_that_pulls_it_away(tmp_path):
+    """The URDF hinge of test_simulate at rest on its upper stop, pressed there by gravity (limits="impact"):
+    nothing held from t = 0, then -2 m g l from the tick at 0.1 s pulls it off at once; from there the motion
+    is J qdd = m g l cos q - 2 m g l (solve_ivp on that equation)."""
+    path = tmp_path / "hinge.urdf"
+    path.write_text(HINGE)
+    robot = kr.load(path)
+    fn = kr.derive(robot).numeric(robot.values, backend="numpy")
+
+    def pull(t, q, qd):
+        return [0.0 if t < 0.05 else -2.0 * M * G * L]
+
+    times = np.array([0.0, 0.1, 0.2, 0.3])
+    result = kr.simulate(fn, None, [UPPER, 0.0], (0.0, 0.3), pull, t_eval=times, limits="impact", control_period=0.1, rtol=1e-11, atol=1e-13)
+    assert [(r["event"], r["t"]) for r in result.limit_events] == [("rest", 0.0), ("release", pytest.approx(0.1))]
+    free = solve_ivp(lambda t, x: [x[1], M * G * L * (np.cos(x[0]) - 2.0) / J], (0.1, 0.3), [UPPER, 0.0], t_eval=times[1:], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(result.q[1:, 0], free.y[0], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(result.qd[1:, 0], free.y[1], rtol=0, atol=1e-8)
 
 
 def test_bad_control_period_is_one_line(rotor):
