@@ -195,3 +195,20 @@ def test_the_mpc_under_control_period_is_its_own_hold_with_one_solve_per_tick():
     np.testing.assert_allclose(sampled_run.q, before.q, atol=2e-4)
     # (at t1 the sampled run holds the last tick's torque; the MPC's own hold, called there, solves tick 10)
     np.testing.assert_allclose(sampled_run.tau[:-1], before.tau[:-1], atol=2e-2 * np.abs(before.tau).max())
+    # kr.cross_validate picks the period up through its observer's wrapper: the same run, the same ticks
+    cv = kr.cross_validate(fn, fn, mpc, t_span=(0.0, 0.5), x0=x0, t_eval=times, rtol=1e-9, atol=1e-11)
+    assert mpc.stats["ticks"] == 10
+    np.testing.assert_allclose(cv.simulation.q, sampled_run.q, rtol=0, atol=1e-12)
+
+
+def test_a_campaign_samples_a_ready_controller_and_refuses_a_bad_period(rotor):
+    pytest.importorskip("pandas", reason="pip install -e '.[cluster]'")
+    fn, _, _ = rotor
+    controller = Counted([4.0, 1.5], period=0.1)
+    table = kr.campaign(fn.model, dict(zip(fn.model.parameters, fn.parameter_values)), controller, runs=1, sample={"FV1": (0.1, 0.2)}, t_span=(0.0, 0.5),
+                        x0=[0.3, 0.0], samples=6, scheduler="in-process", backend="numpy")  # fmt: skip
+    assert list(table["status"]) == ["ok"] and controller.times == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4], abs=1e-12)
+    with pytest.raises(KaneRobotError) as error:
+        kr.campaign(fn.model, dict(zip(fn.model.parameters, fn.parameter_values)), controller, runs=1, sample={"FV1": (0.1, 0.2)}, t_span=(0.0, 0.5),
+                    x0=[0.3, 0.0], scheduler="in-process", backend="numpy", control_period=-1.0)  # fmt: skip
+    assert str(error.value) == "control_period must be a positive, finite time in seconds, got -1.0"
