@@ -496,7 +496,15 @@ class Controller:
         What it tracks (``controlled_coordinates(model)``).
     coordinates : list of str
         Names of the controlled coordinates.
+    period : float or None
+        The period ``T`` of a sampled (digital) controller, None for a
+        continuous one: :func:`kanerobot.simulate` then calls it once per tick
+        ``t0 + k T``, at the state reached, and holds its torque until the
+        next (zero-order hold; ``control_period=`` overrides it).
     """
+
+    #: None: continuous, called at every evaluation of the dynamics; a time: sampled at that period.
+    period: float | None = None
 
     def __init__(self, model, trajectory):
         self.model = model

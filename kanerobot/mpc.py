@@ -55,20 +55,22 @@ the MPC's rate ``1 / dt``).
   sampled at the horizon's nodes; its inputs ``u_r`` default to those the
   model needs to follow it (least squares through ``actuation``).
 
-**Ticks.**  The first call of a run fixes ``t0``; tick ``k`` starts at ``t0
-+ k dt``.  The first call at or after a tick's start solves with the state
-it is given (the integrator's, within one of its steps of the tick: pass
-``max_step=dt`` or less to the simulation to keep that close) and the
-result is held until the next tick.  An adaptive integrator goes back in
-time after a rejected step: a call in an earlier tick forgets the ticks
-after it (they are solved again when the integrator passes them), so that
-every tick's input comes from the accepted motion.  A call at ``t0`` after
-later ticks starts a new run (a campaign's runs share the controller);
-:meth:`MPC.reset` does it by hand.  :func:`kanerobot.simulate` evaluates
-``result.tau`` after the run by calling the controller again at the output
-times, from ``t0``: a new run, each output's tick solved from the state
-there (so ``result.tau`` is the MPC's input at those states, within its
-limits, not bit for bit the one held during the integration).
+**Ticks.**  The MPC is a sampled controller: its ``period`` is ``dt``, so
+:func:`kanerobot.simulate` (and :func:`kanerobot.cross_validate`,
+:func:`kanerobot.campaign`) calls it once per tick ``t0 + k dt``, at the state
+integrated to the tick, holds its torque until the next tick (the
+integration restarts there: no step across a tick) and reports that held
+torque in ``result.tau``: one solve per tick (``stats["ticks"]``).  Called
+by anything else (``kr.right_hand_side``, another integrator, a function
+around it), it keeps its own hold: the first call of a run fixes ``t0``;
+tick ``k`` starts at ``t0 + k dt``; the first call at or after a tick's start
+solves with the state it is given (within one of the integrator's steps of
+the tick) and the result is held until the next tick.  An adaptive
+integrator goes back in time after a rejected step: a call in an earlier
+tick forgets the ticks after it (they are solved again when the integrator
+passes them), so that every tick's input comes from the accepted motion.  A
+call at ``t0`` after later ticks starts a new run (a campaign's runs share
+the controller); :meth:`MPC.reset` does it by hand.
 
 Examples
 --------
@@ -79,9 +81,11 @@ A planar arm held at an equilibrium, its motors limited to 5 N m:
 >>> robot = kr.load(kr.frames_path("planar2"))
 >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0), friction=False), backend="numpy")
 >>> mpc = MPC(fn, [0.3, -0.2], horizon=10, dt=0.05, limits=5.0)
->>> result = kr.simulate(fn, None, [0.0, 0.0, 0.0, 0.0], (0.0, 3.0), mpc, t_eval=[3.0], max_step=0.05)
+>>> result = kr.simulate(fn, None, [0.0, 0.0, 0.0, 0.0], (0.0, 3.0), mpc, t_eval=[3.0])   # sampled at 1 / dt
 >>> bool(np.abs(result.q[-1] - [0.3, -0.2]).max() < 1e-3), bool(np.abs(result.tau).max() <= 5.0 + 1e-9)
 (True, True)
+>>> mpc.stats["ticks"]                                   # one solve per tick: 3 s / 0.05 s
+60
 """
 
 import time
@@ -312,7 +316,8 @@ class MPC(control.Controller):
     horizon : int
         ``N`` >= 1 steps.
     dt : float
-        The step, and the period of the control (zero-order hold at ``1 / dt``).
+        The step, and the period of the control (zero-order hold at ``1 /
+        dt``): :attr:`period`.
     Q, R : array_like, optional
         Weights of the state ``x = (p, v)`` (2m) and of the motors' torques
         (k): a number, the diagonal or the matrix; default 1000 on the
@@ -350,6 +355,9 @@ class MPC(control.Controller):
     lower, upper : numpy.ndarray
         The torque limits (k,).
     motors : list of str
+    period : float
+        ``dt``: :func:`kanerobot.simulate` samples the MPC once per tick
+        (:attr:`kanerobot.control.Controller.period`).
     stats : dict
         ``ticks``, ``qp_failures`` (a tick whose QP failed holds the last
         solution's next input, clipped), ``seconds`` (spent solving).
@@ -370,6 +378,7 @@ class MPC(control.Controller):
         if solver not in SOLVERS:
             raise KaneRobotError(f"unknown QP solver {solver!r}: use {', '.join(SOLVERS)}")
         self.N, self.dt, self.iterations, self.substeps, self.solver = int(horizon), float(dt), int(iterations), int(substeps), solver
+        self.period = self.dt  # sampled: kr.simulate calls it once per tick and holds its torque (zero-order hold)
         _view(model)  # a rigid fixed or wheeled base, before anything is built
         m = view.n
         if actuation is None:

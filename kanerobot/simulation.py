@@ -79,6 +79,15 @@ impact law there (``restitution``; a joint that no longer rebounds rests
 against its stop while it pushes on it), ``limits="ignore"`` lets the
 joints pass them; ``result.limit_events`` says what happened.
 
+Sampled (digital) control.  A controller that runs at a fixed rate (its
+``period``, :class:`~kanerobot.mpc.MPC`'s ``dt``, or ``control_period=``) is
+called once per tick ``t0 + k T``, with the state integrated to the tick
+(after the projection of loops, the normalised quaternion), and its torque
+is held until the next tick: a zero-order hold, integrated exactly.  The run
+is cut at the ticks (one ``solve_ivp`` each, so no step crosses one and the
+controller is never evaluated between them), the events, joint stops and
+stick-slip phases going on across them; ``result.tau`` is the held torque.
+
 Along the run the work ``W = int qd . (tau - friction) dt`` is integrated
 with the state, so that ``energy_drift = E - E(0) - W`` is the integration
 error of the energy for any input (without torques and friction it is
@@ -660,7 +669,8 @@ class SimulationResult:
     qd, qdd : numpy.ndarray, shape (N, nv)
         Speeds and their time derivatives (the direct dynamics at the outputs).
     tau : numpy.ndarray, shape (N, ntau)
-        The controller's torques at the outputs (zeros without one).
+        The controller's torques at the outputs (zeros without one); under
+        a control period, the torque held at each output.
     kinetic, potential, energy : numpy.ndarray, shape (N,)
         ``T``, ``U`` (gravity and springs) and ``E = T + U``
         (:mod:`kanerobot.dynamics.energy`).
@@ -684,7 +694,8 @@ class SimulationResult:
         joint that stopped and turns back); the joints at rest at the start
         are listed at ``t0``.
     segments : int
-        The ``solve_ivp`` calls (one per stick-slip phase).
+        The ``solve_ivp`` calls (one per stick-slip phase, joint-stop
+        phase and tick of a sampled controller).
     energy_change : numpy.ndarray, shape (N,)
         ``E - E(0)``.
     energy_drift : numpy.ndarray, shape (N,)
@@ -880,6 +891,7 @@ class _Progress:
         self.start = time.monotonic()
         self.last = -np.inf
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.base = 0  # the evaluations of the phases before this one
 
     def update(self, t, nfev):
         if not self.enabled:
@@ -936,6 +948,53 @@ def _torque_function(controller, plant):
     return torque
 
 
+def _control_period(control_period, controller):
+    """The period of a sampled controller (None: continuous): ``control_period``, else ``controller.period``."""
+    given = control_period is not None
+    value = control_period if given else getattr(controller, "period", None) if callable(controller) else None
+    if value is None:
+        return None
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not (number and np.isfinite(value) and value > 0):
+        what = "control_period" if given else "the controller's period"
+        hint = "" if given else " (or give control_period)"
+        raise KaneRobotError(f"{what} must be a positive, finite time in seconds, got {value!r}{hint}")
+    return float(value)
+
+
+class _Hold:
+    """Zero-order hold of a sampled controller: ``torque`` evaluated once per tick ``t0 + k T`` and held.
+
+    Called as the torque function ``tau(t, q, qd)`` of the phases, it returns
+    the held value whatever its arguments; :meth:`tick` samples the controller.
+    """
+
+    def __init__(self, p, torque, period, t0, t1):
+        self.p, self.torque, self.period, self.t0, self.t1 = p, torque, period, t0, t1
+        self.k = -1  # the last tick sampled
+        self.value: np.ndarray | None = None
+
+    def __call__(self, t, q, qd):
+        return self.value
+
+    @property
+    def end(self):
+        """The end of the current tick's segment: the next tick, or ``t1`` (a tick a hair before it is ``t1``)."""
+        after = self.t0 + (self.k + 1) * self.period  # by multiplication: no drift over many ticks
+        return self.t1 if after >= self.t1 - 1e-9 * self.period else after
+
+    def due(self, t):
+        """Whether ``t`` is the next tick (a segment ended there, or an event switched the phase there)."""
+        return self.k < 0 or (self.end < self.t1 and t >= self.end - 1e-12 * max(1.0, abs(t)))
+
+    def tick(self, t, y):
+        """Sample the controller at ``(t, y)``: the state as the right-hand side sees it (``prepare``)."""
+        p = self.p
+        self.k += 1
+        self.value = self.torque(t, p.prepare(y[: p.nq]), y[p.nq : p.nq + p.nv])
+        return self.value
+
+
 def _rhs(p, torque, work, progress=None, mode=None, dissipation=False, held=()):
     """``f(t, y)`` of a plant: ``y = (q, qd)``, then the work when ``work`` and the
     friction's work when ``dissipation``; ``mode`` the stick-slip mode ``(stuck, signs)``;
@@ -966,7 +1025,7 @@ def _rhs(p, torque, work, progress=None, mode=None, dissipation=False, held=()):
                 out[nq + nv + 1] = dissipated
         if progress is not None:
             calls[0] += 1
-            progress.update(t, calls[0])
+            progress.update(t, progress.base + calls[0])
         return out
 
     return rhs
@@ -1086,6 +1145,7 @@ def simulate(
     friction_velocity: float | None = None,
     limits: str = "stop",
     restitution: float = 0.0,
+    control_period: float | None = None,
     **solver_options: Any,
 ) -> SimulationResult:
     """Integrate the direct dynamic model with ``scipy.integrate.solve_ivp``.
@@ -1154,6 +1214,18 @@ def simulate(
         ``e`` in [0, 1] of ``"impact"``: 0 (default) stops the joint dead at
         its stop, 1 rebounds without loss.  The kinetic energy an impact
         takes, ``(1 - e^2)`` of the joint's share, is counted in ``work``.
+    control_period : float, optional
+        ``T`` > 0 seconds: sample the controller (module notes).  It is
+        called once at each tick ``t0``, ``t0 + T``, ... before ``t1`` (not
+        at ``t1``), with the state integrated so far, and its torque held
+        until the next tick; the integration restarts at each tick
+        (``result.segments`` counts the pieces).  ``result.tau`` is the
+        torque that acted: at a tick, the one computed there; at ``t1``,
+        the last tick's.  Default: the controller's ``period`` attribute
+        (:class:`kanerobot.control.Controller`; an
+        :class:`~kanerobot.mpc.MPC` sets its ``dt``), else None: a
+        continuous controller, evaluated wherever the solver evaluates the
+        dynamics.
     **solver_options
         Given to ``solve_ivp``: ``method`` (``"DOP853"`` by default,
         ``"LSODA"`` under regularised Coulomb friction, which is stiff near
@@ -1172,7 +1244,9 @@ def simulate(
         running backwards; a ``t_eval`` that is empty, not increasing or
         outside ``t_span``; an ``x0`` that is not finite or, once the model
         is known, of the wrong length (naming the layout), a ``q`` that does
-        not close the loops, a zero quaternion; an unknown ``friction``.
+        not close the loops, a zero quaternion; an unknown ``friction``; a
+        ``control_period`` (or controller ``period``) that is not a
+        positive finite time, or with ``dense_output``.
         During the run: a controller returning the wrong number of torques
         or non-finite ones, and the integrator failing (its message and the
         time reached).
@@ -1212,6 +1286,9 @@ def simulate(
     options.update(solver_options)
     if law == "stick-slip" and options.get("dense_output"):
         raise KaneRobotError("dense_output is not available with friction='stick-slip' (one solution per stick-slip phase)")
+    period = _control_period(control_period, controller)
+    if period is not None and options.get("dense_output"):
+        raise KaneRobotError("dense_output is not available with a control period (one solution per tick); give t_eval")
     fn = numeric_model(model, values, backend)
     p = plant(fn, law, friction_velocity)
     if "method" not in solver_options and p.coulomb is not None and law == "regularised":
@@ -1222,16 +1299,22 @@ def simulate(
     nq, nv = p.nq, p.nv
     bar = _Progress(progress, p.name, t0, t1)
     scipy_events, event_list = _events(events, p)
+    hold = None if period is None else _Hold(p, torque, period, t0, t1)
+    if hold is not None:
+        torque = hold  # the phases, the stops and stick-slip see the held torque
     stops = _Stops(p, torque, limits, restitution) if limits != "ignore" else None
     y0 = np.concatenate([q0, qd0, [0.0, 0.0]])
     start = time.monotonic()
-    run = _integrate(p, torque, (t0, t1), y0, t_eval, options, scipy_events, bar if progress else None, stops)
+    run = _integrate(p, torque, (t0, t1), y0, t_eval, options, scipy_events, bar if progress else None, stops, hold)
     seconds = time.monotonic() - start
     y = run.y
     q_raw, qd, work, friction_work = y[:, :nq], y[:, nq : nq + nv], y[:, nq + nv], y[:, nq + nv + 1]
     q = p.outputs(q_raw)
     t = run.t
-    tau = np.array([torque(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), p.ntau)
+    if hold is None:
+        tau = np.array([torque(ti, qi, qdi) for ti, qi, qdi in zip(t, q, qd)]).reshape(len(t), p.ntau)
+    else:  # what acted: no call of the controller between its ticks
+        tau = np.array(run.taus, dtype=float).reshape(len(t), p.ntau)
     qdd, friction_torques = _output_motion(p, run.modes, q, qd, tau)
     if len(t):
         kinetic = np.atleast_1d(energy.kinetic_energy(fn, q, qd))
@@ -1296,8 +1379,9 @@ class _Run:
         self.switches = []
         self.status, self.solution = 0, None
         self.stopped = None  # the record of the joint limit that ended the run (limits="stop")
+        self.taus: list[np.ndarray] = []  # under a control period: the torque held at each output
 
-    def add(self, solution, mode, first, dense):
+    def add(self, solution, mode, first, dense, held_torque=None):
         t = solution.t
         y = np.asarray(solution.y).T if len(t) else np.zeros((0, self.size))  # a phase between two outputs has none (scipy's y: [])
         if not first and not dense and len(t):
@@ -1305,6 +1389,8 @@ class _Run:
         self.ts.append(t)
         self.ys.append(y)
         self.modes += [mode] * len(t)
+        if held_torque is not None:
+            self.taus += [held_torque] * len(t)
         for k in range(len(self.t_events)):
             self.t_events[k] += list(solution.t_events[k])
             self.y_events[k] += list(np.asarray(solution.y_events[k]).reshape(-1, self.size))
@@ -1313,6 +1399,12 @@ class _Run:
         self.nlu += int(solution.nlu)
         self.segments += 1
         self.status, self.solution = solution.status, solution
+
+    def retorque(self, t, value):
+        """A tick at ``t``: an output there (the end of the segment before) gets the torque held from it on."""
+        last = next((ts[-1] for ts in reversed(self.ts) if len(ts)), None)
+        if last is not None and last == t:
+            self.taus[-1] = value
 
     @property
     def t(self):
@@ -1323,34 +1415,42 @@ class _Run:
         return np.concatenate(self.ys).reshape(-1, self.size) if self.ys else np.zeros((0, self.size))
 
 
-def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress, stops=None):
-    """``solve_ivp`` from ``y0`` over ``t_span``: once, or phase after phase for stick-slip and joint stops."""
-    from scipy.integrate import solve_ivp
-
+def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress, stops=None, hold=None):
+    """``solve_ivp`` from ``y0`` over ``t_span``: once, or phase after phase for stick-slip, joint stops
+    and the ticks of a sampled controller (``hold``, a :class:`_Hold`, is then ``torque``)."""
     t0, t1 = t_span
     run = _Run(len(user_events), len(y0))
     stick = _StickSlip(p, torque, options) if p.coulomb is not None and p.coulomb.law == "stick-slip" else None
     mode, y, start, first = None, y0, t0, True
+    if hold is not None:  # the first tick, on the state given: stick-slip and the stops settle under its torque
+        hold.tick(t0, y0)
     if stick is not None:
         mode, y = stick.start(t0, y0)
         run.switches = stick.switches
     if stops:
         y = stops.start(t0, y)
     while True:
+        if hold is not None and not first and hold.due(start):
+            mode, y = _tick(run, hold, stick, stops, start, y, mode)
+        end = t1 if hold is None else hold.end
         held = stops.held_rates() if stops else ()
         rhs = _rhs(p, torque, True, progress, mode, dissipation=True, held=held)
         limit_events = stops.events() if stops else []
         friction_events = stick.events(mode) if stick is not None else []
-        times = None if t_eval is None else t_eval[t_eval >= start] if first else t_eval[t_eval > start]
+        times = None if t_eval is None else t_eval[((t_eval >= start) if first else (t_eval > start)) & (t_eval <= end)]
         events = user_events + limit_events + friction_events
-        solution = solve_ivp(rhs, (start, t1), y, t_eval=times, events=events or None, **options)
-        if solution.status == -1:
-            reached = solution.t[-1] if len(solution.t) else start
-            raise KaneRobotError(f"the integration of {p.name} failed at t = {reached:g}: {solution.message}")
-        run.add(solution, (mode, held), first, times is not None)
+        if progress is not None:
+            progress.base = run.nfev
+        solution, y_end = _solve(p, rhs, (start, end), y, times, end < t1, events, options)
+        run.add(solution, (mode, held), first, times is not None, None if hold is None else hold.value)
         nu, nl = len(user_events), len(limit_events)
-        if solution.status == 0 or any(user_events[k].terminal and len(solution.t_events[k]) for k in range(nu)):
+        if any(user_events[k].terminal and len(solution.t_events[k]) for k in range(nu)):
             return run
+        if solution.status == 0:
+            if end >= t1:
+                return run
+            start, y, first = end, np.array(y_end, dtype=float), False  # a tick
+            continue
         k = next(i for i in range(nl + len(friction_events)) if len(solution.t_events[nu + i]))
         start, y = float(solution.t_events[nu + k][0]), np.array(solution.y_events[nu + k][0], dtype=float)
         if k < nl:
@@ -1364,6 +1464,34 @@ def _integrate(p, torque, t_span, y0, t_eval, options, user_events, progress, st
         if start >= t1:  # the switch is the end
             return run
         first = False
+
+
+def _solve(p, rhs, span, y, times, tick, events, options):
+    """One ``solve_ivp`` over ``span``: ``(solution, state at its end or None)``; ``tick``: the end is a
+    tick, whose state is needed even when it is not an output (asked for, then left out of the outputs)."""
+    from scipy.integrate import solve_ivp
+
+    start, end = span
+    extra = tick and times is not None and (not len(times) or times[-1] < end)
+    solution = solve_ivp(rhs, span, y, t_eval=np.append(times, end) if extra else times, events=events or None, **options)
+    if solution.status == -1:
+        reached = solution.t[-1] if len(solution.t) else start
+        raise KaneRobotError(f"the integration of {p.name} failed at t = {reached:g}: {solution.message}")
+    y_end = solution.y[:, -1] if solution.status == 0 and len(solution.t) else None
+    if extra and solution.status == 0:
+        solution.t, solution.y = solution.t[:-1], solution.y[:, :-1]
+    return solution, y_end
+
+
+def _tick(run, hold, stick, stops, t, y, mode):
+    """A sampled controller's tick at ``(t, y)``: its new torque held; the stuck joints (stick-slip) and
+    those resting on a stop settle under it.  Returns ``(mode, y)``."""
+    run.retorque(t, hold.tick(t, y))
+    if stick is not None:  # a stuck joint may no longer be held, under the new torque
+        mode, y = stick.retick(t, y, mode)
+    if stops:
+        y = stops.retick(t, y)
+    return mode, y
 
 
 class _StickSlip:
@@ -1422,6 +1550,11 @@ class _StickSlip:
         stuck = [int(j) for j in self.active if abs(r[j]) <= self.rest]
         signs[stuck] = 0.0
         return self._settle(t, y, stuck, signs, None)
+
+    def retick(self, t, y, mode):
+        """A sampled controller's new torque at ``t``: the stuck rates it no longer holds slip."""
+        self._cache = (None, None, None)  # the holding forces were those of the torque before
+        return self._settle(t, y, list(mode[0]), mode[1].copy(), mode[0])
 
     def switch(self, t, y, mode, k):
         stuck, signs = list(mode[0]), mode[1].copy()
@@ -1671,15 +1804,25 @@ class _Stops:
             return y
         y = self._impulse(t, y, k, 0.0)
         self.held.append(k)
-        while self.held:  # a stop that would have to pull lets its joint go
+        self._let_go(t, y, k)
+        if k in self.held:
+            self._record(t, k, "rest")
+        return y
+
+    def _let_go(self, t, y, arriving=None):
+        """A stop that would have to pull lets its joint go (``arriving``: the joint that just came, not recorded)."""
+        while self.held:
             forces = -np.array([self.stops[j].sign for j in self.held]) * self._forces(t, y)
             if forces.min() >= 0:
                 break
             j = self.held.pop(int(np.argmin(forces)))
-            if j != k:
+            if j != arriving:
                 self._record(t, j, "release")
-        if k in self.held:
-            self._record(t, k, "rest")
+
+    def retick(self, t, y):
+        """A sampled controller's new torque at ``t``: the joints resting on a stop it now pulls from go."""
+        self._cache = (None, None, None)  # the stops' forces were those of the torque before
+        self._let_go(t, y)
         return y
 
 
@@ -1913,6 +2056,7 @@ def cross_validate(
     prefix: str = "cross_validation",
     backend: str = "auto",
     progress: bool = False,
+    control_period: float | None = None,
     **solver_options: Any,
 ) -> CrossValidation:
     """Run a controller built on one model against the plant of another.
@@ -1970,6 +2114,10 @@ def cross_validate(
         The start of the figures' file names (``<prefix>_tracking.png`` ...).
     backend : {"auto", "c", "numpy"}
     progress : bool
+    control_period : float, optional
+        Sample the controller every ``control_period`` seconds and hold its
+        torque in between (:func:`simulate`); default the controller's
+        ``period`` (an :class:`~kanerobot.mpc.MPC`'s ``dt``), else continuous.
     **solver_options
         Given to :func:`simulate` (``friction``, ``friction_velocity``,
         ``method``, ``rtol``, ``atol``, ...).
@@ -2024,7 +2172,8 @@ def cross_validate(
         t_eval = np.linspace(t0, t1, int(samples))
 
     plant_controller = _plant_controller(ctrl, function, columns)
-    sim = simulate(fp, None, x0, (t0, t1), plant_controller, t_eval=t_eval, progress=progress, **solver_options)
+    period = _control_period(control_period, ctrl)  # the observer's wrapper hides the controller's own
+    sim = simulate(fp, None, x0, (t0, t1), plant_controller, t_eval=t_eval, progress=progress, control_period=period, **solver_options)
     qc, qdc, qddc = _controller_seen(sim, function, compared)
     desired, desired_rate, _ = trajectory.sample(sim.t)
     actual, actual_rate = cview.positions(qc), cview.rates(qdc)

@@ -163,7 +163,7 @@ def test_rx90_reaching_with_mpc_example(capsys):
     assert mpc["over"] <= 1e-9 and mpc["final_error"] < 0.02
 
 
-@pytest.mark.slow  # about a minute: Krang's MPC integrated through its zero-order hold
+@pytest.mark.long  # about 15 s: Krang's MPC, 60 ticks of about 80 ms
 def test_krang_push_with_mpc_example(capsys):
     """The push without the campaign (--runs 0): the LQR as designed exceeds the limits, saturated it falls, the
     MPC stays upright within them."""

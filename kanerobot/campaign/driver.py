@@ -126,7 +126,9 @@ def campaign(
         built from an identification).
     **solver_options
         Given to :func:`kanerobot.simulate` (``rtol``, ``method``,
-        ``friction`` ...).
+        ``friction``, ``control_period`` ...); a sampled controller (its
+        ``period``: an :class:`~kanerobot.mpc.MPC`) is called once per tick
+        in every run without being told.
 
     Returns
     -------
@@ -184,6 +186,10 @@ def campaign(
         if len(x0) != space.nq + space.nv:
             raise KaneRobotError(f"x0 for {robot.name} must have {space.nq + space.nv} values: q ({space.nq}) then qd ({space.nv}); got {len(x0)}")
     controller = _controller(controller)
+    if solver_options.get("control_period") is not None:  # refused before any run, not once per run
+        from kanerobot.simulation import _control_period
+
+        _control_period(solver_options["control_period"], None)
     nominal = model.numeric(values, backend=backend, physical=physical)  # checks the values before any run
     plan = runner.Campaign(
         key="", robot=runner.robot_arguments(robot), method=model.method, values=dict(values), controller=controller,
