@@ -113,8 +113,9 @@ def built(campaign):
             _STATS["models_built"] += 1
             if campaign.compile_names:
                 # from the cache the parent filled: a library built here is counted (the tests want none)
-                assert isinstance(model, DynamicModel)  # compile_names: _warm compiled the same model in the parent
-                compiled = model.compile(campaign.compile_names, jobs=1)
+                target = model if isinstance(model, DynamicModel) else model.tree  # a structure runs its tree's programs
+                assert isinstance(target, DynamicModel)  # compile_names: _warm compiled the same model in the parent
+                compiled = target.compile(campaign.compile_names, jobs=1)
                 _STATS["compiled_here"] += [name for name, f in compiled.items() if f.build_seconds > 0]
         nominal = model.numeric(campaign.values, backend=campaign.backend, physical=campaign.physical)
         _BUILT[campaign.key] = (model, nominal)
