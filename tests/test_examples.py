@@ -172,3 +172,14 @@ def test_krang_push_with_mpc_example(capsys):
     assert rows["LQR as designed"]["upright"] and rows["LQR as designed"]["over"] > 0.5
     assert not rows["LQR saturated"]["upright"]
     assert rows["MPC"]["upright"] and rows["MPC"]["over"] <= 1e-9
+
+
+@pytest.mark.slow  # about two minutes: Krang's reach collocated, then two MPC runs through kr.cross_validate
+def test_krang_reach_with_mpc_example():
+    """The MPC tracks the collocated reach within its motors' limits, on the plant it was built on and on one 10 %
+    heavier, the body balanced (the pitch within 0.3 rad of upright)."""
+    pytest.importorskip("casadi", reason="pip install -e '.[casadi]'")
+    runs = runpy.run_path(str(ROOT / "examples" / "mpc" / "krang_reach.py"))["main"](fast=True)["runs"]
+    for name, run in runs.items():
+        assert run["over"] <= 1e-9 and run["pitch"] < 0.3, (name, run)
+    assert runs["same plant"]["hand_error"] < 0.02 and runs["same plant"]["max_error"] < 0.1
