@@ -201,6 +201,8 @@ def campaign(
     # the model a worker builds is kept under this key: robot, engine, nominal values, backend
     plan.key = hashlib.sha256(repr((plan.robot, plan.method, sorted(plan.values.items()), plan.backend, physical)).encode()).hexdigest()[:16]
     chosen = schedulers.scheduler_of(scheduler)
+    if hasattr(chosen, "check"):
+        chosen.check(plan)  # what the scheduler cannot do, before a store is made or a run drawn
     disk = None
     if store is not None:
         from kanerobot.campaign.store import Store
@@ -211,7 +213,7 @@ def campaign(
     if todo and not isinstance(chosen, schedulers.InProcess):
         plan.compile_names = _warm(plan, model, nominal)
     rows, workers = _execute(plan, chosen, sampler, seed, todo, disk, robot.name)
-    where = chosen.name + (f" ({chosen.workers} {chosen.start_method}ed)" if isinstance(chosen, schedulers.Processes) else "")
+    where = getattr(chosen, "description", chosen.name) + (f" ({chosen.workers} {chosen.start_method}ed)" if isinstance(chosen, schedulers.Processes) else "")
     return _table(rows, disk, runs, todo, len(done & set(range(runs))), workers, where)
 
 

@@ -246,13 +246,19 @@ def scheduler_of(scheduler):
             return InProcess()
         if scheduler == "processes":
             return Processes()
+        if scheduler == "jax":
+            from kanerobot.campaign.batched import Jax
+
+            return Jax()
         if "://" in scheduler or ":" in scheduler:
             return Dask(scheduler)
         raise KaneRobotError(
-            f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address (tcp://host:8786) or a dask Client"
+            f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', 'jax', a dask scheduler's address (tcp://host:8786) or a dask Client"
         )
-    if isinstance(scheduler, (InProcess, Processes, Dask)):
-        return scheduler  # Processes(workers=8), Processes(start_method="spawn") ...
+    from kanerobot.campaign.batched import Jax
+
+    if isinstance(scheduler, (InProcess, Processes, Dask, Jax)):
+        return scheduler  # Processes(workers=8), Processes(start_method="spawn"), Jax(dt=1e-4) ...
     if hasattr(scheduler, "submit") and hasattr(scheduler, "nthreads"):
         return Dask(scheduler)
-    raise KaneRobotError(f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address or a dask Client")
+    raise KaneRobotError(f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', 'jax', a dask scheduler's address or a dask Client")
