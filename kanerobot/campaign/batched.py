@@ -66,6 +66,17 @@ class Jax:
         The step of the last campaign (None before).
     description : str
         ``"jax (RK4, dt = ... s)"``, the table's ``attrs["scheduler"]``.
+
+    Examples
+    --------
+    >>> import kanerobot as kr
+    >>> values = {"L1": 1.0, "M2": 1.0, "MX2": 0.5, "MY2": 0.0, "ZZ1": 0.4, "ZZ2": 0.35, "IA1": 0.01, "IA2": 0.01,
+    ...           "FV1": 0.0, "FV2": 0.0, "FS1": 0.0, "FS2": 0.0}
+    >>> chosen = Jax(dt=2e-3)
+    >>> table = kr.campaign(kr.load(kr.frames_path("planar2")), values, "computed_torque", runs=3, sample={"M2": (0.9, 1.1)},
+    ...                     t_span=(0.0, 0.5), samples=11, scheduler=chosen)
+    >>> list(table["status"]), chosen.step, table.attrs["scheduler"], int(table["nfev"][0])
+    (['ok', 'ok', 'ok'], 0.002, 'jax (RK4, dt = 0.002 s)', 1000)
     """
 
     name = "jax"
@@ -95,7 +106,7 @@ class Jax:
         other = sorted(set(campaign.options) - set(_OPTIONS))
         if other:
             raise KaneRobotError(f"scheduler='jax' integrates by fixed-step RK4 (Jax(dt=...)); {', '.join(other)} are not its options: {_USE}")
-        _check_friction(campaign, model, [campaign.values])
+        _check_friction(campaign, model.parameters, [campaign.values])
 
 
     def rows(self, campaign, items):
@@ -108,12 +119,13 @@ class Jax:
         self.step = float(t[1] - t[0]) / every
         self.description = f"jax (RK4, dt = {self.step:.3g} s)"
         ready, rows = [], {}
+        names = (list(model.parameters), model.robot_symbol_names)  # properties computed from the programs: once
         for i, draw in items:
             try:
-                ready.append((i, draw, *_prepare(campaign, model, nominal, draw)))
+                ready.append((i, draw, *_prepare(campaign, model, nominal, draw, names)))
             except Exception as exc:  # as runner.run: a bad plant is a failed row
                 rows[i] = _row(i, draw, {"status": "failed", "error": f"{type(exc).__name__}: {exc}"})
-        _check_friction(campaign, model, [dict(zip(model.parameters, entry[3])) for entry in ready])
+        _check_friction(campaign, names[0], [dict(zip(names[0], entry[3])) for entry in ready])
         if ready:
             law = _law(campaign, nominal)
             integrate = _integrator(nominal, law, self.step, every * (len(t) - 1), every, t[0])
@@ -128,9 +140,9 @@ class Jax:
             yield rows[i]
 
 
-def _check_friction(campaign, model, plants):
+def _check_friction(campaign, parameters, plants):
     """Refuse Coulomb friction (``FS`` not 0 in a plant) unless the campaign keeps the model's law (``friction='model'``)."""
-    names = [name for name in model.parameters if name.startswith("FS")]
+    names = [name for name in parameters if name.startswith("FS")]
     if campaign.options.get("friction", "regularised") != "model" and any(values.get(name, 0.0) for values in plants for name in names):
         raise KaneRobotError(f"scheduler='jax' applies the model's Coulomb friction FS sign(qd): pass friction='model', or {_USE} (regularised)")
 
@@ -141,15 +153,17 @@ def _integrator(nominal, law, dt, steps, every, t0):
     return rk4_integrator(nominal, law, dt, steps, every, t0)
 
 
-def _prepare(campaign, model, nominal, draw):
+def _prepare(campaign, model, nominal, draw, names):
     """``(x0, parameter vector, controller data, trajectory or None)`` of one run; raises as runner.run would."""
     from kanerobot.dynamics.dynamic_model import bound_values
     from kanerobot.simulation import _cross_controller
 
     values = dict(campaign.values)
     values.update(draw.parameters)
-    bound = bound_values(model.robot, model.parameters, model.robot_symbol_names, values, physical=campaign.physical)
-    p = _vector(model, bound)
+    parameters, robot_names = names
+    bound = bound_values(model.robot, parameters, robot_names, values, physical=campaign.physical)
+    by_name = {str(symbol): value for symbol, value in bound.items()}
+    p = np.array([by_name[name] for name in parameters], dtype=float)
     x0 = np.asarray(runner._start(campaign, draw, model), dtype=float)
     if campaign.controller is None:
         return x0, p, np.zeros(0), None
@@ -159,11 +173,6 @@ def _prepare(campaign, model, nominal, draw):
     end = x0[:n] if draw.target is None else np.asarray(draw.target, dtype=float)  # as runner._reference
     data = np.concatenate([x0[:n], end, ctrl.kp.ravel(), ctrl.kd.ravel()])
     return x0, p, data, trajectory
-
-
-def _vector(model, bound):
-    by_name = {str(symbol): value for symbol, value in bound.items()}
-    return np.array([by_name[name] for name in model.parameters], dtype=float)
 
 
 def _law(campaign, nominal):
