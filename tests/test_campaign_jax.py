@@ -20,7 +20,7 @@ pytest.importorskip("jax", reason="pip install -e '.[jax]'")
 from conftest import derived
 
 import kanerobot as kr
-from kanerobot.campaign import METRICS, Jax
+from kanerobot.campaign import METRICS, Jax, Processes
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
 
@@ -76,6 +76,14 @@ def test_planar_campaign_equals_in_process(controller):
     assert 0 < (reference["status"] == "failed").sum() < 8  # the negative masses drawn
     assert_same_table(table, reference)
     assert (table["wall_time"] == table["wall_time"].iloc[0]).all()  # the batch's time, shared
+
+
+def test_a_process_that_ran_jax_spawns_its_workers():
+    """JAX's runtime threads make a fork deadlock-prone: after a JAX campaign, the processes scheduler spawns."""
+    import jax.numpy as jnp
+
+    jnp.zeros(1).block_until_ready()  # JAX's runtime started, as a campaign on scheduler="jax" starts it
+    assert Processes().start_method == "spawn"
 
 
 def test_passive_runs_from_drawn_states():
