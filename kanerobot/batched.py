@@ -27,7 +27,7 @@ import numpy as np
 
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["BatchResult", "batch_integrator", "simulate_batch"]
+__all__ = ["BatchResult", "batch_integrator", "rk4_integrator", "simulate_batch"]
 
 
 class BatchResult(NamedTuple):
@@ -159,6 +159,25 @@ def batch_integrator(fn, controller, dt, steps, every):
     the rest as :func:`simulate_batch` (unchecked here).  Compiled on the
     first call for each batch size (XLA: seconds for an arm).
     """
+    law = None if controller is None else (lambda t, q, qd, c: controller(t, q, qd))
+    run = rk4_integrator(fn, law, dt, steps, every)
+
+    def states(x0, P):
+        return run(x0, P, np.zeros((len(x0), 0)))[0]
+
+    return states
+
+
+def rk4_integrator(fn, controller, dt, steps, every, t0=0.0):
+    """The jitted ``run(x0, P, C) -> (states, work, tau)`` of a batch: fixed-step RK4 from ``t0``, each plant with its own data.
+
+    ``controller(t, q, qd, c)`` (or None: no torque) is a JAX function of one
+    plant's state and its row ``c`` of ``C`` (B, m) (its target, its gains
+    ...).  ``states`` (B, samples, nq + nv), ``work`` (B, samples): the work
+    of the torques ``int tau . qd dt``, integrated with the state by the same
+    RK4 steps, and ``tau`` (B, samples, n): the torques at the recorded
+    states; ``samples = steps // every + 1``, the start included.
+    """
     from kanerobot.codegen.jax import jit, load_jax
 
     jax = load_jax()
@@ -167,33 +186,44 @@ def batch_integrator(fn, controller, dt, steps, every):
     nq, n = fn.nq, fn.n
     direct = fn.jax_function("direct_dynamics")
 
-    def rate(t, x, p):
+    def torque(t, x, c):
+        if controller is None:
+            return jnp.zeros(n)
+        return jnp.asarray(controller(t, x[:nq], x[nq:], c), dtype=jnp.float64)
+
+    def rate(t, y, p, c):  # y = (q, qd, work)
+        x = y[:-1]
         q, qd = x[:nq], x[nq:]
-        tau = jnp.zeros(n) if controller is None else jnp.asarray(controller(t, q, qd), dtype=jnp.float64)
-        return jnp.concatenate([qd, direct(q, qd, tau, p)])
+        tau = torque(t, x, c)
+        return jnp.concatenate([qd, direct(q, qd, tau, p), (tau @ qd)[None]])
 
     # RK4's four stages as a scan over (c_i, b_i): stage i evaluates at x + c_i dt k_(i-1). One copy of the
     # dynamics in the graph instead of four, so XLA compiles it about four times faster.
     stages = (jnp.array([0.0, 0.5, 0.5, 1.0]), jnp.array([1.0, 2.0, 2.0, 1.0]) / 6)
 
     def step(carry, _):
-        t, x, p = carry
+        t, y, p, c = carry
 
         def stage(state, coefficients):
             k, total = state
-            c, b = coefficients
-            k = rate(t + c * dt, x + (c * dt) * k, p)
+            a, b = coefficients
+            k = rate(t + a * dt, y + (a * dt) * k, p, c)
             return (k, total + b * k), None
 
-        (_, total), _ = jax.lax.scan(stage, (jnp.zeros_like(x), jnp.zeros_like(x)), stages)
-        return (t + dt, x + dt * total, p), None
+        (_, total), _ = jax.lax.scan(stage, (jnp.zeros_like(y), jnp.zeros_like(y)), stages)
+        return (t + dt, y + dt * total, p, c), None
 
     def record(carry, _):
         carry, _ = jax.lax.scan(step, carry, None, length=every)
-        return carry, carry[1]
+        t, y, _, c = carry
+        return carry, (y, torque(t, y[:-1], c))
 
-    def plant(x, p):
-        _, xs = jax.lax.scan(record, (jnp.float64(0.0), x, p), None, length=steps // every)
-        return jnp.concatenate([x[None], xs])
+    def plant(x, p, c):
+        y = jnp.concatenate([x, jnp.zeros(1)])
+        start = jnp.float64(t0)
+        _, (ys, taus) = jax.lax.scan(record, (start, y, p, c), None, length=steps // every)
+        ys = jnp.concatenate([y[None], ys])
+        taus = jnp.concatenate([torque(start, x, c)[None], taus])
+        return ys[:, :-1], ys[:, -1], taus
 
     return jit(jax.vmap(plant))

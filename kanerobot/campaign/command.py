@@ -1,7 +1,7 @@
 """``kanerobot campaign``: the command line of :func:`kanerobot.campaign.campaign`.
 
 ``kanerobot campaign ROBOT --runs N --sample NAME=LOW:HIGH ... --t-span T0:T1
---store DIR [--scheduler in-process|processes|ADDRESS]`` runs the campaign,
+--store DIR [--scheduler in-process|processes|jax|ADDRESS]`` runs the campaign,
 keeps its table in ``DIR`` (a restart runs only the missing runs) and prints
 a summary: runs, failures (with the first messages), and each metric's
 mean and worst value.
@@ -92,7 +92,7 @@ def add_arguments(p):
                    help="draw a parameter (or q0, target: every coordinate) uniformly in [LOW, HIGH]; repeat for several")  # fmt: skip
     p.add_argument("--t-span", metavar="T0:T1", default="0:1", help="time span of every run (default 0:1; a number is a duration from 0)")
     p.add_argument("--store", metavar="DIR", help="folder of the table (Parquet): written as runs complete; a restart runs only the missing runs")
-    p.add_argument("--scheduler", default="processes", help="in-process, processes (default: one per core) or a dask scheduler address")
+    p.add_argument("--scheduler", default="processes", help="in-process, processes (default: one per core), jax (every run at once by RK4) or a dask scheduler address")
     p.add_argument("--connect-timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="how long a dask scheduler at an address has to answer (default 5 s: a wrong address fails fast)")  # fmt: skip
     p.add_argument("--controller", choices=["none", "pd", "computed-torque"], default="computed-torque",

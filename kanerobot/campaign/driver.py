@@ -104,7 +104,17 @@ def campaign(
         scheduler's address (``"tcp://host:8786"``) or a
         ``distributed.Client`` (a ``LocalCluster``'s, a real cluster's); or
         one of :mod:`kanerobot.campaign.schedulers`' objects
-        (``Processes(workers=8)``).
+        (``Processes(workers=8)``).  ``"jax"`` (or ``Jax(dt=...)``,
+        :mod:`kanerobot.campaign.batched`) integrates every run at once by
+        fixed-step RK4 on JAX (default step :data:`~kanerobot.campaign.batched.DEFAULT_STEP`,
+        1 ms, whose error is below the default tolerances; the step taken
+        in ``frame.attrs["scheduler"]``): the same table within both
+        integrators' accuracy, ``nfev`` 4 per step, ``relative_energy_drift``
+        NaN, ``wall_time`` the batch's share; for serial and tree robots
+        on a fixed base under ``"computed_torque"``, ``"pd_gravity"`` or
+        no controller; events, watched joint limits, regularised Coulomb
+        friction, Python controllers and solver options are refused in
+        one line (use ``"processes"``).
     store : str or path-like, optional
         A folder: rows are written there as runs complete (Parquet, small
         files renamed into place: :mod:`kanerobot.campaign.store`), and the
@@ -153,7 +163,8 @@ def campaign(
         cluster) missing, an unknown parameter name in ``sample``, a
         uniform range with ``low > high``, a covariance that is not positive
         definite, a store that is a file or holds another campaign, an
-        unknown controller or scheduler, a bad ``t_span`` or ``runs``.
+        unknown controller or scheduler, a bad ``t_span`` or ``runs``, what
+        ``scheduler="jax"`` cannot do.
 
     Examples
     --------
@@ -201,6 +212,8 @@ def campaign(
     # the model a worker builds is kept under this key: robot, engine, nominal values, backend
     plan.key = hashlib.sha256(repr((plan.robot, plan.method, sorted(plan.values.items()), plan.backend, physical)).encode()).hexdigest()[:16]
     chosen = schedulers.scheduler_of(scheduler)
+    if hasattr(chosen, "check"):
+        chosen.check(plan)  # what the scheduler cannot do, before a store is made or a run drawn
     disk = None
     if store is not None:
         from kanerobot.campaign.store import Store
@@ -211,7 +224,7 @@ def campaign(
     if todo and not isinstance(chosen, schedulers.InProcess):
         plan.compile_names = _warm(plan, model, nominal)
     rows, workers = _execute(plan, chosen, sampler, seed, todo, disk, robot.name)
-    where = chosen.name + (f" ({chosen.workers} {chosen.start_method}ed)" if isinstance(chosen, schedulers.Processes) else "")
+    where = getattr(chosen, "description", chosen.name) + (f" ({chosen.workers} {chosen.start_method}ed)" if isinstance(chosen, schedulers.Processes) else "")
     return _table(rows, disk, runs, todo, len(done & set(range(runs))), workers, where)
 
 

@@ -16,7 +16,8 @@ were computed (``wall_time`` aside).
   Python thread, the workers are forked: they start with the parent's
   model, compiled libraries loaded, in a few milliseconds (the compiled
   model travels to them as memory).  Otherwise (macOS, Windows, a parent
-  with threads, such as one holding a dask client) they are spawned: the
+  with threads, such as one holding a dask client, or one that started
+  JAX's runtime: a campaign on ``"jax"``) they are spawned: the
   campaign is pickled once per worker (cloudpickle, so lambdas and closures
   pass), each rebuilds the model once and loads its libraries from the
   cache; a script must then call the campaign under ``if __name__ ==
@@ -75,6 +76,17 @@ class InProcess:
             yield runner.run(campaign, i, draw)
 
 
+def _jax_running():
+    """Whether this process started JAX's runtime (its threads make a fork deadlock-prone; JAX warns at fork)."""
+    import sys
+
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    try:
+        return bool(bridge is not None and bridge.backends_are_initialized())
+    except Exception:  # a JAX without it (a private module): assume it runs once imported
+        return True
+
+
 def _initialise(payload):
     """A spawned pool worker's start: the campaign, unpickled once."""
     import cloudpickle
@@ -117,7 +129,8 @@ class Processes:
             raise KaneRobotError(f"Processes(workers={workers!r}): give a number of processes >= 1, or None for one per core")
         if start_method is None:
             # fork copies every thread's locks but only the calling thread: safe with one Python thread only
-            forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+            # (JAX's runtime threads are not Python's: a process that ran JAX, a campaign on scheduler="jax", spawns)
+            forks = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1 and not _jax_running()
             start_method = "fork" if forks else "spawn"
         self.start_method = start_method
 
@@ -246,13 +259,19 @@ def scheduler_of(scheduler):
             return InProcess()
         if scheduler == "processes":
             return Processes()
+        if scheduler == "jax":
+            from kanerobot.campaign.batched import Jax
+
+            return Jax()
         if "://" in scheduler or ":" in scheduler:
             return Dask(scheduler)
         raise KaneRobotError(
-            f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address (tcp://host:8786) or a dask Client"
+            f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', 'jax', a dask scheduler's address (tcp://host:8786) or a dask Client"
         )
-    if isinstance(scheduler, (InProcess, Processes, Dask)):
-        return scheduler  # Processes(workers=8), Processes(start_method="spawn") ...
+    from kanerobot.campaign.batched import Jax
+
+    if isinstance(scheduler, (InProcess, Processes, Dask, Jax)):
+        return scheduler  # Processes(workers=8), Processes(start_method="spawn"), Jax(dt=1e-4) ...
     if hasattr(scheduler, "submit") and hasattr(scheduler, "nthreads"):
         return Dask(scheduler)
-    raise KaneRobotError(f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', a dask scheduler's address or a dask Client")
+    raise KaneRobotError(f"unknown scheduler {scheduler!r}: give 'in-process', 'processes', 'jax', a dask scheduler's address or a dask Client")
