@@ -948,7 +948,7 @@ def _torque_function(controller, plant):
     return torque
 
 
-def _control_period(control_period, controller):
+def checked_control_period(control_period, controller):
     """The period of a sampled controller (None: continuous): ``control_period``, else ``controller.period``."""
     given = control_period is not None
     value = control_period if given else getattr(controller, "period", None) if callable(controller) else None
@@ -1286,7 +1286,7 @@ def simulate(
     options.update(solver_options)
     if law == "stick-slip" and options.get("dense_output"):
         raise KaneRobotError("dense_output is not available with friction='stick-slip' (one solution per stick-slip phase)")
-    period = _control_period(control_period, controller)
+    period = checked_control_period(control_period, controller)
     if period is not None and options.get("dense_output"):
         raise KaneRobotError("dense_output is not available with a control period (one solution per tick); give t_eval")
     fn = numeric_model(model, values, backend)
@@ -2152,7 +2152,7 @@ def cross_validate(
         require_matplotlib("cross_validate(plot=...)")
     fc = _as_numeric(controller_model, controller_values, backend, "the controller's model")
     fp = _as_numeric(plant_model, plant_values, backend, "the plant's model")
-    ctrl, name = _cross_controller(controller, fc, trajectory, gains)
+    ctrl, name = cross_controller(controller, fc, trajectory, gains)
     trajectory = getattr(ctrl, "trajectory", None) or (control.as_trajectory(trajectory, control.ControlView(fc).n, "the trajectory") if trajectory is not None else None)
     if trajectory is None:
         raise KaneRobotError("cross_validate needs the trajectory the controller tracks (to measure the tracking error)")
@@ -2172,7 +2172,7 @@ def cross_validate(
         t_eval = np.linspace(t0, t1, int(samples))
 
     plant_controller = _plant_controller(ctrl, function, columns)
-    period = _control_period(control_period, ctrl)  # the observer's wrapper hides the controller's own
+    period = checked_control_period(control_period, ctrl)  # the observer's wrapper hides the controller's own
     sim = simulate(fp, None, x0, (t0, t1), plant_controller, t_eval=t_eval, progress=progress, control_period=period, **solver_options)
     qc, qdc, qddc = _controller_seen(sim, function, compared)
     desired, desired_rate, _ = trajectory.sample(sim.t)
@@ -2204,7 +2204,7 @@ def _plot_after_the_run(result, folder, prefix):
         warnings.warn(f"cross_validate: {message}", UserWarning, stacklevel=3)
 
 
-def _cross_controller(controller, fc, trajectory, gains):
+def cross_controller(controller, fc, trajectory, gains):
     """The controller of :func:`cross_validate` built on ``fc`` (a name, a Controller, a function or a factory), and its name."""
     from kanerobot import control
 

@@ -12,7 +12,7 @@ function of ``(t, q, qd)`` on the nominal model's JAX programs
 target drawn, with the gains of :class:`kanerobot.control.ComputedTorque`
 and :class:`~kanerobot.control.PDGravity` built for that run.  Each row is
 then measured by the campaign's own metric code
-(:func:`kanerobot.campaign.runner._metrics`) on the states sampled at the
+(:func:`kanerobot.campaign.runner.metrics`) on the states sampled at the
 campaign's output times, which the steps fall on exactly.
 
 Differences from the other schedulers, by construction:
@@ -156,7 +156,7 @@ def _integrator(nominal, law, dt, steps, every, t0):
 def _prepare(campaign, model, nominal, draw, names):
     """``(x0, parameter vector, controller data, trajectory or None)`` of one run; raises as runner.run would."""
     from kanerobot.dynamics.dynamic_model import bound_values
-    from kanerobot.simulation import _cross_controller
+    from kanerobot.simulation import cross_controller
 
     values = dict(campaign.values)
     values.update(draw.parameters)
@@ -164,13 +164,13 @@ def _prepare(campaign, model, nominal, draw, names):
     bound = bound_values(model.robot, parameters, robot_names, values, physical=campaign.physical)
     by_name = {str(symbol): value for symbol, value in bound.items()}
     p = np.array([by_name[name] for name in parameters], dtype=float)
-    x0 = np.asarray(runner._start(campaign, draw, model), dtype=float)
+    x0 = np.asarray(runner.start_state(campaign, draw, model), dtype=float)
     if campaign.controller is None:
         return x0, p, np.zeros(0), None
-    trajectory = runner._reference(campaign, nominal, x0, draw.target)
-    ctrl, _ = _cross_controller(campaign.controller, nominal, trajectory, campaign.options.get("gains"))
+    trajectory = runner.reference(campaign, nominal, x0, draw.target)
+    ctrl, _ = cross_controller(campaign.controller, nominal, trajectory, campaign.options.get("gains"))
     n = nominal.n
-    end = x0[:n] if draw.target is None else np.asarray(draw.target, dtype=float)  # as runner._reference
+    end = x0[:n] if draw.target is None else np.asarray(draw.target, dtype=float)  # as runner.reference
     data = np.concatenate([x0[:n], end, ctrl.kp.ravel(), ctrl.kd.ravel()])
     return x0, p, data, trajectory
 
@@ -227,4 +227,4 @@ def _measured(campaign, nominal, i, draw, trajectory, t, states, work, taus, nfe
         nfev=nfev, relative_energy_drift=float("nan"), coordinates=list(nominal.model.state_space.coordinates),
     )  # fmt: skip
     error = None if trajectory is None else trajectory.sample(t)[0] - q
-    return _row(i, draw, runner._metrics(campaign, sim, error, nominal))
+    return _row(i, draw, runner.metrics(campaign, sim, error, nominal))

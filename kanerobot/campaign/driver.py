@@ -198,9 +198,9 @@ def campaign(
             raise KaneRobotError(f"x0 for {robot.name} must have {space.nq + space.nv} values: q ({space.nq}) then qd ({space.nv}); got {len(x0)}")
     controller = _controller(controller)
     if solver_options.get("control_period") is not None:  # refused before any run, not once per run
-        from kanerobot.simulation import _control_period
+        from kanerobot.simulation import checked_control_period
 
-        _control_period(solver_options["control_period"], None)
+        checked_control_period(solver_options["control_period"], None)
     nominal = model.numeric(values, backend=backend, physical=physical)  # checks the values before any run
     plan = runner.Campaign(
         key="", robot=runner.robot_arguments(robot), method=model.method, values=dict(values), controller=controller,

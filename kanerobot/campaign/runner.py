@@ -127,7 +127,7 @@ def worker_record():
     return {"worker": f"{socket.gethostname()}:{os.getpid()}", "models_built": _STATS["models_built"], "compiled_here": list(_STATS["compiled_here"])}
 
 
-def _start(campaign, draw, model):
+def start_state(campaign, draw, model):
     """The run's initial state: drawn x0, drawn q0 at rest, the campaign's x0, else the model's rest at q = 0."""
     space = model.state_space
     if draw.x0 is not None:
@@ -143,7 +143,7 @@ def _start(campaign, draw, model):
     return np.concatenate([np.asarray(space.origin, dtype=float), np.zeros(space.nv)])
 
 
-def _reference(campaign, nominal, x0, target):
+def reference(campaign, nominal, x0, target):
     """The trajectory a named controller or a factory tracks: a quintic from the start to the target over the run."""
     from kanerobot.control import ControlView, quintic
 
@@ -169,7 +169,7 @@ def _simulate(campaign, nominal, plant, x0, target):
         raise KaneRobotError("a target is drawn but the controller is ready-made (tau(t, q, qd)): give a controller name or a factory")
     if controller is None or (ready and getattr(controller, "trajectory", None) is None):
         return simulate(plant, None, x0, campaign.t_span, controller, **common), None
-    trajectory = None if ready else _reference(campaign, nominal, x0, target)
+    trajectory = None if ready else reference(campaign, nominal, x0, target)
     cv = cross_validate(nominal, plant, controller, trajectory, t_span=campaign.t_span, x0=x0, **common)
     return cv.simulation, cv.tracking_error
 
@@ -191,7 +191,7 @@ def _limit_events(campaign):
             if lower is not None or upper is not None]  # fmt: skip
 
 
-def _metrics(campaign, sim, error, plant):
+def metrics(campaign, sim, error, plant):
     from kanerobot.control import ControlView
 
     view = ControlView(plant)
@@ -257,11 +257,11 @@ def run(campaign, i, draw):
         values = dict(campaign.values)
         values.update(draw.parameters)
         plant = model.numeric(values, backend=campaign.backend, physical=campaign.physical)
-        x0 = _start(campaign, draw, model)
+        x0 = start_state(campaign, draw, model)
         sim, error = _simulate(campaign, nominal, plant, np.asarray(x0, dtype=float), draw.target)
         if not sim.success:
             raise KaneRobotError(f"the integrator failed at t = {sim.t[-1]:g}: {sim.message}")
-        row.update(_metrics(campaign, sim, error, plant))
+        row.update(metrics(campaign, sim, error, plant))
     except Exception as exc:  # recorded in the table: one bad plant does not stop a campaign
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
     row.update(draw.columns())
