@@ -8,6 +8,7 @@ path: C or numpy programs, scipy's error control).
 
 import numpy as np
 import pytest
+from ball_robots import ball_tree, random_values
 from conftest import derived, library
 
 import kanerobot as kr
@@ -52,6 +53,28 @@ def test_rx90_plants_equal_scipy_under_a_controller():
     check_batch("rx90", plants=4, dt=5e-4, steps=800, tolerance=1e-8, controller=pd, scipy_controller=pd)
 
 
+@pytest.mark.long
+def test_floating_satellite_equals_scipy():
+    """A free flyer (quaternion) and its 3 joints, RK4 on q with the configuration rate, quaternions normalised per step."""
+    model = derived("satellite")
+    rng = np.random.default_rng(7)
+    draws = [random_parameters(model.robot, rng, friction=False, wrench=False) for _ in range(2)]
+    fn = model.numeric(draws[0])
+    q0 = np.array([fn.random_configuration(rng) for _ in draws])
+    q0[:, 3:7] *= [[1.0], [3.0]]  # a second quaternion off the unit sphere: normalised at the start
+    x0 = np.hstack([q0, rng.uniform(-1, 1, (2, fn.nv))])
+    result = simulate_batch(model, draws, x0, dt=1e-3, steps=400, every=100)
+    assert result.x.shape == (5, 2, fn.nq + fn.nv)
+    np.testing.assert_allclose(np.linalg.norm(result.x[:, :, 3:7], axis=2), 1.0, atol=1e-14)
+    for k in range(2):
+        x0[k, 3:7] /= np.linalg.norm(x0[k, 3:7])
+        expected = scipy_run(model, draws[k], x0[k], result.t)
+        error = np.max(np.abs(result.x[:, k] - expected))
+        print(f"satellite plant {k}: max |x_RK4 - x_DOP853| = {error:.1e}")
+        assert error < 1e-9
+        assert np.max(np.abs(result.x[:, k, 3:7] - x0[k, 3:7])) > 1e-2  # the base turned
+
+
 def test_parameters_as_an_array_and_one_state_for_all():
     model = derived("planar2")
     values = random_parameters(model.robot, np.random.default_rng(1), friction=False)
@@ -72,5 +95,8 @@ def test_refusals_are_one_line():
     with pytest.raises(KaneRobotError, match="must be > 0"):
         simulate_batch(model, values, np.zeros(4), dt=0.0, steps=1)
     satellite = derived("satellite")
-    with pytest.raises(KaneRobotError, match=r"vector-space configurations.*use kr.simulate"):
+    with pytest.raises(KaneRobotError, match=r"x0_batch: a quaternion x0\[:, 3:7\] \(x y z w\) is zero"):
         simulate_batch(satellite, random_parameters(library("satellite"), np.random.default_rng(2)), np.zeros(19), dt=1e-3, steps=1)
+    plane = kr.derive(ball_tree())
+    with pytest.raises(KaneRobotError, match=r"the planar joint of q\[5:8\] is not one: use kr.simulate"):
+        simulate_batch(plane, random_values(plane.robot, 3), np.zeros(plane.nq + plane.nv), dt=1e-3, steps=1)
