@@ -38,7 +38,10 @@ import numpy as np
 
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["BatchResult", "batch_integrator", "simulate_batch"]
+__all__ = ["DYNAMICS", "BatchResult", "batch_integrator", "simulate_batch"]
+
+#: Where :func:`simulate_batch` takes the accelerations from (its ``dynamics`` option).
+DYNAMICS = ("program", "solve")
 
 
 class BatchResult(NamedTuple):
@@ -86,6 +89,7 @@ def simulate_batch(
     steps: int,
     every: int = 1,
     physical: bool = True,
+    dynamics: str = "program",
 ) -> BatchResult:
     """Integrate B plants at once with fixed-step RK4 on JAX.
 
@@ -116,6 +120,13 @@ def simulate_batch(
         Record the states every ``every`` steps (default each).
     physical : bool, optional
         As ``model.numeric``'s.
+    dynamics : {"program", "solve"}, optional
+        The accelerations from the model's direct-dynamics program
+        (:func:`~kanerobot.dynamics.jax_model.jax_function`, default) or
+        solved from its programs A and H
+        (:func:`~kanerobot.dynamics.jax_model.solved_direct_dynamics`: the
+        same numbers to rounding, compiled by XLA in seconds where a
+        humanoid's recursive program takes minutes and gigabytes).
 
     Returns
     -------
@@ -125,7 +136,7 @@ def simulate_batch(
     Raises
     ------
     KaneRobotError
-        JAX not installed; a planar joint (its configuration rate is not
+        JAX not installed; an unknown ``dynamics``; a planar joint (its configuration rate is not
         written in JAX); a zero initial quaternion; shapes that do not
         match; a non-positive ``dt`` or ``steps``.
 
@@ -141,6 +152,8 @@ def simulate_batch(
     """
     if not (np.isfinite(dt) and dt > 0) or int(steps) < 1 or int(every) < 1 or int(steps) % int(every):
         raise KaneRobotError(f"dt = {dt} must be > 0, steps = {steps} >= 1 and a multiple of every = {every}")
+    if dynamics not in DYNAMICS:
+        raise KaneRobotError(f"unknown dynamics {dynamics!r}: give one of {', '.join(DYNAMICS)}")
     fn, P = _parameter_vectors(model, values_batch, physical)
     _check_joints(fn)
     nx = fn.nq + fn.nv
@@ -152,7 +165,7 @@ def simulate_batch(
     if {len(x0), len(P)} - {1, B}:
         raise KaneRobotError(f"{len(x0)} initial states for {len(P)} parameter sets: give as many (or one for all)")
     x0, P = np.broadcast_to(x0, (B, nx)), np.broadcast_to(P, (B, P.shape[1]))
-    states = np.asarray(batch_integrator(fn, controller, dt, int(steps), int(every))(x0, P))  # (B, samples, nx)
+    states = np.asarray(batch_integrator(fn, controller, dt, int(steps), int(every), dynamics)(x0, P))  # (B, samples, nx)
     t = dt * every * np.arange(int(steps) // int(every) + 1)
     return BatchResult(t, np.swapaxes(states, 0, 1))
 
@@ -207,7 +220,7 @@ def _configuration_rate(fn, jnp):
     return qdot
 
 
-def batch_integrator(fn, controller, dt, steps, every):
+def batch_integrator(fn, controller, dt, steps, every, dynamics="program"):
     """The jitted ``run(x0, P) -> (B, steps // every + 1, nq + nv)`` of :func:`simulate_batch`, to call many times.
 
     ``fn`` numeric functions of the model (any backend; their
@@ -216,12 +229,13 @@ def batch_integrator(fn, controller, dt, steps, every):
     first call for each batch size (XLA: seconds for an arm).
     """
     from kanerobot.codegen.jax import jit, load_jax
+    from kanerobot.dynamics.jax_model import solved_direct_dynamics
 
     jax = load_jax()
     jnp = jax.numpy
     _check_joints(fn)
     nq, n = fn.nq, fn.n
-    direct = fn.jax_function("direct_dynamics")
+    direct = fn.jax_function("direct_dynamics") if dynamics == "program" else solved_direct_dynamics(fn)
     qdot = _configuration_rate(fn, jnp)
     quaternions = [slice(qs.stop - 4, qs.stop) for _, qs, _ in fn._quaternions]
 

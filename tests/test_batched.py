@@ -87,11 +87,25 @@ def test_parameters_as_an_array_and_one_state_for_all():
     assert not np.allclose(result.x[-1, 0], result.x[-1, 1])
 
 
+def test_solved_dynamics_equal_the_program():
+    """dynamics="solve" (A qdd = tau - H, for XLA's compile time) integrates the same plants as the program."""
+    model = derived("planar2")
+    rng = np.random.default_rng(5)
+    draws = [random_parameters(model.robot, rng, friction=False) for _ in range(3)]
+    x0 = np.hstack([rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2))])
+    program = simulate_batch(model, draws, x0, dt=1e-3, steps=50, every=50)
+    solved = simulate_batch(model, draws, x0, dt=1e-3, steps=50, every=50, dynamics="solve")
+    np.testing.assert_allclose(solved.x, program.x, rtol=0, atol=1e-12)
+    assert np.max(np.abs(program.x[-1] - program.x[0])) > 1e-2
+
+
 def test_refusals_are_one_line():
     model = derived("planar2")
     values = random_parameters(model.robot, np.random.default_rng(1))
     with pytest.raises(KaneRobotError, match="2 initial states for 3 parameter sets"):
         simulate_batch(model, [values] * 3, np.zeros((2, 4)), dt=1e-3, steps=1)
+    with pytest.raises(KaneRobotError, match="unknown dynamics 'aba': give one of program, solve"):
+        simulate_batch(model, values, np.zeros(4), dt=1e-3, steps=1, dynamics="aba")
     with pytest.raises(KaneRobotError, match="must be > 0"):
         simulate_batch(model, values, np.zeros(4), dt=0.0, steps=1)
     satellite = derived("satellite")
