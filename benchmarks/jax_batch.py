@@ -135,9 +135,9 @@ def skip_reason(B, last, options):
     if last is None:
         return None
     scale = B / last["B"]
-    projected = scale * last["seconds"]
+    projected = last["build"] + scale * last["seconds"]  # a build per batch size, its time about the same
     if projected > options.budget:
-        return f"projected {projected:.0f} s (from B = {last['B']}: {last['seconds']:.1f} s) over --budget {options.budget:g} s"
+        return f"projected {projected:.0f} s (from B = {last['B']}: build {last['build']:.0f} s, runs {last['seconds']:.1f} s) over --budget {options.budget:g} s"
     memory, available = scale * last["memory"], available_bytes()
     if available is not None and memory > available / 2:
         return f"projected {memory / 2**30:.1f} GiB (from B = {last['B']}) over half of the {available / 2**30:.1f} GiB available"
@@ -181,7 +181,7 @@ def table(label, robot, dynamics, options, jax):
         rate_jax, rate_c = B * options.steps / t_jax, B * options.steps / t_c
         diff = f"{np.max(np.abs(np.asarray(states)[0, -1] - final[0])):.1e}" if B == 1 else ""
         print(f"{B:>7} {build:>12.1f} {rate_jax:>18.3g} {rate_c:>16.3g} {rate_jax / rate_c:>7.2f} {diff:>20}", flush=True)
-        last = {"B": B, "seconds": build + t_jax + t_c, "memory": peak_rss()}
+        last = {"B": B, "build": build, "seconds": t_jax + t_c, "memory": peak_rss()}
 
 
 def arguments(argv):

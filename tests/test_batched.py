@@ -8,12 +8,14 @@ path: C or numpy programs, scipy's error control).
 
 import numpy as np
 import pytest
-from ball_robots import ball_tree, random_values
+from ball_robots import ROTATION, ball_tree, random_values
 from conftest import derived, library
 
 import kanerobot as kr
 from kanerobot.dynamics.parameters import random_parameters
 from kanerobot.errors import KaneRobotError
+from kanerobot.robot import joints
+from kanerobot.robot.description import GeneralPlacement
 
 jax = pytest.importorskip("jax", reason="pip install -e '.[jax]'")
 
@@ -73,6 +75,24 @@ def test_floating_satellite_equals_scipy():
         print(f"satellite plant {k}: max |x_RK4 - x_DOP853| = {error:.1e}")
         assert error < 1e-9
         assert np.max(np.abs(result.x[:, k, 3:7] - x0[k, 3:7])) > 1e-2  # the base turned
+
+
+@pytest.mark.long
+def test_ball_joint_equals_scipy():
+    """A revolute joint then a spherical one (a quaternion inside the tree) on a fixed base."""
+    frames = [
+        kr.Frame("1", "0", 0, 1, GeneralPlacement(R0=ROTATION, P=[0, 0, "L0"], axis=[0, 1, 0], q="q1")),
+        kr.Frame("2", "1", joints.Spherical(), 1, GeneralPlacement(R0=ROTATION, P=["L1", 0, 0], axis=[0, 0, 1])),
+    ]
+    model = kr.derive(kr.Robot.create("revolute_ball", frames))
+    rng = np.random.default_rng(11)
+    values = random_parameters(model.robot, rng, friction=False, wrench=False)
+    fn = model.numeric(values)
+    x0 = np.concatenate([fn.random_configuration(rng), rng.uniform(-1, 1, fn.nv)])
+    result = simulate_batch(model, values, x0, dt=1e-3, steps=400, every=100)
+    error = np.max(np.abs(result.x[:, 0] - scipy_run(model, values, x0, result.t)))
+    assert error < 1e-9, error
+    assert np.max(np.abs(result.x[-1, 0, 1:5] - x0[1:5])) > 1e-2  # the ball turned
 
 
 def test_parameters_as_an_array_and_one_state_for_all():
