@@ -30,13 +30,15 @@ Printed: the device JAX used, each build time, plant-steps per second
 (B x steps / wall time) of each and their ratio, measured in the same run,
 and the largest difference of the final states at B = 1 (the same
 parameters).  A size above ``--max-batch``, or whose projected wall time
-(from the size before) is over ``--budget`` seconds, or whose projected
-memory is over half of what is available, is skipped with a line saying
+(its build and its runs scaled from the size before) is over ``--budget``
+seconds, or whose projected extra memory (its arrays, or the growth per
+plant of the peak resident memory seen from the size before) is over half of
+what is available, is skipped with a line saying
 why.  On the CPU by default; JAX uses an accelerator when it has one
 (``JAX_PLATFORMS=cuda``).
 
 Run:  python benchmarks/jax_batch.py [--robots rx90,talos] [--steps 20] [--sizes 1,10,100,1000,10000,100000]
-      [--max-batch 100000] [--budget 300] [--draws 1000] [--dynamics solve]
+      [--max-batch 100000] [--budget 600] [--draws 1000] [--dynamics solve]
 """
 
 import argparse
@@ -134,14 +136,21 @@ def skip_reason(B, last, options):
         return f"above --max-batch {options.max_batch}"
     if last is None:
         return None
+    reasons = []
     scale = B / last["B"]
     projected = last["build"] + scale * last["seconds"]  # a build per batch size, its time about the same
     if projected > options.budget:
-        return f"projected {projected:.0f} s (from B = {last['B']}: build {last['build']:.0f} s, runs {last['seconds']:.1f} s) over --budget {options.budget:g} s"
-    memory, available = scale * last["memory"], available_bytes()
-    if available is not None and memory > available / 2:
-        return f"projected {memory / 2**30:.1f} GiB (from B = {last['B']}) over half of the {available / 2**30:.1f} GiB available"
-    return None
+        reasons.append(
+            f"projected {projected:.0f} s (from B = {last['B']}: build {last['build']:.0f} s, runs {last['seconds']:.1f} s) over --budget {options.budget:g} s"
+        )
+    # what the size adds: its arrays at least (x0, P, the states), or the growth per plant seen from the size before
+    grown = (B - last["B"]) * max(last["per_plant"], last["arrays"] / last["B"])
+    available = available_bytes()
+    if available is not None and grown > available / 2:
+        reasons.append(
+            f"projected {grown / 2**30:.1f} GiB more (from B = {last['B']}) over half of the {available / 2**30:.1f} GiB available"
+        )
+    return "; ".join(reasons) or None
 
 
 def table(label, robot, dynamics, options, jax):
@@ -181,7 +190,10 @@ def table(label, robot, dynamics, options, jax):
         rate_jax, rate_c = B * options.steps / t_jax, B * options.steps / t_c
         diff = f"{np.max(np.abs(np.asarray(states)[0, -1] - final[0])):.1e}" if B == 1 else ""
         print(f"{B:>7} {build:>12.1f} {rate_jax:>18.3g} {rate_c:>16.3g} {rate_jax / rate_c:>7.2f} {diff:>20}", flush=True)
-        last = {"B": B, "build": build, "seconds": t_jax + t_c, "memory": peak_rss()}
+        memory = peak_rss()
+        per_plant = 0.0 if last is None else max(0.0, memory - last["memory"]) / (B - last["B"])
+        arrays = 8 * B * (P.shape[1] + 3 * x0.shape[1])
+        last = {"B": B, "build": build, "seconds": t_jax + t_c, "memory": memory, "per_plant": per_plant, "arrays": arrays}
 
 
 def arguments(argv):
@@ -190,7 +202,7 @@ def arguments(argv):
     parser.add_argument("--steps", type=int, default=20, help="RK4 steps of each run (dt = 1 ms)")
     parser.add_argument("--sizes", default="1,10,100,1000,10000,100000")
     parser.add_argument("--max-batch", type=int, default=100000, help="skip the sizes above it")
-    parser.add_argument("--budget", type=float, default=300.0, help="skip a size whose projected wall time is over it (s)")
+    parser.add_argument("--budget", type=float, default=600.0, help="skip a size whose projected wall time is over it (s)")
     parser.add_argument("--draws", type=int, default=1000, help="distinct parameter sets and states, repeated over a batch")
     parser.add_argument("--dynamics", choices=("solve", "program"), default="solve", help="the humanoid's accelerations on JAX")
     options = parser.parse_args(argv)
