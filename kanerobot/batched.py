@@ -11,11 +11,22 @@ plant runs the same program as ``model.numeric(values)`` with its own
 values.
 
 It is the batch counterpart of :func:`kanerobot.simulate` for what a fixed
-step can do: serial and tree robots on a fixed base (vector-space
-configurations); no events, joint limits or adaptive steps; Coulomb
+step can do: serial and tree robots on a fixed or free-flying base, their
+joints revolute, prismatic or spherical; no events, joint limits or
+adaptive steps; Coulomb
 friction is the model's own ``FS sign(qd)`` (``kr.simulate``'s
 ``friction="model"``).  Its error is RK4's, ``O(dt^4)``: choose ``dt``
 well below the fastest time constant of the plants.
+
+A configuration that is not a vector space (a free flyer's ``x y z`` and
+quaternion, a ball joint's quaternion) is integrated as ``kr.simulate``
+integrates it: RK4 on ``q`` with ``dq/dt`` the joint's configuration rate
+(the free flyer's ``(wR_0 v, 1/2 Q (w, 0))``, a ball joint's
+``1/2 Q (w, 0)``: :func:`kanerobot.robot.joints.free_flyer.configuration_derivative`
+in JAX), then each quaternion normalised after every step, which keeps it
+on the unit sphere without changing RK4's order (the projection moves it
+by its norm error, itself ``O(dt^5)`` a step).  Initial quaternions are
+normalised (a zero one is refused).
 
 Needs JAX (``pip install 'kanerobot[jax]'``).
 """
@@ -27,7 +38,10 @@ import numpy as np
 
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["BatchResult", "batch_integrator", "rk4_integrator", "simulate_batch"]
+__all__ = ["DYNAMICS", "BatchResult", "batch_integrator", "rk4_integrator", "simulate_batch"]
+
+#: Where :func:`simulate_batch` takes the accelerations from (its ``dynamics`` option).
+DYNAMICS = ("program", "solve")
 
 
 class BatchResult(NamedTuple):
@@ -38,7 +52,7 @@ class BatchResult(NamedTuple):
     t : numpy.ndarray, shape (samples,)
         ``0, every dt, 2 every dt, ...`` (the start included).
     x : numpy.ndarray, shape (samples, B, nq + nv)
-        ``q`` then ``qd`` of every plant at each time.
+        ``q`` then ``qd`` of every plant at each time (unit quaternions).
     """
 
     t: np.ndarray
@@ -75,6 +89,7 @@ def simulate_batch(
     steps: int,
     every: int = 1,
     physical: bool = True,
+    dynamics: str = "program",
 ) -> BatchResult:
     """Integrate B plants at once with fixed-step RK4 on JAX.
 
@@ -82,7 +97,7 @@ def simulate_batch(
     ----------
     model : DynamicModel
         What :func:`kanerobot.derive` returns for a serial or tree robot on
-        a fixed base.
+        a fixed or free-flying base (revolute, prismatic, spherical joints).
     values_batch : mapping, sequence of B mappings or array (B, len(model.parameters))
         ``{parameter name: float}`` of each plant (checked as
         ``model.numeric`` checks them), or one mapping for every plant; or
@@ -90,7 +105,9 @@ def simulate_batch(
         plants without a check each: only the first row's values are
         checked as ``model.numeric`` does, the others for being finite).
     x0_batch : array_like, shape (B, nq + nv) or (nq + nv,)
-        Initial ``q`` then ``qd`` of each plant (one row for all).
+        Initial ``q`` then ``qd`` of each plant (one row for all), in the
+        protocol's layout (a floating base's ``x y z``, quaternion ``x y z w``
+        and speeds ``v, w`` in frame 0 first).
     controller : callable, optional
         ``tau = controller(t, q, qd)``, a pure JAX function of one plant's
         state returning its ``n`` torques (it is ``vmap``-ed over the
@@ -103,6 +120,13 @@ def simulate_batch(
         Record the states every ``every`` steps (default each).
     physical : bool, optional
         As ``model.numeric``'s.
+    dynamics : {"program", "solve"}, optional
+        The accelerations from the model's direct-dynamics program
+        (:func:`~kanerobot.dynamics.jax_model.jax_function`, default) or
+        solved from its programs A and H
+        (:func:`~kanerobot.dynamics.jax_model.solved_direct_dynamics`: the
+        same numbers to rounding, compiled by XLA in seconds where a
+        humanoid's recursive program takes minutes and gigabytes).
 
     Returns
     -------
@@ -112,9 +136,9 @@ def simulate_batch(
     Raises
     ------
     KaneRobotError
-        JAX not installed; a floating base or a joint whose configuration
-        is not a vector space (a quaternion); shapes that do not match; a
-        non-positive ``dt`` or ``steps``.
+        JAX not installed; an unknown ``dynamics``; a planar joint (its configuration rate is not
+        written in JAX); a zero initial quaternion; shapes that do not
+        match; a non-positive ``dt`` or ``steps``.
 
     Examples
     --------
@@ -128,39 +152,84 @@ def simulate_batch(
     """
     if not (np.isfinite(dt) and dt > 0) or int(steps) < 1 or int(every) < 1 or int(steps) % int(every):
         raise KaneRobotError(f"dt = {dt} must be > 0, steps = {steps} >= 1 and a multiple of every = {every}")
+    if dynamics not in DYNAMICS:
+        raise KaneRobotError(f"unknown dynamics {dynamics!r}: give one of {', '.join(DYNAMICS)}")
     fn, P = _parameter_vectors(model, values_batch, physical)
-    _check_vector_space(fn)
-    nq = fn.nq
+    _check_joints(fn)
+    nx = fn.nq + fn.nv
     x0 = np.atleast_2d(np.asarray(x0_batch, dtype=float))
-    if x0.ndim != 2 or x0.shape[1] != 2 * nq or not np.all(np.isfinite(x0)):
-        raise KaneRobotError(f"x0_batch must be finite, shape ({2 * nq},) or (B, {2 * nq}) (q then qd); got {np.shape(x0_batch)}")
+    if x0.ndim != 2 or x0.shape[1] != nx or not np.all(np.isfinite(x0)):
+        raise KaneRobotError(f"x0_batch must be finite, shape ({nx},) or (B, {nx}) (q then qd); got {np.shape(x0_batch)}")
+    x0 = _unit_quaternions(fn, x0)
     B = max(len(x0), len(P))
     if {len(x0), len(P)} - {1, B}:
         raise KaneRobotError(f"{len(x0)} initial states for {len(P)} parameter sets: give as many (or one for all)")
-    x0, P = np.broadcast_to(x0, (B, 2 * nq)), np.broadcast_to(P, (B, P.shape[1]))
-    states = np.asarray(batch_integrator(fn, controller, dt, int(steps), int(every))(x0, P))  # (B, samples, nx)
+    x0, P = np.broadcast_to(x0, (B, nx)), np.broadcast_to(P, (B, P.shape[1]))
+    states = np.asarray(batch_integrator(fn, controller, dt, int(steps), int(every), dynamics)(x0, P))  # (B, samples, nx)
     t = dt * every * np.arange(int(steps) // int(every) + 1)
     return BatchResult(t, np.swapaxes(states, 0, 1))
 
 
-def _check_vector_space(fn):
-    if fn.nq != fn.nv:
-        raise KaneRobotError(
-            f"robot {fn.model.robot.name}: simulate_batch integrates vector-space configurations; its "
-            f"configuration has {fn.nq} values for {fn.nv} speeds (a floating base or a ball joint): use kr.simulate"
-        )
+def _check_joints(fn):
+    """Refuse a joint whose configuration rate :func:`_configuration_rate` does not know (a planar joint)."""
+    from kanerobot.robot.joints import FreeFlyer, Spherical
+
+    for joint, qs, _ in fn._curved:
+        if not isinstance(joint, FreeFlyer | Spherical):
+            raise KaneRobotError(
+                f"robot {fn.model.robot.name}: simulate_batch integrates revolute, prismatic and spherical joints and a "
+                f"free-flying base; the {joint.name} joint of q[{qs.start}:{qs.stop}] is not one: use kr.simulate"
+            )
 
 
-def batch_integrator(fn, controller, dt, steps, every):
+def _unit_quaternions(fn, x0):
+    """``x0`` (B, nq + nv) with its quaternions made unit; a zero one refused."""
+    if not fn._quaternions:
+        return x0
+    for _, qs, _ in fn._quaternions:
+        if not np.all(np.linalg.norm(x0[:, qs.stop - 4 : qs.stop], axis=1) > 1e-12):
+            raise KaneRobotError(
+                f"x0_batch: a quaternion x0[:, {qs.stop - 4}:{qs.stop}] (x y z w) is zero; give a unit quaternion such as [0, 0, 0, 1]"
+            )
+    return np.hstack([fn._normalised(x0[:, : fn.nq]), x0[:, fn.nq :]])
+
+
+def _configuration_rate(fn, jnp):
+    """``qdot(q, qd)`` in JAX, joint by joint as ``fn.configuration_derivative``: the speeds of a vector-space joint,
+    ``1/2 Q (w, 0)`` of a quaternion (scalar last, ``w`` in the joint's frame), ``wR_0 v`` of a free flyer's position."""
+    columns, rates = (np.array(indices, dtype=int) for indices in fn._flat_columns)
+
+    def rotation(Q):
+        x, y, z, w = Q / jnp.linalg.norm(Q)  # as the numpy rate: R of the normalised quaternion
+        return jnp.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                          [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                          [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])  # fmt: skip
+
+    def qdot(q, qd):
+        out = jnp.zeros(fn.nq).at[columns].set(qd[rates])
+        for joint, qs, vs in fn._curved:
+            Q, omega = q[qs.stop - 4 : qs.stop], qd[vs.stop - 3 : vs.stop]
+            u, w = Q[:3], Q[3]
+            out = out.at[qs.stop - 4 : qs.stop].set(
+                jnp.concatenate([0.5 * (w * omega + jnp.cross(u, omega)), -0.5 * jnp.dot(u, omega)[None]])
+            )
+            if joint.nq == 7:  # a free flyer: its position moves with v, given in frame 0
+                out = out.at[qs.start : qs.start + 3].set(rotation(Q) @ qd[vs.start : vs.start + 3])
+        return out
+
+    return qdot
+
+
+def batch_integrator(fn, controller, dt, steps, every, dynamics="program"):
     """The jitted ``run(x0, P) -> (B, steps // every + 1, nq + nv)`` of :func:`simulate_batch`, to call many times.
 
     ``fn`` numeric functions of the model (any backend; their
-    :meth:`jax_function` runs), ``x0`` (B, nq + nv) and ``P`` (B, len(model.parameters));
+    :meth:`jax_function` runs), ``x0`` (B, nq + nv) (unit quaternions) and ``P`` (B, len(model.parameters));
     the rest as :func:`simulate_batch` (unchecked here).  Compiled on the
     first call for each batch size (XLA: seconds for an arm).
     """
     law = None if controller is None else (lambda t, q, qd, c: controller(t, q, qd))
-    run = rk4_integrator(fn, law, dt, steps, every)
+    run = rk4_integrator(fn, law, dt, steps, every, dynamics=dynamics)
 
     def states(x0, P):
         return run(x0, P, np.zeros((len(x0), 0)))[0]
@@ -168,7 +237,7 @@ def batch_integrator(fn, controller, dt, steps, every):
     return states
 
 
-def rk4_integrator(fn, controller, dt, steps, every, t0=0.0):
+def rk4_integrator(fn, controller, dt, steps, every, t0=0.0, dynamics="program"):
     """The jitted ``run(x0, P, C) -> (states, work, tau)`` of a batch: fixed-step RK4 from ``t0``, each plant with its own data.
 
     ``controller(t, q, qd, c)`` (or None: no torque) is a JAX function of one
@@ -179,12 +248,15 @@ def rk4_integrator(fn, controller, dt, steps, every, t0=0.0):
     states; ``samples = steps // every + 1``, the start included.
     """
     from kanerobot.codegen.jax import jit, load_jax
+    from kanerobot.dynamics.jax_model import solved_direct_dynamics
 
     jax = load_jax()
     jnp = jax.numpy
-    _check_vector_space(fn)
+    _check_joints(fn)
     nq, n = fn.nq, fn.n
-    direct = fn.jax_function("direct_dynamics")
+    direct = fn.jax_function("direct_dynamics") if dynamics == "program" else solved_direct_dynamics(fn)
+    qdot = _configuration_rate(fn, jnp)
+    quaternions = [slice(qs.stop - 4, qs.stop) for _, qs, _ in fn._quaternions]
 
     def torque(t, x, c):
         if controller is None:
@@ -195,7 +267,12 @@ def rk4_integrator(fn, controller, dt, steps, every, t0=0.0):
         x = y[:-1]
         q, qd = x[:nq], x[nq:]
         tau = torque(t, x, c)
-        return jnp.concatenate([qd, direct(q, qd, tau, p), (tau @ qd)[None]])
+        return jnp.concatenate([qdot(q, qd), direct(q, qd, tau, p), (tau @ qd)[None]])
+
+    def unit(y):  # back on the unit sphere after each step (see the module's notes)
+        for part in quaternions:
+            y = y.at[part].set(y[part] / jnp.linalg.norm(y[part]))
+        return y
 
     # RK4's four stages as a scan over (c_i, b_i): stage i evaluates at x + c_i dt k_(i-1). One copy of the
     # dynamics in the graph instead of four, so XLA compiles it about four times faster.
@@ -211,7 +288,7 @@ def rk4_integrator(fn, controller, dt, steps, every, t0=0.0):
             return (k, total + b * k), None
 
         (_, total), _ = jax.lax.scan(stage, (jnp.zeros_like(y), jnp.zeros_like(y)), stages)
-        return (t + dt, y + dt * total, p, c), None
+        return (t + dt, unit(y + dt * total), p, c), None
 
     def record(carry, _):
         carry, _ = jax.lax.scan(step, carry, None, length=every)

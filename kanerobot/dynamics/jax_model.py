@@ -30,7 +30,7 @@ import numpy as np
 from kanerobot.codegen.jax import jax_program, jit, load_jax
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["JAX_FUNCTIONS", "evaluate", "flexible_evaluate", "frame_outputs", "jax_function", "program_function"]
+__all__ = ["JAX_FUNCTIONS", "evaluate", "flexible_evaluate", "frame_outputs", "jax_function", "program_function", "solved_direct_dynamics"]
 
 #: The raw functions :func:`jax_function` gives, with their arguments before ``p``.
 JAX_FUNCTIONS = {
@@ -154,6 +154,39 @@ def jax_function(fn, name):
     return function
 
 
+def solved_direct_dynamics(fn):
+    """``jax_function(fn, "direct_dynamics")`` solved from the programs A and H, whatever the engine.
+
+    XLA compiles a large recursive direct-dynamics program slowly and with
+    much memory (a 38-DOF humanoid's: several minutes and over 10 GB),
+    the inertia matrix and ``H`` in seconds: this is the same function, a
+    dense solve ``A qdd = [0; tau] - H`` (a floating base not actuated) in
+    place of the program.
+
+    Parameters
+    ----------
+    fn : NumericDynamics
+        Of a serial, tree or floating robot (any backend).
+
+    Returns
+    -------
+    callable
+        ``f(q, qd, tau, p=None, wrench=None)`` as :func:`jax_function`'s
+        ``direct_dynamics``: accelerations (nv,), pure JAX.
+
+    Examples
+    --------
+    >>> import numpy as np, kanerobot as kr
+    >>> from kanerobot.dynamics.parameters import random_parameters
+    >>> robot = kr.load(kr.frames_path("planar2"))
+    >>> fn = kr.derive(robot).numeric(random_parameters(robot, np.random.default_rng(0)), backend="numpy")
+    >>> q, qd, tau = np.array([0.3, -0.2]), np.array([0.1, 0.4]), np.array([1.0, -2.0])
+    >>> bool(np.allclose(solved_direct_dynamics(fn)(q, qd, tau), fn.direct_dynamics(q, qd, tau), rtol=1e-12, atol=0))
+    True
+    """
+    return _Functions(fn).solved_direct_dynamics
+
+
 class _Functions:
     """The pure JAX functions of one :class:`NumericDynamics` (see :func:`jax_function`): its model, layout and values, read once."""
 
@@ -229,10 +262,15 @@ class _Functions:
 
     def direct_dynamics(self, q, qd, tau, p=None, wrench=None):
         """Accelerations (nv,) for the joint torques ``tau`` (n,): :meth:`NumericDynamics.direct_dynamics`, pure JAX."""
-        jnp, q = self.jnp, self._normalised(q)
+        q = self._normalised(q)
         if self.model.has_program("direct_dynamics"):
             return self._run("direct_dynamics", {"q": q, "qd": qd, "tau": tau}, p, wrench)
-        # no recursive program (Lagrange, Kane): A qdd = [0; tau] - H, a floating base not actuated
+        return self.solved_direct_dynamics(q, qd, tau, p, wrench)
+
+    def solved_direct_dynamics(self, q, qd, tau, p=None, wrench=None):
+        """:meth:`direct_dynamics` solved from the programs A and H, whatever the engine (:func:`solved_direct_dynamics`)."""
+        jnp, q = self.jnp, self._normalised(q)
+        # A qdd = [0; tau] - H, a floating base not actuated
         H = self.h(q, qd, p, wrench)
         tau = jnp.broadcast_to(tau, H.shape[:-1] + (self.n,))
         return self._solve(self.mass_matrix(q, p), jnp.concatenate([jnp.zeros(H.shape[:-1] + (self.nv - self.n,)), tau], axis=-1) - H)
