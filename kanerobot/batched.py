@@ -267,7 +267,8 @@ def rk4_integrator(fn, controller, dt, steps, every, t0=0.0, dynamics="program")
         x = y[:-1]
         q, qd = x[:nq], x[nq:]
         tau = torque(t, x, c)
-        return jnp.concatenate([qdot(q, qd), direct(q, qd, tau, p), (tau @ qd)[None]])
+        # the torques' work: a floating base's six speeds take none (tau is the joints' n, after them in qd)
+        return jnp.concatenate([qdot(q, qd), direct(q, qd, tau, p), (tau @ qd[fn.nv - n :])[None]])
 
     def unit(y):  # back on the unit sphere after each step (see the module's notes)
         for part in quaternions:
