@@ -76,6 +76,7 @@ from sympy.printing.codeprinter import PrintMethodNotImplementedError
 from sympy.printing.pycode import PythonCodePrinter
 
 from kanerobot.codegen.backend import Backend, CodegenError
+from kanerobot.codegen.compiled import batched_call
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["INSTALL", "CasadiBackend", "CasadiFunction", "casadi_program", "require_casadi"]
@@ -288,24 +289,7 @@ class CasadiFunction:
         return f"<CasadiFunction {self.name}({groups}) -> {self.shape}>"
 
     def __call__(self, *groups):
-        if len(groups) != len(self.args):
-            raise KaneRobotError(f"{self.name} takes {len(self.args)} arrays ({', '.join(self.args)}), got {len(groups)}")
-        arrays, batch = [], None
-        for argname, k, constant, value in zip(self.args, self.sizes, self._is_constant, groups):
-            array = np.asarray(value, dtype=float)
-            if constant:
-                if array.shape != (k,):
-                    raise KaneRobotError(f"{self.name}: {argname} is passed once for all states, shape ({k},); got {array.shape}")
-            elif array.ndim not in (1, 2) or array.shape[-1] != k:
-                raise KaneRobotError(f"{self.name}: {argname} must have shape ({k},) or (N, {k}), got {array.shape}")
-            elif array.ndim == 2:
-                if batch is not None and array.shape[0] != batch:
-                    raise KaneRobotError(f"{self.name}: {argname} has {array.shape[0]} states, other arguments {batch}")
-                batch = array.shape[0]
-            arrays.append(array)
-        if batch is None:
-            return self.batch(1, [a if c else a[np.newaxis] for a, c in zip(arrays, self._is_constant)])[0]
-        return self.batch(batch, [a if c or a.ndim == 2 else np.broadcast_to(a, (batch, a.shape[0])) for a, c in zip(arrays, self._is_constant)])
+        return batched_call(self, groups)
 
     def batch(self, N, arrays, out=None):
         """Evaluate ``N`` states: ``arrays`` are ``(N, k)`` (``(k,)`` for constant

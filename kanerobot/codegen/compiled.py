@@ -117,6 +117,7 @@ __all__ = [
     "LARGE_FUNCTION",
     "CompileError",
     "CompiledFunction",
+    "batched_call",
     "cache_dir",
     "build_library",
     "compile_program",
@@ -238,28 +239,7 @@ class CompiledFunction:
         return f"<CompiledFunction {self.name}({groups}) -> {self.shape}, {self.library}>"
 
     def __call__(self, *groups):
-        if len(groups) != len(self.args):
-            raise KaneRobotError(f"{self.name} takes {len(self.args)} arrays ({', '.join(self.args)}), got {len(groups)}")
-        arrays, batch = [], None
-        for argname, k, constant, value in zip(self.args, self.sizes, self._is_constant, groups):
-            array = np.asarray(value, dtype=float)
-            if constant:
-                if array.shape != (k,):
-                    raise KaneRobotError(f"{self.name}: {argname} is passed once for all states, shape ({k},); got {array.shape}")
-            elif array.ndim not in (1, 2) or array.shape[-1] != k:
-                raise KaneRobotError(f"{self.name}: {argname} must have shape ({k},) or (N, {k}), got {array.shape}")
-            elif array.ndim == 2:
-                if batch is not None and array.shape[0] != batch:
-                    raise KaneRobotError(f"{self.name}: {argname} has {array.shape[0]} states, other arguments {batch}")
-                batch = array.shape[0]
-            arrays.append(array)
-        if batch is None:
-            return self.batch(1, [a if c else a[np.newaxis] for a, c in zip(arrays, self._is_constant)])[0]
-        arrays = [
-            a if constant or a.ndim == 2 else np.broadcast_to(a, (batch, a.shape[0]))
-            for a, constant in zip(arrays, self._is_constant)
-        ]
-        return self.batch(batch, arrays)
+        return batched_call(self, groups)
 
     def batch(self, N, arrays, out=None):
         """Evaluate ``N`` states without the checks of ``f(...)``.
@@ -491,3 +471,33 @@ def _load(library, backend):
     function.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * (len(backend.groups) + 1)
     function.restype = None
     return handle, function, state  # the handle keeps the library loaded
+
+
+def batched_call(function, groups):
+    """``function(*groups)`` checked and run by its ``batch``: the arrays of one state or of N, those marked constant
+    (``function.constant``: the parameters) passed once; shared by :class:`CompiledFunction` and the CasADi backend's.
+
+    Raises
+    ------
+    KaneRobotError
+        Naming the function and the argument whose shape is wrong, or the number of arrays.
+    """
+    if len(groups) != len(function.args):
+        raise KaneRobotError(f"{function.name} takes {len(function.args)} arrays ({', '.join(function.args)}), got {len(groups)}")
+    arrays, batch = [], None
+    for argname, k, constant, value in zip(function.args, function.sizes, function._is_constant, groups):
+        array = np.asarray(value, dtype=float)
+        if constant:
+            if array.shape != (k,):
+                raise KaneRobotError(f"{function.name}: {argname} is passed once for all states, shape ({k},); got {array.shape}")
+        elif array.ndim not in (1, 2) or array.shape[-1] != k:
+            raise KaneRobotError(f"{function.name}: {argname} must have shape ({k},) or (N, {k}), got {array.shape}")
+        elif array.ndim == 2:
+            if batch is not None and array.shape[0] != batch:
+                raise KaneRobotError(f"{function.name}: {argname} has {array.shape[0]} states, other arguments {batch}")
+            batch = array.shape[0]
+        arrays.append(array)
+    if batch is None:
+        return function.batch(1, [a if c else a[np.newaxis] for a, c in zip(arrays, function._is_constant)])[0]
+    arrays = [a if c or a.ndim == 2 else np.broadcast_to(a, (batch, a.shape[0])) for a, c in zip(arrays, function._is_constant)]
+    return function.batch(batch, arrays)

@@ -56,22 +56,13 @@ from typing import Any
 
 import numpy as np
 
+from kanerobot.dynamics.common import MODEL_INPUTS
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["INPUTS", "OUTPUTS", "WRENCH_MODELS", "model_function"]
 
 #: The inputs of each model's function (before the wrenches and ``p``), as its numeric function takes them.
-INPUTS = {
-    "inverse_dynamics": ("q", "qd", "qdd"),
-    "mass_matrix": ("q",),
-    "h": ("q", "qd"),
-    "coriolis_matrix": ("q", "qd"),
-    "gravity": ("q",),
-    "direct_dynamics": ("q", "qd", "tau"),
-    "base_acceleration": ("q", "qd", "qdd"),
-    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
-    "direct_dynamics_derivatives": ("q", "qd", "tau"),
-}
+INPUTS = MODEL_INPUTS
 #: The names of each model's outputs (the blocks its numeric function returns).
 OUTPUTS = {
     "inverse_dynamics": ("tau",),

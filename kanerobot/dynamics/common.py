@@ -38,6 +38,7 @@ from kanerobot.symbolic.program import count_ops, is_trivial
 from kanerobot.symbolic.vectors import cross, plus, product, summed, times
 
 __all__ = [
+    "MODEL_INPUTS",
     "BasePlacements",
     "angle_labels",
     "assign_symmetric",
@@ -53,6 +54,20 @@ __all__ = [
     "rotate_inertia",
     "subtree_wrench",
 ]
+
+#: The state groups of each dynamic model's numeric function, in order (an external wrench and the parameters come
+#: after them): what its C, CasADi and JAX functions of one state take.
+MODEL_INPUTS = {
+    "inverse_dynamics": ("q", "qd", "qdd"),
+    "mass_matrix": ("q",),
+    "h": ("q", "qd"),
+    "coriolis_matrix": ("q", "qd"),
+    "gravity": ("q",),
+    "direct_dynamics": ("q", "qd", "tau"),
+    "base_acceleration": ("q", "qd", "qdd"),
+    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
+    "direct_dynamics_derivatives": ("q", "qd", "tau"),
+}
 
 #: Where each structure the tree algorithms do not handle is modelled.
 _UNSUPPORTED = {

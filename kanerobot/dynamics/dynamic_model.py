@@ -771,16 +771,7 @@ def _names(joint, stem, kind):
 
 #: The state groups each model's one-state call takes, in this order
 #: (:meth:`NumericDynamics._fast_function`); the others are zero.
-ONE_STATE_GROUPS = {
-    "inverse_dynamics": ("q", "qd", "qdd"),
-    "mass_matrix": ("q",),
-    "h": ("q", "qd"),
-    "coriolis_matrix": ("q", "qd"),
-    "gravity": ("q",),
-    "direct_dynamics": ("q", "qd", "tau"),
-    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
-    "direct_dynamics_derivatives": ("q", "qd", "tau"),
-}
+ONE_STATE_GROUPS = {name: groups for name, groups in common.MODEL_INPUTS.items() if name != "base_acceleration"}
 
 
 def general_path(*args):

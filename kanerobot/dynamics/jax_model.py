@@ -28,22 +28,13 @@ eagerly (op by op, no compilation) until the caller jits them.
 import numpy as np
 
 from kanerobot.codegen.jax import jax_program, jit, load_jax
+from kanerobot.dynamics.common import MODEL_INPUTS
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["JAX_FUNCTIONS", "evaluate", "flexible_evaluate", "frame_outputs", "jax_function", "program_function", "solved_direct_dynamics"]
 
 #: The raw functions :func:`jax_function` gives, with their arguments before ``p``.
-JAX_FUNCTIONS = {
-    "inverse_dynamics": ("q", "qd", "qdd"),
-    "mass_matrix": ("q",),
-    "h": ("q", "qd"),
-    "coriolis_matrix": ("q", "qd"),
-    "gravity": ("q",),
-    "direct_dynamics": ("q", "qd", "tau"),
-    "base_acceleration": ("q", "qd", "qdd"),
-    "inverse_dynamics_derivatives": ("q", "qd", "qdd"),
-    "direct_dynamics_derivatives": ("q", "qd", "tau"),
-}
+JAX_FUNCTIONS = MODEL_INPUTS
 
 
 def program_function(cache, key, program, name, args, outputs=None, doc=""):
