@@ -34,11 +34,14 @@ parameters).  A size above ``--max-batch``, or whose projected wall time
 seconds, or whose projected extra memory (its arrays, or the growth per
 plant of the peak resident memory seen from the size before) is over half of
 what is available, is skipped with a line saying
-why.  On the CPU by default; JAX uses an accelerator when it has one
+why.  Above ``--chunk`` plants (default 10^4) JAX runs the batch in chunks
+of that size one after the other (the memory of a 10^5 humanoid batch at
+once is more than a workstation has), each compiled once; the C side runs
+the whole batch.  On the CPU by default; JAX uses an accelerator when it has one
 (``JAX_PLATFORMS=cuda``).
 
 Run:  python benchmarks/jax_batch.py [--robots rx90,talos] [--steps 20] [--sizes 1,10,100,1000,10000,100000]
-      [--max-batch 100000] [--budget 600] [--draws 1000] [--dynamics solve]
+      [--max-batch 100000] [--budget 600] [--chunk 10000] [--draws 1000] [--dynamics solve]
 """
 
 import argparse
@@ -143,8 +146,10 @@ def skip_reason(B, last, options):
         reasons.append(
             f"projected {projected:.0f} s (from B = {last['B']}: build {last['build']:.0f} s, runs {last['seconds']:.1f} s) over --budget {options.budget:g} s"
         )
-    # what the size adds: its arrays at least (x0, P, the states), or the growth per plant seen from the size before
-    grown = (B - last["B"]) * max(last["per_plant"], last["arrays"] / last["B"])
+    # what the size adds: its arrays at least (x0, P, the states), or the growth per plant seen from the size before;
+    # JAX runs at most --chunk plants at once, so only the inputs of the whole batch grow past it
+    running = min(B, options.chunk)
+    grown = max(0, running - last["B"]) * max(last["per_plant"], last["arrays"] / last["B"]) + max(0, B - running) * last["arrays"] / last["B"] / 3
     available = available_bytes()
     if available is not None and grown > available / 2:
         reasons.append(
@@ -181,19 +186,28 @@ def table(label, robot, dynamics, options, jax):
             print(f"{B:>7} skipped: {reason}")
             continue
         x0, P = np.resize(x_draws, (B, x_draws.shape[1])), np.resize(P_draws, (B, P_draws.shape[1]))
+        chunk = min(B, options.chunk)  # above --chunk plants, JAX runs chunks of that size one after the other (memory)
         start = time.perf_counter()
-        states = jax.block_until_ready(run(x0, P))
+        states = jax.block_until_ready(run(x0[:chunk], P[:chunk]))
         build = time.perf_counter() - start
         cheap = B * options.steps <= 10**4
-        t_jax, states = best_of(3 if cheap else 1, lambda x0=x0, P=P: jax.block_until_ready(run(x0, P)))
+
+        def batch(x0=x0, P=P, chunk=chunk):
+            """Every chunk run; the first one's states returned (those of plant 0 for the B = 1 comparison)."""
+            out = [jax.block_until_ready(run(x0[k : k + chunk], P[k : k + chunk])) for k in range(0, len(x0), chunk)]
+            return out[0]
+
+        t_jax, states = best_of(3 if cheap else 1, batch)
         t_c, final = best_of(3 if cheap else 1, lambda x0=x0: c_rk4(fc, x0, options.steps))
         rate_jax, rate_c = B * options.steps / t_jax, B * options.steps / t_c
         diff = f"{np.max(np.abs(np.asarray(states)[0, -1] - final[0])):.1e}" if B == 1 else ""
-        print(f"{B:>7} {build:>12.1f} {rate_jax:>18.3g} {rate_c:>16.3g} {rate_jax / rate_c:>7.2f} {diff:>20}", flush=True)
+        chunks = f"  ({B // chunk} chunks of {chunk})" if chunk < B else ""
+        print(f"{B:>7} {build:>12.1f} {rate_jax:>18.3g} {rate_c:>16.3g} {rate_jax / rate_c:>7.2f} {diff:>20}{chunks}", flush=True)
         memory = peak_rss()
         per_plant = 0.0 if last is None else max(0.0, memory - last["memory"]) / (B - last["B"])
-        arrays = 8 * B * (P.shape[1] + 3 * x0.shape[1])
-        last = {"B": B, "build": build, "seconds": t_jax + t_c, "memory": memory, "per_plant": per_plant, "arrays": arrays}
+        arrays = 8 * chunk * (P.shape[1] + 3 * x0.shape[1])
+        last = {"B": min(B, options.chunk), "build": build, "seconds": (t_jax + t_c) * min(B, options.chunk) / B, "memory": memory,
+                "per_plant": per_plant, "arrays": arrays}  # per chunk: what the next size repeats  # fmt: skip
 
 
 def arguments(argv):
@@ -203,6 +217,7 @@ def arguments(argv):
     parser.add_argument("--sizes", default="1,10,100,1000,10000,100000")
     parser.add_argument("--max-batch", type=int, default=100000, help="skip the sizes above it")
     parser.add_argument("--budget", type=float, default=600.0, help="skip a size whose projected wall time is over it (s)")
+    parser.add_argument("--chunk", type=int, default=10000, help="the largest batch JAX runs at once; a larger one runs in chunks")
     parser.add_argument("--draws", type=int, default=1000, help="distinct parameter sets and states, repeated over a batch")
     parser.add_argument("--dynamics", choices=("solve", "program"), default="solve", help="the humanoid's accelerations on JAX")
     options = parser.parse_args(argv)
