@@ -76,7 +76,7 @@ from sympy.printing.codeprinter import PrintMethodNotImplementedError
 from sympy.printing.pycode import PythonCodePrinter
 
 from kanerobot.codegen.backend import Backend, CodegenError
-from kanerobot.codegen.compiled import batched_call
+from kanerobot.codegen.compiled import BatchedFunction
 from kanerobot.errors import KaneRobotError
 
 __all__ = ["INSTALL", "CasadiBackend", "CasadiFunction", "casadi_program", "require_casadi"]
@@ -241,7 +241,7 @@ def _comment_safe(label):
     return " ".join(str(label).split())  # a comment ends at the line's end: no newline in it
 
 
-class CasadiFunction:
+class CasadiFunction(BatchedFunction):
     """A program as a ``casadi.Function``: call it with numpy arrays.
 
     The same calls as :class:`~kanerobot.codegen.compiled.CompiledFunction`:
@@ -271,25 +271,12 @@ class CasadiFunction:
     MAPS = 8
 
     def __init__(self, backend, source, function, constant):
+        super().__init__(backend, source, constant)
         self.function = function
-        self.name = backend.name
-        self.args = tuple(argname for argname, _ in backend.groups)
-        self.sizes = tuple(len(symbols) for _, symbols in backend.groups)
-        self.constant = frozenset(constant)
-        self.shape = tuple(backend.shape)
-        self.size = int(np.prod(self.shape))
-        self.source = source
-        self._is_constant = tuple(argname in self.constant for argname in self.args)
         self._maps: dict[int, Any] = {}
 
     def __repr__(self):
-        groups = ", ".join(
-            f"{a}[{k}]" + (" (constant)" if a in self.constant else "") for a, k in zip(self.args, self.sizes)
-        )
-        return f"<CasadiFunction {self.name}({groups}) -> {self.shape}>"
-
-    def __call__(self, *groups):
-        return batched_call(self, groups)
+        return f"<CasadiFunction {self.name}({self.signature()}) -> {self.shape}>"
 
     def batch(self, N, arrays, out=None):
         """Evaluate ``N`` states: ``arrays`` are ``(N, k)`` (``(k,)`` for constant

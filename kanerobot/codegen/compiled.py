@@ -93,6 +93,7 @@ array([[2.5],
        [5. ]])
 """
 
+import abc
 import ctypes
 import hashlib
 import os
@@ -116,8 +117,8 @@ __all__ = [
     "COMPILERS",
     "LARGE_FUNCTION",
     "CompileError",
+    "BatchedFunction",
     "CompiledFunction",
-    "batched_call",
     "cache_dir",
     "build_library",
     "compile_program",
@@ -177,7 +178,57 @@ def cache_dir():
     return Path(root) / "c"
 
 
-class CompiledFunction:
+class BatchedFunction(abc.ABC):
+    """What every generated function of batches of states shares: its argument groups, its result's shape and the
+    checked call ``f(*groups)`` (:class:`CompiledFunction`, the CasADi backend's
+    :class:`~kanerobot.codegen.casadi.CasadiFunction`); a subclass gives :meth:`batch`, the unchecked path.
+
+    ``f(*groups)`` takes one array per group, of one state ``(k,)`` or of N ``(N, k)``, the groups marked
+    constant (the parameters) passed once ``(k,)``; it raises :class:`~kanerobot.errors.KaneRobotError` naming the
+    function and the argument whose shape is wrong, or the number of arrays.
+    """
+
+    def __init__(self, backend, source, constant):
+        self.name = backend.name
+        self.args = tuple(argname for argname, _ in backend.groups)
+        self.sizes = tuple(len(symbols) for _, symbols in backend.groups)
+        self.constant = frozenset(constant)
+        self.shape = tuple(backend.shape)
+        self.size = int(np.prod(self.shape))
+        self.source = source
+        self._is_constant = tuple(argname in self.constant for argname in self.args)
+
+    def signature(self):
+        """``q[6], qd[6], p[60] (constant)``: the groups, for ``repr``."""
+        return ", ".join(f"{a}[{k}]" + (" (constant)" if a in self.constant else "") for a, k in zip(self.args, self.sizes))
+
+    @abc.abstractmethod
+    def batch(self, N, arrays, out=None):
+        """``N`` states evaluated without the checks of ``f(...)``: ``arrays`` ``(N, k)`` (``(k,)`` for constant groups)."""
+
+    def __call__(self, *groups):
+        if len(groups) != len(self.args):
+            raise KaneRobotError(f"{self.name} takes {len(self.args)} arrays ({', '.join(self.args)}), got {len(groups)}")
+        arrays, batch = [], None
+        for argname, k, constant, value in zip(self.args, self.sizes, self._is_constant, groups):
+            array = np.asarray(value, dtype=float)
+            if constant:
+                if array.shape != (k,):
+                    raise KaneRobotError(f"{self.name}: {argname} is passed once for all states, shape ({k},); got {array.shape}")
+            elif array.ndim not in (1, 2) or array.shape[-1] != k:
+                raise KaneRobotError(f"{self.name}: {argname} must have shape ({k},) or (N, {k}), got {array.shape}")
+            elif array.ndim == 2:
+                if batch is not None and array.shape[0] != batch:
+                    raise KaneRobotError(f"{self.name}: {argname} has {array.shape[0]} states, other arguments {batch}")
+                batch = array.shape[0]
+            arrays.append(array)
+        if batch is None:
+            return self.batch(1, [a if c else a[np.newaxis] for a, c in zip(arrays, self._is_constant)])[0]
+        arrays = [a if c or a.ndim == 2 else np.broadcast_to(a, (batch, a.shape[0])) for a, c in zip(arrays, self._is_constant)]
+        return self.batch(batch, arrays)
+
+
+class CompiledFunction(BatchedFunction):
     """A program compiled to C: call it with numpy arrays.
 
     ``f(*groups)`` takes one array per argument group, in order (see the
@@ -216,13 +267,7 @@ class CompiledFunction:
     """
 
     def __init__(self, backend, source, library, compiler, flags, constant, function, build_seconds, state_address=None, handle=None):
-        self.name = backend.name
-        self.args = tuple(argname for argname, _ in backend.groups)
-        self.sizes = tuple(len(symbols) for _, symbols in backend.groups)
-        self.constant = frozenset(constant)
-        self.shape = tuple(backend.shape)
-        self.size = int(np.prod(self.shape))
-        self.source = source
+        super().__init__(backend, source, constant)
         self.library = library
         self.compiler = compiler
         self.flags = tuple(flags)
@@ -230,16 +275,9 @@ class CompiledFunction:
         self._function = function
         self.state_address = state_address
         self.handle = handle
-        self._is_constant = tuple(argname in self.constant for argname in self.args)
 
     def __repr__(self):
-        groups = ", ".join(
-            f"{a}[{k}]" + (" (constant)" if a in self.constant else "") for a, k in zip(self.args, self.sizes)
-        )
-        return f"<CompiledFunction {self.name}({groups}) -> {self.shape}, {self.library}>"
-
-    def __call__(self, *groups):
-        return batched_call(self, groups)
+        return f"<CompiledFunction {self.name}({self.signature()}) -> {self.shape}, {self.library}>"
 
     def batch(self, N, arrays, out=None):
         """Evaluate ``N`` states without the checks of ``f(...)``.
@@ -471,33 +509,3 @@ def _load(library, backend):
     function.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * (len(backend.groups) + 1)
     function.restype = None
     return handle, function, state  # the handle keeps the library loaded
-
-
-def batched_call(function, groups):
-    """``function(*groups)`` checked and run by its ``batch``: the arrays of one state or of N, those marked constant
-    (``function.constant``: the parameters) passed once; shared by :class:`CompiledFunction` and the CasADi backend's.
-
-    Raises
-    ------
-    KaneRobotError
-        Naming the function and the argument whose shape is wrong, or the number of arrays.
-    """
-    if len(groups) != len(function.args):
-        raise KaneRobotError(f"{function.name} takes {len(function.args)} arrays ({', '.join(function.args)}), got {len(groups)}")
-    arrays, batch = [], None
-    for argname, k, constant, value in zip(function.args, function.sizes, function._is_constant, groups):
-        array = np.asarray(value, dtype=float)
-        if constant:
-            if array.shape != (k,):
-                raise KaneRobotError(f"{function.name}: {argname} is passed once for all states, shape ({k},); got {array.shape}")
-        elif array.ndim not in (1, 2) or array.shape[-1] != k:
-            raise KaneRobotError(f"{function.name}: {argname} must have shape ({k},) or (N, {k}), got {array.shape}")
-        elif array.ndim == 2:
-            if batch is not None and array.shape[0] != batch:
-                raise KaneRobotError(f"{function.name}: {argname} has {array.shape[0]} states, other arguments {batch}")
-            batch = array.shape[0]
-        arrays.append(array)
-    if batch is None:
-        return function.batch(1, [a if c else a[np.newaxis] for a, c in zip(arrays, function._is_constant)])[0]
-    arrays = [a if c or a.ndim == 2 else np.broadcast_to(a, (batch, a.shape[0])) for a, c in zip(arrays, function._is_constant)]
-    return function.batch(batch, arrays)
