@@ -97,7 +97,7 @@ from kanerobot import control
 from kanerobot.codegen.casadi import require_casadi
 from kanerobot.errors import KaneRobotError
 
-__all__ = ["MPC", "PredictionModel", "balance_mpc", "casadi_functions"]
+__all__ = ["MPC", "PredictionModel", "balance_mpc", "casadi_functions", "projected_function"]
 
 #: QP solvers of CasADi's ``conic`` that a tick may use (bundled with the casadi wheel).
 SOLVERS = ("qrqp", "osqp")
@@ -165,11 +165,16 @@ def casadi_functions(fn):
     has = getattr(model, "has_program", lambda name: False)
     if not (has("mass_matrix") and has("h") and hasattr(model, "program")):
         raise KaneRobotError(f"MPC needs the CasADi graphs of the mass matrix and h of {fn.state_space.kind} models, which have none")
-    return _projected(model, "mass_matrix"), _projected(model, "h"), p
+    return projected_function(model, "mass_matrix"), projected_function(model, "h"), p
 
 
-def _projected(model, name):
-    """A constrained model's symbolic program ``name`` (``mass_matrix`` or ``h``) as a ``casadi.Function`` of (q[, qd], p)."""
+def projected_function(model, name):
+    """A constrained model's symbolic program ``name`` (``mass_matrix`` or ``h``) as a ``casadi.Function`` of (q[, qd], p).
+
+    ``A_a = G^T A G`` and ``H_a`` of a wheeled base (or any :class:`~kanerobot.dynamics.constrained.ConstrainedModel`),
+    which has no :meth:`~kanerobot.dynamics.dynamic_model.DynamicModel.casadi`: printed by the CasADi backend from
+    ``model.program(name)``, its external wrenches zero; shared by the MPC and :mod:`kanerobot.optimal`.
+    """
     import casadi
     import sympy
 

@@ -239,7 +239,7 @@ def _constrained(fn, casadi):
     and ``h`` (``A_a qdd_a + H_a``), and a maker of ``qdd_a = A_a^-1 (tau_a - H_a)`` solved in the graph."""
     from kanerobot.codegen.casadi import casadi_program
     from kanerobot.dynamics.constrained import coordinate_rates
-    from kanerobot.dynamics.dynamic_model import MATRIX_MODELS, matrix_grid
+    from kanerobot.mpc import projected_function
     from kanerobot.symbolic import Program
 
     model = fn.model
@@ -259,11 +259,7 @@ def _constrained(fn, casadi):
             target.set_output(f"D{coordinate}", sympy.sympify(rate).xreplace(mapping))
         target.prune()
         built["rates"] = casadi_program(target, "rates", state, constant=("p",)).function
-        m = len(model.qd)
-        A = model.program("mass_matrix")
-        built["A"] = casadi_program(A, "A", state[:1] + state[2:], outputs=matrix_grid(A, m, "mass_matrix", MATRIX_MODELS["mass_matrix"]),
-                                    constant=("p",)).function  # fmt: skip
-        built["H"] = casadi_program(model.program("h"), "H", state, constant=("p",)).function
+        built["A"], built["H"] = projected_function(model, "mass_matrix"), projected_function(model, "h")
     rates, A, H = built["rates"], built["A"], built["H"]
 
     def direct():
